@@ -14,9 +14,7 @@ import (
 	"github.com/go-openapi/validate"
 )
 
-// AccessToken AccessToken represents an API access token.
-//
-// AccessToken.
+// AccessToken AccessToken.
 //
 // swagger:model AccessToken
 type AccessToken struct {

@@ -15,9 +15,7 @@ import (
 	"github.com/go-openapi/validate"
 )
 
-// CurrentAccessToken CurrentAccessToken represents the metadata of the currently authenticated token.
-//
-// CurrentAccessToken.
+// CurrentAccessToken CurrentAccessToken.
 //
 // swagger:model CurrentAccessToken
 type CurrentAccessToken struct {

@@ -66,7 +66,7 @@ type User struct {
 	Location string `json:"location"`
 
 	// login name
-	LoginName *string `json:"login_name"`
+	LoginName string `json:"login_name"`
 
 	// prohibit login
 	ProhibitLogin bool `json:"prohibit_login"`
@@ -89,6 +89,10 @@ type User struct {
 
 	// website
 	Website string `json:"website"`
+
+	// What kind of account this is.
+	// Enum: ["User","Organization","Bot"]
+	Type string `json:"type"`
 }
 
 // Validate validates this user
@@ -108,6 +112,10 @@ func (m *User) Validate(formats strfmt.Registry) error {
 	}
 
 	if err := m.validateVisibility(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateType(formats); err != nil {
 		res = append(res, err)
 	}
 
@@ -192,6 +200,51 @@ func (m *User) validateVisibility(formats strfmt.Registry) error {
 
 	// value enum
 	if err := m.validateVisibilityEnum("visibility", "body", m.Visibility); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+var userTypeTypePropEnum []any
+
+func init() {
+	var res []string
+	if err := json.Unmarshal([]byte(`["User","Organization","Bot"]`), &res); err != nil {
+		panic(err)
+	}
+	for _, v := range res {
+		userTypeTypePropEnum = append(userTypeTypePropEnum, v)
+	}
+}
+
+const (
+
+	// UserTypeUser captures enum value "User"
+	UserTypeUser string = "User"
+
+	// UserTypeOrganization captures enum value "Organization"
+	UserTypeOrganization string = "Organization"
+
+	// UserTypeBot captures enum value "Bot"
+	UserTypeBot string = "Bot"
+)
+
+// prop value enum
+func (m *User) validateTypeEnum(path, location string, value string) error {
+	if err := validate.EnumCase(path, location, value, userTypeTypePropEnum, true); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (m *User) validateType(formats strfmt.Registry) error {
+	if swag.IsZero(m.Type) { // not required
+		return nil
+	}
+
+	// value enum
+	if err := m.validateTypeEnum("type", "body", m.Type); err != nil {
 		return err
 	}
 

@@ -12,9 +12,7 @@ import (
 	"github.com/go-openapi/swag"
 )
 
-// UserMeta UserMeta represents minimal user information for the token owner.
-//
-// UserMeta.
+// UserMeta UserMeta.
 //
 // swagger:model UserMeta
 type UserMeta struct {

@@ -2345,7 +2345,6 @@ func init() {
     "AccessToken": {
       "description": "AccessToken.",
       "type": "object",
-      "title": "AccessToken represents an API access token.",
       "properties": {
         "created_at": {
           "type": "string",
@@ -2595,7 +2594,6 @@ func init() {
         },
         "login_name": {
           "type": "string",
-          "default": "empty",
           "x-go-name": "LoginName",
           "x-nullable": true
         },
@@ -2644,7 +2642,6 @@ func init() {
     "CurrentAccessToken": {
       "description": "CurrentAccessToken.",
       "type": "object",
-      "title": "CurrentAccessToken represents the metadata of the currently authenticated token.",
       "properties": {
         "created_at": {
           "type": "string",
@@ -2993,7 +2990,6 @@ func init() {
         },
         "login_name": {
           "type": "string",
-          "default": "empty",
           "x-go-name": "LoginName"
         },
         "max_repo_creation": {
@@ -3988,7 +3984,6 @@ func init() {
         },
         "login_name": {
           "type": "string",
-          "default": "empty",
           "x-go-name": "LoginName",
           "x-omitempty": false
         },
@@ -4014,6 +4009,16 @@ func init() {
           "x-go-name": "StarredRepos",
           "x-omitempty": false
         },
+        "type": {
+          "description": "What kind of account this is.",
+          "type": "string",
+          "enum": [
+            "User",
+            "Organization",
+            "Bot"
+          ],
+          "x-omitempty": false
+        },
         "visibility": {
           "type": "string",
           "enum": [
@@ -4034,7 +4039,6 @@ func init() {
     "UserMeta": {
       "description": "UserMeta.",
       "type": "object",
-      "title": "UserMeta represents minimal user information for the token owner.",
       "properties": {
         "id": {
           "type": "integer",
@@ -7202,7 +7206,6 @@ func init() {
     "AccessToken": {
       "description": "AccessToken.",
       "type": "object",
-      "title": "AccessToken represents an API access token.",
       "properties": {
         "created_at": {
           "type": "string",
@@ -7452,7 +7455,6 @@ func init() {
         },
         "login_name": {
           "type": "string",
-          "default": "empty",
           "x-go-name": "LoginName",
           "x-nullable": true
         },
@@ -7501,7 +7503,6 @@ func init() {
     "CurrentAccessToken": {
       "description": "CurrentAccessToken.",
       "type": "object",
-      "title": "CurrentAccessToken represents the metadata of the currently authenticated token.",
       "properties": {
         "created_at": {
           "type": "string",
@@ -7850,7 +7851,6 @@ func init() {
         },
         "login_name": {
           "type": "string",
-          "default": "empty",
           "x-go-name": "LoginName"
         },
         "max_repo_creation": {
@@ -8845,7 +8845,6 @@ func init() {
         },
         "login_name": {
           "type": "string",
-          "default": "empty",
           "x-go-name": "LoginName",
           "x-omitempty": false
         },
@@ -8871,6 +8870,16 @@ func init() {
           "x-go-name": "StarredRepos",
           "x-omitempty": false
         },
+        "type": {
+          "description": "What kind of account this is.",
+          "type": "string",
+          "enum": [
+            "User",
+            "Organization",
+            "Bot"
+          ],
+          "x-omitempty": false
+        },
         "visibility": {
           "type": "string",
           "enum": [
@@ -8891,7 +8900,6 @@ func init() {
     "UserMeta": {
       "description": "UserMeta.",
       "type": "object",
-      "title": "UserMeta represents minimal user information for the token owner.",
       "properties": {
         "id": {
           "type": "integer",

@@ -1,0 +1,240 @@
+// Command repohost is the git hosting server: `serve` runs it, `migrate`
+// brings the database schema up to date, and `admin user create` makes
+// accounts from the command line.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"repohost/impl"
+	"repohost/impl/access"
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/user"
+	"repohost/store"
+	"repohost/store/gitstore"
+	"repohost/store/sqlstore"
+)
+
+const usage = `usage:
+  repohost serve   [--listen ADDR] [--data DIR] [--db DSN]
+  repohost migrate [--data DIR] [--db DSN]
+  repohost admin user create --username U --password P --email E [--admin] [--data DIR] [--db DSN]
+
+--db is a postgres:// URL or the path of a SQLite file (default: DIR/repohost.db).
+Each flag can also come from REPOHOST_LISTEN, REPOHOST_DATA and REPOHOST_DB.
+`
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if err := run(os.Args[1:], log); err != nil {
+		fmt.Fprintln(os.Stderr, "repohost:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, log *slog.Logger) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return errors.New("no command given")
+	}
+	switch {
+	case args[0] == "serve":
+		return serve(args[1:], log)
+	case args[0] == "migrate":
+		return migrate(args[1:], log)
+	case len(args) >= 3 && args[0] == "admin" && args[1] == "user" && args[2] == "create":
+		return createUser(args[3:], log)
+	}
+	fmt.Fprint(os.Stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func env(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+// storage holds the flags every command shares.
+type storage struct {
+	data string
+	db   string
+}
+
+func (s *storage) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.data, "data", env("REPOHOST_DATA", "./data"), "data directory (repositories, SQLite file)")
+	fs.StringVar(&s.db, "db", env("REPOHOST_DB", ""), "postgres:// URL or SQLite file path")
+}
+
+// open connects to the database and applies pending migrations.
+func (s *storage) open(ctx context.Context, log *slog.Logger) (*sqlstore.DB, error) {
+	if err := os.MkdirAll(s.data, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	dsn := s.db
+	if dsn == "" {
+		dsn = sqlstore.DefaultSQLitePath(s.data)
+	}
+	db, err := sqlstore.Open(dsn, sqlstore.Options{})
+	if err != nil {
+		return nil, err
+	}
+	n, err := db.Migrate(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if n > 0 {
+		log.Info("applied migrations", "count", n)
+	}
+	return db, nil
+}
+
+func (s *storage) deps(db store.Store, log *slog.Logger) (*app.Deps, error) {
+	git, err := gitstore.New(filepath.Join(s.data, "repositories"))
+	if err != nil {
+		return nil, err
+	}
+	return &app.Deps{
+		Store:  db,
+		Git:    git,
+		Access: access.Checker{Store: db},
+		Hasher: auth.Hasher{},
+		Errors: apierr.Translator{Log: log},
+		Log:    log,
+	}, nil
+}
+
+func migrate(args []string, log *slog.Logger) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	var st storage
+	st.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	db, err := st.open(context.Background(), log)
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+func createUser(args []string, log *slog.Logger) error {
+	fs := flag.NewFlagSet("admin user create", flag.ContinueOnError)
+	var st storage
+	st.register(fs)
+	name := fs.String("username", "", "login name")
+	password := fs.String("password", "", "password")
+	email := fs.String("email", "", "primary email address")
+	admin := fs.Bool("admin", false, "make the user a site admin")
+	mustChange := fs.Bool("must-change-password", false, "require a password change before API use")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *name == "" || *password == "" || *email == "" {
+		return errors.New("--username, --password and --email are required")
+	}
+	ctx := context.Background()
+	db, err := st.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	d, err := st.deps(db, log)
+	if err != nil {
+		return err
+	}
+	u, err := user.Create(ctx, d, user.NewUser{Name: *name, Password: *password, Email: *email,
+		IsAdmin: *admin, MustChangePassword: *mustChange})
+	if err != nil {
+		return fmt.Errorf("cannot create user %q: %w", *name, err)
+	}
+	fmt.Printf("created user %s (id %d, admin %v)\n", u.Name, u.ID, u.IsAdmin)
+	return nil
+}
+
+// ensureFirstAdmin creates the site admin "admin" when the database has no
+// users at all, so a fresh server can be used at once.
+func ensureFirstAdmin(ctx context.Context, d *app.Deps) error {
+	n, err := d.Store.Users().Count(ctx, store.UserTypeIndividual)
+	if err != nil || n > 0 {
+		return err
+	}
+	password := os.Getenv("REPOHOST_ADMIN_PASSWORD")
+	generated := password == ""
+	if generated {
+		if password, err = auth.RandomPassword(); err != nil {
+			return err
+		}
+	}
+	if _, err := user.Create(ctx, d, user.NewUser{Name: "admin", Password: password,
+		Email: "admin@repohost.localhost", IsAdmin: true}); err != nil {
+		return fmt.Errorf("create first admin: %w", err)
+	}
+	if generated {
+		// Printed once: it is not stored anywhere in clear.
+		d.Log.Info("created the site admin 'admin' with a generated password", "username", "admin", "password", password)
+	} else {
+		d.Log.Info("created the site admin 'admin' with the password from REPOHOST_ADMIN_PASSWORD")
+	}
+	return nil
+}
+
+func serve(args []string, log *slog.Logger) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var st storage
+	st.register(fs)
+	listen := fs.String("listen", env("REPOHOST_LISTEN", "127.0.0.1:3000"), "address to listen on")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	db, err := st.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	d, err := st.deps(db, log)
+	if err != nil {
+		return err
+	}
+	if err := ensureFirstAdmin(ctx, d); err != nil {
+		return err
+	}
+	handler, err := impl.NewHandler(d)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("serving", "address", "http://"+ln.Addr().String()+"/", "data", st.data)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}

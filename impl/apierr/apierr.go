@@ -1,0 +1,206 @@
+// Package apierr is the one place where an error becomes an HTTP status and a
+// body. Handlers return errors built here or store sentinels; go-swagger's
+// binding errors come through ServeError.
+package apierr
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	oaerrors "github.com/go-openapi/errors"
+	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/models"
+	"repohost/store"
+)
+
+// DocsURL is sent as "url" in every error body, as the reference does.
+const DocsURL = "/api/swagger"
+
+// Error is an expected failure with the status and message a client sees.
+type Error struct {
+	Status  int
+	Message string
+	// Body, when set, replaces the {message, url} body (the invalid-topics shape).
+	Body any
+	// Bare sends {message} without url, as the reference does for a few
+	// middleware refusals (sudo).
+	Bare  bool
+	cause error
+}
+
+func (e *Error) Error() string {
+	if e.cause != nil {
+		return e.Message + ": " + e.cause.Error()
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.cause }
+
+func newf(status int, format string, args ...any) *Error {
+	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+// Constructors for the statuses handlers use.
+func BadRequest(format string, args ...any) *Error   { return newf(http.StatusBadRequest, format, args...) }
+func Unauthorized(format string, args ...any) *Error { return newf(http.StatusUnauthorized, format, args...) }
+func Forbidden(format string, args ...any) *Error    { return newf(http.StatusForbidden, format, args...) }
+func NotFound(format string, args ...any) *Error     { return newf(http.StatusNotFound, format, args...) }
+func Conflict(format string, args ...any) *Error     { return newf(http.StatusConflict, format, args...) }
+func Validation(format string, args ...any) *Error {
+	return newf(http.StatusUnprocessableEntity, format, args...)
+}
+func PreconditionFailed(format string, args ...any) *Error {
+	return newf(http.StatusPreconditionFailed, format, args...)
+}
+
+// RepoArchived is the 423 answered for a change to an archived repository.
+func RepoArchived() *Error { return newf(http.StatusLocked, "repo is archived") }
+
+// InvalidTopics is the 422 with the {invalidTopics, message} body.
+func InvalidTopics(invalid []string, message string) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Message: message,
+		Body: &models.APIInvalidTopicsError{InvalidTopics: invalid, Message: message}}
+}
+
+// Translator turns errors into responses and logs what the client must not see.
+type Translator struct {
+	Log *slog.Logger
+}
+
+// classify maps any error to the status and message a client sees.
+func (t Translator) classify(err error) *Error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, store.ErrNotFound):
+		return NotFound("not found")
+	case errors.Is(err, store.ErrDuplicate):
+		return Validation("already exists")
+	case errors.Is(err, store.ErrConflict):
+		return Conflict("the resource was changed by someone else")
+	default:
+		if t.Log != nil {
+			t.Log.Error("internal error", "err", err)
+		}
+		// Never leak internals: the detail stays in the log.
+		return &Error{Status: http.StatusInternalServerError, Message: "internal server error"}
+	}
+}
+
+// Respond returns a responder that writes err in the spec's error shape.
+func (t Translator) Respond(err error) middleware.Responder {
+	e := t.classify(err)
+	return middleware.ResponderFunc(func(w http.ResponseWriter, _ runtime.Producer) {
+		write(w, e)
+	})
+}
+
+func write(w http.ResponseWriter, e *Error) {
+	w.Header().Set("Content-Type", "application/json;charset=utf-8")
+	w.WriteHeader(e.Status)
+	var body any = &models.APIError{Message: e.Message, URL: DocsURL}
+	switch {
+	case e.Body != nil:
+		body = e.Body
+	case e.Bare:
+		body = map[string]string{"message": e.Message}
+	}
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// Write sends err directly, for code that runs outside the generated router
+// (authentication middleware, git over HTTP).
+func (t Translator) Write(w http.ResponseWriter, err error) {
+	write(w, t.classify(err))
+}
+
+// ServeError replaces go-swagger's default error writer: binding and
+// validation failures become 422 {message, url} (its 6xx codes and its 400
+// for malformed JSON never reach a client), routing failures keep their
+// status, and everything answers in the same shape.
+func (t Translator) ServeError(w http.ResponseWriter, _ *http.Request, err error) {
+	write(w, t.fromOpenAPI(err))
+}
+
+func (t Translator) fromOpenAPI(err error) *Error {
+	var composite *oaerrors.CompositeError
+	if errors.As(err, &composite) {
+		if len(composite.Errors) == 0 {
+			return Validation("%s", composite.Error())
+		}
+		// The reference reports only the first failure; so do we.
+		return t.fromOpenAPI(composite.Errors[0])
+	}
+	var verr *oaerrors.Validation
+	if errors.As(err, &verr) {
+		return Validation("%s", describeValidation(verr))
+	}
+	var perr *oaerrors.ParseError
+	if errors.As(err, &perr) {
+		return Validation("[%s]: cannot parse %q", fieldName(perr.Name), perr.Value)
+	}
+	var api oaerrors.Error
+	if errors.As(err, &api) {
+		code := int(api.Code())
+		switch {
+		case code == http.StatusNotFound:
+			return NotFound("not found")
+		case code == http.StatusMethodNotAllowed:
+			return newf(code, "method not allowed")
+		case code == http.StatusUnauthorized:
+			return Unauthorized("token is required")
+		case code >= 600 || code == http.StatusBadRequest || code == http.StatusUnprocessableEntity:
+			return Validation("%s", api.Error())
+		case code >= 400 && code < 500:
+			return newf(code, "%s", api.Error())
+		}
+	}
+	return t.classify(err)
+}
+
+// describeValidation renders a failure like the reference's binding errors:
+// "[Field]: Rule".
+func describeValidation(v *oaerrors.Validation) string {
+	rule := strings.TrimSpace(v.Error())
+	switch v.Code() {
+	case oaerrors.RequiredFailCode:
+		rule = "Required"
+	case oaerrors.TooLongFailCode:
+		rule = "MaxSize"
+	case oaerrors.TooShortFailCode:
+		rule = "MinSize"
+	case oaerrors.PatternFailCode:
+		rule = "AlphaDashDot"
+	case oaerrors.EnumFailCode:
+		rule = "In"
+	}
+	if v.Name == "" {
+		return rule
+	}
+	return fmt.Sprintf("[%s]: %s", fieldName(v.Name), rule)
+}
+
+// fieldName turns "body.full_name" into "FullName".
+func fieldName(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	var b strings.Builder
+	for _, part := range strings.Split(name, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// NotImplemented is a placeholder used only while an area is being built.
+func NotImplemented() *Error { return newf(http.StatusNotImplemented, "not implemented") }

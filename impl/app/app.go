@@ -1,0 +1,116 @@
+// Package app holds what every API area needs: the dependencies built by
+// main, and the lookups that several areas share (a visible user, a visible
+// repository with the caller's permission).
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/access"
+	"repohost/impl/apierr"
+	"repohost/impl/auth"
+	"repohost/store"
+	"repohost/store/gitstore"
+)
+
+// Version is the service version reported by GET /version; the official SDK
+// gates features on it.
+const Version = "28.1.0"
+
+// Deps is built once in main and handed to every area.
+type Deps struct {
+	Store  store.Store
+	Git    *gitstore.Store
+	Access access.Checker
+	Hasher auth.Hasher
+	Errors apierr.Translator
+	Log    *slog.Logger
+}
+
+// Fail renders err through the one error translator.
+func (d *Deps) Fail(err error) middleware.Responder { return d.Errors.Respond(err) }
+
+// BaseURL is the address clients reached us at, with a trailing slash; it
+// prefixes html_url, clone_url and the like.
+func BaseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/"
+}
+
+// Viewer is the store user behind p, nil when anonymous.
+func Viewer(p *auth.Principal) *store.User {
+	if p == nil {
+		return nil
+	}
+	return p.User
+}
+
+// VisibleUser loads a user or organization by name, answering 404 when it
+// does not exist or p may not see it.
+func (d *Deps) VisibleUser(ctx context.Context, p *auth.Principal, name string) (*store.User, error) {
+	u, err := d.Store.Users().FindByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := d.Access.CanSeeUser(ctx, p, u)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, apierr.NotFound("not found")
+	}
+	return u, nil
+}
+
+// VisibleIndividual is VisibleUser restricted to individual accounts.
+func (d *Deps) VisibleIndividual(ctx context.Context, p *auth.Principal, name string) (*store.User, error) {
+	u, err := d.VisibleUser(ctx, p, name)
+	if err == nil && u.IsOrganization() {
+		return nil, apierr.NotFound("not found")
+	}
+	return u, err
+}
+
+// VisibleOrg is VisibleUser restricted to organizations.
+func (d *Deps) VisibleOrg(ctx context.Context, p *auth.Principal, name string) (*store.User, error) {
+	u, err := d.VisibleUser(ctx, p, name)
+	if err == nil && !u.IsOrganization() {
+		return nil, apierr.NotFound("not found")
+	}
+	return u, err
+}
+
+// Repo loads owner/name with p's permission on it; a repository p may not
+// see answers 404 exactly like a missing one.
+func (d *Deps) Repo(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error) {
+	u, err := d.Store.Users().FindByName(ctx, owner)
+	if err != nil {
+		return nil, access.None, err
+	}
+	r, err := d.Store.Repos().FindByName(ctx, u.ID, name)
+	if err != nil {
+		return nil, access.None, err
+	}
+	perm, err := d.Access.Repo(ctx, p, r)
+	if err != nil {
+		return nil, access.None, err
+	}
+	if !perm.Pull {
+		return nil, access.None, apierr.NotFound("not found")
+	}
+	return r, perm, nil
+}
+
+// IsNotFound reports the store's or the translator's not-found.
+func IsNotFound(err error) bool {
+	var e *apierr.Error
+	return errors.Is(err, store.ErrNotFound) || (errors.As(err, &e) && e.Status == http.StatusNotFound)
+}

@@ -1,0 +1,286 @@
+package auth
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+
+	"repohost/impl/apierr"
+	"repohost/store"
+)
+
+// Authenticator resolves credentials into a Principal.
+type Authenticator struct {
+	Store  store.Store
+	Hasher Hasher
+	Errors apierr.Translator
+}
+
+var errBadCredentials = apierr.Unauthorized("invalid username, password or token")
+
+// Middleware authenticates every request once. Bad credentials answer 401 on
+// every route; no credentials leave the caller anonymous and each handler
+// decides whether that is enough. Token scopes are checked here too, since
+// the category follows from the path.
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Authenticate(r)
+		if err == nil && p != nil && p.Token != nil {
+			err = checkScope(p, r)
+		}
+		if err != nil {
+			a.Errors.Write(w, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+// Authenticate returns the caller of r, nil when anonymous.
+func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
+	ctx := r.Context()
+	p, err := a.credentials(ctx, r)
+	if err != nil || p == nil {
+		if err == nil && sudoTarget(r) != "" {
+			return nil, &apierr.Error{Status: http.StatusForbidden, Message: "Only administrators allowed to sudo.", Bare: true}
+		}
+		return nil, err
+	}
+	if err := accountState(p.User); err != nil {
+		return nil, err
+	}
+	if p.Token != nil {
+		if err := a.Store.Tokens().MarkUsed(ctx, p.Token.ID); err != nil {
+			return nil, err
+		}
+	}
+	return a.sudo(ctx, r, p)
+}
+
+func (a *Authenticator) credentials(ctx context.Context, r *http.Request) (*Principal, error) {
+	q := r.URL.Query()
+	for _, name := range []string{"token", "access_token"} {
+		if t := q.Get(name); t != "" {
+			return a.byToken(ctx, t)
+		}
+	}
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, nil
+	}
+	scheme, value, ok := strings.Cut(strings.TrimSpace(h), " ")
+	value = strings.TrimSpace(value)
+	switch {
+	case !ok || value == "":
+		return nil, errBadCredentials
+	case scheme == "token" || strings.EqualFold(scheme, "bearer"):
+		return a.byToken(ctx, value)
+	case strings.EqualFold(scheme, "basic"):
+		raw, err := base64.StdEncoding.DecodeString(value)
+		if err != nil {
+			return nil, errBadCredentials
+		}
+		user, pass, _ := strings.Cut(string(raw), ":")
+		return a.byBasic(ctx, user, pass)
+	default:
+		return nil, errBadCredentials
+	}
+}
+
+// byBasic accepts a token in either field, or else a login name (or email)
+// with its password.
+func (a *Authenticator) byBasic(ctx context.Context, user, pass string) (*Principal, error) {
+	for _, candidate := range []string{user, pass} {
+		if looksLikeToken(candidate) {
+			if p, err := a.byToken(ctx, candidate); err == nil {
+				return p, nil
+			}
+		}
+	}
+	u, err := a.Store.Users().FindByName(ctx, user)
+	if errors.Is(err, store.ErrNotFound) && strings.Contains(user, "@") {
+		var e *store.Email
+		if e, err = a.Store.Emails().FindByEmail(ctx, user); err == nil {
+			u, err = a.Store.Users().FindByID(ctx, e.UserID)
+		}
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errBadCredentials
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.IsOrganization() || !a.Hasher.CheckPassword(u.PasswordHash, pass) {
+		return nil, errBadCredentials
+	}
+	return &Principal{User: u, Signer: u}, nil
+}
+
+func looksLikeToken(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *Authenticator) byToken(ctx context.Context, secret string) (*Principal, error) {
+	t, err := a.Store.Tokens().FindByHash(ctx, HashToken(secret))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errBadCredentials
+	}
+	if err != nil {
+		return nil, err
+	}
+	u, err := a.Store.Users().FindByID(ctx, t.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errBadCredentials
+	}
+	if err != nil {
+		return nil, err
+	}
+	scopes, _, _ := ParseScopes([]string{t.Scopes})
+	return &Principal{User: u, Signer: u, Token: t, Scopes: scopes}, nil
+}
+
+func accountState(u *store.User) error {
+	bare := func(msg string) error {
+		return &apierr.Error{Status: http.StatusForbidden, Message: msg, Bare: true}
+	}
+	switch {
+	case !u.IsActive || u.ProhibitLogin:
+		return bare("This account is prohibited from signing in, please contact your site administrator.")
+	case u.MustChangePassword:
+		return bare("You must change your password. Change it at: /user/settings/account")
+	}
+	return nil
+}
+
+func sudoTarget(r *http.Request) string {
+	if s := r.URL.Query().Get("sudo"); s != "" {
+		return s
+	}
+	return r.Header.Get("Sudo")
+}
+
+// sudo lets a site admin act as another user. A token narrowed to public
+// resources or without admin scope cannot sudo, so narrowing a token really
+// narrows it.
+func (a *Authenticator) sudo(ctx context.Context, r *http.Request, p *Principal) (*Principal, error) {
+	target := sudoTarget(r)
+	if target == "" {
+		return p, nil
+	}
+	if !p.User.IsAdmin || (p.Token != nil && (p.Scopes.PublicOnly() || !p.Scopes.Allows("admin", "read"))) {
+		return nil, &apierr.Error{Status: http.StatusForbidden, Message: "Only administrators allowed to sudo.", Bare: true}
+	}
+	u, err := a.Store.Users().FindByName(ctx, target)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && u.IsOrganization()) {
+		return nil, apierr.NotFound("sudo target %q does not exist", target)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Principal{User: u, Signer: p.Signer, Token: p.Token, Scopes: p.Scopes}, nil
+}
+
+// checkScope enforces a token's scopes: reads need read, everything else
+// write, in the category the path belongs to.
+func checkScope(p *Principal, r *http.Request) error {
+	category := ScopeCategory(r.URL.Path)
+	if category == "" {
+		return nil
+	}
+	level := "write"
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		level = "read"
+	}
+	if p.Scopes.Allows(category, level) {
+		return nil
+	}
+	return apierr.Forbidden("token does not have at least one of required scope(s), required=[%s:%s], token scope=%s",
+		level, category, p.Scopes.String())
+}
+
+// ScopeCategory names the token-scope category of an API path, or "" for
+// routes any valid token may call (version, settings, the token itself).
+func ScopeCategory(path string) string {
+	rest := strings.TrimPrefix(path, "/api/v1")
+	seg := strings.Split(strings.Trim(rest, "/"), "/")
+	switch seg[0] {
+	case "admin":
+		return "admin"
+	case "orgs", "org", "teams":
+		return "organization"
+	case "repos":
+		if len(seg) >= 4 && (seg[3] == "issues" || seg[3] == "labels" || seg[3] == "milestones") {
+			return "issue"
+		}
+		return "repository"
+	case "user":
+		if len(seg) >= 2 {
+			switch seg[1] {
+			case "repos":
+				return "repository"
+			case "orgs":
+				return "organization"
+			}
+		}
+		return "user"
+	case "users":
+		if len(seg) >= 3 && seg[2] == "repos" {
+			return "repository"
+		}
+		if len(seg) >= 3 && seg[2] == "orgs" {
+			return "organization"
+		}
+		return "user"
+	case "notifications":
+		return "notification"
+	case "packages":
+		return "package"
+	}
+	return ""
+}
+
+// RequireUser returns the caller or the 401 the reference answers when a
+// route needs a signed-in user.
+func RequireUser(ctx context.Context) (*Principal, error) {
+	p := FromContext(ctx)
+	if p == nil {
+		return nil, apierr.Unauthorized("token is required")
+	}
+	return p, nil
+}
+
+// RequireAdmin returns the caller if they are a site admin.
+func RequireAdmin(ctx context.Context) (*Principal, error) {
+	p, err := RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !p.User.IsAdmin {
+		return nil, apierr.Forbidden("user should be the site admin")
+	}
+	return p, nil
+}
+
+// RequirePassword refuses token-authenticated calls, for routes that manage
+// tokens: a token must never be able to mint or list tokens.
+func RequirePassword(ctx context.Context) (*Principal, error) {
+	p, err := RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.Token != nil {
+		return nil, apierr.Unauthorized("auth method not allowed: use basic authentication with a password")
+	}
+	return p, nil
+}
+

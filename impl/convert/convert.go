@@ -1,0 +1,237 @@
+// Package convert turns store types into the generated API models: one
+// function per resource, so every endpoint renders a resource the same way.
+package convert
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-openapi/strfmt"
+
+	"repohost/impl/access"
+	"repohost/models"
+	"repohost/store"
+)
+
+// NoReplyDomain is the host of the placeholder address shown instead of a
+// hidden email.
+const NoReplyDomain = "noreply.localhost"
+
+// Time renders t, or nil for an unset time, so it serialises as null.
+func Time(t *time.Time) *strfmt.DateTime {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	d := strfmt.DateTime(t.UTC())
+	return &d
+}
+
+// TimeOf is Time for a time that is always set.
+func TimeOf(t time.Time) *strfmt.DateTime { return Time(&t) }
+
+// AvatarURL is the avatar address of a user or organization.
+func AvatarURL(base string, u *store.User) string {
+	return fmt.Sprintf("%savatars/%d", base, u.ID)
+}
+
+func userType(u *store.User) string {
+	if u.IsOrganization() {
+		return "Organization"
+	}
+	return "User"
+}
+
+// User renders u as seen by viewer (nil for anonymous): the real email only
+// to signed-in callers (unless hidden), and account details only to the user
+// themself and site admins, as the reference does.
+func User(base string, u *store.User, viewer *store.User) *models.User {
+	if u == nil {
+		return nil
+	}
+	out := &models.User{
+		ID:          u.ID,
+		UserName:    u.Name,
+		FullName:    u.FullName,
+		AvatarURL:   AvatarURL(base, u),
+		HTMLURL:     base + u.Name,
+		Created:     TimeOf(u.CreatedAt),
+		Description: u.Description,
+		Website:     u.Website,
+		Location:    u.Location,
+		Visibility:  u.Visibility.String(),
+		Restricted:  u.Restricted,
+		Type:        userType(u),
+		Email:       strfmt.Email(fmt.Sprintf("%s@%s", u.LowerName, NoReplyDomain)),
+	}
+	privileged := viewer != nil && (viewer.ID == u.ID || viewer.IsAdmin)
+	if viewer != nil && (privileged || !u.KeepEmailPrivate) && u.Email != "" {
+		out.Email = strfmt.Email(u.Email)
+	}
+	if privileged {
+		out.IsAdmin = u.IsAdmin
+		out.LoginName = u.LoginName
+		out.SourceID = u.SourceID
+		out.LastLogin = Time(u.LastLoginAt)
+		out.Language = u.Language
+		out.IsActive = u.IsActive
+		out.ProhibitLogin = u.ProhibitLogin
+	}
+	return out
+}
+
+// Users renders a list of users for viewer.
+func Users(base string, us []*store.User, viewer *store.User) []*models.User {
+	out := make([]*models.User, 0, len(us))
+	for _, u := range us {
+		out = append(out, User(base, u, viewer))
+	}
+	return out
+}
+
+// Org renders an organization.
+func Org(base string, o *store.User) *models.Organization {
+	return &models.Organization{
+		ID:                        o.ID,
+		Name:                      o.Name,
+		UserName:                  o.Name,
+		FullName:                  o.FullName,
+		Email:                     o.Email,
+		AvatarURL:                 AvatarURL(base, o),
+		Description:               o.Description,
+		Website:                   o.Website,
+		Location:                  o.Location,
+		Visibility:                o.Visibility.String(),
+		RepoAdminChangeTeamAccess: o.RepoAdminChangeTeamAcc,
+	}
+}
+
+// Orgs renders a list of organizations.
+func Orgs(base string, os []*store.User) []*models.Organization {
+	out := make([]*models.Organization, 0, len(os))
+	for _, o := range os {
+		out = append(out, Org(base, o))
+	}
+	return out
+}
+
+// Topics splits the stored topic list.
+func Topics(s string) []string {
+	if s == "" {
+		return []string{}
+	}
+	return strings.Split(s, ",")
+}
+
+// Repo renders r with the caller's permission on it. r.Owner must be loaded.
+func Repo(base string, r *store.Repository, perm access.Permission, viewer *store.User) *models.Repository {
+	full := r.FullName()
+	out := &models.Repository{
+		ID:                            r.ID,
+		Owner:                         User(base, r.Owner, viewer),
+		Name:                          r.Name,
+		FullName:                      full,
+		Description:                   r.Description,
+		Empty:                         r.IsEmpty,
+		Private:                       r.IsPrivate,
+		Fork:                          r.IsFork,
+		Template:                      r.IsTemplate,
+		Mirror:                        r.IsMirror,
+		Size:                          r.Size,
+		HTMLURL:                       base + full,
+		URL:                           base + "api/v1/repos/" + full,
+		Link:                          "",
+		SSHURL:                        "",
+		CloneURL:                      base + full + ".git",
+		OriginalURL:                   "",
+		Website:                       r.Website,
+		Stars:                         r.NumStars,
+		Forks:                         r.NumForks,
+		Watchers:                      r.NumWatches,
+		OpenIssues:                    r.NumIssues - r.NumClosedIssues,
+		OpenPulls:                     r.NumPulls - r.NumClosedPulls,
+		Releases:                      r.NumReleases,
+		DefaultBranch:                 r.DefaultBranch,
+		Archived:                      r.IsArchived,
+		ArchivedAt:                    Time(r.ArchivedAt),
+		Created:                       TimeOf(r.CreatedAt),
+		Updated:                       TimeOf(r.UpdatedAt),
+		Permissions:                   &models.Permission{Admin: perm.Admin, Push: perm.Push, Pull: perm.Pull},
+		HasIssues:                     r.HasIssues,
+		HasWiki:                       r.HasWiki,
+		HasPullRequests:               r.HasPullRequests,
+		HasProjects:                   r.HasProjects,
+		HasReleases:                   r.HasReleases,
+		HasPackages:                   r.HasPackages,
+		HasActions:                    r.HasActions,
+		HasCode:                       r.HasCode,
+		ProjectsMode:                  r.ProjectsMode,
+		IgnoreWhitespaceConflicts:     r.IgnoreWhitespaceConflicts,
+		AllowMerge:                    r.AllowMerge,
+		AllowRebase:                   r.AllowRebase,
+		AllowRebaseMerge:              r.AllowRebaseMerge,
+		AllowSquash:                   r.AllowSquash,
+		AllowFastForwardOnly:          r.AllowFastForwardOnly,
+		AllowManualMerge:              r.AllowManualMerge,
+		AutodetectManualMerge:         r.AutodetectManualMerge,
+		AllowRebaseUpdate:             r.AllowRebaseUpdate,
+		AllowMergeUpdate:              true,
+		DefaultDeleteBranchAfterMerge: r.DefaultDeleteBranchAfterMerge,
+		DefaultMergeStyle:             r.DefaultMergeStyle,
+		DefaultUpdateStyle:            "merge",
+		DefaultAllowMaintainerEdit:    r.DefaultAllowMaintainerEdit,
+		DefaultTargetBranch:           r.DefaultTargetBranch,
+		AvatarURL:                     "",
+		Internal:                      false,
+		MirrorInterval:                "",
+		ObjectFormatName:              r.ObjectFormat,
+		LanguagesURL:                  base + "api/v1/repos/" + full + "/languages",
+		Licenses:                      []string{},
+		Topics:                        Topics(r.Topics),
+	}
+	if r.HasIssues {
+		if r.ExternalTrackerURL != "" {
+			out.ExternalTracker = &models.ExternalTracker{
+				ExternalTrackerURL:           r.ExternalTrackerURL,
+				ExternalTrackerFormat:        r.ExternalTrackerFormat,
+				ExternalTrackerStyle:         r.ExternalTrackerStyle,
+				ExternalTrackerRegexpPattern: r.ExternalTrackerRegexpPattern,
+			}
+		} else {
+			out.InternalTracker = &models.InternalTracker{
+				EnableTimeTracker:                r.EnableTimeTracker,
+				AllowOnlyContributorsToTrackTime: r.AllowOnlyContributorsToTrackTime,
+				EnableIssueDependencies:          r.EnableIssueDependencies,
+			}
+		}
+	}
+	if r.HasWiki && r.ExternalWikiURL != "" {
+		out.ExternalWiki = &models.ExternalWiki{ExternalWikiURL: r.ExternalWikiURL}
+	}
+	return out
+}
+
+// Email renders one address.
+func Email(e *store.Email, userName string) *models.Email {
+	return &models.Email{
+		Email:    strfmt.Email(e.Email),
+		Verified: e.IsActivated,
+		Primary:  e.IsPrimary,
+		UserID:   e.UserID,
+		UserName: userName,
+	}
+}
+
+// Token renders an access token; the secret is only known at creation and is
+// passed in then (empty otherwise).
+func Token(t *store.AccessToken, secret string, scopes []string) *models.AccessToken {
+	return &models.AccessToken{
+		ID:             t.ID,
+		Name:           t.Name,
+		Token:          secret,
+		TokenLastEight: t.TokenLastEight,
+		Scopes:         scopes,
+		Created:        TimeOf(t.CreatedAt),
+		Updated:        Time(t.LastUsedAt),
+	}
+}

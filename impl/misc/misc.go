@@ -1,0 +1,117 @@
+// Package misc serves the version, the settings endpoints and the
+// current-token operations.
+package misc
+
+import (
+	"context"
+
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/paging"
+	"repohost/models"
+	"repohost/restapi/operations/miscellaneous"
+	"repohost/restapi/operations/settings"
+)
+
+// Handlers implements restapi.MiscellaneousAPI and restapi.SettingsAPI.
+type Handlers struct{ *app.Deps }
+
+// AllowedReactions are the reaction contents the server accepts.
+var AllowedReactions = []string{"+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"}
+
+// Limits the settings endpoints report and the server enforces.
+const (
+	DefaultGitTreesPerPage = 1000
+	DefaultMaxBlobSize     = 10 << 20
+	DefaultMaxResponseSize = 50 << 20
+	AttachmentMaxSize      = 2048 // MiB
+	AttachmentMaxFiles     = 5
+	AttachmentAllowedTypes = ".cpuprofile,.csv,.dmp,.docx,.fodg,.fodp,.fods,.fodt,.gif,.gz,.jpeg,.jpg,.json,.jsonc,.log,.md,.mov,.mp4,.odf,.odg,.odp,.ods,.odt,.patch,.pdf,.png,.pptx,.svg,.tgz,.txt,.webm,.webp,.xls,.xlsx,.zip"
+)
+
+func (h Handlers) GetVersion(ctx context.Context, _ miscellaneous.GetVersionParams) middleware.Responder {
+	return miscellaneous.NewGetVersionOK().WithPayload(&models.ServerVersion{Version: app.Version})
+}
+
+func (h Handlers) GetGeneralAPISettings(ctx context.Context, _ settings.GetGeneralAPISettingsParams) middleware.Responder {
+	return settings.NewGetGeneralAPISettingsOK().WithPayload(&models.GeneralAPISettings{
+		MaxResponseItems:       paging.MaxLimit,
+		DefaultPagingNum:       paging.DefaultLimit,
+		DefaultGitTreesPerPage: DefaultGitTreesPerPage,
+		DefaultMaxBlobSize:     DefaultMaxBlobSize,
+		DefaultMaxResponseSize: DefaultMaxResponseSize,
+	})
+}
+
+func (h Handlers) GetGeneralRepositorySettings(ctx context.Context, _ settings.GetGeneralRepositorySettingsParams) middleware.Responder {
+	// Features this server does not offer are reported as disabled, so
+	// clients do not try them.
+	return settings.NewGetGeneralRepositorySettingsOK().WithPayload(&models.GeneralRepoSettings{
+		MirrorsDisabled:      true,
+		HTTPGitDisabled:      false,
+		MigrationsDisabled:   true,
+		StarsDisabled:        false,
+		TimeTrackingDisabled: false,
+		LFSDisabled:          true,
+	})
+}
+
+func (h Handlers) GetGeneralUISettings(ctx context.Context, _ settings.GetGeneralUISettingsParams) middleware.Responder {
+	return settings.NewGetGeneralUISettingsOK().WithPayload(&models.GeneralUISettings{
+		DefaultTheme:     "gitea-auto",
+		AllowedReactions: AllowedReactions,
+		CustomEmojis:     []string{"git", "gitea", "codeberg", "gitlab", "github", "gogs"},
+	})
+}
+
+func (h Handlers) GetGeneralAttachmentSettings(ctx context.Context, _ settings.GetGeneralAttachmentSettingsParams) middleware.Responder {
+	return settings.NewGetGeneralAttachmentSettingsOK().WithPayload(&models.GeneralAttachmentSettings{
+		Enabled:      true,
+		AllowedTypes: AttachmentAllowedTypes,
+		MaxSize:      AttachmentMaxSize,
+		MaxFiles:     AttachmentMaxFiles,
+	})
+}
+
+// currentToken is the token that authenticated the request.
+func currentToken(ctx context.Context) (*auth.Principal, error) {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.Token == nil {
+		return nil, apierr.BadRequest("the request was not authenticated with an access token")
+	}
+	return p, nil
+}
+
+func (h Handlers) GetCurrentToken(ctx context.Context, _ miscellaneous.GetCurrentTokenParams) middleware.Responder {
+	p, err := currentToken(ctx)
+	if err != nil {
+		return h.Fail(err)
+	}
+	t := p.Token
+	return miscellaneous.NewGetCurrentTokenOK().WithPayload(&models.CurrentAccessToken{
+		ID:         t.ID,
+		Name:       t.Name,
+		Scopes:     p.Scopes.List(),
+		CreatedAt:  convert.TimeOf(t.CreatedAt),
+		LastUsedAt: convert.Time(t.LastUsedAt),
+		User:       &models.UserMeta{ID: p.Signer.ID, Login: p.Signer.Name},
+	})
+}
+
+func (h Handlers) DeleteCurrentToken(ctx context.Context, _ miscellaneous.DeleteCurrentTokenParams) middleware.Responder {
+	p, err := currentToken(ctx)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := h.Store.Tokens().Delete(ctx, p.Token.ID); err != nil {
+		return h.Fail(err)
+	}
+	return miscellaneous.NewDeleteCurrentTokenNoContent()
+}

@@ -1,0 +1,6 @@
+package org
+
+import "repohost/impl/app"
+
+// Handlers implements restapi.OrganizationAPI.
+type Handlers struct{ *app.Deps }

@@ -1,0 +1,111 @@
+// Package impl wires the hand-written areas into the generated router and
+// wraps it with authentication and request logging.
+package impl
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-openapi/strfmt"
+
+	"repohost/impl/admin"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/misc"
+	"repohost/impl/org"
+	"repohost/impl/repo"
+	"repohost/impl/user"
+	"repohost/restapi"
+	"repohost/restapi/operations"
+)
+
+func init() {
+	// go-openapi renders times with milliseconds by default; the reference
+	// (and therefore every client) expects second precision. This is the
+	// library's own setting, fixed once for the whole process.
+	strfmt.MarshalFormat = time.RFC3339
+}
+
+// Config hands every API area its implementation. Because the generated
+// Config embeds one interface per tag, an operation added to swagger.yml
+// does not compile until some area implements it.
+func Config(d *app.Deps) restapi.Config {
+	return restapi.Config{
+		AdminAPI:         admin.Handlers{Deps: d},
+		MiscellaneousAPI: misc.Handlers{Deps: d},
+		OrganizationAPI:  org.Handlers{Deps: d},
+		RepositoryAPI:    repo.Handlers{Deps: d},
+		SettingsAPI:      misc.Handlers{Deps: d},
+		UserAPI:          user.Handlers{Deps: d},
+		Logger:           func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
+	}
+}
+
+// API builds the generated API with our error translator in place.
+func API(d *app.Deps) (http.Handler, *operations.RepohostAPI, error) {
+	h, api, err := restapi.HandlerAPI(Config(d))
+	if err != nil {
+		return nil, nil, err
+	}
+	api.ServeError = d.Errors.ServeError
+	if err := api.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("API is missing handlers: %w", err)
+	}
+	return h, api, nil
+}
+
+// NewHandler is the whole HTTP surface of the server.
+func NewHandler(d *app.Deps) (http.Handler, error) {
+	api, _, err := API(d)
+	if err != nil {
+		return nil, err
+	}
+	authn := &auth.Authenticator{Store: d.Store, Hasher: d.Hasher, Errors: d.Errors}
+	mux := http.NewServeMux()
+	mux.Handle("/api/v1/", authn.Middleware(api))
+	// The contract itself, outside /api/v1 as the reference serves it.
+	mux.HandleFunc("GET /swagger.v1.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(restapi.SwaggerJSON)
+	})
+	return logRequests(d.Log, mux), nil
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the real writer (flushing for
+// git over HTTP).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// logRequests writes one structured line per request.
+func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"bytes", rec.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000, "remote", r.RemoteAddr)
+	})
+}

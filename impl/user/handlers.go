@@ -1,0 +1,6 @@
+package user
+
+import "repohost/impl/app"
+
+// Handlers implements restapi.UserAPI.
+type Handlers struct{ *app.Deps }

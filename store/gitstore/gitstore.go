@@ -1,0 +1,268 @@
+// Package gitstore keeps bare git repositories on disk, one directory per
+// repository at <root>/<owner>/<name>.git, all through go-git.
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"repohost/store"
+)
+
+// Store manages the repositories under one root directory.
+type Store struct {
+	root string
+}
+
+// New returns a Store rooted at root, creating the directory if needed.
+func New(root string) (*Store, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("create repositories root: %w", err)
+	}
+	return &Store{root: abs}, nil
+}
+
+// Root is the directory that holds every repository.
+func (s *Store) Root() string { return s.root }
+
+// ErrBadName means a name would leave the repositories root or is not a plain
+// path segment. impl validates names first; this is the last line of defence.
+var ErrBadName = errors.New("invalid repository path segment")
+
+func segment(name string) (string, error) {
+	n := strings.ToLower(name)
+	if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`+"\x00") || strings.HasPrefix(n, ".") {
+		return "", fmt.Errorf("%q: %w", name, ErrBadName)
+	}
+	return n, nil
+}
+
+// Path is the directory of owner/name. It never points outside the root.
+func (s *Store) Path(owner, name string) (string, error) {
+	o, err := segment(owner)
+	if err != nil {
+		return "", err
+	}
+	n, err := segment(name)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(s.root, o, n+".git")
+	if !strings.HasPrefix(p, s.root+string(filepath.Separator)) {
+		return "", ErrBadName
+	}
+	return p, nil
+}
+
+// InitOptions shape a new repository.
+type InitOptions struct {
+	DefaultBranch string
+	ObjectFormat  string // "sha1" (default) or "sha256"
+	// Files, when not empty, become the first commit on DefaultBranch.
+	Files         map[string]string
+	CommitMessage string
+	Author        object.Signature
+}
+
+// Create makes a bare repository. It fails with store.ErrDuplicate if the
+// directory already exists, and leaves nothing behind when it fails.
+func (s *Store) Create(owner, name string, opts InitOptions) (err error) {
+	path, err := s.Path(owner, name)
+	if err != nil {
+		return err
+	}
+	if _, statErr := os.Stat(path); statErr == nil {
+		return fmt.Errorf("repository directory %s/%s: %w", owner, name, store.ErrDuplicate)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(path)
+		}
+	}()
+	initOpts := &git.PlainInitOptions{
+		Bare:        true,
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(opts.DefaultBranch)},
+	}
+	if opts.ObjectFormat == "sha256" {
+		initOpts.ObjectFormat = formatcfg.SHA256
+	}
+	repo, err := git.PlainInitWithOptions(path, initOpts)
+	if err != nil {
+		return fmt.Errorf("init repository: %w", err)
+	}
+	if err := allowHTTPPush(repo); err != nil {
+		return err
+	}
+	if len(opts.Files) == 0 {
+		return nil
+	}
+	return commitFiles(repo, opts)
+}
+
+// allowHTTPPush marks the repository as served over smart HTTP.
+func allowHTTPPush(repo *git.Repository) error {
+	cfg, err := repo.Config()
+	if err != nil {
+		return err
+	}
+	cfg.Raw.Section("http").SetOption("receivepack", "true")
+	return repo.Storer.SetConfig(cfg)
+}
+
+// commitFiles writes opts.Files as a single root commit on the default branch.
+func commitFiles(repo *git.Repository, opts InitOptions) error {
+	var entries []object.TreeEntry
+	for name, content := range opts.Files {
+		obj := repo.Storer.NewEncodedObject()
+		obj.SetType(plumbing.BlobObject)
+		w, err := obj.Writer()
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write([]byte(content)); err != nil {
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		h, err := repo.Storer.SetEncodedObject(obj)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h})
+	}
+	sortTreeEntries(entries)
+	tree := &object.Tree{Entries: entries}
+	treeObj := repo.Storer.NewEncodedObject()
+	if err := tree.Encode(treeObj); err != nil {
+		return err
+	}
+	treeHash, err := repo.Storer.SetEncodedObject(treeObj)
+	if err != nil {
+		return err
+	}
+	sig := opts.Author
+	if sig.When.IsZero() {
+		sig.When = time.Now()
+	}
+	commit := &object.Commit{Author: sig, Committer: sig, Message: opts.CommitMessage, TreeHash: treeHash}
+	commitObj := repo.Storer.NewEncodedObject()
+	if err := commit.Encode(commitObj); err != nil {
+		return err
+	}
+	commitHash, err := repo.Storer.SetEncodedObject(commitObj)
+	if err != nil {
+		return err
+	}
+	ref := plumbing.NewHashReference(plumbing.NewBranchReferenceName(opts.DefaultBranch), commitHash)
+	return repo.Storer.SetReference(ref)
+}
+
+// sortTreeEntries orders entries as git requires for plain files (by name).
+func sortTreeEntries(e []object.TreeEntry) {
+	for i := 1; i < len(e); i++ {
+		for j := i; j > 0 && e[j-1].Name > e[j].Name; j-- {
+			e[j-1], e[j] = e[j], e[j-1]
+		}
+	}
+}
+
+// Delete removes the repository directory; a missing one is not an error.
+func (s *Store) Delete(owner, name string) error {
+	path, err := s.Path(owner, name)
+	if err != nil {
+		return err
+	}
+	return os.RemoveAll(path)
+}
+
+// Rename moves a repository to a new owner and/or name.
+func (s *Store) Rename(owner, name, newOwner, newName string) error {
+	from, err := s.Path(owner, name)
+	if err != nil {
+		return err
+	}
+	to, err := s.Path(newOwner, newName)
+	if err != nil {
+		return err
+	}
+	if from == to {
+		return nil
+	}
+	if _, err := os.Stat(to); err == nil {
+		return fmt.Errorf("repository directory %s/%s: %w", newOwner, newName, store.ErrDuplicate)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	return os.Rename(from, to)
+}
+
+// RenameOwner moves every repository of an owner after the owner is renamed.
+func (s *Store) RenameOwner(owner, newOwner string) error {
+	o, err := segment(owner)
+	if err != nil {
+		return err
+	}
+	n, err := segment(newOwner)
+	if err != nil {
+		return err
+	}
+	from, to := filepath.Join(s.root, o), filepath.Join(s.root, n)
+	if from == to {
+		return nil
+	}
+	if _, err := os.Stat(from); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Stat(to); err == nil {
+		return fmt.Errorf("owner directory %s: %w", newOwner, store.ErrDuplicate)
+	}
+	return os.Rename(from, to)
+}
+
+// SetDefaultBranch points HEAD at branch.
+func (s *Store) SetDefaultBranch(owner, name, branch string) error {
+	path, err := s.Path(owner, name)
+	if err != nil {
+		return err
+	}
+	repo, err := git.PlainOpen(path)
+	if err != nil {
+		return fmt.Errorf("open repository: %w", err)
+	}
+	head := plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))
+	return repo.Storer.SetReference(head)
+}
+
+// HasBranch tells whether the branch exists.
+func (s *Store) HasBranch(owner, name, branch string) (bool, error) {
+	path, err := s.Path(owner, name)
+	if err != nil {
+		return false, err
+	}
+	repo, err := git.PlainOpen(path)
+	if err != nil {
+		return false, fmt.Errorf("open repository: %w", err)
+	}
+	_, err = repo.Reference(plumbing.NewBranchReferenceName(branch), false)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+

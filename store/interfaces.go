@@ -1,0 +1,117 @@
+package store
+
+import "context"
+
+// UserSearch filters users and organizations. Nil pointers mean "any".
+type UserSearch struct {
+	Type          UserType
+	Keyword       string // matches name, full name and (if KeywordInEmail) email
+	KeywordEmail  bool
+	UID           int64
+	SourceID      *int64
+	LoginName     string
+	Visibilities  []Visibility // empty means any
+	IsActive      *bool
+	IsAdmin       *bool
+	IsRestricted  *bool
+	ProhibitLogin *bool
+	// OrderBy is an ORDER BY clause chosen by impl from a fixed list.
+	OrderBy string
+}
+
+// UserStore reads and writes users and organizations.
+type UserStore interface {
+	Create(ctx context.Context, u *User) error
+	FindByID(ctx context.Context, id int64) (*User, error)
+	// FindByName matches case-insensitively.
+	FindByName(ctx context.Context, name string) (*User, error)
+	FindByIDs(ctx context.Context, ids []int64) (map[int64]*User, error)
+	// Update writes every column of u.
+	Update(ctx context.Context, u *User) error
+	Delete(ctx context.Context, id int64) error
+	Search(ctx context.Context, q UserSearch, p Page) ([]*User, int64, error)
+	Count(ctx context.Context, t UserType) (int64, error)
+}
+
+// EmailStore reads and writes users' email addresses.
+type EmailStore interface {
+	ListByUser(ctx context.Context, userID int64) ([]*Email, error)
+	FindByEmail(ctx context.Context, email string) (*Email, error)
+	Create(ctx context.Context, e *Email) error
+	// Delete removes the user's listed addresses; ErrNotFound if one is not theirs.
+	Delete(ctx context.Context, userID int64, emails []string) error
+	// SetPrimary makes email the user's only primary address.
+	SetPrimary(ctx context.Context, userID int64, email string) error
+	DeleteByUser(ctx context.Context, userID int64) error
+	// Search lists addresses of individual users whose name, full name or
+	// address contains keyword (all when empty).
+	Search(ctx context.Context, keyword string, p Page) ([]*EmailWithOwner, int64, error)
+}
+
+// TokenStore reads and writes access tokens.
+type TokenStore interface {
+	Create(ctx context.Context, t *AccessToken) error
+	FindByHash(ctx context.Context, hash string) (*AccessToken, error)
+	FindByID(ctx context.Context, userID, id int64) (*AccessToken, error)
+	FindByName(ctx context.Context, userID int64, name string) (*AccessToken, error)
+	ListByUser(ctx context.Context, userID int64, p Page) ([]*AccessToken, int64, error)
+	Delete(ctx context.Context, id int64) error
+	DeleteByUser(ctx context.Context, userID int64) error
+	MarkUsed(ctx context.Context, id int64) error
+}
+
+// OrgStore reads and writes organization membership.
+type OrgStore interface {
+	AddMember(ctx context.Context, m *OrgMember) error
+	RemoveMember(ctx context.Context, orgID, userID int64) error
+	FindMember(ctx context.Context, orgID, userID int64) (*OrgMember, error)
+	CountOwners(ctx context.Context, orgID int64) (int64, error)
+	// ListMembers lists members by name; publicOnly keeps public members.
+	ListMembers(ctx context.Context, orgID int64, publicOnly bool, p Page) ([]*User, int64, error)
+	// ListUserOrgs lists the organizations userID belongs to, keeping only
+	// those whose visibility is in visibilities (all when empty).
+	ListUserOrgs(ctx context.Context, userID int64, visibilities []Visibility, p Page) ([]*User, int64, error)
+	DeleteOrgMembers(ctx context.Context, orgID int64) error
+	DeleteUserMemberships(ctx context.Context, userID int64) error
+}
+
+// RepoViewer describes who looks at repositories, so the store can keep the
+// ones they may see in SQL instead of filtering page by page.
+type RepoViewer struct {
+	UserID  int64 // 0 for anonymous
+	IsAdmin bool  // sees everything
+}
+
+// RepoSearch filters repositories. Nil pointers mean "any".
+type RepoSearch struct {
+	Viewer             RepoViewer
+	OwnerID            int64 // 0: any owner
+	// Reachable keeps repositories that Viewer owns or reaches through an
+	// organization membership (GET /user/repos).
+	Reachable          bool
+	Keyword            string
+	IncludeDescription bool
+	TopicOnly          bool
+	IsPrivate          *bool
+	IsTemplate         *bool
+	IsArchived         *bool
+	IsFork             *bool
+	IsMirror           *bool
+	// OrderBy is an ORDER BY clause chosen by impl from a fixed list.
+	OrderBy string
+}
+
+// RepoStore reads and writes repositories.
+type RepoStore interface {
+	Create(ctx context.Context, r *Repository) error
+	// FindByName matches case-insensitively and loads the owner.
+	FindByName(ctx context.Context, ownerID int64, name string) (*Repository, error)
+	FindByID(ctx context.Context, id int64) (*Repository, error)
+	Update(ctx context.Context, r *Repository) error
+	Delete(ctx context.Context, id int64) error
+	// Search returns one page with owners loaded, and the size of the whole
+	// filtered set, in a fixed number of statements.
+	Search(ctx context.Context, q RepoSearch, p Page) ([]*Repository, int64, error)
+	ListByOwner(ctx context.Context, ownerID int64) ([]*Repository, error)
+	CountByOwner(ctx context.Context, ownerID int64) (int64, error)
+}

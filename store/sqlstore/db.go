@@ -1,0 +1,148 @@
+// Package sqlstore implements the store interfaces with GORM, on PostgreSQL or
+// on an embedded SQLite file.
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ncruces/go-sqlite3/gormlite"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"repohost/store"
+)
+
+// DB is the GORM-backed store.
+type DB struct {
+	gorm *gorm.DB
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Options tune Open.
+type Options struct {
+	// Logger receives every statement; tests use it to count queries.
+	Logger logger.Interface
+}
+
+// IsPostgres tells whether a --db value selects PostgreSQL.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// DefaultSQLitePath is where the embedded database lives inside a data dir.
+func DefaultSQLitePath(dataDir string) string {
+	return filepath.Join(dataDir, "repohost.db")
+}
+
+// Open connects to dsn: a postgres:// URL, or else the path of a SQLite file.
+func Open(dsn string, opts Options) (*DB, error) {
+	cfg := &gorm.Config{
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Second) },
+		Logger:                 opts.Logger,
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = logger.Discard
+	}
+	var dialector gorm.Dialector
+	if IsPostgres(dsn) {
+		dialector = postgres.Open(dsn)
+	} else {
+		// WAL lets readers run beside the one writer; busy_timeout makes a
+		// second writer wait instead of failing with "database is locked";
+		// immediate transactions take the write lock up front so two
+		// read-then-write transactions cannot deadlock on the upgrade.
+		dialector = gormlite.Open("file:" + dsn +
+			"?_pragma=busy_timeout(20000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(on)&_pragma=synchronous(normal)&_txlock=immediate")
+	}
+	g, err := gorm.Open(dialector, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB, err := g.DB()
+	if err != nil {
+		return nil, err
+	}
+	if IsPostgres(dsn) {
+		sqlDB.SetMaxOpenConns(32)
+		sqlDB.SetMaxIdleConns(32)
+	} else {
+		sqlDB.SetMaxOpenConns(8)
+		sqlDB.SetMaxIdleConns(8)
+	}
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	if err := sqlDB.Ping(); err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return &DB{gorm: g}, nil
+}
+
+// Close releases the connection pool.
+func (d *DB) Close() error {
+	sqlDB, err := d.gorm.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+type txKey struct{}
+
+// WithTx runs fn in a transaction carried by ctx; a nested call joins the
+// outer transaction instead of opening a second one.
+func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if _, ok := ctx.Value(txKey{}).(*gorm.DB); ok {
+		return fn(ctx)
+	}
+	return d.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return fn(context.WithValue(ctx, txKey{}, tx))
+	})
+}
+
+// conn returns the transaction in ctx, or the pool.
+func (d *DB) conn(ctx context.Context) *gorm.DB {
+	if tx, ok := ctx.Value(txKey{}).(*gorm.DB); ok {
+		return tx.WithContext(ctx)
+	}
+	return d.gorm.WithContext(ctx)
+}
+
+// translate maps driver and GORM errors to the store's sentinels.
+func translate(err error, what string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return fmt.Errorf("%s: %w", what, store.ErrDuplicate)
+	default:
+		return fmt.Errorf("%s: %w", what, err)
+	}
+}
+
+// escapeLike makes a user's keyword match literally inside a LIKE pattern.
+func escapeLike(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}
+
+// likePattern is the "contains, case-insensitively" pattern for a keyword; pair
+// it with "LIKE ? ESCAPE '\'" on a lower-cased column.
+func likePattern(keyword string) string {
+	return "%" + escapeLike(strings.ToLower(keyword)) + "%"
+}
+
+func (d *DB) Users() store.UserStore   { return userStore{d} }
+func (d *DB) Emails() store.EmailStore { return emailStore{d} }
+func (d *DB) Tokens() store.TokenStore { return tokenStore{d} }
+func (d *DB) Orgs() store.OrgStore     { return orgStore{d} }
+func (d *DB) Repos() store.RepoStore   { return repoStore{d} }

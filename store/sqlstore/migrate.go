@@ -1,0 +1,182 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// migration is one versioned, append-only schema step. Each step declares the
+// tables it creates with its own frozen structs, so later edits to the domain
+// types never change what an old step does.
+type migration struct {
+	version int
+	name    string
+	up      func(tx *gorm.DB) error
+}
+
+// migrations lists every step in order. Never edit or reorder a released step;
+// append a new one.
+var migrations = []migration{
+	{1, "users, emails, tokens, organizations, repositories", migrateV1},
+}
+
+type schemaMigration struct {
+	Version   int `gorm:"primaryKey;autoIncrement:false"`
+	Name      string
+	AppliedAt time.Time
+}
+
+// Migrate applies every pending migration, each in its own transaction, and
+// reports how many it applied.
+func (d *DB) Migrate(ctx context.Context) (int, error) {
+	g := d.gorm.WithContext(ctx)
+	if err := g.AutoMigrate(&schemaMigration{}); err != nil {
+		return 0, fmt.Errorf("prepare migrations table: %w", err)
+	}
+	var done []int
+	if err := g.Model(&schemaMigration{}).Pluck("version", &done).Error; err != nil {
+		return 0, fmt.Errorf("read applied migrations: %w", err)
+	}
+	applied := make(map[int]bool, len(done))
+	for _, v := range done {
+		applied[v] = true
+	}
+	n := 0
+	for _, m := range migrations {
+		if applied[m.version] {
+			continue
+		}
+		err := g.Transaction(func(tx *gorm.DB) error {
+			if err := m.up(tx); err != nil {
+				return err
+			}
+			return tx.Create(&schemaMigration{Version: m.version, Name: m.name, AppliedAt: time.Now().UTC()}).Error
+		})
+		if err != nil {
+			return n, fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+func migrateV1(tx *gorm.DB) error {
+	type User struct {
+		ID                     int64  `gorm:"primaryKey"`
+		Name                   string `gorm:"not null"`
+		LowerName              string `gorm:"not null;uniqueIndex"`
+		FullName               string `gorm:"not null;default:''"`
+		Email                  string `gorm:"not null;default:''"`
+		PasswordHash           string `gorm:"not null;default:''"`
+		Type                   int    `gorm:"not null;default:0;index"`
+		IsAdmin                bool   `gorm:"not null;default:false"`
+		IsActive               bool   `gorm:"not null;default:true"`
+		ProhibitLogin          bool   `gorm:"not null;default:false"`
+		Restricted             bool   `gorm:"not null;default:false"`
+		MustChangePassword     bool   `gorm:"not null;default:false"`
+		Visibility             int    `gorm:"not null;default:0"`
+		Description            string `gorm:"not null;default:''"`
+		Website                string `gorm:"not null;default:''"`
+		Location               string `gorm:"not null;default:''"`
+		Language               string `gorm:"not null;default:''"`
+		LoginName              string `gorm:"not null;default:''"`
+		SourceID               int64  `gorm:"not null;default:0"`
+		AllowCreateOrg         bool   `gorm:"not null;default:true"`
+		AllowGitHook           bool   `gorm:"not null;default:false"`
+		AllowImportLocal       bool   `gorm:"not null;default:false"`
+		MaxRepoCreation        int64  `gorm:"not null;default:-1"`
+		RepoAdminChangeTeamAcc bool   `gorm:"not null;default:false"`
+		KeepEmailPrivate       bool   `gorm:"not null;default:false"`
+		CreatedAt              time.Time
+		UpdatedAt              time.Time
+		LastLoginAt            *time.Time
+	}
+	type Email struct {
+		ID          int64  `gorm:"primaryKey"`
+		UserID      int64  `gorm:"not null;index"`
+		Email       string `gorm:"not null"`
+		LowerEmail  string `gorm:"not null;uniqueIndex"`
+		IsPrimary   bool   `gorm:"not null;default:false"`
+		IsActivated bool   `gorm:"not null;default:false"`
+	}
+	type AccessToken struct {
+		ID             int64  `gorm:"primaryKey"`
+		UserID         int64  `gorm:"not null;uniqueIndex:idx_access_token_user_name"`
+		Name           string `gorm:"not null;uniqueIndex:idx_access_token_user_name"`
+		TokenHash      string `gorm:"not null;uniqueIndex"`
+		TokenLastEight string `gorm:"not null"`
+		Scopes         string `gorm:"not null;default:''"`
+		CreatedAt      time.Time
+		LastUsedAt     *time.Time
+	}
+	type OrgMember struct {
+		OrgID    int64 `gorm:"primaryKey;autoIncrement:false"`
+		UserID   int64 `gorm:"primaryKey;autoIncrement:false;index"`
+		IsOwner  bool  `gorm:"not null;default:false"`
+		IsPublic bool  `gorm:"not null;default:false"`
+	}
+	type Repository struct {
+		ID                               int64  `gorm:"primaryKey"`
+		OwnerID                          int64  `gorm:"not null;uniqueIndex:idx_repository_owner_name"`
+		Name                             string `gorm:"not null"`
+		LowerName                        string `gorm:"not null;uniqueIndex:idx_repository_owner_name"`
+		Description                      string `gorm:"not null;default:''"`
+		Website                          string `gorm:"not null;default:''"`
+		DefaultBranch                    string `gorm:"not null;default:''"`
+		IsPrivate                        bool   `gorm:"not null;default:false;index"`
+		IsArchived                       bool   `gorm:"not null;default:false"`
+		ArchivedAt                       *time.Time
+		IsTemplate                       bool   `gorm:"not null;default:false"`
+		IsEmpty                          bool   `gorm:"not null;default:true"`
+		IsFork                           bool   `gorm:"not null;default:false"`
+		ForkID                           int64  `gorm:"not null;default:0"`
+		IsMirror                         bool   `gorm:"not null;default:false"`
+		ObjectFormat                     string `gorm:"not null;default:'sha1'"`
+		Size                             int64  `gorm:"not null;default:0"`
+		HasIssues                        bool   `gorm:"not null;default:true"`
+		HasWiki                          bool   `gorm:"not null;default:true"`
+		HasPullRequests                  bool   `gorm:"not null;default:true"`
+		HasProjects                      bool   `gorm:"not null;default:true"`
+		HasReleases                      bool   `gorm:"not null;default:true"`
+		HasPackages                      bool   `gorm:"not null;default:true"`
+		HasActions                       bool   `gorm:"not null;default:true"`
+		HasCode                          bool   `gorm:"not null;default:true"`
+		ProjectsMode                     string `gorm:"not null;default:'all'"`
+		IgnoreWhitespaceConflicts        bool   `gorm:"not null;default:false"`
+		AllowMerge                       bool   `gorm:"not null;default:true"`
+		AllowRebase                      bool   `gorm:"not null;default:true"`
+		AllowRebaseMerge                 bool   `gorm:"not null;default:true"`
+		AllowSquash                      bool   `gorm:"not null;default:true"`
+		AllowFastForwardOnly             bool   `gorm:"not null;default:true"`
+		AllowManualMerge                 bool   `gorm:"not null;default:false"`
+		AutodetectManualMerge            bool   `gorm:"not null;default:false"`
+		AllowRebaseUpdate                bool   `gorm:"not null;default:true"`
+		DefaultDeleteBranchAfterMerge    bool   `gorm:"not null;default:false"`
+		DefaultMergeStyle                string `gorm:"not null;default:'merge'"`
+		DefaultAllowMaintainerEdit       bool   `gorm:"not null;default:false"`
+		DefaultTargetBranch              string `gorm:"not null;default:''"`
+		EnableTimeTracker                bool   `gorm:"not null;default:true"`
+		AllowOnlyContributorsToTrackTime bool   `gorm:"not null;default:true"`
+		EnableIssueDependencies          bool   `gorm:"not null;default:true"`
+		ExternalTrackerURL               string `gorm:"not null;default:''"`
+		ExternalTrackerFormat            string `gorm:"not null;default:''"`
+		ExternalTrackerStyle             string `gorm:"not null;default:''"`
+		ExternalTrackerRegexpPattern     string `gorm:"not null;default:''"`
+		ExternalWikiURL                  string `gorm:"not null;default:''"`
+		NumIssues                        int64  `gorm:"not null;default:0"`
+		NumClosedIssues                  int64  `gorm:"not null;default:0"`
+		NumPulls                         int64  `gorm:"not null;default:0"`
+		NumClosedPulls                   int64  `gorm:"not null;default:0"`
+		NumStars                         int64  `gorm:"not null;default:0"`
+		NumForks                         int64  `gorm:"not null;default:0"`
+		NumWatches                       int64  `gorm:"not null;default:0"`
+		NumReleases                      int64  `gorm:"not null;default:0"`
+		Topics                           string `gorm:"not null;default:''"`
+		CreatedAt                        time.Time
+		UpdatedAt                        time.Time
+	}
+	return tx.Migrator().CreateTable(&User{}, &Email{}, &AccessToken{}, &OrgMember{}, &Repository{})
+}

@@ -1,0 +1,81 @@
+package sqlstore
+
+import (
+	"context"
+
+	"gorm.io/gorm/clause"
+
+	"repohost/store"
+)
+
+type orgStore struct{ d *DB }
+
+func (s orgStore) AddMember(ctx context.Context, m *store.OrgMember) error {
+	err := s.d.conn(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "org_id"}, {Name: "user_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"is_owner", "is_public"}),
+	}).Create(m).Error
+	return translate(err, "add member")
+}
+
+func (s orgStore) RemoveMember(ctx context.Context, orgID, userID int64) error {
+	res := s.d.conn(ctx).Where("org_id = ? AND user_id = ?", orgID, userID).Delete(&store.OrgMember{})
+	if res.Error == nil && res.RowsAffected == 0 {
+		return store.ErrNotFound
+	}
+	return translate(res.Error, "remove member")
+}
+
+func (s orgStore) FindMember(ctx context.Context, orgID, userID int64) (*store.OrgMember, error) {
+	var m store.OrgMember
+	if err := s.d.conn(ctx).Where("org_id = ? AND user_id = ?", orgID, userID).Take(&m).Error; err != nil {
+		return nil, translate(err, "find member")
+	}
+	return &m, nil
+}
+
+func (s orgStore) CountOwners(ctx context.Context, orgID int64) (int64, error) {
+	var n int64
+	err := s.d.conn(ctx).Model(&store.OrgMember{}).Where("org_id = ? AND is_owner = ?", orgID, true).Count(&n).Error
+	return n, translate(err, "count owners")
+}
+
+func (s orgStore) ListMembers(ctx context.Context, orgID int64, publicOnly bool, p store.Page) ([]*store.User, int64, error) {
+	db := s.d.conn(ctx).Model(&store.User{}).
+		Joins("JOIN org_members ON org_members.user_id = users.id").
+		Where("org_members.org_id = ?", orgID)
+	if publicOnly {
+		db = db.Where("org_members.is_public = ?", true)
+	}
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count members")
+	}
+	var out []*store.User
+	err := db.Select("users.*").Order("users.lower_name ASC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	return out, total, translate(err, "list members")
+}
+
+func (s orgStore) ListUserOrgs(ctx context.Context, userID int64, visibilities []store.Visibility, p store.Page) ([]*store.User, int64, error) {
+	db := s.d.conn(ctx).Model(&store.User{}).
+		Joins("JOIN org_members ON org_members.org_id = users.id").
+		Where("org_members.user_id = ?", userID)
+	if len(visibilities) > 0 {
+		db = db.Where("users.visibility IN ?", visibilities)
+	}
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count orgs")
+	}
+	var out []*store.User
+	err := db.Select("users.*").Order("users.lower_name ASC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	return out, total, translate(err, "list orgs")
+}
+
+func (s orgStore) DeleteOrgMembers(ctx context.Context, orgID int64) error {
+	return translate(s.d.conn(ctx).Where("org_id = ?", orgID).Delete(&store.OrgMember{}).Error, "delete members")
+}
+
+func (s orgStore) DeleteUserMemberships(ctx context.Context, userID int64) error {
+	return translate(s.d.conn(ctx).Where("user_id = ?", userID).Delete(&store.OrgMember{}).Error, "delete memberships")
+}

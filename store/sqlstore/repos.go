@@ -1,0 +1,119 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"repohost/store"
+)
+
+type repoStore struct{ d *DB }
+
+func (s repoStore) Create(ctx context.Context, r *store.Repository) error {
+	r.LowerName = strings.ToLower(r.Name)
+	return translate(s.d.conn(ctx).Omit("Owner").Create(r).Error, "create repository")
+}
+
+func (s repoStore) FindByName(ctx context.Context, ownerID int64, name string) (*store.Repository, error) {
+	var r store.Repository
+	err := s.d.conn(ctx).Preload("Owner").Where("owner_id = ? AND lower_name = ?", ownerID, strings.ToLower(name)).Take(&r).Error
+	if err != nil {
+		return nil, translate(err, "find repository")
+	}
+	return &r, nil
+}
+
+func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, error) {
+	var r store.Repository
+	if err := s.d.conn(ctx).Preload("Owner").Take(&r, id).Error; err != nil {
+		return nil, translate(err, "find repository")
+	}
+	return &r, nil
+}
+
+func (s repoStore) Update(ctx context.Context, r *store.Repository) error {
+	r.LowerName = strings.ToLower(r.Name)
+	res := s.d.conn(ctx).Select("*").Omit("created_at", "Owner").Updates(r)
+	if res.Error != nil {
+		return translate(res.Error, "update repository")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "update repository")
+	}
+	return nil
+}
+
+func (s repoStore) Delete(ctx context.Context, id int64) error {
+	return translate(s.d.conn(ctx).Delete(&store.Repository{}, id).Error, "delete repository")
+}
+
+func (s repoStore) ListByOwner(ctx context.Context, ownerID int64) ([]*store.Repository, error) {
+	var out []*store.Repository
+	err := s.d.conn(ctx).Where("owner_id = ?", ownerID).Order("id").Find(&out).Error
+	return out, translate(err, "list repositories")
+}
+
+func (s repoStore) CountByOwner(ctx context.Context, ownerID int64) (int64, error) {
+	var n int64
+	err := s.d.conn(ctx).Model(&store.Repository{}).Where("owner_id = ?", ownerID).Count(&n).Error
+	return n, translate(err, "count repositories")
+}
+
+// visibleTo keeps the repositories v may see: everything for a site admin;
+// otherwise public repositories of owners v may see, plus whatever v owns or
+// reaches as an organization member.
+func visibleTo(db *gorm.DB, v store.RepoViewer) *gorm.DB {
+	if v.IsAdmin {
+		return db
+	}
+	if v.UserID == 0 {
+		return db.Where("repositories.is_private = ? AND owner.visibility = ?", false, store.VisibilityPublic)
+	}
+	return db.Where(`((repositories.is_private = ? AND owner.visibility IN ?)
+		OR repositories.owner_id = ?
+		OR repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?))`,
+		false, []store.Visibility{store.VisibilityPublic, store.VisibilityLimited}, v.UserID, v.UserID)
+}
+
+func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page) ([]*store.Repository, int64, error) {
+	db := s.d.conn(ctx).Model(&store.Repository{}).Joins("JOIN users owner ON owner.id = repositories.owner_id")
+	db = visibleTo(db, q.Viewer)
+	if q.OwnerID > 0 {
+		db = db.Where("repositories.owner_id = ?", q.OwnerID)
+	}
+	if q.Reachable {
+		db = db.Where("(repositories.owner_id = ? OR repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?))",
+			q.Viewer.UserID, q.Viewer.UserID)
+	}
+	if kw := strings.TrimSpace(q.Keyword); kw != "" {
+		switch {
+		case q.TopicOnly:
+			db = db.Where(`(',' || repositories.topics || ',') LIKE ? ESCAPE '\'`, "%,"+escapeLike(strings.ToLower(kw))+",%")
+		case q.IncludeDescription:
+			pat := likePattern(kw)
+			db = db.Where(`(repositories.lower_name LIKE ? ESCAPE '\' OR LOWER(repositories.description) LIKE ? ESCAPE '\')`, pat, pat)
+		default:
+			db = db.Where(`repositories.lower_name LIKE ? ESCAPE '\'`, likePattern(kw))
+		}
+	}
+	for col, v := range map[string]*bool{"is_private": q.IsPrivate, "is_template": q.IsTemplate,
+		"is_archived": q.IsArchived, "is_fork": q.IsFork, "is_mirror": q.IsMirror} {
+		if v != nil {
+			db = db.Where("repositories."+col+" = ?", *v)
+		}
+	}
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count repositories")
+	}
+	order := q.OrderBy
+	if order == "" {
+		order = "repositories.id ASC"
+	}
+	var out []*store.Repository
+	err := db.Select("repositories.*").Preload("Owner").Order(order).Order("repositories.id ASC").
+		Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	return out, total, translate(err, "search repositories")
+}

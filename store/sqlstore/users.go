@@ -1,0 +1,110 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"repohost/store"
+)
+
+type userStore struct{ d *DB }
+
+func (s userStore) Create(ctx context.Context, u *store.User) error {
+	u.LowerName = strings.ToLower(u.Name)
+	return translate(s.d.conn(ctx).Create(u).Error, "create user")
+}
+
+func (s userStore) FindByID(ctx context.Context, id int64) (*store.User, error) {
+	var u store.User
+	if err := s.d.conn(ctx).Take(&u, id).Error; err != nil {
+		return nil, translate(err, "find user")
+	}
+	return &u, nil
+}
+
+func (s userStore) FindByName(ctx context.Context, name string) (*store.User, error) {
+	var u store.User
+	if err := s.d.conn(ctx).Where("lower_name = ?", strings.ToLower(name)).Take(&u).Error; err != nil {
+		return nil, translate(err, "find user")
+	}
+	return &u, nil
+}
+
+func (s userStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.User, error) {
+	out := make(map[int64]*store.User, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var users []*store.User
+	if err := s.d.conn(ctx).Where("id IN ?", ids).Find(&users).Error; err != nil {
+		return nil, translate(err, "find users")
+	}
+	for _, u := range users {
+		out[u.ID] = u
+	}
+	return out, nil
+}
+
+func (s userStore) Update(ctx context.Context, u *store.User) error {
+	u.LowerName = strings.ToLower(u.Name)
+	res := s.d.conn(ctx).Select("*").Omit("created_at").Updates(u)
+	if res.Error != nil {
+		return translate(res.Error, "update user")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "update user")
+	}
+	return nil
+}
+
+func (s userStore) Delete(ctx context.Context, id int64) error {
+	return translate(s.d.conn(ctx).Delete(&store.User{}, id).Error, "delete user")
+}
+
+func (s userStore) Count(ctx context.Context, t store.UserType) (int64, error) {
+	var n int64
+	err := s.d.conn(ctx).Model(&store.User{}).Where("type = ?", t).Count(&n).Error
+	return n, translate(err, "count users")
+}
+
+func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page) ([]*store.User, int64, error) {
+	db := s.d.conn(ctx).Model(&store.User{}).Where("type = ?", q.Type)
+	if kw := strings.TrimSpace(q.Keyword); kw != "" {
+		pat := likePattern(kw)
+		if q.KeywordEmail {
+			db = db.Where(`(lower_name LIKE ? ESCAPE '\' OR LOWER(full_name) LIKE ? ESCAPE '\' OR LOWER(email) LIKE ? ESCAPE '\')`, pat, pat, pat)
+		} else {
+			db = db.Where(`(lower_name LIKE ? ESCAPE '\' OR LOWER(full_name) LIKE ? ESCAPE '\')`, pat, pat)
+		}
+	}
+	if q.UID > 0 {
+		db = db.Where("id = ?", q.UID)
+	}
+	if q.SourceID != nil {
+		db = db.Where("source_id = ?", *q.SourceID)
+	}
+	if q.LoginName != "" {
+		db = db.Where("login_name = ?", q.LoginName)
+	}
+	if len(q.Visibilities) > 0 {
+		db = db.Where("visibility IN ?", q.Visibilities)
+	}
+	for col, v := range map[string]*bool{"is_active": q.IsActive, "is_admin": q.IsAdmin, "restricted": q.IsRestricted, "prohibit_login": q.ProhibitLogin} {
+		if v != nil {
+			db = db.Where(col+" = ?", *v)
+		}
+	}
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count users")
+	}
+	order := q.OrderBy
+	if order == "" {
+		order = "lower_name ASC"
+	}
+	var users []*store.User
+	err := db.Order(order).Order("id ASC").Offset(p.Offset).Limit(p.Limit).Find(&users).Error
+	return users, total, translate(err, "search users")
+}

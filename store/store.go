@@ -1,0 +1,44 @@
+// Package store holds the domain types of repohost, the interfaces through which
+// the rest of the program reads and writes them, and the sentinel errors every
+// implementation returns. It knows nothing of HTTP or of the generated models.
+package store
+
+import (
+	"context"
+	"errors"
+)
+
+// Sentinel errors. Implementations wrap them with %w; impl/apierr maps them to
+// status codes, so nothing above the store ever inspects driver errors.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrDuplicate = errors.New("already exists")
+	// ErrConflict means a precondition on the stored state (such as a version
+	// number) no longer holds.
+	ErrConflict = errors.New("conflict")
+)
+
+// Tx runs fn inside one database transaction carried by the context it passes
+// on. Store methods called with that context join the transaction; nested calls
+// reuse the outer one.
+type Tx interface {
+	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// Page selects a window of a list. Offset and Limit are already normalised by
+// impl/paging; a store never decides page sizes itself.
+type Page struct {
+	Offset int
+	Limit  int
+}
+
+// Store bundles every aggregate's store. The GORM implementation satisfies it.
+type Store interface {
+	Tx
+	Users() UserStore
+	Emails() EmailStore
+	Tokens() TokenStore
+	Orgs() OrgStore
+	Repos() RepoStore
+	Close() error
+}
