@@ -21,6 +21,7 @@ type CreateAccessTokenOption struct {
 
 	// name
 	// Required: true
+	// Max Length: 255
 	Name *string `json:"name"`
 
 	// scopes
@@ -45,6 +46,10 @@ func (m *CreateAccessTokenOption) Validate(formats strfmt.Registry) error {
 func (m *CreateAccessTokenOption) validateName(formats strfmt.Registry) error {
 
 	if err := validate.Required("name", "body", m.Name); err != nil {
+		return err
+	}
+
+	if err := validate.MaxLength("name", "body", *m.Name, 255); err != nil {
 		return err
 	}
 

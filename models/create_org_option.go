@@ -21,15 +21,19 @@ import (
 type CreateOrgOption struct {
 
 	// description
+	// Max Length: 255
 	Description *string `json:"description,omitempty"`
 
 	// email
+	// Max Length: 255
 	Email *string `json:"email,omitempty"`
 
 	// full name
+	// Max Length: 100
 	FullName *string `json:"full_name,omitempty"`
 
 	// location
+	// Max Length: 50
 	Location *string `json:"location,omitempty"`
 
 	// repo admin change team access
@@ -37,6 +41,7 @@ type CreateOrgOption struct {
 
 	// user name
 	// Required: true
+	// Max Length: 40
 	UserName *string `json:"username"`
 
 	// visibility
@@ -44,12 +49,29 @@ type CreateOrgOption struct {
 	Visibility *string `json:"visibility,omitempty"`
 
 	// website
+	// Max Length: 255
 	Website *string `json:"website,omitempty"`
 }
 
 // Validate validates this create org option
 func (m *CreateOrgOption) Validate(formats strfmt.Registry) error {
 	var res []error
+
+	if err := m.validateDescription(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateEmail(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateFullName(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateLocation(formats); err != nil {
+		res = append(res, err)
+	}
 
 	if err := m.validateUserName(formats); err != nil {
 		res = append(res, err)
@@ -59,15 +81,71 @@ func (m *CreateOrgOption) Validate(formats strfmt.Registry) error {
 		res = append(res, err)
 	}
 
+	if err := m.validateWebsite(formats); err != nil {
+		res = append(res, err)
+	}
+
 	if len(res) > 0 {
 		return errors.CompositeValidationError(res...)
 	}
 	return nil
 }
 
+func (m *CreateOrgOption) validateDescription(formats strfmt.Registry) error {
+	if swag.IsZero(m.Description) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("description", "body", *m.Description, 255); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateOrgOption) validateEmail(formats strfmt.Registry) error {
+	if swag.IsZero(m.Email) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("email", "body", *m.Email, 255); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateOrgOption) validateFullName(formats strfmt.Registry) error {
+	if swag.IsZero(m.FullName) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("full_name", "body", *m.FullName, 100); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateOrgOption) validateLocation(formats strfmt.Registry) error {
+	if swag.IsZero(m.Location) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("location", "body", *m.Location, 50); err != nil {
+		return err
+	}
+
+	return nil
+}
+
 func (m *CreateOrgOption) validateUserName(formats strfmt.Registry) error {
 
 	if err := validate.Required("username", "body", m.UserName); err != nil {
+		return err
+	}
+
+	if err := validate.MaxLength("username", "body", *m.UserName, 40); err != nil {
 		return err
 	}
 
@@ -113,6 +191,18 @@ func (m *CreateOrgOption) validateVisibility(formats strfmt.Registry) error {
 
 	// value enum
 	if err := m.validateVisibilityEnum("visibility", "body", *m.Visibility); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateOrgOption) validateWebsite(formats strfmt.Registry) error {
+	if swag.IsZero(m.Website) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("website", "body", *m.Website, 255); err != nil {
 		return err
 	}
 

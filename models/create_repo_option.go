@@ -24,9 +24,11 @@ type CreateRepoOption struct {
 	AutoInit *bool `json:"auto_init,omitempty"`
 
 	// default branch
+	// Max Length: 100
 	DefaultBranch *string `json:"default_branch,omitempty"`
 
 	// description
+	// Max Length: 2048
 	Description *string `json:"description,omitempty"`
 
 	// gitignores
@@ -40,6 +42,8 @@ type CreateRepoOption struct {
 
 	// name
 	// Required: true
+	// Max Length: 100
+	// Pattern: ^[-_.a-zA-Z0-9]+$
 	Name *string `json:"name"`
 
 	// object format name
@@ -64,6 +68,14 @@ type CreateRepoOption struct {
 func (m *CreateRepoOption) Validate(formats strfmt.Registry) error {
 	var res []error
 
+	if err := m.validateDefaultBranch(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateDescription(formats); err != nil {
+		res = append(res, err)
+	}
+
 	if err := m.validateName(formats); err != nil {
 		res = append(res, err)
 	}
@@ -82,9 +94,41 @@ func (m *CreateRepoOption) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
+func (m *CreateRepoOption) validateDefaultBranch(formats strfmt.Registry) error {
+	if swag.IsZero(m.DefaultBranch) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("default_branch", "body", *m.DefaultBranch, 100); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateRepoOption) validateDescription(formats strfmt.Registry) error {
+	if swag.IsZero(m.Description) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("description", "body", *m.Description, 2048); err != nil {
+		return err
+	}
+
+	return nil
+}
+
 func (m *CreateRepoOption) validateName(formats strfmt.Registry) error {
 
 	if err := validate.Required("name", "body", m.Name); err != nil {
+		return err
+	}
+
+	if err := validate.MaxLength("name", "body", *m.Name, 100); err != nil {
+		return err
+	}
+
+	if err := validate.Pattern("name", "body", *m.Name, `^[-_.a-zA-Z0-9]+$`); err != nil {
 		return err
 	}
 

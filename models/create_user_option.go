@@ -26,18 +26,22 @@ type CreateUserOption struct {
 
 	// email
 	// Required: true
+	// Max Length: 254
 	Email *string `json:"email"`
 
 	// full name
+	// Max Length: 100
 	FullName *string `json:"full_name,omitempty"`
 
 	// login name
+	// Max Length: 255
 	LoginName *string `json:"login_name,omitempty"`
 
 	// must change password
 	MustChangePassword *bool `json:"must_change_password,omitempty"`
 
 	// password
+	// Max Length: 255
 	Password *string `json:"password,omitempty"`
 
 	// restricted
@@ -51,6 +55,7 @@ type CreateUserOption struct {
 
 	// username
 	// Required: true
+	// Max Length: 40
 	Username *string `json:"username"`
 
 	// visibility
@@ -67,6 +72,18 @@ func (m *CreateUserOption) Validate(formats strfmt.Registry) error {
 	}
 
 	if err := m.validateEmail(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateFullName(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateLoginName(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validatePassword(formats); err != nil {
 		res = append(res, err)
 	}
 
@@ -102,12 +119,56 @@ func (m *CreateUserOption) validateEmail(formats strfmt.Registry) error {
 		return err
 	}
 
+	if err := validate.MaxLength("email", "body", *m.Email, 254); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateUserOption) validateFullName(formats strfmt.Registry) error {
+	if swag.IsZero(m.FullName) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("full_name", "body", *m.FullName, 100); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateUserOption) validateLoginName(formats strfmt.Registry) error {
+	if swag.IsZero(m.LoginName) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("login_name", "body", *m.LoginName, 255); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateUserOption) validatePassword(formats strfmt.Registry) error {
+	if swag.IsZero(m.Password) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("password", "body", *m.Password, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
 func (m *CreateUserOption) validateUsername(formats strfmt.Registry) error {
 
 	if err := validate.Required("username", "body", m.Username); err != nil {
+		return err
+	}
+
+	if err := validate.MaxLength("username", "body", *m.Username, 40); err != nil {
 		return err
 	}
 

@@ -21,15 +21,19 @@ import (
 type EditOrgOption struct {
 
 	// description
+	// Max Length: 255
 	Description *string `json:"description,omitempty"`
 
 	// email
+	// Max Length: 255
 	Email *string `json:"email,omitempty"`
 
 	// full name
+	// Max Length: 100
 	FullName *string `json:"full_name,omitempty"`
 
 	// location
+	// Max Length: 50
 	Location *string `json:"location,omitempty"`
 
 	// repo admin change team access
@@ -40,6 +44,7 @@ type EditOrgOption struct {
 	Visibility *string `json:"visibility,omitempty"`
 
 	// website
+	// Max Length: 255
 	Website *string `json:"website,omitempty"`
 }
 
@@ -47,13 +52,81 @@ type EditOrgOption struct {
 func (m *EditOrgOption) Validate(formats strfmt.Registry) error {
 	var res []error
 
+	if err := m.validateDescription(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateEmail(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateFullName(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateLocation(formats); err != nil {
+		res = append(res, err)
+	}
+
 	if err := m.validateVisibility(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateWebsite(formats); err != nil {
 		res = append(res, err)
 	}
 
 	if len(res) > 0 {
 		return errors.CompositeValidationError(res...)
 	}
+	return nil
+}
+
+func (m *EditOrgOption) validateDescription(formats strfmt.Registry) error {
+	if swag.IsZero(m.Description) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("description", "body", *m.Description, 255); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *EditOrgOption) validateEmail(formats strfmt.Registry) error {
+	if swag.IsZero(m.Email) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("email", "body", *m.Email, 255); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *EditOrgOption) validateFullName(formats strfmt.Registry) error {
+	if swag.IsZero(m.FullName) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("full_name", "body", *m.FullName, 100); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *EditOrgOption) validateLocation(formats strfmt.Registry) error {
+	if swag.IsZero(m.Location) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("location", "body", *m.Location, 50); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -96,6 +169,18 @@ func (m *EditOrgOption) validateVisibility(formats strfmt.Registry) error {
 
 	// value enum
 	if err := m.validateVisibilityEnum("visibility", "body", *m.Visibility); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *EditOrgOption) validateWebsite(formats strfmt.Registry) error {
+	if swag.IsZero(m.Website) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("website", "body", *m.Website, 255); err != nil {
 		return err
 	}
 

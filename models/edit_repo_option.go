@@ -12,6 +12,7 @@ import (
 	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // EditRepoOption EditRepoOption.
@@ -65,6 +66,7 @@ type EditRepoOption struct {
 	DefaultUpdateStyle *string `json:"default_update_style,omitempty"`
 
 	// description
+	// Max Length: 2048
 	Description *string `json:"description,omitempty"`
 
 	// enable prune
@@ -110,6 +112,8 @@ type EditRepoOption struct {
 	MirrorUsername *string `json:"mirror_username,omitempty"`
 
 	// name
+	// Max Length: 100
+	// Pattern: ^[-_.a-zA-Z0-9]+$
 	Name *string `json:"name,omitempty"`
 
 	// private
@@ -122,6 +126,7 @@ type EditRepoOption struct {
 	Template *bool `json:"template,omitempty"`
 
 	// website
+	// Max Length: 1024
 	Website *string `json:"website,omitempty"`
 
 	// external tracker
@@ -138,6 +143,18 @@ type EditRepoOption struct {
 func (m *EditRepoOption) Validate(formats strfmt.Registry) error {
 	var res []error
 
+	if err := m.validateDescription(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateName(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateWebsite(formats); err != nil {
+		res = append(res, err)
+	}
+
 	if err := m.validateExternalTracker(formats); err != nil {
 		res = append(res, err)
 	}
@@ -153,6 +170,46 @@ func (m *EditRepoOption) Validate(formats strfmt.Registry) error {
 	if len(res) > 0 {
 		return errors.CompositeValidationError(res...)
 	}
+	return nil
+}
+
+func (m *EditRepoOption) validateDescription(formats strfmt.Registry) error {
+	if swag.IsZero(m.Description) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("description", "body", *m.Description, 2048); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *EditRepoOption) validateName(formats strfmt.Registry) error {
+	if swag.IsZero(m.Name) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("name", "body", *m.Name, 100); err != nil {
+		return err
+	}
+
+	if err := validate.Pattern("name", "body", *m.Name, `^[-_.a-zA-Z0-9]+$`); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *EditRepoOption) validateWebsite(formats strfmt.Registry) error {
+	if swag.IsZero(m.Website) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("website", "body", *m.Website, 1024); err != nil {
+		return err
+	}
+
 	return nil
 }
 

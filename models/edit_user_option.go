@@ -36,16 +36,20 @@ type EditUserOption struct {
 	AllowImportLocal *bool `json:"allow_import_local,omitempty"`
 
 	// description
+	// Max Length: 255
 	Description *string `json:"description,omitempty"`
 
 	// email
+	// Max Length: 254
 	// Format: email
 	Email *strfmt.Email `json:"email,omitempty"`
 
 	// full name
+	// Max Length: 100
 	FullName *string `json:"full_name,omitempty"`
 
 	// location
+	// Max Length: 50
 	Location *string `json:"location,omitempty"`
 
 	// login name
@@ -59,6 +63,7 @@ type EditUserOption struct {
 	MustChangePassword *bool `json:"must_change_password,omitempty"`
 
 	// password
+	// Max Length: 255
 	Password *string `json:"password,omitempty"`
 
 	// prohibit login
@@ -76,6 +81,7 @@ type EditUserOption struct {
 	Visibility *string `json:"visibility,omitempty"`
 
 	// website
+	// Max Length: 255
 	Website *string `json:"website,omitempty"`
 }
 
@@ -83,11 +89,27 @@ type EditUserOption struct {
 func (m *EditUserOption) Validate(formats strfmt.Registry) error {
 	var res []error
 
+	if err := m.validateDescription(formats); err != nil {
+		res = append(res, err)
+	}
+
 	if err := m.validateEmail(formats); err != nil {
 		res = append(res, err)
 	}
 
+	if err := m.validateFullName(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateLocation(formats); err != nil {
+		res = append(res, err)
+	}
+
 	if err := m.validateLoginName(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validatePassword(formats); err != nil {
 		res = append(res, err)
 	}
 
@@ -99,15 +121,35 @@ func (m *EditUserOption) Validate(formats strfmt.Registry) error {
 		res = append(res, err)
 	}
 
+	if err := m.validateWebsite(formats); err != nil {
+		res = append(res, err)
+	}
+
 	if len(res) > 0 {
 		return errors.CompositeValidationError(res...)
 	}
 	return nil
 }
 
+func (m *EditUserOption) validateDescription(formats strfmt.Registry) error {
+	if swag.IsZero(m.Description) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("description", "body", *m.Description, 255); err != nil {
+		return err
+	}
+
+	return nil
+}
+
 func (m *EditUserOption) validateEmail(formats strfmt.Registry) error {
 	if swag.IsZero(m.Email) { // not required
 		return nil
+	}
+
+	if err := validate.MaxLength("email", "body", m.Email.String(), 254); err != nil {
+		return err
 	}
 
 	if err := validate.FormatOf("email", "body", "email", m.Email.String(), formats); err != nil {
@@ -117,9 +159,45 @@ func (m *EditUserOption) validateEmail(formats strfmt.Registry) error {
 	return nil
 }
 
+func (m *EditUserOption) validateFullName(formats strfmt.Registry) error {
+	if swag.IsZero(m.FullName) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("full_name", "body", *m.FullName, 100); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *EditUserOption) validateLocation(formats strfmt.Registry) error {
+	if swag.IsZero(m.Location) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("location", "body", *m.Location, 50); err != nil {
+		return err
+	}
+
+	return nil
+}
+
 func (m *EditUserOption) validateLoginName(formats strfmt.Registry) error {
 
 	if err := validate.Required("login_name", "body", m.LoginName); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *EditUserOption) validatePassword(formats strfmt.Registry) error {
+	if swag.IsZero(m.Password) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("password", "body", *m.Password, 255); err != nil {
 		return err
 	}
 
@@ -174,6 +252,18 @@ func (m *EditUserOption) validateVisibility(formats strfmt.Registry) error {
 
 	// value enum
 	if err := m.validateVisibilityEnum("visibility", "body", *m.Visibility); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *EditUserOption) validateWebsite(formats strfmt.Registry) error {
+	if swag.IsZero(m.Website) { // not required
+		return nil
+	}
+
+	if err := validate.MaxLength("website", "body", *m.Website, 255); err != nil {
 		return err
 	}
 

@@ -21,6 +21,7 @@ type RenameUserOption struct {
 
 	// new name
 	// Required: true
+	// Max Length: 40
 	NewName *string `json:"new_username"`
 }
 
@@ -41,6 +42,10 @@ func (m *RenameUserOption) Validate(formats strfmt.Registry) error {
 func (m *RenameUserOption) validateNewName(formats strfmt.Registry) error {
 
 	if err := validate.Required("new_username", "body", m.NewName); err != nil {
+		return err
+	}
+
+	if err := validate.MaxLength("new_username", "body", *m.NewName, 40); err != nil {
 		return err
 	}
 

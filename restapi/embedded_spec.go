@@ -1567,6 +1567,9 @@ func init() {
               "$ref": "#/definitions/CurrentAccessToken"
             }
           },
+          "400": {
+            "$ref": "#/responses/error"
+          },
           "401": {
             "$ref": "#/responses/unauthorized"
           },
@@ -1593,6 +1596,9 @@ func init() {
         "responses": {
           "204": {
             "$ref": "#/responses/empty"
+          },
+          "400": {
+            "$ref": "#/responses/error"
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -2400,6 +2406,7 @@ func init() {
       "properties": {
         "name": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Name"
         },
         "scopes": {
@@ -2446,21 +2453,25 @@ func init() {
       "properties": {
         "description": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Description",
           "x-nullable": true
         },
         "email": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Email",
           "x-nullable": true
         },
         "full_name": {
           "type": "string",
+          "maxLength": 100,
           "x-go-name": "FullName",
           "x-nullable": true
         },
         "location": {
           "type": "string",
+          "maxLength": 50,
           "x-go-name": "Location",
           "x-nullable": true
         },
@@ -2471,6 +2482,7 @@ func init() {
         },
         "username": {
           "type": "string",
+          "maxLength": 40,
           "x-go-name": "UserName"
         },
         "visibility": {
@@ -2485,6 +2497,7 @@ func init() {
         },
         "website": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Website",
           "x-nullable": true
         }
@@ -2504,11 +2517,13 @@ func init() {
         },
         "default_branch": {
           "type": "string",
+          "maxLength": 100,
           "x-go-name": "DefaultBranch",
           "x-nullable": true
         },
         "description": {
           "type": "string",
+          "maxLength": 2048,
           "x-go-name": "Description",
           "x-nullable": true
         },
@@ -2529,7 +2544,8 @@ func init() {
         },
         "name": {
           "type": "string",
-          "uniqueItems": true,
+          "maxLength": 100,
+          "pattern": "^[-_.a-zA-Z0-9]+$",
           "x-go-name": "Name"
         },
         "object_format_name": {
@@ -2585,15 +2601,18 @@ func init() {
         },
         "email": {
           "type": "string",
+          "maxLength": 254,
           "x-go-name": "Email"
         },
         "full_name": {
           "type": "string",
+          "maxLength": 100,
           "x-go-name": "FullName",
           "x-nullable": true
         },
         "login_name": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "LoginName",
           "x-nullable": true
         },
@@ -2604,6 +2623,7 @@ func init() {
         },
         "password": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Password",
           "x-nullable": true
         },
@@ -2625,6 +2645,7 @@ func init() {
         },
         "username": {
           "type": "string",
+          "maxLength": 40,
           "x-go-name": "Username"
         },
         "visibility": {
@@ -2703,21 +2724,25 @@ func init() {
       "properties": {
         "description": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Description",
           "x-nullable": true
         },
         "email": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Email",
           "x-nullable": true
         },
         "full_name": {
           "type": "string",
+          "maxLength": 100,
           "x-go-name": "FullName",
           "x-nullable": true
         },
         "location": {
           "type": "string",
+          "maxLength": 50,
           "x-go-name": "Location",
           "x-nullable": true
         },
@@ -2738,6 +2763,7 @@ func init() {
         },
         "website": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Website",
           "x-nullable": true
         }
@@ -2824,6 +2850,7 @@ func init() {
         },
         "description": {
           "type": "string",
+          "maxLength": 2048,
           "x-go-name": "Description",
           "x-nullable": true
         },
@@ -2908,7 +2935,8 @@ func init() {
         },
         "name": {
           "type": "string",
-          "uniqueItems": true,
+          "maxLength": 100,
+          "pattern": "^[-_.a-zA-Z0-9]+$",
           "x-go-name": "Name",
           "x-nullable": true
         },
@@ -2929,6 +2957,7 @@ func init() {
         },
         "website": {
           "type": "string",
+          "maxLength": 1024,
           "x-go-name": "Website",
           "x-nullable": true
         }
@@ -2969,22 +2998,26 @@ func init() {
         },
         "description": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Description",
           "x-nullable": true
         },
         "email": {
           "type": "string",
           "format": "email",
+          "maxLength": 254,
           "x-go-name": "Email",
           "x-nullable": true
         },
         "full_name": {
           "type": "string",
+          "maxLength": 100,
           "x-go-name": "FullName",
           "x-nullable": true
         },
         "location": {
           "type": "string",
+          "maxLength": 50,
           "x-go-name": "Location",
           "x-nullable": true
         },
@@ -3005,6 +3038,7 @@ func init() {
         },
         "password": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Password",
           "x-nullable": true
         },
@@ -3035,6 +3069,7 @@ func init() {
         },
         "website": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Website",
           "x-nullable": true
         }
@@ -3355,7 +3390,7 @@ func init() {
       "properties": {
         "new_username": {
           "type": "string",
-          "uniqueItems": true,
+          "maxLength": 40,
           "x-go-name": "NewName"
         }
       }
@@ -6179,6 +6214,12 @@ func init() {
               "$ref": "#/definitions/CurrentAccessToken"
             }
           },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
             "schema": {
@@ -6220,6 +6261,12 @@ func init() {
         "responses": {
           "204": {
             "description": "Done; there is no body."
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -7261,6 +7308,7 @@ func init() {
       "properties": {
         "name": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Name"
         },
         "scopes": {
@@ -7307,21 +7355,25 @@ func init() {
       "properties": {
         "description": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Description",
           "x-nullable": true
         },
         "email": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Email",
           "x-nullable": true
         },
         "full_name": {
           "type": "string",
+          "maxLength": 100,
           "x-go-name": "FullName",
           "x-nullable": true
         },
         "location": {
           "type": "string",
+          "maxLength": 50,
           "x-go-name": "Location",
           "x-nullable": true
         },
@@ -7332,6 +7384,7 @@ func init() {
         },
         "username": {
           "type": "string",
+          "maxLength": 40,
           "x-go-name": "UserName"
         },
         "visibility": {
@@ -7346,6 +7399,7 @@ func init() {
         },
         "website": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Website",
           "x-nullable": true
         }
@@ -7365,11 +7419,13 @@ func init() {
         },
         "default_branch": {
           "type": "string",
+          "maxLength": 100,
           "x-go-name": "DefaultBranch",
           "x-nullable": true
         },
         "description": {
           "type": "string",
+          "maxLength": 2048,
           "x-go-name": "Description",
           "x-nullable": true
         },
@@ -7390,7 +7446,8 @@ func init() {
         },
         "name": {
           "type": "string",
-          "uniqueItems": true,
+          "maxLength": 100,
+          "pattern": "^[-_.a-zA-Z0-9]+$",
           "x-go-name": "Name"
         },
         "object_format_name": {
@@ -7446,15 +7503,18 @@ func init() {
         },
         "email": {
           "type": "string",
+          "maxLength": 254,
           "x-go-name": "Email"
         },
         "full_name": {
           "type": "string",
+          "maxLength": 100,
           "x-go-name": "FullName",
           "x-nullable": true
         },
         "login_name": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "LoginName",
           "x-nullable": true
         },
@@ -7465,6 +7525,7 @@ func init() {
         },
         "password": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Password",
           "x-nullable": true
         },
@@ -7486,6 +7547,7 @@ func init() {
         },
         "username": {
           "type": "string",
+          "maxLength": 40,
           "x-go-name": "Username"
         },
         "visibility": {
@@ -7564,21 +7626,25 @@ func init() {
       "properties": {
         "description": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Description",
           "x-nullable": true
         },
         "email": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Email",
           "x-nullable": true
         },
         "full_name": {
           "type": "string",
+          "maxLength": 100,
           "x-go-name": "FullName",
           "x-nullable": true
         },
         "location": {
           "type": "string",
+          "maxLength": 50,
           "x-go-name": "Location",
           "x-nullable": true
         },
@@ -7599,6 +7665,7 @@ func init() {
         },
         "website": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Website",
           "x-nullable": true
         }
@@ -7685,6 +7752,7 @@ func init() {
         },
         "description": {
           "type": "string",
+          "maxLength": 2048,
           "x-go-name": "Description",
           "x-nullable": true
         },
@@ -7769,7 +7837,8 @@ func init() {
         },
         "name": {
           "type": "string",
-          "uniqueItems": true,
+          "maxLength": 100,
+          "pattern": "^[-_.a-zA-Z0-9]+$",
           "x-go-name": "Name",
           "x-nullable": true
         },
@@ -7790,6 +7859,7 @@ func init() {
         },
         "website": {
           "type": "string",
+          "maxLength": 1024,
           "x-go-name": "Website",
           "x-nullable": true
         }
@@ -7830,22 +7900,26 @@ func init() {
         },
         "description": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Description",
           "x-nullable": true
         },
         "email": {
           "type": "string",
           "format": "email",
+          "maxLength": 254,
           "x-go-name": "Email",
           "x-nullable": true
         },
         "full_name": {
           "type": "string",
+          "maxLength": 100,
           "x-go-name": "FullName",
           "x-nullable": true
         },
         "location": {
           "type": "string",
+          "maxLength": 50,
           "x-go-name": "Location",
           "x-nullable": true
         },
@@ -7866,6 +7940,7 @@ func init() {
         },
         "password": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Password",
           "x-nullable": true
         },
@@ -7896,6 +7971,7 @@ func init() {
         },
         "website": {
           "type": "string",
+          "maxLength": 255,
           "x-go-name": "Website",
           "x-nullable": true
         }
@@ -8216,7 +8292,7 @@ func init() {
       "properties": {
         "new_username": {
           "type": "string",
-          "uniqueItems": true,
+          "maxLength": 40,
           "x-go-name": "NewName"
         }
       }

@@ -84,8 +84,8 @@ type RepoViewer struct {
 
 // RepoSearch filters repositories. Nil pointers mean "any".
 type RepoSearch struct {
-	Viewer             RepoViewer
-	OwnerID            int64 // 0: any owner
+	Viewer  RepoViewer
+	OwnerID int64 // 0: any owner
 	// Reachable keeps repositories that Viewer owns or reaches through an
 	// organization membership (GET /user/repos).
 	Reachable          bool

@@ -48,11 +48,15 @@ func newf(status int, format string, args ...any) *Error {
 }
 
 // Constructors for the statuses handlers use.
-func BadRequest(format string, args ...any) *Error   { return newf(http.StatusBadRequest, format, args...) }
-func Unauthorized(format string, args ...any) *Error { return newf(http.StatusUnauthorized, format, args...) }
-func Forbidden(format string, args ...any) *Error    { return newf(http.StatusForbidden, format, args...) }
-func NotFound(format string, args ...any) *Error     { return newf(http.StatusNotFound, format, args...) }
-func Conflict(format string, args ...any) *Error     { return newf(http.StatusConflict, format, args...) }
+func BadRequest(format string, args ...any) *Error {
+	return newf(http.StatusBadRequest, format, args...)
+}
+func Unauthorized(format string, args ...any) *Error {
+	return newf(http.StatusUnauthorized, format, args...)
+}
+func Forbidden(format string, args ...any) *Error { return newf(http.StatusForbidden, format, args...) }
+func NotFound(format string, args ...any) *Error  { return newf(http.StatusNotFound, format, args...) }
+func Conflict(format string, args ...any) *Error  { return newf(http.StatusConflict, format, args...) }
 func Validation(format string, args ...any) *Error {
 	return newf(http.StatusUnprocessableEntity, format, args...)
 }

@@ -283,4 +283,3 @@ func RequirePassword(ctx context.Context) (*Principal, error) {
 	}
 	return p, nil
 }
-

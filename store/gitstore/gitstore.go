@@ -265,4 +265,3 @@ func (s *Store) HasBranch(owner, name, branch string) (bool, error) {
 	}
 	return err == nil, err
 }
-

@@ -31,6 +31,12 @@ func (o *DeleteCurrentTokenReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return result, nil
+	case 400:
+		result := NewDeleteCurrentTokenBadRequest()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 401:
 		result := NewDeleteCurrentTokenUnauthorized()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -118,6 +124,76 @@ func (o *DeleteCurrentTokenNoContent) String() string {
 }
 
 func (o *DeleteCurrentTokenNoContent) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	return nil
+}
+
+// NewDeleteCurrentTokenBadRequest creates a DeleteCurrentTokenBadRequest with default headers values
+func NewDeleteCurrentTokenBadRequest() *DeleteCurrentTokenBadRequest {
+	return &DeleteCurrentTokenBadRequest{}
+}
+
+/*
+DeleteCurrentTokenBadRequest describes a response with status code 400, with default header values.
+
+The request cannot be carried out.
+*/
+type DeleteCurrentTokenBadRequest struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this delete current token bad request response has a 2xx status code
+func (o *DeleteCurrentTokenBadRequest) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this delete current token bad request response has a 3xx status code
+func (o *DeleteCurrentTokenBadRequest) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this delete current token bad request response has a 4xx status code
+func (o *DeleteCurrentTokenBadRequest) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this delete current token bad request response has a 5xx status code
+func (o *DeleteCurrentTokenBadRequest) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this delete current token bad request response a status code equal to that given
+func (o *DeleteCurrentTokenBadRequest) IsCode(code int) bool {
+	return code == 400
+}
+
+// Code gets the status code for the delete current token bad request response
+func (o *DeleteCurrentTokenBadRequest) Code() int {
+	return 400
+}
+
+func (o *DeleteCurrentTokenBadRequest) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /token][%d] deleteCurrentTokenBadRequest %s", 400, payload)
+}
+
+func (o *DeleteCurrentTokenBadRequest) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /token][%d] deleteCurrentTokenBadRequest %s", 400, payload)
+}
+
+func (o *DeleteCurrentTokenBadRequest) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *DeleteCurrentTokenBadRequest) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
 
 	return nil
 }

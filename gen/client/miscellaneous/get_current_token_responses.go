@@ -31,6 +31,12 @@ func (o *GetCurrentTokenReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return result, nil
+	case 400:
+		result := NewGetCurrentTokenBadRequest()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 401:
 		result := NewGetCurrentTokenUnauthorized()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -127,6 +133,76 @@ func (o *GetCurrentTokenOK) GetPayload() *models.CurrentAccessToken {
 func (o *GetCurrentTokenOK) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.CurrentAccessToken)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGetCurrentTokenBadRequest creates a GetCurrentTokenBadRequest with default headers values
+func NewGetCurrentTokenBadRequest() *GetCurrentTokenBadRequest {
+	return &GetCurrentTokenBadRequest{}
+}
+
+/*
+GetCurrentTokenBadRequest describes a response with status code 400, with default header values.
+
+The request cannot be carried out.
+*/
+type GetCurrentTokenBadRequest struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get current token bad request response has a 2xx status code
+func (o *GetCurrentTokenBadRequest) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get current token bad request response has a 3xx status code
+func (o *GetCurrentTokenBadRequest) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get current token bad request response has a 4xx status code
+func (o *GetCurrentTokenBadRequest) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this get current token bad request response has a 5xx status code
+func (o *GetCurrentTokenBadRequest) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this get current token bad request response a status code equal to that given
+func (o *GetCurrentTokenBadRequest) IsCode(code int) bool {
+	return code == 400
+}
+
+// Code gets the status code for the get current token bad request response
+func (o *GetCurrentTokenBadRequest) Code() int {
+	return 400
+}
+
+func (o *GetCurrentTokenBadRequest) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /token][%d] getCurrentTokenBadRequest %s", 400, payload)
+}
+
+func (o *GetCurrentTokenBadRequest) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /token][%d] getCurrentTokenBadRequest %s", 400, payload)
+}
+
+func (o *GetCurrentTokenBadRequest) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetCurrentTokenBadRequest) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
 
 	// response payload
 	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {

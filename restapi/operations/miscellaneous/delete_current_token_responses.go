@@ -38,6 +38,51 @@ func (o *DeleteCurrentTokenNoContent) WriteResponse(rw http.ResponseWriter, prod
 	rw.WriteHeader(204)
 }
 
+// DeleteCurrentTokenBadRequestCode is the HTTP code returned for type DeleteCurrentTokenBadRequest
+const DeleteCurrentTokenBadRequestCode int = 400
+
+/*
+DeleteCurrentTokenBadRequest The request cannot be carried out.
+
+swagger:response deleteCurrentTokenBadRequest
+*/
+type DeleteCurrentTokenBadRequest struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewDeleteCurrentTokenBadRequest creates DeleteCurrentTokenBadRequest with default headers values
+func NewDeleteCurrentTokenBadRequest() *DeleteCurrentTokenBadRequest {
+
+	return &DeleteCurrentTokenBadRequest{}
+}
+
+// WithPayload adds the payload to the delete current token bad request response
+func (o *DeleteCurrentTokenBadRequest) WithPayload(payload *models.APIError) *DeleteCurrentTokenBadRequest {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the delete current token bad request response
+func (o *DeleteCurrentTokenBadRequest) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *DeleteCurrentTokenBadRequest) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(400)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // DeleteCurrentTokenUnauthorizedCode is the HTTP code returned for type DeleteCurrentTokenUnauthorized
 const DeleteCurrentTokenUnauthorizedCode int = 401
 

@@ -58,6 +58,51 @@ func (o *GetCurrentTokenOK) WriteResponse(rw http.ResponseWriter, producer runti
 	}
 }
 
+// GetCurrentTokenBadRequestCode is the HTTP code returned for type GetCurrentTokenBadRequest
+const GetCurrentTokenBadRequestCode int = 400
+
+/*
+GetCurrentTokenBadRequest The request cannot be carried out.
+
+swagger:response getCurrentTokenBadRequest
+*/
+type GetCurrentTokenBadRequest struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetCurrentTokenBadRequest creates GetCurrentTokenBadRequest with default headers values
+func NewGetCurrentTokenBadRequest() *GetCurrentTokenBadRequest {
+
+	return &GetCurrentTokenBadRequest{}
+}
+
+// WithPayload adds the payload to the get current token bad request response
+func (o *GetCurrentTokenBadRequest) WithPayload(payload *models.APIError) *GetCurrentTokenBadRequest {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get current token bad request response
+func (o *GetCurrentTokenBadRequest) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetCurrentTokenBadRequest) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(400)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GetCurrentTokenUnauthorizedCode is the HTTP code returned for type GetCurrentTokenUnauthorized
 const GetCurrentTokenUnauthorizedCode int = 401
 

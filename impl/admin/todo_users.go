@@ -11,14 +11,6 @@ import (
 	"repohost/restapi/operations/admin"
 )
 
-func (h Handlers) AdminCreateOrg(ctx context.Context, params admin.AdminCreateOrgParams) middleware.Responder {
-	return h.Fail(apierr.NotImplemented())
-}
-
-func (h Handlers) AdminCreateRepo(ctx context.Context, params admin.AdminCreateRepoParams) middleware.Responder {
-	return h.Fail(apierr.NotImplemented())
-}
-
 func (h Handlers) AdminCreateUser(ctx context.Context, params admin.AdminCreateUserParams) middleware.Responder {
 	return h.Fail(apierr.NotImplemented())
 }
@@ -32,10 +24,6 @@ func (h Handlers) AdminEditUser(ctx context.Context, params admin.AdminEditUserP
 }
 
 func (h Handlers) AdminGetAllEmails(ctx context.Context, params admin.AdminGetAllEmailsParams) middleware.Responder {
-	return h.Fail(apierr.NotImplemented())
-}
-
-func (h Handlers) AdminGetAllOrgs(ctx context.Context, params admin.AdminGetAllOrgsParams) middleware.Responder {
 	return h.Fail(apierr.NotImplemented())
 }
 

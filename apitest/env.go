@@ -1,0 +1,317 @@
+// Package apitest starts a real repohost server for tests, on the embedded
+// database or on PostgreSQL (REPOHOST_TEST_PG set by scripts/with-postgres.sh),
+// and checks every response a test receives against swagger.yml.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-openapi/runtime"
+	httptransport "github.com/go-openapi/runtime/client"
+	"github.com/go-openapi/strfmt"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver for the per-test schemas
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm/logger"
+
+	"repohost/gen/client"
+	"repohost/impl"
+	"repohost/impl/access"
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/user"
+	"repohost/store"
+	"repohost/store/gitstore"
+	"repohost/store/sqlstore"
+)
+
+// PostgresEnv names the variable holding the base DSN of the throwaway
+// PostgreSQL cluster; when it is empty tests use SQLite.
+const PostgresEnv = "REPOHOST_TEST_PG"
+
+var (
+	contractOnce sync.Once
+	contract     *Contract
+	contractErr  error
+)
+
+// SharedContract is the parsed spec, loaded once per test binary.
+func SharedContract() (*Contract, error) {
+	contractOnce.Do(func() { contract, contractErr = LoadContract() })
+	return contract, contractErr
+}
+
+// Env is one running server with a fresh database and data directory.
+type Env struct {
+	T       testing.TB
+	URL     string // base URL with a trailing slash
+	Deps    *app.Deps
+	DB      *sqlstore.DB
+	Server  *httptest.Server
+	Admin   *Account
+	stmts   atomic.Int64
+	checker *Contract
+}
+
+// Account is a user a test can sign in as.
+type Account struct {
+	User     *store.User
+	Password string
+}
+
+// Database reports which database tests run on.
+func Database() string {
+	if os.Getenv(PostgresEnv) != "" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// New starts a server for t.
+func New(t testing.TB) *Env {
+	t.Helper()
+	c, err := SharedContract()
+	if err != nil {
+		t.Fatalf("load swagger.yml: %v", err)
+	}
+	e := &Env{T: t, checker: c}
+	dataDir := t.TempDir()
+	dsn := e.database(t, dataDir)
+	db, err := sqlstore.Open(dsn, sqlstore.Options{Logger: &countingLogger{n: &e.stmts}})
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Migrate(context.Background()); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	git, err := gitstore.New(filepath.Join(dataDir, "repositories"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("REPOHOST_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	e.DB = db
+	e.Deps = &app.Deps{
+		Store:  db,
+		Git:    git,
+		Access: access.Checker{Store: db},
+		Hasher: auth.Hasher{Cost: bcrypt.MinCost},
+		Errors: apierr.Translator{Log: log},
+		Log:    log,
+	}
+	h, err := impl.NewHandler(e.Deps)
+	if err != nil {
+		t.Fatalf("build handler: %v", err)
+	}
+	e.Server = httptest.NewServer(h)
+	t.Cleanup(e.Server.Close)
+	e.URL = e.Server.URL + "/"
+	e.Admin = e.CreateUser("admin", true)
+	return e
+}
+
+// database returns the DSN for this test: a SQLite file, or a fresh schema
+// in the test cluster that is dropped afterwards.
+func (e *Env) database(t testing.TB, dataDir string) string {
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		return filepath.Join(dataDir, "repohost.db")
+	}
+	schema := "t_" + randomHex(6)
+	conn, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("connect to test PostgreSQL: %v", err)
+	}
+	if _, err := conn.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = conn.Exec("DROP SCHEMA " + schema + " CASCADE")
+		conn.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("parse %s: %v", PostgresEnv, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// CreateUser makes an individual account directly through the service
+// layer (the password is the name followed by "-pw").
+func (e *Env) CreateUser(name string, admin bool) *Account {
+	e.T.Helper()
+	pw := name + "-pw"
+	u, err := user.Create(context.Background(), e.Deps, user.NewUser{
+		Name: name, Password: pw, Email: name + "@example.com", IsAdmin: admin,
+	})
+	if err != nil {
+		e.T.Fatalf("create user %s: %v", name, err)
+	}
+	return &Account{User: u, Password: pw}
+}
+
+// Token issues an access token for a with the given scopes.
+func (e *Env) Token(a *Account, scopes ...string) string {
+	e.T.Helper()
+	secret, hash, err := auth.NewToken()
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if len(scopes) == 0 {
+		scopes = []string{"all"}
+	}
+	t := &store.AccessToken{UserID: a.User.ID, Name: "t-" + randomHex(4), TokenHash: hash,
+		TokenLastEight: secret[len(secret)-8:], Scopes: strings.Join(scopes, ",")}
+	if err := e.DB.Tokens().Create(context.Background(), t); err != nil {
+		e.T.Fatal(err)
+	}
+	return secret
+}
+
+// Cred is how a request authenticates; nil means anonymous.
+type Cred func(*http.Request)
+
+// Basic signs in with a's password.
+func Basic(a *Account) Cred {
+	return func(r *http.Request) { r.SetBasicAuth(a.User.Name, a.Password) }
+}
+
+// TokenCred sends a token as "Authorization: token X".
+func TokenCred(secret string) Cred {
+	return func(r *http.Request) { r.Header.Set("Authorization", "token "+secret) }
+}
+
+// HTTPClient validates every response against the spec.
+func (e *Env) HTTPClient() *http.Client {
+	return &http.Client{Transport: checkingTransport{contract: e.checker, next: http.DefaultTransport,
+		fail: func(err error) { e.T.Errorf("contract violation: %v", err) }}}
+}
+
+// Client is the generated client acting with cred (nil: anonymous).
+func (e *Env) Client(cred Cred) (*client.RepohostAPI, runtime.ClientAuthInfoWriter) {
+	host := strings.TrimPrefix(e.Server.URL, "http://")
+	tr := httptransport.NewWithClient(host, "/api/v1", []string{"http"}, e.HTTPClient())
+	var authw runtime.ClientAuthInfoWriter = runtime.ClientAuthInfoWriterFunc(func(runtime.ClientRequest, strfmt.Registry) error { return nil })
+	if cred != nil {
+		authw = runtime.ClientAuthInfoWriterFunc(func(r runtime.ClientRequest, _ strfmt.Registry) error {
+			req, _ := http.NewRequest(http.MethodGet, "/", nil)
+			cred(req)
+			for k, vs := range req.Header {
+				for _, v := range vs {
+					if err := r.SetHeaderParam(k, v); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	return client.New(tr, strfmt.Default), authw
+}
+
+// Response is a raw answer, already checked against the spec.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test on error.
+func (r *Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Do sends a raw request to path (relative to /api/v1, or absolute when it
+// starts with "/"). body is marshalled unless it is already []byte or a string.
+func (e *Env) Do(method, path string, body any, cred Cred) *Response {
+	e.T.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.T.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	if !strings.HasPrefix(path, "/") {
+		path = "/api/v1/" + path
+	}
+	req, err := http.NewRequest(method, e.Server.URL+path, rd)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if cred != nil {
+		cred(req)
+	}
+	resp, err := e.HTTPClient().Do(req)
+	if err != nil {
+		e.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+}
+
+// Expect fails the test unless the response has the wanted status.
+func (r *Response) Expect(t testing.TB, status int) *Response {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d; body: %s", r.Status, status, r.Body)
+	}
+	return r
+}
+
+// Statements is the number of SQL statements run so far.
+func (e *Env) Statements() int64 { return e.stmts.Load() }
+
+// countingLogger counts every statement GORM runs.
+type countingLogger struct{ n *atomic.Int64 }
+
+func (l *countingLogger) LogMode(logger.LogLevel) logger.Interface      { return l }
+func (l *countingLogger) Info(context.Context, string, ...interface{})  {}
+func (l *countingLogger) Warn(context.Context, string, ...interface{})  {}
+func (l *countingLogger) Error(context.Context, string, ...interface{}) {}
+func (l *countingLogger) Trace(_ context.Context, _ time.Time, _ func() (string, int64), _ error) {
+	l.n.Add(1)
+}
