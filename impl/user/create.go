@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/mail"
 	"strings"
+	"time"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
@@ -24,6 +25,8 @@ type NewUser struct {
 	MustChangePassword bool
 	Restricted         bool
 	Visibility         store.Visibility
+	// CreatedAt back-dates the account (admin imports); zero means now.
+	CreatedAt time.Time
 }
 
 // CheckEmail validates the form of an address.
@@ -44,9 +47,14 @@ func Create(ctx context.Context, d *app.Deps, n NewUser) (*store.User, error) {
 	if err := CheckEmail(n.Email); err != nil {
 		return nil, err
 	}
-	hash, err := d.Hasher.HashPassword(n.Password)
-	if err != nil {
-		return nil, err
+	// An account without a password (one signed in by an external source)
+	// keeps an empty hash, which no password matches.
+	hash := ""
+	if n.Password != "" {
+		var err error
+		if hash, err = d.Hasher.HashPassword(n.Password); err != nil {
+			return nil, err
+		}
 	}
 	u := &store.User{
 		Name:               n.Name,
@@ -63,8 +71,10 @@ func Create(ctx context.Context, d *app.Deps, n NewUser) (*store.User, error) {
 		SourceID:           n.SourceID,
 		AllowCreateOrg:     true,
 		MaxRepoCreation:    -1,
+		CreatedAt:          n.CreatedAt,
+		UpdatedAt:          n.CreatedAt,
 	}
-	err = d.Store.WithTx(ctx, func(ctx context.Context) error {
+	err := d.Store.WithTx(ctx, func(ctx context.Context) error {
 		if _, err := d.Store.Users().FindByName(ctx, n.Name); err == nil {
 			return apierr.Validation("user already exists [name: %s]", n.Name)
 		} else if !errors.Is(err, store.ErrNotFound) {

@@ -73,9 +73,13 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 	db := s.d.conn(ctx).Model(&store.User{}).Where("type = ?", q.Type)
 	if kw := strings.TrimSpace(q.Keyword); kw != "" {
 		pat := likePattern(kw)
-		if q.KeywordEmail {
+		switch {
+		case q.KeywordEmail && q.HideKeptEmails:
+			db = db.Where(`(lower_name LIKE ? ESCAPE '\' OR LOWER(full_name) LIKE ? ESCAPE '\'
+				OR (LOWER(email) LIKE ? ESCAPE '\' AND (keep_email_private = ? OR id = ?)))`, pat, pat, pat, false, q.Self)
+		case q.KeywordEmail:
 			db = db.Where(`(lower_name LIKE ? ESCAPE '\' OR LOWER(full_name) LIKE ? ESCAPE '\' OR LOWER(email) LIKE ? ESCAPE '\')`, pat, pat, pat)
-		} else {
+		default:
 			db = db.Where(`(lower_name LIKE ? ESCAPE '\' OR LOWER(full_name) LIKE ? ESCAPE '\')`, pat, pat)
 		}
 	}
@@ -88,7 +92,10 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 	if q.LoginName != "" {
 		db = db.Where("login_name = ?", q.LoginName)
 	}
-	if len(q.Visibilities) > 0 {
+	switch {
+	case len(q.Visibilities) > 0 && q.Self != 0:
+		db = db.Where("(visibility IN ? OR id = ?)", q.Visibilities, q.Self)
+	case len(q.Visibilities) > 0:
 		db = db.Where("visibility IN ?", q.Visibilities)
 	}
 	for col, v := range map[string]*bool{"is_active": q.IsActive, "is_admin": q.IsAdmin, "restricted": q.IsRestricted, "prohibit_login": q.ProhibitLogin} {

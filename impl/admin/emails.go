@@ -1,0 +1,78 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/paging"
+	"repohost/models"
+	"repohost/restapi/operations/admin"
+	"repohost/store"
+)
+
+func (h Handlers) AdminGetAllEmails(ctx context.Context, params admin.AdminGetAllEmailsParams) middleware.Responder {
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return h.Fail(err)
+	}
+	pg := paging.From(params.Page, params.Limit)
+	out, total, err := h.searchEmails(ctx, "", pg)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return admin.NewAdminGetAllEmailsOK().
+		WithXTotalCount(total).
+		WithLink(paging.Link(params.HTTPRequest, pg, total)).
+		WithPayload(out)
+}
+
+// AdminSearchEmails is AdminGetAllEmails narrowed by a keyword matched
+// against the owner's name, full name and the address; an empty keyword
+// lists everything.
+func (h Handlers) AdminSearchEmails(ctx context.Context, params admin.AdminSearchEmailsParams) middleware.Responder {
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return h.Fail(err)
+	}
+	pg := paging.From(params.Page, params.Limit)
+	keyword := ""
+	if params.Q != nil {
+		keyword = strings.TrimSpace(*params.Q)
+	}
+	out, total, err := h.searchEmails(ctx, keyword, pg)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return admin.NewAdminSearchEmailsOK().
+		WithXTotalCount(total).
+		WithLink(paging.Link(params.HTTPRequest, pg, total)).
+		WithPayload(out)
+}
+
+func (h Handlers) searchEmails(ctx context.Context, keyword string, pg paging.Params) ([]*models.Email, int64, error) {
+	es, total, err := h.Store.Emails().Search(ctx, keyword, pg.Store())
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]*models.Email, 0, len(es))
+	for _, e := range es {
+		out = append(out, convert.Email(&e.Email, e.UserName))
+	}
+	return out, total, nil
+}
+
+// emailOwnedByOther tells whether addr belongs to an account other than
+// userID.
+func (h Handlers) emailOwnedByOther(ctx context.Context, addr string, userID int64) (bool, error) {
+	e, err := h.Store.Emails().FindByEmail(ctx, addr)
+	switch {
+	case err == nil:
+		return e.UserID != userID, nil
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}

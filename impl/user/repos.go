@@ -1,0 +1,72 @@
+package user
+
+import (
+	"context"
+
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/access"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/paging"
+	"repohost/impl/repo"
+	"repohost/restapi/operations/user"
+	"repohost/store"
+)
+
+// UserListRepos lists the repositories a user or organization owns that
+// the caller may see, oldest first.
+func (h Handlers) UserListRepos(ctx context.Context, params user.UserListReposParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	owner, err := h.VisibleUser(ctx, p, params.Username)
+	if err != nil {
+		return h.Fail(err)
+	}
+	pg := paging.From(params.Page, params.Limit)
+	repos, total, err := h.Store.Repos().Search(ctx, store.RepoSearch{
+		Viewer:  access.Viewer(p),
+		OwnerID: owner.ID,
+		OrderBy: "repositories.id ASC",
+	}, pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	out, err := repo.Models(ctx, h.Deps, p, app.BaseURL(params.HTTPRequest), repos)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return user.NewUserListReposOK().
+		WithXTotalCount(total).
+		WithLink(paging.Link(params.HTTPRequest, pg, total)).
+		WithPayload(out)
+}
+
+// UserCurrentListRepos lists the repositories the caller owns or reaches
+// through an organization membership.
+func (h Handlers) UserCurrentListRepos(ctx context.Context, params user.UserCurrentListReposParams) middleware.Responder {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return h.Fail(err)
+	}
+	pg := paging.From(params.Page, params.Limit)
+	// Relating the repositories to the caller apart from the viewer keeps
+	// a public-only token to the public ones among them.
+	repos, total, err := h.Store.Repos().Search(ctx, store.RepoSearch{
+		Viewer:        access.Viewer(p),
+		RelatedUserID: p.UserID(),
+		RelatedOwned:  true,
+		RelatedMember: true,
+		OrderBy:       "repositories.id ASC",
+	}, pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	out, err := repo.Models(ctx, h.Deps, p, app.BaseURL(params.HTTPRequest), repos)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return user.NewUserCurrentListReposOK().
+		WithXTotalCount(total).
+		WithLink(paging.Link(params.HTTPRequest, pg, total)).
+		WithPayload(out)
+}
