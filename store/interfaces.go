@@ -15,6 +15,13 @@ type UserSearch struct {
 	IsAdmin       *bool
 	IsRestricted  *bool
 	ProhibitLogin *bool
+	// Self, when not 0, is matched whatever Visibilities say: a signed-in
+	// user always finds themself.
+	Self int64
+	// HideKeptEmails stops the keyword from matching the addresses of users
+	// who keep their email private (Self's excepted), so a search never
+	// reveals an address the result would hide.
+	HideKeptEmails bool
 	// OrderBy is an ORDER BY clause chosen by impl from a fixed list.
 	OrderBy string
 }
@@ -73,6 +80,13 @@ type OrgStore interface {
 	ListUserOrgs(ctx context.Context, userID int64, visibilities []Visibility, p Page) ([]*User, int64, error)
 	DeleteOrgMembers(ctx context.Context, orgID int64) error
 	DeleteUserMemberships(ctx context.Context, userID int64) error
+	// ListMemberships returns every membership of userID in one statement,
+	// so permissions for a whole page of repositories cost one query.
+	ListMemberships(ctx context.Context, userID int64) ([]*OrgMember, error)
+	// ListVisible lists organizations by name: those whose visibility is in
+	// visibilities (every one when visibilities is nil) plus, when memberID
+	// is not 0, those memberID belongs to.
+	ListVisible(ctx context.Context, memberID int64, visibilities []Visibility, p Page) ([]*User, int64, error)
 }
 
 // RepoViewer describes who looks at repositories, so the store can keep the
@@ -88,7 +102,11 @@ type RepoSearch struct {
 	OwnerID int64 // 0: any owner
 	// Reachable keeps repositories that Viewer owns or reaches through an
 	// organization membership (GET /user/repos).
-	Reachable          bool
+	Reachable bool
+	// Keyword holds comma-separated alternatives. Each matches a repository
+	// whose name or one of whose topics contains it, or "owner/name" parts;
+	// with IncludeDescription also the description; with TopicOnly only a
+	// topic equal to it.
 	Keyword            string
 	IncludeDescription bool
 	TopicOnly          bool
@@ -97,6 +115,14 @@ type RepoSearch struct {
 	IsArchived         *bool
 	IsFork             *bool
 	IsMirror           *bool
+	// RelatedUserID keeps repositories related to that user: with
+	// RelatedOwned the ones it owns, with RelatedMember the ones owned by
+	// organizations it belongs to; with both, either kind.
+	RelatedUserID int64
+	RelatedOwned  bool
+	RelatedMember bool
+	// PriorityOwnerID lists that owner's repositories first.
+	PriorityOwnerID int64
 	// OrderBy is an ORDER BY clause chosen by impl from a fixed list.
 	OrderBy string
 }

@@ -135,3 +135,60 @@ func (c Checker) CanCreateIn(ctx context.Context, p *auth.Principal, owner *stor
 	}
 	return c.IsOrgOwner(ctx, p, owner)
 }
+
+// RepoFor is Repo without the store, for lists: m is p's membership of the
+// organization that owns r (nil when there is none or r is user-owned). A
+// list loads the caller's memberships once and calls RepoFor per item, so
+// its query count does not grow with the page. It must answer exactly as
+// Repo does.
+func RepoFor(p *auth.Principal, r *store.Repository, m *store.OrgMember) Permission {
+	if p.IsAdmin() {
+		return full
+	}
+	if p != nil && p.PublicOnly() && (r.IsPrivate || r.Owner.Visibility != store.VisibilityPublic) {
+		return None
+	}
+	if p != nil && r.OwnerID == p.UserID() {
+		return full
+	}
+	if p != nil && r.Owner.IsOrganization() && m != nil {
+		if m.IsOwner {
+			return full
+		}
+		return Permission{Pull: true}
+	}
+	if r.IsPrivate || !canSeeUserWith(p, r.Owner, m != nil) {
+		return None
+	}
+	return Permission{Pull: true}
+}
+
+// canSeeUserWith is CanSeeUser with the membership already known.
+func canSeeUserWith(p *auth.Principal, u *store.User, member bool) bool {
+	switch {
+	case p.IsAdmin() || u.Visibility == store.VisibilityPublic:
+		return true
+	case p == nil || p.PublicOnly():
+		return false
+	case p.UserID() == u.ID:
+		return true
+	case u.Visibility == store.VisibilityLimited:
+		return !p.User.Restricted
+	}
+	return u.IsOrganization() && member
+}
+
+// UserVisibilities is the SQL form of CanSeeUser for individual accounts:
+// the visibilities p may see (nil: all), and p's own id, which p always
+// sees (0 when anonymous or when p's token is limited to public data).
+func UserVisibilities(p *auth.Principal) ([]store.Visibility, int64) {
+	switch {
+	case p.IsAdmin():
+		return nil, 0
+	case p == nil || p.PublicOnly():
+		return []store.Visibility{store.VisibilityPublic}, 0
+	case p.User.Restricted:
+		return []store.Visibility{store.VisibilityPublic}, p.UserID()
+	}
+	return []store.Visibility{store.VisibilityPublic, store.VisibilityLimited}, p.UserID()
+}

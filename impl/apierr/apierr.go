@@ -131,6 +131,10 @@ func (t Translator) Write(w http.ResponseWriter, err error) {
 // for malformed JSON never reach a client), routing failures keep their
 // status, and everything answers in the same shape.
 func (t Translator) ServeError(w http.ResponseWriter, _ *http.Request, err error) {
+	var notAllowed *oaerrors.MethodNotAllowedError
+	if errors.As(err, &notAllowed) {
+		w.Header().Set("Allow", strings.Join(notAllowed.Allowed, ","))
+	}
 	write(w, t.fromOpenAPI(err))
 }
 

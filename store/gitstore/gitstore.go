@@ -3,8 +3,10 @@
 package gitstore
 
 import (
+	"crypto"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/go-git/v5/plumbing/hash"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"repohost/store"
@@ -68,6 +71,20 @@ func (s *Store) Path(owner, name string) (string, error) {
 	return p, nil
 }
 
+// ErrUnsupported means the request needs a git feature this build lacks.
+var ErrUnsupported = errors.New("not supported by this server")
+
+// SupportsObjectFormat tells whether repositories with the object format
+// "sha1" or "sha256" can be created. go-git hashes with one algorithm chosen
+// at compile time, so a build supports exactly one of them.
+func (s *Store) SupportsObjectFormat(format string) bool {
+	want := crypto.SHA1
+	if format == "sha256" {
+		want = crypto.SHA256
+	}
+	return hash.CryptoType == want
+}
+
 // InitOptions shape a new repository.
 type InitOptions struct {
 	DefaultBranch string
@@ -85,8 +102,17 @@ func (s *Store) Create(owner, name string, opts InitOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	if _, statErr := os.Stat(path); statErr == nil {
-		return fmt.Errorf("repository directory %s/%s: %w", owner, name, store.ErrDuplicate)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create owner directory: %w", err)
+	}
+	// Mkdir, not a Stat beforehand, claims the path: it fails when anything
+	// is already there, so two concurrent creates cannot both proceed and the
+	// cleanup below never removes a directory someone else made.
+	if err := os.Mkdir(path, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("repository directory %s/%s: %w", owner, name, store.ErrDuplicate)
+		}
+		return fmt.Errorf("create repository directory: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -101,6 +127,9 @@ func (s *Store) Create(owner, name string, opts InitOptions) (err error) {
 		initOpts.ObjectFormat = formatcfg.SHA256
 	}
 	repo, err := git.PlainInitWithOptions(path, initOpts)
+	if errors.Is(err, git.ErrSHA256NotSupported) {
+		return fmt.Errorf("object format %s: %w", opts.ObjectFormat, ErrUnsupported)
+	}
 	if err != nil {
 		return fmt.Errorf("init repository: %w", err)
 	}

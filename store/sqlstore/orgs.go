@@ -79,3 +79,30 @@ func (s orgStore) DeleteOrgMembers(ctx context.Context, orgID int64) error {
 func (s orgStore) DeleteUserMemberships(ctx context.Context, userID int64) error {
 	return translate(s.d.conn(ctx).Where("user_id = ?", userID).Delete(&store.OrgMember{}).Error, "delete memberships")
 }
+
+func (s orgStore) ListMemberships(ctx context.Context, userID int64) ([]*store.OrgMember, error) {
+	var out []*store.OrgMember
+	err := s.d.conn(ctx).Where("user_id = ?", userID).Find(&out).Error
+	return out, translate(err, "list memberships")
+}
+
+func (s orgStore) ListVisible(ctx context.Context, memberID int64, visibilities []store.Visibility, p store.Page) ([]*store.User, int64, error) {
+	db := s.d.conn(ctx).Model(&store.User{}).Where("type = ?", store.UserTypeOrganization)
+	switch {
+	case visibilities == nil:
+		// every organization
+	case memberID != 0:
+		db = db.Where("(visibility IN ? OR id IN (SELECT org_id FROM org_members WHERE user_id = ?))", visibilities, memberID)
+	case len(visibilities) == 0:
+		return []*store.User{}, 0, nil
+	default:
+		db = db.Where("visibility IN ?", visibilities)
+	}
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count organizations")
+	}
+	var out []*store.User
+	err := db.Order("lower_name ASC").Order("id ASC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	return out, total, translate(err, "list organizations")
+}

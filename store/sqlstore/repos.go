@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -87,21 +88,19 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		db = db.Where("(repositories.owner_id = ? OR repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?))",
 			q.Viewer.UserID, q.Viewer.UserID)
 	}
-	if kw := strings.TrimSpace(q.Keyword); kw != "" {
-		switch {
-		case q.TopicOnly:
-			db = db.Where(`(',' || repositories.topics || ',') LIKE ? ESCAPE '\'`, "%,"+escapeLike(strings.ToLower(kw))+",%")
-		case q.IncludeDescription:
-			pat := likePattern(kw)
-			db = db.Where(`(repositories.lower_name LIKE ? ESCAPE '\' OR LOWER(repositories.description) LIKE ? ESCAPE '\')`, pat, pat)
-		default:
-			db = db.Where(`repositories.lower_name LIKE ? ESCAPE '\'`, likePattern(kw))
-		}
+	if q.RelatedUserID > 0 {
+		db = related(db, q)
 	}
-	for col, v := range map[string]*bool{"is_private": q.IsPrivate, "is_template": q.IsTemplate,
-		"is_archived": q.IsArchived, "is_fork": q.IsFork, "is_mirror": q.IsMirror} {
-		if v != nil {
-			db = db.Where("repositories."+col+" = ?", *v)
+	if cond, args := keywordCond(q); cond != "" {
+		db = db.Where(cond, args...)
+	}
+	for _, f := range []struct {
+		col string
+		v   *bool
+	}{{"is_private", q.IsPrivate}, {"is_template", q.IsTemplate}, {"is_archived", q.IsArchived},
+		{"is_fork", q.IsFork}, {"is_mirror", q.IsMirror}} {
+		if f.v != nil {
+			db = db.Where("repositories."+f.col+" = ?", *f.v)
 		}
 	}
 	var total int64
@@ -112,8 +111,60 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 	if order == "" {
 		order = "repositories.id ASC"
 	}
+	if q.PriorityOwnerID > 0 {
+		// An integer formatted with %d cannot inject anything; GORM drops
+		// the other ORDER BY columns when given an expression with vars.
+		order = fmt.Sprintf("CASE WHEN repositories.owner_id = %d THEN 0 ELSE 1 END, %s", q.PriorityOwnerID, order)
+	}
 	var out []*store.Repository
 	err := db.Select("repositories.*").Preload("Owner").Order(order).Order("repositories.id ASC").
 		Offset(p.Offset).Limit(p.Limit).Find(&out).Error
 	return out, total, translate(err, "search repositories")
+}
+
+// related applies RelatedUserID: repositories the user owns, those of the
+// organizations it belongs to, or both.
+func related(db *gorm.DB, q store.RepoSearch) *gorm.DB {
+	const member = "repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)"
+	switch {
+	case q.RelatedOwned && q.RelatedMember:
+		return db.Where("(repositories.owner_id = ? OR "+member+")", q.RelatedUserID, q.RelatedUserID)
+	case q.RelatedMember:
+		return db.Where("repositories.owner_id <> ? AND "+member, q.RelatedUserID, q.RelatedUserID)
+	default:
+		return db.Where("repositories.owner_id = ?", q.RelatedUserID)
+	}
+}
+
+// keywordCond builds the condition for q.Keyword: its comma-separated parts
+// are alternatives.
+func keywordCond(q store.RepoSearch) (string, []any) {
+	var conds []string
+	var args []any
+	for _, kw := range strings.Split(q.Keyword, ",") {
+		kw = strings.TrimSpace(kw)
+		if kw == "" {
+			continue
+		}
+		if q.TopicOnly {
+			conds = append(conds, `(',' || LOWER(repositories.topics) || ',') LIKE ? ESCAPE '\'`)
+			args = append(args, "%,"+escapeLike(strings.ToLower(kw))+",%")
+			continue
+		}
+		pat := likePattern(kw)
+		conds = append(conds, `repositories.lower_name LIKE ? ESCAPE '\'`, `LOWER(repositories.topics) LIKE ? ESCAPE '\'`)
+		args = append(args, pat, pat)
+		if q.IncludeDescription {
+			conds = append(conds, `LOWER(repositories.description) LIKE ? ESCAPE '\'`)
+			args = append(args, pat)
+		}
+		if ownerPart, namePart, ok := strings.Cut(kw, "/"); ok && !strings.Contains(namePart, "/") {
+			conds = append(conds, `(owner.lower_name LIKE ? ESCAPE '\' AND repositories.lower_name LIKE ? ESCAPE '\')`)
+			args = append(args, likePattern(ownerPart), likePattern(namePart))
+		}
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return "(" + strings.Join(conds, " OR ") + ")", args
 }

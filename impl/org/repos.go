@@ -1,0 +1,66 @@
+package org
+
+import (
+	"context"
+
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/access"
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/paging"
+	"repohost/impl/repo"
+	"repohost/restapi/operations/organization"
+	"repohost/store"
+)
+
+func (h Handlers) CreateOrgRepo(ctx context.Context, params organization.CreateOrgRepoParams) middleware.Responder {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return h.Fail(err)
+	}
+	o, err := h.VisibleOrg(ctx, p, params.Org)
+	if err != nil {
+		return h.Fail(err)
+	}
+	ok, err := h.Access.CanCreateIn(ctx, p, o)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if !ok {
+		return h.Fail(apierr.Forbidden("Given user is not owner of organization."))
+	}
+	r, err := repo.Create(ctx, h.Deps, p.User, o, params.Body)
+	if err != nil {
+		return h.Fail(err)
+	}
+	perm, err := h.Access.Repo(ctx, p, r)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return organization.NewCreateOrgRepoCreated().WithPayload(convert.Repo(app.BaseURL(params.HTTPRequest), r, perm, app.Viewer(p)))
+}
+
+func (h Handlers) OrgListRepos(ctx context.Context, params organization.OrgListReposParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	o, err := h.VisibleOrg(ctx, p, params.Org)
+	if err != nil {
+		return h.Fail(err)
+	}
+	pg := paging.From(params.Page, params.Limit)
+	repos, total, err := h.Store.Repos().Search(ctx, store.RepoSearch{Viewer: access.Viewer(p), OwnerID: o.ID}, pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	base := app.BaseURL(params.HTTPRequest)
+	data, err := repo.Models(ctx, h.Deps, p, base, repos)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return organization.NewOrgListReposOK().
+		WithXTotalCount(total).
+		WithLink(paging.Link(params.HTTPRequest, pg, total)).
+		WithPayload(data)
+}

@@ -1,0 +1,281 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/names"
+	"repohost/models"
+	"repohost/restapi/operations/repository"
+	"repohost/store"
+)
+
+// The values the reference accepts for these settings; read-only tables.
+var (
+	projectsModes = []string{"repo", "owner", "all"}
+	mergeStyles   = []string{"merge", "rebase", "rebase-merge", "squash", "fast-forward-only", "manually-merged"}
+	trackerStyles = []string{"numeric", "alphanumeric", "regexp"}
+)
+
+func oneOf(field, v string, allowed []string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return apierr.Validation("[%s]: must be one of %s", field, strings.Join(allowed, ", "))
+}
+
+// checkURL accepts an absolute http(s) URL.
+func checkURL(field, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return apierr.Validation("[%s]: invalid URL", field)
+	}
+	return nil
+}
+
+// checkEdit validates everything in o that does not need git or the
+// database, before anything changes.
+func checkEdit(o *models.EditRepoOption) error {
+	if o.Name != nil {
+		if err := names.CheckRepo("Name", *o.Name); err != nil {
+			return err
+		}
+	}
+	if o.DefaultBranch != nil {
+		if err := CheckBranchName("DefaultBranch", *o.DefaultBranch); err != nil {
+			return err
+		}
+	}
+	if o.DefaultTargetBranch != nil && *o.DefaultTargetBranch != "" {
+		if err := CheckBranchName("DefaultTargetBranch", *o.DefaultTargetBranch); err != nil {
+			return err
+		}
+	}
+	if o.ProjectsMode != nil {
+		if err := oneOf("ProjectsMode", *o.ProjectsMode, projectsModes); err != nil {
+			return err
+		}
+	}
+	if o.DefaultMergeStyle != nil {
+		if err := oneOf("DefaultMergeStyle", *o.DefaultMergeStyle, mergeStyles); err != nil {
+			return err
+		}
+	}
+	if t := o.ExternalTracker; t != nil && t.ExternalTrackerURL != "" {
+		if err := checkURL("ExternalTrackerURL", t.ExternalTrackerURL); err != nil {
+			return err
+		}
+		if t.ExternalTrackerFormat != "" {
+			// The placeholders stand for path segments; with sample values
+			// in their place the format must be a URL.
+			sample := strings.NewReplacer("{user}", "u", "{repo}", "r", "{index}", "1").Replace(t.ExternalTrackerFormat)
+			if err := checkURL("ExternalTrackerFormat", sample); err != nil {
+				return err
+			}
+		}
+		if t.ExternalTrackerStyle != "" {
+			if err := oneOf("ExternalTrackerStyle", t.ExternalTrackerStyle, trackerStyles); err != nil {
+				return err
+			}
+		}
+	}
+	if w := o.ExternalWiki; w != nil && w.ExternalWikiURL != "" {
+		if err := checkURL("ExternalWikiURL", w.ExternalWikiURL); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func set[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+// applyEdit copies the fields present in o onto r; absent ones stay.
+func applyEdit(r *store.Repository, o *models.EditRepoOption, now time.Time) {
+	set(&r.Name, o.Name)
+	set(&r.Description, o.Description)
+	set(&r.Website, o.Website)
+	set(&r.IsPrivate, o.Private)
+	set(&r.IsTemplate, o.Template)
+	set(&r.DefaultBranch, o.DefaultBranch)
+	if o.Archived != nil && *o.Archived != r.IsArchived {
+		r.IsArchived = *o.Archived
+		r.ArchivedAt = nil
+		if r.IsArchived {
+			r.ArchivedAt = &now
+		}
+	}
+	set(&r.HasIssues, o.HasIssues)
+	set(&r.HasWiki, o.HasWiki)
+	set(&r.HasPullRequests, o.HasPullRequests)
+	set(&r.HasProjects, o.HasProjects)
+	set(&r.HasReleases, o.HasReleases)
+	set(&r.HasPackages, o.HasPackages)
+	set(&r.HasActions, o.HasActions)
+	set(&r.HasCode, o.HasCode)
+	set(&r.ProjectsMode, o.ProjectsMode)
+	set(&r.IgnoreWhitespaceConflicts, o.IgnoreWhitespaceConflicts)
+	set(&r.AllowMerge, o.AllowMerge)
+	set(&r.AllowRebase, o.AllowRebase)
+	set(&r.AllowRebaseMerge, o.AllowRebaseMerge)
+	set(&r.AllowSquash, o.AllowSquash)
+	set(&r.AllowFastForwardOnly, o.AllowFastForwardOnly)
+	set(&r.AllowManualMerge, o.AllowManualMerge)
+	set(&r.AutodetectManualMerge, o.AutodetectManualMerge)
+	set(&r.AllowRebaseUpdate, o.AllowRebaseUpdate)
+	set(&r.DefaultMergeStyle, o.DefaultMergeStyle)
+	set(&r.DefaultDeleteBranchAfterMerge, o.DefaultDeleteBranchAfterMerge)
+	set(&r.DefaultAllowMaintainerEdit, o.DefaultAllowMaintainerEdit)
+	set(&r.DefaultTargetBranch, o.DefaultTargetBranch)
+	// Sending one tracker selects it: an external tracker with a URL
+	// replaces the built-in one, the built-in settings (or an external
+	// tracker without URL) switch back to it.
+	if t := o.ExternalTracker; t != nil {
+		r.ExternalTrackerURL = t.ExternalTrackerURL
+		r.ExternalTrackerFormat = t.ExternalTrackerFormat
+		r.ExternalTrackerStyle = t.ExternalTrackerStyle
+		r.ExternalTrackerRegexpPattern = t.ExternalTrackerRegexpPattern
+		if t.ExternalTrackerURL == "" {
+			r.ExternalTrackerFormat, r.ExternalTrackerStyle, r.ExternalTrackerRegexpPattern = "", "", ""
+		} else if r.ExternalTrackerStyle == "" {
+			r.ExternalTrackerStyle = "numeric"
+		}
+	}
+	if t := o.InternalTracker; t != nil {
+		r.EnableTimeTracker = t.EnableTimeTracker
+		r.AllowOnlyContributorsToTrackTime = t.AllowOnlyContributorsToTrackTime
+		r.EnableIssueDependencies = t.EnableIssueDependencies
+		if o.ExternalTracker == nil {
+			r.ExternalTrackerURL, r.ExternalTrackerFormat, r.ExternalTrackerStyle, r.ExternalTrackerRegexpPattern = "", "", "", ""
+		}
+	}
+	if w := o.ExternalWiki; w != nil {
+		r.ExternalWikiURL = w.ExternalWikiURL
+	}
+}
+
+func (h Handlers) RepoEdit(ctx context.Context, params repository.RepoEditParams) middleware.Responder {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return h.Fail(err)
+	}
+	r, perm, err := h.Repo(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if !perm.Admin {
+		return h.Fail(apierr.Forbidden("user should be an owner or a collaborator with admin write of a repository"))
+	}
+	o := params.Body
+	if o == nil {
+		o = &models.EditRepoOption{}
+	}
+	updated, err := h.edit(ctx, r, o)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoEditOK().WithPayload(convert.Repo(app.BaseURL(params.HTTPRequest), updated, perm, app.Viewer(p)))
+}
+
+// edit applies o to r: checks first, then the git changes (rename, HEAD),
+// then the row in a transaction that re-reads it, so concurrent edits of
+// different fields do not undo each other. A failed write undoes the git
+// changes.
+func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditRepoOption) (*store.Repository, error) {
+	if err := checkEdit(o); err != nil {
+		return nil, err
+	}
+	owner := r.Owner.Name
+	oldName, newName := r.Name, r.Name
+	if o.Name != nil && *o.Name != r.Name {
+		newName = *o.Name
+		other, err := h.Store.Repos().FindByName(ctx, r.OwnerID, newName)
+		switch {
+		case err == nil && other.ID != r.ID:
+			return nil, apierr.Validation("The repository with the same name already exists.")
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+	}
+	oldBranch, newBranch := r.DefaultBranch, r.DefaultBranch
+	if o.DefaultBranch != nil && *o.DefaultBranch != r.DefaultBranch {
+		newBranch = *o.DefaultBranch
+		if !r.IsEmpty {
+			ok, err := h.Git.HasBranch(owner, oldName, newBranch)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, apierr.Validation("[DefaultBranch]: branch %q does not exist", newBranch)
+			}
+		}
+	}
+
+	renamed := false
+	if newName != oldName {
+		if err := h.Git.Rename(owner, oldName, owner, newName); err != nil {
+			if errors.Is(err, store.ErrDuplicate) {
+				return nil, apierr.Validation("repository files named %q already exist on disk", newName)
+			}
+			return nil, err
+		}
+		renamed = true
+	}
+	undo := func() {
+		if newBranch != oldBranch {
+			if err := h.Git.SetDefaultBranch(owner, newName, oldBranch); err != nil {
+				h.Log.Error("restore default branch", "repo", owner+"/"+newName, "err", err)
+			}
+		}
+		if renamed {
+			if err := h.Git.Rename(owner, newName, owner, oldName); err != nil {
+				h.Log.Error("undo repository rename", "repo", owner+"/"+newName, "err", err)
+			}
+		}
+	}
+	if newBranch != oldBranch {
+		// An empty repository gets its HEAD moved too, so the first push
+		// to the new default branch is what clones check out.
+		if err := h.Git.SetDefaultBranch(owner, newName, newBranch); err != nil {
+			oldBranch = newBranch // nothing to restore
+			undo()
+			return nil, err
+		}
+	}
+
+	var updated *store.Repository
+	err := h.Store.WithTx(ctx, func(ctx context.Context) error {
+		fresh, err := h.Store.Repos().FindByID(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		applyEdit(fresh, o, time.Now().UTC().Truncate(time.Second))
+		if err := h.Store.Repos().Update(ctx, fresh); err != nil {
+			return err
+		}
+		updated = fresh
+		return nil
+	})
+	if err != nil {
+		undo()
+		if errors.Is(err, store.ErrDuplicate) {
+			return nil, apierr.Validation("The repository with the same name already exists.")
+		}
+		return nil, err
+	}
+	return updated, nil
+}

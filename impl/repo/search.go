@@ -1,0 +1,131 @@
+package repo
+
+import (
+	"context"
+
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/access"
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/paging"
+	"repohost/models"
+	"repohost/restapi/operations/repository"
+	"repohost/store"
+)
+
+// sortColumns maps the sort parameter to its column. Nothing is stored for
+// LFS (the server does not offer it), so every lfs_size is 0 and that order
+// falls back to the tie-breaker, the id.
+var sortColumns = map[string]string{
+	"alpha":    "repositories.lower_name",
+	"created":  "repositories.created_at",
+	"updated":  "repositories.updated_at",
+	"size":     "repositories.size",
+	"git_size": "repositories.size",
+	"lfs_size": "repositories.id",
+	"id":       "repositories.id",
+	"stars":    "repositories.num_stars",
+	"forks":    "repositories.num_forks",
+}
+
+// searchOrder builds the ORDER BY clause from the fixed lists above, or a
+// 422 for a value outside them.
+func searchOrder(sortParam, orderParam *string) (string, error) {
+	sortBy, order := deref(sortParam), deref(orderParam)
+	if sortBy == "" {
+		sortBy = "alpha"
+	}
+	col, ok := sortColumns[sortBy]
+	if !ok {
+		return "", apierr.Validation("Invalid sort mode: %q", sortBy)
+	}
+	switch order {
+	case "", "asc":
+		return col + " ASC", nil
+	case "desc":
+		if sortBy == "lfs_size" {
+			return col + " ASC", nil
+		}
+		return col + " DESC", nil
+	}
+	return "", apierr.Validation("Invalid sort order: %q", order)
+}
+
+// searchQuery turns the parameters into a store query. none reports a
+// filter nothing can match (teams and stars are not kept by this server).
+func searchQuery(p *auth.Principal, params repository.RepoSearchParams) (q store.RepoSearch, none bool, err error) {
+	q = store.RepoSearch{
+		Viewer:             access.Viewer(p),
+		Keyword:            deref(params.Q),
+		TopicOnly:          deref(params.Topic),
+		IncludeDescription: deref(params.IncludeDesc),
+		IsPrivate:          params.IsPrivate,
+		IsTemplate:         params.Template,
+		IsArchived:         params.Archived,
+		PriorityOwnerID:    deref(params.PriorityOwnerID),
+	}
+	// private=false leaves out every private repository, even the ones the
+	// caller may see, and everything of non-public owners: the caller then
+	// sees what an anonymous one does.
+	if params.Private != nil && !*params.Private {
+		q.Viewer = store.RepoViewer{}
+	}
+	if q.OrderBy, err = searchOrder(params.Sort, params.Order); err != nil {
+		return q, false, err
+	}
+	collaborative := false
+	yes, no := true, false
+	switch mode := deref(params.Mode); mode {
+	case "":
+	case "fork":
+		q.IsFork = &yes
+	case "source":
+		q.IsFork, q.IsMirror = &no, &no
+	case "mirror":
+		q.IsMirror = &yes
+	case "collaborative":
+		q.IsMirror = &no
+		collaborative = true
+	default:
+		return q, false, apierr.Validation("Invalid search mode: %q", mode)
+	}
+	if uid := deref(params.UID); uid > 0 {
+		q.RelatedUserID = uid
+		switch {
+		case deref(params.Exclusive):
+			q.RelatedOwned = true
+		case collaborative:
+			q.RelatedMember = true
+		default:
+			q.RelatedOwned, q.RelatedMember = true, true
+		}
+	}
+	none = deref(params.TeamID) > 0 || deref(params.StarredBy) > 0
+	return q, none, nil
+}
+
+func (h Handlers) RepoSearch(ctx context.Context, params repository.RepoSearchParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	q, none, err := searchQuery(p, params)
+	if err != nil {
+		return h.Fail(err)
+	}
+	pg := paging.From(params.Page, params.Limit)
+	var repos []*store.Repository
+	var total int64
+	if !none {
+		if repos, total, err = h.Store.Repos().Search(ctx, q, pg.Store()); err != nil {
+			return h.Fail(err)
+		}
+	}
+	data, err := Models(ctx, h.Deps, p, app.BaseURL(params.HTTPRequest), repos)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoSearchOK().
+		WithXTotalCount(total).
+		WithLink(paging.Link(params.HTTPRequest, pg, total)).
+		WithPayload(&models.SearchResults{OK: true, Data: data})
+}
