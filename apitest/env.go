@@ -7,14 +7,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +24,6 @@ import (
 	"github.com/go-openapi/runtime"
 	httptransport "github.com/go-openapi/runtime/client"
 	"github.com/go-openapi/strfmt"
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver for the per-test schemas
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm/logger"
 
@@ -40,11 +37,13 @@ import (
 	"repohost/store"
 	"repohost/store/gitstore"
 	"repohost/store/sqlstore"
+	"repohost/store/sqlstore/sqltest"
 )
 
 // PostgresEnv names the variable holding the base DSN of the throwaway
-// PostgreSQL cluster; when it is empty tests use SQLite.
-const PostgresEnv = "REPOHOST_TEST_PG"
+// PostgreSQL cluster; when it is empty tests use SQLite. Each test gets its
+// own schema there (see store/sqlstore/sqltest).
+const PostgresEnv = sqltest.PostgresEnv
 
 var (
 	contractOnce sync.Once
@@ -77,12 +76,7 @@ type Account struct {
 }
 
 // Database reports which database tests run on.
-func Database() string {
-	if os.Getenv(PostgresEnv) != "" {
-		return "postgres"
-	}
-	return "sqlite"
-}
+func Database() string { return sqltest.Database() }
 
 // New starts a server for t.
 func New(t testing.TB) *Env {
@@ -93,7 +87,7 @@ func New(t testing.TB) *Env {
 	}
 	e := &Env{T: t, checker: c}
 	dataDir := t.TempDir()
-	dsn := e.database(t, dataDir)
+	dsn := sqltest.DSN(t, dataDir)
 	db, err := sqlstore.Open(dsn, sqlstore.Options{Logger: &countingLogger{n: &e.stmts}})
 	if err != nil {
 		t.Fatalf("open database: %v", err)
@@ -128,35 +122,6 @@ func New(t testing.TB) *Env {
 	e.URL = e.Server.URL + "/"
 	e.Admin = e.CreateUser("admin", true)
 	return e
-}
-
-// database returns the DSN for this test: a SQLite file, or a fresh schema
-// in the test cluster that is dropped afterwards.
-func (e *Env) database(t testing.TB, dataDir string) string {
-	base := os.Getenv(PostgresEnv)
-	if base == "" {
-		return filepath.Join(dataDir, "repohost.db")
-	}
-	schema := "t_" + randomHex(6)
-	conn, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("connect to test PostgreSQL: %v", err)
-	}
-	if _, err := conn.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		_, _ = conn.Exec("DROP SCHEMA " + schema + " CASCADE")
-		conn.Close()
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("parse %s: %v", PostgresEnv, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 func randomHex(n int) string {

@@ -45,7 +45,7 @@ type CreateOrgOption struct {
 	UserName *string `json:"username"`
 
 	// visibility
-	// Enum: ["public","limited","private"]
+	// Enum: ["","public","limited","private"]
 	Visibility *string `json:"visibility,omitempty"`
 
 	// website
@@ -156,7 +156,7 @@ var createOrgOptionTypeVisibilityPropEnum []any
 
 func init() {
 	var res []string
-	if err := json.Unmarshal([]byte(`["public","limited","private"]`), &res); err != nil {
+	if err := json.Unmarshal([]byte(`["","public","limited","private"]`), &res); err != nil {
 		panic(err)
 	}
 	for _, v := range res {
@@ -165,6 +165,9 @@ func init() {
 }
 
 const (
+
+	// CreateOrgOptionVisibilityEmpty captures enum value ""
+	CreateOrgOptionVisibilityEmpty string = ""
 
 	// CreateOrgOptionVisibilityPublic captures enum value "public"
 	CreateOrgOptionVisibilityPublic string = "public"

@@ -47,7 +47,7 @@ type CreateRepoOption struct {
 	Name *string `json:"name"`
 
 	// object format name
-	// Enum: ["sha1","sha256"]
+	// Enum: ["","sha1","sha256"]
 	ObjectFormatName *string `json:"object_format_name,omitempty"`
 
 	// private
@@ -60,7 +60,7 @@ type CreateRepoOption struct {
 	Template *bool `json:"template,omitempty"`
 
 	// trust model
-	// Enum: ["default","collaborator","committer","collaboratorcommitter"]
+	// Enum: ["","default","collaborator","committer","collaboratorcommitter"]
 	TrustModel *string `json:"trust_model,omitempty"`
 }
 
@@ -139,7 +139,7 @@ var createRepoOptionTypeObjectFormatNamePropEnum []any
 
 func init() {
 	var res []string
-	if err := json.Unmarshal([]byte(`["sha1","sha256"]`), &res); err != nil {
+	if err := json.Unmarshal([]byte(`["","sha1","sha256"]`), &res); err != nil {
 		panic(err)
 	}
 	for _, v := range res {
@@ -148,6 +148,9 @@ func init() {
 }
 
 const (
+
+	// CreateRepoOptionObjectFormatNameEmpty captures enum value ""
+	CreateRepoOptionObjectFormatNameEmpty string = ""
 
 	// CreateRepoOptionObjectFormatNameSha1 captures enum value "sha1"
 	CreateRepoOptionObjectFormatNameSha1 string = "sha1"
@@ -181,7 +184,7 @@ var createRepoOptionTypeTrustModelPropEnum []any
 
 func init() {
 	var res []string
-	if err := json.Unmarshal([]byte(`["default","collaborator","committer","collaboratorcommitter"]`), &res); err != nil {
+	if err := json.Unmarshal([]byte(`["","default","collaborator","committer","collaboratorcommitter"]`), &res); err != nil {
 		panic(err)
 	}
 	for _, v := range res {
@@ -190,6 +193,9 @@ func init() {
 }
 
 const (
+
+	// CreateRepoOptionTrustModelEmpty captures enum value ""
+	CreateRepoOptionTrustModelEmpty string = ""
 
 	// CreateRepoOptionTrustModelDefault captures enum value "default"
 	CreateRepoOptionTrustModelDefault string = "default"

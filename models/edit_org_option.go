@@ -40,7 +40,7 @@ type EditOrgOption struct {
 	RepoAdminChangeTeamAccess *bool `json:"repo_admin_change_team_access,omitempty"`
 
 	// visibility
-	// Enum: ["public","limited","private"]
+	// Enum: ["","public","limited","private"]
 	Visibility *string `json:"visibility,omitempty"`
 
 	// website
@@ -134,7 +134,7 @@ var editOrgOptionTypeVisibilityPropEnum []any
 
 func init() {
 	var res []string
-	if err := json.Unmarshal([]byte(`["public","limited","private"]`), &res); err != nil {
+	if err := json.Unmarshal([]byte(`["","public","limited","private"]`), &res); err != nil {
 		panic(err)
 	}
 	for _, v := range res {
@@ -143,6 +143,9 @@ func init() {
 }
 
 const (
+
+	// EditOrgOptionVisibilityEmpty captures enum value ""
+	EditOrgOptionVisibilityEmpty string = ""
 
 	// EditOrgOptionVisibilityPublic captures enum value "public"
 	EditOrgOptionVisibilityPublic string = "public"

@@ -62,6 +62,9 @@ type EditRepoOption struct {
 	// default merge style
 	DefaultMergeStyle *string `json:"default_merge_style,omitempty"`
 
+	// Branch new pull requests target unless they name another.
+	DefaultTargetBranch *string `json:"default_target_branch,omitempty"`
+
 	// default update style
 	DefaultUpdateStyle *string `json:"default_update_style,omitempty"`
 

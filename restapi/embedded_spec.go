@@ -260,25 +260,25 @@ func init() {
           },
           {
             "type": "string",
-            "description": "sort.",
+            "description": "Sort key: name (the default), created, updated or id; anything else answers 422.",
             "name": "sort",
             "in": "query"
           },
           {
             "type": "string",
-            "description": "order.",
+            "description": "asc (the default) or desc; only read together with sort.",
             "name": "order",
             "in": "query"
           },
           {
             "type": "string",
-            "description": "Keyword to search for.",
+            "description": "Keyword matched against login name, full name and email address.",
             "name": "q",
             "in": "query"
           },
           {
             "type": "string",
-            "description": "visibility.",
+            "description": "Keep users with this visibility: public, limited or private.",
             "name": "visibility",
             "in": "query"
           },
@@ -1131,6 +1131,12 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "409": {
+            "description": "The organization already has a repository of that name, or its files already exist on disk.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
@@ -1257,9 +1263,20 @@ func init() {
         ],
         "responses": {
           "200": {
-            "description": "The SearchResults.",
+            "description": "One page of matching repositories.",
             "schema": {
               "$ref": "#/definitions/SearchResults"
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links to the first, previous, next and last pages."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
             }
           },
           "401": {
@@ -1713,22 +1730,11 @@ func init() {
         ],
         "responses": {
           "201": {
-            "description": "The requested page of items.",
+            "description": "The addresses just added (not a page, so no paging headers).",
             "schema": {
               "type": "array",
               "items": {
                 "$ref": "#/definitions/Email"
-              }
-            },
-            "headers": {
-              "Link": {
-                "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
-              },
-              "X-Total-Count": {
-                "type": "integer",
-                "format": "int64",
-                "description": "Number of items in the whole filtered set."
               }
             }
           },
@@ -1970,7 +1976,7 @@ func init() {
           {
             "type": "integer",
             "format": "int64",
-            "description": "uid.",
+            "description": "Keep only the user with this id.",
             "name": "uid",
             "in": "query"
           },
@@ -1989,9 +1995,20 @@ func init() {
         ],
         "responses": {
           "200": {
-            "description": "The UserSearchResults.",
+            "description": "The matching users the caller may see, in an envelope.",
             "schema": {
               "$ref": "#/definitions/UserSearchResults"
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links to the first, previous, next and last pages."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
             }
           },
           "401": {
@@ -2488,6 +2505,7 @@ func init() {
         "visibility": {
           "type": "string",
           "enum": [
+            "",
             "public",
             "limited",
             "private"
@@ -2551,6 +2569,7 @@ func init() {
         "object_format_name": {
           "type": "string",
           "enum": [
+            "",
             "sha1",
             "sha256"
           ],
@@ -2575,6 +2594,7 @@ func init() {
         "trust_model": {
           "type": "string",
           "enum": [
+            "",
             "default",
             "collaborator",
             "committer",
@@ -2754,6 +2774,7 @@ func init() {
         "visibility": {
           "type": "string",
           "enum": [
+            "",
             "public",
             "limited",
             "private"
@@ -2841,6 +2862,12 @@ func init() {
         "default_merge_style": {
           "type": "string",
           "x-go-name": "DefaultMergeStyle",
+          "x-nullable": true
+        },
+        "default_target_branch": {
+          "description": "Branch new pull requests target unless they name another.",
+          "type": "string",
+          "x-go-name": "DefaultTargetBranch",
           "x-nullable": true
         },
         "default_update_style": {
@@ -4517,25 +4544,25 @@ func init() {
           },
           {
             "type": "string",
-            "description": "sort.",
+            "description": "Sort key: name (the default), created, updated or id; anything else answers 422.",
             "name": "sort",
             "in": "query"
           },
           {
             "type": "string",
-            "description": "order.",
+            "description": "asc (the default) or desc; only read together with sort.",
             "name": "order",
             "in": "query"
           },
           {
             "type": "string",
-            "description": "Keyword to search for.",
+            "description": "Keyword matched against login name, full name and email address.",
             "name": "q",
             "in": "query"
           },
           {
             "type": "string",
-            "description": "visibility.",
+            "description": "Keep users with this visibility: public, limited or private.",
             "name": "visibility",
             "in": "query"
           },
@@ -5652,6 +5679,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "409": {
+            "description": "The organization already has a repository of that name, or its files already exist on disk.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -5784,9 +5817,20 @@ func init() {
         ],
         "responses": {
           "200": {
-            "description": "The SearchResults.",
+            "description": "One page of matching repositories.",
             "schema": {
               "$ref": "#/definitions/SearchResults"
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links to the first, previous, next and last pages."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
             }
           },
           "401": {
@@ -6426,22 +6470,11 @@ func init() {
         ],
         "responses": {
           "201": {
-            "description": "The requested page of items.",
+            "description": "The addresses just added (not a page, so no paging headers).",
             "schema": {
               "type": "array",
               "items": {
                 "$ref": "#/definitions/Email"
-              }
-            },
-            "headers": {
-              "Link": {
-                "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
-              },
-              "X-Total-Count": {
-                "type": "integer",
-                "format": "int64",
-                "description": "Number of items in the whole filtered set."
               }
             }
           },
@@ -6764,7 +6797,7 @@ func init() {
           {
             "type": "integer",
             "format": "int64",
-            "description": "uid.",
+            "description": "Keep only the user with this id.",
             "name": "uid",
             "in": "query"
           },
@@ -6783,9 +6816,20 @@ func init() {
         ],
         "responses": {
           "200": {
-            "description": "The UserSearchResults.",
+            "description": "The matching users the caller may see, in an envelope.",
             "schema": {
               "$ref": "#/definitions/UserSearchResults"
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links to the first, previous, next and last pages."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
             }
           },
           "401": {
@@ -7390,6 +7434,7 @@ func init() {
         "visibility": {
           "type": "string",
           "enum": [
+            "",
             "public",
             "limited",
             "private"
@@ -7453,6 +7498,7 @@ func init() {
         "object_format_name": {
           "type": "string",
           "enum": [
+            "",
             "sha1",
             "sha256"
           ],
@@ -7477,6 +7523,7 @@ func init() {
         "trust_model": {
           "type": "string",
           "enum": [
+            "",
             "default",
             "collaborator",
             "committer",
@@ -7656,6 +7703,7 @@ func init() {
         "visibility": {
           "type": "string",
           "enum": [
+            "",
             "public",
             "limited",
             "private"
@@ -7743,6 +7791,12 @@ func init() {
         "default_merge_style": {
           "type": "string",
           "x-go-name": "DefaultMergeStyle",
+          "x-nullable": true
+        },
+        "default_target_branch": {
+          "description": "Branch new pull requests target unless they name another.",
+          "type": "string",
+          "x-go-name": "DefaultTargetBranch",
           "x-nullable": true
         },
         "default_update_style": {

@@ -106,7 +106,7 @@ type AdminSearchUsersParams struct {
 
 	/* Order.
 
-	   order.
+	   asc (the default) or desc; only read together with sort.
 	*/
 	Order *string
 
@@ -118,13 +118,13 @@ type AdminSearchUsersParams struct {
 
 	/* Q.
 
-	   Keyword to search for.
+	   Keyword matched against login name, full name and email address.
 	*/
 	Q *string
 
 	/* Sort.
 
-	   sort.
+	   Sort key: name (the default), created, updated or id; anything else answers 422.
 	*/
 	Sort *string
 
@@ -138,7 +138,7 @@ type AdminSearchUsersParams struct {
 
 	/* Visibility.
 
-	   visibility.
+	   Keep users with this visibility: public, limited or private.
 	*/
 	Visibility *string
 

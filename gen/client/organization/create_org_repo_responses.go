@@ -55,6 +55,12 @@ func (o *CreateOrgRepoReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 409:
+		result := NewCreateOrgRepoConflict()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewCreateOrgRepoUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -411,6 +417,76 @@ func (o *CreateOrgRepoNotFound) GetPayload() *models.APIError {
 }
 
 func (o *CreateOrgRepoNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewCreateOrgRepoConflict creates a CreateOrgRepoConflict with default headers values
+func NewCreateOrgRepoConflict() *CreateOrgRepoConflict {
+	return &CreateOrgRepoConflict{}
+}
+
+/*
+CreateOrgRepoConflict describes a response with status code 409, with default header values.
+
+The organization already has a repository of that name, or its files already exist on disk.
+*/
+type CreateOrgRepoConflict struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this create org repo conflict response has a 2xx status code
+func (o *CreateOrgRepoConflict) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this create org repo conflict response has a 3xx status code
+func (o *CreateOrgRepoConflict) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this create org repo conflict response has a 4xx status code
+func (o *CreateOrgRepoConflict) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this create org repo conflict response has a 5xx status code
+func (o *CreateOrgRepoConflict) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this create org repo conflict response a status code equal to that given
+func (o *CreateOrgRepoConflict) IsCode(code int) bool {
+	return code == 409
+}
+
+// Code gets the status code for the create org repo conflict response
+func (o *CreateOrgRepoConflict) Code() int {
+	return 409
+}
+
+func (o *CreateOrgRepoConflict) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs/{org}/repos][%d] createOrgRepoConflict %s", 409, payload)
+}
+
+func (o *CreateOrgRepoConflict) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs/{org}/repos][%d] createOrgRepoConflict %s", 409, payload)
+}
+
+func (o *CreateOrgRepoConflict) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *CreateOrgRepoConflict) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

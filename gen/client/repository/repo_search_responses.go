@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -74,9 +76,20 @@ func NewRepoSearchOK() *RepoSearchOK {
 /*
 RepoSearchOK describes a response with status code 200, with default header values.
 
-The SearchResults.
+One page of matching repositories.
 */
 type RepoSearchOK struct {
+
+	/* RFC 8288 links to the first, previous, next and last pages.
+	 */
+	Link string
+
+	/* Number of items in the whole filtered set.
+
+	   Format: int64
+	*/
+	XTotalCount int64
+
 	Payload *models.SearchResults
 }
 
@@ -125,6 +138,24 @@ func (o *RepoSearchOK) GetPayload() *models.SearchResults {
 }
 
 func (o *RepoSearchOK) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Link
+	hdrLink := response.GetHeader("Link")
+
+	if hdrLink != "" {
+		o.Link = hdrLink
+	}
+
+	// hydrates response header X-Total-Count
+	hdrXTotalCount := response.GetHeader("X-Total-Count")
+
+	if hdrXTotalCount != "" {
+		valxTotalCount, err := swag.ConvertInt64(hdrXTotalCount)
+		if err != nil {
+			return errors.InvalidType("X-Total-Count", "header", "int64", hdrXTotalCount)
+		}
+		o.XTotalCount = valxTotalCount
+	}
 
 	o.Payload = new(models.SearchResults)
 

@@ -82,7 +82,7 @@ type UserSearchParams struct {
 
 	/* UID.
 
-	   uid.
+	   Keep only the user with this id.
 
 	   Format: int64
 	*/

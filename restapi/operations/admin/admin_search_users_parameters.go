@@ -66,7 +66,7 @@ type AdminSearchUsersParams struct {
 	*/
 	LoginName *string
 
-	/*order.
+	/*asc (the default) or desc; only read together with sort.
 	  In: query
 	*/
 	Order *string
@@ -76,12 +76,12 @@ type AdminSearchUsersParams struct {
 	*/
 	Page *int64
 
-	/*Keyword to search for.
+	/*Keyword matched against login name, full name and email address.
 	  In: query
 	*/
 	Q *string
 
-	/*sort.
+	/*Sort key: name (the default), created, updated or id; anything else answers 422.
 	  In: query
 	*/
 	Sort *string
@@ -91,7 +91,7 @@ type AdminSearchUsersParams struct {
 	*/
 	SourceID *int64
 
-	/*visibility.
+	/*Keep users with this visibility: public, limited or private.
 	  In: query
 	*/
 	Visibility *string

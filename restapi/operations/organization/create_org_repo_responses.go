@@ -238,6 +238,51 @@ func (o *CreateOrgRepoNotFound) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// CreateOrgRepoConflictCode is the HTTP code returned for type CreateOrgRepoConflict
+const CreateOrgRepoConflictCode int = 409
+
+/*
+CreateOrgRepoConflict The organization already has a repository of that name, or its files already exist on disk.
+
+swagger:response createOrgRepoConflict
+*/
+type CreateOrgRepoConflict struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewCreateOrgRepoConflict creates CreateOrgRepoConflict with default headers values
+func NewCreateOrgRepoConflict() *CreateOrgRepoConflict {
+
+	return &CreateOrgRepoConflict{}
+}
+
+// WithPayload adds the payload to the create org repo conflict response
+func (o *CreateOrgRepoConflict) WithPayload(payload *models.APIError) *CreateOrgRepoConflict {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the create org repo conflict response
+func (o *CreateOrgRepoConflict) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *CreateOrgRepoConflict) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(409)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // CreateOrgRepoUnprocessableEntityCode is the HTTP code returned for type CreateOrgRepoUnprocessableEntity
 const CreateOrgRepoUnprocessableEntityCode int = 422
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -17,11 +18,19 @@ import (
 const RepoSearchOKCode int = 200
 
 /*
-RepoSearchOK The SearchResults.
+RepoSearchOK One page of matching repositories.
 
 swagger:response repoSearchOK
 */
 type RepoSearchOK struct {
+	/*RFC 8288 links to the first, previous, next and last pages.
+
+	 */
+	Link string `json:"Link"`
+	/*Number of items in the whole filtered set.
+
+	 */
+	XTotalCount int64 `json:"X-Total-Count"`
 
 	/*
 	  In: Body
@@ -33,6 +42,28 @@ type RepoSearchOK struct {
 func NewRepoSearchOK() *RepoSearchOK {
 
 	return &RepoSearchOK{}
+}
+
+// WithLink adds the link to the repo search o k response
+func (o *RepoSearchOK) WithLink(link string) *RepoSearchOK {
+	o.Link = link
+	return o
+}
+
+// SetLink sets the link to the repo search o k response
+func (o *RepoSearchOK) SetLink(link string) {
+	o.Link = link
+}
+
+// WithXTotalCount adds the xTotalCount to the repo search o k response
+func (o *RepoSearchOK) WithXTotalCount(xTotalCount int64) *RepoSearchOK {
+	o.XTotalCount = xTotalCount
+	return o
+}
+
+// SetXTotalCount sets the xTotalCount to the repo search o k response
+func (o *RepoSearchOK) SetXTotalCount(xTotalCount int64) {
+	o.XTotalCount = xTotalCount
 }
 
 // WithPayload adds the payload to the repo search o k response
@@ -48,6 +79,20 @@ func (o *RepoSearchOK) SetPayload(payload *models.SearchResults) {
 
 // WriteResponse to the client
 func (o *RepoSearchOK) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Link
+
+	link := o.Link
+	if link != "" {
+		rw.Header().Set("Link", link)
+	}
+
+	// response header X-Total-Count
+
+	xTotalCount := swag.FormatInt64(o.XTotalCount)
+	if xTotalCount != "" {
+		rw.Header().Set("X-Total-Count", xTotalCount)
+	}
 
 	rw.WriteHeader(200)
 	if o.Payload != nil {

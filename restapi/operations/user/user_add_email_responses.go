@@ -9,7 +9,6 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
-	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -18,19 +17,11 @@ import (
 const UserAddEmailCreatedCode int = 201
 
 /*
-UserAddEmailCreated The requested page of items.
+UserAddEmailCreated The addresses just added (not a page, so no paging headers).
 
 swagger:response userAddEmailCreated
 */
 type UserAddEmailCreated struct {
-	/*RFC 8288 links to the first, previous, next and last pages.
-
-	 */
-	Link string `json:"Link"`
-	/*Number of items in the whole filtered set.
-
-	 */
-	XTotalCount int64 `json:"X-Total-Count"`
 
 	/*
 	  In: Body
@@ -42,28 +33,6 @@ type UserAddEmailCreated struct {
 func NewUserAddEmailCreated() *UserAddEmailCreated {
 
 	return &UserAddEmailCreated{}
-}
-
-// WithLink adds the link to the user add email created response
-func (o *UserAddEmailCreated) WithLink(link string) *UserAddEmailCreated {
-	o.Link = link
-	return o
-}
-
-// SetLink sets the link to the user add email created response
-func (o *UserAddEmailCreated) SetLink(link string) {
-	o.Link = link
-}
-
-// WithXTotalCount adds the xTotalCount to the user add email created response
-func (o *UserAddEmailCreated) WithXTotalCount(xTotalCount int64) *UserAddEmailCreated {
-	o.XTotalCount = xTotalCount
-	return o
-}
-
-// SetXTotalCount sets the xTotalCount to the user add email created response
-func (o *UserAddEmailCreated) SetXTotalCount(xTotalCount int64) {
-	o.XTotalCount = xTotalCount
 }
 
 // WithPayload adds the payload to the user add email created response
@@ -79,20 +48,6 @@ func (o *UserAddEmailCreated) SetPayload(payload []*models.Email) {
 
 // WriteResponse to the client
 func (o *UserAddEmailCreated) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
-
-	// response header Link
-
-	link := o.Link
-	if link != "" {
-		rw.Header().Set("Link", link)
-	}
-
-	// response header X-Total-Count
-
-	xTotalCount := swag.FormatInt64(o.XTotalCount)
-	if xTotalCount != "" {
-		rw.Header().Set("X-Total-Count", xTotalCount)
-	}
 
 	rw.WriteHeader(201)
 	payload := o.Payload

@@ -46,7 +46,7 @@ type UserSearchParams struct {
 	*/
 	Q *string
 
-	/*uid.
+	/*Keep only the user with this id.
 	  In: query
 	*/
 	UID *int64

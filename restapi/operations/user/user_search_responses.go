@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -17,11 +18,19 @@ import (
 const UserSearchOKCode int = 200
 
 /*
-UserSearchOK The UserSearchResults.
+UserSearchOK The matching users the caller may see, in an envelope.
 
 swagger:response userSearchOK
 */
 type UserSearchOK struct {
+	/*RFC 8288 links to the first, previous, next and last pages.
+
+	 */
+	Link string `json:"Link"`
+	/*Number of items in the whole filtered set.
+
+	 */
+	XTotalCount int64 `json:"X-Total-Count"`
 
 	/*
 	  In: Body
@@ -33,6 +42,28 @@ type UserSearchOK struct {
 func NewUserSearchOK() *UserSearchOK {
 
 	return &UserSearchOK{}
+}
+
+// WithLink adds the link to the user search o k response
+func (o *UserSearchOK) WithLink(link string) *UserSearchOK {
+	o.Link = link
+	return o
+}
+
+// SetLink sets the link to the user search o k response
+func (o *UserSearchOK) SetLink(link string) {
+	o.Link = link
+}
+
+// WithXTotalCount adds the xTotalCount to the user search o k response
+func (o *UserSearchOK) WithXTotalCount(xTotalCount int64) *UserSearchOK {
+	o.XTotalCount = xTotalCount
+	return o
+}
+
+// SetXTotalCount sets the xTotalCount to the user search o k response
+func (o *UserSearchOK) SetXTotalCount(xTotalCount int64) {
+	o.XTotalCount = xTotalCount
 }
 
 // WithPayload adds the payload to the user search o k response
@@ -48,6 +79,20 @@ func (o *UserSearchOK) SetPayload(payload *models.UserSearchResults) {
 
 // WriteResponse to the client
 func (o *UserSearchOK) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Link
+
+	link := o.Link
+	if link != "" {
+		rw.Header().Set("Link", link)
+	}
+
+	// response header X-Total-Count
+
+	xTotalCount := swag.FormatInt64(o.XTotalCount)
+	if xTotalCount != "" {
+		rw.Header().Set("X-Total-Count", xTotalCount)
+	}
 
 	rw.WriteHeader(200)
 	if o.Payload != nil {
