@@ -39,6 +39,7 @@ func Config(d *app.Deps) restapi.Config {
 		RepositoryAPI:    repo.Handlers{Deps: d},
 		SettingsAPI:      misc.Handlers{Deps: d},
 		UserAPI:          user.Handlers{Deps: d},
+		JSONConsumer:     jsonConsumer(),
 		Logger:           func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
 	}
 }

@@ -16,6 +16,9 @@ var (
 	// ErrConflict means a precondition on the stored state (such as a version
 	// number) no longer holds.
 	ErrConflict = errors.New("conflict")
+	// ErrInvalid means the database refused a value (such as a NUL byte in
+	// text on PostgreSQL); it is the caller's input, not a server fault.
+	ErrInvalid = errors.New("invalid value")
 )
 
 // Tx runs fn inside one database transaction carried by the context it passes

@@ -88,6 +88,8 @@ func (t Translator) classify(err error) *Error {
 		return NotFound("not found")
 	case errors.Is(err, store.ErrDuplicate):
 		return Validation("already exists")
+	case errors.Is(err, store.ErrInvalid):
+		return Validation("a value contains characters that cannot be stored")
 	case errors.Is(err, store.ErrConflict):
 		return Conflict("the resource was changed by someone else")
 	default:
@@ -153,6 +155,14 @@ func (t Translator) fromOpenAPI(err error) *Error {
 	}
 	var perr *oaerrors.ParseError
 	if errors.As(err, &perr) {
+		if perr.In == "body" && perr.Reason != nil {
+			// Like the reference's deserialization errors: no field name.
+			reason := perr.Reason.Error()
+			if !strings.HasPrefix(reason, "[") {
+				reason = "[]: " + reason
+			}
+			return Validation("%s", reason)
+		}
 		return Validation("[%s]: cannot parse %q", fieldName(perr.Name), perr.Value)
 	}
 	var api oaerrors.Error

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/ncruces/go-sqlite3/gormlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -124,9 +125,18 @@ func translate(err error, what string) error {
 		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
 	case errors.Is(err, gorm.ErrDuplicatedKey):
 		return fmt.Errorf("%s: %w", what, store.ErrDuplicate)
+	case isInvalidText(err):
+		return fmt.Errorf("%s: %w", what, store.ErrInvalid)
 	default:
 		return fmt.Errorf("%s: %w", what, err)
 	}
+}
+
+// isInvalidText recognises PostgreSQL refusing a character it cannot store
+// in text (NUL, or bytes invalid in the encoding).
+func isInvalidText(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
 }
 
 // escapeLike makes a user's keyword match literally inside a LIKE pattern.
