@@ -1,0 +1,66 @@
+# repohost developer loop. `make run` serves a local instance; `make test` runs
+# everything (vet, then the whole suite on SQLite and again on a throwaway
+# PostgreSQL). See README.md.
+
+GO ?= go
+# Generous: the suite runs twice, each pass on a 2-core machine.
+TEST_TIMEOUT ?= 30m
+TEST_FLAGS ?=
+DATA ?= ./data
+
+.PHONY: all generate check-generated build run test test-sqlite test-postgres bench bench-postgres lint
+
+all: build
+
+# Regenerate models/, restapi/ and gen/client/ from swagger.yml (pinned go-swagger).
+generate:
+	scripts/generate.sh
+
+# Fail when the committed generated code differs from what swagger.yml generates.
+check-generated:
+	scripts/check-generated.sh
+
+build:
+	$(GO) build -o repohost ./cmd/repohost
+
+run: build
+	@echo "repohost: serving on http://127.0.0.1:3000/ with data in $(DATA) (embedded SQLite)."
+	@echo "repohost: on first start the site admin 'admin' is created and its password is printed"
+	@echo "repohost: in the log line \"created the site admin\"; set REPOHOST_ADMIN_PASSWORD to choose it."
+	./repohost serve --data $(DATA)
+
+# Both passes always run, so one `make test` reports failures on both
+# databases; it fails if either failed. An empty REPOHOST_TEST_PG selects
+# SQLite even when the caller's environment has one set.
+test:
+	$(GO) vet ./...
+	@status=0; \
+	echo "==> go test on SQLite"; \
+	start=$$(date +%s); \
+	REPOHOST_TEST_PG= $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) || status=1; \
+	echo "==> SQLite pass took $$(( $$(date +%s) - start ))s"; \
+	echo "==> go test on PostgreSQL"; \
+	start=$$(date +%s); \
+	scripts/with-postgres.sh $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) || status=1; \
+	echo "==> PostgreSQL pass took $$(( $$(date +%s) - start ))s"; \
+	if [ $$status -ne 0 ]; then echo "==> FAILED (see above)"; fi; \
+	exit $$status
+
+# One database only, for a quicker loop.
+test-sqlite:
+	REPOHOST_TEST_PG= $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
+
+test-postgres:
+	scripts/with-postgres.sh $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
+
+bench:
+	scripts/bench.sh
+
+# The same measurement with the server on a throwaway PostgreSQL.
+bench-postgres:
+	scripts/with-postgres.sh sh -c 'BENCH_DB="$$REPOHOST_TEST_PG" scripts/bench.sh'
+
+lint:
+	@unformatted=$$(gofmt -l .); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...

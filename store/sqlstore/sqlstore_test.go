@@ -1,0 +1,311 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"testing"
+
+	"repohost/store"
+	"repohost/store/sqlstore"
+	"repohost/store/sqlstore/sqltest"
+)
+
+// open returns a migrated store on an empty database of the selected engine
+// (SQLite, or a fresh PostgreSQL schema under scripts/with-postgres.sh).
+func open(t *testing.T) (*sqlstore.DB, string) {
+	t.Helper()
+	dsn := sqltest.DSN(t, "")
+	db, err := sqlstore.Open(dsn, sqlstore.Options{})
+	if err != nil {
+		t.Fatalf("open %s: %v", sqltest.Database(), err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Migrate(context.Background()); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return db, dsn
+}
+
+func newUser(name string) *store.User {
+	return &store.User{Name: name, Email: name + "@example.com", IsActive: true, MaxRepoCreation: -1}
+}
+
+func mustCreateUser(t *testing.T, db *sqlstore.DB, u *store.User) *store.User {
+	t.Helper()
+	if err := db.Users().Create(context.Background(), u); err != nil {
+		t.Fatalf("create user %s: %v", u.Name, err)
+	}
+	return u
+}
+
+func TestMigrationsAreIdempotent(t *testing.T) {
+	ctx := context.Background()
+	dsn := sqltest.DSN(t, "")
+	db, err := sqlstore.Open(dsn, sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n, err := db.Migrate(ctx)
+	if err != nil {
+		t.Fatalf("first migrate: %v", err)
+	}
+	if n == 0 {
+		t.Fatal("first migrate on an empty database applied nothing")
+	}
+	if n, err = db.Migrate(ctx); err != nil || n != 0 {
+		t.Fatalf("second migrate: applied %d, err %v; want 0, nil", n, err)
+	}
+	// A second process (a restarted server) finds nothing to do either.
+	db2, err := sqlstore.Open(dsn, sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if n, err = db2.Migrate(ctx); err != nil || n != 0 {
+		t.Fatalf("migrate from a new connection: applied %d, err %v; want 0, nil", n, err)
+	}
+	// And the schema works.
+	mustCreateUser(t, db2, newUser("after-migrate"))
+}
+
+func TestDuplicatesAreErrDuplicate(t *testing.T) {
+	db, _ := open(t)
+	ctx := context.Background()
+	alice := mustCreateUser(t, db, newUser("Alice"))
+
+	// Names are unique case-insensitively.
+	for _, name := range []string{"Alice", "alice", "ALICE"} {
+		err := db.Users().Create(ctx, newUser(name))
+		if !errors.Is(err, store.ErrDuplicate) {
+			t.Errorf("second user %q: err %v, want ErrDuplicate", name, err)
+		}
+	}
+	// The failed inserts left nothing behind.
+	if n, err := db.Users().Count(ctx, store.UserTypeIndividual); err != nil || n != 1 {
+		t.Errorf("count after duplicates: %d, %v", n, err)
+	}
+
+	if err := db.Emails().Create(ctx, &store.Email{UserID: alice.ID, Email: "a@example.com", IsPrimary: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Emails().Create(ctx, &store.Email{UserID: alice.ID, Email: "A@Example.com"}); !errors.Is(err, store.ErrDuplicate) {
+		t.Errorf("duplicate email: err %v, want ErrDuplicate", err)
+	}
+
+	repo := func() *store.Repository {
+		return &store.Repository{OwnerID: alice.ID, Name: "Project", DefaultBranch: "main"}
+	}
+	if err := db.Repos().Create(ctx, repo()); err != nil {
+		t.Fatal(err)
+	}
+	dup := repo()
+	dup.Name = "project"
+	if err := db.Repos().Create(ctx, dup); !errors.Is(err, store.ErrDuplicate) {
+		t.Errorf("duplicate repository: err %v, want ErrDuplicate", err)
+	}
+
+	tok := func(name, hash string) *store.AccessToken {
+		return &store.AccessToken{UserID: alice.ID, Name: name, TokenHash: hash, TokenLastEight: "12345678", Scopes: "all"}
+	}
+	if err := db.Tokens().Create(ctx, tok("t1", "h1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Tokens().Create(ctx, tok("t1", "h2")); !errors.Is(err, store.ErrDuplicate) {
+		t.Errorf("duplicate token name: err %v, want ErrDuplicate", err)
+	}
+	if err := db.Tokens().Create(ctx, tok("t2", "h1")); !errors.Is(err, store.ErrDuplicate) {
+		t.Errorf("duplicate token hash: err %v, want ErrDuplicate", err)
+	}
+
+	if _, err := db.Users().FindByName(ctx, "nobody"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing user: err %v, want ErrNotFound", err)
+	}
+}
+
+func TestWithTxRollsBackOnError(t *testing.T) {
+	db, _ := open(t)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	err := db.WithTx(ctx, func(ctx context.Context) error {
+		if err := db.Users().Create(ctx, newUser("ghost")); err != nil {
+			return err
+		}
+		// Inside the transaction the row is visible...
+		if _, err := db.Users().FindByName(ctx, "ghost"); err != nil {
+			t.Errorf("row not visible inside its transaction: %v", err)
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("WithTx returned %v, want the callback's error", err)
+	}
+	// ...and gone after the rollback.
+	if _, err := db.Users().FindByName(ctx, "ghost"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after rollback: err %v, want ErrNotFound", err)
+	}
+
+	if err := db.WithTx(ctx, func(ctx context.Context) error {
+		return db.Users().Create(ctx, newUser("kept"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Users().FindByName(ctx, "kept"); err != nil {
+		t.Fatalf("after commit: %v", err)
+	}
+}
+
+func TestNestedWithTxJoinsTheOuterTransaction(t *testing.T) {
+	db, _ := open(t)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	err := db.WithTx(ctx, func(ctx context.Context) error {
+		if err := db.Users().Create(ctx, newUser("outer")); err != nil {
+			return err
+		}
+		err := db.WithTx(ctx, func(ctx context.Context) error {
+			// A separate transaction could not see the outer's uncommitted
+			// row (PostgreSQL), or would wait for its lock (SQLite).
+			if _, err := db.Users().FindByName(ctx, "outer"); err != nil {
+				t.Errorf("inner transaction does not see the outer's row: %v", err)
+			}
+			return db.Users().Create(ctx, newUser("inner"))
+		})
+		if err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("WithTx returned %v", err)
+	}
+	// The inner call committed nothing of its own: the outer rollback undid
+	// both rows.
+	for _, name := range []string{"outer", "inner"} {
+		if _, err := db.Users().FindByName(ctx, name); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s after rollback: err %v, want ErrNotFound", name, err)
+		}
+	}
+
+	// An error from the inner call rolls back the whole transaction too.
+	err = db.WithTx(ctx, func(ctx context.Context) error {
+		if err := db.Users().Create(ctx, newUser("outer2")); err != nil {
+			return err
+		}
+		return db.WithTx(ctx, func(ctx context.Context) error { return boom })
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("WithTx returned %v", err)
+	}
+	if _, err := db.Users().FindByName(ctx, "outer2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("outer2 after inner failure: err %v, want ErrNotFound", err)
+	}
+}
+
+func userNames(us []*store.User) []string {
+	out := make([]string, 0, len(us))
+	for _, u := range us {
+		out = append(out, u.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestSearchKeywordsMatchLiterally(t *testing.T) {
+	db, _ := open(t)
+	ctx := context.Background()
+	for _, name := range []string{"alice", "a_c", "abc", "bob"} {
+		mustCreateUser(t, db, newUser(name))
+	}
+	honest := newUser("honest")
+	honest.FullName = "100% Honest"
+	mustCreateUser(t, db, honest)
+
+	page := store.Page{Limit: 50}
+	for _, c := range []struct {
+		keyword string
+		want    []string
+	}{
+		// LIKE wildcards in a keyword are plain characters.
+		{"%", []string{"honest"}},     // only the full name holding a real "%"
+		{"%%", nil},                   // no name holds two
+		{"_", []string{"a_c"}},        // not every name with one character
+		{"a_c", []string{"a_c"}},      // not "abc"
+		{`\`, nil},                    // the escape character itself
+		{`a\_c`, nil},                 // a pre-escaped keyword is literal too
+		{"ALI", []string{"alice"}},    // case-insensitive
+		{" bob ", []string{"bob"}},    // trimmed
+		{"b", []string{"abc", "bob"}}, // substring
+	} {
+		users, total, err := db.Users().Search(ctx, store.UserSearch{Type: store.UserTypeIndividual, Keyword: c.keyword}, page)
+		if err != nil {
+			t.Fatalf("search %q: %v", c.keyword, err)
+		}
+		got := userNames(users)
+		if len(got) != len(c.want) || int(total) != len(c.want) {
+			t.Errorf("search %q: %v (total %d), want %v", c.keyword, got, total, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("search %q: %v, want %v", c.keyword, got, c.want)
+				break
+			}
+		}
+	}
+
+	// Repository search follows the same rule.
+	owner, err := db.Users().FindByName(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"x_y", "xzy"} {
+		if err := db.Repos().Create(ctx, &store.Repository{OwnerID: owner.ID, Name: name, DefaultBranch: "main"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for kw, want := range map[string]int64{"_": 1, "x_y": 1, "%": 0, "x": 2} {
+		_, total, err := db.Repos().Search(ctx, store.RepoSearch{Viewer: store.RepoViewer{IsAdmin: true}, Keyword: kw}, page)
+		if err != nil {
+			t.Fatalf("repo search %q: %v", kw, err)
+		}
+		if total != want {
+			t.Errorf("repo search %q: %d matches, want %d", kw, total, want)
+		}
+	}
+}
+
+func TestTokenFindByHash(t *testing.T) {
+	db, _ := open(t)
+	ctx := context.Background()
+	u := mustCreateUser(t, db, newUser("tokens"))
+	tok := &store.AccessToken{UserID: u.ID, Name: "ci", TokenHash: "3f5c0ffee", TokenLastEight: "c0ffee00", Scopes: "read:repository"}
+	if err := db.Tokens().Create(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Tokens().FindByHash(ctx, "3f5c0ffee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != tok.ID || got.UserID != u.ID || got.Name != "ci" || got.Scopes != "read:repository" || got.LastUsedAt != nil {
+		t.Errorf("FindByHash returned %+v", got)
+	}
+	for _, miss := range []string{"", "3F5C0FFEE", "3f5c0ffe", "%"} {
+		if _, err := db.Tokens().FindByHash(ctx, miss); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("FindByHash(%q): err %v, want ErrNotFound", miss, err)
+		}
+	}
+	if err := db.Tokens().MarkUsed(ctx, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = db.Tokens().FindByHash(ctx, "3f5c0ffee"); err != nil || got.LastUsedAt == nil {
+		t.Errorf("after MarkUsed: %+v, %v", got, err)
+	}
+	if err := db.Tokens().Delete(ctx, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Tokens().FindByHash(ctx, "3f5c0ffee"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("after Delete: err %v, want ErrNotFound", err)
+	}
+}
