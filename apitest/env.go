@@ -176,9 +176,12 @@ func TokenCred(secret string) Cred {
 }
 
 // HTTPClient validates every response against the spec.
-func (e *Env) HTTPClient() *http.Client {
+func (e *Env) HTTPClient() *http.Client { return e.httpClientFor(e.T) }
+
+// httpClientFor reports contract violations to t.
+func (e *Env) httpClientFor(t testing.TB) *http.Client {
 	return &http.Client{Transport: checkingTransport{contract: e.checker, next: http.DefaultTransport,
-		fail: func(err error) { e.T.Errorf("contract violation: %v", err) }}}
+		fail: func(err error) { t.Errorf("contract violation: %v", err) }}}
 }
 
 // Client is the generated client acting with cred (nil: anonymous).
@@ -222,6 +225,14 @@ func (r *Response) JSON(t testing.TB, v any) {
 // starts with "/"). body is marshalled unless it is already []byte or a string.
 func (e *Env) Do(method, path string, body any, cred Cred) *Response {
 	e.T.Helper()
+	return e.DoFor(e.T, method, path, body, cred)
+}
+
+// DoFor is Do reporting to t instead of e.T. A fuzz target needs it: the
+// server is started with the *testing.F, which must not be used inside
+// f.Fuzz, while each input runs under its own *testing.T.
+func (e *Env) DoFor(t testing.TB, method, path string, body any, cred Cred) *Response {
+	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -232,7 +243,7 @@ func (e *Env) Do(method, path string, body any, cred Cred) *Response {
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
-			e.T.Fatal(err)
+			t.Fatal(err)
 		}
 		rd = bytes.NewReader(raw)
 	}
@@ -241,7 +252,7 @@ func (e *Env) Do(method, path string, body any, cred Cred) *Response {
 	}
 	req, err := http.NewRequest(method, e.Server.URL+path, rd)
 	if err != nil {
-		e.T.Fatal(err)
+		t.Fatal(err)
 	}
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -249,9 +260,9 @@ func (e *Env) Do(method, path string, body any, cred Cred) *Response {
 	if cred != nil {
 		cred(req)
 	}
-	resp, err := e.HTTPClient().Do(req)
+	resp, err := e.httpClientFor(t).Do(req)
 	if err != nil {
-		e.T.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
