@@ -13,6 +13,7 @@ import (
 	"repohost/impl/admin"
 	"repohost/impl/app"
 	"repohost/impl/auth"
+	"repohost/impl/issue"
 	"repohost/impl/misc"
 	"repohost/impl/org"
 	"repohost/impl/repo"
@@ -34,6 +35,7 @@ func init() {
 func Config(d *app.Deps) restapi.Config {
 	return restapi.Config{
 		AdminAPI:         admin.Handlers{Deps: d},
+		IssueAPI:         issue.Handlers{Deps: d},
 		MiscellaneousAPI: misc.Handlers{Deps: d},
 		OrganizationAPI:  org.Handlers{Deps: d},
 		RepositoryAPI:    repo.Handlers{Deps: d},

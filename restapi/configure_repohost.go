@@ -16,6 +16,7 @@ import (
 
 	"repohost/restapi/operations"
 	"repohost/restapi/operations/admin"
+	"repohost/restapi/operations/issue"
 	"repohost/restapi/operations/miscellaneous"
 	"repohost/restapi/operations/organization"
 	"repohost/restapi/operations/repository"
@@ -31,12 +32,16 @@ const AuthKey contextKey = "Auth"
 
 /* AdminAPI  */
 type AdminAPI interface {
+	/* AdminAdoptRepository Adopt an unadopted repository directory. */
+	AdminAdoptRepository(ctx context.Context, params admin.AdminAdoptRepositoryParams) middleware.Responder
 	/* AdminCreateOrg Create an organization owned by the given user (site admins only). */
 	AdminCreateOrg(ctx context.Context, params admin.AdminCreateOrgParams) middleware.Responder
 	/* AdminCreateRepo Create a repository owned by the given user (site admins only). */
 	AdminCreateRepo(ctx context.Context, params admin.AdminCreateRepoParams) middleware.Responder
 	/* AdminCreateUser Create a user (site admins only). */
 	AdminCreateUser(ctx context.Context, params admin.AdminCreateUserParams) middleware.Responder
+	/* AdminDeleteUnadoptedRepository Delete an unadopted repository directory. */
+	AdminDeleteUnadoptedRepository(ctx context.Context, params admin.AdminDeleteUnadoptedRepositoryParams) middleware.Responder
 	/* AdminDeleteUser Delete a user (site admins only). */
 	AdminDeleteUser(ctx context.Context, params admin.AdminDeleteUserParams) middleware.Responder
 	/* AdminEditUser Change a user's account (site admins only). */
@@ -51,6 +56,98 @@ type AdminAPI interface {
 	AdminSearchEmails(ctx context.Context, params admin.AdminSearchEmailsParams) middleware.Responder
 	/* AdminSearchUsers Search all users (site admins only). */
 	AdminSearchUsers(ctx context.Context, params admin.AdminSearchUsersParams) middleware.Responder
+	/* AdminUnadoptedList List repository directories that have no database entry. */
+	AdminUnadoptedList(ctx context.Context, params admin.AdminUnadoptedListParams) middleware.Responder
+}
+
+//go:generate mockery --name IssueAPI --inpackage
+
+/* IssueAPI  */
+type IssueAPI interface {
+	/* IssueAddLabel Add labels to an issue. */
+	IssueAddLabel(ctx context.Context, params issue.IssueAddLabelParams) middleware.Responder
+	/* IssueAddTime Track time on an issue. */
+	IssueAddTime(ctx context.Context, params issue.IssueAddTimeParams) middleware.Responder
+	/* IssueClearLabels Remove every label from an issue. */
+	IssueClearLabels(ctx context.Context, params issue.IssueClearLabelsParams) middleware.Responder
+	/* IssueCreateComment Comment on an issue. */
+	IssueCreateComment(ctx context.Context, params issue.IssueCreateCommentParams) middleware.Responder
+	/* IssueCreateIssue Open an issue. */
+	IssueCreateIssue(ctx context.Context, params issue.IssueCreateIssueParams) middleware.Responder
+	/* IssueCreateLabel Create a label. */
+	IssueCreateLabel(ctx context.Context, params issue.IssueCreateLabelParams) middleware.Responder
+	/* IssueCreateMilestone Create a milestone. */
+	IssueCreateMilestone(ctx context.Context, params issue.IssueCreateMilestoneParams) middleware.Responder
+	/* IssueDelete Delete an issue (repository admins only). */
+	IssueDelete(ctx context.Context, params issue.IssueDeleteParams) middleware.Responder
+	/* IssueDeleteComment Delete a comment. */
+	IssueDeleteComment(ctx context.Context, params issue.IssueDeleteCommentParams) middleware.Responder
+	/* IssueDeleteCommentReaction Take back a reaction to a comment. */
+	IssueDeleteCommentReaction(ctx context.Context, params issue.IssueDeleteCommentReactionParams) middleware.Responder
+	/* IssueDeleteIssueReaction Take back a reaction to an issue. */
+	IssueDeleteIssueReaction(ctx context.Context, params issue.IssueDeleteIssueReactionParams) middleware.Responder
+	/* IssueDeleteLabel Delete a label. */
+	IssueDeleteLabel(ctx context.Context, params issue.IssueDeleteLabelParams) middleware.Responder
+	/* IssueDeleteMilestone Delete a milestone. */
+	IssueDeleteMilestone(ctx context.Context, params issue.IssueDeleteMilestoneParams) middleware.Responder
+	/* IssueDeleteTime Delete one tracked-time entry. */
+	IssueDeleteTime(ctx context.Context, params issue.IssueDeleteTimeParams) middleware.Responder
+	/* IssueEditComment Change a comment's text. */
+	IssueEditComment(ctx context.Context, params issue.IssueEditCommentParams) middleware.Responder
+	/* IssueEditIssue Change an issue; content_version guards the body against lost updates. */
+	IssueEditIssue(ctx context.Context, params issue.IssueEditIssueParams) middleware.Responder
+	/* IssueEditIssueDeadline Set or clear an issue's due date. */
+	IssueEditIssueDeadline(ctx context.Context, params issue.IssueEditIssueDeadlineParams) middleware.Responder
+	/* IssueEditLabel Change a label. */
+	IssueEditLabel(ctx context.Context, params issue.IssueEditLabelParams) middleware.Responder
+	/* IssueEditMilestone Change a milestone. */
+	IssueEditMilestone(ctx context.Context, params issue.IssueEditMilestoneParams) middleware.Responder
+	/* IssueGetComment Show one comment. */
+	IssueGetComment(ctx context.Context, params issue.IssueGetCommentParams) middleware.Responder
+	/* IssueGetCommentReactions List the reactions to a comment. */
+	IssueGetCommentReactions(ctx context.Context, params issue.IssueGetCommentReactionsParams) middleware.Responder
+	/* IssueGetComments List an issue's comments. */
+	IssueGetComments(ctx context.Context, params issue.IssueGetCommentsParams) middleware.Responder
+	/* IssueGetIssue Show one issue. */
+	IssueGetIssue(ctx context.Context, params issue.IssueGetIssueParams) middleware.Responder
+	/* IssueGetIssueReactions List the reactions to an issue. */
+	IssueGetIssueReactions(ctx context.Context, params issue.IssueGetIssueReactionsParams) middleware.Responder
+	/* IssueGetLabel Show one label. */
+	IssueGetLabel(ctx context.Context, params issue.IssueGetLabelParams) middleware.Responder
+	/* IssueGetLabels List an issue's labels. */
+	IssueGetLabels(ctx context.Context, params issue.IssueGetLabelsParams) middleware.Responder
+	/* IssueGetMilestone Show one milestone, by id or title. */
+	IssueGetMilestone(ctx context.Context, params issue.IssueGetMilestoneParams) middleware.Responder
+	/* IssueGetMilestonesList List a repository's milestones. */
+	IssueGetMilestonesList(ctx context.Context, params issue.IssueGetMilestonesListParams) middleware.Responder
+	/* IssueListIssues List a repository's issues. */
+	IssueListIssues(ctx context.Context, params issue.IssueListIssuesParams) middleware.Responder
+	/* IssueListLabels List a repository's labels. */
+	IssueListLabels(ctx context.Context, params issue.IssueListLabelsParams) middleware.Responder
+	/* IssuePostCommentReaction React to a comment; an existing identical reaction is returned with 200. */
+	IssuePostCommentReaction(ctx context.Context, params issue.IssuePostCommentReactionParams) middleware.Responder
+	/* IssuePostIssueReaction React to an issue; an existing identical reaction is returned with 200. */
+	IssuePostIssueReaction(ctx context.Context, params issue.IssuePostIssueReactionParams) middleware.Responder
+	/* IssueRemoveLabel Remove one label from an issue. */
+	IssueRemoveLabel(ctx context.Context, params issue.IssueRemoveLabelParams) middleware.Responder
+	/* IssueReplaceLabels Replace an issue's labels. */
+	IssueReplaceLabels(ctx context.Context, params issue.IssueReplaceLabelsParams) middleware.Responder
+	/* IssueResetTime Delete the caller's tracked time on an issue. */
+	IssueResetTime(ctx context.Context, params issue.IssueResetTimeParams) middleware.Responder
+	/* IssueSearchIssues Search issues across the repositories the caller may see. */
+	IssueSearchIssues(ctx context.Context, params issue.IssueSearchIssuesParams) middleware.Responder
+	/* IssueTrackedTimes List the time tracked on an issue. */
+	IssueTrackedTimes(ctx context.Context, params issue.IssueTrackedTimesParams) middleware.Responder
+	/* RepoCreateProject Create a repository project (writers only). */
+	RepoCreateProject(ctx context.Context, params issue.RepoCreateProjectParams) middleware.Responder
+	/* RepoDeleteProject Delete a project (writers only); its issues stay. */
+	RepoDeleteProject(ctx context.Context, params issue.RepoDeleteProjectParams) middleware.Responder
+	/* RepoEditProject Change a project (writers only). */
+	RepoEditProject(ctx context.Context, params issue.RepoEditProjectParams) middleware.Responder
+	/* RepoGetProject Show one project. */
+	RepoGetProject(ctx context.Context, params issue.RepoGetProjectParams) middleware.Responder
+	/* RepoListProjects List a repository's projects. */
+	RepoListProjects(ctx context.Context, params issue.RepoListProjectsParams) middleware.Responder
 }
 
 //go:generate mockery --name MiscellaneousAPI --inpackage
@@ -99,14 +196,102 @@ type OrganizationAPI interface {
 type RepositoryAPI interface {
 	/* CreateCurrentUserRepo Create a repository owned by the signed-in user. */
 	CreateCurrentUserRepo(ctx context.Context, params repository.CreateCurrentUserRepoParams) middleware.Responder
+	/* GenerateRepo Create a repository from a template. */
+	GenerateRepo(ctx context.Context, params repository.GenerateRepoParams) middleware.Responder
+	/* RepoAddTopic Add one topic. */
+	RepoAddTopic(ctx context.Context, params repository.RepoAddTopicParams) middleware.Responder
+	/* RepoCreateBranch Create a branch from a branch or a commit. */
+	RepoCreateBranch(ctx context.Context, params repository.RepoCreateBranchParams) middleware.Responder
+	/* RepoCreateBranchProtection Create a branch protection rule. */
+	RepoCreateBranchProtection(ctx context.Context, params repository.RepoCreateBranchProtectionParams) middleware.Responder
+	/* RepoCreateFile Create a file in one commit. */
+	RepoCreateFile(ctx context.Context, params repository.RepoCreateFileParams) middleware.Responder
+	/* RepoCreateRelease Create a release, tagging target_commitish if the tag is new. */
+	RepoCreateRelease(ctx context.Context, params repository.RepoCreateReleaseParams) middleware.Responder
+	/* RepoCreateReleaseAttachment Upload a release asset. */
+	RepoCreateReleaseAttachment(ctx context.Context, params repository.RepoCreateReleaseAttachmentParams) middleware.Responder
+	/* RepoCreateTag Create a lightweight or annotated tag. */
+	RepoCreateTag(ctx context.Context, params repository.RepoCreateTagParams) middleware.Responder
 	/* RepoDelete Delete a repository and its git data (owners only). */
 	RepoDelete(ctx context.Context, params repository.RepoDeleteParams) middleware.Responder
+	/* RepoDeleteBranch Delete a branch. */
+	RepoDeleteBranch(ctx context.Context, params repository.RepoDeleteBranchParams) middleware.Responder
+	/* RepoDeleteBranchProtection Delete a branch protection rule. */
+	RepoDeleteBranchProtection(ctx context.Context, params repository.RepoDeleteBranchProtectionParams) middleware.Responder
+	/* RepoDeleteFile Delete a file in one commit. */
+	RepoDeleteFile(ctx context.Context, params repository.RepoDeleteFileParams) middleware.Responder
+	/* RepoDeleteRelease Delete a release. */
+	RepoDeleteRelease(ctx context.Context, params repository.RepoDeleteReleaseParams) middleware.Responder
+	/* RepoDeleteReleaseAttachment Delete a release asset. */
+	RepoDeleteReleaseAttachment(ctx context.Context, params repository.RepoDeleteReleaseAttachmentParams) middleware.Responder
+	/* RepoDeleteReleaseByTag Delete the release of a tag. */
+	RepoDeleteReleaseByTag(ctx context.Context, params repository.RepoDeleteReleaseByTagParams) middleware.Responder
+	/* RepoDeleteTag Delete a tag. */
+	RepoDeleteTag(ctx context.Context, params repository.RepoDeleteTagParams) middleware.Responder
+	/* RepoDeleteTopic Remove one topic. */
+	RepoDeleteTopic(ctx context.Context, params repository.RepoDeleteTopicParams) middleware.Responder
 	/* RepoEdit Change a repository's settings (repository admins only). */
 	RepoEdit(ctx context.Context, params repository.RepoEditParams) middleware.Responder
+	/* RepoEditBranchProtection Change a branch protection rule. */
+	RepoEditBranchProtection(ctx context.Context, params repository.RepoEditBranchProtectionParams) middleware.Responder
+	/* RepoEditRelease Change a release; publishing a draft creates its tag. */
+	RepoEditRelease(ctx context.Context, params repository.RepoEditReleaseParams) middleware.Responder
 	/* RepoGet Show one repository. */
 	RepoGet(ctx context.Context, params repository.RepoGetParams) middleware.Responder
+	/* RepoGetArchive Download an archive of a branch, tag or commit. */
+	RepoGetArchive(ctx context.Context, params repository.RepoGetArchiveParams) middleware.Responder
+	/* RepoGetBranch Show one branch. */
+	RepoGetBranch(ctx context.Context, params repository.RepoGetBranchParams) middleware.Responder
+	/* RepoGetBranchProtection Show one branch protection rule. */
+	RepoGetBranchProtection(ctx context.Context, params repository.RepoGetBranchProtectionParams) middleware.Responder
+	/* RepoGetContents Show a file or list a directory. */
+	RepoGetContents(ctx context.Context, params repository.RepoGetContentsParams) middleware.Responder
+	/* RepoGetContentsList List the top directory of a repository. */
+	RepoGetContentsList(ctx context.Context, params repository.RepoGetContentsListParams) middleware.Responder
+	/* RepoGetLatestRelease Show the newest published release. */
+	RepoGetLatestRelease(ctx context.Context, params repository.RepoGetLatestReleaseParams) middleware.Responder
+	/* RepoGetRawFile Download a file's raw content. */
+	RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder
+	/* RepoGetRelease Show one release. */
+	RepoGetRelease(ctx context.Context, params repository.RepoGetReleaseParams) middleware.Responder
+	/* RepoGetReleaseAttachment Show one release asset. */
+	RepoGetReleaseAttachment(ctx context.Context, params repository.RepoGetReleaseAttachmentParams) middleware.Responder
+	/* RepoGetReleaseByTag Show the release of a tag. */
+	RepoGetReleaseByTag(ctx context.Context, params repository.RepoGetReleaseByTagParams) middleware.Responder
+	/* RepoGetTag Show one tag. */
+	RepoGetTag(ctx context.Context, params repository.RepoGetTagParams) middleware.Responder
+	/* RepoListBranchProtection List branch protection rules in priority order. */
+	RepoListBranchProtection(ctx context.Context, params repository.RepoListBranchProtectionParams) middleware.Responder
+	/* RepoListBranches List branches. */
+	RepoListBranches(ctx context.Context, params repository.RepoListBranchesParams) middleware.Responder
+	/* RepoListReleaseAttachments List a release's assets. */
+	RepoListReleaseAttachments(ctx context.Context, params repository.RepoListReleaseAttachmentsParams) middleware.Responder
+	/* RepoListReleases List releases. */
+	RepoListReleases(ctx context.Context, params repository.RepoListReleasesParams) middleware.Responder
+	/* RepoListTags List tags. */
+	RepoListTags(ctx context.Context, params repository.RepoListTagsParams) middleware.Responder
+	/* RepoListTeams List the teams with access to a repository. */
+	RepoListTeams(ctx context.Context, params repository.RepoListTeamsParams) middleware.Responder
+	/* RepoListTopics List a repository's topics. */
+	RepoListTopics(ctx context.Context, params repository.RepoListTopicsParams) middleware.Responder
+	/* RepoRenameBranch Rename a branch. */
+	RepoRenameBranch(ctx context.Context, params repository.RepoRenameBranchParams) middleware.Responder
 	/* RepoSearch Search the repositories the caller may see. */
 	RepoSearch(ctx context.Context, params repository.RepoSearchParams) middleware.Responder
+	/* RepoTrackedTimes List the time tracked in a repository. */
+	RepoTrackedTimes(ctx context.Context, params repository.RepoTrackedTimesParams) middleware.Responder
+	/* RepoUpdateBranch Move a branch to another commit. */
+	RepoUpdateBranch(ctx context.Context, params repository.RepoUpdateBranchParams) middleware.Responder
+	/* RepoUpdateBranchProtectionPriories Reorder branch protection rules. */
+	RepoUpdateBranchProtectionPriories(ctx context.Context, params repository.RepoUpdateBranchProtectionPrioriesParams) middleware.Responder
+	/* RepoUpdateFile Update a file in one commit. */
+	RepoUpdateFile(ctx context.Context, params repository.RepoUpdateFileParams) middleware.Responder
+	/* RepoUpdateTopics Replace a repository's topics. */
+	RepoUpdateTopics(ctx context.Context, params repository.RepoUpdateTopicsParams) middleware.Responder
+	/* TopicSearch Find topics by name. */
+	TopicSearch(ctx context.Context, params repository.TopicSearchParams) middleware.Responder
+	/* UserTrackedTimes List one user's time tracked in a repository. */
+	UserTrackedTimes(ctx context.Context, params repository.UserTrackedTimesParams) middleware.Responder
 }
 
 //go:generate mockery --name SettingsAPI --inpackage
@@ -133,6 +318,8 @@ type UserAPI interface {
 	UserCreateToken(ctx context.Context, params user.UserCreateTokenParams) middleware.Responder
 	/* UserCurrentListRepos List the repositories the signed-in user owns or can reach. */
 	UserCurrentListRepos(ctx context.Context, params user.UserCurrentListReposParams) middleware.Responder
+	/* UserCurrentTrackedTimes List the signed-in user's tracked time. */
+	UserCurrentTrackedTimes(ctx context.Context, params user.UserCurrentTrackedTimesParams) middleware.Responder
 	/* UserDeleteAccessToken Revoke an access token, named by id or by name. */
 	UserDeleteAccessToken(ctx context.Context, params user.UserDeleteAccessTokenParams) middleware.Responder
 	/* UserDeleteEmail Remove email addresses from the signed-in user. */
@@ -154,6 +341,7 @@ type UserAPI interface {
 // Config is configuration for Handler
 type Config struct {
 	AdminAPI
+	IssueAPI
 	MiscellaneousAPI
 	OrganizationAPI
 	RepositoryAPI
@@ -193,8 +381,14 @@ type Config struct {
 	// Authenticator to use for all Basic authentication
 	BearerAuthenticator func(string, security.ScopedTokenAuthentication) runtime.Authenticator
 
+	// BinConsumer is a bin consumer that will replace the default if not nil.
+	BinConsumer runtime.Consumer
+
 	// JSONConsumer is a json consumer that will replace the default if not nil.
 	JSONConsumer runtime.Consumer
+
+	// MultipartformConsumer is a multipartform consumer that will replace the default if not nil.
+	MultipartformConsumer runtime.Consumer
 }
 
 // Handler returns an http.Handler given the handler configuration
@@ -226,11 +420,24 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		api.BearerAuthenticator = c.BearerAuthenticator
 	}
 
+	if c.BinConsumer != nil {
+		api.BinConsumer = c.BinConsumer
+	} else {
+		api.BinConsumer = runtime.ByteStreamConsumer()
+	}
+
 	if c.JSONConsumer != nil {
 		api.JSONConsumer = c.JSONConsumer
 	} else {
 		api.JSONConsumer = runtime.JSONConsumer()
 	}
+
+	if c.MultipartformConsumer != nil {
+		api.MultipartformConsumer = c.MultipartformConsumer
+	} else {
+		api.MultipartformConsumer = runtime.DiscardConsumer
+	}
+	api.BinProducer = runtime.ByteStreamProducer()
 	api.JSONProducer = runtime.JSONProducer()
 
 	api.AccessTokenAuth = func(token string) (any, error) {
@@ -283,6 +490,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 
 	api.APIAuthorizer = authorizer(c.Authorizer)
 
+	api.AdminAdminAdoptRepositoryHandler = admin.AdminAdoptRepositoryHandlerFunc(func(params admin.AdminAdoptRepositoryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminAdoptRepository(ctx, params)
+	})
+
 	api.AdminAdminCreateOrgHandler = admin.AdminCreateOrgHandlerFunc(func(params admin.AdminCreateOrgParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -302,6 +516,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.AdminCreateUser(ctx, params)
+	})
+
+	api.AdminAdminDeleteUnadoptedRepositoryHandler = admin.AdminDeleteUnadoptedRepositoryHandlerFunc(func(params admin.AdminDeleteUnadoptedRepositoryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminDeleteUnadoptedRepository(ctx, params)
 	})
 
 	api.AdminAdminDeleteUserHandler = admin.AdminDeleteUserHandlerFunc(func(params admin.AdminDeleteUserParams, principal any) middleware.Responder {
@@ -353,6 +574,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.AdminSearchUsers(ctx, params)
 	})
 
+	api.AdminAdminUnadoptedListHandler = admin.AdminUnadoptedListHandlerFunc(func(params admin.AdminUnadoptedListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminUnadoptedList(ctx, params)
+	})
+
 	api.RepositoryCreateCurrentUserRepoHandler = repository.CreateCurrentUserRepoHandlerFunc(func(params repository.CreateCurrentUserRepoParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -372,6 +600,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.DeleteCurrentToken(ctx, params)
+	})
+
+	api.RepositoryGenerateRepoHandler = repository.GenerateRepoHandlerFunc(func(params repository.GenerateRepoParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GenerateRepo(ctx, params)
 	})
 
 	api.MiscellaneousGetCurrentTokenHandler = miscellaneous.GetCurrentTokenHandlerFunc(func(params miscellaneous.GetCurrentTokenParams, principal any) middleware.Responder {
@@ -414,6 +649,265 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.GetVersion(ctx, params)
+	})
+
+	api.IssueIssueAddLabelHandler = issue.IssueAddLabelHandlerFunc(func(params issue.IssueAddLabelParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueAddLabel(ctx, params)
+	})
+
+	api.IssueIssueAddTimeHandler = issue.IssueAddTimeHandlerFunc(func(params issue.IssueAddTimeParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueAddTime(ctx, params)
+	})
+
+	api.IssueIssueClearLabelsHandler = issue.IssueClearLabelsHandlerFunc(func(params issue.IssueClearLabelsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueClearLabels(ctx, params)
+	})
+
+	api.IssueIssueCreateCommentHandler = issue.IssueCreateCommentHandlerFunc(func(params issue.IssueCreateCommentParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueCreateComment(ctx, params)
+	})
+
+	api.IssueIssueCreateIssueHandler = issue.IssueCreateIssueHandlerFunc(func(params issue.IssueCreateIssueParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueCreateIssue(ctx, params)
+	})
+
+	api.IssueIssueCreateLabelHandler = issue.IssueCreateLabelHandlerFunc(func(params issue.IssueCreateLabelParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueCreateLabel(ctx, params)
+	})
+
+	api.IssueIssueCreateMilestoneHandler = issue.IssueCreateMilestoneHandlerFunc(func(params issue.IssueCreateMilestoneParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueCreateMilestone(ctx, params)
+	})
+
+	api.IssueIssueDeleteHandler = issue.IssueDeleteHandlerFunc(func(params issue.IssueDeleteParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueDelete(ctx, params)
+	})
+
+	api.IssueIssueDeleteCommentHandler = issue.IssueDeleteCommentHandlerFunc(func(params issue.IssueDeleteCommentParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueDeleteComment(ctx, params)
+	})
+
+	api.IssueIssueDeleteCommentReactionHandler = issue.IssueDeleteCommentReactionHandlerFunc(func(params issue.IssueDeleteCommentReactionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueDeleteCommentReaction(ctx, params)
+	})
+
+	api.IssueIssueDeleteIssueReactionHandler = issue.IssueDeleteIssueReactionHandlerFunc(func(params issue.IssueDeleteIssueReactionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueDeleteIssueReaction(ctx, params)
+	})
+
+	api.IssueIssueDeleteLabelHandler = issue.IssueDeleteLabelHandlerFunc(func(params issue.IssueDeleteLabelParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueDeleteLabel(ctx, params)
+	})
+
+	api.IssueIssueDeleteMilestoneHandler = issue.IssueDeleteMilestoneHandlerFunc(func(params issue.IssueDeleteMilestoneParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueDeleteMilestone(ctx, params)
+	})
+
+	api.IssueIssueDeleteTimeHandler = issue.IssueDeleteTimeHandlerFunc(func(params issue.IssueDeleteTimeParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueDeleteTime(ctx, params)
+	})
+
+	api.IssueIssueEditCommentHandler = issue.IssueEditCommentHandlerFunc(func(params issue.IssueEditCommentParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueEditComment(ctx, params)
+	})
+
+	api.IssueIssueEditIssueHandler = issue.IssueEditIssueHandlerFunc(func(params issue.IssueEditIssueParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueEditIssue(ctx, params)
+	})
+
+	api.IssueIssueEditIssueDeadlineHandler = issue.IssueEditIssueDeadlineHandlerFunc(func(params issue.IssueEditIssueDeadlineParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueEditIssueDeadline(ctx, params)
+	})
+
+	api.IssueIssueEditLabelHandler = issue.IssueEditLabelHandlerFunc(func(params issue.IssueEditLabelParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueEditLabel(ctx, params)
+	})
+
+	api.IssueIssueEditMilestoneHandler = issue.IssueEditMilestoneHandlerFunc(func(params issue.IssueEditMilestoneParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueEditMilestone(ctx, params)
+	})
+
+	api.IssueIssueGetCommentHandler = issue.IssueGetCommentHandlerFunc(func(params issue.IssueGetCommentParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetComment(ctx, params)
+	})
+
+	api.IssueIssueGetCommentReactionsHandler = issue.IssueGetCommentReactionsHandlerFunc(func(params issue.IssueGetCommentReactionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetCommentReactions(ctx, params)
+	})
+
+	api.IssueIssueGetCommentsHandler = issue.IssueGetCommentsHandlerFunc(func(params issue.IssueGetCommentsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetComments(ctx, params)
+	})
+
+	api.IssueIssueGetIssueHandler = issue.IssueGetIssueHandlerFunc(func(params issue.IssueGetIssueParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetIssue(ctx, params)
+	})
+
+	api.IssueIssueGetIssueReactionsHandler = issue.IssueGetIssueReactionsHandlerFunc(func(params issue.IssueGetIssueReactionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetIssueReactions(ctx, params)
+	})
+
+	api.IssueIssueGetLabelHandler = issue.IssueGetLabelHandlerFunc(func(params issue.IssueGetLabelParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetLabel(ctx, params)
+	})
+
+	api.IssueIssueGetLabelsHandler = issue.IssueGetLabelsHandlerFunc(func(params issue.IssueGetLabelsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetLabels(ctx, params)
+	})
+
+	api.IssueIssueGetMilestoneHandler = issue.IssueGetMilestoneHandlerFunc(func(params issue.IssueGetMilestoneParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetMilestone(ctx, params)
+	})
+
+	api.IssueIssueGetMilestonesListHandler = issue.IssueGetMilestonesListHandlerFunc(func(params issue.IssueGetMilestonesListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetMilestonesList(ctx, params)
+	})
+
+	api.IssueIssueListIssuesHandler = issue.IssueListIssuesHandlerFunc(func(params issue.IssueListIssuesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueListIssues(ctx, params)
+	})
+
+	api.IssueIssueListLabelsHandler = issue.IssueListLabelsHandlerFunc(func(params issue.IssueListLabelsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueListLabels(ctx, params)
+	})
+
+	api.IssueIssuePostCommentReactionHandler = issue.IssuePostCommentReactionHandlerFunc(func(params issue.IssuePostCommentReactionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssuePostCommentReaction(ctx, params)
+	})
+
+	api.IssueIssuePostIssueReactionHandler = issue.IssuePostIssueReactionHandlerFunc(func(params issue.IssuePostIssueReactionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssuePostIssueReaction(ctx, params)
+	})
+
+	api.IssueIssueRemoveLabelHandler = issue.IssueRemoveLabelHandlerFunc(func(params issue.IssueRemoveLabelParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueRemoveLabel(ctx, params)
+	})
+
+	api.IssueIssueReplaceLabelsHandler = issue.IssueReplaceLabelsHandlerFunc(func(params issue.IssueReplaceLabelsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueReplaceLabels(ctx, params)
+	})
+
+	api.IssueIssueResetTimeHandler = issue.IssueResetTimeHandlerFunc(func(params issue.IssueResetTimeParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueResetTime(ctx, params)
+	})
+
+	api.IssueIssueSearchIssuesHandler = issue.IssueSearchIssuesHandlerFunc(func(params issue.IssueSearchIssuesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueSearchIssues(ctx, params)
+	})
+
+	api.IssueIssueTrackedTimesHandler = issue.IssueTrackedTimesHandlerFunc(func(params issue.IssueTrackedTimesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueTrackedTimes(ctx, params)
 	})
 
 	api.OrganizationOrgCreateHandler = organization.OrgCreateHandlerFunc(func(params organization.OrgCreateParams, principal any) middleware.Responder {
@@ -486,11 +980,130 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.OrgListRepos(ctx, params)
 	})
 
+	api.RepositoryRepoAddTopicHandler = repository.RepoAddTopicHandlerFunc(func(params repository.RepoAddTopicParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoAddTopic(ctx, params)
+	})
+
+	api.RepositoryRepoCreateBranchHandler = repository.RepoCreateBranchHandlerFunc(func(params repository.RepoCreateBranchParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateBranch(ctx, params)
+	})
+
+	api.RepositoryRepoCreateBranchProtectionHandler = repository.RepoCreateBranchProtectionHandlerFunc(func(params repository.RepoCreateBranchProtectionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateBranchProtection(ctx, params)
+	})
+
+	api.RepositoryRepoCreateFileHandler = repository.RepoCreateFileHandlerFunc(func(params repository.RepoCreateFileParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateFile(ctx, params)
+	})
+
+	api.IssueRepoCreateProjectHandler = issue.RepoCreateProjectHandlerFunc(func(params issue.RepoCreateProjectParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateProject(ctx, params)
+	})
+
+	api.RepositoryRepoCreateReleaseHandler = repository.RepoCreateReleaseHandlerFunc(func(params repository.RepoCreateReleaseParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateRelease(ctx, params)
+	})
+
+	api.RepositoryRepoCreateReleaseAttachmentHandler = repository.RepoCreateReleaseAttachmentHandlerFunc(func(params repository.RepoCreateReleaseAttachmentParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateReleaseAttachment(ctx, params)
+	})
+
+	api.RepositoryRepoCreateTagHandler = repository.RepoCreateTagHandlerFunc(func(params repository.RepoCreateTagParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateTag(ctx, params)
+	})
+
 	api.RepositoryRepoDeleteHandler = repository.RepoDeleteHandlerFunc(func(params repository.RepoDeleteParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoDelete(ctx, params)
+	})
+
+	api.RepositoryRepoDeleteBranchHandler = repository.RepoDeleteBranchHandlerFunc(func(params repository.RepoDeleteBranchParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteBranch(ctx, params)
+	})
+
+	api.RepositoryRepoDeleteBranchProtectionHandler = repository.RepoDeleteBranchProtectionHandlerFunc(func(params repository.RepoDeleteBranchProtectionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteBranchProtection(ctx, params)
+	})
+
+	api.RepositoryRepoDeleteFileHandler = repository.RepoDeleteFileHandlerFunc(func(params repository.RepoDeleteFileParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteFile(ctx, params)
+	})
+
+	api.IssueRepoDeleteProjectHandler = issue.RepoDeleteProjectHandlerFunc(func(params issue.RepoDeleteProjectParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteProject(ctx, params)
+	})
+
+	api.RepositoryRepoDeleteReleaseHandler = repository.RepoDeleteReleaseHandlerFunc(func(params repository.RepoDeleteReleaseParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteRelease(ctx, params)
+	})
+
+	api.RepositoryRepoDeleteReleaseAttachmentHandler = repository.RepoDeleteReleaseAttachmentHandlerFunc(func(params repository.RepoDeleteReleaseAttachmentParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteReleaseAttachment(ctx, params)
+	})
+
+	api.RepositoryRepoDeleteReleaseByTagHandler = repository.RepoDeleteReleaseByTagHandlerFunc(func(params repository.RepoDeleteReleaseByTagParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteReleaseByTag(ctx, params)
+	})
+
+	api.RepositoryRepoDeleteTagHandler = repository.RepoDeleteTagHandlerFunc(func(params repository.RepoDeleteTagParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteTag(ctx, params)
+	})
+
+	api.RepositoryRepoDeleteTopicHandler = repository.RepoDeleteTopicHandlerFunc(func(params repository.RepoDeleteTopicParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteTopic(ctx, params)
 	})
 
 	api.RepositoryRepoEditHandler = repository.RepoEditHandlerFunc(func(params repository.RepoEditParams, principal any) middleware.Responder {
@@ -500,6 +1113,27 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoEdit(ctx, params)
 	})
 
+	api.RepositoryRepoEditBranchProtectionHandler = repository.RepoEditBranchProtectionHandlerFunc(func(params repository.RepoEditBranchProtectionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoEditBranchProtection(ctx, params)
+	})
+
+	api.IssueRepoEditProjectHandler = issue.RepoEditProjectHandlerFunc(func(params issue.RepoEditProjectParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoEditProject(ctx, params)
+	})
+
+	api.RepositoryRepoEditReleaseHandler = repository.RepoEditReleaseHandlerFunc(func(params repository.RepoEditReleaseParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoEditRelease(ctx, params)
+	})
+
 	api.RepositoryRepoGetHandler = repository.RepoGetHandlerFunc(func(params repository.RepoGetParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -507,11 +1141,200 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoGet(ctx, params)
 	})
 
+	api.RepositoryRepoGetArchiveHandler = repository.RepoGetArchiveHandlerFunc(func(params repository.RepoGetArchiveParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetArchive(ctx, params)
+	})
+
+	api.RepositoryRepoGetBranchHandler = repository.RepoGetBranchHandlerFunc(func(params repository.RepoGetBranchParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetBranch(ctx, params)
+	})
+
+	api.RepositoryRepoGetBranchProtectionHandler = repository.RepoGetBranchProtectionHandlerFunc(func(params repository.RepoGetBranchProtectionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetBranchProtection(ctx, params)
+	})
+
+	api.RepositoryRepoGetContentsHandler = repository.RepoGetContentsHandlerFunc(func(params repository.RepoGetContentsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetContents(ctx, params)
+	})
+
+	api.RepositoryRepoGetContentsListHandler = repository.RepoGetContentsListHandlerFunc(func(params repository.RepoGetContentsListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetContentsList(ctx, params)
+	})
+
+	api.RepositoryRepoGetLatestReleaseHandler = repository.RepoGetLatestReleaseHandlerFunc(func(params repository.RepoGetLatestReleaseParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetLatestRelease(ctx, params)
+	})
+
+	api.IssueRepoGetProjectHandler = issue.RepoGetProjectHandlerFunc(func(params issue.RepoGetProjectParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetProject(ctx, params)
+	})
+
+	api.RepositoryRepoGetRawFileHandler = repository.RepoGetRawFileHandlerFunc(func(params repository.RepoGetRawFileParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetRawFile(ctx, params)
+	})
+
+	api.RepositoryRepoGetReleaseHandler = repository.RepoGetReleaseHandlerFunc(func(params repository.RepoGetReleaseParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetRelease(ctx, params)
+	})
+
+	api.RepositoryRepoGetReleaseAttachmentHandler = repository.RepoGetReleaseAttachmentHandlerFunc(func(params repository.RepoGetReleaseAttachmentParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetReleaseAttachment(ctx, params)
+	})
+
+	api.RepositoryRepoGetReleaseByTagHandler = repository.RepoGetReleaseByTagHandlerFunc(func(params repository.RepoGetReleaseByTagParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetReleaseByTag(ctx, params)
+	})
+
+	api.RepositoryRepoGetTagHandler = repository.RepoGetTagHandlerFunc(func(params repository.RepoGetTagParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetTag(ctx, params)
+	})
+
+	api.RepositoryRepoListBranchProtectionHandler = repository.RepoListBranchProtectionHandlerFunc(func(params repository.RepoListBranchProtectionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListBranchProtection(ctx, params)
+	})
+
+	api.RepositoryRepoListBranchesHandler = repository.RepoListBranchesHandlerFunc(func(params repository.RepoListBranchesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListBranches(ctx, params)
+	})
+
+	api.IssueRepoListProjectsHandler = issue.RepoListProjectsHandlerFunc(func(params issue.RepoListProjectsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListProjects(ctx, params)
+	})
+
+	api.RepositoryRepoListReleaseAttachmentsHandler = repository.RepoListReleaseAttachmentsHandlerFunc(func(params repository.RepoListReleaseAttachmentsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListReleaseAttachments(ctx, params)
+	})
+
+	api.RepositoryRepoListReleasesHandler = repository.RepoListReleasesHandlerFunc(func(params repository.RepoListReleasesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListReleases(ctx, params)
+	})
+
+	api.RepositoryRepoListTagsHandler = repository.RepoListTagsHandlerFunc(func(params repository.RepoListTagsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListTags(ctx, params)
+	})
+
+	api.RepositoryRepoListTeamsHandler = repository.RepoListTeamsHandlerFunc(func(params repository.RepoListTeamsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListTeams(ctx, params)
+	})
+
+	api.RepositoryRepoListTopicsHandler = repository.RepoListTopicsHandlerFunc(func(params repository.RepoListTopicsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListTopics(ctx, params)
+	})
+
+	api.RepositoryRepoRenameBranchHandler = repository.RepoRenameBranchHandlerFunc(func(params repository.RepoRenameBranchParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoRenameBranch(ctx, params)
+	})
+
 	api.RepositoryRepoSearchHandler = repository.RepoSearchHandlerFunc(func(params repository.RepoSearchParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoSearch(ctx, params)
+	})
+
+	api.RepositoryRepoTrackedTimesHandler = repository.RepoTrackedTimesHandlerFunc(func(params repository.RepoTrackedTimesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoTrackedTimes(ctx, params)
+	})
+
+	api.RepositoryRepoUpdateBranchHandler = repository.RepoUpdateBranchHandlerFunc(func(params repository.RepoUpdateBranchParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoUpdateBranch(ctx, params)
+	})
+
+	api.RepositoryRepoUpdateBranchProtectionPrioriesHandler = repository.RepoUpdateBranchProtectionPrioriesHandlerFunc(func(params repository.RepoUpdateBranchProtectionPrioriesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoUpdateBranchProtectionPriories(ctx, params)
+	})
+
+	api.RepositoryRepoUpdateFileHandler = repository.RepoUpdateFileHandlerFunc(func(params repository.RepoUpdateFileParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoUpdateFile(ctx, params)
+	})
+
+	api.RepositoryRepoUpdateTopicsHandler = repository.RepoUpdateTopicsHandlerFunc(func(params repository.RepoUpdateTopicsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoUpdateTopics(ctx, params)
+	})
+
+	api.RepositoryTopicSearchHandler = repository.TopicSearchHandlerFunc(func(params repository.TopicSearchParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.TopicSearch(ctx, params)
 	})
 
 	api.UserUserAddEmailHandler = user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {
@@ -533,6 +1356,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserCurrentListRepos(ctx, params)
+	})
+
+	api.UserUserCurrentTrackedTimesHandler = user.UserCurrentTrackedTimesHandlerFunc(func(params user.UserCurrentTrackedTimesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentTrackedTimes(ctx, params)
 	})
 
 	api.UserUserDeleteAccessTokenHandler = user.UserDeleteAccessTokenHandlerFunc(func(params user.UserDeleteAccessTokenParams, principal any) middleware.Responder {
@@ -589,6 +1419,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserSearch(ctx, params)
+	})
+
+	api.RepositoryUserTrackedTimesHandler = repository.UserTrackedTimesHandlerFunc(func(params repository.UserTrackedTimesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserTrackedTimes(ctx, params)
 	})
 
 	api.ServerShutdown = func() {}

@@ -22,9 +22,12 @@
 //	License: MIT
 //
 //	Consumes:
+//	  - application/octet-stream
 //	  - application/json
+//	  - multipart/form-data
 //
 //	Produces:
+//	  - application/octet-stream
 //	  - application/json
 //
 // swagger:meta

@@ -43,5 +43,8 @@ type Store interface {
 	Tokens() TokenStore
 	Orgs() OrgStore
 	Repos() RepoStore
+	IssueTracker
+	GitData
+	ReleaseData
 	Close() error
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-openapi/strfmt"
 
 	"repohost/gen/client/admin"
+	"repohost/gen/client/issue"
 	"repohost/gen/client/miscellaneous"
 	"repohost/gen/client/organization"
 	"repohost/gen/client/repository"
@@ -61,6 +62,7 @@ func New(transport runtime.ClientTransport, formats strfmt.Registry) *RepohostAP
 	cli := new(RepohostAPI)
 	cli.Transport = transport
 	cli.Admin = admin.New(transport, formats)
+	cli.Issue = issue.New(transport, formats)
 	cli.Miscellaneous = miscellaneous.New(transport, formats)
 	cli.Organization = organization.New(transport, formats)
 	cli.Repository = repository.New(transport, formats)
@@ -112,6 +114,8 @@ func (cfg *TransportConfig) WithSchemes(schemes []string) *TransportConfig {
 type RepohostAPI struct {
 	Admin admin.ClientService
 
+	Issue issue.ClientService
+
 	Miscellaneous miscellaneous.ClientService
 
 	Organization organization.ClientService
@@ -129,6 +133,7 @@ type RepohostAPI struct {
 func (c *RepohostAPI) SetTransport(transport runtime.ClientTransport) {
 	c.Transport = transport
 	c.Admin.SetTransport(transport)
+	c.Issue.SetTransport(transport)
 	c.Miscellaneous.SetTransport(transport)
 	c.Organization.SetTransport(transport)
 	c.Repository.SetTransport(transport)

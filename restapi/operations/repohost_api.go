@@ -20,6 +20,7 @@ import (
 	"github.com/go-openapi/swag"
 
 	"repohost/restapi/operations/admin"
+	"repohost/restapi/operations/issue"
 	"repohost/restapi/operations/miscellaneous"
 	"repohost/restapi/operations/organization"
 	"repohost/restapi/operations/repository"
@@ -45,9 +46,19 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 		APIKeyAuthenticator: security.APIKeyAuth,
 		BearerAuthenticator: security.BearerAuth,
 
-		JSONConsumer: runtime.JSONConsumer(),
+		BinConsumer:           runtime.ByteStreamConsumer(),
+		JSONConsumer:          runtime.JSONConsumer(),
+		MultipartformConsumer: runtime.DiscardConsumer,
 
+		BinProducer:  runtime.ByteStreamProducer(),
 		JSONProducer: runtime.JSONProducer(),
+
+		AdminAdminAdoptRepositoryHandler: admin.AdminAdoptRepositoryHandlerFunc(func(params admin.AdminAdoptRepositoryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminAdoptRepository has not yet been implemented")
+		}),
 
 		AdminAdminCreateOrgHandler: admin.AdminCreateOrgHandlerFunc(func(params admin.AdminCreateOrgParams, principal any) middleware.Responder {
 			_ = params
@@ -68,6 +79,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation admin.AdminCreateUser has not yet been implemented")
+		}),
+
+		AdminAdminDeleteUnadoptedRepositoryHandler: admin.AdminDeleteUnadoptedRepositoryHandlerFunc(func(params admin.AdminDeleteUnadoptedRepositoryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminDeleteUnadoptedRepository has not yet been implemented")
 		}),
 
 		AdminAdminDeleteUserHandler: admin.AdminDeleteUserHandlerFunc(func(params admin.AdminDeleteUserParams, principal any) middleware.Responder {
@@ -119,6 +137,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.AdminSearchUsers has not yet been implemented")
 		}),
 
+		AdminAdminUnadoptedListHandler: admin.AdminUnadoptedListHandlerFunc(func(params admin.AdminUnadoptedListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminUnadoptedList has not yet been implemented")
+		}),
+
 		RepositoryCreateCurrentUserRepoHandler: repository.CreateCurrentUserRepoHandlerFunc(func(params repository.CreateCurrentUserRepoParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -138,6 +163,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.DeleteCurrentToken has not yet been implemented")
+		}),
+
+		RepositoryGenerateRepoHandler: repository.GenerateRepoHandlerFunc(func(params repository.GenerateRepoParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GenerateRepo has not yet been implemented")
 		}),
 
 		MiscellaneousGetCurrentTokenHandler: miscellaneous.GetCurrentTokenHandlerFunc(func(params miscellaneous.GetCurrentTokenParams, principal any) middleware.Responder {
@@ -180,6 +212,265 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.GetVersion has not yet been implemented")
+		}),
+
+		IssueIssueAddLabelHandler: issue.IssueAddLabelHandlerFunc(func(params issue.IssueAddLabelParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueAddLabel has not yet been implemented")
+		}),
+
+		IssueIssueAddTimeHandler: issue.IssueAddTimeHandlerFunc(func(params issue.IssueAddTimeParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueAddTime has not yet been implemented")
+		}),
+
+		IssueIssueClearLabelsHandler: issue.IssueClearLabelsHandlerFunc(func(params issue.IssueClearLabelsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueClearLabels has not yet been implemented")
+		}),
+
+		IssueIssueCreateCommentHandler: issue.IssueCreateCommentHandlerFunc(func(params issue.IssueCreateCommentParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueCreateComment has not yet been implemented")
+		}),
+
+		IssueIssueCreateIssueHandler: issue.IssueCreateIssueHandlerFunc(func(params issue.IssueCreateIssueParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueCreateIssue has not yet been implemented")
+		}),
+
+		IssueIssueCreateLabelHandler: issue.IssueCreateLabelHandlerFunc(func(params issue.IssueCreateLabelParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueCreateLabel has not yet been implemented")
+		}),
+
+		IssueIssueCreateMilestoneHandler: issue.IssueCreateMilestoneHandlerFunc(func(params issue.IssueCreateMilestoneParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueCreateMilestone has not yet been implemented")
+		}),
+
+		IssueIssueDeleteHandler: issue.IssueDeleteHandlerFunc(func(params issue.IssueDeleteParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueDelete has not yet been implemented")
+		}),
+
+		IssueIssueDeleteCommentHandler: issue.IssueDeleteCommentHandlerFunc(func(params issue.IssueDeleteCommentParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueDeleteComment has not yet been implemented")
+		}),
+
+		IssueIssueDeleteCommentReactionHandler: issue.IssueDeleteCommentReactionHandlerFunc(func(params issue.IssueDeleteCommentReactionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueDeleteCommentReaction has not yet been implemented")
+		}),
+
+		IssueIssueDeleteIssueReactionHandler: issue.IssueDeleteIssueReactionHandlerFunc(func(params issue.IssueDeleteIssueReactionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueDeleteIssueReaction has not yet been implemented")
+		}),
+
+		IssueIssueDeleteLabelHandler: issue.IssueDeleteLabelHandlerFunc(func(params issue.IssueDeleteLabelParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueDeleteLabel has not yet been implemented")
+		}),
+
+		IssueIssueDeleteMilestoneHandler: issue.IssueDeleteMilestoneHandlerFunc(func(params issue.IssueDeleteMilestoneParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueDeleteMilestone has not yet been implemented")
+		}),
+
+		IssueIssueDeleteTimeHandler: issue.IssueDeleteTimeHandlerFunc(func(params issue.IssueDeleteTimeParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueDeleteTime has not yet been implemented")
+		}),
+
+		IssueIssueEditCommentHandler: issue.IssueEditCommentHandlerFunc(func(params issue.IssueEditCommentParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueEditComment has not yet been implemented")
+		}),
+
+		IssueIssueEditIssueHandler: issue.IssueEditIssueHandlerFunc(func(params issue.IssueEditIssueParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueEditIssue has not yet been implemented")
+		}),
+
+		IssueIssueEditIssueDeadlineHandler: issue.IssueEditIssueDeadlineHandlerFunc(func(params issue.IssueEditIssueDeadlineParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueEditIssueDeadline has not yet been implemented")
+		}),
+
+		IssueIssueEditLabelHandler: issue.IssueEditLabelHandlerFunc(func(params issue.IssueEditLabelParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueEditLabel has not yet been implemented")
+		}),
+
+		IssueIssueEditMilestoneHandler: issue.IssueEditMilestoneHandlerFunc(func(params issue.IssueEditMilestoneParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueEditMilestone has not yet been implemented")
+		}),
+
+		IssueIssueGetCommentHandler: issue.IssueGetCommentHandlerFunc(func(params issue.IssueGetCommentParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetComment has not yet been implemented")
+		}),
+
+		IssueIssueGetCommentReactionsHandler: issue.IssueGetCommentReactionsHandlerFunc(func(params issue.IssueGetCommentReactionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetCommentReactions has not yet been implemented")
+		}),
+
+		IssueIssueGetCommentsHandler: issue.IssueGetCommentsHandlerFunc(func(params issue.IssueGetCommentsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetComments has not yet been implemented")
+		}),
+
+		IssueIssueGetIssueHandler: issue.IssueGetIssueHandlerFunc(func(params issue.IssueGetIssueParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetIssue has not yet been implemented")
+		}),
+
+		IssueIssueGetIssueReactionsHandler: issue.IssueGetIssueReactionsHandlerFunc(func(params issue.IssueGetIssueReactionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetIssueReactions has not yet been implemented")
+		}),
+
+		IssueIssueGetLabelHandler: issue.IssueGetLabelHandlerFunc(func(params issue.IssueGetLabelParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetLabel has not yet been implemented")
+		}),
+
+		IssueIssueGetLabelsHandler: issue.IssueGetLabelsHandlerFunc(func(params issue.IssueGetLabelsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetLabels has not yet been implemented")
+		}),
+
+		IssueIssueGetMilestoneHandler: issue.IssueGetMilestoneHandlerFunc(func(params issue.IssueGetMilestoneParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetMilestone has not yet been implemented")
+		}),
+
+		IssueIssueGetMilestonesListHandler: issue.IssueGetMilestonesListHandlerFunc(func(params issue.IssueGetMilestonesListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetMilestonesList has not yet been implemented")
+		}),
+
+		IssueIssueListIssuesHandler: issue.IssueListIssuesHandlerFunc(func(params issue.IssueListIssuesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueListIssues has not yet been implemented")
+		}),
+
+		IssueIssueListLabelsHandler: issue.IssueListLabelsHandlerFunc(func(params issue.IssueListLabelsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueListLabels has not yet been implemented")
+		}),
+
+		IssueIssuePostCommentReactionHandler: issue.IssuePostCommentReactionHandlerFunc(func(params issue.IssuePostCommentReactionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssuePostCommentReaction has not yet been implemented")
+		}),
+
+		IssueIssuePostIssueReactionHandler: issue.IssuePostIssueReactionHandlerFunc(func(params issue.IssuePostIssueReactionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssuePostIssueReaction has not yet been implemented")
+		}),
+
+		IssueIssueRemoveLabelHandler: issue.IssueRemoveLabelHandlerFunc(func(params issue.IssueRemoveLabelParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueRemoveLabel has not yet been implemented")
+		}),
+
+		IssueIssueReplaceLabelsHandler: issue.IssueReplaceLabelsHandlerFunc(func(params issue.IssueReplaceLabelsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueReplaceLabels has not yet been implemented")
+		}),
+
+		IssueIssueResetTimeHandler: issue.IssueResetTimeHandlerFunc(func(params issue.IssueResetTimeParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueResetTime has not yet been implemented")
+		}),
+
+		IssueIssueSearchIssuesHandler: issue.IssueSearchIssuesHandlerFunc(func(params issue.IssueSearchIssuesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueSearchIssues has not yet been implemented")
+		}),
+
+		IssueIssueTrackedTimesHandler: issue.IssueTrackedTimesHandlerFunc(func(params issue.IssueTrackedTimesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueTrackedTimes has not yet been implemented")
 		}),
 
 		OrganizationOrgCreateHandler: organization.OrgCreateHandlerFunc(func(params organization.OrgCreateParams, principal any) middleware.Responder {
@@ -252,11 +543,130 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgListRepos has not yet been implemented")
 		}),
 
+		RepositoryRepoAddTopicHandler: repository.RepoAddTopicHandlerFunc(func(params repository.RepoAddTopicParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoAddTopic has not yet been implemented")
+		}),
+
+		RepositoryRepoCreateBranchHandler: repository.RepoCreateBranchHandlerFunc(func(params repository.RepoCreateBranchParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateBranch has not yet been implemented")
+		}),
+
+		RepositoryRepoCreateBranchProtectionHandler: repository.RepoCreateBranchProtectionHandlerFunc(func(params repository.RepoCreateBranchProtectionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateBranchProtection has not yet been implemented")
+		}),
+
+		RepositoryRepoCreateFileHandler: repository.RepoCreateFileHandlerFunc(func(params repository.RepoCreateFileParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateFile has not yet been implemented")
+		}),
+
+		IssueRepoCreateProjectHandler: issue.RepoCreateProjectHandlerFunc(func(params issue.RepoCreateProjectParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.RepoCreateProject has not yet been implemented")
+		}),
+
+		RepositoryRepoCreateReleaseHandler: repository.RepoCreateReleaseHandlerFunc(func(params repository.RepoCreateReleaseParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateRelease has not yet been implemented")
+		}),
+
+		RepositoryRepoCreateReleaseAttachmentHandler: repository.RepoCreateReleaseAttachmentHandlerFunc(func(params repository.RepoCreateReleaseAttachmentParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateReleaseAttachment has not yet been implemented")
+		}),
+
+		RepositoryRepoCreateTagHandler: repository.RepoCreateTagHandlerFunc(func(params repository.RepoCreateTagParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateTag has not yet been implemented")
+		}),
+
 		RepositoryRepoDeleteHandler: repository.RepoDeleteHandlerFunc(func(params repository.RepoDeleteParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoDelete has not yet been implemented")
+		}),
+
+		RepositoryRepoDeleteBranchHandler: repository.RepoDeleteBranchHandlerFunc(func(params repository.RepoDeleteBranchParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteBranch has not yet been implemented")
+		}),
+
+		RepositoryRepoDeleteBranchProtectionHandler: repository.RepoDeleteBranchProtectionHandlerFunc(func(params repository.RepoDeleteBranchProtectionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteBranchProtection has not yet been implemented")
+		}),
+
+		RepositoryRepoDeleteFileHandler: repository.RepoDeleteFileHandlerFunc(func(params repository.RepoDeleteFileParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteFile has not yet been implemented")
+		}),
+
+		IssueRepoDeleteProjectHandler: issue.RepoDeleteProjectHandlerFunc(func(params issue.RepoDeleteProjectParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.RepoDeleteProject has not yet been implemented")
+		}),
+
+		RepositoryRepoDeleteReleaseHandler: repository.RepoDeleteReleaseHandlerFunc(func(params repository.RepoDeleteReleaseParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteRelease has not yet been implemented")
+		}),
+
+		RepositoryRepoDeleteReleaseAttachmentHandler: repository.RepoDeleteReleaseAttachmentHandlerFunc(func(params repository.RepoDeleteReleaseAttachmentParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteReleaseAttachment has not yet been implemented")
+		}),
+
+		RepositoryRepoDeleteReleaseByTagHandler: repository.RepoDeleteReleaseByTagHandlerFunc(func(params repository.RepoDeleteReleaseByTagParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteReleaseByTag has not yet been implemented")
+		}),
+
+		RepositoryRepoDeleteTagHandler: repository.RepoDeleteTagHandlerFunc(func(params repository.RepoDeleteTagParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteTag has not yet been implemented")
+		}),
+
+		RepositoryRepoDeleteTopicHandler: repository.RepoDeleteTopicHandlerFunc(func(params repository.RepoDeleteTopicParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteTopic has not yet been implemented")
 		}),
 
 		RepositoryRepoEditHandler: repository.RepoEditHandlerFunc(func(params repository.RepoEditParams, principal any) middleware.Responder {
@@ -266,6 +676,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoEdit has not yet been implemented")
 		}),
 
+		RepositoryRepoEditBranchProtectionHandler: repository.RepoEditBranchProtectionHandlerFunc(func(params repository.RepoEditBranchProtectionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoEditBranchProtection has not yet been implemented")
+		}),
+
+		IssueRepoEditProjectHandler: issue.RepoEditProjectHandlerFunc(func(params issue.RepoEditProjectParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.RepoEditProject has not yet been implemented")
+		}),
+
+		RepositoryRepoEditReleaseHandler: repository.RepoEditReleaseHandlerFunc(func(params repository.RepoEditReleaseParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoEditRelease has not yet been implemented")
+		}),
+
 		RepositoryRepoGetHandler: repository.RepoGetHandlerFunc(func(params repository.RepoGetParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -273,11 +704,200 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGet has not yet been implemented")
 		}),
 
+		RepositoryRepoGetArchiveHandler: repository.RepoGetArchiveHandlerFunc(func(params repository.RepoGetArchiveParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetArchive has not yet been implemented")
+		}),
+
+		RepositoryRepoGetBranchHandler: repository.RepoGetBranchHandlerFunc(func(params repository.RepoGetBranchParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetBranch has not yet been implemented")
+		}),
+
+		RepositoryRepoGetBranchProtectionHandler: repository.RepoGetBranchProtectionHandlerFunc(func(params repository.RepoGetBranchProtectionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetBranchProtection has not yet been implemented")
+		}),
+
+		RepositoryRepoGetContentsHandler: repository.RepoGetContentsHandlerFunc(func(params repository.RepoGetContentsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetContents has not yet been implemented")
+		}),
+
+		RepositoryRepoGetContentsListHandler: repository.RepoGetContentsListHandlerFunc(func(params repository.RepoGetContentsListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetContentsList has not yet been implemented")
+		}),
+
+		RepositoryRepoGetLatestReleaseHandler: repository.RepoGetLatestReleaseHandlerFunc(func(params repository.RepoGetLatestReleaseParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetLatestRelease has not yet been implemented")
+		}),
+
+		IssueRepoGetProjectHandler: issue.RepoGetProjectHandlerFunc(func(params issue.RepoGetProjectParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.RepoGetProject has not yet been implemented")
+		}),
+
+		RepositoryRepoGetRawFileHandler: repository.RepoGetRawFileHandlerFunc(func(params repository.RepoGetRawFileParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetRawFile has not yet been implemented")
+		}),
+
+		RepositoryRepoGetReleaseHandler: repository.RepoGetReleaseHandlerFunc(func(params repository.RepoGetReleaseParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetRelease has not yet been implemented")
+		}),
+
+		RepositoryRepoGetReleaseAttachmentHandler: repository.RepoGetReleaseAttachmentHandlerFunc(func(params repository.RepoGetReleaseAttachmentParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetReleaseAttachment has not yet been implemented")
+		}),
+
+		RepositoryRepoGetReleaseByTagHandler: repository.RepoGetReleaseByTagHandlerFunc(func(params repository.RepoGetReleaseByTagParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetReleaseByTag has not yet been implemented")
+		}),
+
+		RepositoryRepoGetTagHandler: repository.RepoGetTagHandlerFunc(func(params repository.RepoGetTagParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetTag has not yet been implemented")
+		}),
+
+		RepositoryRepoListBranchProtectionHandler: repository.RepoListBranchProtectionHandlerFunc(func(params repository.RepoListBranchProtectionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListBranchProtection has not yet been implemented")
+		}),
+
+		RepositoryRepoListBranchesHandler: repository.RepoListBranchesHandlerFunc(func(params repository.RepoListBranchesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListBranches has not yet been implemented")
+		}),
+
+		IssueRepoListProjectsHandler: issue.RepoListProjectsHandlerFunc(func(params issue.RepoListProjectsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.RepoListProjects has not yet been implemented")
+		}),
+
+		RepositoryRepoListReleaseAttachmentsHandler: repository.RepoListReleaseAttachmentsHandlerFunc(func(params repository.RepoListReleaseAttachmentsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListReleaseAttachments has not yet been implemented")
+		}),
+
+		RepositoryRepoListReleasesHandler: repository.RepoListReleasesHandlerFunc(func(params repository.RepoListReleasesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListReleases has not yet been implemented")
+		}),
+
+		RepositoryRepoListTagsHandler: repository.RepoListTagsHandlerFunc(func(params repository.RepoListTagsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListTags has not yet been implemented")
+		}),
+
+		RepositoryRepoListTeamsHandler: repository.RepoListTeamsHandlerFunc(func(params repository.RepoListTeamsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListTeams has not yet been implemented")
+		}),
+
+		RepositoryRepoListTopicsHandler: repository.RepoListTopicsHandlerFunc(func(params repository.RepoListTopicsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListTopics has not yet been implemented")
+		}),
+
+		RepositoryRepoRenameBranchHandler: repository.RepoRenameBranchHandlerFunc(func(params repository.RepoRenameBranchParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoRenameBranch has not yet been implemented")
+		}),
+
 		RepositoryRepoSearchHandler: repository.RepoSearchHandlerFunc(func(params repository.RepoSearchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoSearch has not yet been implemented")
+		}),
+
+		RepositoryRepoTrackedTimesHandler: repository.RepoTrackedTimesHandlerFunc(func(params repository.RepoTrackedTimesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoTrackedTimes has not yet been implemented")
+		}),
+
+		RepositoryRepoUpdateBranchHandler: repository.RepoUpdateBranchHandlerFunc(func(params repository.RepoUpdateBranchParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoUpdateBranch has not yet been implemented")
+		}),
+
+		RepositoryRepoUpdateBranchProtectionPrioriesHandler: repository.RepoUpdateBranchProtectionPrioriesHandlerFunc(func(params repository.RepoUpdateBranchProtectionPrioriesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoUpdateBranchProtectionPriories has not yet been implemented")
+		}),
+
+		RepositoryRepoUpdateFileHandler: repository.RepoUpdateFileHandlerFunc(func(params repository.RepoUpdateFileParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoUpdateFile has not yet been implemented")
+		}),
+
+		RepositoryRepoUpdateTopicsHandler: repository.RepoUpdateTopicsHandlerFunc(func(params repository.RepoUpdateTopicsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoUpdateTopics has not yet been implemented")
+		}),
+
+		RepositoryTopicSearchHandler: repository.TopicSearchHandlerFunc(func(params repository.TopicSearchParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.TopicSearch has not yet been implemented")
 		}),
 
 		UserUserAddEmailHandler: user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {
@@ -299,6 +919,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserCurrentListRepos has not yet been implemented")
+		}),
+
+		UserUserCurrentTrackedTimesHandler: user.UserCurrentTrackedTimesHandlerFunc(func(params user.UserCurrentTrackedTimesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentTrackedTimes has not yet been implemented")
 		}),
 
 		UserUserDeleteAccessTokenHandler: user.UserDeleteAccessTokenHandlerFunc(func(params user.UserDeleteAccessTokenParams, principal any) middleware.Responder {
@@ -355,6 +982,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserSearch has not yet been implemented")
+		}),
+
+		RepositoryUserTrackedTimesHandler: repository.UserTrackedTimesHandlerFunc(func(params repository.UserTrackedTimesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.UserTrackedTimes has not yet been implemented")
 		}),
 
 		// Applies when the "access_token" query is set
@@ -435,10 +1069,19 @@ type RepohostAPI struct {
 	// It has a default implementation in the security package, however you can replace it for your particular usage.
 	BearerAuthenticator func(string, security.ScopedTokenAuthentication) runtime.Authenticator
 
+	// BinConsumer registers a consumer for the following mime types:
+	//   - application/octet-stream
+	BinConsumer runtime.Consumer
 	// JSONConsumer registers a consumer for the following mime types:
 	//   - application/json
 	JSONConsumer runtime.Consumer
+	// MultipartformConsumer registers a consumer for the following mime types:
+	//   - multipart/form-data
+	MultipartformConsumer runtime.Consumer
 
+	// BinProducer registers a producer for the following mime types:
+	//   - application/octet-stream
+	BinProducer runtime.Producer
 	// JSONProducer registers a producer for the following mime types:
 	//   - application/json
 	JSONProducer runtime.Producer
@@ -470,12 +1113,16 @@ type RepohostAPI struct {
 	// APIAuthorizer provides access control (ACL/RBAC/ABAC) by providing access to the request and authenticated principal
 	APIAuthorizer runtime.Authorizer
 
+	// AdminAdminAdoptRepositoryHandler sets the operation handler for the admin adopt repository operation
+	AdminAdminAdoptRepositoryHandler admin.AdminAdoptRepositoryHandler
 	// AdminAdminCreateOrgHandler sets the operation handler for the admin create org operation
 	AdminAdminCreateOrgHandler admin.AdminCreateOrgHandler
 	// AdminAdminCreateRepoHandler sets the operation handler for the admin create repo operation
 	AdminAdminCreateRepoHandler admin.AdminCreateRepoHandler
 	// AdminAdminCreateUserHandler sets the operation handler for the admin create user operation
 	AdminAdminCreateUserHandler admin.AdminCreateUserHandler
+	// AdminAdminDeleteUnadoptedRepositoryHandler sets the operation handler for the admin delete unadopted repository operation
+	AdminAdminDeleteUnadoptedRepositoryHandler admin.AdminDeleteUnadoptedRepositoryHandler
 	// AdminAdminDeleteUserHandler sets the operation handler for the admin delete user operation
 	AdminAdminDeleteUserHandler admin.AdminDeleteUserHandler
 	// AdminAdminEditUserHandler sets the operation handler for the admin edit user operation
@@ -490,12 +1137,16 @@ type RepohostAPI struct {
 	AdminAdminSearchEmailsHandler admin.AdminSearchEmailsHandler
 	// AdminAdminSearchUsersHandler sets the operation handler for the admin search users operation
 	AdminAdminSearchUsersHandler admin.AdminSearchUsersHandler
+	// AdminAdminUnadoptedListHandler sets the operation handler for the admin unadopted list operation
+	AdminAdminUnadoptedListHandler admin.AdminUnadoptedListHandler
 	// RepositoryCreateCurrentUserRepoHandler sets the operation handler for the create current user repo operation
 	RepositoryCreateCurrentUserRepoHandler repository.CreateCurrentUserRepoHandler
 	// OrganizationCreateOrgRepoHandler sets the operation handler for the create org repo operation
 	OrganizationCreateOrgRepoHandler organization.CreateOrgRepoHandler
 	// MiscellaneousDeleteCurrentTokenHandler sets the operation handler for the delete current token operation
 	MiscellaneousDeleteCurrentTokenHandler miscellaneous.DeleteCurrentTokenHandler
+	// RepositoryGenerateRepoHandler sets the operation handler for the generate repo operation
+	RepositoryGenerateRepoHandler repository.GenerateRepoHandler
 	// MiscellaneousGetCurrentTokenHandler sets the operation handler for the get current token operation
 	MiscellaneousGetCurrentTokenHandler miscellaneous.GetCurrentTokenHandler
 	// SettingsGetGeneralAPISettingsHandler sets the operation handler for the get general API settings operation
@@ -508,6 +1159,80 @@ type RepohostAPI struct {
 	SettingsGetGeneralUISettingsHandler settings.GetGeneralUISettingsHandler
 	// MiscellaneousGetVersionHandler sets the operation handler for the get version operation
 	MiscellaneousGetVersionHandler miscellaneous.GetVersionHandler
+	// IssueIssueAddLabelHandler sets the operation handler for the issue add label operation
+	IssueIssueAddLabelHandler issue.IssueAddLabelHandler
+	// IssueIssueAddTimeHandler sets the operation handler for the issue add time operation
+	IssueIssueAddTimeHandler issue.IssueAddTimeHandler
+	// IssueIssueClearLabelsHandler sets the operation handler for the issue clear labels operation
+	IssueIssueClearLabelsHandler issue.IssueClearLabelsHandler
+	// IssueIssueCreateCommentHandler sets the operation handler for the issue create comment operation
+	IssueIssueCreateCommentHandler issue.IssueCreateCommentHandler
+	// IssueIssueCreateIssueHandler sets the operation handler for the issue create issue operation
+	IssueIssueCreateIssueHandler issue.IssueCreateIssueHandler
+	// IssueIssueCreateLabelHandler sets the operation handler for the issue create label operation
+	IssueIssueCreateLabelHandler issue.IssueCreateLabelHandler
+	// IssueIssueCreateMilestoneHandler sets the operation handler for the issue create milestone operation
+	IssueIssueCreateMilestoneHandler issue.IssueCreateMilestoneHandler
+	// IssueIssueDeleteHandler sets the operation handler for the issue delete operation
+	IssueIssueDeleteHandler issue.IssueDeleteHandler
+	// IssueIssueDeleteCommentHandler sets the operation handler for the issue delete comment operation
+	IssueIssueDeleteCommentHandler issue.IssueDeleteCommentHandler
+	// IssueIssueDeleteCommentReactionHandler sets the operation handler for the issue delete comment reaction operation
+	IssueIssueDeleteCommentReactionHandler issue.IssueDeleteCommentReactionHandler
+	// IssueIssueDeleteIssueReactionHandler sets the operation handler for the issue delete issue reaction operation
+	IssueIssueDeleteIssueReactionHandler issue.IssueDeleteIssueReactionHandler
+	// IssueIssueDeleteLabelHandler sets the operation handler for the issue delete label operation
+	IssueIssueDeleteLabelHandler issue.IssueDeleteLabelHandler
+	// IssueIssueDeleteMilestoneHandler sets the operation handler for the issue delete milestone operation
+	IssueIssueDeleteMilestoneHandler issue.IssueDeleteMilestoneHandler
+	// IssueIssueDeleteTimeHandler sets the operation handler for the issue delete time operation
+	IssueIssueDeleteTimeHandler issue.IssueDeleteTimeHandler
+	// IssueIssueEditCommentHandler sets the operation handler for the issue edit comment operation
+	IssueIssueEditCommentHandler issue.IssueEditCommentHandler
+	// IssueIssueEditIssueHandler sets the operation handler for the issue edit issue operation
+	IssueIssueEditIssueHandler issue.IssueEditIssueHandler
+	// IssueIssueEditIssueDeadlineHandler sets the operation handler for the issue edit issue deadline operation
+	IssueIssueEditIssueDeadlineHandler issue.IssueEditIssueDeadlineHandler
+	// IssueIssueEditLabelHandler sets the operation handler for the issue edit label operation
+	IssueIssueEditLabelHandler issue.IssueEditLabelHandler
+	// IssueIssueEditMilestoneHandler sets the operation handler for the issue edit milestone operation
+	IssueIssueEditMilestoneHandler issue.IssueEditMilestoneHandler
+	// IssueIssueGetCommentHandler sets the operation handler for the issue get comment operation
+	IssueIssueGetCommentHandler issue.IssueGetCommentHandler
+	// IssueIssueGetCommentReactionsHandler sets the operation handler for the issue get comment reactions operation
+	IssueIssueGetCommentReactionsHandler issue.IssueGetCommentReactionsHandler
+	// IssueIssueGetCommentsHandler sets the operation handler for the issue get comments operation
+	IssueIssueGetCommentsHandler issue.IssueGetCommentsHandler
+	// IssueIssueGetIssueHandler sets the operation handler for the issue get issue operation
+	IssueIssueGetIssueHandler issue.IssueGetIssueHandler
+	// IssueIssueGetIssueReactionsHandler sets the operation handler for the issue get issue reactions operation
+	IssueIssueGetIssueReactionsHandler issue.IssueGetIssueReactionsHandler
+	// IssueIssueGetLabelHandler sets the operation handler for the issue get label operation
+	IssueIssueGetLabelHandler issue.IssueGetLabelHandler
+	// IssueIssueGetLabelsHandler sets the operation handler for the issue get labels operation
+	IssueIssueGetLabelsHandler issue.IssueGetLabelsHandler
+	// IssueIssueGetMilestoneHandler sets the operation handler for the issue get milestone operation
+	IssueIssueGetMilestoneHandler issue.IssueGetMilestoneHandler
+	// IssueIssueGetMilestonesListHandler sets the operation handler for the issue get milestones list operation
+	IssueIssueGetMilestonesListHandler issue.IssueGetMilestonesListHandler
+	// IssueIssueListIssuesHandler sets the operation handler for the issue list issues operation
+	IssueIssueListIssuesHandler issue.IssueListIssuesHandler
+	// IssueIssueListLabelsHandler sets the operation handler for the issue list labels operation
+	IssueIssueListLabelsHandler issue.IssueListLabelsHandler
+	// IssueIssuePostCommentReactionHandler sets the operation handler for the issue post comment reaction operation
+	IssueIssuePostCommentReactionHandler issue.IssuePostCommentReactionHandler
+	// IssueIssuePostIssueReactionHandler sets the operation handler for the issue post issue reaction operation
+	IssueIssuePostIssueReactionHandler issue.IssuePostIssueReactionHandler
+	// IssueIssueRemoveLabelHandler sets the operation handler for the issue remove label operation
+	IssueIssueRemoveLabelHandler issue.IssueRemoveLabelHandler
+	// IssueIssueReplaceLabelsHandler sets the operation handler for the issue replace labels operation
+	IssueIssueReplaceLabelsHandler issue.IssueReplaceLabelsHandler
+	// IssueIssueResetTimeHandler sets the operation handler for the issue reset time operation
+	IssueIssueResetTimeHandler issue.IssueResetTimeHandler
+	// IssueIssueSearchIssuesHandler sets the operation handler for the issue search issues operation
+	IssueIssueSearchIssuesHandler issue.IssueSearchIssuesHandler
+	// IssueIssueTrackedTimesHandler sets the operation handler for the issue tracked times operation
+	IssueIssueTrackedTimesHandler issue.IssueTrackedTimesHandler
 	// OrganizationOrgCreateHandler sets the operation handler for the org create operation
 	OrganizationOrgCreateHandler organization.OrgCreateHandler
 	// OrganizationOrgDeleteHandler sets the operation handler for the org delete operation
@@ -528,20 +1253,116 @@ type RepohostAPI struct {
 	OrganizationOrgListMembersHandler organization.OrgListMembersHandler
 	// OrganizationOrgListReposHandler sets the operation handler for the org list repos operation
 	OrganizationOrgListReposHandler organization.OrgListReposHandler
+	// RepositoryRepoAddTopicHandler sets the operation handler for the repo add topic operation
+	RepositoryRepoAddTopicHandler repository.RepoAddTopicHandler
+	// RepositoryRepoCreateBranchHandler sets the operation handler for the repo create branch operation
+	RepositoryRepoCreateBranchHandler repository.RepoCreateBranchHandler
+	// RepositoryRepoCreateBranchProtectionHandler sets the operation handler for the repo create branch protection operation
+	RepositoryRepoCreateBranchProtectionHandler repository.RepoCreateBranchProtectionHandler
+	// RepositoryRepoCreateFileHandler sets the operation handler for the repo create file operation
+	RepositoryRepoCreateFileHandler repository.RepoCreateFileHandler
+	// IssueRepoCreateProjectHandler sets the operation handler for the repo create project operation
+	IssueRepoCreateProjectHandler issue.RepoCreateProjectHandler
+	// RepositoryRepoCreateReleaseHandler sets the operation handler for the repo create release operation
+	RepositoryRepoCreateReleaseHandler repository.RepoCreateReleaseHandler
+	// RepositoryRepoCreateReleaseAttachmentHandler sets the operation handler for the repo create release attachment operation
+	RepositoryRepoCreateReleaseAttachmentHandler repository.RepoCreateReleaseAttachmentHandler
+	// RepositoryRepoCreateTagHandler sets the operation handler for the repo create tag operation
+	RepositoryRepoCreateTagHandler repository.RepoCreateTagHandler
 	// RepositoryRepoDeleteHandler sets the operation handler for the repo delete operation
 	RepositoryRepoDeleteHandler repository.RepoDeleteHandler
+	// RepositoryRepoDeleteBranchHandler sets the operation handler for the repo delete branch operation
+	RepositoryRepoDeleteBranchHandler repository.RepoDeleteBranchHandler
+	// RepositoryRepoDeleteBranchProtectionHandler sets the operation handler for the repo delete branch protection operation
+	RepositoryRepoDeleteBranchProtectionHandler repository.RepoDeleteBranchProtectionHandler
+	// RepositoryRepoDeleteFileHandler sets the operation handler for the repo delete file operation
+	RepositoryRepoDeleteFileHandler repository.RepoDeleteFileHandler
+	// IssueRepoDeleteProjectHandler sets the operation handler for the repo delete project operation
+	IssueRepoDeleteProjectHandler issue.RepoDeleteProjectHandler
+	// RepositoryRepoDeleteReleaseHandler sets the operation handler for the repo delete release operation
+	RepositoryRepoDeleteReleaseHandler repository.RepoDeleteReleaseHandler
+	// RepositoryRepoDeleteReleaseAttachmentHandler sets the operation handler for the repo delete release attachment operation
+	RepositoryRepoDeleteReleaseAttachmentHandler repository.RepoDeleteReleaseAttachmentHandler
+	// RepositoryRepoDeleteReleaseByTagHandler sets the operation handler for the repo delete release by tag operation
+	RepositoryRepoDeleteReleaseByTagHandler repository.RepoDeleteReleaseByTagHandler
+	// RepositoryRepoDeleteTagHandler sets the operation handler for the repo delete tag operation
+	RepositoryRepoDeleteTagHandler repository.RepoDeleteTagHandler
+	// RepositoryRepoDeleteTopicHandler sets the operation handler for the repo delete topic operation
+	RepositoryRepoDeleteTopicHandler repository.RepoDeleteTopicHandler
 	// RepositoryRepoEditHandler sets the operation handler for the repo edit operation
 	RepositoryRepoEditHandler repository.RepoEditHandler
+	// RepositoryRepoEditBranchProtectionHandler sets the operation handler for the repo edit branch protection operation
+	RepositoryRepoEditBranchProtectionHandler repository.RepoEditBranchProtectionHandler
+	// IssueRepoEditProjectHandler sets the operation handler for the repo edit project operation
+	IssueRepoEditProjectHandler issue.RepoEditProjectHandler
+	// RepositoryRepoEditReleaseHandler sets the operation handler for the repo edit release operation
+	RepositoryRepoEditReleaseHandler repository.RepoEditReleaseHandler
 	// RepositoryRepoGetHandler sets the operation handler for the repo get operation
 	RepositoryRepoGetHandler repository.RepoGetHandler
+	// RepositoryRepoGetArchiveHandler sets the operation handler for the repo get archive operation
+	RepositoryRepoGetArchiveHandler repository.RepoGetArchiveHandler
+	// RepositoryRepoGetBranchHandler sets the operation handler for the repo get branch operation
+	RepositoryRepoGetBranchHandler repository.RepoGetBranchHandler
+	// RepositoryRepoGetBranchProtectionHandler sets the operation handler for the repo get branch protection operation
+	RepositoryRepoGetBranchProtectionHandler repository.RepoGetBranchProtectionHandler
+	// RepositoryRepoGetContentsHandler sets the operation handler for the repo get contents operation
+	RepositoryRepoGetContentsHandler repository.RepoGetContentsHandler
+	// RepositoryRepoGetContentsListHandler sets the operation handler for the repo get contents list operation
+	RepositoryRepoGetContentsListHandler repository.RepoGetContentsListHandler
+	// RepositoryRepoGetLatestReleaseHandler sets the operation handler for the repo get latest release operation
+	RepositoryRepoGetLatestReleaseHandler repository.RepoGetLatestReleaseHandler
+	// IssueRepoGetProjectHandler sets the operation handler for the repo get project operation
+	IssueRepoGetProjectHandler issue.RepoGetProjectHandler
+	// RepositoryRepoGetRawFileHandler sets the operation handler for the repo get raw file operation
+	RepositoryRepoGetRawFileHandler repository.RepoGetRawFileHandler
+	// RepositoryRepoGetReleaseHandler sets the operation handler for the repo get release operation
+	RepositoryRepoGetReleaseHandler repository.RepoGetReleaseHandler
+	// RepositoryRepoGetReleaseAttachmentHandler sets the operation handler for the repo get release attachment operation
+	RepositoryRepoGetReleaseAttachmentHandler repository.RepoGetReleaseAttachmentHandler
+	// RepositoryRepoGetReleaseByTagHandler sets the operation handler for the repo get release by tag operation
+	RepositoryRepoGetReleaseByTagHandler repository.RepoGetReleaseByTagHandler
+	// RepositoryRepoGetTagHandler sets the operation handler for the repo get tag operation
+	RepositoryRepoGetTagHandler repository.RepoGetTagHandler
+	// RepositoryRepoListBranchProtectionHandler sets the operation handler for the repo list branch protection operation
+	RepositoryRepoListBranchProtectionHandler repository.RepoListBranchProtectionHandler
+	// RepositoryRepoListBranchesHandler sets the operation handler for the repo list branches operation
+	RepositoryRepoListBranchesHandler repository.RepoListBranchesHandler
+	// IssueRepoListProjectsHandler sets the operation handler for the repo list projects operation
+	IssueRepoListProjectsHandler issue.RepoListProjectsHandler
+	// RepositoryRepoListReleaseAttachmentsHandler sets the operation handler for the repo list release attachments operation
+	RepositoryRepoListReleaseAttachmentsHandler repository.RepoListReleaseAttachmentsHandler
+	// RepositoryRepoListReleasesHandler sets the operation handler for the repo list releases operation
+	RepositoryRepoListReleasesHandler repository.RepoListReleasesHandler
+	// RepositoryRepoListTagsHandler sets the operation handler for the repo list tags operation
+	RepositoryRepoListTagsHandler repository.RepoListTagsHandler
+	// RepositoryRepoListTeamsHandler sets the operation handler for the repo list teams operation
+	RepositoryRepoListTeamsHandler repository.RepoListTeamsHandler
+	// RepositoryRepoListTopicsHandler sets the operation handler for the repo list topics operation
+	RepositoryRepoListTopicsHandler repository.RepoListTopicsHandler
+	// RepositoryRepoRenameBranchHandler sets the operation handler for the repo rename branch operation
+	RepositoryRepoRenameBranchHandler repository.RepoRenameBranchHandler
 	// RepositoryRepoSearchHandler sets the operation handler for the repo search operation
 	RepositoryRepoSearchHandler repository.RepoSearchHandler
+	// RepositoryRepoTrackedTimesHandler sets the operation handler for the repo tracked times operation
+	RepositoryRepoTrackedTimesHandler repository.RepoTrackedTimesHandler
+	// RepositoryRepoUpdateBranchHandler sets the operation handler for the repo update branch operation
+	RepositoryRepoUpdateBranchHandler repository.RepoUpdateBranchHandler
+	// RepositoryRepoUpdateBranchProtectionPrioriesHandler sets the operation handler for the repo update branch protection priories operation
+	RepositoryRepoUpdateBranchProtectionPrioriesHandler repository.RepoUpdateBranchProtectionPrioriesHandler
+	// RepositoryRepoUpdateFileHandler sets the operation handler for the repo update file operation
+	RepositoryRepoUpdateFileHandler repository.RepoUpdateFileHandler
+	// RepositoryRepoUpdateTopicsHandler sets the operation handler for the repo update topics operation
+	RepositoryRepoUpdateTopicsHandler repository.RepoUpdateTopicsHandler
+	// RepositoryTopicSearchHandler sets the operation handler for the topic search operation
+	RepositoryTopicSearchHandler repository.TopicSearchHandler
 	// UserUserAddEmailHandler sets the operation handler for the user add email operation
 	UserUserAddEmailHandler user.UserAddEmailHandler
 	// UserUserCreateTokenHandler sets the operation handler for the user create token operation
 	UserUserCreateTokenHandler user.UserCreateTokenHandler
 	// UserUserCurrentListReposHandler sets the operation handler for the user current list repos operation
 	UserUserCurrentListReposHandler user.UserCurrentListReposHandler
+	// UserUserCurrentTrackedTimesHandler sets the operation handler for the user current tracked times operation
+	UserUserCurrentTrackedTimesHandler user.UserCurrentTrackedTimesHandler
 	// UserUserDeleteAccessTokenHandler sets the operation handler for the user delete access token operation
 	UserUserDeleteAccessTokenHandler user.UserDeleteAccessTokenHandler
 	// UserUserDeleteEmailHandler sets the operation handler for the user delete email operation
@@ -558,6 +1379,8 @@ type RepohostAPI struct {
 	UserUserListReposHandler user.UserListReposHandler
 	// UserUserSearchHandler sets the operation handler for the user search operation
 	UserUserSearchHandler user.UserSearchHandler
+	// RepositoryUserTrackedTimesHandler sets the operation handler for the user tracked times operation
+	RepositoryUserTrackedTimesHandler repository.UserTrackedTimesHandler
 
 	// ServeError is called when an error is received, there is a default handler
 	// but you can set your own with this
@@ -627,10 +1450,19 @@ func (o *RepohostAPI) RegisterFormat(name string, format strfmt.Format, validato
 func (o *RepohostAPI) Validate() error {
 	var unregistered []string
 
+	if o.BinConsumer == nil {
+		unregistered = append(unregistered, "BinConsumer")
+	}
 	if o.JSONConsumer == nil {
 		unregistered = append(unregistered, "JSONConsumer")
 	}
+	if o.MultipartformConsumer == nil {
+		unregistered = append(unregistered, "MultipartformConsumer")
+	}
 
+	if o.BinProducer == nil {
+		unregistered = append(unregistered, "BinProducer")
+	}
 	if o.JSONProducer == nil {
 		unregistered = append(unregistered, "JSONProducer")
 	}
@@ -654,6 +1486,9 @@ func (o *RepohostAPI) Validate() error {
 		unregistered = append(unregistered, "TokenAuth")
 	}
 
+	if o.AdminAdminAdoptRepositoryHandler == nil {
+		unregistered = append(unregistered, "admin.AdminAdoptRepositoryHandler")
+	}
 	if o.AdminAdminCreateOrgHandler == nil {
 		unregistered = append(unregistered, "admin.AdminCreateOrgHandler")
 	}
@@ -662,6 +1497,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.AdminAdminCreateUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminCreateUserHandler")
+	}
+	if o.AdminAdminDeleteUnadoptedRepositoryHandler == nil {
+		unregistered = append(unregistered, "admin.AdminDeleteUnadoptedRepositoryHandler")
 	}
 	if o.AdminAdminDeleteUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminDeleteUserHandler")
@@ -684,6 +1522,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.AdminAdminSearchUsersHandler == nil {
 		unregistered = append(unregistered, "admin.AdminSearchUsersHandler")
 	}
+	if o.AdminAdminUnadoptedListHandler == nil {
+		unregistered = append(unregistered, "admin.AdminUnadoptedListHandler")
+	}
 	if o.RepositoryCreateCurrentUserRepoHandler == nil {
 		unregistered = append(unregistered, "repository.CreateCurrentUserRepoHandler")
 	}
@@ -692,6 +1533,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.MiscellaneousDeleteCurrentTokenHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.DeleteCurrentTokenHandler")
+	}
+	if o.RepositoryGenerateRepoHandler == nil {
+		unregistered = append(unregistered, "repository.GenerateRepoHandler")
 	}
 	if o.MiscellaneousGetCurrentTokenHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetCurrentTokenHandler")
@@ -710,6 +1554,117 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.MiscellaneousGetVersionHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetVersionHandler")
+	}
+	if o.IssueIssueAddLabelHandler == nil {
+		unregistered = append(unregistered, "issue.IssueAddLabelHandler")
+	}
+	if o.IssueIssueAddTimeHandler == nil {
+		unregistered = append(unregistered, "issue.IssueAddTimeHandler")
+	}
+	if o.IssueIssueClearLabelsHandler == nil {
+		unregistered = append(unregistered, "issue.IssueClearLabelsHandler")
+	}
+	if o.IssueIssueCreateCommentHandler == nil {
+		unregistered = append(unregistered, "issue.IssueCreateCommentHandler")
+	}
+	if o.IssueIssueCreateIssueHandler == nil {
+		unregistered = append(unregistered, "issue.IssueCreateIssueHandler")
+	}
+	if o.IssueIssueCreateLabelHandler == nil {
+		unregistered = append(unregistered, "issue.IssueCreateLabelHandler")
+	}
+	if o.IssueIssueCreateMilestoneHandler == nil {
+		unregistered = append(unregistered, "issue.IssueCreateMilestoneHandler")
+	}
+	if o.IssueIssueDeleteHandler == nil {
+		unregistered = append(unregistered, "issue.IssueDeleteHandler")
+	}
+	if o.IssueIssueDeleteCommentHandler == nil {
+		unregistered = append(unregistered, "issue.IssueDeleteCommentHandler")
+	}
+	if o.IssueIssueDeleteCommentReactionHandler == nil {
+		unregistered = append(unregistered, "issue.IssueDeleteCommentReactionHandler")
+	}
+	if o.IssueIssueDeleteIssueReactionHandler == nil {
+		unregistered = append(unregistered, "issue.IssueDeleteIssueReactionHandler")
+	}
+	if o.IssueIssueDeleteLabelHandler == nil {
+		unregistered = append(unregistered, "issue.IssueDeleteLabelHandler")
+	}
+	if o.IssueIssueDeleteMilestoneHandler == nil {
+		unregistered = append(unregistered, "issue.IssueDeleteMilestoneHandler")
+	}
+	if o.IssueIssueDeleteTimeHandler == nil {
+		unregistered = append(unregistered, "issue.IssueDeleteTimeHandler")
+	}
+	if o.IssueIssueEditCommentHandler == nil {
+		unregistered = append(unregistered, "issue.IssueEditCommentHandler")
+	}
+	if o.IssueIssueEditIssueHandler == nil {
+		unregistered = append(unregistered, "issue.IssueEditIssueHandler")
+	}
+	if o.IssueIssueEditIssueDeadlineHandler == nil {
+		unregistered = append(unregistered, "issue.IssueEditIssueDeadlineHandler")
+	}
+	if o.IssueIssueEditLabelHandler == nil {
+		unregistered = append(unregistered, "issue.IssueEditLabelHandler")
+	}
+	if o.IssueIssueEditMilestoneHandler == nil {
+		unregistered = append(unregistered, "issue.IssueEditMilestoneHandler")
+	}
+	if o.IssueIssueGetCommentHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetCommentHandler")
+	}
+	if o.IssueIssueGetCommentReactionsHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetCommentReactionsHandler")
+	}
+	if o.IssueIssueGetCommentsHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetCommentsHandler")
+	}
+	if o.IssueIssueGetIssueHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetIssueHandler")
+	}
+	if o.IssueIssueGetIssueReactionsHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetIssueReactionsHandler")
+	}
+	if o.IssueIssueGetLabelHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetLabelHandler")
+	}
+	if o.IssueIssueGetLabelsHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetLabelsHandler")
+	}
+	if o.IssueIssueGetMilestoneHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetMilestoneHandler")
+	}
+	if o.IssueIssueGetMilestonesListHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetMilestonesListHandler")
+	}
+	if o.IssueIssueListIssuesHandler == nil {
+		unregistered = append(unregistered, "issue.IssueListIssuesHandler")
+	}
+	if o.IssueIssueListLabelsHandler == nil {
+		unregistered = append(unregistered, "issue.IssueListLabelsHandler")
+	}
+	if o.IssueIssuePostCommentReactionHandler == nil {
+		unregistered = append(unregistered, "issue.IssuePostCommentReactionHandler")
+	}
+	if o.IssueIssuePostIssueReactionHandler == nil {
+		unregistered = append(unregistered, "issue.IssuePostIssueReactionHandler")
+	}
+	if o.IssueIssueRemoveLabelHandler == nil {
+		unregistered = append(unregistered, "issue.IssueRemoveLabelHandler")
+	}
+	if o.IssueIssueReplaceLabelsHandler == nil {
+		unregistered = append(unregistered, "issue.IssueReplaceLabelsHandler")
+	}
+	if o.IssueIssueResetTimeHandler == nil {
+		unregistered = append(unregistered, "issue.IssueResetTimeHandler")
+	}
+	if o.IssueIssueSearchIssuesHandler == nil {
+		unregistered = append(unregistered, "issue.IssueSearchIssuesHandler")
+	}
+	if o.IssueIssueTrackedTimesHandler == nil {
+		unregistered = append(unregistered, "issue.IssueTrackedTimesHandler")
 	}
 	if o.OrganizationOrgCreateHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateHandler")
@@ -741,17 +1696,158 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgListReposHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListReposHandler")
 	}
+	if o.RepositoryRepoAddTopicHandler == nil {
+		unregistered = append(unregistered, "repository.RepoAddTopicHandler")
+	}
+	if o.RepositoryRepoCreateBranchHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateBranchHandler")
+	}
+	if o.RepositoryRepoCreateBranchProtectionHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateBranchProtectionHandler")
+	}
+	if o.RepositoryRepoCreateFileHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateFileHandler")
+	}
+	if o.IssueRepoCreateProjectHandler == nil {
+		unregistered = append(unregistered, "issue.RepoCreateProjectHandler")
+	}
+	if o.RepositoryRepoCreateReleaseHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateReleaseHandler")
+	}
+	if o.RepositoryRepoCreateReleaseAttachmentHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateReleaseAttachmentHandler")
+	}
+	if o.RepositoryRepoCreateTagHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateTagHandler")
+	}
 	if o.RepositoryRepoDeleteHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteHandler")
+	}
+	if o.RepositoryRepoDeleteBranchHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteBranchHandler")
+	}
+	if o.RepositoryRepoDeleteBranchProtectionHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteBranchProtectionHandler")
+	}
+	if o.RepositoryRepoDeleteFileHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteFileHandler")
+	}
+	if o.IssueRepoDeleteProjectHandler == nil {
+		unregistered = append(unregistered, "issue.RepoDeleteProjectHandler")
+	}
+	if o.RepositoryRepoDeleteReleaseHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteReleaseHandler")
+	}
+	if o.RepositoryRepoDeleteReleaseAttachmentHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteReleaseAttachmentHandler")
+	}
+	if o.RepositoryRepoDeleteReleaseByTagHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteReleaseByTagHandler")
+	}
+	if o.RepositoryRepoDeleteTagHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteTagHandler")
+	}
+	if o.RepositoryRepoDeleteTopicHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteTopicHandler")
 	}
 	if o.RepositoryRepoEditHandler == nil {
 		unregistered = append(unregistered, "repository.RepoEditHandler")
 	}
+	if o.RepositoryRepoEditBranchProtectionHandler == nil {
+		unregistered = append(unregistered, "repository.RepoEditBranchProtectionHandler")
+	}
+	if o.IssueRepoEditProjectHandler == nil {
+		unregistered = append(unregistered, "issue.RepoEditProjectHandler")
+	}
+	if o.RepositoryRepoEditReleaseHandler == nil {
+		unregistered = append(unregistered, "repository.RepoEditReleaseHandler")
+	}
 	if o.RepositoryRepoGetHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetHandler")
 	}
+	if o.RepositoryRepoGetArchiveHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetArchiveHandler")
+	}
+	if o.RepositoryRepoGetBranchHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetBranchHandler")
+	}
+	if o.RepositoryRepoGetBranchProtectionHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetBranchProtectionHandler")
+	}
+	if o.RepositoryRepoGetContentsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetContentsHandler")
+	}
+	if o.RepositoryRepoGetContentsListHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetContentsListHandler")
+	}
+	if o.RepositoryRepoGetLatestReleaseHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetLatestReleaseHandler")
+	}
+	if o.IssueRepoGetProjectHandler == nil {
+		unregistered = append(unregistered, "issue.RepoGetProjectHandler")
+	}
+	if o.RepositoryRepoGetRawFileHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetRawFileHandler")
+	}
+	if o.RepositoryRepoGetReleaseHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetReleaseHandler")
+	}
+	if o.RepositoryRepoGetReleaseAttachmentHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetReleaseAttachmentHandler")
+	}
+	if o.RepositoryRepoGetReleaseByTagHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetReleaseByTagHandler")
+	}
+	if o.RepositoryRepoGetTagHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetTagHandler")
+	}
+	if o.RepositoryRepoListBranchProtectionHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListBranchProtectionHandler")
+	}
+	if o.RepositoryRepoListBranchesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListBranchesHandler")
+	}
+	if o.IssueRepoListProjectsHandler == nil {
+		unregistered = append(unregistered, "issue.RepoListProjectsHandler")
+	}
+	if o.RepositoryRepoListReleaseAttachmentsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListReleaseAttachmentsHandler")
+	}
+	if o.RepositoryRepoListReleasesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListReleasesHandler")
+	}
+	if o.RepositoryRepoListTagsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListTagsHandler")
+	}
+	if o.RepositoryRepoListTeamsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListTeamsHandler")
+	}
+	if o.RepositoryRepoListTopicsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListTopicsHandler")
+	}
+	if o.RepositoryRepoRenameBranchHandler == nil {
+		unregistered = append(unregistered, "repository.RepoRenameBranchHandler")
+	}
 	if o.RepositoryRepoSearchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoSearchHandler")
+	}
+	if o.RepositoryRepoTrackedTimesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoTrackedTimesHandler")
+	}
+	if o.RepositoryRepoUpdateBranchHandler == nil {
+		unregistered = append(unregistered, "repository.RepoUpdateBranchHandler")
+	}
+	if o.RepositoryRepoUpdateBranchProtectionPrioriesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoUpdateBranchProtectionPrioriesHandler")
+	}
+	if o.RepositoryRepoUpdateFileHandler == nil {
+		unregistered = append(unregistered, "repository.RepoUpdateFileHandler")
+	}
+	if o.RepositoryRepoUpdateTopicsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoUpdateTopicsHandler")
+	}
+	if o.RepositoryTopicSearchHandler == nil {
+		unregistered = append(unregistered, "repository.TopicSearchHandler")
 	}
 	if o.UserUserAddEmailHandler == nil {
 		unregistered = append(unregistered, "user.UserAddEmailHandler")
@@ -761,6 +1857,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserCurrentListReposHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentListReposHandler")
+	}
+	if o.UserUserCurrentTrackedTimesHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentTrackedTimesHandler")
 	}
 	if o.UserUserDeleteAccessTokenHandler == nil {
 		unregistered = append(unregistered, "user.UserDeleteAccessTokenHandler")
@@ -785,6 +1884,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserSearchHandler == nil {
 		unregistered = append(unregistered, "user.UserSearchHandler")
+	}
+	if o.RepositoryUserTrackedTimesHandler == nil {
+		unregistered = append(unregistered, "repository.UserTrackedTimesHandler")
 	}
 
 	if len(unregistered) > 0 {
@@ -844,8 +1946,13 @@ func (o *RepohostAPI) Authorizer() runtime.Authorizer {
 func (o *RepohostAPI) ConsumersFor(mediaTypes []string) map[string]runtime.Consumer {
 	result := make(map[string]runtime.Consumer, len(mediaTypes))
 	for _, mt := range mediaTypes {
-		if mt == "application/json" {
+		switch mt {
+		case "application/octet-stream":
+			result["application/octet-stream"] = o.BinConsumer
+		case "application/json":
 			result["application/json"] = o.JSONConsumer
+		case "multipart/form-data":
+			result["multipart/form-data"] = o.MultipartformConsumer
 		}
 
 		if c, ok := o.customConsumers[mt]; ok {
@@ -862,7 +1969,10 @@ func (o *RepohostAPI) ConsumersFor(mediaTypes []string) map[string]runtime.Consu
 func (o *RepohostAPI) ProducersFor(mediaTypes []string) map[string]runtime.Producer {
 	result := make(map[string]runtime.Producer, len(mediaTypes))
 	for _, mt := range mediaTypes {
-		if mt == "application/json" {
+		switch mt {
+		case "application/octet-stream":
+			result["application/octet-stream"] = o.BinProducer
+		case "application/json":
 			result["application/json"] = o.JSONProducer
 		}
 
@@ -908,6 +2018,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/admin/unadopted/{owner}/{repo}"] = admin.NewAdminAdoptRepository(o.context, o.AdminAdminAdoptRepositoryHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/admin/users/{username}/orgs"] = admin.NewAdminCreateOrg(o.context, o.AdminAdminCreateOrgHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -917,6 +2031,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/admin/users"] = admin.NewAdminCreateUser(o.context, o.AdminAdminCreateUserHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/admin/unadopted/{owner}/{repo}"] = admin.NewAdminDeleteUnadoptedRepository(o.context, o.AdminAdminDeleteUnadoptedRepositoryHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -945,6 +2063,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/admin/users"] = admin.NewAdminSearchUsers(o.context, o.AdminAdminSearchUsersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/unadopted"] = admin.NewAdminUnadoptedList(o.context, o.AdminAdminUnadoptedListHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -957,6 +2079,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/token"] = miscellaneous.NewDeleteCurrentToken(o.context, o.MiscellaneousDeleteCurrentTokenHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{template_owner}/{template_repo}/generate"] = repository.NewGenerateRepo(o.context, o.RepositoryGenerateRepoHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -981,6 +2107,154 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/version"] = miscellaneous.NewGetVersion(o.context, o.MiscellaneousGetVersionHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/labels"] = issue.NewIssueAddLabel(o.context, o.IssueIssueAddLabelHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/times"] = issue.NewIssueAddTime(o.context, o.IssueIssueAddTimeHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/labels"] = issue.NewIssueClearLabels(o.context, o.IssueIssueClearLabelsHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/comments"] = issue.NewIssueCreateComment(o.context, o.IssueIssueCreateCommentHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/issues"] = issue.NewIssueCreateIssue(o.context, o.IssueIssueCreateIssueHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/labels"] = issue.NewIssueCreateLabel(o.context, o.IssueIssueCreateLabelHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/milestones"] = issue.NewIssueCreateMilestone(o.context, o.IssueIssueCreateMilestoneHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}"] = issue.NewIssueDelete(o.context, o.IssueIssueDeleteHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/comments/{id}"] = issue.NewIssueDeleteComment(o.context, o.IssueIssueDeleteCommentHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/comments/{id}/reactions"] = issue.NewIssueDeleteCommentReaction(o.context, o.IssueIssueDeleteCommentReactionHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/reactions"] = issue.NewIssueDeleteIssueReaction(o.context, o.IssueIssueDeleteIssueReactionHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/labels/{id}"] = issue.NewIssueDeleteLabel(o.context, o.IssueIssueDeleteLabelHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/milestones/{id}"] = issue.NewIssueDeleteMilestone(o.context, o.IssueIssueDeleteMilestoneHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/times/{id}"] = issue.NewIssueDeleteTime(o.context, o.IssueIssueDeleteTimeHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/issues/comments/{id}"] = issue.NewIssueEditComment(o.context, o.IssueIssueEditCommentHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/issues/{index}"] = issue.NewIssueEditIssue(o.context, o.IssueIssueEditIssueHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/deadline"] = issue.NewIssueEditIssueDeadline(o.context, o.IssueIssueEditIssueDeadlineHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/labels/{id}"] = issue.NewIssueEditLabel(o.context, o.IssueIssueEditLabelHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/milestones/{id}"] = issue.NewIssueEditMilestone(o.context, o.IssueIssueEditMilestoneHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/comments/{id}"] = issue.NewIssueGetComment(o.context, o.IssueIssueGetCommentHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/comments/{id}/reactions"] = issue.NewIssueGetCommentReactions(o.context, o.IssueIssueGetCommentReactionsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/comments"] = issue.NewIssueGetComments(o.context, o.IssueIssueGetCommentsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}"] = issue.NewIssueGetIssue(o.context, o.IssueIssueGetIssueHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/reactions"] = issue.NewIssueGetIssueReactions(o.context, o.IssueIssueGetIssueReactionsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/labels/{id}"] = issue.NewIssueGetLabel(o.context, o.IssueIssueGetLabelHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/labels"] = issue.NewIssueGetLabels(o.context, o.IssueIssueGetLabelsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/milestones/{id}"] = issue.NewIssueGetMilestone(o.context, o.IssueIssueGetMilestoneHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/milestones"] = issue.NewIssueGetMilestonesList(o.context, o.IssueIssueGetMilestonesListHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues"] = issue.NewIssueListIssues(o.context, o.IssueIssueListIssuesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/labels"] = issue.NewIssueListLabels(o.context, o.IssueIssueListLabelsHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/issues/comments/{id}/reactions"] = issue.NewIssuePostCommentReaction(o.context, o.IssueIssuePostCommentReactionHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/reactions"] = issue.NewIssuePostIssueReaction(o.context, o.IssueIssuePostIssueReactionHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/labels/{id}"] = issue.NewIssueRemoveLabel(o.context, o.IssueIssueRemoveLabelHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/issues/{index}/labels"] = issue.NewIssueReplaceLabels(o.context, o.IssueIssueReplaceLabelsHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/times"] = issue.NewIssueResetTime(o.context, o.IssueIssueResetTimeHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/issues/search"] = issue.NewIssueSearchIssues(o.context, o.IssueIssueSearchIssuesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/times"] = issue.NewIssueTrackedTimes(o.context, o.IssueIssueTrackedTimesHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -1021,14 +2295,94 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/orgs/{org}/repos"] = organization.NewOrgListRepos(o.context, o.OrganizationOrgListReposHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/topics/{topic}"] = repository.NewRepoAddTopic(o.context, o.RepositoryRepoAddTopicHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/branches"] = repository.NewRepoCreateBranch(o.context, o.RepositoryRepoCreateBranchHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/branch_protections"] = repository.NewRepoCreateBranchProtection(o.context, o.RepositoryRepoCreateBranchProtectionHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoCreateFile(o.context, o.RepositoryRepoCreateFileHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/projects"] = issue.NewRepoCreateProject(o.context, o.IssueRepoCreateProjectHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/releases"] = repository.NewRepoCreateRelease(o.context, o.RepositoryRepoCreateReleaseHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/releases/{id}/assets"] = repository.NewRepoCreateReleaseAttachment(o.context, o.RepositoryRepoCreateReleaseAttachmentHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/tags"] = repository.NewRepoCreateTag(o.context, o.RepositoryRepoCreateTagHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}"] = repository.NewRepoDelete(o.context, o.RepositoryRepoDeleteHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/branches/{branch}"] = repository.NewRepoDeleteBranch(o.context, o.RepositoryRepoDeleteBranchHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/branch_protections/{name}"] = repository.NewRepoDeleteBranchProtection(o.context, o.RepositoryRepoDeleteBranchProtectionHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoDeleteFile(o.context, o.RepositoryRepoDeleteFileHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/projects/{id}"] = issue.NewRepoDeleteProject(o.context, o.IssueRepoDeleteProjectHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/releases/{id}"] = repository.NewRepoDeleteRelease(o.context, o.RepositoryRepoDeleteReleaseHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}"] = repository.NewRepoDeleteReleaseAttachment(o.context, o.RepositoryRepoDeleteReleaseAttachmentHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/releases/tags/{tag}"] = repository.NewRepoDeleteReleaseByTag(o.context, o.RepositoryRepoDeleteReleaseByTagHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/tags/{tag}"] = repository.NewRepoDeleteTag(o.context, o.RepositoryRepoDeleteTagHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/topics/{topic}"] = repository.NewRepoDeleteTopic(o.context, o.RepositoryRepoDeleteTopicHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/repos/{owner}/{repo}"] = repository.NewRepoEdit(o.context, o.RepositoryRepoEditHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/branch_protections/{name}"] = repository.NewRepoEditBranchProtection(o.context, o.RepositoryRepoEditBranchProtectionHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/projects/{id}"] = issue.NewRepoEditProject(o.context, o.IssueRepoEditProjectHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/releases/{id}"] = repository.NewRepoEditRelease(o.context, o.RepositoryRepoEditReleaseHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -1036,7 +2390,115 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/archive/{archive}"] = repository.NewRepoGetArchive(o.context, o.RepositoryRepoGetArchiveHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/branches/{branch}"] = repository.NewRepoGetBranch(o.context, o.RepositoryRepoGetBranchHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/branch_protections/{name}"] = repository.NewRepoGetBranchProtection(o.context, o.RepositoryRepoGetBranchProtectionHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoGetContents(o.context, o.RepositoryRepoGetContentsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/contents"] = repository.NewRepoGetContentsList(o.context, o.RepositoryRepoGetContentsListHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/releases/latest"] = repository.NewRepoGetLatestRelease(o.context, o.RepositoryRepoGetLatestReleaseHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/projects/{id}"] = issue.NewRepoGetProject(o.context, o.IssueRepoGetProjectHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/raw/{filepath}"] = repository.NewRepoGetRawFile(o.context, o.RepositoryRepoGetRawFileHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/releases/{id}"] = repository.NewRepoGetRelease(o.context, o.RepositoryRepoGetReleaseHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}"] = repository.NewRepoGetReleaseAttachment(o.context, o.RepositoryRepoGetReleaseAttachmentHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/releases/tags/{tag}"] = repository.NewRepoGetReleaseByTag(o.context, o.RepositoryRepoGetReleaseByTagHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/tags/{tag}"] = repository.NewRepoGetTag(o.context, o.RepositoryRepoGetTagHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/branch_protections"] = repository.NewRepoListBranchProtection(o.context, o.RepositoryRepoListBranchProtectionHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/branches"] = repository.NewRepoListBranches(o.context, o.RepositoryRepoListBranchesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/projects"] = issue.NewRepoListProjects(o.context, o.IssueRepoListProjectsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/releases/{id}/assets"] = repository.NewRepoListReleaseAttachments(o.context, o.RepositoryRepoListReleaseAttachmentsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/releases"] = repository.NewRepoListReleases(o.context, o.RepositoryRepoListReleasesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/tags"] = repository.NewRepoListTags(o.context, o.RepositoryRepoListTagsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/teams"] = repository.NewRepoListTeams(o.context, o.RepositoryRepoListTeamsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/topics"] = repository.NewRepoListTopics(o.context, o.RepositoryRepoListTopicsHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/branches/{branch}"] = repository.NewRepoRenameBranch(o.context, o.RepositoryRepoRenameBranchHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/search"] = repository.NewRepoSearch(o.context, o.RepositoryRepoSearchHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/times"] = repository.NewRepoTrackedTimes(o.context, o.RepositoryRepoTrackedTimesHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/branches/{branch}"] = repository.NewRepoUpdateBranch(o.context, o.RepositoryRepoUpdateBranchHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/branch_protections/priority"] = repository.NewRepoUpdateBranchProtectionPriories(o.context, o.RepositoryRepoUpdateBranchProtectionPrioriesHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoUpdateFile(o.context, o.RepositoryRepoUpdateFileHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/topics"] = repository.NewRepoUpdateTopics(o.context, o.RepositoryRepoUpdateTopicsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/topics/search"] = repository.NewTopicSearch(o.context, o.RepositoryTopicSearchHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -1049,6 +2511,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/repos"] = user.NewUserCurrentListRepos(o.context, o.UserUserCurrentListReposHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/times"] = user.NewUserCurrentTrackedTimes(o.context, o.UserUserCurrentTrackedTimesHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -1081,6 +2547,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/users/search"] = user.NewUserSearch(o.context, o.UserUserSearchHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/times/{user}"] = repository.NewUserTrackedTimes(o.context, o.RepositoryUserTrackedTimesHandler)
 }
 
 // Serve creates a http handler to serve the API over HTTP

@@ -21,6 +21,9 @@ type migration struct {
 // append a new one.
 var migrations = []migration{
 	{1, "users, emails, tokens, organizations, repositories", migrateV1},
+	{2, "issues, comments, labels, milestones, reactions, tracked time, projects", migrateV2},
+	{3, "branch protections, topics, teams", migrateV3},
+	{4, "releases and attachments", migrateV4},
 }
 
 type schemaMigration struct {

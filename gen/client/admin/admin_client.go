@@ -56,11 +56,15 @@ type ClientOption func(*runtime.ClientOperation)
 
 // ClientService is the interface for Client methods
 type ClientService interface {
+	AdminAdoptRepository(params *AdminAdoptRepositoryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminAdoptRepositoryNoContent, error)
+
 	AdminCreateOrg(params *AdminCreateOrgParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateOrgCreated, error)
 
 	AdminCreateRepo(params *AdminCreateRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateRepoCreated, error)
 
 	AdminCreateUser(params *AdminCreateUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateUserCreated, error)
+
+	AdminDeleteUnadoptedRepository(params *AdminDeleteUnadoptedRepositoryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminDeleteUnadoptedRepositoryNoContent, error)
 
 	AdminDeleteUser(params *AdminDeleteUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminDeleteUserNoContent, error)
 
@@ -76,7 +80,53 @@ type ClientService interface {
 
 	AdminSearchUsers(params *AdminSearchUsersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminSearchUsersOK, error)
 
+	AdminUnadoptedList(params *AdminUnadoptedListParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminUnadoptedListOK, error)
+
 	SetTransport(transport runtime.ClientTransport)
+}
+
+/*
+AdminAdoptRepository adopts an unadopted repository directory
+*/
+func (a *Client) AdminAdoptRepository(params *AdminAdoptRepositoryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminAdoptRepositoryNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminAdoptRepositoryParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminAdoptRepository",
+		Method:             "POST",
+		PathPattern:        "/admin/unadopted/{owner}/{repo}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminAdoptRepositoryReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminAdoptRepositoryNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminAdoptRepository: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
 }
 
 /*
@@ -208,6 +258,50 @@ func (a *Client) AdminCreateUser(params *AdminCreateUserParams, authInfo runtime
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for adminCreateUser: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminDeleteUnadoptedRepository deletes an unadopted repository directory
+*/
+func (a *Client) AdminDeleteUnadoptedRepository(params *AdminDeleteUnadoptedRepositoryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminDeleteUnadoptedRepositoryNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminDeleteUnadoptedRepositoryParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminDeleteUnadoptedRepository",
+		Method:             "DELETE",
+		PathPattern:        "/admin/unadopted/{owner}/{repo}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminDeleteUnadoptedRepositoryReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminDeleteUnadoptedRepositoryNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminDeleteUnadoptedRepository: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -516,6 +610,50 @@ func (a *Client) AdminSearchUsers(params *AdminSearchUsersParams, authInfo runti
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for adminSearchUsers: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminUnadoptedList lists repository directories that have no database entry
+*/
+func (a *Client) AdminUnadoptedList(params *AdminUnadoptedListParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminUnadoptedListOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminUnadoptedListParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminUnadoptedList",
+		Method:             "GET",
+		PathPattern:        "/admin/unadopted",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminUnadoptedListReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminUnadoptedListOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminUnadoptedList: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
