@@ -86,6 +86,9 @@ type BranchProtection struct {
 	// force push allowlist usernames
 	ForcePushAllowlistUsernames []string `json:"force_push_allowlist_usernames"`
 
+	// Identifies the rule, for example in a priority update.
+	ID int64 `json:"id"`
+
 	// ignore stale approvals
 	IgnoreStaleApprovals bool `json:"ignore_stale_approvals"`
 

@@ -27,8 +27,8 @@ type EditMilestoneOption struct {
 	// description
 	Description *string `json:"description,omitempty"`
 
-	// state
-	// Enum: ["open","closed"]
+	// open or closed; empty (as the official SDK sends when unset) keeps the default.
+	// Enum: ["","open","closed"]
 	State *string `json:"state,omitempty"`
 
 	// title
@@ -69,7 +69,7 @@ var editMilestoneOptionTypeStatePropEnum []any
 
 func init() {
 	var res []string
-	if err := json.Unmarshal([]byte(`["open","closed"]`), &res); err != nil {
+	if err := json.Unmarshal([]byte(`["","open","closed"]`), &res); err != nil {
 		panic(err)
 	}
 	for _, v := range res {
@@ -78,6 +78,9 @@ func init() {
 }
 
 const (
+
+	// EditMilestoneOptionStateEmpty captures enum value ""
+	EditMilestoneOptionStateEmpty string = ""
 
 	// EditMilestoneOptionStateOpen captures enum value "open"
 	EditMilestoneOptionStateOpen string = "open"

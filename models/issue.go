@@ -22,7 +22,7 @@ import (
 // swagger:model Issue
 type Issue struct {
 
-	// assignees
+	// Null when nobody is assigned, as the reference sends it.
 	Assignees []*User `json:"assignees"`
 
 	// attachments

@@ -381,9 +381,6 @@ type Config struct {
 	// Authenticator to use for all Basic authentication
 	BearerAuthenticator func(string, security.ScopedTokenAuthentication) runtime.Authenticator
 
-	// BinConsumer is a bin consumer that will replace the default if not nil.
-	BinConsumer runtime.Consumer
-
 	// JSONConsumer is a json consumer that will replace the default if not nil.
 	JSONConsumer runtime.Consumer
 
@@ -418,12 +415,6 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 	}
 	if c.BearerAuthenticator != nil {
 		api.BearerAuthenticator = c.BearerAuthenticator
-	}
-
-	if c.BinConsumer != nil {
-		api.BinConsumer = c.BinConsumer
-	} else {
-		api.BinConsumer = runtime.ByteStreamConsumer()
 	}
 
 	if c.JSONConsumer != nil {

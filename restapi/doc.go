@@ -22,7 +22,6 @@
 //	License: MIT
 //
 //	Consumes:
-//	  - application/octet-stream
 //	  - application/json
 //	  - multipart/form-data
 //

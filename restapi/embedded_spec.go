@@ -247,7 +247,13 @@ func init() {
           },
           {
             "type": "string",
-            "description": "pattern.",
+            "description": "Glob over \"owner\" or \"owner/repo\" selecting the directories to list.",
+            "name": "query",
+            "in": "query"
+          },
+          {
+            "type": "string",
+            "description": "The same glob under the reference's older name; query wins when both are given.",
             "name": "pattern",
             "in": "query"
           }
@@ -1416,10 +1422,8 @@ func init() {
             "in": "query"
           },
           {
-            "minimum": 1,
             "type": "integer",
-            "default": 1,
-            "description": "Page number, starting at 1.",
+            "description": "Page number, starting at 1 (values below 1 mean 1).",
             "name": "page",
             "in": "query"
           },
@@ -1770,6 +1774,9 @@ func init() {
     },
     "/repos/{owner}/{repo}/archive/{archive}": {
       "get": {
+        "produces": [
+          "application/octet-stream"
+        ],
         "tags": [
           "repository"
         ],
@@ -1810,7 +1817,10 @@ func init() {
         ],
         "responses": {
           "200": {
-            "description": "success"
+            "description": "The archive (gzip-compressed tar or zip).",
+            "schema": {
+              "type": "file"
+            }
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -1851,6 +1861,18 @@ func init() {
             "name": "repo",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -2424,6 +2446,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -2535,6 +2560,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -2572,22 +2600,11 @@ func init() {
         ],
         "responses": {
           "200": {
-            "description": "ContentsListResponse",
+            "description": "The entries of the top directory; a git tree is listed whole, not paged.",
             "schema": {
               "type": "array",
               "items": {
                 "$ref": "#/definitions/ContentsResponse"
-              }
-            },
-            "headers": {
-              "Link": {
-                "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
-              },
-              "X-Total-Count": {
-                "type": "integer",
-                "format": "int64",
-                "description": "Number of items in the whole filtered set."
               }
             }
           },
@@ -2647,10 +2664,8 @@ func init() {
         ],
         "responses": {
           "200": {
-            "description": "ContentsResponse",
-            "schema": {
-              "$ref": "#/definitions/ContentsResponse"
-            }
+            "description": "A ContentsResponse for a file, symlink or submodule, or an array of ContentsResponse for a directory (the schema cannot say \"object or array\" in OpenAPI 2.0).",
+            "schema": {}
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -2729,6 +2744,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "409": {
+            "$ref": "#/responses/conflict"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
@@ -2793,6 +2811,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "409": {
+            "$ref": "#/responses/conflict"
           },
           "422": {
             "$ref": "#/responses/validationError"
@@ -2861,6 +2882,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "409": {
+            "$ref": "#/responses/conflict"
           },
           "422": {
             "$ref": "#/responses/validationError"
@@ -3183,6 +3207,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -3286,6 +3313,18 @@ func init() {
             "name": "id",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -3389,6 +3428,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -3447,6 +3489,9 @@ func init() {
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
           },
           "500": {
             "$ref": "#/responses/internalError"
@@ -3555,6 +3600,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -3623,6 +3671,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -3671,6 +3722,18 @@ func init() {
             "format": "date-time",
             "description": "before.",
             "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
             "in": "query"
           }
         ],
@@ -3836,6 +3899,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -3871,6 +3937,18 @@ func init() {
             "name": "index",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -3982,6 +4060,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -4058,6 +4139,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -4108,6 +4192,9 @@ func init() {
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
           },
           "500": {
             "$ref": "#/responses/internalError"
@@ -4169,6 +4256,9 @@ func init() {
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
           },
           "500": {
             "$ref": "#/responses/internalError"
@@ -4320,6 +4410,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -4378,6 +4471,9 @@ func init() {
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
           },
           "500": {
             "$ref": "#/responses/internalError"
@@ -4546,6 +4642,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -4599,6 +4698,9 @@ func init() {
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
           },
           "500": {
             "$ref": "#/responses/internalError"
@@ -4663,6 +4765,9 @@ func init() {
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
           },
           "500": {
             "$ref": "#/responses/internalError"
@@ -4792,6 +4897,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -4899,6 +5007,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -4961,6 +5072,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -4991,7 +5105,7 @@ func init() {
           },
           {
             "type": "string",
-            "description": "state.",
+            "description": "Which milestones to list, open (the default), closed or all.",
             "name": "state",
             "in": "query"
           },
@@ -5101,6 +5215,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -5206,6 +5323,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -5266,6 +5386,9 @@ func init() {
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
           },
           "500": {
             "$ref": "#/responses/internalError"
@@ -5793,6 +5916,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -5946,6 +6072,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -6053,6 +6182,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -6112,8 +6244,14 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "409": {
+            "$ref": "#/responses/conflict"
+          },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
           },
           "500": {
             "$ref": "#/responses/internalError"
@@ -6150,6 +6288,18 @@ func init() {
             "name": "id",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -6192,8 +6342,7 @@ func init() {
       },
       "post": {
         "consumes": [
-          "multipart/form-data",
-          "application/octet-stream"
+          "multipart/form-data"
         ],
         "tags": [
           "repository"
@@ -6256,10 +6405,13 @@ func init() {
             "$ref": "#/responses/notFound"
           },
           "413": {
-            "description": "error"
+            "$ref": "#/responses/error"
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
           },
           "500": {
             "$ref": "#/responses/internalError"
@@ -6384,6 +6536,9 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
           "500": {
             "$ref": "#/responses/internalError"
           }
@@ -6494,8 +6649,8 @@ func init() {
           }
         ],
         "responses": {
-          "200": {
-            "description": "Tag",
+          "201": {
+            "description": "The new Tag.",
             "schema": {
               "$ref": "#/definitions/Tag"
             }
@@ -6643,6 +6798,7 @@ func init() {
     },
     "/repos/{owner}/{repo}/teams": {
       "get": {
+        "description": "Only repositories owned by an organization have teams; any other answers 405.",
         "tags": [
           "repository"
         ],
@@ -6662,6 +6818,18 @@ func init() {
             "name": "repo",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -6693,6 +6861,12 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "405": {
+            "description": "The repository is not owned by an organization.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
           },
           "422": {
             "$ref": "#/responses/validationError"
@@ -6828,6 +7002,18 @@ func init() {
             "name": "user",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -6912,6 +7098,17 @@ func init() {
             "description": "TopicNames",
             "schema": {
               "$ref": "#/definitions/TopicName"
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links to the first, previous, next and last pages."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
             }
           },
           "401": {
@@ -7356,10 +7553,9 @@ func init() {
         "parameters": [
           {
             "type": "string",
-            "description": "Keyword to search for.",
+            "description": "Keyword to search for; without one every topic in use is listed.",
             "name": "q",
-            "in": "query",
-            "required": true
+            "in": "query"
           },
           {
             "type": "integer",
@@ -7378,10 +7574,7 @@ func init() {
           "200": {
             "description": "TopicListResponse",
             "schema": {
-              "type": "array",
-              "items": {
-                "$ref": "#/definitions/TopicResponse"
-              }
+              "$ref": "#/definitions/TopicSearchResults"
             },
             "headers": {
               "Link": {
@@ -8209,6 +8402,7 @@ func init() {
           "items": {
             "type": "string"
           },
+          "x-nullable": true,
           "x-omitempty": false
         },
         "message": {
@@ -8525,6 +8719,13 @@ func init() {
             "type": "string"
           },
           "x-go-name": "ForcePushAllowlistUsernames",
+          "x-omitempty": false
+        },
+        "id": {
+          "description": "Identifies the rule, for example in a priority update.",
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
           "x-omitempty": false
         },
         "ignore_stale_approvals": {
@@ -9334,8 +9535,10 @@ func init() {
           "x-nullable": true
         },
         "state": {
+          "description": "open or closed; empty (as the official SDK sends when unset) keeps the default.",
           "type": "string",
           "enum": [
+            "",
             "open",
             "closed"
           ],
@@ -10124,8 +10327,10 @@ func init() {
           "x-nullable": true
         },
         "state": {
+          "description": "open or closed; empty (as the official SDK sends when unset) keeps the default.",
           "type": "string",
           "enum": [
+            "",
             "open",
             "closed"
           ],
@@ -11022,11 +11227,13 @@ func init() {
           "$ref": "#/definitions/User"
         },
         "assignees": {
+          "description": "Null when nobody is assigned, as the reference sends it.",
           "type": "array",
           "items": {
             "$ref": "#/definitions/User"
           },
           "x-go-name": "Assignees",
+          "x-nullable": true,
           "x-omitempty": false
         },
         "body": {
@@ -12491,6 +12698,19 @@ func init() {
           "format": "date-time",
           "x-go-name": "Updated",
           "x-nullable": true,
+          "x-omitempty": false
+        }
+      }
+    },
+    "TopicSearchResults": {
+      "description": "The envelope of a topic search, as Gitea clients expect it.",
+      "type": "object",
+      "properties": {
+        "topics": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/TopicResponse"
+          },
           "x-omitempty": false
         }
       }
@@ -13211,7 +13431,13 @@ func init() {
           },
           {
             "type": "string",
-            "description": "pattern.",
+            "description": "Glob over \"owner\" or \"owner/repo\" selecting the directories to list.",
+            "name": "query",
+            "in": "query"
+          },
+          {
+            "type": "string",
+            "description": "The same glob under the reference's older name; query wins when both are given.",
             "name": "pattern",
             "in": "query"
           }
@@ -14695,15 +14921,12 @@ func init() {
             "in": "query"
           },
           {
-            "minimum": 1,
             "type": "integer",
-            "default": 1,
-            "description": "Page number, starting at 1.",
+            "description": "Page number, starting at 1 (values below 1 mean 1).",
             "name": "page",
             "in": "query"
           },
           {
-            "minimum": 0,
             "type": "integer",
             "description": "Page size (default 30, at most 50).",
             "name": "limit",
@@ -15128,6 +15351,9 @@ func init() {
     },
     "/repos/{owner}/{repo}/archive/{archive}": {
       "get": {
+        "produces": [
+          "application/octet-stream"
+        ],
         "tags": [
           "repository"
         ],
@@ -15168,7 +15394,10 @@ func init() {
         ],
         "responses": {
           "200": {
-            "description": "success"
+            "description": "The archive (gzip-compressed tar or zip).",
+            "schema": {
+              "type": "file"
+            }
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -15224,6 +15453,18 @@ func init() {
             "name": "repo",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -15962,6 +16203,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -16106,6 +16353,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -16146,22 +16399,11 @@ func init() {
         ],
         "responses": {
           "200": {
-            "description": "ContentsListResponse",
+            "description": "The entries of the top directory; a git tree is listed whole, not paged.",
             "schema": {
               "type": "array",
               "items": {
                 "$ref": "#/definitions/ContentsResponse"
-              }
-            },
-            "headers": {
-              "Link": {
-                "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
-              },
-              "X-Total-Count": {
-                "type": "integer",
-                "format": "int64",
-                "description": "Number of items in the whole filtered set."
               }
             }
           },
@@ -16236,10 +16478,8 @@ func init() {
         ],
         "responses": {
           "200": {
-            "description": "ContentsResponse",
-            "schema": {
-              "$ref": "#/definitions/ContentsResponse"
-            }
+            "description": "A ContentsResponse for a file, symlink or submodule, or an array of ContentsResponse for a directory (the schema cannot say \"object or array\" in OpenAPI 2.0).",
+            "schema": {}
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -16342,6 +16582,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -16421,6 +16667,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -16510,6 +16762,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -16907,6 +17165,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -17031,6 +17295,18 @@ func init() {
             "name": "id",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -17161,6 +17437,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -17231,6 +17513,12 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -17372,6 +17660,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -17461,6 +17755,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -17512,6 +17812,18 @@ func init() {
             "format": "date-time",
             "description": "before.",
             "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
             "in": "query"
           }
         ],
@@ -17722,6 +18034,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -17760,6 +18078,18 @@ func init() {
             "name": "index",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -17898,6 +18228,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -17989,6 +18325,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -18051,6 +18393,12 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -18127,6 +18475,12 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -18311,6 +18665,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -18381,6 +18741,12 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -18585,6 +18951,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -18653,6 +19025,12 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -18735,6 +19113,12 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -18897,6 +19281,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -19034,6 +19424,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -19111,6 +19507,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -19144,7 +19546,7 @@ func init() {
           },
           {
             "type": "string",
-            "description": "state.",
+            "description": "Which milestones to list, open (the default), closed or all.",
             "name": "state",
             "in": "query"
           },
@@ -19277,6 +19679,12 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -19416,6 +19824,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -19488,6 +19902,12 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -20150,6 +20570,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -20348,6 +20774,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -20485,6 +20917,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -20556,8 +20994,20 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -20600,6 +21050,18 @@ func init() {
             "name": "id",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -20657,8 +21119,7 @@ func init() {
       },
       "post": {
         "consumes": [
-          "multipart/form-data",
-          "application/octet-stream"
+          "multipart/form-data"
         ],
         "tags": [
           "repository"
@@ -20733,10 +21194,19 @@ func init() {
             }
           },
           "413": {
-            "description": "error"
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -20894,6 +21364,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
@@ -21022,8 +21498,8 @@ func init() {
           }
         ],
         "responses": {
-          "200": {
-            "description": "Tag",
+          "201": {
+            "description": "The new Tag.",
             "schema": {
               "$ref": "#/definitions/Tag"
             }
@@ -21228,6 +21704,7 @@ func init() {
     },
     "/repos/{owner}/{repo}/teams": {
       "get": {
+        "description": "Only repositories owned by an organization have teams; any other answers 405.",
         "tags": [
           "repository"
         ],
@@ -21247,6 +21724,18 @@ func init() {
             "name": "repo",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -21284,6 +21773,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "405": {
+            "description": "The repository is not owned by an organization.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -21446,6 +21941,18 @@ func init() {
             "name": "user",
             "in": "path",
             "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
           }
         ],
         "responses": {
@@ -21548,6 +22055,17 @@ func init() {
             "description": "TopicNames",
             "schema": {
               "$ref": "#/definitions/TopicName"
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links to the first, previous, next and last pages."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
             }
           },
           "401": {
@@ -22175,10 +22693,9 @@ func init() {
         "parameters": [
           {
             "type": "string",
-            "description": "Keyword to search for.",
+            "description": "Keyword to search for; without one every topic in use is listed.",
             "name": "q",
-            "in": "query",
-            "required": true
+            "in": "query"
           },
           {
             "type": "integer",
@@ -22197,10 +22714,7 @@ func init() {
           "200": {
             "description": "TopicListResponse",
             "schema": {
-              "type": "array",
-              "items": {
-                "$ref": "#/definitions/TopicResponse"
-              }
+              "$ref": "#/definitions/TopicSearchResults"
             },
             "headers": {
               "Link": {
@@ -23277,6 +23791,7 @@ func init() {
           "items": {
             "type": "string"
           },
+          "x-nullable": true,
           "x-omitempty": false
         },
         "message": {
@@ -23593,6 +24108,13 @@ func init() {
             "type": "string"
           },
           "x-go-name": "ForcePushAllowlistUsernames",
+          "x-omitempty": false
+        },
+        "id": {
+          "description": "Identifies the rule, for example in a priority update.",
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
           "x-omitempty": false
         },
         "ignore_stale_approvals": {
@@ -24402,8 +24924,10 @@ func init() {
           "x-nullable": true
         },
         "state": {
+          "description": "open or closed; empty (as the official SDK sends when unset) keeps the default.",
           "type": "string",
           "enum": [
+            "",
             "open",
             "closed"
           ],
@@ -25192,8 +25716,10 @@ func init() {
           "x-nullable": true
         },
         "state": {
+          "description": "open or closed; empty (as the official SDK sends when unset) keeps the default.",
           "type": "string",
           "enum": [
+            "",
             "open",
             "closed"
           ],
@@ -26090,11 +26616,13 @@ func init() {
           "$ref": "#/definitions/User"
         },
         "assignees": {
+          "description": "Null when nobody is assigned, as the reference sends it.",
           "type": "array",
           "items": {
             "$ref": "#/definitions/User"
           },
           "x-go-name": "Assignees",
+          "x-nullable": true,
           "x-omitempty": false
         },
         "body": {
@@ -27559,6 +28087,19 @@ func init() {
           "format": "date-time",
           "x-go-name": "Updated",
           "x-nullable": true,
+          "x-omitempty": false
+        }
+      }
+    },
+    "TopicSearchResults": {
+      "description": "The envelope of a topic search, as Gitea clients expect it.",
+      "type": "object",
+      "properties": {
+        "topics": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/TopicResponse"
+          },
           "x-omitempty": false
         }
       }

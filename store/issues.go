@@ -1,6 +1,309 @@
 package store
 
+import (
+	"context"
+	"strings"
+	"time"
+)
+
 // IssueTracker bundles the stores of the issue tracker: issues, comments,
 // labels, milestones, reactions, tracked time and projects.
 type IssueTracker interface {
+	Issues() IssueStore
+	Comments() CommentStore
+	Labels() LabelStore
+	Milestones() MilestoneStore
+	Reactions() ReactionStore
+	TrackedTimes() TrackedTimeStore
+	Projects() ProjectStore
+}
+
+// Issue is an issue (and, once they exist, the issue half of a pull
+// request: both draw their numbers from one per-repository counter).
+type Issue struct {
+	ID     int64 `gorm:"primaryKey"`
+	RepoID int64
+	// Index is the number shown to users, unique per repository.
+	Index    int64 `gorm:"column:number"`
+	PosterID int64
+	Title    string
+	Body     string
+	// ContentVersion counts body changes; edits that name a stale version
+	// are refused (optimistic locking).
+	ContentVersion int64
+	Ref            string
+	IsClosed       bool
+	IsPull         bool
+	IsLocked       bool
+	MilestoneID    int64 // 0: none
+	NumComments    int64
+	Deadline       *time.Time
+	ClosedAt       *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Comment is a real comment on an issue; timeline events are not stored.
+type Comment struct {
+	ID        int64 `gorm:"primaryKey"`
+	IssueID   int64
+	PosterID  int64
+	Body      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Label belongs to one repository. Color is "#rrggbb".
+type Label struct {
+	ID          int64 `gorm:"primaryKey"`
+	RepoID      int64
+	Name        string
+	Color       string
+	Description string
+	Exclusive   bool
+	ArchivedAt  *time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// ExclusiveScope is the part of an exclusive label's name before the last
+// "/": at most one label of a scope sits on an issue. "" when the label is
+// not exclusive or its name has no scope.
+func (l *Label) ExclusiveScope() string {
+	if !l.Exclusive {
+		return ""
+	}
+	i := strings.LastIndex(l.Name, "/")
+	if i <= 0 || i == len(l.Name)-1 {
+		return ""
+	}
+	return l.Name[:i]
+}
+
+// Milestone groups issues of one repository. NumIssues and NumClosedIssues
+// are kept by atomic increments in the transactions that change issues.
+type Milestone struct {
+	ID              int64 `gorm:"primaryKey"`
+	RepoID          int64
+	Title           string
+	Description     string
+	IsClosed        bool
+	NumIssues       int64
+	NumClosedIssues int64
+	Deadline        *time.Time
+	ClosedAt        *time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+// Reaction is one user's emoji reaction to an issue (CommentID 0) or to a
+// comment.
+type Reaction struct {
+	ID        int64 `gorm:"primaryKey"`
+	Type      string
+	IssueID   int64
+	CommentID int64
+	UserID    int64
+	CreatedAt time.Time
+}
+
+// TrackedTime is time (in seconds) a user spent on an issue.
+type TrackedTime struct {
+	ID        int64 `gorm:"primaryKey"`
+	IssueID   int64
+	UserID    int64
+	Time      int64
+	CreatedAt time.Time
+}
+
+// Project is a repository project board.
+type Project struct {
+	ID           int64 `gorm:"primaryKey"`
+	RepoID       int64
+	CreatorID    int64
+	Title        string
+	Description  string
+	IsClosed     bool
+	CardType     string
+	TemplateType string
+	ClosedAt     *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// ProjectCounts are a project's issue counts, computed from its links when
+// read, so they can never drift.
+type ProjectCounts struct {
+	Issues, Closed int64
+}
+
+// IssueFilter selects issues. Zero values mean "any".
+type IssueFilter struct {
+	RepoID int64
+	// Viewer, with AcrossRepos, keeps issues of every repository the
+	// viewer may see whose issue tracker is enabled (cross-repository
+	// search); OwnerID narrows that to one owner.
+	AcrossRepos bool
+	Viewer      RepoViewer
+	OwnerID     int64
+	IsClosed    *bool
+	IsPull      *bool
+	// LabelNames: an issue must carry a label of each name (matched in
+	// the issue's own repository).
+	LabelNames []string
+	// MilestoneNames and MilestoneIDs: an issue must be in one of them.
+	MilestoneNames []string
+	MilestoneIDs   []int64
+	Keyword        string
+	UpdatedSince   *time.Time
+	UpdatedBefore  *time.Time
+	PosterID       int64
+	AssigneeID     int64
+	MentionedID    int64
+	// None makes the filter match nothing (a filter named something that
+	// cannot exist).
+	None bool
+}
+
+// IssueStore reads and writes issues and their links to assignees and
+// mentioned users.
+type IssueStore interface {
+	// NextIndex allocates the next number of the repository's counter
+	// shared by issues and pull requests. It must run in the transaction
+	// that creates the issue: numbers are then unique and, unless that
+	// transaction fails, dense.
+	NextIndex(ctx context.Context, repoID int64) (int64, error)
+	Create(ctx context.Context, is *Issue) error
+	FindByIndex(ctx context.Context, repoID, index int64) (*Issue, error)
+	FindByID(ctx context.Context, id int64) (*Issue, error)
+	FindByIDs(ctx context.Context, ids []int64) (map[int64]*Issue, error)
+	// Lock takes the row lock of the issue for the rest of the
+	// transaction (by touching updated_at) and returns its fresh state.
+	Lock(ctx context.Context, repoID, index int64, now time.Time) (*Issue, error)
+	// Update writes the named columns of is.
+	Update(ctx context.Context, is *Issue, columns ...string) error
+	// SetClosed changes the state and reports whether it did (false when
+	// the issue already was in that state).
+	SetClosed(ctx context.Context, id int64, closed bool, now time.Time) (bool, error)
+	Delete(ctx context.Context, id int64) error
+	// AdjustRepoCounts adds to the repository's issue counters atomically.
+	AdjustRepoCounts(ctx context.Context, repoID, total, closed int64) error
+	// AdjustComments adds delta to the comment count and touches updated_at.
+	AdjustComments(ctx context.Context, issueID, delta int64, now time.Time) error
+	// SetAssignees replaces the issue's assignees.
+	SetAssignees(ctx context.Context, issueID int64, userIDs []int64) error
+	// Assignees returns the assignee ids of each issue, in assignment order.
+	Assignees(ctx context.Context, issueIDs []int64) (map[int64][]int64, error)
+	IsAssignee(ctx context.Context, issueID, userID int64) (bool, error)
+	// AddMentions records that the users with these (lower-case) names are
+	// mentioned in the issue; unknown names are ignored.
+	AddMentions(ctx context.Context, issueID int64, lowerNames []string) error
+	// List returns one page and the size of the filtered set, newest first.
+	List(ctx context.Context, f IssueFilter, p Page) ([]*Issue, int64, error)
+	// Repos loads the repositories (with owners) of a page of issues in a
+	// fixed number of statements, for rendering lists that span
+	// repositories.
+	Repos(ctx context.Context, repoIDs []int64) (map[int64]*Repository, error)
+	// CheckCounters is a consistency check (a "doctor"): for each stored
+	// counter it reports how many rows disagree with a COUNT over the rows
+	// the counter summarises. All zero means every counter is exact.
+	CheckCounters(ctx context.Context) (map[string]int64, error)
+}
+
+// CommentStore reads and writes comments.
+type CommentStore interface {
+	Create(ctx context.Context, c *Comment) error
+	FindByID(ctx context.Context, id int64) (*Comment, error)
+	Update(ctx context.Context, c *Comment) error
+	Delete(ctx context.Context, id int64) error
+	// List returns an issue's comments, oldest first, updated within the
+	// optional bounds.
+	List(ctx context.Context, issueID int64, since, before *time.Time, p Page) ([]*Comment, int64, error)
+}
+
+// LabelStore reads and writes labels and their links to issues.
+type LabelStore interface {
+	Create(ctx context.Context, l *Label) error
+	Find(ctx context.Context, repoID, id int64) (*Label, error)
+	// FindByIDs returns the repository's labels among ids, in ids order;
+	// others are left out.
+	FindByIDs(ctx context.Context, repoID int64, ids []int64) ([]*Label, error)
+	FindByNames(ctx context.Context, repoID int64, names []string) ([]*Label, error)
+	Update(ctx context.Context, l *Label) error
+	Delete(ctx context.Context, id int64) error
+	List(ctx context.Context, repoID int64, p Page) ([]*Label, int64, error)
+	// ForIssues returns each issue's labels, by name.
+	ForIssues(ctx context.Context, issueIDs []int64) (map[int64][]*Label, error)
+	AddToIssue(ctx context.Context, issueID int64, labelIDs []int64) error
+	RemoveFromIssue(ctx context.Context, issueID int64, labelIDs []int64) error
+	ClearIssue(ctx context.Context, issueID int64) error
+}
+
+// MilestoneStore reads and writes milestones.
+type MilestoneStore interface {
+	Create(ctx context.Context, m *Milestone) error
+	Find(ctx context.Context, repoID, id int64) (*Milestone, error)
+	FindByTitle(ctx context.Context, repoID int64, title string) (*Milestone, error)
+	FindByIDs(ctx context.Context, ids []int64) (map[int64]*Milestone, error)
+	// Update writes everything but the counters, which only
+	// AdjustCounts changes.
+	Update(ctx context.Context, m *Milestone) error
+	// Delete removes the milestone and takes its issues out of it.
+	Delete(ctx context.Context, id int64) error
+	// List filters by state (nil: all) and a title substring.
+	List(ctx context.Context, repoID int64, closed *bool, name string, p Page) ([]*Milestone, int64, error)
+	// AdjustCounts adds to the counters atomically; ErrNotFound when the
+	// milestone is gone.
+	AdjustCounts(ctx context.Context, id, total, closed int64) error
+}
+
+// ReactionStore reads and writes reactions.
+type ReactionStore interface {
+	// Create inserts r unless the same user already reacted the same way
+	// to the same target; it reports whether it inserted, and otherwise
+	// fills r from the existing row.
+	Create(ctx context.Context, r *Reaction) (bool, error)
+	Delete(ctx context.Context, issueID, commentID, userID int64, typ string) error
+	DeleteByComment(ctx context.Context, commentID int64) error
+	List(ctx context.Context, issueID, commentID int64, p Page) ([]*Reaction, int64, error)
+}
+
+// TimeFilter selects tracked times. Zero values mean "any".
+type TimeFilter struct {
+	IssueID int64
+	RepoID  int64
+	UserID  int64
+	// Viewer, with VisibleOnly, keeps times on issues of repositories the
+	// viewer may see now and whose time tracker is on (GET /user/times).
+	VisibleOnly   bool
+	Viewer        RepoViewer
+	CreatedSince  *time.Time
+	CreatedBefore *time.Time
+}
+
+// TrackedTimeStore reads and writes tracked time.
+type TrackedTimeStore interface {
+	Create(ctx context.Context, t *TrackedTime) error
+	FindByID(ctx context.Context, id int64) (*TrackedTime, error)
+	Delete(ctx context.Context, id int64) error
+	DeleteByIssueUser(ctx context.Context, issueID, userID int64) error
+	// List returns one page, oldest first, and the size of the filtered set.
+	List(ctx context.Context, f TimeFilter, p Page) ([]*TrackedTime, int64, error)
+}
+
+// ProjectStore reads and writes projects and their links to issues.
+type ProjectStore interface {
+	Create(ctx context.Context, pr *Project) error
+	Find(ctx context.Context, repoID, id int64) (*Project, error)
+	// FindByIDs returns the repository's projects among ids.
+	FindByIDs(ctx context.Context, repoID int64, ids []int64) ([]*Project, error)
+	Update(ctx context.Context, pr *Project) error
+	Delete(ctx context.Context, id int64) error
+	List(ctx context.Context, repoID int64, closed *bool, p Page) ([]*Project, int64, error)
+	// Counts computes the issue counts of each project in one statement.
+	Counts(ctx context.Context, projectIDs []int64) (map[int64]ProjectCounts, error)
+	// ForIssues returns each issue's projects.
+	ForIssues(ctx context.Context, issueIDs []int64) (map[int64][]*Project, error)
+	// SetIssueProjects replaces the issue's projects.
+	SetIssueProjects(ctx context.Context, issueID int64, projectIDs []int64) error
 }

@@ -46,7 +46,6 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 		APIKeyAuthenticator: security.APIKeyAuth,
 		BearerAuthenticator: security.BearerAuth,
 
-		BinConsumer:           runtime.ByteStreamConsumer(),
 		JSONConsumer:          runtime.JSONConsumer(),
 		MultipartformConsumer: runtime.DiscardConsumer,
 
@@ -1069,9 +1068,6 @@ type RepohostAPI struct {
 	// It has a default implementation in the security package, however you can replace it for your particular usage.
 	BearerAuthenticator func(string, security.ScopedTokenAuthentication) runtime.Authenticator
 
-	// BinConsumer registers a consumer for the following mime types:
-	//   - application/octet-stream
-	BinConsumer runtime.Consumer
 	// JSONConsumer registers a consumer for the following mime types:
 	//   - application/json
 	JSONConsumer runtime.Consumer
@@ -1450,9 +1446,6 @@ func (o *RepohostAPI) RegisterFormat(name string, format strfmt.Format, validato
 func (o *RepohostAPI) Validate() error {
 	var unregistered []string
 
-	if o.BinConsumer == nil {
-		unregistered = append(unregistered, "BinConsumer")
-	}
 	if o.JSONConsumer == nil {
 		unregistered = append(unregistered, "JSONConsumer")
 	}
@@ -1947,8 +1940,6 @@ func (o *RepohostAPI) ConsumersFor(mediaTypes []string) map[string]runtime.Consu
 	result := make(map[string]runtime.Consumer, len(mediaTypes))
 	for _, mt := range mediaTypes {
 		switch mt {
-		case "application/octet-stream":
-			result["application/octet-stream"] = o.BinConsumer
 		case "application/json":
 			result["application/json"] = o.JSONConsumer
 		case "multipart/form-data":

@@ -76,9 +76,15 @@ type AdminUnadoptedListParams struct {
 
 	/* Pattern.
 
-	   pattern.
+	   The same glob under the reference's older name; query wins when both are given.
 	*/
 	Pattern *string
+
+	/* Query.
+
+	   Glob over "owner" or "owner/repo" selecting the directories to list.
+	*/
+	Query *string
 
 	timeout    time.Duration
 	Context    context.Context
@@ -166,6 +172,17 @@ func (o *AdminUnadoptedListParams) SetPattern(pattern *string) {
 	o.Pattern = pattern
 }
 
+// WithQuery adds the query to the admin unadopted list params
+func (o *AdminUnadoptedListParams) WithQuery(query *string) *AdminUnadoptedListParams {
+	o.SetQuery(query)
+	return o
+}
+
+// SetQuery adds the query to the admin unadopted list params
+func (o *AdminUnadoptedListParams) SetQuery(query *string) {
+	o.Query = query
+}
+
 // WriteToRequest writes these params to a swagger request
 func (o *AdminUnadoptedListParams) WriteToRequest(r runtime.ClientRequest, reg strfmt.Registry) error {
 
@@ -220,6 +237,23 @@ func (o *AdminUnadoptedListParams) WriteToRequest(r runtime.ClientRequest, reg s
 		if qPattern != "" {
 
 			if err := r.SetQueryParam("pattern", qPattern); err != nil {
+				return err
+			}
+		}
+	}
+
+	if o.Query != nil {
+
+		// query param query
+		var qrQuery string
+
+		if o.Query != nil {
+			qrQuery = *o.Query
+		}
+		qQuery := qrQuery
+		if qQuery != "" {
+
+			if err := r.SetQueryParam("query", qQuery); err != nil {
 				return err
 			}
 		}

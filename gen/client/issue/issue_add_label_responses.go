@@ -57,6 +57,12 @@ func (o *IssueAddLabelReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueAddLabelLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueAddLabelInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -434,6 +440,76 @@ func (o *IssueAddLabelUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueAddLabelUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueAddLabelLocked creates a IssueAddLabelLocked with default headers values
+func NewIssueAddLabelLocked() *IssueAddLabelLocked {
+	return &IssueAddLabelLocked{}
+}
+
+/*
+IssueAddLabelLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueAddLabelLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue add label locked response has a 2xx status code
+func (o *IssueAddLabelLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue add label locked response has a 3xx status code
+func (o *IssueAddLabelLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue add label locked response has a 4xx status code
+func (o *IssueAddLabelLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue add label locked response has a 5xx status code
+func (o *IssueAddLabelLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue add label locked response a status code equal to that given
+func (o *IssueAddLabelLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue add label locked response
+func (o *IssueAddLabelLocked) Code() int {
+	return 423
+}
+
+func (o *IssueAddLabelLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/labels][%d] issueAddLabelLocked %s", 423, payload)
+}
+
+func (o *IssueAddLabelLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/labels][%d] issueAddLabelLocked %s", 423, payload)
+}
+
+func (o *IssueAddLabelLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueAddLabelLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -61,6 +61,12 @@ func (o *IssueAddTimeReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueAddTimeLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueAddTimeInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -481,6 +487,76 @@ func (o *IssueAddTimeUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueAddTimeUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueAddTimeLocked creates a IssueAddTimeLocked with default headers values
+func NewIssueAddTimeLocked() *IssueAddTimeLocked {
+	return &IssueAddTimeLocked{}
+}
+
+/*
+IssueAddTimeLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueAddTimeLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue add time locked response has a 2xx status code
+func (o *IssueAddTimeLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue add time locked response has a 3xx status code
+func (o *IssueAddTimeLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue add time locked response has a 4xx status code
+func (o *IssueAddTimeLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue add time locked response has a 5xx status code
+func (o *IssueAddTimeLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue add time locked response a status code equal to that given
+func (o *IssueAddTimeLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue add time locked response
+func (o *IssueAddTimeLocked) Code() int {
+	return 423
+}
+
+func (o *IssueAddTimeLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/times][%d] issueAddTimeLocked %s", 423, payload)
+}
+
+func (o *IssueAddTimeLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/times][%d] issueAddTimeLocked %s", 423, payload)
+}
+
+func (o *IssueAddTimeLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueAddTimeLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *IssueClearLabelsReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueClearLabelsLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueClearLabelsInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *IssueClearLabelsUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueClearLabelsUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueClearLabelsLocked creates a IssueClearLabelsLocked with default headers values
+func NewIssueClearLabelsLocked() *IssueClearLabelsLocked {
+	return &IssueClearLabelsLocked{}
+}
+
+/*
+IssueClearLabelsLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueClearLabelsLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue clear labels locked response has a 2xx status code
+func (o *IssueClearLabelsLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue clear labels locked response has a 3xx status code
+func (o *IssueClearLabelsLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue clear labels locked response has a 4xx status code
+func (o *IssueClearLabelsLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue clear labels locked response has a 5xx status code
+func (o *IssueClearLabelsLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue clear labels locked response a status code equal to that given
+func (o *IssueClearLabelsLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue clear labels locked response
+func (o *IssueClearLabelsLocked) Code() int {
+	return 423
+}
+
+func (o *IssueClearLabelsLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels][%d] issueClearLabelsLocked %s", 423, payload)
+}
+
+func (o *IssueClearLabelsLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels][%d] issueClearLabelsLocked %s", 423, payload)
+}
+
+func (o *IssueClearLabelsLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueClearLabelsLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *IssueCreateLabelReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueCreateLabelLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueCreateLabelInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -405,6 +411,76 @@ func (o *IssueCreateLabelUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueCreateLabelUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueCreateLabelLocked creates a IssueCreateLabelLocked with default headers values
+func NewIssueCreateLabelLocked() *IssueCreateLabelLocked {
+	return &IssueCreateLabelLocked{}
+}
+
+/*
+IssueCreateLabelLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueCreateLabelLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create label locked response has a 2xx status code
+func (o *IssueCreateLabelLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create label locked response has a 3xx status code
+func (o *IssueCreateLabelLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create label locked response has a 4xx status code
+func (o *IssueCreateLabelLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue create label locked response has a 5xx status code
+func (o *IssueCreateLabelLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue create label locked response a status code equal to that given
+func (o *IssueCreateLabelLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue create label locked response
+func (o *IssueCreateLabelLocked) Code() int {
+	return 423
+}
+
+func (o *IssueCreateLabelLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/labels][%d] issueCreateLabelLocked %s", 423, payload)
+}
+
+func (o *IssueCreateLabelLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/labels][%d] issueCreateLabelLocked %s", 423, payload)
+}
+
+func (o *IssueCreateLabelLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateLabelLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

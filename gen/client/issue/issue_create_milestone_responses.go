@@ -55,6 +55,12 @@ func (o *IssueCreateMilestoneReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueCreateMilestoneLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueCreateMilestoneInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -405,6 +411,76 @@ func (o *IssueCreateMilestoneUnprocessableEntity) GetPayload() *models.APIError 
 }
 
 func (o *IssueCreateMilestoneUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueCreateMilestoneLocked creates a IssueCreateMilestoneLocked with default headers values
+func NewIssueCreateMilestoneLocked() *IssueCreateMilestoneLocked {
+	return &IssueCreateMilestoneLocked{}
+}
+
+/*
+IssueCreateMilestoneLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueCreateMilestoneLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create milestone locked response has a 2xx status code
+func (o *IssueCreateMilestoneLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create milestone locked response has a 3xx status code
+func (o *IssueCreateMilestoneLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create milestone locked response has a 4xx status code
+func (o *IssueCreateMilestoneLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue create milestone locked response has a 5xx status code
+func (o *IssueCreateMilestoneLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue create milestone locked response a status code equal to that given
+func (o *IssueCreateMilestoneLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue create milestone locked response
+func (o *IssueCreateMilestoneLocked) Code() int {
+	return 423
+}
+
+func (o *IssueCreateMilestoneLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/milestones][%d] issueCreateMilestoneLocked %s", 423, payload)
+}
+
+func (o *IssueCreateMilestoneLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/milestones][%d] issueCreateMilestoneLocked %s", 423, payload)
+}
+
+func (o *IssueCreateMilestoneLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateMilestoneLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *IssueDeleteCommentReactionReader) ReadResponse(response runtime.ClientR
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueDeleteCommentReactionLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteCommentReactionInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *IssueDeleteCommentReactionUnprocessableEntity) GetPayload() *models.API
 }
 
 func (o *IssueDeleteCommentReactionUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteCommentReactionLocked creates a IssueDeleteCommentReactionLocked with default headers values
+func NewIssueDeleteCommentReactionLocked() *IssueDeleteCommentReactionLocked {
+	return &IssueDeleteCommentReactionLocked{}
+}
+
+/*
+IssueDeleteCommentReactionLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueDeleteCommentReactionLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete comment reaction locked response has a 2xx status code
+func (o *IssueDeleteCommentReactionLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete comment reaction locked response has a 3xx status code
+func (o *IssueDeleteCommentReactionLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete comment reaction locked response has a 4xx status code
+func (o *IssueDeleteCommentReactionLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete comment reaction locked response has a 5xx status code
+func (o *IssueDeleteCommentReactionLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete comment reaction locked response a status code equal to that given
+func (o *IssueDeleteCommentReactionLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue delete comment reaction locked response
+func (o *IssueDeleteCommentReactionLocked) Code() int {
+	return 423
+}
+
+func (o *IssueDeleteCommentReactionLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueDeleteCommentReactionLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteCommentReactionLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueDeleteCommentReactionLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteCommentReactionLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteCommentReactionLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *IssueDeleteCommentReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueDeleteCommentLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteCommentInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *IssueDeleteCommentUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueDeleteCommentUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteCommentLocked creates a IssueDeleteCommentLocked with default headers values
+func NewIssueDeleteCommentLocked() *IssueDeleteCommentLocked {
+	return &IssueDeleteCommentLocked{}
+}
+
+/*
+IssueDeleteCommentLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueDeleteCommentLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete comment locked response has a 2xx status code
+func (o *IssueDeleteCommentLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete comment locked response has a 3xx status code
+func (o *IssueDeleteCommentLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete comment locked response has a 4xx status code
+func (o *IssueDeleteCommentLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete comment locked response has a 5xx status code
+func (o *IssueDeleteCommentLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete comment locked response a status code equal to that given
+func (o *IssueDeleteCommentLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue delete comment locked response
+func (o *IssueDeleteCommentLocked) Code() int {
+	return 423
+}
+
+func (o *IssueDeleteCommentLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}][%d] issueDeleteCommentLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteCommentLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}][%d] issueDeleteCommentLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteCommentLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteCommentLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

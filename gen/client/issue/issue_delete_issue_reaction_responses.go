@@ -55,6 +55,12 @@ func (o *IssueDeleteIssueReactionReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueDeleteIssueReactionLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteIssueReactionInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *IssueDeleteIssueReactionUnprocessableEntity) GetPayload() *models.APIEr
 }
 
 func (o *IssueDeleteIssueReactionUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteIssueReactionLocked creates a IssueDeleteIssueReactionLocked with default headers values
+func NewIssueDeleteIssueReactionLocked() *IssueDeleteIssueReactionLocked {
+	return &IssueDeleteIssueReactionLocked{}
+}
+
+/*
+IssueDeleteIssueReactionLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueDeleteIssueReactionLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete issue reaction locked response has a 2xx status code
+func (o *IssueDeleteIssueReactionLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete issue reaction locked response has a 3xx status code
+func (o *IssueDeleteIssueReactionLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete issue reaction locked response has a 4xx status code
+func (o *IssueDeleteIssueReactionLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete issue reaction locked response has a 5xx status code
+func (o *IssueDeleteIssueReactionLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete issue reaction locked response a status code equal to that given
+func (o *IssueDeleteIssueReactionLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue delete issue reaction locked response
+func (o *IssueDeleteIssueReactionLocked) Code() int {
+	return 423
+}
+
+func (o *IssueDeleteIssueReactionLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueDeleteIssueReactionLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteIssueReactionLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueDeleteIssueReactionLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteIssueReactionLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteIssueReactionLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *IssueDeleteLabelReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueDeleteLabelLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteLabelInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *IssueDeleteLabelUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueDeleteLabelUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteLabelLocked creates a IssueDeleteLabelLocked with default headers values
+func NewIssueDeleteLabelLocked() *IssueDeleteLabelLocked {
+	return &IssueDeleteLabelLocked{}
+}
+
+/*
+IssueDeleteLabelLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueDeleteLabelLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete label locked response has a 2xx status code
+func (o *IssueDeleteLabelLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete label locked response has a 3xx status code
+func (o *IssueDeleteLabelLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete label locked response has a 4xx status code
+func (o *IssueDeleteLabelLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete label locked response has a 5xx status code
+func (o *IssueDeleteLabelLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete label locked response a status code equal to that given
+func (o *IssueDeleteLabelLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue delete label locked response
+func (o *IssueDeleteLabelLocked) Code() int {
+	return 423
+}
+
+func (o *IssueDeleteLabelLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/labels/{id}][%d] issueDeleteLabelLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteLabelLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/labels/{id}][%d] issueDeleteLabelLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteLabelLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteLabelLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *IssueDeleteMilestoneReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueDeleteMilestoneLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteMilestoneInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *IssueDeleteMilestoneUnprocessableEntity) GetPayload() *models.APIError 
 }
 
 func (o *IssueDeleteMilestoneUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteMilestoneLocked creates a IssueDeleteMilestoneLocked with default headers values
+func NewIssueDeleteMilestoneLocked() *IssueDeleteMilestoneLocked {
+	return &IssueDeleteMilestoneLocked{}
+}
+
+/*
+IssueDeleteMilestoneLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueDeleteMilestoneLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete milestone locked response has a 2xx status code
+func (o *IssueDeleteMilestoneLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete milestone locked response has a 3xx status code
+func (o *IssueDeleteMilestoneLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete milestone locked response has a 4xx status code
+func (o *IssueDeleteMilestoneLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete milestone locked response has a 5xx status code
+func (o *IssueDeleteMilestoneLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete milestone locked response a status code equal to that given
+func (o *IssueDeleteMilestoneLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue delete milestone locked response
+func (o *IssueDeleteMilestoneLocked) Code() int {
+	return 423
+}
+
+func (o *IssueDeleteMilestoneLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/milestones/{id}][%d] issueDeleteMilestoneLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteMilestoneLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/milestones/{id}][%d] issueDeleteMilestoneLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteMilestoneLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteMilestoneLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *IssueDeleteReader) ReadResponse(response runtime.ClientResponse, consum
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueDeleteLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *IssueDeleteUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueDeleteUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteLocked creates a IssueDeleteLocked with default headers values
+func NewIssueDeleteLocked() *IssueDeleteLocked {
+	return &IssueDeleteLocked{}
+}
+
+/*
+IssueDeleteLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueDeleteLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete locked response has a 2xx status code
+func (o *IssueDeleteLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete locked response has a 3xx status code
+func (o *IssueDeleteLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete locked response has a 4xx status code
+func (o *IssueDeleteLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete locked response has a 5xx status code
+func (o *IssueDeleteLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete locked response a status code equal to that given
+func (o *IssueDeleteLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue delete locked response
+func (o *IssueDeleteLocked) Code() int {
+	return 423
+}
+
+func (o *IssueDeleteLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}][%d] issueDeleteLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}][%d] issueDeleteLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -61,6 +61,12 @@ func (o *IssueDeleteTimeReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueDeleteTimeLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteTimeInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -467,6 +473,76 @@ func (o *IssueDeleteTimeUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueDeleteTimeUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteTimeLocked creates a IssueDeleteTimeLocked with default headers values
+func NewIssueDeleteTimeLocked() *IssueDeleteTimeLocked {
+	return &IssueDeleteTimeLocked{}
+}
+
+/*
+IssueDeleteTimeLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueDeleteTimeLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete time locked response has a 2xx status code
+func (o *IssueDeleteTimeLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete time locked response has a 3xx status code
+func (o *IssueDeleteTimeLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete time locked response has a 4xx status code
+func (o *IssueDeleteTimeLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete time locked response has a 5xx status code
+func (o *IssueDeleteTimeLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete time locked response a status code equal to that given
+func (o *IssueDeleteTimeLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue delete time locked response
+func (o *IssueDeleteTimeLocked) Code() int {
+	return 423
+}
+
+func (o *IssueDeleteTimeLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times/{id}][%d] issueDeleteTimeLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteTimeLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times/{id}][%d] issueDeleteTimeLocked %s", 423, payload)
+}
+
+func (o *IssueDeleteTimeLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteTimeLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *IssueEditIssueDeadlineReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueEditIssueDeadlineLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueEditIssueDeadlineInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -405,6 +411,76 @@ func (o *IssueEditIssueDeadlineUnprocessableEntity) GetPayload() *models.APIErro
 }
 
 func (o *IssueEditIssueDeadlineUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueEditIssueDeadlineLocked creates a IssueEditIssueDeadlineLocked with default headers values
+func NewIssueEditIssueDeadlineLocked() *IssueEditIssueDeadlineLocked {
+	return &IssueEditIssueDeadlineLocked{}
+}
+
+/*
+IssueEditIssueDeadlineLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueEditIssueDeadlineLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit issue deadline locked response has a 2xx status code
+func (o *IssueEditIssueDeadlineLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit issue deadline locked response has a 3xx status code
+func (o *IssueEditIssueDeadlineLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit issue deadline locked response has a 4xx status code
+func (o *IssueEditIssueDeadlineLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit issue deadline locked response has a 5xx status code
+func (o *IssueEditIssueDeadlineLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit issue deadline locked response a status code equal to that given
+func (o *IssueEditIssueDeadlineLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue edit issue deadline locked response
+func (o *IssueEditIssueDeadlineLocked) Code() int {
+	return 423
+}
+
+func (o *IssueEditIssueDeadlineLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/deadline][%d] issueEditIssueDeadlineLocked %s", 423, payload)
+}
+
+func (o *IssueEditIssueDeadlineLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/deadline][%d] issueEditIssueDeadlineLocked %s", 423, payload)
+}
+
+func (o *IssueEditIssueDeadlineLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditIssueDeadlineLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

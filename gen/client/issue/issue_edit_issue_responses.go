@@ -67,6 +67,12 @@ func (o *IssueEditIssueReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueEditIssueLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueEditIssueInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -557,6 +563,76 @@ func (o *IssueEditIssueUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueEditIssueUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueEditIssueLocked creates a IssueEditIssueLocked with default headers values
+func NewIssueEditIssueLocked() *IssueEditIssueLocked {
+	return &IssueEditIssueLocked{}
+}
+
+/*
+IssueEditIssueLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueEditIssueLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit issue locked response has a 2xx status code
+func (o *IssueEditIssueLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit issue locked response has a 3xx status code
+func (o *IssueEditIssueLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit issue locked response has a 4xx status code
+func (o *IssueEditIssueLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit issue locked response has a 5xx status code
+func (o *IssueEditIssueLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit issue locked response a status code equal to that given
+func (o *IssueEditIssueLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue edit issue locked response
+func (o *IssueEditIssueLocked) Code() int {
+	return 423
+}
+
+func (o *IssueEditIssueLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/{index}][%d] issueEditIssueLocked %s", 423, payload)
+}
+
+func (o *IssueEditIssueLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/{index}][%d] issueEditIssueLocked %s", 423, payload)
+}
+
+func (o *IssueEditIssueLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditIssueLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

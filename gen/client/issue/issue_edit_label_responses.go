@@ -55,6 +55,12 @@ func (o *IssueEditLabelReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueEditLabelLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueEditLabelInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -405,6 +411,76 @@ func (o *IssueEditLabelUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueEditLabelUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueEditLabelLocked creates a IssueEditLabelLocked with default headers values
+func NewIssueEditLabelLocked() *IssueEditLabelLocked {
+	return &IssueEditLabelLocked{}
+}
+
+/*
+IssueEditLabelLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueEditLabelLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit label locked response has a 2xx status code
+func (o *IssueEditLabelLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit label locked response has a 3xx status code
+func (o *IssueEditLabelLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit label locked response has a 4xx status code
+func (o *IssueEditLabelLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit label locked response has a 5xx status code
+func (o *IssueEditLabelLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit label locked response a status code equal to that given
+func (o *IssueEditLabelLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue edit label locked response
+func (o *IssueEditLabelLocked) Code() int {
+	return 423
+}
+
+func (o *IssueEditLabelLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/labels/{id}][%d] issueEditLabelLocked %s", 423, payload)
+}
+
+func (o *IssueEditLabelLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/labels/{id}][%d] issueEditLabelLocked %s", 423, payload)
+}
+
+func (o *IssueEditLabelLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditLabelLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *IssueEditMilestoneReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueEditMilestoneLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueEditMilestoneInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -405,6 +411,76 @@ func (o *IssueEditMilestoneUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueEditMilestoneUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueEditMilestoneLocked creates a IssueEditMilestoneLocked with default headers values
+func NewIssueEditMilestoneLocked() *IssueEditMilestoneLocked {
+	return &IssueEditMilestoneLocked{}
+}
+
+/*
+IssueEditMilestoneLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueEditMilestoneLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit milestone locked response has a 2xx status code
+func (o *IssueEditMilestoneLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit milestone locked response has a 3xx status code
+func (o *IssueEditMilestoneLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit milestone locked response has a 4xx status code
+func (o *IssueEditMilestoneLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit milestone locked response has a 5xx status code
+func (o *IssueEditMilestoneLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit milestone locked response a status code equal to that given
+func (o *IssueEditMilestoneLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue edit milestone locked response
+func (o *IssueEditMilestoneLocked) Code() int {
+	return 423
+}
+
+func (o *IssueEditMilestoneLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/milestones/{id}][%d] issueEditMilestoneLocked %s", 423, payload)
+}
+
+func (o *IssueEditMilestoneLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/milestones/{id}][%d] issueEditMilestoneLocked %s", 423, payload)
+}
+
+func (o *IssueEditMilestoneLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditMilestoneLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -78,11 +78,23 @@ type IssueGetCommentsParams struct {
 	*/
 	Index int64
 
+	/* Limit.
+
+	   Page size (default 30, at most 50).
+	*/
+	Limit *int64
+
 	/* Owner.
 
 	   Owner of the repository.
 	*/
 	Owner string
+
+	/* Page.
+
+	   Page number, starting at 1.
+	*/
+	Page *int64
 
 	/* Repo.
 
@@ -173,6 +185,17 @@ func (o *IssueGetCommentsParams) SetIndex(index int64) {
 	o.Index = index
 }
 
+// WithLimit adds the limit to the issue get comments params
+func (o *IssueGetCommentsParams) WithLimit(limit *int64) *IssueGetCommentsParams {
+	o.SetLimit(limit)
+	return o
+}
+
+// SetLimit adds the limit to the issue get comments params
+func (o *IssueGetCommentsParams) SetLimit(limit *int64) {
+	o.Limit = limit
+}
+
 // WithOwner adds the owner to the issue get comments params
 func (o *IssueGetCommentsParams) WithOwner(owner string) *IssueGetCommentsParams {
 	o.SetOwner(owner)
@@ -182,6 +205,17 @@ func (o *IssueGetCommentsParams) WithOwner(owner string) *IssueGetCommentsParams
 // SetOwner adds the owner to the issue get comments params
 func (o *IssueGetCommentsParams) SetOwner(owner string) {
 	o.Owner = owner
+}
+
+// WithPage adds the page to the issue get comments params
+func (o *IssueGetCommentsParams) WithPage(page *int64) *IssueGetCommentsParams {
+	o.SetPage(page)
+	return o
+}
+
+// SetPage adds the page to the issue get comments params
+func (o *IssueGetCommentsParams) SetPage(page *int64) {
+	o.Page = page
 }
 
 // WithRepo adds the repo to the issue get comments params
@@ -236,9 +270,43 @@ func (o *IssueGetCommentsParams) WriteToRequest(r runtime.ClientRequest, reg str
 		return err
 	}
 
+	if o.Limit != nil {
+
+		// query param limit
+		var qrLimit int64
+
+		if o.Limit != nil {
+			qrLimit = *o.Limit
+		}
+		qLimit := swag.FormatInt64(qrLimit)
+		if qLimit != "" {
+
+			if err := r.SetQueryParam("limit", qLimit); err != nil {
+				return err
+			}
+		}
+	}
+
 	// path param owner
 	if err := r.SetPathParam("owner", o.Owner); err != nil {
 		return err
+	}
+
+	if o.Page != nil {
+
+		// query param page
+		var qrPage int64
+
+		if o.Page != nil {
+			qrPage = *o.Page
+		}
+		qPage := swag.FormatInt64(qrPage)
+		if qPage != "" {
+
+			if err := r.SetQueryParam("page", qPage); err != nil {
+				return err
+			}
+		}
 	}
 
 	// path param repo

@@ -70,11 +70,23 @@ type IssueGetLabelsParams struct {
 	*/
 	Index int64
 
+	/* Limit.
+
+	   Page size (default 30, at most 50).
+	*/
+	Limit *int64
+
 	/* Owner.
 
 	   Owner of the repository.
 	*/
 	Owner string
+
+	/* Page.
+
+	   Page number, starting at 1.
+	*/
+	Page *int64
 
 	/* Repo.
 
@@ -146,6 +158,17 @@ func (o *IssueGetLabelsParams) SetIndex(index int64) {
 	o.Index = index
 }
 
+// WithLimit adds the limit to the issue get labels params
+func (o *IssueGetLabelsParams) WithLimit(limit *int64) *IssueGetLabelsParams {
+	o.SetLimit(limit)
+	return o
+}
+
+// SetLimit adds the limit to the issue get labels params
+func (o *IssueGetLabelsParams) SetLimit(limit *int64) {
+	o.Limit = limit
+}
+
 // WithOwner adds the owner to the issue get labels params
 func (o *IssueGetLabelsParams) WithOwner(owner string) *IssueGetLabelsParams {
 	o.SetOwner(owner)
@@ -155,6 +178,17 @@ func (o *IssueGetLabelsParams) WithOwner(owner string) *IssueGetLabelsParams {
 // SetOwner adds the owner to the issue get labels params
 func (o *IssueGetLabelsParams) SetOwner(owner string) {
 	o.Owner = owner
+}
+
+// WithPage adds the page to the issue get labels params
+func (o *IssueGetLabelsParams) WithPage(page *int64) *IssueGetLabelsParams {
+	o.SetPage(page)
+	return o
+}
+
+// SetPage adds the page to the issue get labels params
+func (o *IssueGetLabelsParams) SetPage(page *int64) {
+	o.Page = page
 }
 
 // WithRepo adds the repo to the issue get labels params
@@ -181,9 +215,43 @@ func (o *IssueGetLabelsParams) WriteToRequest(r runtime.ClientRequest, reg strfm
 		return err
 	}
 
+	if o.Limit != nil {
+
+		// query param limit
+		var qrLimit int64
+
+		if o.Limit != nil {
+			qrLimit = *o.Limit
+		}
+		qLimit := swag.FormatInt64(qrLimit)
+		if qLimit != "" {
+
+			if err := r.SetQueryParam("limit", qLimit); err != nil {
+				return err
+			}
+		}
+	}
+
 	// path param owner
 	if err := r.SetPathParam("owner", o.Owner); err != nil {
 		return err
+	}
+
+	if o.Page != nil {
+
+		// query param page
+		var qrPage int64
+
+		if o.Page != nil {
+			qrPage = *o.Page
+		}
+		qPage := swag.FormatInt64(qrPage)
+		if qPage != "" {
+
+			if err := r.SetQueryParam("page", qPage); err != nil {
+				return err
+			}
+		}
 	}
 
 	// path param repo

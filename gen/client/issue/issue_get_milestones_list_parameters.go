@@ -94,7 +94,7 @@ type IssueGetMilestonesListParams struct {
 
 	/* State.
 
-	   state.
+	   Which milestones to list, open (the default), closed or all.
 	*/
 	State *string
 

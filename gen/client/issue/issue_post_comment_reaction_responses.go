@@ -61,6 +61,12 @@ func (o *IssuePostCommentReactionReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssuePostCommentReactionLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssuePostCommentReactionInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -481,6 +487,76 @@ func (o *IssuePostCommentReactionUnprocessableEntity) GetPayload() *models.APIEr
 }
 
 func (o *IssuePostCommentReactionUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssuePostCommentReactionLocked creates a IssuePostCommentReactionLocked with default headers values
+func NewIssuePostCommentReactionLocked() *IssuePostCommentReactionLocked {
+	return &IssuePostCommentReactionLocked{}
+}
+
+/*
+IssuePostCommentReactionLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssuePostCommentReactionLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue post comment reaction locked response has a 2xx status code
+func (o *IssuePostCommentReactionLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue post comment reaction locked response has a 3xx status code
+func (o *IssuePostCommentReactionLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue post comment reaction locked response has a 4xx status code
+func (o *IssuePostCommentReactionLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue post comment reaction locked response has a 5xx status code
+func (o *IssuePostCommentReactionLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue post comment reaction locked response a status code equal to that given
+func (o *IssuePostCommentReactionLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue post comment reaction locked response
+func (o *IssuePostCommentReactionLocked) Code() int {
+	return 423
+}
+
+func (o *IssuePostCommentReactionLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issuePostCommentReactionLocked %s", 423, payload)
+}
+
+func (o *IssuePostCommentReactionLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issuePostCommentReactionLocked %s", 423, payload)
+}
+
+func (o *IssuePostCommentReactionLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssuePostCommentReactionLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

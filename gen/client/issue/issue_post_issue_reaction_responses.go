@@ -61,6 +61,12 @@ func (o *IssuePostIssueReactionReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssuePostIssueReactionLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssuePostIssueReactionInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -481,6 +487,76 @@ func (o *IssuePostIssueReactionUnprocessableEntity) GetPayload() *models.APIErro
 }
 
 func (o *IssuePostIssueReactionUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssuePostIssueReactionLocked creates a IssuePostIssueReactionLocked with default headers values
+func NewIssuePostIssueReactionLocked() *IssuePostIssueReactionLocked {
+	return &IssuePostIssueReactionLocked{}
+}
+
+/*
+IssuePostIssueReactionLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssuePostIssueReactionLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue post issue reaction locked response has a 2xx status code
+func (o *IssuePostIssueReactionLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue post issue reaction locked response has a 3xx status code
+func (o *IssuePostIssueReactionLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue post issue reaction locked response has a 4xx status code
+func (o *IssuePostIssueReactionLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue post issue reaction locked response has a 5xx status code
+func (o *IssuePostIssueReactionLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue post issue reaction locked response a status code equal to that given
+func (o *IssuePostIssueReactionLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue post issue reaction locked response
+func (o *IssuePostIssueReactionLocked) Code() int {
+	return 423
+}
+
+func (o *IssuePostIssueReactionLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/reactions][%d] issuePostIssueReactionLocked %s", 423, payload)
+}
+
+func (o *IssuePostIssueReactionLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/reactions][%d] issuePostIssueReactionLocked %s", 423, payload)
+}
+
+func (o *IssuePostIssueReactionLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssuePostIssueReactionLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *IssueRemoveLabelReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueRemoveLabelLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueRemoveLabelInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *IssueRemoveLabelUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueRemoveLabelUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueRemoveLabelLocked creates a IssueRemoveLabelLocked with default headers values
+func NewIssueRemoveLabelLocked() *IssueRemoveLabelLocked {
+	return &IssueRemoveLabelLocked{}
+}
+
+/*
+IssueRemoveLabelLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueRemoveLabelLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue remove label locked response has a 2xx status code
+func (o *IssueRemoveLabelLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue remove label locked response has a 3xx status code
+func (o *IssueRemoveLabelLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue remove label locked response has a 4xx status code
+func (o *IssueRemoveLabelLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue remove label locked response has a 5xx status code
+func (o *IssueRemoveLabelLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue remove label locked response a status code equal to that given
+func (o *IssueRemoveLabelLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue remove label locked response
+func (o *IssueRemoveLabelLocked) Code() int {
+	return 423
+}
+
+func (o *IssueRemoveLabelLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels/{id}][%d] issueRemoveLabelLocked %s", 423, payload)
+}
+
+func (o *IssueRemoveLabelLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels/{id}][%d] issueRemoveLabelLocked %s", 423, payload)
+}
+
+func (o *IssueRemoveLabelLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueRemoveLabelLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -57,6 +57,12 @@ func (o *IssueReplaceLabelsReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueReplaceLabelsLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueReplaceLabelsInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -434,6 +440,76 @@ func (o *IssueReplaceLabelsUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueReplaceLabelsUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueReplaceLabelsLocked creates a IssueReplaceLabelsLocked with default headers values
+func NewIssueReplaceLabelsLocked() *IssueReplaceLabelsLocked {
+	return &IssueReplaceLabelsLocked{}
+}
+
+/*
+IssueReplaceLabelsLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueReplaceLabelsLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue replace labels locked response has a 2xx status code
+func (o *IssueReplaceLabelsLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue replace labels locked response has a 3xx status code
+func (o *IssueReplaceLabelsLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue replace labels locked response has a 4xx status code
+func (o *IssueReplaceLabelsLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue replace labels locked response has a 5xx status code
+func (o *IssueReplaceLabelsLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue replace labels locked response a status code equal to that given
+func (o *IssueReplaceLabelsLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue replace labels locked response
+func (o *IssueReplaceLabelsLocked) Code() int {
+	return 423
+}
+
+func (o *IssueReplaceLabelsLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/issues/{index}/labels][%d] issueReplaceLabelsLocked %s", 423, payload)
+}
+
+func (o *IssueReplaceLabelsLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/issues/{index}/labels][%d] issueReplaceLabelsLocked %s", 423, payload)
+}
+
+func (o *IssueReplaceLabelsLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueReplaceLabelsLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

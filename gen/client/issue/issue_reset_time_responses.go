@@ -61,6 +61,12 @@ func (o *IssueResetTimeReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewIssueResetTimeLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueResetTimeInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -467,6 +473,76 @@ func (o *IssueResetTimeUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *IssueResetTimeUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueResetTimeLocked creates a IssueResetTimeLocked with default headers values
+func NewIssueResetTimeLocked() *IssueResetTimeLocked {
+	return &IssueResetTimeLocked{}
+}
+
+/*
+IssueResetTimeLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type IssueResetTimeLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue reset time locked response has a 2xx status code
+func (o *IssueResetTimeLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue reset time locked response has a 3xx status code
+func (o *IssueResetTimeLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue reset time locked response has a 4xx status code
+func (o *IssueResetTimeLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue reset time locked response has a 5xx status code
+func (o *IssueResetTimeLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue reset time locked response a status code equal to that given
+func (o *IssueResetTimeLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the issue reset time locked response
+func (o *IssueResetTimeLocked) Code() int {
+	return 423
+}
+
+func (o *IssueResetTimeLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times][%d] issueResetTimeLocked %s", 423, payload)
+}
+
+func (o *IssueResetTimeLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times][%d] issueResetTimeLocked %s", 423, payload)
+}
+
+func (o *IssueResetTimeLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueResetTimeLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

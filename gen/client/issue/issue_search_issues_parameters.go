@@ -120,9 +120,7 @@ type IssueSearchIssuesParams struct {
 
 	/* Page.
 
-	   Page number, starting at 1.
-
-	   Default: 1
+	   Page number, starting at 1 (values below 1 mean 1).
 	*/
 	Page *int64
 
@@ -196,8 +194,6 @@ func (o *IssueSearchIssuesParams) SetDefaults() {
 
 		mentionedDefault = bool(false)
 
-		pageDefault = int64(1)
-
 		reviewRequestedDefault = bool(false)
 
 		reviewedDefault = bool(false)
@@ -209,7 +205,6 @@ func (o *IssueSearchIssuesParams) SetDefaults() {
 		Assigned:        &assignedDefault,
 		Created:         &createdDefault,
 		Mentioned:       &mentionedDefault,
-		Page:            &pageDefault,
 		ReviewRequested: &reviewRequestedDefault,
 		Reviewed:        &reviewedDefault,
 		State:           &stateDefault,

@@ -49,6 +49,12 @@ func (o *RepoCreateFileReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 409:
+		result := NewRepoCreateFileConflict()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoCreateFileUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -341,6 +347,76 @@ func (o *RepoCreateFileNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoCreateFileNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoCreateFileConflict creates a RepoCreateFileConflict with default headers values
+func NewRepoCreateFileConflict() *RepoCreateFileConflict {
+	return &RepoCreateFileConflict{}
+}
+
+/*
+RepoCreateFileConflict describes a response with status code 409, with default header values.
+
+The change conflicts with the current state of the resource.
+*/
+type RepoCreateFileConflict struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create file conflict response has a 2xx status code
+func (o *RepoCreateFileConflict) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create file conflict response has a 3xx status code
+func (o *RepoCreateFileConflict) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create file conflict response has a 4xx status code
+func (o *RepoCreateFileConflict) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create file conflict response has a 5xx status code
+func (o *RepoCreateFileConflict) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create file conflict response a status code equal to that given
+func (o *RepoCreateFileConflict) IsCode(code int) bool {
+	return code == 409
+}
+
+// Code gets the status code for the repo create file conflict response
+func (o *RepoCreateFileConflict) Code() int {
+	return 409
+}
+
+func (o *RepoCreateFileConflict) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/contents/{filepath}][%d] repoCreateFileConflict %s", 409, payload)
+}
+
+func (o *RepoCreateFileConflict) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/contents/{filepath}][%d] repoCreateFileConflict %s", 409, payload)
+}
+
+func (o *RepoCreateFileConflict) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateFileConflict) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

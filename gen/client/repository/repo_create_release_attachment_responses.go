@@ -67,6 +67,12 @@ func (o *RepoCreateReleaseAttachmentReader) ReadResponse(response runtime.Client
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewRepoCreateReleaseAttachmentLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoCreateReleaseAttachmentInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -436,9 +442,10 @@ func NewRepoCreateReleaseAttachmentRequestEntityTooLarge() *RepoCreateReleaseAtt
 /*
 RepoCreateReleaseAttachmentRequestEntityTooLarge describes a response with status code 413, with default header values.
 
-error
+The request cannot be carried out.
 */
 type RepoCreateReleaseAttachmentRequestEntityTooLarge struct {
+	Payload *models.APIError
 }
 
 // IsSuccess returns true when this repo create release attachment request entity too large response has a 2xx status code
@@ -472,14 +479,27 @@ func (o *RepoCreateReleaseAttachmentRequestEntityTooLarge) Code() int {
 }
 
 func (o *RepoCreateReleaseAttachmentRequestEntityTooLarge) Error() string {
-	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases/{id}/assets][%d] repoCreateReleaseAttachmentRequestEntityTooLarge", 413)
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases/{id}/assets][%d] repoCreateReleaseAttachmentRequestEntityTooLarge %s", 413, payload)
 }
 
 func (o *RepoCreateReleaseAttachmentRequestEntityTooLarge) String() string {
-	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases/{id}/assets][%d] repoCreateReleaseAttachmentRequestEntityTooLarge", 413)
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases/{id}/assets][%d] repoCreateReleaseAttachmentRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateReleaseAttachmentRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
 }
 
 func (o *RepoCreateReleaseAttachmentRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
 
 	return nil
 }
@@ -543,6 +563,76 @@ func (o *RepoCreateReleaseAttachmentUnprocessableEntity) GetPayload() *models.AP
 }
 
 func (o *RepoCreateReleaseAttachmentUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoCreateReleaseAttachmentLocked creates a RepoCreateReleaseAttachmentLocked with default headers values
+func NewRepoCreateReleaseAttachmentLocked() *RepoCreateReleaseAttachmentLocked {
+	return &RepoCreateReleaseAttachmentLocked{}
+}
+
+/*
+RepoCreateReleaseAttachmentLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type RepoCreateReleaseAttachmentLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create release attachment locked response has a 2xx status code
+func (o *RepoCreateReleaseAttachmentLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create release attachment locked response has a 3xx status code
+func (o *RepoCreateReleaseAttachmentLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create release attachment locked response has a 4xx status code
+func (o *RepoCreateReleaseAttachmentLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create release attachment locked response has a 5xx status code
+func (o *RepoCreateReleaseAttachmentLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create release attachment locked response a status code equal to that given
+func (o *RepoCreateReleaseAttachmentLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the repo create release attachment locked response
+func (o *RepoCreateReleaseAttachmentLocked) Code() int {
+	return 423
+}
+
+func (o *RepoCreateReleaseAttachmentLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases/{id}/assets][%d] repoCreateReleaseAttachmentLocked %s", 423, payload)
+}
+
+func (o *RepoCreateReleaseAttachmentLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases/{id}/assets][%d] repoCreateReleaseAttachmentLocked %s", 423, payload)
+}
+
+func (o *RepoCreateReleaseAttachmentLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateReleaseAttachmentLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

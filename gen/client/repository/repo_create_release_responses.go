@@ -61,6 +61,12 @@ func (o *RepoCreateReleaseReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewRepoCreateReleaseLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoCreateReleaseInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -481,6 +487,76 @@ func (o *RepoCreateReleaseUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *RepoCreateReleaseUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoCreateReleaseLocked creates a RepoCreateReleaseLocked with default headers values
+func NewRepoCreateReleaseLocked() *RepoCreateReleaseLocked {
+	return &RepoCreateReleaseLocked{}
+}
+
+/*
+RepoCreateReleaseLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type RepoCreateReleaseLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create release locked response has a 2xx status code
+func (o *RepoCreateReleaseLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create release locked response has a 3xx status code
+func (o *RepoCreateReleaseLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create release locked response has a 4xx status code
+func (o *RepoCreateReleaseLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create release locked response has a 5xx status code
+func (o *RepoCreateReleaseLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create release locked response a status code equal to that given
+func (o *RepoCreateReleaseLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the repo create release locked response
+func (o *RepoCreateReleaseLocked) Code() int {
+	return 423
+}
+
+func (o *RepoCreateReleaseLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases][%d] repoCreateReleaseLocked %s", 423, payload)
+}
+
+func (o *RepoCreateReleaseLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases][%d] repoCreateReleaseLocked %s", 423, payload)
+}
+
+func (o *RepoCreateReleaseLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateReleaseLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

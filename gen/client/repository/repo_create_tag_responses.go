@@ -25,8 +25,8 @@ type RepoCreateTagReader struct {
 // ReadResponse reads a server response into the received o.
 func (o *RepoCreateTagReader) ReadResponse(response runtime.ClientResponse, consumer runtime.Consumer) (any, error) {
 	switch response.Code() {
-	case 200:
-		result := NewRepoCreateTagOK()
+	case 201:
+		result := NewRepoCreateTagCreated()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -84,65 +84,65 @@ func (o *RepoCreateTagReader) ReadResponse(response runtime.ClientResponse, cons
 	}
 }
 
-// NewRepoCreateTagOK creates a RepoCreateTagOK with default headers values
-func NewRepoCreateTagOK() *RepoCreateTagOK {
-	return &RepoCreateTagOK{}
+// NewRepoCreateTagCreated creates a RepoCreateTagCreated with default headers values
+func NewRepoCreateTagCreated() *RepoCreateTagCreated {
+	return &RepoCreateTagCreated{}
 }
 
 /*
-RepoCreateTagOK describes a response with status code 200, with default header values.
+RepoCreateTagCreated describes a response with status code 201, with default header values.
 
-Tag
+The new Tag.
 */
-type RepoCreateTagOK struct {
+type RepoCreateTagCreated struct {
 	Payload *models.Tag
 }
 
-// IsSuccess returns true when this repo create tag o k response has a 2xx status code
-func (o *RepoCreateTagOK) IsSuccess() bool {
+// IsSuccess returns true when this repo create tag created response has a 2xx status code
+func (o *RepoCreateTagCreated) IsSuccess() bool {
 	return true
 }
 
-// IsRedirect returns true when this repo create tag o k response has a 3xx status code
-func (o *RepoCreateTagOK) IsRedirect() bool {
+// IsRedirect returns true when this repo create tag created response has a 3xx status code
+func (o *RepoCreateTagCreated) IsRedirect() bool {
 	return false
 }
 
-// IsClientError returns true when this repo create tag o k response has a 4xx status code
-func (o *RepoCreateTagOK) IsClientError() bool {
+// IsClientError returns true when this repo create tag created response has a 4xx status code
+func (o *RepoCreateTagCreated) IsClientError() bool {
 	return false
 }
 
-// IsServerError returns true when this repo create tag o k response has a 5xx status code
-func (o *RepoCreateTagOK) IsServerError() bool {
+// IsServerError returns true when this repo create tag created response has a 5xx status code
+func (o *RepoCreateTagCreated) IsServerError() bool {
 	return false
 }
 
-// IsCode returns true when this repo create tag o k response a status code equal to that given
-func (o *RepoCreateTagOK) IsCode(code int) bool {
-	return code == 200
+// IsCode returns true when this repo create tag created response a status code equal to that given
+func (o *RepoCreateTagCreated) IsCode(code int) bool {
+	return code == 201
 }
 
-// Code gets the status code for the repo create tag o k response
-func (o *RepoCreateTagOK) Code() int {
-	return 200
+// Code gets the status code for the repo create tag created response
+func (o *RepoCreateTagCreated) Code() int {
+	return 201
 }
 
-func (o *RepoCreateTagOK) Error() string {
+func (o *RepoCreateTagCreated) Error() string {
 	payload, _ := json.Marshal(o.Payload)
-	return fmt.Sprintf("[POST /repos/{owner}/{repo}/tags][%d] repoCreateTagOK %s", 200, payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/tags][%d] repoCreateTagCreated %s", 201, payload)
 }
 
-func (o *RepoCreateTagOK) String() string {
+func (o *RepoCreateTagCreated) String() string {
 	payload, _ := json.Marshal(o.Payload)
-	return fmt.Sprintf("[POST /repos/{owner}/{repo}/tags][%d] repoCreateTagOK %s", 200, payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/tags][%d] repoCreateTagCreated %s", 201, payload)
 }
 
-func (o *RepoCreateTagOK) GetPayload() *models.Tag {
+func (o *RepoCreateTagCreated) GetPayload() *models.Tag {
 	return o.Payload
 }
 
-func (o *RepoCreateTagOK) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+func (o *RepoCreateTagCreated) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.Tag)
 

@@ -55,6 +55,12 @@ func (o *RepoDeleteFileReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 409:
+		result := NewRepoDeleteFileConflict()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoDeleteFileUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -417,6 +423,76 @@ func (o *RepoDeleteFileNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteFileNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteFileConflict creates a RepoDeleteFileConflict with default headers values
+func NewRepoDeleteFileConflict() *RepoDeleteFileConflict {
+	return &RepoDeleteFileConflict{}
+}
+
+/*
+RepoDeleteFileConflict describes a response with status code 409, with default header values.
+
+The change conflicts with the current state of the resource.
+*/
+type RepoDeleteFileConflict struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete file conflict response has a 2xx status code
+func (o *RepoDeleteFileConflict) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete file conflict response has a 3xx status code
+func (o *RepoDeleteFileConflict) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete file conflict response has a 4xx status code
+func (o *RepoDeleteFileConflict) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete file conflict response has a 5xx status code
+func (o *RepoDeleteFileConflict) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete file conflict response a status code equal to that given
+func (o *RepoDeleteFileConflict) IsCode(code int) bool {
+	return code == 409
+}
+
+// Code gets the status code for the repo delete file conflict response
+func (o *RepoDeleteFileConflict) Code() int {
+	return 409
+}
+
+func (o *RepoDeleteFileConflict) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/contents/{filepath}][%d] repoDeleteFileConflict %s", 409, payload)
+}
+
+func (o *RepoDeleteFileConflict) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/contents/{filepath}][%d] repoDeleteFileConflict %s", 409, payload)
+}
+
+func (o *RepoDeleteFileConflict) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteFileConflict) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *RepoDeleteReleaseAttachmentReader) ReadResponse(response runtime.Client
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewRepoDeleteReleaseAttachmentLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteReleaseAttachmentInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *RepoDeleteReleaseAttachmentUnprocessableEntity) GetPayload() *models.AP
 }
 
 func (o *RepoDeleteReleaseAttachmentUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteReleaseAttachmentLocked creates a RepoDeleteReleaseAttachmentLocked with default headers values
+func NewRepoDeleteReleaseAttachmentLocked() *RepoDeleteReleaseAttachmentLocked {
+	return &RepoDeleteReleaseAttachmentLocked{}
+}
+
+/*
+RepoDeleteReleaseAttachmentLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type RepoDeleteReleaseAttachmentLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete release attachment locked response has a 2xx status code
+func (o *RepoDeleteReleaseAttachmentLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete release attachment locked response has a 3xx status code
+func (o *RepoDeleteReleaseAttachmentLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete release attachment locked response has a 4xx status code
+func (o *RepoDeleteReleaseAttachmentLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete release attachment locked response has a 5xx status code
+func (o *RepoDeleteReleaseAttachmentLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete release attachment locked response a status code equal to that given
+func (o *RepoDeleteReleaseAttachmentLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the repo delete release attachment locked response
+func (o *RepoDeleteReleaseAttachmentLocked) Code() int {
+	return 423
+}
+
+func (o *RepoDeleteReleaseAttachmentLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}][%d] repoDeleteReleaseAttachmentLocked %s", 423, payload)
+}
+
+func (o *RepoDeleteReleaseAttachmentLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}][%d] repoDeleteReleaseAttachmentLocked %s", 423, payload)
+}
+
+func (o *RepoDeleteReleaseAttachmentLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteReleaseAttachmentLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

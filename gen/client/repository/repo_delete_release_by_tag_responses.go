@@ -55,6 +55,12 @@ func (o *RepoDeleteReleaseByTagReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewRepoDeleteReleaseByTagLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteReleaseByTagInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *RepoDeleteReleaseByTagUnprocessableEntity) GetPayload() *models.APIErro
 }
 
 func (o *RepoDeleteReleaseByTagUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteReleaseByTagLocked creates a RepoDeleteReleaseByTagLocked with default headers values
+func NewRepoDeleteReleaseByTagLocked() *RepoDeleteReleaseByTagLocked {
+	return &RepoDeleteReleaseByTagLocked{}
+}
+
+/*
+RepoDeleteReleaseByTagLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type RepoDeleteReleaseByTagLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete release by tag locked response has a 2xx status code
+func (o *RepoDeleteReleaseByTagLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete release by tag locked response has a 3xx status code
+func (o *RepoDeleteReleaseByTagLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete release by tag locked response has a 4xx status code
+func (o *RepoDeleteReleaseByTagLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete release by tag locked response has a 5xx status code
+func (o *RepoDeleteReleaseByTagLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete release by tag locked response a status code equal to that given
+func (o *RepoDeleteReleaseByTagLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the repo delete release by tag locked response
+func (o *RepoDeleteReleaseByTagLocked) Code() int {
+	return 423
+}
+
+func (o *RepoDeleteReleaseByTagLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/tags/{tag}][%d] repoDeleteReleaseByTagLocked %s", 423, payload)
+}
+
+func (o *RepoDeleteReleaseByTagLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/tags/{tag}][%d] repoDeleteReleaseByTagLocked %s", 423, payload)
+}
+
+func (o *RepoDeleteReleaseByTagLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteReleaseByTagLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

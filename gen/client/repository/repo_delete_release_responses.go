@@ -55,6 +55,12 @@ func (o *RepoDeleteReleaseReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewRepoDeleteReleaseLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteReleaseInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *RepoDeleteReleaseUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteReleaseUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteReleaseLocked creates a RepoDeleteReleaseLocked with default headers values
+func NewRepoDeleteReleaseLocked() *RepoDeleteReleaseLocked {
+	return &RepoDeleteReleaseLocked{}
+}
+
+/*
+RepoDeleteReleaseLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type RepoDeleteReleaseLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete release locked response has a 2xx status code
+func (o *RepoDeleteReleaseLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete release locked response has a 3xx status code
+func (o *RepoDeleteReleaseLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete release locked response has a 4xx status code
+func (o *RepoDeleteReleaseLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete release locked response has a 5xx status code
+func (o *RepoDeleteReleaseLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete release locked response a status code equal to that given
+func (o *RepoDeleteReleaseLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the repo delete release locked response
+func (o *RepoDeleteReleaseLocked) Code() int {
+	return 423
+}
+
+func (o *RepoDeleteReleaseLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}][%d] repoDeleteReleaseLocked %s", 423, payload)
+}
+
+func (o *RepoDeleteReleaseLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}][%d] repoDeleteReleaseLocked %s", 423, payload)
+}
+
+func (o *RepoDeleteReleaseLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteReleaseLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

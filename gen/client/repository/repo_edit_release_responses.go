@@ -49,8 +49,20 @@ func (o *RepoEditReleaseReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 409:
+		result := NewRepoEditReleaseConflict()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoEditReleaseUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 423:
+		result := NewRepoEditReleaseLocked()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -346,6 +358,76 @@ func (o *RepoEditReleaseNotFound) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewRepoEditReleaseConflict creates a RepoEditReleaseConflict with default headers values
+func NewRepoEditReleaseConflict() *RepoEditReleaseConflict {
+	return &RepoEditReleaseConflict{}
+}
+
+/*
+RepoEditReleaseConflict describes a response with status code 409, with default header values.
+
+The change conflicts with the current state of the resource.
+*/
+type RepoEditReleaseConflict struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit release conflict response has a 2xx status code
+func (o *RepoEditReleaseConflict) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit release conflict response has a 3xx status code
+func (o *RepoEditReleaseConflict) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit release conflict response has a 4xx status code
+func (o *RepoEditReleaseConflict) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo edit release conflict response has a 5xx status code
+func (o *RepoEditReleaseConflict) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo edit release conflict response a status code equal to that given
+func (o *RepoEditReleaseConflict) IsCode(code int) bool {
+	return code == 409
+}
+
+// Code gets the status code for the repo edit release conflict response
+func (o *RepoEditReleaseConflict) Code() int {
+	return 409
+}
+
+func (o *RepoEditReleaseConflict) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/releases/{id}][%d] repoEditReleaseConflict %s", 409, payload)
+}
+
+func (o *RepoEditReleaseConflict) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/releases/{id}][%d] repoEditReleaseConflict %s", 409, payload)
+}
+
+func (o *RepoEditReleaseConflict) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditReleaseConflict) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoEditReleaseUnprocessableEntity creates a RepoEditReleaseUnprocessableEntity with default headers values
 func NewRepoEditReleaseUnprocessableEntity() *RepoEditReleaseUnprocessableEntity {
 	return &RepoEditReleaseUnprocessableEntity{}
@@ -405,6 +487,76 @@ func (o *RepoEditReleaseUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *RepoEditReleaseUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoEditReleaseLocked creates a RepoEditReleaseLocked with default headers values
+func NewRepoEditReleaseLocked() *RepoEditReleaseLocked {
+	return &RepoEditReleaseLocked{}
+}
+
+/*
+RepoEditReleaseLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type RepoEditReleaseLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit release locked response has a 2xx status code
+func (o *RepoEditReleaseLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit release locked response has a 3xx status code
+func (o *RepoEditReleaseLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit release locked response has a 4xx status code
+func (o *RepoEditReleaseLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo edit release locked response has a 5xx status code
+func (o *RepoEditReleaseLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo edit release locked response a status code equal to that given
+func (o *RepoEditReleaseLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the repo edit release locked response
+func (o *RepoEditReleaseLocked) Code() int {
+	return 423
+}
+
+func (o *RepoEditReleaseLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/releases/{id}][%d] repoEditReleaseLocked %s", 423, payload)
+}
+
+func (o *RepoEditReleaseLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/releases/{id}][%d] repoEditReleaseLocked %s", 423, payload)
+}
+
+func (o *RepoEditReleaseLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditReleaseLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -20,13 +20,14 @@ import (
 // RepoGetArchiveReader is a Reader for the RepoGetArchive structure.
 type RepoGetArchiveReader struct {
 	formats strfmt.Registry
+	writer  io.Writer
 }
 
 // ReadResponse reads a server response into the received o.
 func (o *RepoGetArchiveReader) ReadResponse(response runtime.ClientResponse, consumer runtime.Consumer) (any, error) {
 	switch response.Code() {
 	case 200:
-		result := NewRepoGetArchiveOK()
+		result := NewRepoGetArchiveOK(o.writer)
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -67,16 +68,20 @@ func (o *RepoGetArchiveReader) ReadResponse(response runtime.ClientResponse, con
 }
 
 // NewRepoGetArchiveOK creates a RepoGetArchiveOK with default headers values
-func NewRepoGetArchiveOK() *RepoGetArchiveOK {
-	return &RepoGetArchiveOK{}
+func NewRepoGetArchiveOK(writer io.Writer) *RepoGetArchiveOK {
+	return &RepoGetArchiveOK{
+
+		Payload: writer,
+	}
 }
 
 /*
 RepoGetArchiveOK describes a response with status code 200, with default header values.
 
-success
+The archive (gzip-compressed tar or zip).
 */
 type RepoGetArchiveOK struct {
+	Payload io.Writer
 }
 
 // IsSuccess returns true when this repo get archive o k response has a 2xx status code
@@ -117,7 +122,16 @@ func (o *RepoGetArchiveOK) String() string {
 	return fmt.Sprintf("[GET /repos/{owner}/{repo}/archive/{archive}][%d] repoGetArchiveOK", 200)
 }
 
+func (o *RepoGetArchiveOK) GetPayload() io.Writer {
+	return o.Payload
+}
+
 func (o *RepoGetArchiveOK) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
 
 	return nil
 }

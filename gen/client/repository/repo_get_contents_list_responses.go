@@ -11,10 +11,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
-	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -76,20 +74,9 @@ func NewRepoGetContentsListOK() *RepoGetContentsListOK {
 /*
 RepoGetContentsListOK describes a response with status code 200, with default header values.
 
-ContentsListResponse
+The entries of the top directory; a git tree is listed whole, not paged.
 */
 type RepoGetContentsListOK struct {
-
-	/* RFC 8288 links to the first, previous, next and last pages.
-	 */
-	Link string
-
-	/* Number of items in the whole filtered set.
-
-	   Format: int64
-	*/
-	XTotalCount int64
-
 	Payload []*models.ContentsResponse
 }
 
@@ -138,24 +125,6 @@ func (o *RepoGetContentsListOK) GetPayload() []*models.ContentsResponse {
 }
 
 func (o *RepoGetContentsListOK) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
-
-	// hydrates response header Link
-	hdrLink := response.GetHeader("Link")
-
-	if hdrLink != "" {
-		o.Link = hdrLink
-	}
-
-	// hydrates response header X-Total-Count
-	hdrXTotalCount := response.GetHeader("X-Total-Count")
-
-	if hdrXTotalCount != "" {
-		valxTotalCount, err := swag.ConvertInt64(hdrXTotalCount)
-		if err != nil {
-			return errors.InvalidType("X-Total-Count", "header", "int64", hdrXTotalCount)
-		}
-		o.XTotalCount = valxTotalCount
-	}
 
 	// response payload
 	if err := consumer.Consume(response.Body(), &o.Payload); err != nil && !stderrors.Is(err, io.EOF) {

@@ -74,10 +74,10 @@ func NewRepoGetContentsOK() *RepoGetContentsOK {
 /*
 RepoGetContentsOK describes a response with status code 200, with default header values.
 
-ContentsResponse
+A ContentsResponse for a file, symlink or submodule, or an array of ContentsResponse for a directory (the schema cannot say "object or array" in OpenAPI 2.0).
 */
 type RepoGetContentsOK struct {
-	Payload *models.ContentsResponse
+	Payload any
 }
 
 // IsSuccess returns true when this repo get contents o k response has a 2xx status code
@@ -120,16 +120,14 @@ func (o *RepoGetContentsOK) String() string {
 	return fmt.Sprintf("[GET /repos/{owner}/{repo}/contents/{filepath}][%d] repoGetContentsOK %s", 200, payload)
 }
 
-func (o *RepoGetContentsOK) GetPayload() *models.ContentsResponse {
+func (o *RepoGetContentsOK) GetPayload() any {
 	return o.Payload
 }
 
 func (o *RepoGetContentsOK) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
-	o.Payload = new(models.ContentsResponse)
-
 	// response payload
-	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+	if err := consumer.Consume(response.Body(), &o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
 		return err
 	}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/go-openapi/runtime"
 	cr "github.com/go-openapi/runtime/client"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 )
 
 // NewRepoListBranchProtectionParams creates a new RepoListBranchProtectionParams object,
@@ -61,11 +62,23 @@ RepoListBranchProtectionParams contains all the parameters to send to the API en
 */
 type RepoListBranchProtectionParams struct {
 
+	/* Limit.
+
+	   Page size (default 30, at most 50).
+	*/
+	Limit *int64
+
 	/* Owner.
 
 	   Owner of the repository.
 	*/
 	Owner string
+
+	/* Page.
+
+	   Page number, starting at 1.
+	*/
+	Page *int64
 
 	/* Repo.
 
@@ -126,6 +139,17 @@ func (o *RepoListBranchProtectionParams) SetHTTPClient(client *http.Client) {
 	o.HTTPClient = client
 }
 
+// WithLimit adds the limit to the repo list branch protection params
+func (o *RepoListBranchProtectionParams) WithLimit(limit *int64) *RepoListBranchProtectionParams {
+	o.SetLimit(limit)
+	return o
+}
+
+// SetLimit adds the limit to the repo list branch protection params
+func (o *RepoListBranchProtectionParams) SetLimit(limit *int64) {
+	o.Limit = limit
+}
+
 // WithOwner adds the owner to the repo list branch protection params
 func (o *RepoListBranchProtectionParams) WithOwner(owner string) *RepoListBranchProtectionParams {
 	o.SetOwner(owner)
@@ -135,6 +159,17 @@ func (o *RepoListBranchProtectionParams) WithOwner(owner string) *RepoListBranch
 // SetOwner adds the owner to the repo list branch protection params
 func (o *RepoListBranchProtectionParams) SetOwner(owner string) {
 	o.Owner = owner
+}
+
+// WithPage adds the page to the repo list branch protection params
+func (o *RepoListBranchProtectionParams) WithPage(page *int64) *RepoListBranchProtectionParams {
+	o.SetPage(page)
+	return o
+}
+
+// SetPage adds the page to the repo list branch protection params
+func (o *RepoListBranchProtectionParams) SetPage(page *int64) {
+	o.Page = page
 }
 
 // WithRepo adds the repo to the repo list branch protection params
@@ -156,9 +191,43 @@ func (o *RepoListBranchProtectionParams) WriteToRequest(r runtime.ClientRequest,
 	}
 	var res []error
 
+	if o.Limit != nil {
+
+		// query param limit
+		var qrLimit int64
+
+		if o.Limit != nil {
+			qrLimit = *o.Limit
+		}
+		qLimit := swag.FormatInt64(qrLimit)
+		if qLimit != "" {
+
+			if err := r.SetQueryParam("limit", qLimit); err != nil {
+				return err
+			}
+		}
+	}
+
 	// path param owner
 	if err := r.SetPathParam("owner", o.Owner); err != nil {
 		return err
+	}
+
+	if o.Page != nil {
+
+		// query param page
+		var qrPage int64
+
+		if o.Page != nil {
+			qrPage = *o.Page
+		}
+		qPage := swag.FormatInt64(qrPage)
+		if qPage != "" {
+
+			if err := r.SetQueryParam("page", qPage); err != nil {
+				return err
+			}
+		}
 	}
 
 	// path param repo

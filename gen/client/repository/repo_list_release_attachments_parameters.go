@@ -70,11 +70,23 @@ type RepoListReleaseAttachmentsParams struct {
 	*/
 	ID int64
 
+	/* Limit.
+
+	   Page size (default 30, at most 50).
+	*/
+	Limit *int64
+
 	/* Owner.
 
 	   Owner of the repository.
 	*/
 	Owner string
+
+	/* Page.
+
+	   Page number, starting at 1.
+	*/
+	Page *int64
 
 	/* Repo.
 
@@ -146,6 +158,17 @@ func (o *RepoListReleaseAttachmentsParams) SetID(id int64) {
 	o.ID = id
 }
 
+// WithLimit adds the limit to the repo list release attachments params
+func (o *RepoListReleaseAttachmentsParams) WithLimit(limit *int64) *RepoListReleaseAttachmentsParams {
+	o.SetLimit(limit)
+	return o
+}
+
+// SetLimit adds the limit to the repo list release attachments params
+func (o *RepoListReleaseAttachmentsParams) SetLimit(limit *int64) {
+	o.Limit = limit
+}
+
 // WithOwner adds the owner to the repo list release attachments params
 func (o *RepoListReleaseAttachmentsParams) WithOwner(owner string) *RepoListReleaseAttachmentsParams {
 	o.SetOwner(owner)
@@ -155,6 +178,17 @@ func (o *RepoListReleaseAttachmentsParams) WithOwner(owner string) *RepoListRele
 // SetOwner adds the owner to the repo list release attachments params
 func (o *RepoListReleaseAttachmentsParams) SetOwner(owner string) {
 	o.Owner = owner
+}
+
+// WithPage adds the page to the repo list release attachments params
+func (o *RepoListReleaseAttachmentsParams) WithPage(page *int64) *RepoListReleaseAttachmentsParams {
+	o.SetPage(page)
+	return o
+}
+
+// SetPage adds the page to the repo list release attachments params
+func (o *RepoListReleaseAttachmentsParams) SetPage(page *int64) {
+	o.Page = page
 }
 
 // WithRepo adds the repo to the repo list release attachments params
@@ -181,9 +215,43 @@ func (o *RepoListReleaseAttachmentsParams) WriteToRequest(r runtime.ClientReques
 		return err
 	}
 
+	if o.Limit != nil {
+
+		// query param limit
+		var qrLimit int64
+
+		if o.Limit != nil {
+			qrLimit = *o.Limit
+		}
+		qLimit := swag.FormatInt64(qrLimit)
+		if qLimit != "" {
+
+			if err := r.SetQueryParam("limit", qLimit); err != nil {
+				return err
+			}
+		}
+	}
+
 	// path param owner
 	if err := r.SetPathParam("owner", o.Owner); err != nil {
 		return err
+	}
+
+	if o.Page != nil {
+
+		// query param page
+		var qrPage int64
+
+		if o.Page != nil {
+			qrPage = *o.Page
+		}
+		qPage := swag.FormatInt64(qrPage)
+		if qPage != "" {
+
+			if err := r.SetQueryParam("page", qPage); err != nil {
+				return err
+			}
+		}
 	}
 
 	// path param repo

@@ -51,6 +51,12 @@ func (o *RepoListTeamsReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 405:
+		result := NewRepoListTeamsMethodNotAllowed()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoListTeamsUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -364,6 +370,76 @@ func (o *RepoListTeamsNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoListTeamsNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListTeamsMethodNotAllowed creates a RepoListTeamsMethodNotAllowed with default headers values
+func NewRepoListTeamsMethodNotAllowed() *RepoListTeamsMethodNotAllowed {
+	return &RepoListTeamsMethodNotAllowed{}
+}
+
+/*
+RepoListTeamsMethodNotAllowed describes a response with status code 405, with default header values.
+
+The repository is not owned by an organization.
+*/
+type RepoListTeamsMethodNotAllowed struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list teams method not allowed response has a 2xx status code
+func (o *RepoListTeamsMethodNotAllowed) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list teams method not allowed response has a 3xx status code
+func (o *RepoListTeamsMethodNotAllowed) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list teams method not allowed response has a 4xx status code
+func (o *RepoListTeamsMethodNotAllowed) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list teams method not allowed response has a 5xx status code
+func (o *RepoListTeamsMethodNotAllowed) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list teams method not allowed response a status code equal to that given
+func (o *RepoListTeamsMethodNotAllowed) IsCode(code int) bool {
+	return code == 405
+}
+
+// Code gets the status code for the repo list teams method not allowed response
+func (o *RepoListTeamsMethodNotAllowed) Code() int {
+	return 405
+}
+
+func (o *RepoListTeamsMethodNotAllowed) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/teams][%d] repoListTeamsMethodNotAllowed %s", 405, payload)
+}
+
+func (o *RepoListTeamsMethodNotAllowed) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/teams][%d] repoListTeamsMethodNotAllowed %s", 405, payload)
+}
+
+func (o *RepoListTeamsMethodNotAllowed) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListTeamsMethodNotAllowed) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

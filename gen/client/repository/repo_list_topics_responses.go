@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -77,6 +79,17 @@ RepoListTopicsOK describes a response with status code 200, with default header 
 TopicNames
 */
 type RepoListTopicsOK struct {
+
+	/* RFC 8288 links to the first, previous, next and last pages.
+	 */
+	Link string
+
+	/* Number of items in the whole filtered set.
+
+	   Format: int64
+	*/
+	XTotalCount int64
+
 	Payload *models.TopicName
 }
 
@@ -125,6 +138,24 @@ func (o *RepoListTopicsOK) GetPayload() *models.TopicName {
 }
 
 func (o *RepoListTopicsOK) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Link
+	hdrLink := response.GetHeader("Link")
+
+	if hdrLink != "" {
+		o.Link = hdrLink
+	}
+
+	// hydrates response header X-Total-Count
+	hdrXTotalCount := response.GetHeader("X-Total-Count")
+
+	if hdrXTotalCount != "" {
+		valxTotalCount, err := swag.ConvertInt64(hdrXTotalCount)
+		if err != nil {
+			return errors.InvalidType("X-Total-Count", "header", "int64", hdrXTotalCount)
+		}
+		o.XTotalCount = valxTotalCount
+	}
 
 	o.Payload = new(models.TopicName)
 

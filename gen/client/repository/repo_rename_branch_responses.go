@@ -55,6 +55,12 @@ func (o *RepoRenameBranchReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewRepoRenameBranchLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoRenameBranchInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -391,6 +397,76 @@ func (o *RepoRenameBranchUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *RepoRenameBranchUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoRenameBranchLocked creates a RepoRenameBranchLocked with default headers values
+func NewRepoRenameBranchLocked() *RepoRenameBranchLocked {
+	return &RepoRenameBranchLocked{}
+}
+
+/*
+RepoRenameBranchLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type RepoRenameBranchLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo rename branch locked response has a 2xx status code
+func (o *RepoRenameBranchLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo rename branch locked response has a 3xx status code
+func (o *RepoRenameBranchLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo rename branch locked response has a 4xx status code
+func (o *RepoRenameBranchLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo rename branch locked response has a 5xx status code
+func (o *RepoRenameBranchLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo rename branch locked response a status code equal to that given
+func (o *RepoRenameBranchLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the repo rename branch locked response
+func (o *RepoRenameBranchLocked) Code() int {
+	return 423
+}
+
+func (o *RepoRenameBranchLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branches/{branch}][%d] repoRenameBranchLocked %s", 423, payload)
+}
+
+func (o *RepoRenameBranchLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branches/{branch}][%d] repoRenameBranchLocked %s", 423, payload)
+}
+
+func (o *RepoRenameBranchLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoRenameBranchLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

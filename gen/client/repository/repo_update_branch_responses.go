@@ -61,6 +61,12 @@ func (o *RepoUpdateBranchReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 423:
+		result := NewRepoUpdateBranchLocked()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoUpdateBranchInternalServerError()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -467,6 +473,76 @@ func (o *RepoUpdateBranchUnprocessableEntity) GetPayload() *models.APIError {
 }
 
 func (o *RepoUpdateBranchUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoUpdateBranchLocked creates a RepoUpdateBranchLocked with default headers values
+func NewRepoUpdateBranchLocked() *RepoUpdateBranchLocked {
+	return &RepoUpdateBranchLocked{}
+}
+
+/*
+RepoUpdateBranchLocked describes a response with status code 423, with default header values.
+
+The repository is archived and cannot be changed.
+*/
+type RepoUpdateBranchLocked struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update branch locked response has a 2xx status code
+func (o *RepoUpdateBranchLocked) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update branch locked response has a 3xx status code
+func (o *RepoUpdateBranchLocked) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update branch locked response has a 4xx status code
+func (o *RepoUpdateBranchLocked) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo update branch locked response has a 5xx status code
+func (o *RepoUpdateBranchLocked) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo update branch locked response a status code equal to that given
+func (o *RepoUpdateBranchLocked) IsCode(code int) bool {
+	return code == 423
+}
+
+// Code gets the status code for the repo update branch locked response
+func (o *RepoUpdateBranchLocked) Code() int {
+	return 423
+}
+
+func (o *RepoUpdateBranchLocked) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/branches/{branch}][%d] repoUpdateBranchLocked %s", 423, payload)
+}
+
+func (o *RepoUpdateBranchLocked) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/branches/{branch}][%d] repoUpdateBranchLocked %s", 423, payload)
+}
+
+func (o *RepoUpdateBranchLocked) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateBranchLocked) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -55,6 +55,12 @@ func (o *RepoUpdateFileReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 409:
+		result := NewRepoUpdateFileConflict()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoUpdateFileUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -417,6 +423,76 @@ func (o *RepoUpdateFileNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoUpdateFileNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoUpdateFileConflict creates a RepoUpdateFileConflict with default headers values
+func NewRepoUpdateFileConflict() *RepoUpdateFileConflict {
+	return &RepoUpdateFileConflict{}
+}
+
+/*
+RepoUpdateFileConflict describes a response with status code 409, with default header values.
+
+The change conflicts with the current state of the resource.
+*/
+type RepoUpdateFileConflict struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update file conflict response has a 2xx status code
+func (o *RepoUpdateFileConflict) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update file conflict response has a 3xx status code
+func (o *RepoUpdateFileConflict) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update file conflict response has a 4xx status code
+func (o *RepoUpdateFileConflict) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo update file conflict response has a 5xx status code
+func (o *RepoUpdateFileConflict) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo update file conflict response a status code equal to that given
+func (o *RepoUpdateFileConflict) IsCode(code int) bool {
+	return code == 409
+}
+
+// Code gets the status code for the repo update file conflict response
+func (o *RepoUpdateFileConflict) Code() int {
+	return 409
+}
+
+func (o *RepoUpdateFileConflict) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/contents/{filepath}][%d] repoUpdateFileConflict %s", 409, payload)
+}
+
+func (o *RepoUpdateFileConflict) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/contents/{filepath}][%d] repoUpdateFileConflict %s", 409, payload)
+}
+
+func (o *RepoUpdateFileConflict) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateFileConflict) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -74,11 +74,6 @@ func WithContentTypeApplicationJSON(r *runtime.ClientOperation) {
 	r.ConsumesMediaTypes = []string{"application/json"}
 }
 
-// WithContentTypeApplicationOctetStream sets the Content-Type header to "application/octet-stream".
-func WithContentTypeApplicationOctetStream(r *runtime.ClientOperation) {
-	r.ConsumesMediaTypes = []string{"application/octet-stream"}
-}
-
 // WithContentTypeMultipartFormData sets the Content-Type header to "multipart/form-data".
 func WithContentTypeMultipartFormData(r *runtime.ClientOperation) {
 	r.ConsumesMediaTypes = []string{"multipart/form-data"}
@@ -122,7 +117,7 @@ type ClientService interface {
 
 	RepoCreateReleaseAttachment(params *RepoCreateReleaseAttachmentParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateReleaseAttachmentCreated, error)
 
-	RepoCreateTag(params *RepoCreateTagParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateTagOK, error)
+	RepoCreateTag(params *RepoCreateTagParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateTagCreated, error)
 
 	RepoDelete(params *RepoDeleteParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoDeleteNoContent, error)
 
@@ -150,7 +145,7 @@ type ClientService interface {
 
 	RepoGet(params *RepoGetParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoGetOK, error)
 
-	RepoGetArchive(params *RepoGetArchiveParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoGetArchiveOK, error)
+	RepoGetArchive(params *RepoGetArchiveParams, authInfo runtime.ClientAuthInfoWriter, writer io.Writer, opts ...ClientOption) (*RepoGetArchiveOK, error)
 
 	RepoGetBranch(params *RepoGetBranchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoGetBranchOK, error)
 
@@ -528,7 +523,7 @@ func (a *Client) RepoCreateReleaseAttachment(params *RepoCreateReleaseAttachment
 		Method:             "POST",
 		PathPattern:        "/repos/{owner}/{repo}/releases/{id}/assets",
 		ProducesMediaTypes: []string{"application/json"},
-		ConsumesMediaTypes: []string{"multipart/form-data", "application/octet-stream"},
+		ConsumesMediaTypes: []string{"multipart/form-data"},
 		Schemes:            []string{"http", "https"},
 		Params:             params,
 		Reader:             &RepoCreateReleaseAttachmentReader{formats: a.formats},
@@ -562,7 +557,7 @@ func (a *Client) RepoCreateReleaseAttachment(params *RepoCreateReleaseAttachment
 /*
 RepoCreateTag creates a lightweight or annotated tag
 */
-func (a *Client) RepoCreateTag(params *RepoCreateTagParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateTagOK, error) {
+func (a *Client) RepoCreateTag(params *RepoCreateTagParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateTagCreated, error) {
 	// NOTE: parameters are not validated before sending
 	if params == nil {
 		params = NewRepoCreateTagParams()
@@ -589,7 +584,7 @@ func (a *Client) RepoCreateTag(params *RepoCreateTagParams, authInfo runtime.Cli
 	}
 
 	// only one success response has to be checked
-	success, ok := result.(*RepoCreateTagOK)
+	success, ok := result.(*RepoCreateTagCreated)
 	if ok {
 		return success, nil
 	}
@@ -1178,7 +1173,7 @@ func (a *Client) RepoGet(params *RepoGetParams, authInfo runtime.ClientAuthInfoW
 /*
 RepoGetArchive downloads an archive of a branch tag or commit
 */
-func (a *Client) RepoGetArchive(params *RepoGetArchiveParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoGetArchiveOK, error) {
+func (a *Client) RepoGetArchive(params *RepoGetArchiveParams, authInfo runtime.ClientAuthInfoWriter, writer io.Writer, opts ...ClientOption) (*RepoGetArchiveOK, error) {
 	// NOTE: parameters are not validated before sending
 	if params == nil {
 		params = NewRepoGetArchiveParams()
@@ -1187,11 +1182,11 @@ func (a *Client) RepoGetArchive(params *RepoGetArchiveParams, authInfo runtime.C
 		ID:                 "repoGetArchive",
 		Method:             "GET",
 		PathPattern:        "/repos/{owner}/{repo}/archive/{archive}",
-		ProducesMediaTypes: []string{"application/json"},
+		ProducesMediaTypes: []string{"application/octet-stream"},
 		ConsumesMediaTypes: []string{"application/json"},
 		Schemes:            []string{"http", "https"},
 		Params:             params,
-		Reader:             &RepoGetArchiveReader{formats: a.formats},
+		Reader:             &RepoGetArchiveReader{formats: a.formats, writer: writer},
 		AuthInfo:           authInfo,
 		Context:            params.Context,
 		Client:             params.HTTPClient,
@@ -1881,6 +1876,8 @@ func (a *Client) RepoListTags(params *RepoListTagsParams, authInfo runtime.Clien
 
 /*
 RepoListTeams lists the teams with access to a repository
+
+Only repositories owned by an organization have teams; any other answers 405.
 */
 func (a *Client) RepoListTeams(params *RepoListTeamsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoListTeamsOK, error) {
 	// NOTE: parameters are not validated before sending

@@ -76,9 +76,9 @@ type TopicSearchParams struct {
 
 	/* Q.
 
-	   Keyword to search for.
+	   Keyword to search for; without one every topic in use is listed.
 	*/
-	Q string
+	Q *string
 
 	timeout    time.Duration
 	Context    context.Context
@@ -156,13 +156,13 @@ func (o *TopicSearchParams) SetPage(page *int64) {
 }
 
 // WithQ adds the q to the topic search params
-func (o *TopicSearchParams) WithQ(q string) *TopicSearchParams {
+func (o *TopicSearchParams) WithQ(q *string) *TopicSearchParams {
 	o.SetQ(q)
 	return o
 }
 
 // SetQ adds the q to the topic search params
-func (o *TopicSearchParams) SetQ(q string) {
+func (o *TopicSearchParams) SetQ(q *string) {
 	o.Q = q
 }
 
@@ -208,13 +208,20 @@ func (o *TopicSearchParams) WriteToRequest(r runtime.ClientRequest, reg strfmt.R
 		}
 	}
 
-	// query param q
-	qrQ := o.Q
-	qQ := qrQ
-	if qQ != "" {
+	if o.Q != nil {
 
-		if err := r.SetQueryParam("q", qQ); err != nil {
-			return err
+		// query param q
+		var qrQ string
+
+		if o.Q != nil {
+			qrQ = *o.Q
+		}
+		qQ := qrQ
+		if qQ != "" {
+
+			if err := r.SetQueryParam("q", qQ); err != nil {
+				return err
+			}
 		}
 	}
 

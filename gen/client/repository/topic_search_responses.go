@@ -90,7 +90,7 @@ type TopicSearchOK struct {
 	*/
 	XTotalCount int64
 
-	Payload []*models.TopicResponse
+	Payload *models.TopicSearchResults
 }
 
 // IsSuccess returns true when this topic search o k response has a 2xx status code
@@ -133,7 +133,7 @@ func (o *TopicSearchOK) String() string {
 	return fmt.Sprintf("[GET /topics/search][%d] topicSearchOK %s", 200, payload)
 }
 
-func (o *TopicSearchOK) GetPayload() []*models.TopicResponse {
+func (o *TopicSearchOK) GetPayload() *models.TopicSearchResults {
 	return o.Payload
 }
 
@@ -157,8 +157,10 @@ func (o *TopicSearchOK) readResponse(response runtime.ClientResponse, consumer r
 		o.XTotalCount = valxTotalCount
 	}
 
+	o.Payload = new(models.TopicSearchResults)
+
 	// response payload
-	if err := consumer.Consume(response.Body(), &o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
 		return err
 	}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/go-openapi/runtime"
 	cr "github.com/go-openapi/runtime/client"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 )
 
 // NewUserTrackedTimesParams creates a new UserTrackedTimesParams object,
@@ -61,11 +62,23 @@ UserTrackedTimesParams contains all the parameters to send to the API endpoint
 */
 type UserTrackedTimesParams struct {
 
+	/* Limit.
+
+	   Page size (default 30, at most 50).
+	*/
+	Limit *int64
+
 	/* Owner.
 
 	   Owner of the repository.
 	*/
 	Owner string
+
+	/* Page.
+
+	   Page number, starting at 1.
+	*/
+	Page *int64
 
 	/* Repo.
 
@@ -132,6 +145,17 @@ func (o *UserTrackedTimesParams) SetHTTPClient(client *http.Client) {
 	o.HTTPClient = client
 }
 
+// WithLimit adds the limit to the user tracked times params
+func (o *UserTrackedTimesParams) WithLimit(limit *int64) *UserTrackedTimesParams {
+	o.SetLimit(limit)
+	return o
+}
+
+// SetLimit adds the limit to the user tracked times params
+func (o *UserTrackedTimesParams) SetLimit(limit *int64) {
+	o.Limit = limit
+}
+
 // WithOwner adds the owner to the user tracked times params
 func (o *UserTrackedTimesParams) WithOwner(owner string) *UserTrackedTimesParams {
 	o.SetOwner(owner)
@@ -141,6 +165,17 @@ func (o *UserTrackedTimesParams) WithOwner(owner string) *UserTrackedTimesParams
 // SetOwner adds the owner to the user tracked times params
 func (o *UserTrackedTimesParams) SetOwner(owner string) {
 	o.Owner = owner
+}
+
+// WithPage adds the page to the user tracked times params
+func (o *UserTrackedTimesParams) WithPage(page *int64) *UserTrackedTimesParams {
+	o.SetPage(page)
+	return o
+}
+
+// SetPage adds the page to the user tracked times params
+func (o *UserTrackedTimesParams) SetPage(page *int64) {
+	o.Page = page
 }
 
 // WithRepo adds the repo to the user tracked times params
@@ -173,9 +208,43 @@ func (o *UserTrackedTimesParams) WriteToRequest(r runtime.ClientRequest, reg str
 	}
 	var res []error
 
+	if o.Limit != nil {
+
+		// query param limit
+		var qrLimit int64
+
+		if o.Limit != nil {
+			qrLimit = *o.Limit
+		}
+		qLimit := swag.FormatInt64(qrLimit)
+		if qLimit != "" {
+
+			if err := r.SetQueryParam("limit", qLimit); err != nil {
+				return err
+			}
+		}
+	}
+
 	// path param owner
 	if err := r.SetPathParam("owner", o.Owner); err != nil {
 		return err
+	}
+
+	if o.Page != nil {
+
+		// query param page
+		var qrPage int64
+
+		if o.Page != nil {
+			qrPage = *o.Page
+		}
+		qPage := swag.FormatInt64(qrPage)
+		if qPage != "" {
+
+			if err := r.SetQueryParam("page", qPage); err != nil {
+				return err
+			}
+		}
 	}
 
 	// path param repo

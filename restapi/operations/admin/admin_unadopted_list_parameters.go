@@ -41,10 +41,15 @@ type AdminUnadoptedListParams struct {
 	*/
 	Page *int64
 
-	/*pattern.
+	/*The same glob under the reference's older name; query wins when both are given.
 	  In: query
 	*/
 	Pattern *string
+
+	/*Glob over "owner" or "owner/repo" selecting the directories to list.
+	  In: query
+	*/
+	Query *string
 }
 
 // BindRequest both binds and validates a request, it assumes that complex things implement a Validatable(strfmt.Registry) error interface
@@ -69,6 +74,11 @@ func (o *AdminUnadoptedListParams) BindRequest(r *http.Request, route *middlewar
 
 	qPattern, qhkPattern, _ := qs.GetOK("pattern")
 	if err := o.bindPattern(qPattern, qhkPattern, route.Formats); err != nil {
+		res = append(res, err)
+	}
+
+	qQuery, qhkQuery, _ := qs.GetOK("query")
+	if err := o.bindQuery(qQuery, qhkQuery, route.Formats); err != nil {
 		res = append(res, err)
 	}
 	if len(res) > 0 {
@@ -137,6 +147,24 @@ func (o *AdminUnadoptedListParams) bindPattern(rawData []string, hasKey bool, fo
 		return nil
 	}
 	o.Pattern = &raw
+
+	return nil
+}
+
+// bindQuery binds and validates parameter Query from query.
+func (o *AdminUnadoptedListParams) bindQuery(rawData []string, hasKey bool, formats strfmt.Registry) error {
+	var raw string
+	if len(rawData) > 0 {
+		raw = rawData[len(rawData)-1]
+	}
+
+	// Required: false
+	// AllowEmptyValue: false
+
+	if raw == "" { // empty values pass all other validations
+		return nil
+	}
+	o.Query = &raw
 
 	return nil
 }

@@ -18,6 +18,7 @@ type AdminUnadoptedListURL struct {
 	Limit   *int64
 	Page    *int64
 	Pattern *string
+	Query   *string
 
 	_basePath string
 	// avoid unkeyed usage
@@ -75,6 +76,14 @@ func (o *AdminUnadoptedListURL) Build() (*url.URL, error) {
 	}
 	if patternQ != "" {
 		qs.Set("pattern", patternQ)
+	}
+
+	var queryQ string
+	if o.Query != nil {
+		queryQ = *o.Query
+	}
+	if queryQ != "" {
+		qs.Set("query", queryQ)
 	}
 
 	_result.RawQuery = qs.Encode()

@@ -286,6 +286,51 @@ func (o *IssueAddLabelUnprocessableEntity) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// IssueAddLabelLockedCode is the HTTP code returned for type IssueAddLabelLocked
+const IssueAddLabelLockedCode int = 423
+
+/*
+IssueAddLabelLocked The repository is archived and cannot be changed.
+
+swagger:response issueAddLabelLocked
+*/
+type IssueAddLabelLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueAddLabelLocked creates IssueAddLabelLocked with default headers values
+func NewIssueAddLabelLocked() *IssueAddLabelLocked {
+
+	return &IssueAddLabelLocked{}
+}
+
+// WithPayload adds the payload to the issue add label locked response
+func (o *IssueAddLabelLocked) WithPayload(payload *models.APIError) *IssueAddLabelLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue add label locked response
+func (o *IssueAddLabelLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueAddLabelLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueAddLabelInternalServerErrorCode is the HTTP code returned for type IssueAddLabelInternalServerError
 const IssueAddLabelInternalServerErrorCode int = 500
 

@@ -283,6 +283,51 @@ func (o *IssueAddTimeUnprocessableEntity) WriteResponse(rw http.ResponseWriter, 
 	}
 }
 
+// IssueAddTimeLockedCode is the HTTP code returned for type IssueAddTimeLocked
+const IssueAddTimeLockedCode int = 423
+
+/*
+IssueAddTimeLocked The repository is archived and cannot be changed.
+
+swagger:response issueAddTimeLocked
+*/
+type IssueAddTimeLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueAddTimeLocked creates IssueAddTimeLocked with default headers values
+func NewIssueAddTimeLocked() *IssueAddTimeLocked {
+
+	return &IssueAddTimeLocked{}
+}
+
+// WithPayload adds the payload to the issue add time locked response
+func (o *IssueAddTimeLocked) WithPayload(payload *models.APIError) *IssueAddTimeLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue add time locked response
+func (o *IssueAddTimeLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueAddTimeLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueAddTimeInternalServerErrorCode is the HTTP code returned for type IssueAddTimeInternalServerError
 const IssueAddTimeInternalServerErrorCode int = 500
 

@@ -218,6 +218,51 @@ func (o *IssueClearLabelsUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// IssueClearLabelsLockedCode is the HTTP code returned for type IssueClearLabelsLocked
+const IssueClearLabelsLockedCode int = 423
+
+/*
+IssueClearLabelsLocked The repository is archived and cannot be changed.
+
+swagger:response issueClearLabelsLocked
+*/
+type IssueClearLabelsLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueClearLabelsLocked creates IssueClearLabelsLocked with default headers values
+func NewIssueClearLabelsLocked() *IssueClearLabelsLocked {
+
+	return &IssueClearLabelsLocked{}
+}
+
+// WithPayload adds the payload to the issue clear labels locked response
+func (o *IssueClearLabelsLocked) WithPayload(payload *models.APIError) *IssueClearLabelsLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue clear labels locked response
+func (o *IssueClearLabelsLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueClearLabelsLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueClearLabelsInternalServerErrorCode is the HTTP code returned for type IssueClearLabelsInternalServerError
 const IssueClearLabelsInternalServerErrorCode int = 500
 

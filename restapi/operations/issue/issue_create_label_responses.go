@@ -238,6 +238,51 @@ func (o *IssueCreateLabelUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// IssueCreateLabelLockedCode is the HTTP code returned for type IssueCreateLabelLocked
+const IssueCreateLabelLockedCode int = 423
+
+/*
+IssueCreateLabelLocked The repository is archived and cannot be changed.
+
+swagger:response issueCreateLabelLocked
+*/
+type IssueCreateLabelLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateLabelLocked creates IssueCreateLabelLocked with default headers values
+func NewIssueCreateLabelLocked() *IssueCreateLabelLocked {
+
+	return &IssueCreateLabelLocked{}
+}
+
+// WithPayload adds the payload to the issue create label locked response
+func (o *IssueCreateLabelLocked) WithPayload(payload *models.APIError) *IssueCreateLabelLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create label locked response
+func (o *IssueCreateLabelLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateLabelLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueCreateLabelInternalServerErrorCode is the HTTP code returned for type IssueCreateLabelInternalServerError
 const IssueCreateLabelInternalServerErrorCode int = 500
 

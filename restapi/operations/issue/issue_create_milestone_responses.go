@@ -238,6 +238,51 @@ func (o *IssueCreateMilestoneUnprocessableEntity) WriteResponse(rw http.Response
 	}
 }
 
+// IssueCreateMilestoneLockedCode is the HTTP code returned for type IssueCreateMilestoneLocked
+const IssueCreateMilestoneLockedCode int = 423
+
+/*
+IssueCreateMilestoneLocked The repository is archived and cannot be changed.
+
+swagger:response issueCreateMilestoneLocked
+*/
+type IssueCreateMilestoneLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateMilestoneLocked creates IssueCreateMilestoneLocked with default headers values
+func NewIssueCreateMilestoneLocked() *IssueCreateMilestoneLocked {
+
+	return &IssueCreateMilestoneLocked{}
+}
+
+// WithPayload adds the payload to the issue create milestone locked response
+func (o *IssueCreateMilestoneLocked) WithPayload(payload *models.APIError) *IssueCreateMilestoneLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create milestone locked response
+func (o *IssueCreateMilestoneLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateMilestoneLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueCreateMilestoneInternalServerErrorCode is the HTTP code returned for type IssueCreateMilestoneInternalServerError
 const IssueCreateMilestoneInternalServerErrorCode int = 500
 

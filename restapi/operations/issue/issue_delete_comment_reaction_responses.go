@@ -218,6 +218,51 @@ func (o *IssueDeleteCommentReactionUnprocessableEntity) WriteResponse(rw http.Re
 	}
 }
 
+// IssueDeleteCommentReactionLockedCode is the HTTP code returned for type IssueDeleteCommentReactionLocked
+const IssueDeleteCommentReactionLockedCode int = 423
+
+/*
+IssueDeleteCommentReactionLocked The repository is archived and cannot be changed.
+
+swagger:response issueDeleteCommentReactionLocked
+*/
+type IssueDeleteCommentReactionLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteCommentReactionLocked creates IssueDeleteCommentReactionLocked with default headers values
+func NewIssueDeleteCommentReactionLocked() *IssueDeleteCommentReactionLocked {
+
+	return &IssueDeleteCommentReactionLocked{}
+}
+
+// WithPayload adds the payload to the issue delete comment reaction locked response
+func (o *IssueDeleteCommentReactionLocked) WithPayload(payload *models.APIError) *IssueDeleteCommentReactionLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete comment reaction locked response
+func (o *IssueDeleteCommentReactionLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteCommentReactionLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteCommentReactionInternalServerErrorCode is the HTTP code returned for type IssueDeleteCommentReactionInternalServerError
 const IssueDeleteCommentReactionInternalServerErrorCode int = 500
 

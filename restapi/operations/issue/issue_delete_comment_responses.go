@@ -218,6 +218,51 @@ func (o *IssueDeleteCommentUnprocessableEntity) WriteResponse(rw http.ResponseWr
 	}
 }
 
+// IssueDeleteCommentLockedCode is the HTTP code returned for type IssueDeleteCommentLocked
+const IssueDeleteCommentLockedCode int = 423
+
+/*
+IssueDeleteCommentLocked The repository is archived and cannot be changed.
+
+swagger:response issueDeleteCommentLocked
+*/
+type IssueDeleteCommentLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteCommentLocked creates IssueDeleteCommentLocked with default headers values
+func NewIssueDeleteCommentLocked() *IssueDeleteCommentLocked {
+
+	return &IssueDeleteCommentLocked{}
+}
+
+// WithPayload adds the payload to the issue delete comment locked response
+func (o *IssueDeleteCommentLocked) WithPayload(payload *models.APIError) *IssueDeleteCommentLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete comment locked response
+func (o *IssueDeleteCommentLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteCommentLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteCommentInternalServerErrorCode is the HTTP code returned for type IssueDeleteCommentInternalServerError
 const IssueDeleteCommentInternalServerErrorCode int = 500
 

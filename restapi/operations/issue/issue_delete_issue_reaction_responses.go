@@ -218,6 +218,51 @@ func (o *IssueDeleteIssueReactionUnprocessableEntity) WriteResponse(rw http.Resp
 	}
 }
 
+// IssueDeleteIssueReactionLockedCode is the HTTP code returned for type IssueDeleteIssueReactionLocked
+const IssueDeleteIssueReactionLockedCode int = 423
+
+/*
+IssueDeleteIssueReactionLocked The repository is archived and cannot be changed.
+
+swagger:response issueDeleteIssueReactionLocked
+*/
+type IssueDeleteIssueReactionLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteIssueReactionLocked creates IssueDeleteIssueReactionLocked with default headers values
+func NewIssueDeleteIssueReactionLocked() *IssueDeleteIssueReactionLocked {
+
+	return &IssueDeleteIssueReactionLocked{}
+}
+
+// WithPayload adds the payload to the issue delete issue reaction locked response
+func (o *IssueDeleteIssueReactionLocked) WithPayload(payload *models.APIError) *IssueDeleteIssueReactionLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete issue reaction locked response
+func (o *IssueDeleteIssueReactionLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteIssueReactionLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteIssueReactionInternalServerErrorCode is the HTTP code returned for type IssueDeleteIssueReactionInternalServerError
 const IssueDeleteIssueReactionInternalServerErrorCode int = 500
 

@@ -218,6 +218,51 @@ func (o *IssueDeleteLabelUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// IssueDeleteLabelLockedCode is the HTTP code returned for type IssueDeleteLabelLocked
+const IssueDeleteLabelLockedCode int = 423
+
+/*
+IssueDeleteLabelLocked The repository is archived and cannot be changed.
+
+swagger:response issueDeleteLabelLocked
+*/
+type IssueDeleteLabelLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteLabelLocked creates IssueDeleteLabelLocked with default headers values
+func NewIssueDeleteLabelLocked() *IssueDeleteLabelLocked {
+
+	return &IssueDeleteLabelLocked{}
+}
+
+// WithPayload adds the payload to the issue delete label locked response
+func (o *IssueDeleteLabelLocked) WithPayload(payload *models.APIError) *IssueDeleteLabelLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete label locked response
+func (o *IssueDeleteLabelLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteLabelLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteLabelInternalServerErrorCode is the HTTP code returned for type IssueDeleteLabelInternalServerError
 const IssueDeleteLabelInternalServerErrorCode int = 500
 

@@ -218,6 +218,51 @@ func (o *IssueDeleteMilestoneUnprocessableEntity) WriteResponse(rw http.Response
 	}
 }
 
+// IssueDeleteMilestoneLockedCode is the HTTP code returned for type IssueDeleteMilestoneLocked
+const IssueDeleteMilestoneLockedCode int = 423
+
+/*
+IssueDeleteMilestoneLocked The repository is archived and cannot be changed.
+
+swagger:response issueDeleteMilestoneLocked
+*/
+type IssueDeleteMilestoneLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteMilestoneLocked creates IssueDeleteMilestoneLocked with default headers values
+func NewIssueDeleteMilestoneLocked() *IssueDeleteMilestoneLocked {
+
+	return &IssueDeleteMilestoneLocked{}
+}
+
+// WithPayload adds the payload to the issue delete milestone locked response
+func (o *IssueDeleteMilestoneLocked) WithPayload(payload *models.APIError) *IssueDeleteMilestoneLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete milestone locked response
+func (o *IssueDeleteMilestoneLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteMilestoneLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteMilestoneInternalServerErrorCode is the HTTP code returned for type IssueDeleteMilestoneInternalServerError
 const IssueDeleteMilestoneInternalServerErrorCode int = 500
 

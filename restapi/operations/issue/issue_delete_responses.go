@@ -218,6 +218,51 @@ func (o *IssueDeleteUnprocessableEntity) WriteResponse(rw http.ResponseWriter, p
 	}
 }
 
+// IssueDeleteLockedCode is the HTTP code returned for type IssueDeleteLocked
+const IssueDeleteLockedCode int = 423
+
+/*
+IssueDeleteLocked The repository is archived and cannot be changed.
+
+swagger:response issueDeleteLocked
+*/
+type IssueDeleteLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteLocked creates IssueDeleteLocked with default headers values
+func NewIssueDeleteLocked() *IssueDeleteLocked {
+
+	return &IssueDeleteLocked{}
+}
+
+// WithPayload adds the payload to the issue delete locked response
+func (o *IssueDeleteLocked) WithPayload(payload *models.APIError) *IssueDeleteLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete locked response
+func (o *IssueDeleteLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteInternalServerErrorCode is the HTTP code returned for type IssueDeleteInternalServerError
 const IssueDeleteInternalServerErrorCode int = 500
 

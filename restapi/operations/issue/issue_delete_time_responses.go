@@ -263,6 +263,51 @@ func (o *IssueDeleteTimeUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// IssueDeleteTimeLockedCode is the HTTP code returned for type IssueDeleteTimeLocked
+const IssueDeleteTimeLockedCode int = 423
+
+/*
+IssueDeleteTimeLocked The repository is archived and cannot be changed.
+
+swagger:response issueDeleteTimeLocked
+*/
+type IssueDeleteTimeLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteTimeLocked creates IssueDeleteTimeLocked with default headers values
+func NewIssueDeleteTimeLocked() *IssueDeleteTimeLocked {
+
+	return &IssueDeleteTimeLocked{}
+}
+
+// WithPayload adds the payload to the issue delete time locked response
+func (o *IssueDeleteTimeLocked) WithPayload(payload *models.APIError) *IssueDeleteTimeLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete time locked response
+func (o *IssueDeleteTimeLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteTimeLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteTimeInternalServerErrorCode is the HTTP code returned for type IssueDeleteTimeInternalServerError
 const IssueDeleteTimeInternalServerErrorCode int = 500
 

@@ -238,6 +238,51 @@ func (o *IssueEditIssueDeadlineUnprocessableEntity) WriteResponse(rw http.Respon
 	}
 }
 
+// IssueEditIssueDeadlineLockedCode is the HTTP code returned for type IssueEditIssueDeadlineLocked
+const IssueEditIssueDeadlineLockedCode int = 423
+
+/*
+IssueEditIssueDeadlineLocked The repository is archived and cannot be changed.
+
+swagger:response issueEditIssueDeadlineLocked
+*/
+type IssueEditIssueDeadlineLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditIssueDeadlineLocked creates IssueEditIssueDeadlineLocked with default headers values
+func NewIssueEditIssueDeadlineLocked() *IssueEditIssueDeadlineLocked {
+
+	return &IssueEditIssueDeadlineLocked{}
+}
+
+// WithPayload adds the payload to the issue edit issue deadline locked response
+func (o *IssueEditIssueDeadlineLocked) WithPayload(payload *models.APIError) *IssueEditIssueDeadlineLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit issue deadline locked response
+func (o *IssueEditIssueDeadlineLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditIssueDeadlineLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditIssueDeadlineInternalServerErrorCode is the HTTP code returned for type IssueEditIssueDeadlineInternalServerError
 const IssueEditIssueDeadlineInternalServerErrorCode int = 500
 

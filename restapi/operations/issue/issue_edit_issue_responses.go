@@ -328,6 +328,51 @@ func (o *IssueEditIssueUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// IssueEditIssueLockedCode is the HTTP code returned for type IssueEditIssueLocked
+const IssueEditIssueLockedCode int = 423
+
+/*
+IssueEditIssueLocked The repository is archived and cannot be changed.
+
+swagger:response issueEditIssueLocked
+*/
+type IssueEditIssueLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditIssueLocked creates IssueEditIssueLocked with default headers values
+func NewIssueEditIssueLocked() *IssueEditIssueLocked {
+
+	return &IssueEditIssueLocked{}
+}
+
+// WithPayload adds the payload to the issue edit issue locked response
+func (o *IssueEditIssueLocked) WithPayload(payload *models.APIError) *IssueEditIssueLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit issue locked response
+func (o *IssueEditIssueLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditIssueLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditIssueInternalServerErrorCode is the HTTP code returned for type IssueEditIssueInternalServerError
 const IssueEditIssueInternalServerErrorCode int = 500
 

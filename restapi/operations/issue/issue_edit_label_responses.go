@@ -238,6 +238,51 @@ func (o *IssueEditLabelUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// IssueEditLabelLockedCode is the HTTP code returned for type IssueEditLabelLocked
+const IssueEditLabelLockedCode int = 423
+
+/*
+IssueEditLabelLocked The repository is archived and cannot be changed.
+
+swagger:response issueEditLabelLocked
+*/
+type IssueEditLabelLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditLabelLocked creates IssueEditLabelLocked with default headers values
+func NewIssueEditLabelLocked() *IssueEditLabelLocked {
+
+	return &IssueEditLabelLocked{}
+}
+
+// WithPayload adds the payload to the issue edit label locked response
+func (o *IssueEditLabelLocked) WithPayload(payload *models.APIError) *IssueEditLabelLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit label locked response
+func (o *IssueEditLabelLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditLabelLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditLabelInternalServerErrorCode is the HTTP code returned for type IssueEditLabelInternalServerError
 const IssueEditLabelInternalServerErrorCode int = 500
 

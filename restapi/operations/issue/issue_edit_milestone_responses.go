@@ -238,6 +238,51 @@ func (o *IssueEditMilestoneUnprocessableEntity) WriteResponse(rw http.ResponseWr
 	}
 }
 
+// IssueEditMilestoneLockedCode is the HTTP code returned for type IssueEditMilestoneLocked
+const IssueEditMilestoneLockedCode int = 423
+
+/*
+IssueEditMilestoneLocked The repository is archived and cannot be changed.
+
+swagger:response issueEditMilestoneLocked
+*/
+type IssueEditMilestoneLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditMilestoneLocked creates IssueEditMilestoneLocked with default headers values
+func NewIssueEditMilestoneLocked() *IssueEditMilestoneLocked {
+
+	return &IssueEditMilestoneLocked{}
+}
+
+// WithPayload adds the payload to the issue edit milestone locked response
+func (o *IssueEditMilestoneLocked) WithPayload(payload *models.APIError) *IssueEditMilestoneLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit milestone locked response
+func (o *IssueEditMilestoneLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditMilestoneLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditMilestoneInternalServerErrorCode is the HTTP code returned for type IssueEditMilestoneInternalServerError
 const IssueEditMilestoneInternalServerErrorCode int = 500
 

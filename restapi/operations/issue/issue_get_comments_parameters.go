@@ -43,11 +43,21 @@ type IssueGetCommentsParams struct {
 	*/
 	Index int64
 
+	/*Page size (default 30, at most 50).
+	  In: query
+	*/
+	Limit *int64
+
 	/*Owner of the repository.
 	  Required: true
 	  In: path
 	*/
 	Owner string
+
+	/*Page number, starting at 1.
+	  In: query
+	*/
+	Page *int64
 
 	/*Name of the repository.
 	  Required: true
@@ -81,8 +91,18 @@ func (o *IssueGetCommentsParams) BindRequest(r *http.Request, route *middleware.
 		res = append(res, err)
 	}
 
+	qLimit, qhkLimit, _ := qs.GetOK("limit")
+	if err := o.bindLimit(qLimit, qhkLimit, route.Formats); err != nil {
+		res = append(res, err)
+	}
+
 	rOwner, rhkOwner, _ := route.Params.GetOK("owner")
 	if err := o.bindOwner(rOwner, rhkOwner, route.Formats); err != nil {
+		res = append(res, err)
+	}
+
+	qPage, qhkPage, _ := qs.GetOK("page")
+	if err := o.bindPage(qPage, qhkPage, route.Formats); err != nil {
 		res = append(res, err)
 	}
 
@@ -157,6 +177,29 @@ func (o *IssueGetCommentsParams) bindIndex(rawData []string, hasKey bool, format
 	return nil
 }
 
+// bindLimit binds and validates parameter Limit from query.
+func (o *IssueGetCommentsParams) bindLimit(rawData []string, hasKey bool, formats strfmt.Registry) error {
+	var raw string
+	if len(rawData) > 0 {
+		raw = rawData[len(rawData)-1]
+	}
+
+	// Required: false
+	// AllowEmptyValue: false
+
+	if raw == "" { // empty values pass all other validations
+		return nil
+	}
+
+	value, err := swag.ConvertInt64(raw)
+	if err != nil {
+		return errors.InvalidType("limit", "query", "int64", raw)
+	}
+	o.Limit = &value
+
+	return nil
+}
+
 // bindOwner binds and validates parameter Owner from path.
 func (o *IssueGetCommentsParams) bindOwner(rawData []string, hasKey bool, formats strfmt.Registry) error {
 	var raw string
@@ -167,6 +210,29 @@ func (o *IssueGetCommentsParams) bindOwner(rawData []string, hasKey bool, format
 	// Required: true
 	// Parameter is provided by construction from the route
 	o.Owner = raw
+
+	return nil
+}
+
+// bindPage binds and validates parameter Page from query.
+func (o *IssueGetCommentsParams) bindPage(rawData []string, hasKey bool, formats strfmt.Registry) error {
+	var raw string
+	if len(rawData) > 0 {
+		raw = rawData[len(rawData)-1]
+	}
+
+	// Required: false
+	// AllowEmptyValue: false
+
+	if raw == "" { // empty values pass all other validations
+		return nil
+	}
+
+	value, err := swag.ConvertInt64(raw)
+	if err != nil {
+		return errors.InvalidType("page", "query", "int64", raw)
+	}
+	o.Page = &value
 
 	return nil
 }

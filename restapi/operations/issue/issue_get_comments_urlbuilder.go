@@ -22,6 +22,8 @@ type IssueGetCommentsURL struct {
 	Repo  string
 
 	Before *strfmt.DateTime
+	Limit  *int64
+	Page   *int64
 	Since  *strfmt.DateTime
 
 	_basePath string
@@ -85,6 +87,22 @@ func (o *IssueGetCommentsURL) Build() (*url.URL, error) {
 	}
 	if beforeQ != "" {
 		qs.Set("before", beforeQ)
+	}
+
+	var limitQ string
+	if o.Limit != nil {
+		limitQ = swag.FormatInt64(*o.Limit)
+	}
+	if limitQ != "" {
+		qs.Set("limit", limitQ)
+	}
+
+	var pageQ string
+	if o.Page != nil {
+		pageQ = swag.FormatInt64(*o.Page)
+	}
+	if pageQ != "" {
+		qs.Set("page", pageQ)
 	}
 
 	var sinceQ string

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/errors"
+	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
@@ -36,11 +37,21 @@ type IssueGetLabelsParams struct {
 	*/
 	Index int64
 
+	/*Page size (default 30, at most 50).
+	  In: query
+	*/
+	Limit *int64
+
 	/*Owner of the repository.
 	  Required: true
 	  In: path
 	*/
 	Owner string
+
+	/*Page number, starting at 1.
+	  In: query
+	*/
+	Page *int64
 
 	/*Name of the repository.
 	  Required: true
@@ -57,14 +68,25 @@ func (o *IssueGetLabelsParams) BindRequest(r *http.Request, route *middleware.Ma
 	var res []error
 
 	o.HTTPRequest = r
+	qs := runtime.Values(r.URL.Query())
 
 	rIndex, rhkIndex, _ := route.Params.GetOK("index")
 	if err := o.bindIndex(rIndex, rhkIndex, route.Formats); err != nil {
 		res = append(res, err)
 	}
 
+	qLimit, qhkLimit, _ := qs.GetOK("limit")
+	if err := o.bindLimit(qLimit, qhkLimit, route.Formats); err != nil {
+		res = append(res, err)
+	}
+
 	rOwner, rhkOwner, _ := route.Params.GetOK("owner")
 	if err := o.bindOwner(rOwner, rhkOwner, route.Formats); err != nil {
+		res = append(res, err)
+	}
+
+	qPage, qhkPage, _ := qs.GetOK("page")
+	if err := o.bindPage(qPage, qhkPage, route.Formats); err != nil {
 		res = append(res, err)
 	}
 
@@ -97,6 +119,29 @@ func (o *IssueGetLabelsParams) bindIndex(rawData []string, hasKey bool, formats 
 	return nil
 }
 
+// bindLimit binds and validates parameter Limit from query.
+func (o *IssueGetLabelsParams) bindLimit(rawData []string, hasKey bool, formats strfmt.Registry) error {
+	var raw string
+	if len(rawData) > 0 {
+		raw = rawData[len(rawData)-1]
+	}
+
+	// Required: false
+	// AllowEmptyValue: false
+
+	if raw == "" { // empty values pass all other validations
+		return nil
+	}
+
+	value, err := swag.ConvertInt64(raw)
+	if err != nil {
+		return errors.InvalidType("limit", "query", "int64", raw)
+	}
+	o.Limit = &value
+
+	return nil
+}
+
 // bindOwner binds and validates parameter Owner from path.
 func (o *IssueGetLabelsParams) bindOwner(rawData []string, hasKey bool, formats strfmt.Registry) error {
 	var raw string
@@ -107,6 +152,29 @@ func (o *IssueGetLabelsParams) bindOwner(rawData []string, hasKey bool, formats 
 	// Required: true
 	// Parameter is provided by construction from the route
 	o.Owner = raw
+
+	return nil
+}
+
+// bindPage binds and validates parameter Page from query.
+func (o *IssueGetLabelsParams) bindPage(rawData []string, hasKey bool, formats strfmt.Registry) error {
+	var raw string
+	if len(rawData) > 0 {
+		raw = rawData[len(rawData)-1]
+	}
+
+	// Required: false
+	// AllowEmptyValue: false
+
+	if raw == "" { // empty values pass all other validations
+		return nil
+	}
+
+	value, err := swag.ConvertInt64(raw)
+	if err != nil {
+		return errors.InvalidType("page", "query", "int64", raw)
+	}
+	o.Page = &value
 
 	return nil
 }

@@ -20,6 +20,9 @@ type IssueGetLabelsURL struct {
 	Owner string
 	Repo  string
 
+	Limit *int64
+	Page  *int64
+
 	_basePath string
 	// avoid unkeyed usage
 	_ struct{}
@@ -72,6 +75,26 @@ func (o *IssueGetLabelsURL) Build() (*url.URL, error) {
 		_basePath = "/api/v1"
 	}
 	_result.Path = golangswaggerpaths.Join(_basePath, _path)
+
+	qs := make(url.Values)
+
+	var limitQ string
+	if o.Limit != nil {
+		limitQ = swag.FormatInt64(*o.Limit)
+	}
+	if limitQ != "" {
+		qs.Set("limit", limitQ)
+	}
+
+	var pageQ string
+	if o.Page != nil {
+		pageQ = swag.FormatInt64(*o.Page)
+	}
+	if pageQ != "" {
+		qs.Set("page", pageQ)
+	}
+
+	_result.RawQuery = qs.Encode()
 
 	return &_result, nil
 }

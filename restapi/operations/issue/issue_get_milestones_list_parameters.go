@@ -58,7 +58,7 @@ type IssueGetMilestonesListParams struct {
 	*/
 	Repo string
 
-	/*state.
+	/*Which milestones to list, open (the default), closed or all.
 	  In: query
 	*/
 	State *string

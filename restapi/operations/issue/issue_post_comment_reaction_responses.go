@@ -283,6 +283,51 @@ func (o *IssuePostCommentReactionUnprocessableEntity) WriteResponse(rw http.Resp
 	}
 }
 
+// IssuePostCommentReactionLockedCode is the HTTP code returned for type IssuePostCommentReactionLocked
+const IssuePostCommentReactionLockedCode int = 423
+
+/*
+IssuePostCommentReactionLocked The repository is archived and cannot be changed.
+
+swagger:response issuePostCommentReactionLocked
+*/
+type IssuePostCommentReactionLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssuePostCommentReactionLocked creates IssuePostCommentReactionLocked with default headers values
+func NewIssuePostCommentReactionLocked() *IssuePostCommentReactionLocked {
+
+	return &IssuePostCommentReactionLocked{}
+}
+
+// WithPayload adds the payload to the issue post comment reaction locked response
+func (o *IssuePostCommentReactionLocked) WithPayload(payload *models.APIError) *IssuePostCommentReactionLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue post comment reaction locked response
+func (o *IssuePostCommentReactionLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssuePostCommentReactionLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssuePostCommentReactionInternalServerErrorCode is the HTTP code returned for type IssuePostCommentReactionInternalServerError
 const IssuePostCommentReactionInternalServerErrorCode int = 500
 

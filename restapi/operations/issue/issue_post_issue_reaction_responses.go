@@ -283,6 +283,51 @@ func (o *IssuePostIssueReactionUnprocessableEntity) WriteResponse(rw http.Respon
 	}
 }
 
+// IssuePostIssueReactionLockedCode is the HTTP code returned for type IssuePostIssueReactionLocked
+const IssuePostIssueReactionLockedCode int = 423
+
+/*
+IssuePostIssueReactionLocked The repository is archived and cannot be changed.
+
+swagger:response issuePostIssueReactionLocked
+*/
+type IssuePostIssueReactionLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssuePostIssueReactionLocked creates IssuePostIssueReactionLocked with default headers values
+func NewIssuePostIssueReactionLocked() *IssuePostIssueReactionLocked {
+
+	return &IssuePostIssueReactionLocked{}
+}
+
+// WithPayload adds the payload to the issue post issue reaction locked response
+func (o *IssuePostIssueReactionLocked) WithPayload(payload *models.APIError) *IssuePostIssueReactionLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue post issue reaction locked response
+func (o *IssuePostIssueReactionLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssuePostIssueReactionLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssuePostIssueReactionInternalServerErrorCode is the HTTP code returned for type IssuePostIssueReactionInternalServerError
 const IssuePostIssueReactionInternalServerErrorCode int = 500
 

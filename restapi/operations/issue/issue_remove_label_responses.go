@@ -218,6 +218,51 @@ func (o *IssueRemoveLabelUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// IssueRemoveLabelLockedCode is the HTTP code returned for type IssueRemoveLabelLocked
+const IssueRemoveLabelLockedCode int = 423
+
+/*
+IssueRemoveLabelLocked The repository is archived and cannot be changed.
+
+swagger:response issueRemoveLabelLocked
+*/
+type IssueRemoveLabelLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueRemoveLabelLocked creates IssueRemoveLabelLocked with default headers values
+func NewIssueRemoveLabelLocked() *IssueRemoveLabelLocked {
+
+	return &IssueRemoveLabelLocked{}
+}
+
+// WithPayload adds the payload to the issue remove label locked response
+func (o *IssueRemoveLabelLocked) WithPayload(payload *models.APIError) *IssueRemoveLabelLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue remove label locked response
+func (o *IssueRemoveLabelLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueRemoveLabelLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueRemoveLabelInternalServerErrorCode is the HTTP code returned for type IssueRemoveLabelInternalServerError
 const IssueRemoveLabelInternalServerErrorCode int = 500
 

@@ -286,6 +286,51 @@ func (o *IssueReplaceLabelsUnprocessableEntity) WriteResponse(rw http.ResponseWr
 	}
 }
 
+// IssueReplaceLabelsLockedCode is the HTTP code returned for type IssueReplaceLabelsLocked
+const IssueReplaceLabelsLockedCode int = 423
+
+/*
+IssueReplaceLabelsLocked The repository is archived and cannot be changed.
+
+swagger:response issueReplaceLabelsLocked
+*/
+type IssueReplaceLabelsLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueReplaceLabelsLocked creates IssueReplaceLabelsLocked with default headers values
+func NewIssueReplaceLabelsLocked() *IssueReplaceLabelsLocked {
+
+	return &IssueReplaceLabelsLocked{}
+}
+
+// WithPayload adds the payload to the issue replace labels locked response
+func (o *IssueReplaceLabelsLocked) WithPayload(payload *models.APIError) *IssueReplaceLabelsLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue replace labels locked response
+func (o *IssueReplaceLabelsLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueReplaceLabelsLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueReplaceLabelsInternalServerErrorCode is the HTTP code returned for type IssueReplaceLabelsInternalServerError
 const IssueReplaceLabelsInternalServerErrorCode int = 500
 

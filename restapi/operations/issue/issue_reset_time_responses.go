@@ -263,6 +263,51 @@ func (o *IssueResetTimeUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// IssueResetTimeLockedCode is the HTTP code returned for type IssueResetTimeLocked
+const IssueResetTimeLockedCode int = 423
+
+/*
+IssueResetTimeLocked The repository is archived and cannot be changed.
+
+swagger:response issueResetTimeLocked
+*/
+type IssueResetTimeLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueResetTimeLocked creates IssueResetTimeLocked with default headers values
+func NewIssueResetTimeLocked() *IssueResetTimeLocked {
+
+	return &IssueResetTimeLocked{}
+}
+
+// WithPayload adds the payload to the issue reset time locked response
+func (o *IssueResetTimeLocked) WithPayload(payload *models.APIError) *IssueResetTimeLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue reset time locked response
+func (o *IssueResetTimeLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueResetTimeLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueResetTimeInternalServerErrorCode is the HTTP code returned for type IssueResetTimeInternalServerError
 const IssueResetTimeInternalServerErrorCode int = 500
 

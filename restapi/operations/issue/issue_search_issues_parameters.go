@@ -29,8 +29,6 @@ func NewIssueSearchIssuesParams() IssueSearchIssuesParams {
 
 		mentionedDefault = bool(false)
 
-		pageDefault = int64(1)
-
 		reviewRequestedDefault = bool(false)
 		reviewedDefault        = bool(false)
 
@@ -43,8 +41,6 @@ func NewIssueSearchIssuesParams() IssueSearchIssuesParams {
 		Created: &createdDefault,
 
 		Mentioned: &mentionedDefault,
-
-		Page: &pageDefault,
 
 		ReviewRequested: &reviewRequestedDefault,
 
@@ -90,7 +86,6 @@ type IssueSearchIssuesParams struct {
 	Labels *string
 
 	/*Page size (default 30, at most 50).
-	  Minimum: 0
 	  In: query
 	*/
 	Limit *int64
@@ -111,10 +106,8 @@ type IssueSearchIssuesParams struct {
 	*/
 	Owner *string
 
-	/*Page number, starting at 1.
-	  Minimum: 1
+	/*Page number, starting at 1 (values below 1 mean 1).
 	  In: query
-	  Default: 1
 	*/
 	Page *int64
 
@@ -398,20 +391,6 @@ func (o *IssueSearchIssuesParams) bindLimit(rawData []string, hasKey bool, forma
 	}
 	o.Limit = &value
 
-	if err := o.validateLimit(formats); err != nil {
-		return err
-	}
-
-	return nil
-}
-
-// validateLimit carries out validations for parameter Limit
-func (o *IssueSearchIssuesParams) validateLimit(formats strfmt.Registry) error {
-
-	if err := validate.MinimumInt("limit", "query", *o.Limit, 0, false); err != nil {
-		return err
-	}
-
 	return nil
 }
 
@@ -486,7 +465,6 @@ func (o *IssueSearchIssuesParams) bindPage(rawData []string, hasKey bool, format
 	// AllowEmptyValue: false
 
 	if raw == "" { // empty values pass all other validations
-		// Default values have been previously initialized by NewIssueSearchIssuesParams()
 		return nil
 	}
 
@@ -495,20 +473,6 @@ func (o *IssueSearchIssuesParams) bindPage(rawData []string, hasKey bool, format
 		return errors.InvalidType("page", "query", "int64", raw)
 	}
 	o.Page = &value
-
-	if err := o.validatePage(formats); err != nil {
-		return err
-	}
-
-	return nil
-}
-
-// validatePage carries out validations for parameter Page
-func (o *IssueSearchIssuesParams) validatePage(formats strfmt.Registry) error {
-
-	if err := validate.MinimumInt("page", "query", *o.Page, 1, false); err != nil {
-		return err
-	}
 
 	return nil
 }

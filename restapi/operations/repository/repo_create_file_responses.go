@@ -193,6 +193,51 @@ func (o *RepoCreateFileNotFound) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoCreateFileConflictCode is the HTTP code returned for type RepoCreateFileConflict
+const RepoCreateFileConflictCode int = 409
+
+/*
+RepoCreateFileConflict The change conflicts with the current state of the resource.
+
+swagger:response repoCreateFileConflict
+*/
+type RepoCreateFileConflict struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateFileConflict creates RepoCreateFileConflict with default headers values
+func NewRepoCreateFileConflict() *RepoCreateFileConflict {
+
+	return &RepoCreateFileConflict{}
+}
+
+// WithPayload adds the payload to the repo create file conflict response
+func (o *RepoCreateFileConflict) WithPayload(payload *models.APIError) *RepoCreateFileConflict {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create file conflict response
+func (o *RepoCreateFileConflict) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateFileConflict) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(409)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateFileUnprocessableEntityCode is the HTTP code returned for type RepoCreateFileUnprocessableEntity
 const RepoCreateFileUnprocessableEntityCode int = 422
 

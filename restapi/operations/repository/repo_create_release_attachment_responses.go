@@ -242,11 +242,16 @@ func (o *RepoCreateReleaseAttachmentNotFound) WriteResponse(rw http.ResponseWrit
 const RepoCreateReleaseAttachmentRequestEntityTooLargeCode int = 413
 
 /*
-RepoCreateReleaseAttachmentRequestEntityTooLarge error
+RepoCreateReleaseAttachmentRequestEntityTooLarge The request cannot be carried out.
 
 swagger:response repoCreateReleaseAttachmentRequestEntityTooLarge
 */
 type RepoCreateReleaseAttachmentRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
 }
 
 // NewRepoCreateReleaseAttachmentRequestEntityTooLarge creates RepoCreateReleaseAttachmentRequestEntityTooLarge with default headers values
@@ -255,12 +260,27 @@ func NewRepoCreateReleaseAttachmentRequestEntityTooLarge() *RepoCreateReleaseAtt
 	return &RepoCreateReleaseAttachmentRequestEntityTooLarge{}
 }
 
+// WithPayload adds the payload to the repo create release attachment request entity too large response
+func (o *RepoCreateReleaseAttachmentRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoCreateReleaseAttachmentRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create release attachment request entity too large response
+func (o *RepoCreateReleaseAttachmentRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
 // WriteResponse to the client
 func (o *RepoCreateReleaseAttachmentRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
-	rw.Header().Del(runtime.HeaderContentType) // Remove Content-Type on empty responses
-
 	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
 }
 
 // RepoCreateReleaseAttachmentUnprocessableEntityCode is the HTTP code returned for type RepoCreateReleaseAttachmentUnprocessableEntity
@@ -300,6 +320,51 @@ func (o *RepoCreateReleaseAttachmentUnprocessableEntity) SetPayload(payload *mod
 func (o *RepoCreateReleaseAttachmentUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoCreateReleaseAttachmentLockedCode is the HTTP code returned for type RepoCreateReleaseAttachmentLocked
+const RepoCreateReleaseAttachmentLockedCode int = 423
+
+/*
+RepoCreateReleaseAttachmentLocked The repository is archived and cannot be changed.
+
+swagger:response repoCreateReleaseAttachmentLocked
+*/
+type RepoCreateReleaseAttachmentLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateReleaseAttachmentLocked creates RepoCreateReleaseAttachmentLocked with default headers values
+func NewRepoCreateReleaseAttachmentLocked() *RepoCreateReleaseAttachmentLocked {
+
+	return &RepoCreateReleaseAttachmentLocked{}
+}
+
+// WithPayload adds the payload to the repo create release attachment locked response
+func (o *RepoCreateReleaseAttachmentLocked) WithPayload(payload *models.APIError) *RepoCreateReleaseAttachmentLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create release attachment locked response
+func (o *RepoCreateReleaseAttachmentLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateReleaseAttachmentLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -283,6 +283,51 @@ func (o *RepoCreateReleaseUnprocessableEntity) WriteResponse(rw http.ResponseWri
 	}
 }
 
+// RepoCreateReleaseLockedCode is the HTTP code returned for type RepoCreateReleaseLocked
+const RepoCreateReleaseLockedCode int = 423
+
+/*
+RepoCreateReleaseLocked The repository is archived and cannot be changed.
+
+swagger:response repoCreateReleaseLocked
+*/
+type RepoCreateReleaseLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateReleaseLocked creates RepoCreateReleaseLocked with default headers values
+func NewRepoCreateReleaseLocked() *RepoCreateReleaseLocked {
+
+	return &RepoCreateReleaseLocked{}
+}
+
+// WithPayload adds the payload to the repo create release locked response
+func (o *RepoCreateReleaseLocked) WithPayload(payload *models.APIError) *RepoCreateReleaseLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create release locked response
+func (o *RepoCreateReleaseLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateReleaseLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateReleaseInternalServerErrorCode is the HTTP code returned for type RepoCreateReleaseInternalServerError
 const RepoCreateReleaseInternalServerErrorCode int = 500
 

@@ -13,15 +13,15 @@ import (
 	"repohost/models"
 )
 
-// RepoCreateTagOKCode is the HTTP code returned for type RepoCreateTagOK
-const RepoCreateTagOKCode int = 200
+// RepoCreateTagCreatedCode is the HTTP code returned for type RepoCreateTagCreated
+const RepoCreateTagCreatedCode int = 201
 
 /*
-RepoCreateTagOK Tag
+RepoCreateTagCreated The new Tag.
 
-swagger:response repoCreateTagOK
+swagger:response repoCreateTagCreated
 */
-type RepoCreateTagOK struct {
+type RepoCreateTagCreated struct {
 
 	/*
 	  In: Body
@@ -29,27 +29,27 @@ type RepoCreateTagOK struct {
 	Payload *models.Tag `json:"body,omitempty"`
 }
 
-// NewRepoCreateTagOK creates RepoCreateTagOK with default headers values
-func NewRepoCreateTagOK() *RepoCreateTagOK {
+// NewRepoCreateTagCreated creates RepoCreateTagCreated with default headers values
+func NewRepoCreateTagCreated() *RepoCreateTagCreated {
 
-	return &RepoCreateTagOK{}
+	return &RepoCreateTagCreated{}
 }
 
-// WithPayload adds the payload to the repo create tag o k response
-func (o *RepoCreateTagOK) WithPayload(payload *models.Tag) *RepoCreateTagOK {
+// WithPayload adds the payload to the repo create tag created response
+func (o *RepoCreateTagCreated) WithPayload(payload *models.Tag) *RepoCreateTagCreated {
 	o.Payload = payload
 	return o
 }
 
-// SetPayload sets the payload to the repo create tag o k response
-func (o *RepoCreateTagOK) SetPayload(payload *models.Tag) {
+// SetPayload sets the payload to the repo create tag created response
+func (o *RepoCreateTagCreated) SetPayload(payload *models.Tag) {
 	o.Payload = payload
 }
 
 // WriteResponse to the client
-func (o *RepoCreateTagOK) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+func (o *RepoCreateTagCreated) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
-	rw.WriteHeader(200)
+	rw.WriteHeader(201)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -238,6 +238,51 @@ func (o *RepoDeleteFileNotFound) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoDeleteFileConflictCode is the HTTP code returned for type RepoDeleteFileConflict
+const RepoDeleteFileConflictCode int = 409
+
+/*
+RepoDeleteFileConflict The change conflicts with the current state of the resource.
+
+swagger:response repoDeleteFileConflict
+*/
+type RepoDeleteFileConflict struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteFileConflict creates RepoDeleteFileConflict with default headers values
+func NewRepoDeleteFileConflict() *RepoDeleteFileConflict {
+
+	return &RepoDeleteFileConflict{}
+}
+
+// WithPayload adds the payload to the repo delete file conflict response
+func (o *RepoDeleteFileConflict) WithPayload(payload *models.APIError) *RepoDeleteFileConflict {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete file conflict response
+func (o *RepoDeleteFileConflict) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteFileConflict) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(409)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteFileUnprocessableEntityCode is the HTTP code returned for type RepoDeleteFileUnprocessableEntity
 const RepoDeleteFileUnprocessableEntityCode int = 422
 

@@ -218,6 +218,51 @@ func (o *RepoDeleteReleaseAttachmentUnprocessableEntity) WriteResponse(rw http.R
 	}
 }
 
+// RepoDeleteReleaseAttachmentLockedCode is the HTTP code returned for type RepoDeleteReleaseAttachmentLocked
+const RepoDeleteReleaseAttachmentLockedCode int = 423
+
+/*
+RepoDeleteReleaseAttachmentLocked The repository is archived and cannot be changed.
+
+swagger:response repoDeleteReleaseAttachmentLocked
+*/
+type RepoDeleteReleaseAttachmentLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteReleaseAttachmentLocked creates RepoDeleteReleaseAttachmentLocked with default headers values
+func NewRepoDeleteReleaseAttachmentLocked() *RepoDeleteReleaseAttachmentLocked {
+
+	return &RepoDeleteReleaseAttachmentLocked{}
+}
+
+// WithPayload adds the payload to the repo delete release attachment locked response
+func (o *RepoDeleteReleaseAttachmentLocked) WithPayload(payload *models.APIError) *RepoDeleteReleaseAttachmentLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete release attachment locked response
+func (o *RepoDeleteReleaseAttachmentLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteReleaseAttachmentLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteReleaseAttachmentInternalServerErrorCode is the HTTP code returned for type RepoDeleteReleaseAttachmentInternalServerError
 const RepoDeleteReleaseAttachmentInternalServerErrorCode int = 500
 

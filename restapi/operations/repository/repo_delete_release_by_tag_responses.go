@@ -218,6 +218,51 @@ func (o *RepoDeleteReleaseByTagUnprocessableEntity) WriteResponse(rw http.Respon
 	}
 }
 
+// RepoDeleteReleaseByTagLockedCode is the HTTP code returned for type RepoDeleteReleaseByTagLocked
+const RepoDeleteReleaseByTagLockedCode int = 423
+
+/*
+RepoDeleteReleaseByTagLocked The repository is archived and cannot be changed.
+
+swagger:response repoDeleteReleaseByTagLocked
+*/
+type RepoDeleteReleaseByTagLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteReleaseByTagLocked creates RepoDeleteReleaseByTagLocked with default headers values
+func NewRepoDeleteReleaseByTagLocked() *RepoDeleteReleaseByTagLocked {
+
+	return &RepoDeleteReleaseByTagLocked{}
+}
+
+// WithPayload adds the payload to the repo delete release by tag locked response
+func (o *RepoDeleteReleaseByTagLocked) WithPayload(payload *models.APIError) *RepoDeleteReleaseByTagLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete release by tag locked response
+func (o *RepoDeleteReleaseByTagLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteReleaseByTagLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteReleaseByTagInternalServerErrorCode is the HTTP code returned for type RepoDeleteReleaseByTagInternalServerError
 const RepoDeleteReleaseByTagInternalServerErrorCode int = 500
 

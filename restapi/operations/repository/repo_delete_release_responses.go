@@ -218,6 +218,51 @@ func (o *RepoDeleteReleaseUnprocessableEntity) WriteResponse(rw http.ResponseWri
 	}
 }
 
+// RepoDeleteReleaseLockedCode is the HTTP code returned for type RepoDeleteReleaseLocked
+const RepoDeleteReleaseLockedCode int = 423
+
+/*
+RepoDeleteReleaseLocked The repository is archived and cannot be changed.
+
+swagger:response repoDeleteReleaseLocked
+*/
+type RepoDeleteReleaseLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteReleaseLocked creates RepoDeleteReleaseLocked with default headers values
+func NewRepoDeleteReleaseLocked() *RepoDeleteReleaseLocked {
+
+	return &RepoDeleteReleaseLocked{}
+}
+
+// WithPayload adds the payload to the repo delete release locked response
+func (o *RepoDeleteReleaseLocked) WithPayload(payload *models.APIError) *RepoDeleteReleaseLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete release locked response
+func (o *RepoDeleteReleaseLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteReleaseLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteReleaseInternalServerErrorCode is the HTTP code returned for type RepoDeleteReleaseInternalServerError
 const RepoDeleteReleaseInternalServerErrorCode int = 500
 

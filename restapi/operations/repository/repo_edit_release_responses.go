@@ -193,6 +193,51 @@ func (o *RepoEditReleaseNotFound) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// RepoEditReleaseConflictCode is the HTTP code returned for type RepoEditReleaseConflict
+const RepoEditReleaseConflictCode int = 409
+
+/*
+RepoEditReleaseConflict The change conflicts with the current state of the resource.
+
+swagger:response repoEditReleaseConflict
+*/
+type RepoEditReleaseConflict struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditReleaseConflict creates RepoEditReleaseConflict with default headers values
+func NewRepoEditReleaseConflict() *RepoEditReleaseConflict {
+
+	return &RepoEditReleaseConflict{}
+}
+
+// WithPayload adds the payload to the repo edit release conflict response
+func (o *RepoEditReleaseConflict) WithPayload(payload *models.APIError) *RepoEditReleaseConflict {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit release conflict response
+func (o *RepoEditReleaseConflict) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditReleaseConflict) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(409)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoEditReleaseUnprocessableEntityCode is the HTTP code returned for type RepoEditReleaseUnprocessableEntity
 const RepoEditReleaseUnprocessableEntityCode int = 422
 
@@ -230,6 +275,51 @@ func (o *RepoEditReleaseUnprocessableEntity) SetPayload(payload *models.APIError
 func (o *RepoEditReleaseUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoEditReleaseLockedCode is the HTTP code returned for type RepoEditReleaseLocked
+const RepoEditReleaseLockedCode int = 423
+
+/*
+RepoEditReleaseLocked The repository is archived and cannot be changed.
+
+swagger:response repoEditReleaseLocked
+*/
+type RepoEditReleaseLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditReleaseLocked creates RepoEditReleaseLocked with default headers values
+func NewRepoEditReleaseLocked() *RepoEditReleaseLocked {
+
+	return &RepoEditReleaseLocked{}
+}
+
+// WithPayload adds the payload to the repo edit release locked response
+func (o *RepoEditReleaseLocked) WithPayload(payload *models.APIError) *RepoEditReleaseLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit release locked response
+func (o *RepoEditReleaseLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditReleaseLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

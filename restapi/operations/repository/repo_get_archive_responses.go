@@ -6,6 +6,7 @@ package repository
 // Editing this file might prove futile when you re-run the swagger generate command
 
 import (
+	"io"
 	"net/http"
 
 	"github.com/go-openapi/runtime"
@@ -17,11 +18,16 @@ import (
 const RepoGetArchiveOKCode int = 200
 
 /*
-RepoGetArchiveOK success
+RepoGetArchiveOK The archive (gzip-compressed tar or zip).
 
 swagger:response repoGetArchiveOK
 */
 type RepoGetArchiveOK struct {
+
+	/*
+	  In: Body
+	*/
+	Payload io.ReadCloser `json:"body,omitempty"`
 }
 
 // NewRepoGetArchiveOK creates RepoGetArchiveOK with default headers values
@@ -30,12 +36,25 @@ func NewRepoGetArchiveOK() *RepoGetArchiveOK {
 	return &RepoGetArchiveOK{}
 }
 
+// WithPayload adds the payload to the repo get archive o k response
+func (o *RepoGetArchiveOK) WithPayload(payload io.ReadCloser) *RepoGetArchiveOK {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get archive o k response
+func (o *RepoGetArchiveOK) SetPayload(payload io.ReadCloser) {
+	o.Payload = payload
+}
+
 // WriteResponse to the client
 func (o *RepoGetArchiveOK) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
-	rw.Header().Del(runtime.HeaderContentType) // Remove Content-Type on empty responses
-
 	rw.WriteHeader(200)
+	payload := o.Payload
+	if err := producer.Produce(rw, payload); err != nil {
+		panic(err) // let the recovery middleware deal with this
+	}
 }
 
 // RepoGetArchiveUnauthorizedCode is the HTTP code returned for type RepoGetArchiveUnauthorized

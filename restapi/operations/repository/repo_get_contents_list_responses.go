@@ -9,7 +9,6 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
-	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -18,19 +17,11 @@ import (
 const RepoGetContentsListOKCode int = 200
 
 /*
-RepoGetContentsListOK ContentsListResponse
+RepoGetContentsListOK The entries of the top directory; a git tree is listed whole, not paged.
 
 swagger:response repoGetContentsListOK
 */
 type RepoGetContentsListOK struct {
-	/*RFC 8288 links to the first, previous, next and last pages.
-
-	 */
-	Link string `json:"Link"`
-	/*Number of items in the whole filtered set.
-
-	 */
-	XTotalCount int64 `json:"X-Total-Count"`
 
 	/*
 	  In: Body
@@ -42,28 +33,6 @@ type RepoGetContentsListOK struct {
 func NewRepoGetContentsListOK() *RepoGetContentsListOK {
 
 	return &RepoGetContentsListOK{}
-}
-
-// WithLink adds the link to the repo get contents list o k response
-func (o *RepoGetContentsListOK) WithLink(link string) *RepoGetContentsListOK {
-	o.Link = link
-	return o
-}
-
-// SetLink sets the link to the repo get contents list o k response
-func (o *RepoGetContentsListOK) SetLink(link string) {
-	o.Link = link
-}
-
-// WithXTotalCount adds the xTotalCount to the repo get contents list o k response
-func (o *RepoGetContentsListOK) WithXTotalCount(xTotalCount int64) *RepoGetContentsListOK {
-	o.XTotalCount = xTotalCount
-	return o
-}
-
-// SetXTotalCount sets the xTotalCount to the repo get contents list o k response
-func (o *RepoGetContentsListOK) SetXTotalCount(xTotalCount int64) {
-	o.XTotalCount = xTotalCount
 }
 
 // WithPayload adds the payload to the repo get contents list o k response
@@ -79,20 +48,6 @@ func (o *RepoGetContentsListOK) SetPayload(payload []*models.ContentsResponse) {
 
 // WriteResponse to the client
 func (o *RepoGetContentsListOK) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
-
-	// response header Link
-
-	link := o.Link
-	if link != "" {
-		rw.Header().Set("Link", link)
-	}
-
-	// response header X-Total-Count
-
-	xTotalCount := swag.FormatInt64(o.XTotalCount)
-	if xTotalCount != "" {
-		rw.Header().Set("X-Total-Count", xTotalCount)
-	}
 
 	rw.WriteHeader(200)
 	payload := o.Payload

@@ -17,7 +17,7 @@ import (
 const RepoGetContentsOKCode int = 200
 
 /*
-RepoGetContentsOK ContentsResponse
+RepoGetContentsOK A ContentsResponse for a file, symlink or submodule, or an array of ContentsResponse for a directory (the schema cannot say "object or array" in OpenAPI 2.0).
 
 swagger:response repoGetContentsOK
 */
@@ -26,7 +26,7 @@ type RepoGetContentsOK struct {
 	/*
 	  In: Body
 	*/
-	Payload *models.ContentsResponse `json:"body,omitempty"`
+	Payload any `json:"body,omitempty"`
 }
 
 // NewRepoGetContentsOK creates RepoGetContentsOK with default headers values
@@ -36,13 +36,13 @@ func NewRepoGetContentsOK() *RepoGetContentsOK {
 }
 
 // WithPayload adds the payload to the repo get contents o k response
-func (o *RepoGetContentsOK) WithPayload(payload *models.ContentsResponse) *RepoGetContentsOK {
+func (o *RepoGetContentsOK) WithPayload(payload any) *RepoGetContentsOK {
 	o.Payload = payload
 	return o
 }
 
 // SetPayload sets the payload to the repo get contents o k response
-func (o *RepoGetContentsOK) SetPayload(payload *models.ContentsResponse) {
+func (o *RepoGetContentsOK) SetPayload(payload any) {
 	o.Payload = payload
 }
 
@@ -50,11 +50,9 @@ func (o *RepoGetContentsOK) SetPayload(payload *models.ContentsResponse) {
 func (o *RepoGetContentsOK) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(200)
-	if o.Payload != nil {
-		payload := o.Payload
-		if err := producer.Produce(rw, payload); err != nil {
-			panic(err) // let the recovery middleware deal with this
-		}
+	payload := o.Payload
+	if err := producer.Produce(rw, payload); err != nil {
+		panic(err) // let the recovery middleware deal with this
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/errors"
+	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 )
 
 // NewRepoListBranchProtectionParams creates a new RepoListBranchProtectionParams object
@@ -29,11 +31,21 @@ type RepoListBranchProtectionParams struct {
 	// HTTP Request Object
 	HTTPRequest *http.Request `json:"-"`
 
+	/*Page size (default 30, at most 50).
+	  In: query
+	*/
+	Limit *int64
+
 	/*Owner of the repository.
 	  Required: true
 	  In: path
 	*/
 	Owner string
+
+	/*Page number, starting at 1.
+	  In: query
+	*/
+	Page *int64
 
 	/*Name of the repository.
 	  Required: true
@@ -50,9 +62,20 @@ func (o *RepoListBranchProtectionParams) BindRequest(r *http.Request, route *mid
 	var res []error
 
 	o.HTTPRequest = r
+	qs := runtime.Values(r.URL.Query())
+
+	qLimit, qhkLimit, _ := qs.GetOK("limit")
+	if err := o.bindLimit(qLimit, qhkLimit, route.Formats); err != nil {
+		res = append(res, err)
+	}
 
 	rOwner, rhkOwner, _ := route.Params.GetOK("owner")
 	if err := o.bindOwner(rOwner, rhkOwner, route.Formats); err != nil {
+		res = append(res, err)
+	}
+
+	qPage, qhkPage, _ := qs.GetOK("page")
+	if err := o.bindPage(qPage, qhkPage, route.Formats); err != nil {
 		res = append(res, err)
 	}
 
@@ -66,6 +89,29 @@ func (o *RepoListBranchProtectionParams) BindRequest(r *http.Request, route *mid
 	return nil
 }
 
+// bindLimit binds and validates parameter Limit from query.
+func (o *RepoListBranchProtectionParams) bindLimit(rawData []string, hasKey bool, formats strfmt.Registry) error {
+	var raw string
+	if len(rawData) > 0 {
+		raw = rawData[len(rawData)-1]
+	}
+
+	// Required: false
+	// AllowEmptyValue: false
+
+	if raw == "" { // empty values pass all other validations
+		return nil
+	}
+
+	value, err := swag.ConvertInt64(raw)
+	if err != nil {
+		return errors.InvalidType("limit", "query", "int64", raw)
+	}
+	o.Limit = &value
+
+	return nil
+}
+
 // bindOwner binds and validates parameter Owner from path.
 func (o *RepoListBranchProtectionParams) bindOwner(rawData []string, hasKey bool, formats strfmt.Registry) error {
 	var raw string
@@ -76,6 +122,29 @@ func (o *RepoListBranchProtectionParams) bindOwner(rawData []string, hasKey bool
 	// Required: true
 	// Parameter is provided by construction from the route
 	o.Owner = raw
+
+	return nil
+}
+
+// bindPage binds and validates parameter Page from query.
+func (o *RepoListBranchProtectionParams) bindPage(rawData []string, hasKey bool, formats strfmt.Registry) error {
+	var raw string
+	if len(rawData) > 0 {
+		raw = rawData[len(rawData)-1]
+	}
+
+	// Required: false
+	// AllowEmptyValue: false
+
+	if raw == "" { // empty values pass all other validations
+		return nil
+	}
+
+	value, err := swag.ConvertInt64(raw)
+	if err != nil {
+		return errors.InvalidType("page", "query", "int64", raw)
+	}
+	o.Page = &value
 
 	return nil
 }

@@ -10,12 +10,17 @@ import (
 	"net/url"
 	golangswaggerpaths "path"
 	"strings"
+
+	"github.com/go-openapi/swag"
 )
 
 // RepoListBranchProtectionURL generates an URL for the repo list branch protection operation
 type RepoListBranchProtectionURL struct {
 	Owner string
 	Repo  string
+
+	Limit *int64
+	Page  *int64
 
 	_basePath string
 	// avoid unkeyed usage
@@ -62,6 +67,26 @@ func (o *RepoListBranchProtectionURL) Build() (*url.URL, error) {
 		_basePath = "/api/v1"
 	}
 	_result.Path = golangswaggerpaths.Join(_basePath, _path)
+
+	qs := make(url.Values)
+
+	var limitQ string
+	if o.Limit != nil {
+		limitQ = swag.FormatInt64(*o.Limit)
+	}
+	if limitQ != "" {
+		qs.Set("limit", limitQ)
+	}
+
+	var pageQ string
+	if o.Page != nil {
+		pageQ = swag.FormatInt64(*o.Page)
+	}
+	if pageQ != "" {
+		qs.Set("page", pageQ)
+	}
+
+	_result.RawQuery = qs.Encode()
 
 	return &_result, nil
 }

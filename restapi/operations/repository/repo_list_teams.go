@@ -33,6 +33,8 @@ func NewRepoListTeams(ctx *middleware.Context, handler RepoListTeamsHandler) *Re
 	RepoListTeams swagger:route GET /repos/{owner}/{repo}/teams repository repoListTeams
 
 List the teams with access to a repository.
+
+Only repositories owned by an organization have teams; any other answers 405.
 */
 type RepoListTeams struct {
 	Context *middleware.Context

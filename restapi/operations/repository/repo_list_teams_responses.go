@@ -241,6 +241,51 @@ func (o *RepoListTeamsNotFound) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// RepoListTeamsMethodNotAllowedCode is the HTTP code returned for type RepoListTeamsMethodNotAllowed
+const RepoListTeamsMethodNotAllowedCode int = 405
+
+/*
+RepoListTeamsMethodNotAllowed The repository is not owned by an organization.
+
+swagger:response repoListTeamsMethodNotAllowed
+*/
+type RepoListTeamsMethodNotAllowed struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListTeamsMethodNotAllowed creates RepoListTeamsMethodNotAllowed with default headers values
+func NewRepoListTeamsMethodNotAllowed() *RepoListTeamsMethodNotAllowed {
+
+	return &RepoListTeamsMethodNotAllowed{}
+}
+
+// WithPayload adds the payload to the repo list teams method not allowed response
+func (o *RepoListTeamsMethodNotAllowed) WithPayload(payload *models.APIError) *RepoListTeamsMethodNotAllowed {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list teams method not allowed response
+func (o *RepoListTeamsMethodNotAllowed) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListTeamsMethodNotAllowed) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(405)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListTeamsUnprocessableEntityCode is the HTTP code returned for type RepoListTeamsUnprocessableEntity
 const RepoListTeamsUnprocessableEntityCode int = 422
 

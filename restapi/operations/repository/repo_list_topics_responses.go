@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -22,6 +23,14 @@ RepoListTopicsOK TopicNames
 swagger:response repoListTopicsOK
 */
 type RepoListTopicsOK struct {
+	/*RFC 8288 links to the first, previous, next and last pages.
+
+	 */
+	Link string `json:"Link"`
+	/*Number of items in the whole filtered set.
+
+	 */
+	XTotalCount int64 `json:"X-Total-Count"`
 
 	/*
 	  In: Body
@@ -33,6 +42,28 @@ type RepoListTopicsOK struct {
 func NewRepoListTopicsOK() *RepoListTopicsOK {
 
 	return &RepoListTopicsOK{}
+}
+
+// WithLink adds the link to the repo list topics o k response
+func (o *RepoListTopicsOK) WithLink(link string) *RepoListTopicsOK {
+	o.Link = link
+	return o
+}
+
+// SetLink sets the link to the repo list topics o k response
+func (o *RepoListTopicsOK) SetLink(link string) {
+	o.Link = link
+}
+
+// WithXTotalCount adds the xTotalCount to the repo list topics o k response
+func (o *RepoListTopicsOK) WithXTotalCount(xTotalCount int64) *RepoListTopicsOK {
+	o.XTotalCount = xTotalCount
+	return o
+}
+
+// SetXTotalCount sets the xTotalCount to the repo list topics o k response
+func (o *RepoListTopicsOK) SetXTotalCount(xTotalCount int64) {
+	o.XTotalCount = xTotalCount
 }
 
 // WithPayload adds the payload to the repo list topics o k response
@@ -48,6 +79,20 @@ func (o *RepoListTopicsOK) SetPayload(payload *models.TopicName) {
 
 // WriteResponse to the client
 func (o *RepoListTopicsOK) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Link
+
+	link := o.Link
+	if link != "" {
+		rw.Header().Set("Link", link)
+	}
+
+	// response header X-Total-Count
+
+	xTotalCount := swag.FormatInt64(o.XTotalCount)
+	if xTotalCount != "" {
+		rw.Header().Set("X-Total-Count", xTotalCount)
+	}
 
 	rw.WriteHeader(200)
 	if o.Payload != nil {

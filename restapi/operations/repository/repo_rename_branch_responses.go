@@ -218,6 +218,51 @@ func (o *RepoRenameBranchUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// RepoRenameBranchLockedCode is the HTTP code returned for type RepoRenameBranchLocked
+const RepoRenameBranchLockedCode int = 423
+
+/*
+RepoRenameBranchLocked The repository is archived and cannot be changed.
+
+swagger:response repoRenameBranchLocked
+*/
+type RepoRenameBranchLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoRenameBranchLocked creates RepoRenameBranchLocked with default headers values
+func NewRepoRenameBranchLocked() *RepoRenameBranchLocked {
+
+	return &RepoRenameBranchLocked{}
+}
+
+// WithPayload adds the payload to the repo rename branch locked response
+func (o *RepoRenameBranchLocked) WithPayload(payload *models.APIError) *RepoRenameBranchLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo rename branch locked response
+func (o *RepoRenameBranchLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoRenameBranchLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoRenameBranchInternalServerErrorCode is the HTTP code returned for type RepoRenameBranchInternalServerError
 const RepoRenameBranchInternalServerErrorCode int = 500
 

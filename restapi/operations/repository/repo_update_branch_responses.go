@@ -263,6 +263,51 @@ func (o *RepoUpdateBranchUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// RepoUpdateBranchLockedCode is the HTTP code returned for type RepoUpdateBranchLocked
+const RepoUpdateBranchLockedCode int = 423
+
+/*
+RepoUpdateBranchLocked The repository is archived and cannot be changed.
+
+swagger:response repoUpdateBranchLocked
+*/
+type RepoUpdateBranchLocked struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateBranchLocked creates RepoUpdateBranchLocked with default headers values
+func NewRepoUpdateBranchLocked() *RepoUpdateBranchLocked {
+
+	return &RepoUpdateBranchLocked{}
+}
+
+// WithPayload adds the payload to the repo update branch locked response
+func (o *RepoUpdateBranchLocked) WithPayload(payload *models.APIError) *RepoUpdateBranchLocked {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update branch locked response
+func (o *RepoUpdateBranchLocked) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateBranchLocked) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(423)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoUpdateBranchInternalServerErrorCode is the HTTP code returned for type RepoUpdateBranchInternalServerError
 const RepoUpdateBranchInternalServerErrorCode int = 500
 

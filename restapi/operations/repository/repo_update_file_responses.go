@@ -238,6 +238,51 @@ func (o *RepoUpdateFileNotFound) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoUpdateFileConflictCode is the HTTP code returned for type RepoUpdateFileConflict
+const RepoUpdateFileConflictCode int = 409
+
+/*
+RepoUpdateFileConflict The change conflicts with the current state of the resource.
+
+swagger:response repoUpdateFileConflict
+*/
+type RepoUpdateFileConflict struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateFileConflict creates RepoUpdateFileConflict with default headers values
+func NewRepoUpdateFileConflict() *RepoUpdateFileConflict {
+
+	return &RepoUpdateFileConflict{}
+}
+
+// WithPayload adds the payload to the repo update file conflict response
+func (o *RepoUpdateFileConflict) WithPayload(payload *models.APIError) *RepoUpdateFileConflict {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update file conflict response
+func (o *RepoUpdateFileConflict) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateFileConflict) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(409)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoUpdateFileUnprocessableEntityCode is the HTTP code returned for type RepoUpdateFileUnprocessableEntity
 const RepoUpdateFileUnprocessableEntityCode int = 422
 

@@ -13,7 +13,6 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
-	"github.com/go-openapi/validate"
 )
 
 // NewTopicSearchParams creates a new TopicSearchParams object
@@ -42,11 +41,10 @@ type TopicSearchParams struct {
 	*/
 	Page *int64
 
-	/*Keyword to search for.
-	  Required: true
+	/*Keyword to search for; without one every topic in use is listed.
 	  In: query
 	*/
-	Q string
+	Q *string
 }
 
 // BindRequest both binds and validates a request, it assumes that complex things implement a Validatable(strfmt.Registry) error interface
@@ -127,21 +125,18 @@ func (o *TopicSearchParams) bindPage(rawData []string, hasKey bool, formats strf
 
 // bindQ binds and validates parameter Q from query.
 func (o *TopicSearchParams) bindQ(rawData []string, hasKey bool, formats strfmt.Registry) error {
-	if !hasKey {
-		return errors.Required("q", "query", rawData)
-	}
 	var raw string
 	if len(rawData) > 0 {
 		raw = rawData[len(rawData)-1]
 	}
 
-	// Required: true
+	// Required: false
 	// AllowEmptyValue: false
 
-	if err := validate.RequiredString("q", "query", raw); err != nil {
-		return err
+	if raw == "" { // empty values pass all other validations
+		return nil
 	}
-	o.Q = raw
+	o.Q = &raw
 
 	return nil
 }

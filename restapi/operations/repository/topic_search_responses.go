@@ -35,7 +35,7 @@ type TopicSearchOK struct {
 	/*
 	  In: Body
 	*/
-	Payload []*models.TopicResponse `json:"body,omitempty"`
+	Payload *models.TopicSearchResults `json:"body,omitempty"`
 }
 
 // NewTopicSearchOK creates TopicSearchOK with default headers values
@@ -67,13 +67,13 @@ func (o *TopicSearchOK) SetXTotalCount(xTotalCount int64) {
 }
 
 // WithPayload adds the payload to the topic search o k response
-func (o *TopicSearchOK) WithPayload(payload []*models.TopicResponse) *TopicSearchOK {
+func (o *TopicSearchOK) WithPayload(payload *models.TopicSearchResults) *TopicSearchOK {
 	o.Payload = payload
 	return o
 }
 
 // SetPayload sets the payload to the topic search o k response
-func (o *TopicSearchOK) SetPayload(payload []*models.TopicResponse) {
+func (o *TopicSearchOK) SetPayload(payload *models.TopicSearchResults) {
 	o.Payload = payload
 }
 
@@ -95,14 +95,11 @@ func (o *TopicSearchOK) WriteResponse(rw http.ResponseWriter, producer runtime.P
 	}
 
 	rw.WriteHeader(200)
-	payload := o.Payload
-	if payload == nil {
-		// return empty array
-		payload = make([]*models.TopicResponse, 0, 50)
-	}
-
-	if err := producer.Produce(rw, payload); err != nil {
-		panic(err) // let the recovery middleware deal with this
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
 	}
 }
 

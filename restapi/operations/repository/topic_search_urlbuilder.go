@@ -17,7 +17,7 @@ import (
 type TopicSearchURL struct {
 	Limit *int64
 	Page  *int64
-	Q     string
+	Q     *string
 
 	_basePath string
 	// avoid unkeyed usage
@@ -69,7 +69,10 @@ func (o *TopicSearchURL) Build() (*url.URL, error) {
 		qs.Set("page", pageQ)
 	}
 
-	qQ := o.Q
+	var qQ string
+	if o.Q != nil {
+		qQ = *o.Q
+	}
 	if qQ != "" {
 		qs.Set("q", qQ)
 	}

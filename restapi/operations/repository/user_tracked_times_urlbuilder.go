@@ -10,6 +10,8 @@ import (
 	"net/url"
 	golangswaggerpaths "path"
 	"strings"
+
+	"github.com/go-openapi/swag"
 )
 
 // UserTrackedTimesURL generates an URL for the user tracked times operation
@@ -17,6 +19,9 @@ type UserTrackedTimesURL struct {
 	Owner string
 	Repo  string
 	User  string
+
+	Limit *int64
+	Page  *int64
 
 	_basePath string
 	// avoid unkeyed usage
@@ -70,6 +75,26 @@ func (o *UserTrackedTimesURL) Build() (*url.URL, error) {
 		_basePath = "/api/v1"
 	}
 	_result.Path = golangswaggerpaths.Join(_basePath, _path)
+
+	qs := make(url.Values)
+
+	var limitQ string
+	if o.Limit != nil {
+		limitQ = swag.FormatInt64(*o.Limit)
+	}
+	if limitQ != "" {
+		qs.Set("limit", limitQ)
+	}
+
+	var pageQ string
+	if o.Page != nil {
+		pageQ = swag.FormatInt64(*o.Page)
+	}
+	if pageQ != "" {
+		qs.Set("page", pageQ)
+	}
+
+	_result.RawQuery = qs.Encode()
 
 	return &_result, nil
 }

@@ -1,0 +1,204 @@
+package convert
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-openapi/strfmt"
+
+	"repohost/models"
+	"repohost/store"
+)
+
+// Ghost stands in for an account that no longer exists, as the reference
+// shows the author of content whose account was deleted.
+func Ghost() *store.User {
+	return &store.User{ID: -1, Name: "Ghost", LowerName: "ghost", FullName: "Ghost"}
+}
+
+// IssueAttrs is what rendering a page of issues needs besides the rows,
+// batch-loaded once per page (impl/issue does the loading).
+type IssueAttrs struct {
+	Repos         map[int64]*store.Repository // with owners
+	Users         map[int64]*store.User
+	Labels        map[int64][]*store.Label   // by issue id
+	Assignees     map[int64][]int64          // by issue id
+	Milestones    map[int64]*store.Milestone // by milestone id
+	Projects      map[int64][]*store.Project // by issue id
+	ProjectCounts map[int64]store.ProjectCounts
+}
+
+// user returns the loaded user, or the ghost.
+func (a *IssueAttrs) user(id int64) *store.User {
+	if u := a.Users[id]; u != nil {
+		return u
+	}
+	return Ghost()
+}
+
+func repoAPI(base string, r *store.Repository) string { return base + "api/v1/repos/" + r.FullName() }
+
+// IssueHTMLURL is the web address of issue number index of r.
+func IssueHTMLURL(base string, r *store.Repository, index int64) string {
+	return fmt.Sprintf("%s%s/issues/%d", base, r.FullName(), index)
+}
+
+func state(closed bool) string {
+	if closed {
+		return "closed"
+	}
+	return "open"
+}
+
+// Issue renders is as seen by viewer. The repository must be in a.Repos.
+func Issue(base string, is *store.Issue, a *IssueAttrs, viewer *store.User) *models.Issue {
+	r := a.Repos[is.RepoID]
+	out := &models.Issue{
+		ID:             is.ID,
+		URL:            fmt.Sprintf("%s/issues/%d", repoAPI(base, r), is.Index),
+		HTMLURL:        IssueHTMLURL(base, r, is.Index),
+		Index:          is.Index,
+		User:           User(base, a.user(is.PosterID), viewer),
+		Title:          is.Title,
+		Body:           is.Body,
+		Ref:            is.Ref,
+		Labels:         Labels(base, r, a.Labels[is.ID]),
+		State:          state(is.IsClosed),
+		IsLocked:       is.IsLocked,
+		Comments:       is.NumComments,
+		Created:        TimeOf(is.CreatedAt),
+		Updated:        TimeOf(is.UpdatedAt),
+		Closed:         Time(is.ClosedAt),
+		Deadline:       Time(is.Deadline),
+		ContentVersion: is.ContentVersion,
+		Attachments:    []*models.Attachment{},
+		Projects:       []*models.Project{},
+		Repository: &models.RepositoryMeta{
+			ID: r.ID, Name: r.Name, Owner: r.Owner.Name, FullName: r.FullName(),
+		},
+	}
+	if m := a.Milestones[is.MilestoneID]; m != nil && is.MilestoneID != 0 {
+		out.Milestone = Milestone(m)
+	}
+	// Assignees are rendered without a viewer, as the reference does, so
+	// they always show the placeholder address.
+	for _, id := range a.Assignees[is.ID] {
+		out.Assignees = append(out.Assignees, User(base, a.user(id), nil))
+	}
+	if len(out.Assignees) > 0 {
+		out.Assignee = out.Assignees[0]
+	}
+	for _, pr := range a.Projects[is.ID] {
+		out.Projects = append(out.Projects, Project(base, r, pr, a.ProjectCounts[pr.ID], a.user(pr.CreatorID), viewer))
+	}
+	return out
+}
+
+// Label renders a label of r; the reference sends the color without "#".
+func Label(base string, r *store.Repository, l *store.Label) *models.Label {
+	return &models.Label{
+		ID:          l.ID,
+		Name:        l.Name,
+		Color:       strings.TrimPrefix(l.Color, "#"),
+		Description: l.Description,
+		Exclusive:   l.Exclusive,
+		IsArchived:  l.ArchivedAt != nil,
+		URL:         fmt.Sprintf("%s/labels/%d", repoAPI(base, r), l.ID),
+	}
+}
+
+// Labels renders a list of labels of r, never nil.
+func Labels(base string, r *store.Repository, ls []*store.Label) []*models.Label {
+	out := make([]*models.Label, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, Label(base, r, l))
+	}
+	return out
+}
+
+// Milestone renders a milestone with its counts.
+func Milestone(m *store.Milestone) *models.Milestone {
+	return &models.Milestone{
+		ID:           m.ID,
+		Title:        m.Title,
+		Description:  m.Description,
+		State:        state(m.IsClosed),
+		OpenIssues:   m.NumIssues - m.NumClosedIssues,
+		ClosedIssues: m.NumClosedIssues,
+		Created:      TimeOf(m.CreatedAt),
+		Updated:      TimeOf(m.UpdatedAt),
+		Closed:       Time(m.ClosedAt),
+		Deadline:     Time(m.Deadline),
+	}
+}
+
+// Comment renders a comment on issue is of r; poster may be nil (ghost).
+func Comment(base string, r *store.Repository, is *store.Issue, c *store.Comment, poster, viewer *store.User) *models.Comment {
+	if poster == nil {
+		poster = Ghost()
+	}
+	issueURL := IssueHTMLURL(base, r, is.Index)
+	return &models.Comment{
+		ID:          c.ID,
+		HTMLURL:     fmt.Sprintf("%s#issuecomment-%d", issueURL, c.ID),
+		IssueURL:    issueURL,
+		PRURL:       "",
+		User:        User(base, poster, viewer),
+		Body:        c.Body,
+		Attachments: []*models.Attachment{},
+		Created:     TimeOf(c.CreatedAt),
+		Updated:     TimeOf(c.UpdatedAt),
+	}
+}
+
+// Reaction renders a reaction by user (nil: ghost).
+func Reaction(base string, rc *store.Reaction, user, viewer *store.User) *models.Reaction {
+	if user == nil {
+		user = Ghost()
+	}
+	return &models.Reaction{Reaction: rc.Type, Created: TimeOf(rc.CreatedAt), User: User(base, user, viewer)}
+}
+
+// TrackedTime renders an entry with its issue already rendered.
+func TrackedTime(t *store.TrackedTime, user *store.User, issue *models.Issue) *models.TrackedTime {
+	if user == nil {
+		user = Ghost()
+	}
+	return &models.TrackedTime{
+		ID:       t.ID,
+		Created:  TimeOf(t.CreatedAt),
+		Time:     t.Time,
+		IssueID:  t.IssueID,
+		Issue:    issue,
+		UserID:   user.ID,
+		UserName: user.Name,
+	}
+}
+
+// Project renders a repository project of r with its counts.
+func Project(base string, r *store.Repository, pr *store.Project, n store.ProjectCounts, creator, viewer *store.User) *models.Project {
+	if creator == nil {
+		creator = Ghost()
+	}
+	return &models.Project{
+		ID:              pr.ID,
+		Title:           pr.Title,
+		Description:     pr.Description,
+		RepoID:          pr.RepoID,
+		OwnerID:         0, // a repository project has no owning user, as in the reference
+		CreatorID:       pr.CreatorID,
+		Creator:         User(base, creator, viewer),
+		IsClosed:        pr.IsClosed,
+		State:           state(pr.IsClosed),
+		CardType:        pr.CardType,
+		TemplateType:    pr.TemplateType,
+		Type:            "repository",
+		HTMLURL:         strfmt.URI(fmt.Sprintf("%s%s/projects/%d", base, r.FullName(), pr.ID)),
+		NumIssues:       n.Issues,
+		NumClosedIssues: n.Closed,
+		NumOpenIssues:   n.Issues - n.Closed,
+		Created:         TimeOf(pr.CreatedAt),
+		Updated:         TimeOf(pr.UpdatedAt),
+		Closed:          Time(pr.ClosedAt),
+	}
+}

@@ -1,0 +1,144 @@
+package issue
+
+import (
+	"context"
+
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/paging"
+	"repohost/models"
+	"repohost/restapi/operations/issue"
+	"repohost/store"
+)
+
+func (h Handlers) IssueGetComments(ctx context.Context, params issue.IssueGetCommentsParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	s := h.svc()
+	r, _, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	is, err := s.issue(ctx, r, params.Index)
+	if err != nil {
+		return h.Fail(err)
+	}
+	pg := paging.From(params.Page, params.Limit)
+	list, total, err := h.Store.Comments().List(ctx, is.ID, QueryTime(params.Since), QueryTime(params.Before), pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	ids := make([]int64, 0, len(list))
+	for _, c := range list {
+		ids = append(ids, c.PosterID)
+	}
+	users, err := h.Store.Users().FindByIDs(ctx, ids)
+	if err != nil {
+		return h.Fail(err)
+	}
+	base := app.BaseURL(params.HTTPRequest)
+	out := make([]*models.Comment, 0, len(list))
+	for _, c := range list {
+		out = append(out, convert.Comment(base, r, is, c, users[c.PosterID], app.Viewer(p)))
+	}
+	return issue.NewIssueGetCommentsOK().WithPayload(out).WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+}
+
+func (h Handlers) IssueCreateComment(ctx context.Context, params issue.IssueCreateCommentParams) middleware.Responder {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return h.Fail(err)
+	}
+	s := h.svc()
+	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := writable(r); err != nil {
+		return h.Fail(err)
+	}
+	is, err := s.issue(ctx, r, params.Index)
+	if err != nil {
+		return h.Fail(err)
+	}
+	body := ""
+	if params.Body != nil {
+		body = deref(params.Body.Body)
+	}
+	c, err := s.Comment(ctx, p.User, r, perm, is, body)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return issue.NewIssueCreateCommentCreated().WithPayload(convert.Comment(app.BaseURL(params.HTTPRequest), r, is, c, p.User, p.User))
+}
+
+func (h Handlers) IssueGetComment(ctx context.Context, params issue.IssueGetCommentParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	s := h.svc()
+	r, _, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	c, is, err := s.comment(ctx, r, params.ID)
+	if err != nil {
+		return h.Fail(err)
+	}
+	poster, err := s.poster(ctx, c.PosterID)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return issue.NewIssueGetCommentOK().WithPayload(convert.Comment(app.BaseURL(params.HTTPRequest), r, is, c, poster, app.Viewer(p)))
+}
+
+func (h Handlers) IssueEditComment(ctx context.Context, params issue.IssueEditCommentParams) middleware.Responder {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return h.Fail(err)
+	}
+	s := h.svc()
+	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	body := ""
+	if params.Body != nil {
+		body = deref(params.Body.Body)
+	}
+	c, is, err := s.EditComment(ctx, p.User, r, perm, params.ID, body)
+	if err != nil {
+		return h.Fail(err)
+	}
+	poster, err := s.poster(ctx, c.PosterID)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return issue.NewIssueEditCommentOK().WithPayload(convert.Comment(app.BaseURL(params.HTTPRequest), r, is, c, poster, p.User))
+}
+
+func (h Handlers) IssueDeleteComment(ctx context.Context, params issue.IssueDeleteCommentParams) middleware.Responder {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return h.Fail(err)
+	}
+	s := h.svc()
+	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := s.DeleteComment(ctx, p.User, r, perm, params.ID); err != nil {
+		return h.Fail(err)
+	}
+	return issue.NewIssueDeleteCommentNoContent()
+}
+
+// poster loads an author, or nil (rendered as the ghost) when the account
+// is gone.
+func (s Service) poster(ctx context.Context, id int64) (*store.User, error) {
+	u, err := s.Store.Users().FindByID(ctx, id)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	return u, err
+}

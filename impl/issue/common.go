@@ -1,0 +1,170 @@
+package issue
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-openapi/strfmt"
+
+	"repohost/impl/access"
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/paging"
+	"repohost/store"
+)
+
+// The reference's messages for refused permissions.
+const (
+	msgWriter = "user should have a permission to write to a repo"
+	msgAdmin  = "user should be an owner or a collaborator with admin write of a repository"
+	msgReader = "user should have specific read permission or be a repo admin or a site admin"
+)
+
+// MaxTitleLength is the reference's limit on issue titles.
+const MaxTitleLength = 255
+
+// Service holds one function per issue action (create, edit, close or
+// reopen, comment, react, track time): handlers call these and nothing
+// else changes issues, so webhook delivery can later be attached in
+// exactly one place per action, after the transaction commits.
+type Service struct{ *app.Deps }
+
+func (h Handlers) svc() Service { return Service{h.Deps} }
+
+// IssuesEnabled tells whether r uses its built-in issue tracker (an
+// external tracker replaces it, as in the reference).
+func IssuesEnabled(r *store.Repository) bool {
+	return r.HasIssues && r.ExternalTrackerURL == ""
+}
+
+// TimeTrackerEnabled tells whether time may be tracked on r's issues.
+func TimeTrackerEnabled(r *store.Repository) bool {
+	return IssuesEnabled(r) && r.EnableTimeTracker
+}
+
+// now is the store's clock resolution: whole seconds, UTC.
+func now() time.Time { return time.Now().UTC().Truncate(time.Second) }
+
+// Tracker loads the repository of an issue-tracker route with p's
+// permission: 404 when p may not see it, or when it has neither issues
+// nor pull requests (the reference's mustEnableIssuesOrPulls).
+func (s Service) Tracker(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error) {
+	r, perm, err := s.Repo(ctx, p, owner, name)
+	if err != nil {
+		return nil, perm, err
+	}
+	if !IssuesEnabled(r) && !r.HasPullRequests {
+		return nil, access.None, apierr.NotFound("not found")
+	}
+	return r, perm, nil
+}
+
+// writable refuses any change to an archived repository.
+func writable(r *store.Repository) error {
+	if r.IsArchived {
+		return apierr.RepoArchived()
+	}
+	return nil
+}
+
+// requireWriter refuses callers without push access.
+func requireWriter(perm access.Permission) error {
+	if !perm.Push {
+		return apierr.Forbidden(msgWriter)
+	}
+	return nil
+}
+
+// issue loads issue number index of r. An issue (not a pull request) of a
+// repository whose issues are disabled does not exist for the API.
+func (s Service) issue(ctx context.Context, r *store.Repository, index int64) (*store.Issue, error) {
+	is, err := s.Store.Issues().FindByIndex(ctx, r.ID, index)
+	if err != nil {
+		return nil, err
+	}
+	if !is.IsPull && !IssuesEnabled(r) {
+		return nil, apierr.NotFound("not found")
+	}
+	return is, nil
+}
+
+// comment loads comment id with its issue; a comment of another
+// repository answers 404 like a missing one.
+func (s Service) comment(ctx context.Context, r *store.Repository, id int64) (*store.Comment, *store.Issue, error) {
+	c, err := s.Store.Comments().FindByID(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	is, err := s.Store.Issues().FindByID(ctx, c.IssueID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if is.RepoID != r.ID || (!is.IsPull && !IssuesEnabled(r)) {
+		return nil, nil, apierr.NotFound("not found")
+	}
+	return c, is, nil
+}
+
+// dueDate keeps only the calendar date of t, in the offset the client
+// wrote it in, as the end of that day: a due date is a day, and a client
+// far from UTC must get back the date it sent.
+func dueDate(t strfmt.DateTime) time.Time {
+	y, m, d := time.Time(t).Date()
+	return time.Date(y, m, d, 23, 59, 59, 0, time.UTC)
+}
+
+// QueryTime converts an optional query time.
+func QueryTime(t *strfmt.DateTime) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := time.Time(*t).UTC()
+	return &v
+}
+
+// isNotFound tells the store's not-found apart from other failures.
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// mentionRe finds @name mentions, with the reference's boundaries: start
+// of text, white space or an opening bracket before; a name made of word
+// characters, dots and dashes.
+var mentionRe = regexp.MustCompile(`(?:^|[\s(\[])@([0-9A-Za-z_][-.\w]*)`)
+
+// mentions returns the distinct lower-case names mentioned in text.
+func mentions(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range mentionRe.FindAllStringSubmatch(text, -1) {
+		name := strings.ToLower(strings.TrimRight(m[1], "."))
+		if name != "" && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// splitList splits a comma-separated query value, dropping blanks.
+func splitList(s *string) []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for _, part := range strings.Split(*s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// wholeList is the Link header of an answer that holds a whole list (the
+// labels of an issue after a change): one page, so only first and last.
+func wholeList(r *http.Request, total int64) string {
+	return paging.Link(r, paging.Params{Page: 1, Limit: int(max(total, 1))}, total)
+}

@@ -1,0 +1,113 @@
+package issue
+
+import (
+	"context"
+
+	"repohost/impl/convert"
+	"repohost/models"
+	"repohost/store"
+)
+
+// render turns a page of issues (of any repositories) into API issues in a
+// fixed number of statements whatever the page size: each kind of related
+// row (labels, assignees, milestones, projects and their counts, users,
+// repositories not already known) is loaded once for the whole page.
+// extraUsers are loaded with the rest, for callers that render other
+// people beside the issues (tracked-time owners); the users map holds them.
+func (s Service) render(ctx context.Context, base string, viewer *store.User, issues []*store.Issue,
+	repos map[int64]*store.Repository, extraUsers []int64) ([]*models.Issue, map[int64]*store.User, error) {
+	out := make([]*models.Issue, 0, len(issues))
+	ids := make([]int64, 0, len(issues))
+	var milestoneIDs, missingRepos []int64
+	userSet := map[int64]bool{}
+	for _, id := range extraUsers {
+		userSet[id] = true
+	}
+	if repos == nil {
+		repos = map[int64]*store.Repository{}
+	}
+	seenRepo := map[int64]bool{}
+	for _, is := range issues {
+		ids = append(ids, is.ID)
+		userSet[is.PosterID] = true
+		if is.MilestoneID != 0 {
+			milestoneIDs = append(milestoneIDs, is.MilestoneID)
+		}
+		if repos[is.RepoID] == nil && !seenRepo[is.RepoID] {
+			seenRepo[is.RepoID] = true
+			missingRepos = append(missingRepos, is.RepoID)
+		}
+	}
+	if len(issues) == 0 && len(extraUsers) == 0 {
+		return out, map[int64]*store.User{}, nil
+	}
+	st := s.Store
+	a := &convert.IssueAttrs{Repos: repos}
+	var err error
+	if len(missingRepos) > 0 {
+		more, err := st.Issues().Repos(ctx, missingRepos)
+		if err != nil {
+			return nil, nil, err
+		}
+		for id, r := range more {
+			repos[id] = r
+		}
+	}
+	if a.Labels, err = st.Labels().ForIssues(ctx, ids); err != nil {
+		return nil, nil, err
+	}
+	if a.Assignees, err = st.Issues().Assignees(ctx, ids); err != nil {
+		return nil, nil, err
+	}
+	if a.Milestones, err = st.Milestones().FindByIDs(ctx, milestoneIDs); err != nil {
+		return nil, nil, err
+	}
+	if a.Projects, err = st.Projects().ForIssues(ctx, ids); err != nil {
+		return nil, nil, err
+	}
+	var projectIDs []int64
+	seenProject := map[int64]bool{}
+	for _, prs := range a.Projects {
+		for _, pr := range prs {
+			userSet[pr.CreatorID] = true
+			if !seenProject[pr.ID] {
+				seenProject[pr.ID] = true
+				projectIDs = append(projectIDs, pr.ID)
+			}
+		}
+	}
+	if a.ProjectCounts, err = st.Projects().Counts(ctx, projectIDs); err != nil {
+		return nil, nil, err
+	}
+	for _, list := range a.Assignees {
+		for _, id := range list {
+			userSet[id] = true
+		}
+	}
+	userIDs := make([]int64, 0, len(userSet))
+	for id := range userSet {
+		userIDs = append(userIDs, id)
+	}
+	if a.Users, err = st.Users().FindByIDs(ctx, userIDs); err != nil {
+		return nil, nil, err
+	}
+	for _, is := range issues {
+		if repos[is.RepoID] == nil {
+			continue // its repository vanished meanwhile
+		}
+		out = append(out, convert.Issue(base, is, a, viewer))
+	}
+	return out, a.Users, nil
+}
+
+// renderOne renders a single issue of r.
+func (s Service) renderOne(ctx context.Context, base string, viewer *store.User, r *store.Repository, is *store.Issue) (*models.Issue, error) {
+	list, _, err := s.render(ctx, base, viewer, []*store.Issue{is}, map[int64]*store.Repository{r.ID: r}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return list[0], nil
+}

@@ -1,0 +1,760 @@
+package issue
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"repohost/impl/access"
+	"repohost/impl/apierr"
+	"repohost/impl/auth"
+	"repohost/impl/misc"
+	"repohost/store"
+)
+
+// CreateInput is a new issue as the caller asked for it.
+type CreateInput struct {
+	Title, Body, Ref string
+	Closed           bool
+	LabelIDs         []int64
+	MilestoneID      int64
+	Assignees        []string
+	Deadline         *time.Time
+	ProjectIDs       []int64
+}
+
+// Create opens an issue in r for doer. Fields only writers may set
+// (labels, milestone, assignees, due date, projects) are dropped for other
+// callers, as the reference does. The number is allocated in the same
+// transaction that inserts the issue and updates every counter.
+func (s Service) Create(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, in CreateInput) (*store.Issue, error) {
+	if err := writable(r); err != nil {
+		return nil, err
+	}
+	if !IssuesEnabled(r) {
+		return nil, apierr.Forbidden(msgReader)
+	}
+	if err := checkTitle(in.Title); err != nil {
+		return nil, err
+	}
+	if !perm.Push {
+		in.LabelIDs, in.MilestoneID, in.Assignees, in.Deadline, in.ProjectIDs = nil, 0, nil, nil, nil
+	}
+	// Everything that can be refused is resolved before the transaction,
+	// so a refused request does not even use up an issue number.
+	assignees, err := s.resolveAssignees(ctx, r, in.Assignees)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := s.Store.Labels().FindByIDs(ctx, r.ID, in.LabelIDs)
+	if err != nil {
+		return nil, err
+	}
+	labels = keepLastOfScope(labels)
+	if in.MilestoneID != 0 {
+		if err := s.checkMilestone(ctx, r, in.MilestoneID); err != nil {
+			return nil, err
+		}
+	}
+	projects, err := s.resolveProjects(ctx, r, in.ProjectIDs)
+	if err != nil {
+		return nil, err
+	}
+	t := now()
+	is := &store.Issue{
+		RepoID: r.ID, PosterID: doer.ID, Title: in.Title, Body: in.Body, Ref: in.Ref,
+		MilestoneID: in.MilestoneID, Deadline: in.Deadline, CreatedAt: t, UpdatedAt: t,
+	}
+	var closed int64
+	if in.Closed {
+		is.IsClosed, is.ClosedAt, closed = true, &t, 1
+	}
+	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+		st := s.Store
+		idx, err := st.Issues().NextIndex(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		is.Index = idx
+		if err := st.Issues().Create(ctx, is); err != nil {
+			return err
+		}
+		c := counts{repoTotal: 1, repoClosed: closed, milestones: map[int64]counterDelta{}}
+		if is.MilestoneID != 0 {
+			c.add(is.MilestoneID, 1, closed)
+		}
+		if err := s.applyCounts(ctx, r, c, is.MilestoneID); err != nil {
+			return err
+		}
+		if err := st.Labels().AddToIssue(ctx, is.ID, labelIDs(labels)); err != nil {
+			return err
+		}
+		if err := st.Issues().SetAssignees(ctx, is.ID, assignees); err != nil {
+			return err
+		}
+		if err := st.Projects().SetIssueProjects(ctx, is.ID, projects); err != nil {
+			return projectGone(err)
+		}
+		return st.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body))
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Webhook point: issues "opened" (and "closed" when created closed).
+	return is, nil
+}
+
+// EditInput is a change to an issue; nil fields stay as they are.
+type EditInput struct {
+	Title, Body, Ref *string
+	ContentVersion   *int64
+	Deadline         *time.Time
+	UnsetDeadline    bool
+	// Assignees replaces the assignees when SetAssignees is true.
+	Assignees    []string
+	SetAssignees bool
+	Milestone    *int64
+	State        *string
+	// Projects replaces the projects when SetProjects is true.
+	Projects    []int64
+	SetProjects bool
+}
+
+// Edit changes issue number index of r. Only its poster or a writer may
+// edit it, and only writers may change the due date, assignees, milestone
+// and projects (these are silently kept for others, as in the reference).
+// A content_version that is not the current one refuses the whole edit
+// with 409 before anything is written.
+func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, index int64, in EditInput) (*store.Issue, error) {
+	if err := writable(r); err != nil {
+		return nil, err
+	}
+	cur, err := s.issue(ctx, r, index)
+	if err != nil {
+		return nil, err
+	}
+	if cur.PosterID != doer.ID && !perm.Push {
+		return nil, apierr.Forbidden("only the poster of the issue or a writer may change it")
+	}
+	var closeTo *bool
+	if in.State != nil {
+		switch *in.State {
+		case "open", "closed":
+			c := *in.State == "closed"
+			closeTo = &c
+		default:
+			return nil, apierr.PreconditionFailed("unknown state: %s", *in.State)
+		}
+	}
+	// The reference ignores an empty title rather than refusing it (its
+	// SDK always sends the field).
+	if in.Title != nil && strings.TrimSpace(*in.Title) == "" {
+		in.Title = nil
+	}
+	if in.Title != nil {
+		if err := checkTitle(*in.Title); err != nil {
+			return nil, err
+		}
+	}
+	if !perm.Push {
+		in.Deadline, in.UnsetDeadline, in.SetAssignees, in.Milestone, in.SetProjects = nil, false, false, nil, false
+	}
+	var assignees, projects []int64
+	if in.SetAssignees {
+		if assignees, err = s.resolveAssignees(ctx, r, in.Assignees); err != nil {
+			return nil, err
+		}
+	}
+	if in.Milestone != nil && *in.Milestone != 0 {
+		if err := s.checkMilestone(ctx, r, *in.Milestone); err != nil {
+			return nil, err
+		}
+	}
+	if in.SetProjects {
+		if projects, err = s.resolveProjects(ctx, r, in.Projects); err != nil {
+			return nil, err
+		}
+	}
+	var out *store.Issue
+	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+		st := s.Store
+		t := now()
+		is, err := st.Issues().Lock(ctx, r.ID, index, t)
+		if err != nil {
+			return err
+		}
+		// Checked on the locked row, before any write: a stale version
+		// changes nothing at all, not even the title.
+		if in.ContentVersion != nil && *in.ContentVersion != is.ContentVersion {
+			return apierr.Conflict("the issue is already changed")
+		}
+		cols := []string{"updated_at"}
+		is.UpdatedAt = t
+		if in.Title != nil && *in.Title != is.Title {
+			is.Title = *in.Title
+			cols = append(cols, "title")
+		}
+		if in.Body != nil && *in.Body != is.Body {
+			is.Body = *in.Body
+			is.ContentVersion++
+			cols = append(cols, "body", "content_version")
+		}
+		if in.Ref != nil {
+			is.Ref = *in.Ref
+			cols = append(cols, "ref")
+		}
+		switch {
+		case in.UnsetDeadline:
+			is.Deadline = nil
+			cols = append(cols, "deadline")
+		case in.Deadline != nil:
+			is.Deadline = in.Deadline
+			cols = append(cols, "deadline")
+		}
+		oldMilestone, oldClosed := is.MilestoneID, is.IsClosed
+		if in.Milestone != nil && *in.Milestone != oldMilestone {
+			is.MilestoneID = *in.Milestone
+			cols = append(cols, "milestone_id")
+		}
+		if err := st.Issues().Update(ctx, is, cols...); err != nil {
+			return err
+		}
+		newClosed := oldClosed
+		if closeTo != nil {
+			// Webhook point: with a state change, Edit also stands for the
+			// "closed"/"reopened" action of SetState.
+			changed, err := st.Issues().SetClosed(ctx, is.ID, *closeTo, t)
+			if err != nil {
+				return err
+			}
+			if changed {
+				newClosed = *closeTo
+			}
+		}
+		c := counts{repoClosed: b2i(newClosed) - b2i(oldClosed), milestones: map[int64]counterDelta{}}
+		if oldMilestone != 0 {
+			c.add(oldMilestone, -1, -b2i(oldClosed))
+		}
+		if is.MilestoneID != 0 {
+			c.add(is.MilestoneID, 1, b2i(newClosed))
+		}
+		if err := s.applyCounts(ctx, r, c, is.MilestoneID); err != nil {
+			return err
+		}
+		if in.SetAssignees {
+			if err := st.Issues().SetAssignees(ctx, is.ID, assignees); err != nil {
+				return err
+			}
+		}
+		if in.SetProjects {
+			if err := st.Projects().SetIssueProjects(ctx, is.ID, projects); err != nil {
+				return projectGone(err)
+			}
+		}
+		if in.Body != nil || in.Title != nil {
+			if err := st.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body)); err != nil {
+				return err
+			}
+		}
+		out, err = st.Issues().FindByID(ctx, is.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Webhook point: issues "edited" (plus the state change, see above).
+	return out, nil
+}
+
+// SetState closes or reopens issue number index of r on its own, for
+// callers other than an edit (such as a future pull-request merge).
+func (s Service) SetState(ctx context.Context, r *store.Repository, index int64, closed bool) (*store.Issue, error) {
+	if err := writable(r); err != nil {
+		return nil, err
+	}
+	var out *store.Issue
+	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+		is, err := s.Store.Issues().Lock(ctx, r.ID, index, now())
+		if err != nil {
+			return err
+		}
+		if _, err := s.setState(ctx, r, is.ID, closed); err != nil {
+			return err
+		}
+		out, err = s.Store.Issues().FindByID(ctx, is.ID)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Webhook point: issues "closed" or "reopened" when the state changed.
+	return out, nil
+}
+
+// setState changes the state inside the caller's transaction and moves
+// the repository's and the milestone's counters with it. The conditional
+// update makes the transition (and so the counter change) happen once
+// however many requests race for it.
+func (s Service) setState(ctx context.Context, r *store.Repository, issueID int64, closed bool) (bool, error) {
+	st := s.Store
+	changed, err := st.Issues().SetClosed(ctx, issueID, closed, now())
+	if err != nil || !changed {
+		return false, err
+	}
+	is, err := st.Issues().FindByID(ctx, issueID)
+	if err != nil {
+		return false, err
+	}
+	delta := int64(1)
+	if !closed {
+		delta = -1
+	}
+	c := counts{repoClosed: delta, milestones: map[int64]counterDelta{}}
+	if is.MilestoneID != 0 {
+		c.add(is.MilestoneID, 0, delta)
+	}
+	return true, s.applyCounts(ctx, r, c, 0)
+}
+
+// counterDelta is a change to a milestone's counters.
+type counterDelta struct{ total, closed int64 }
+
+// counts are the counter changes of one transaction.
+type counts struct {
+	repoTotal, repoClosed int64
+	milestones            map[int64]counterDelta
+}
+
+func (c *counts) add(milestoneID, total, closed int64) {
+	d := c.milestones[milestoneID]
+	d.total += total
+	d.closed += closed
+	c.milestones[milestoneID] = d
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// applyCounts applies counter changes with atomic increments, always in
+// one order (after the issue row: the repository, then milestones by id),
+// so that transactions touching the same rows queue up instead of
+// deadlocking on PostgreSQL. A milestone that is gone is skipped, unless
+// it is mustExist, the one the issue now points at (then 422).
+func (s Service) applyCounts(ctx context.Context, r *store.Repository, c counts, mustExist int64) error {
+	if err := s.Store.Issues().AdjustRepoCounts(ctx, r.ID, c.repoTotal, c.repoClosed); err != nil {
+		return err
+	}
+	ids := make([]int64, 0, len(c.milestones))
+	for id := range c.milestones {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		d := c.milestones[id]
+		if d.total == 0 && d.closed == 0 {
+			continue
+		}
+		err := s.Store.Milestones().AdjustCounts(ctx, id, d.total, d.closed)
+		switch {
+		case err != nil && id == mustExist:
+			return milestoneGone(err, id)
+		case err != nil && !isNotFound(err):
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes issue number index of r (repository admins only) with
+// everything attached to it; its number is never handed out again.
+func (s Service) Delete(ctx context.Context, r *store.Repository, perm access.Permission, index int64) error {
+	if err := writable(r); err != nil {
+		return err
+	}
+	if !perm.Admin {
+		return apierr.Forbidden(msgAdmin)
+	}
+	if _, err := s.issue(ctx, r, index); err != nil {
+		return err
+	}
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		st := s.Store
+		is, err := st.Issues().Lock(ctx, r.ID, index, now())
+		if err != nil {
+			return err
+		}
+		if err := st.Issues().Delete(ctx, is.ID); err != nil {
+			return err
+		}
+		c := counts{repoTotal: -1, repoClosed: -b2i(is.IsClosed), milestones: map[int64]counterDelta{}}
+		if is.MilestoneID != 0 {
+			c.add(is.MilestoneID, -1, -b2i(is.IsClosed))
+		}
+		return s.applyCounts(ctx, r, c, 0)
+	})
+}
+
+// SetDeadline sets (or, with nil, clears) the due date (writers only).
+func (s Service) SetDeadline(ctx context.Context, r *store.Repository, perm access.Permission, index int64, due *time.Time) (*store.Issue, error) {
+	if err := writable(r); err != nil {
+		return nil, err
+	}
+	if err := requireWriter(perm); err != nil {
+		return nil, err
+	}
+	if _, err := s.issue(ctx, r, index); err != nil {
+		return nil, err
+	}
+	var out *store.Issue
+	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+		is, err := s.Store.Issues().Lock(ctx, r.ID, index, now())
+		if err != nil {
+			return err
+		}
+		is.Deadline = due
+		if err := s.Store.Issues().Update(ctx, is, "deadline"); err != nil {
+			return err
+		}
+		out = is
+		return nil
+	})
+	return out, err
+}
+
+// Comment adds a comment to issue is of r and counts it on the issue.
+func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, is *store.Issue, body string) (*store.Comment, error) {
+	if err := writable(r); err != nil {
+		return nil, err
+	}
+	if is.IsLocked && !perm.Push {
+		return nil, apierr.Forbidden("the issue is locked")
+	}
+	if strings.TrimSpace(body) == "" {
+		return nil, apierr.Validation("[Body]: Required")
+	}
+	t := now()
+	c := &store.Comment{IssueID: is.ID, PosterID: doer.ID, Body: body, CreatedAt: t, UpdatedAt: t}
+	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.Store.Comments().Create(ctx, c); err != nil {
+			return err
+		}
+		if err := s.Store.Issues().AdjustComments(ctx, is.ID, 1, t); err != nil {
+			return err
+		}
+		return s.Store.Issues().AddMentions(ctx, is.ID, mentions(body))
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Webhook point: issue_comment "created".
+	return c, nil
+}
+
+// EditComment changes a comment's text (its poster or a writer).
+func (s Service) EditComment(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, id int64, body string) (*store.Comment, *store.Issue, error) {
+	if err := writable(r); err != nil {
+		return nil, nil, err
+	}
+	c, is, err := s.comment(ctx, r, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.PosterID != doer.ID && !perm.Push {
+		return nil, nil, apierr.Forbidden("only the poster of the comment or a writer may change it")
+	}
+	if strings.TrimSpace(body) == "" {
+		return nil, nil, apierr.Validation("[Body]: Required")
+	}
+	c.Body, c.UpdatedAt = body, now()
+	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.Store.Comments().Update(ctx, c); err != nil {
+			return err
+		}
+		return s.Store.Issues().AddMentions(ctx, is.ID, mentions(body))
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Webhook point: issue_comment "edited".
+	return c, is, nil
+}
+
+// DeleteComment removes a comment (its poster or a writer) and uncounts it.
+func (s Service) DeleteComment(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, id int64) error {
+	if err := writable(r); err != nil {
+		return err
+	}
+	c, is, err := s.comment(ctx, r, id)
+	if err != nil {
+		return err
+	}
+	if c.PosterID != doer.ID && !perm.Push {
+		return apierr.Forbidden("only the poster of the comment or a writer may delete it")
+	}
+	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.Store.Reactions().DeleteByComment(ctx, c.ID); err != nil {
+			return err
+		}
+		// Delete reports not-found when a concurrent delete won: then the
+		// count was already taken down once, and must not be again.
+		if err := s.Store.Comments().Delete(ctx, c.ID); err != nil {
+			return err
+		}
+		return s.Store.Issues().AdjustComments(ctx, is.ID, -1, now())
+	})
+	if err != nil {
+		return err
+	}
+	// Webhook point: issue_comment "deleted".
+	return nil
+}
+
+// AllowedReaction tells whether content is one of the server's reactions.
+func AllowedReaction(content string) bool {
+	return slices.Contains(misc.AllowedReactions, content)
+}
+
+// React records doer's reaction to issue is (commentID 0) or to one of its
+// comments. It reports whether the reaction is new; an identical existing
+// one is returned instead of a second row.
+func (s Service) React(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, is *store.Issue, commentID int64, content string) (*store.Reaction, bool, error) {
+	if err := writable(r); err != nil {
+		return nil, false, err
+	}
+	if is.IsLocked && !perm.Push {
+		return nil, false, apierr.Forbidden("no permission to change reaction")
+	}
+	// The reference answers 403 here, not 422.
+	if !AllowedReaction(content) {
+		return nil, false, apierr.Forbidden("'%s' is not an allowed reaction", content)
+	}
+	rc := &store.Reaction{Type: content, IssueID: is.ID, CommentID: commentID, UserID: doer.ID, CreatedAt: now()}
+	created, err := s.Store.Reactions().Create(ctx, rc)
+	if err != nil {
+		return nil, false, err
+	}
+	// Webhook point: reaction added (when created).
+	return rc, created, nil
+}
+
+// Unreact removes doer's reaction, if any.
+func (s Service) Unreact(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, is *store.Issue, commentID int64, content string) error {
+	if err := writable(r); err != nil {
+		return err
+	}
+	if is.IsLocked && !perm.Push {
+		return apierr.Forbidden("no permission to change reaction")
+	}
+	return s.Store.Reactions().Delete(ctx, is.ID, commentID, doer.ID, content)
+}
+
+// canTrack applies the repository's time-tracker settings: tracking must
+// be on, and when only contributors may track, doer must be a writer, the
+// poster or an assignee of the issue.
+func (s Service) canTrack(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, is *store.Issue) error {
+	if !TimeTrackerEnabled(r) {
+		return apierr.BadRequest("time tracking disabled")
+	}
+	if !r.AllowOnlyContributorsToTrackTime || perm.Push || is.PosterID == doer.ID {
+		return nil
+	}
+	assigned, err := s.Store.Issues().IsAssignee(ctx, is.ID, doer.ID)
+	if err != nil {
+		return err
+	}
+	if !assigned {
+		return apierr.Forbidden("only contributors may track time in this repository")
+	}
+	return nil
+}
+
+// TrackTime adds seconds to issue is for doer, or, when a repository or
+// site admin names another user, for that user. created backdates it.
+func (s Service) TrackTime(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, is *store.Issue,
+	seconds int64, created *time.Time, userName string) (*store.TrackedTime, *store.User, error) {
+	if err := writable(r); err != nil {
+		return nil, nil, err
+	}
+	if err := s.canTrack(ctx, doer, r, perm, is); err != nil {
+		return nil, nil, err
+	}
+	if seconds <= 0 {
+		return nil, nil, apierr.Validation("[Time]: must be a positive number of seconds")
+	}
+	user := doer
+	// As in the reference, a name is honoured only for repository admins
+	// naming someone else, and for site admins; others track for
+	// themselves.
+	if userName != "" && ((perm.Admin && !strings.EqualFold(userName, doer.Name)) || doer.IsAdmin) {
+		u, err := s.Store.Users().FindByName(ctx, userName)
+		if isNotFound(err) || (err == nil && u.IsOrganization()) {
+			return nil, nil, apierr.Validation("user does not exist [name: %s]", userName)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		user = u
+	}
+	t := &store.TrackedTime{IssueID: is.ID, UserID: user.ID, Time: seconds, CreatedAt: now()}
+	if created != nil && !created.IsZero() {
+		t.CreatedAt = created.UTC().Truncate(time.Second)
+	}
+	if err := s.Store.TrackedTimes().Create(ctx, t); err != nil {
+		return nil, nil, err
+	}
+	// Webhook point: time tracked.
+	return t, user, nil
+}
+
+// ResetTime deletes doer's time on issue is.
+func (s Service) ResetTime(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, is *store.Issue) error {
+	if err := writable(r); err != nil {
+		return err
+	}
+	if err := s.canTrack(ctx, doer, r, perm, is); err != nil {
+		return err
+	}
+	return s.Store.TrackedTimes().DeleteByIssueUser(ctx, is.ID, doer.ID)
+}
+
+// DeleteTime deletes one entry of issue is: one's own, or anyone's for a
+// site admin.
+func (s Service) DeleteTime(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, is *store.Issue, id int64) error {
+	if err := writable(r); err != nil {
+		return err
+	}
+	if err := s.canTrack(ctx, doer, r, perm, is); err != nil {
+		return err
+	}
+	t, err := s.Store.TrackedTimes().FindByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if t.IssueID != is.ID {
+		return apierr.NotFound("not found")
+	}
+	if t.UserID != doer.ID && !doer.IsAdmin {
+		return apierr.Forbidden("not allowed to delete another user's tracked time")
+	}
+	return s.Store.TrackedTimes().Delete(ctx, id)
+}
+
+func checkTitle(title string) error {
+	switch {
+	case strings.TrimSpace(title) == "":
+		return apierr.Validation("[Title]: Required")
+	case len(title) > MaxTitleLength:
+		return apierr.Validation("[Title]: MaxSize")
+	}
+	return nil
+}
+
+// resolveAssignees turns names into ids: each must be an existing user who
+// may be assigned, that is who can write to r.
+func (s Service) resolveAssignees(ctx context.Context, r *store.Repository, names []string) ([]int64, error) {
+	ids := []int64{}
+	seen := map[string]bool{}
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		if name == "" || seen[strings.ToLower(name)] {
+			continue
+		}
+		seen[strings.ToLower(name)] = true
+		u, err := s.Store.Users().FindByName(ctx, name)
+		if isNotFound(err) || (err == nil && u.IsOrganization()) {
+			return nil, apierr.Validation("Assignee does not exist: [name: %s]", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		perm, err := s.Access.Repo(ctx, &auth.Principal{User: u, Signer: u}, r)
+		if err != nil {
+			return nil, err
+		}
+		if !perm.Push {
+			return nil, apierr.Validation("user %s cannot be assigned: no write access to the repository", u.Name)
+		}
+		ids = append(ids, u.ID)
+	}
+	return ids, nil
+}
+
+func (s Service) checkMilestone(ctx context.Context, r *store.Repository, id int64) error {
+	if _, err := s.Store.Milestones().Find(ctx, r.ID, id); err != nil {
+		return milestoneGone(err, id)
+	}
+	return nil
+}
+
+// resolveProjects checks that every id names a project of r.
+func (s Service) resolveProjects(ctx context.Context, r *store.Repository, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	found, err := s.Store.Projects().FindByIDs(ctx, r.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	have := map[int64]bool{}
+	for _, pr := range found {
+		have[pr.ID] = true
+	}
+	out := make([]int64, 0, len(have))
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if !have[id] {
+			return nil, apierr.Validation("project does not exist [id: %d]", id)
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+func milestoneGone(err error, id int64) error {
+	if isNotFound(err) {
+		return apierr.Validation("milestone does not exist [id: %d]", id)
+	}
+	return err
+}
+
+func projectGone(err error) error {
+	if isNotFound(err) {
+		return apierr.Validation("a project of the issue no longer exists")
+	}
+	return err
+}
+
+// keepLastOfScope drops every exclusive label that a later label of the
+// same scope replaces, as the reference does: the last one named wins.
+func keepLastOfScope(labels []*store.Label) []*store.Label {
+	last := map[string]int{}
+	for i, l := range labels {
+		if scope := l.ExclusiveScope(); scope != "" {
+			last[scope] = i
+		}
+	}
+	out := make([]*store.Label, 0, len(labels))
+	for i, l := range labels {
+		if scope := l.ExclusiveScope(); scope != "" && last[scope] != i {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func labelIDs(labels []*store.Label) []int64 {
+	out := make([]int64, 0, len(labels))
+	for _, l := range labels {
+		out = append(out, l.ID)
+	}
+	return out
+}

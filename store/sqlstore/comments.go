@@ -1,0 +1,63 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"repohost/store"
+)
+
+type commentStore struct{ d *DB }
+
+func (s commentStore) Create(ctx context.Context, c *store.Comment) error {
+	return translateRef(s.d.conn(ctx).Create(c).Error, "create comment")
+}
+
+func (s commentStore) FindByID(ctx context.Context, id int64) (*store.Comment, error) {
+	var c store.Comment
+	if err := s.d.conn(ctx).Take(&c, id).Error; err != nil {
+		return nil, translate(err, "find comment")
+	}
+	return &c, nil
+}
+
+func (s commentStore) Update(ctx context.Context, c *store.Comment) error {
+	res := s.d.conn(ctx).Model(c).Select("body", "updated_at").Updates(c)
+	if res.Error != nil {
+		return translate(res.Error, "update comment")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "update comment")
+	}
+	return nil
+}
+
+func (s commentStore) Delete(ctx context.Context, id int64) error {
+	res := s.d.conn(ctx).Delete(&store.Comment{}, id)
+	if res.Error != nil {
+		return translate(res.Error, "delete comment")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "delete comment")
+	}
+	return nil
+}
+
+func (s commentStore) List(ctx context.Context, issueID int64, since, before *time.Time, p store.Page) ([]*store.Comment, int64, error) {
+	db := s.d.conn(ctx).Model(&store.Comment{}).Where("issue_id = ?", issueID)
+	if since != nil {
+		db = db.Where("updated_at >= ?", *since)
+	}
+	if before != nil {
+		db = db.Where("updated_at <= ?", *before)
+	}
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count comments")
+	}
+	var out []*store.Comment
+	err := db.Select("comments.*").Order("created_at").Order("id").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	return out, total, translate(err, "list comments")
+}

@@ -1,0 +1,343 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"repohost/store"
+)
+
+func (d *DB) Issues() store.IssueStore             { return issueStore{d} }
+func (d *DB) Comments() store.CommentStore         { return commentStore{d} }
+func (d *DB) Labels() store.LabelStore             { return labelStore{d} }
+func (d *DB) Milestones() store.MilestoneStore     { return milestoneStore{d} }
+func (d *DB) Reactions() store.ReactionStore       { return reactionStore{d} }
+func (d *DB) TrackedTimes() store.TrackedTimeStore { return timeStore{d} }
+func (d *DB) Projects() store.ProjectStore         { return projectStore{d} }
+
+// translateRef is translate for writes that insert links: a foreign key
+// that no longer holds means the linked row was deleted meanwhile.
+func translateRef(err error, what string) error {
+	if errors.Is(err, gorm.ErrForeignKeyViolated) {
+		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
+	}
+	return translate(err, what)
+}
+
+type issueStore struct{ d *DB }
+
+// issueIndex is the counter row; its table is created by migrateV2.
+type issueIndex struct {
+	RepoID   int64
+	MaxIndex int64
+}
+
+func (issueIndex) TableName() string { return "issue_indexes" }
+
+func (s issueStore) NextIndex(ctx context.Context, repoID int64) (int64, error) {
+	// One statement on both databases: the upsert either creates the row
+	// or increments it under the row lock, which a concurrent creator in
+	// another transaction then waits for; RETURNING hands back the value
+	// this transaction wrote. No read-modify-write in Go.
+	var next int64
+	err := s.d.conn(ctx).Raw(`INSERT INTO issue_indexes (repo_id, max_index) VALUES (?, 1)
+		ON CONFLICT (repo_id) DO UPDATE SET max_index = issue_indexes.max_index + 1
+		RETURNING max_index`, repoID).Scan(&next).Error
+	if err != nil {
+		return 0, translateRef(err, "allocate issue number")
+	}
+	if next == 0 {
+		return 0, fmt.Errorf("allocate issue number: no value returned")
+	}
+	return next, nil
+}
+
+func (s issueStore) Create(ctx context.Context, is *store.Issue) error {
+	return translateRef(s.d.conn(ctx).Create(is).Error, "create issue")
+}
+
+func (s issueStore) FindByIndex(ctx context.Context, repoID, index int64) (*store.Issue, error) {
+	var is store.Issue
+	if err := s.d.conn(ctx).Where("repo_id = ? AND number = ?", repoID, index).Take(&is).Error; err != nil {
+		return nil, translate(err, "find issue")
+	}
+	return &is, nil
+}
+
+func (s issueStore) FindByID(ctx context.Context, id int64) (*store.Issue, error) {
+	var is store.Issue
+	if err := s.d.conn(ctx).Take(&is, id).Error; err != nil {
+		return nil, translate(err, "find issue")
+	}
+	return &is, nil
+}
+
+func (s issueStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.Issue, error) {
+	out := make(map[int64]*store.Issue, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var list []*store.Issue
+	if err := s.d.conn(ctx).Where("id IN ?", ids).Find(&list).Error; err != nil {
+		return nil, translate(err, "find issues")
+	}
+	for _, is := range list {
+		out[is.ID] = is
+	}
+	return out, nil
+}
+
+func (s issueStore) Lock(ctx context.Context, repoID, index int64, now time.Time) (*store.Issue, error) {
+	// An UPDATE takes the row lock on PostgreSQL and needs no dialect
+	// syntax (SQLite has no SELECT ... FOR UPDATE, and its immediate
+	// transactions already serialise writers).
+	res := s.d.conn(ctx).Model(&store.Issue{}).Where("repo_id = ? AND number = ?", repoID, index).
+		UpdateColumn("updated_at", now)
+	if res.Error != nil {
+		return nil, translate(res.Error, "lock issue")
+	}
+	if res.RowsAffected == 0 {
+		return nil, translate(gorm.ErrRecordNotFound, "lock issue")
+	}
+	return s.FindByIndex(ctx, repoID, index)
+}
+
+func (s issueStore) Update(ctx context.Context, is *store.Issue, columns ...string) error {
+	res := s.d.conn(ctx).Model(is).Select(columns).Updates(is)
+	if res.Error != nil {
+		return translate(res.Error, "update issue")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "update issue")
+	}
+	return nil
+}
+
+func (s issueStore) SetClosed(ctx context.Context, id int64, closed bool, now time.Time) (bool, error) {
+	var closedAt *time.Time
+	if closed {
+		closedAt = &now
+	}
+	// The state in the WHERE clause makes the transition happen once
+	// however many requests race for it; PostgreSQL re-checks it after
+	// waiting for a concurrent writer.
+	res := s.d.conn(ctx).Model(&store.Issue{}).Where("id = ? AND is_closed = ?", id, !closed).
+		UpdateColumns(map[string]any{"is_closed": closed, "closed_at": closedAt, "updated_at": now})
+	if res.Error != nil {
+		return false, translate(res.Error, "change issue state")
+	}
+	return res.RowsAffected == 1, nil
+}
+
+func (s issueStore) Delete(ctx context.Context, id int64) error {
+	res := s.d.conn(ctx).Delete(&store.Issue{}, id)
+	if res.Error != nil {
+		return translate(res.Error, "delete issue")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "delete issue")
+	}
+	return nil
+}
+
+func (s issueStore) AdjustRepoCounts(ctx context.Context, repoID, total, closed int64) error {
+	if total == 0 && closed == 0 {
+		return nil
+	}
+	err := s.d.conn(ctx).Exec(`UPDATE repositories SET num_issues = num_issues + ?, num_closed_issues = num_closed_issues + ?
+		WHERE id = ?`, total, closed, repoID).Error
+	return translate(err, "count repository issues")
+}
+
+func (s issueStore) AdjustComments(ctx context.Context, issueID, delta int64, now time.Time) error {
+	res := s.d.conn(ctx).Exec(`UPDATE issues SET num_comments = num_comments + ?, updated_at = ? WHERE id = ?`,
+		delta, now, issueID)
+	if res.Error != nil {
+		return translate(res.Error, "count comments")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "count comments")
+	}
+	return nil
+}
+
+// issueAssignee is a row of issue_assignees (created by migrateV2).
+type issueAssignee struct {
+	IssueID    int64
+	AssigneeID int64
+	Position   int
+}
+
+func (issueAssignee) TableName() string { return "issue_assignees" }
+
+func (s issueStore) SetAssignees(ctx context.Context, issueID int64, userIDs []int64) error {
+	db := s.d.conn(ctx)
+	if err := db.Where("issue_id = ?", issueID).Delete(&issueAssignee{}).Error; err != nil {
+		return translate(err, "clear assignees")
+	}
+	if len(userIDs) == 0 {
+		return nil
+	}
+	rows := make([]issueAssignee, 0, len(userIDs))
+	for i, id := range userIDs {
+		rows = append(rows, issueAssignee{IssueID: issueID, AssigneeID: id, Position: i})
+	}
+	return translateRef(db.Create(&rows).Error, "assign issue")
+}
+
+func (s issueStore) Assignees(ctx context.Context, issueIDs []int64) (map[int64][]int64, error) {
+	out := map[int64][]int64{}
+	if len(issueIDs) == 0 {
+		return out, nil
+	}
+	var rows []issueAssignee
+	err := s.d.conn(ctx).Where("issue_id IN ?", issueIDs).Order("issue_id, position, assignee_id").Find(&rows).Error
+	if err != nil {
+		return nil, translate(err, "list assignees")
+	}
+	for _, r := range rows {
+		out[r.IssueID] = append(out[r.IssueID], r.AssigneeID)
+	}
+	return out, nil
+}
+
+func (s issueStore) IsAssignee(ctx context.Context, issueID, userID int64) (bool, error) {
+	var n int64
+	err := s.d.conn(ctx).Model(&issueAssignee{}).Where("issue_id = ? AND assignee_id = ?", issueID, userID).Count(&n).Error
+	return n > 0, translate(err, "check assignee")
+}
+
+func (s issueStore) AddMentions(ctx context.Context, issueID int64, lowerNames []string) error {
+	if len(lowerNames) == 0 {
+		return nil
+	}
+	// One statement whatever the number of names; names of no account
+	// simply select nothing.
+	err := s.d.conn(ctx).Exec(`INSERT INTO issue_mentions (issue_id, user_id)
+		SELECT ?, id FROM users WHERE lower_name IN ? ON CONFLICT DO NOTHING`, issueID, lowerNames).Error
+	return translateRef(err, "record mentions")
+}
+
+func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page) ([]*store.Issue, int64, error) {
+	if f.None {
+		return []*store.Issue{}, 0, nil
+	}
+	db := s.d.conn(ctx).Model(&store.Issue{})
+	if f.RepoID > 0 {
+		db = db.Where("issues.repo_id = ?", f.RepoID)
+	}
+	if f.AcrossRepos {
+		repos := s.d.conn(ctx).Table("repositories").Select("repositories.id").
+			Joins("JOIN users owner ON owner.id = repositories.owner_id").
+			Where("repositories.has_issues = ? AND repositories.external_tracker_url = ?", true, "")
+		repos = visibleTo(repos, f.Viewer)
+		if f.OwnerID > 0 {
+			repos = repos.Where("repositories.owner_id = ?", f.OwnerID)
+		}
+		db = db.Where("issues.repo_id IN (?)", repos)
+	}
+	if f.IsClosed != nil {
+		db = db.Where("issues.is_closed = ?", *f.IsClosed)
+	}
+	if f.IsPull != nil {
+		db = db.Where("issues.is_pull = ?", *f.IsPull)
+	}
+	for _, name := range f.LabelNames {
+		db = db.Where(`EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id
+			WHERE il.issue_id = issues.id AND l.name = ?)`, name)
+	}
+	switch {
+	case len(f.MilestoneNames) > 0 && len(f.MilestoneIDs) > 0:
+		db = db.Where(`(issues.milestone_id IN ? OR issues.milestone_id IN
+			(SELECT m.id FROM milestones m WHERE m.repo_id = issues.repo_id AND m.title IN ?))`, f.MilestoneIDs, f.MilestoneNames)
+	case len(f.MilestoneIDs) > 0:
+		db = db.Where("issues.milestone_id IN ?", f.MilestoneIDs)
+	case len(f.MilestoneNames) > 0:
+		db = db.Where(`issues.milestone_id IN
+			(SELECT m.id FROM milestones m WHERE m.repo_id = issues.repo_id AND m.title IN ?)`, f.MilestoneNames)
+	}
+	if f.Keyword != "" {
+		pat := likePattern(f.Keyword)
+		db = db.Where(`(LOWER(issues.title) LIKE ? ESCAPE '\' OR LOWER(issues.body) LIKE ? ESCAPE '\'
+			OR EXISTS (SELECT 1 FROM comments c WHERE c.issue_id = issues.id AND LOWER(c.body) LIKE ? ESCAPE '\'))`, pat, pat, pat)
+	}
+	if f.UpdatedSince != nil {
+		db = db.Where("issues.updated_at >= ?", *f.UpdatedSince)
+	}
+	if f.UpdatedBefore != nil {
+		db = db.Where("issues.updated_at <= ?", *f.UpdatedBefore)
+	}
+	if f.PosterID != 0 {
+		db = db.Where("issues.poster_id = ?", f.PosterID)
+	}
+	if f.AssigneeID != 0 {
+		db = db.Where("EXISTS (SELECT 1 FROM issue_assignees a WHERE a.issue_id = issues.id AND a.assignee_id = ?)", f.AssigneeID)
+	}
+	if f.MentionedID != 0 {
+		db = db.Where("EXISTS (SELECT 1 FROM issue_mentions m WHERE m.issue_id = issues.id AND m.user_id = ?)", f.MentionedID)
+	}
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count issues")
+	}
+	var out []*store.Issue
+	err := db.Order("issues.created_at DESC").Order("issues.id DESC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	return out, total, translate(err, "list issues")
+}
+
+func (s issueStore) Repos(ctx context.Context, repoIDs []int64) (map[int64]*store.Repository, error) {
+	out := make(map[int64]*store.Repository, len(repoIDs))
+	if len(repoIDs) == 0 {
+		return out, nil
+	}
+	var list []*store.Repository
+	if err := s.d.conn(ctx).Preload("Owner").Where("id IN ?", repoIDs).Find(&list).Error; err != nil {
+		return nil, translate(err, "find repositories")
+	}
+	for _, r := range list {
+		out[r.ID] = r
+	}
+	return out, nil
+}
+
+// counterChecks pairs each stored counter with a query counting the rows
+// where it disagrees with the rows it summarises.
+var counterChecks = []struct {
+	name, query string
+	args        []any
+}{
+	{"repositories.num_issues", `SELECT COUNT(*) FROM repositories r WHERE r.num_issues <>
+		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ?)`, []any{false}},
+	{"repositories.num_closed_issues", `SELECT COUNT(*) FROM repositories r WHERE r.num_closed_issues <>
+		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ? AND i.is_closed = ?)`, []any{false, true}},
+	{"milestones.num_issues", `SELECT COUNT(*) FROM milestones m WHERE m.num_issues <>
+		(SELECT COUNT(*) FROM issues i WHERE i.milestone_id = m.id)`, nil},
+	{"milestones.num_closed_issues", `SELECT COUNT(*) FROM milestones m WHERE m.num_closed_issues <>
+		(SELECT COUNT(*) FROM issues i WHERE i.milestone_id = m.id AND i.is_closed = ?)`, []any{true}},
+	{"issues.num_comments", `SELECT COUNT(*) FROM issues i WHERE i.num_comments <>
+		(SELECT COUNT(*) FROM comments c WHERE c.issue_id = i.id)`, nil},
+	{"issues.number (duplicates)", `SELECT COUNT(*) FROM
+		(SELECT repo_id, number FROM issues GROUP BY repo_id, number HAVING COUNT(*) > 1) d`, nil},
+	{"issue_indexes.max_index (behind)", `SELECT COUNT(*) FROM issues i WHERE i.number >
+		COALESCE((SELECT x.max_index FROM issue_indexes x WHERE x.repo_id = i.repo_id), 0)`, nil},
+}
+
+func (s issueStore) CheckCounters(ctx context.Context) (map[string]int64, error) {
+	out := make(map[string]int64, len(counterChecks))
+	for _, c := range counterChecks {
+		var bad int64
+		if err := s.d.conn(ctx).Raw(c.query, c.args...).Scan(&bad).Error; err != nil {
+			return nil, translate(err, "check "+c.name)
+		}
+		out[c.name] = bad
+	}
+	return out, nil
+}
+
+// onConflictIgnore is INSERT ... ON CONFLICT DO NOTHING on both databases.
+var onConflictIgnore = clause.OnConflict{DoNothing: true}

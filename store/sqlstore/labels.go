@@ -1,0 +1,141 @@
+package sqlstore
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+
+	"repohost/store"
+)
+
+type labelStore struct{ d *DB }
+
+// issueLabel is a row of issue_labels (created by migrateV2).
+type issueLabel struct {
+	IssueID int64
+	LabelID int64
+}
+
+func (issueLabel) TableName() string { return "issue_labels" }
+
+func (s labelStore) Create(ctx context.Context, l *store.Label) error {
+	return translateRef(s.d.conn(ctx).Create(l).Error, "create label")
+}
+
+func (s labelStore) Find(ctx context.Context, repoID, id int64) (*store.Label, error) {
+	var l store.Label
+	if err := s.d.conn(ctx).Where("repo_id = ? AND id = ?", repoID, id).Take(&l).Error; err != nil {
+		return nil, translate(err, "find label")
+	}
+	return &l, nil
+}
+
+func (s labelStore) FindByIDs(ctx context.Context, repoID int64, ids []int64) ([]*store.Label, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var found []*store.Label
+	if err := s.d.conn(ctx).Where("repo_id = ? AND id IN ?", repoID, ids).Find(&found).Error; err != nil {
+		return nil, translate(err, "find labels")
+	}
+	byID := make(map[int64]*store.Label, len(found))
+	for _, l := range found {
+		byID[l.ID] = l
+	}
+	out := make([]*store.Label, 0, len(found))
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if l := byID[id]; l != nil && !seen[id] {
+			seen[id] = true
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (s labelStore) FindByNames(ctx context.Context, repoID int64, names []string) ([]*store.Label, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	var out []*store.Label
+	err := s.d.conn(ctx).Where("repo_id = ? AND name IN ?", repoID, names).Order("id").Find(&out).Error
+	return out, translate(err, "find labels")
+}
+
+func (s labelStore) Update(ctx context.Context, l *store.Label) error {
+	res := s.d.conn(ctx).Select("*").Omit("created_at", "repo_id").Updates(l)
+	if res.Error != nil {
+		return translate(res.Error, "update label")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "update label")
+	}
+	return nil
+}
+
+func (s labelStore) Delete(ctx context.Context, id int64) error {
+	res := s.d.conn(ctx).Delete(&store.Label{}, id)
+	if res.Error != nil {
+		return translate(res.Error, "delete label")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "delete label")
+	}
+	return nil
+}
+
+func (s labelStore) List(ctx context.Context, repoID int64, p store.Page) ([]*store.Label, int64, error) {
+	db := s.d.conn(ctx).Model(&store.Label{}).Where("repo_id = ?", repoID)
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count labels")
+	}
+	var out []*store.Label
+	err := db.Select("labels.*").Order("name").Order("id").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	return out, total, translate(err, "list labels")
+}
+
+func (s labelStore) ForIssues(ctx context.Context, issueIDs []int64) (map[int64][]*store.Label, error) {
+	out := map[int64][]*store.Label{}
+	if len(issueIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		store.Label
+		IssueID int64
+	}
+	err := s.d.conn(ctx).Table("labels").Select("labels.*, issue_labels.issue_id").
+		Joins("JOIN issue_labels ON issue_labels.label_id = labels.id").
+		Where("issue_labels.issue_id IN ?", issueIDs).Order("labels.name").Order("labels.id").Scan(&rows).Error
+	if err != nil {
+		return nil, translate(err, "list issue labels")
+	}
+	for i := range rows {
+		l := rows[i].Label
+		out[rows[i].IssueID] = append(out[rows[i].IssueID], &l)
+	}
+	return out, nil
+}
+
+func (s labelStore) AddToIssue(ctx context.Context, issueID int64, labelIDs []int64) error {
+	if len(labelIDs) == 0 {
+		return nil
+	}
+	rows := make([]issueLabel, 0, len(labelIDs))
+	for _, id := range labelIDs {
+		rows = append(rows, issueLabel{IssueID: issueID, LabelID: id})
+	}
+	return translateRef(s.d.conn(ctx).Clauses(onConflictIgnore).Create(&rows).Error, "label issue")
+}
+
+func (s labelStore) RemoveFromIssue(ctx context.Context, issueID int64, labelIDs []int64) error {
+	if len(labelIDs) == 0 {
+		return nil
+	}
+	err := s.d.conn(ctx).Where("issue_id = ? AND label_id IN ?", issueID, labelIDs).Delete(&issueLabel{}).Error
+	return translate(err, "unlabel issue")
+}
+
+func (s labelStore) ClearIssue(ctx context.Context, issueID int64) error {
+	return translate(s.d.conn(ctx).Where("issue_id = ?", issueID).Delete(&issueLabel{}).Error, "clear issue labels")
+}

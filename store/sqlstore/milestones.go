@@ -1,0 +1,106 @@
+package sqlstore
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+
+	"repohost/store"
+)
+
+type milestoneStore struct{ d *DB }
+
+func (s milestoneStore) Create(ctx context.Context, m *store.Milestone) error {
+	return translateRef(s.d.conn(ctx).Create(m).Error, "create milestone")
+}
+
+func (s milestoneStore) Find(ctx context.Context, repoID, id int64) (*store.Milestone, error) {
+	var m store.Milestone
+	if err := s.d.conn(ctx).Where("repo_id = ? AND id = ?", repoID, id).Take(&m).Error; err != nil {
+		return nil, translate(err, "find milestone")
+	}
+	return &m, nil
+}
+
+func (s milestoneStore) FindByTitle(ctx context.Context, repoID int64, title string) (*store.Milestone, error) {
+	var m store.Milestone
+	err := s.d.conn(ctx).Where("repo_id = ? AND title = ?", repoID, title).Order("id").Take(&m).Error
+	if err != nil {
+		return nil, translate(err, "find milestone")
+	}
+	return &m, nil
+}
+
+func (s milestoneStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.Milestone, error) {
+	out := make(map[int64]*store.Milestone, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var list []*store.Milestone
+	if err := s.d.conn(ctx).Where("id IN ?", ids).Find(&list).Error; err != nil {
+		return nil, translate(err, "find milestones")
+	}
+	for _, m := range list {
+		out[m.ID] = m
+	}
+	return out, nil
+}
+
+func (s milestoneStore) Update(ctx context.Context, m *store.Milestone) error {
+	// The counters are left out: only atomic increments touch them, so an
+	// edit racing with issue changes cannot write back a stale count.
+	res := s.d.conn(ctx).Select("*").Omit("created_at", "repo_id", "num_issues", "num_closed_issues").Updates(m)
+	if res.Error != nil {
+		return translate(res.Error, "update milestone")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "update milestone")
+	}
+	return nil
+}
+
+func (s milestoneStore) Delete(ctx context.Context, id int64) error {
+	db := s.d.conn(ctx)
+	if err := db.Model(&store.Issue{}).Where("milestone_id = ?", id).UpdateColumn("milestone_id", 0).Error; err != nil {
+		return translate(err, "take issues out of milestone")
+	}
+	res := db.Delete(&store.Milestone{}, id)
+	if res.Error != nil {
+		return translate(res.Error, "delete milestone")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "delete milestone")
+	}
+	return nil
+}
+
+func (s milestoneStore) List(ctx context.Context, repoID int64, closed *bool, name string, p store.Page) ([]*store.Milestone, int64, error) {
+	db := s.d.conn(ctx).Model(&store.Milestone{}).Where("repo_id = ?", repoID)
+	if closed != nil {
+		db = db.Where("is_closed = ?", *closed)
+	}
+	if name != "" {
+		db = db.Where(`LOWER(title) LIKE ? ESCAPE '\'`, likePattern(name))
+	}
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count milestones")
+	}
+	var out []*store.Milestone
+	// Due dates first (soonest first), milestones without one last.
+	err := db.Select("milestones.*").Order("CASE WHEN deadline IS NULL THEN 1 ELSE 0 END").Order("deadline").Order("id").
+		Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	return out, total, translate(err, "list milestones")
+}
+
+func (s milestoneStore) AdjustCounts(ctx context.Context, id, total, closed int64) error {
+	res := s.d.conn(ctx).Exec(`UPDATE milestones SET num_issues = num_issues + ?, num_closed_issues = num_closed_issues + ?
+		WHERE id = ?`, total, closed, id)
+	if res.Error != nil {
+		return translate(res.Error, "count milestone issues")
+	}
+	if res.RowsAffected == 0 {
+		return translate(gorm.ErrRecordNotFound, "count milestone issues")
+	}
+	return nil
+}
