@@ -96,7 +96,11 @@ func Create(ctx context.Context, d *app.Deps, owner *store.User, opt *models.Cre
 			}
 			return err
 		}
-		return d.Store.Orgs().AddMember(ctx, &store.OrgMember{OrgID: org.ID, UserID: owner.ID, IsOwner: true})
+		if err := d.Store.Orgs().AddMember(ctx, &store.OrgMember{OrgID: org.ID, UserID: owner.ID, IsOwner: true}); err != nil {
+			return err
+		}
+		// Every organization has an owners team, as in the reference.
+		return d.Store.Teams().CreateOwnersTeam(ctx, org.ID)
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,332 @@
+// Package githttp serves git's smart HTTP protocol (clone, fetch and push at
+// /{owner}/{repo}.git) behind the API's authentication and permission
+// rules, with branch protection enforced on push.
+//
+// The protocol work is go-git's: its server sessions advertise references
+// and build the packs sent to clients, and its pack writer stores what
+// clients push. Two pieces are done in gitstore instead (see there): the
+// have/ack negotiation before a pack, and applying ref updates, which here
+// pass the protection check first and are compare-and-set.
+package githttp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/names"
+	"repohost/impl/repo"
+	"repohost/store"
+	"repohost/store/gitstore"
+)
+
+// Handler serves the three smart-HTTP routes.
+type Handler struct {
+	d     *app.Deps
+	authn *auth.Authenticator
+}
+
+// New returns the git handler; authn is the API's authenticator, so git
+// accepts exactly the credentials the API does.
+func New(d *app.Deps, authn *auth.Authenticator) *Handler {
+	return &Handler{d: d, authn: authn}
+}
+
+// maxNegotiation bounds a fetch request (wants and haves, no pack data).
+const maxNegotiation = 64 << 20
+
+// request is a resolved request: who asks, for which repository.
+type request struct {
+	p    *auth.Principal
+	repo *store.Repository
+}
+
+// refuse writes a plain-text refusal (git shows the body) and, for 401, the
+// challenge that makes git send or ask for credentials.
+func refuse(w http.ResponseWriter, status int, msg string) {
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Basic realm="repohost"`)
+	}
+	http.Error(w, msg, status)
+}
+
+// resolve authenticates r and loads the repository it names, answering
+// the refusal itself when it returns false. A repository the caller may not
+// see answers like a missing one: 401 to anonymous callers (so git asks for
+// credentials), 404 to signed-in ones. Names are checked before anything
+// is looked up.
+func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, write bool) (*request, bool) {
+	p, err := h.authn.Authenticate(r)
+	if err != nil {
+		var e *apierr.Error
+		if errors.As(err, &e) && e.Status < 500 {
+			refuse(w, e.Status, e.Message)
+			return nil, false
+		}
+		h.d.Log.Error("git http authentication", "err", err)
+		refuse(w, http.StatusInternalServerError, "internal server error")
+		return nil, false
+	}
+	if p != nil && p.Token != nil {
+		level := "read"
+		if write {
+			level = "write"
+		}
+		if !p.Scopes.Allows("repository", level) {
+			refuse(w, http.StatusForbidden, fmt.Sprintf("token does not have the %s:repository scope", level))
+			return nil, false
+		}
+	}
+	owner := r.PathValue("owner")
+	name := strings.TrimSuffix(r.PathValue("repo"), ".git")
+	notFound := func() (*request, bool) {
+		if p == nil {
+			refuse(w, http.StatusUnauthorized, "authentication required")
+		} else {
+			refuse(w, http.StatusNotFound, "repository not found")
+		}
+		return nil, false
+	}
+	if names.CheckUser("Owner", owner) != nil || names.CheckRepo("Repo", name) != nil {
+		return notFound()
+	}
+	rp, perm, err := h.d.Repo(r.Context(), p, owner, name)
+	if app.IsNotFound(err) {
+		return notFound()
+	}
+	if err != nil {
+		h.d.Log.Error("git http repository lookup", "err", err)
+		refuse(w, http.StatusInternalServerError, "internal server error")
+		return nil, false
+	}
+	if write {
+		switch {
+		case p == nil:
+			refuse(w, http.StatusUnauthorized, "authentication required")
+			return nil, false
+		case !perm.Push:
+			refuse(w, http.StatusForbidden, "you do not have write access to this repository")
+			return nil, false
+		case rp.IsArchived:
+			refuse(w, http.StatusForbidden, "this repository is archived: it can be cloned but not pushed to")
+			return nil, false
+		}
+	}
+	return &request{p: p, repo: rp}, true
+}
+
+func noCache(w http.ResponseWriter) {
+	w.Header().Set("Expires", "Fri, 01 Jan 1980 00:00:00 GMT")
+	w.Header().Set("Pragma", "no-cache")
+	w.Header().Set("Cache-Control", "no-cache, max-age=0, must-revalidate")
+}
+
+// InfoRefs answers GET /{owner}/{repo}/info/refs?service=...: the reference
+// advertisement that starts every clone, fetch and push.
+func (h *Handler) InfoRefs(w http.ResponseWriter, r *http.Request) {
+	service := r.URL.Query().Get("service")
+	if service != gitstore.ServiceUploadPack && service != gitstore.ServiceReceivePack {
+		refuse(w, http.StatusForbidden, "only git's smart HTTP protocol is supported; use git 1.6.6 or later")
+		return
+	}
+	req, ok := h.resolve(w, r, service == gitstore.ServiceReceivePack)
+	if !ok {
+		return
+	}
+	g, err := h.d.Git.OpenGit(req.repo.Owner.Name, req.repo.Name)
+	if err != nil {
+		h.fail(w, "open repository", err)
+		return
+	}
+	// Built in memory first, so a failure is still a clean 500.
+	var buf bytes.Buffer
+	if err := g.AdvertiseRefs(r.Context(), service, &buf); err != nil {
+		h.fail(w, "advertise references", err)
+		return
+	}
+	noCache(w)
+	w.Header().Set("Content-Type", "application/x-"+service+"-advertisement")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// body is the request body, gunzipped when git compressed it; limit (when
+// not 0) bounds what is read after decompression.
+func body(r *http.Request, limit int64) (io.ReadCloser, error) {
+	var rc io.ReadCloser = r.Body
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		rc = zr
+	}
+	if limit > 0 {
+		rc = http.MaxBytesReader(nil, rc, limit)
+	}
+	return rc, nil
+}
+
+// countingWriter tells whether anything reached the client, after which a
+// failure can only be logged.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+func (h *Handler) fail(w http.ResponseWriter, what string, err error) {
+	if errors.Is(err, store.ErrNotFound) {
+		refuse(w, http.StatusNotFound, "repository not found")
+		return
+	}
+	h.d.Log.Error("git http: "+what, "err", err)
+	refuse(w, http.StatusInternalServerError, "internal server error")
+}
+
+// checkContentType refuses a POST that is not the service's request.
+func checkContentType(w http.ResponseWriter, r *http.Request, service string) bool {
+	if r.Header.Get("Content-Type") != "application/x-"+service+"-request" {
+		refuse(w, http.StatusUnsupportedMediaType, "expected a "+service+" request")
+		return false
+	}
+	return true
+}
+
+// UploadPack answers POST /{owner}/{repo}/git-upload-pack: one round of a
+// clone or fetch.
+func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
+	req, ok := h.resolve(w, r, false)
+	if !ok || !checkContentType(w, r, gitstore.ServiceUploadPack) {
+		return
+	}
+	in, err := body(r, maxNegotiation)
+	if err != nil {
+		refuse(w, http.StatusBadRequest, "malformed request body")
+		return
+	}
+	defer in.Close()
+	g, err := h.d.Git.OpenGit(req.repo.Owner.Name, req.repo.Name)
+	if err != nil {
+		h.fail(w, "open repository", err)
+		return
+	}
+	noCache(w)
+	w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
+	out := &countingWriter{w: w}
+	err = g.UploadPack(r.Context(), in, out)
+	switch {
+	case err == nil:
+	case out.n == 0 && errors.Is(err, gitstore.ErrProtocol):
+		refuse(w, http.StatusBadRequest, err.Error())
+	case out.n == 0:
+		h.fail(w, "upload-pack", err)
+	default:
+		// The answer has started; the client sees a truncated pack.
+		h.d.Log.Error("git http: upload-pack", "repo", req.repo.FullName(), "err", err)
+	}
+}
+
+// ReceivePack answers POST /{owner}/{repo}/git-receive-pack: a push. Each
+// branch update is checked against the protection rules; refused ones are
+// reported to the client ("ng") and the rest applied.
+func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
+	req, ok := h.resolve(w, r, true)
+	if !ok || !checkContentType(w, r, gitstore.ServiceReceivePack) {
+		return
+	}
+	in, err := body(r, 0)
+	if err != nil {
+		refuse(w, http.StatusBadRequest, "malformed request body")
+		return
+	}
+	defer in.Close()
+	ctx := r.Context()
+	g, err := h.d.Git.OpenGit(req.repo.Owner.Name, req.repo.Name)
+	if err != nil {
+		h.fail(w, "open repository", err)
+		return
+	}
+	policy, err := repo.LoadPushPolicy(ctx, h.d, req.repo, req.p)
+	if err != nil {
+		h.fail(w, "load branch protection", err)
+		return
+	}
+	defaultBranch := req.repo.DefaultBranch
+	noCache(w)
+	w.Header().Set("Content-Type", "application/x-git-receive-pack-result")
+	out := &countingWriter{w: w}
+	updates, err := g.ReceivePack(ctx, in, out, func(ups []*gitstore.RefUpdate) {
+		for _, u := range ups {
+			branch := u.Branch()
+			if branch == "" {
+				continue
+			}
+			if u.IsDelete() && branch == defaultBranch {
+				u.Refused = fmt.Sprintf("branch %s is the default branch and cannot be deleted", branch)
+				continue
+			}
+			u.Refused = policy.Refusal(branch, u.IsCreate(), u.IsDelete(), u.FastForward)
+		}
+	})
+	if err != nil {
+		if out.n == 0 && errors.Is(err, gitstore.ErrProtocol) {
+			refuse(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if out.n == 0 {
+			h.fail(w, "receive-pack", err)
+			return
+		}
+		h.d.Log.Error("git http: receive-pack", "repo", req.repo.FullName(), "err", err)
+	}
+	// The client may hang up once it has its report; the bookkeeping
+	// still has to happen.
+	h.afterPush(context.WithoutCancel(ctx), g, req.repo, updates)
+}
+
+// afterPush records what a push changed: a repository that had no content
+// now has some, and when its default branch does not exist the first
+// pushed branch becomes the default (HEAD follows).
+func (h *Handler) afterPush(ctx context.Context, g *gitstore.GitRepo, rp *store.Repository, updates []*gitstore.RefUpdate) {
+	var pushed []string
+	for _, u := range updates {
+		if u.Refused == "" && !u.IsDelete() && u.Branch() != "" {
+			pushed = append(pushed, u.Branch())
+		}
+	}
+	if len(pushed) == 0 {
+		return
+	}
+	branch := ""
+	if at, err := g.BranchHash(rp.DefaultBranch); err == nil && at.IsZero() {
+		branch = pushed[0]
+	}
+	if !rp.IsEmpty && branch == "" {
+		return
+	}
+	if branch != "" {
+		if err := g.SetHead(branch); err != nil {
+			h.d.Log.Error("git http: set HEAD after first push", "repo", rp.FullName(), "err", err)
+			return
+		}
+	}
+	err := h.d.Store.WithTx(ctx, func(ctx context.Context) error {
+		return h.d.Store.GitRepos().MarkPushed(ctx, rp.ID, branch)
+	})
+	if err != nil {
+		h.d.Log.Error("git http: record push", "repo", rp.FullName(), "err", err)
+	}
+}

@@ -1,0 +1,182 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/apierr"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/paging"
+	"repohost/models"
+	"repohost/restapi/operations/repository"
+	"repohost/store"
+)
+
+// The reference's limits on topics.
+const (
+	maxTopicLength   = 35
+	maxTopicsPerRepo = 25
+)
+
+var topicRe = regexp.MustCompile(`^[a-z0-9][-.a-z0-9]*$`)
+
+func validTopic(t string) bool { return len(t) <= maxTopicLength && topicRe.MatchString(t) }
+
+// normaliseTopic is how every topic name is read: trimmed and lower-cased.
+func normaliseTopic(t string) string { return strings.ToLower(strings.TrimSpace(t)) }
+
+// sanitiseTopics normalises a submitted list: empty entries and repeats go
+// (the first stays), and the rest split into valid and invalid names.
+func sanitiseTopics(in []string) (valid, invalid []string) {
+	seen := map[string]bool{}
+	for _, raw := range in {
+		t := normaliseTopic(raw)
+		if t == "" || seen[t] {
+			continue
+		}
+		seen[t] = true
+		if validTopic(t) {
+			valid = append(valid, t)
+		} else {
+			invalid = append(invalid, t)
+		}
+	}
+	return valid, invalid
+}
+
+// errTooManyTopics is the reference's refusal of a 26th topic.
+func errTooManyTopics(message string) error { return apierr.InvalidTopics(nil, message) }
+
+// topicAdmin loads the repository for a change of its topics: a signed-in
+// repository admin, and (the service spec's rule) not archived.
+func (h Handlers) topicAdmin(ctx context.Context, owner, name string) (*store.Repository, error) {
+	_, r, err := h.repoAdmin(ctx, owner, name)
+	if err != nil {
+		return nil, err
+	}
+	if r.IsArchived {
+		return nil, apierr.RepoArchived()
+	}
+	return r, nil
+}
+
+func (h Handlers) RepoListTopics(ctx context.Context, params repository.RepoListTopicsParams) middleware.Responder {
+	r, _, err := h.Repo(ctx, auth.FromContext(ctx), params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	pg := paging.From(params.Page, params.Limit)
+	topics, total, err := h.Store.Topics().ListByRepo(ctx, r.ID, pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	names := make([]string, 0, len(topics))
+	for _, t := range topics {
+		names = append(names, t.Name)
+	}
+	return repository.NewRepoListTopicsOK().WithPayload(&models.TopicName{TopicNames: names}).
+		WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+}
+
+func (h Handlers) RepoUpdateTopics(ctx context.Context, params repository.RepoUpdateTopicsParams) middleware.Responder {
+	r, err := h.topicAdmin(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	var submitted []string
+	if params.Body != nil {
+		submitted = params.Body.Topics
+	}
+	valid, invalid := sanitiseTopics(submitted)
+	// The count is checked before the names, as in the reference.
+	if len(valid) > maxTopicsPerRepo {
+		return h.Fail(errTooManyTopics("Exceeding maximum number of topics per repo"))
+	}
+	if len(invalid) > 0 {
+		return h.Fail(apierr.InvalidTopics(invalid, "Topic names are invalid"))
+	}
+	err = h.Store.Topics().Update(ctx, r.ID, func([]string) ([]string, error) { return valid, nil })
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoUpdateTopicsNoContent()
+}
+
+func (h Handlers) RepoAddTopic(ctx context.Context, params repository.RepoAddTopicParams) middleware.Responder {
+	r, err := h.topicAdmin(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	topic := normaliseTopic(params.Topic)
+	if !validTopic(topic) {
+		return h.Fail(apierr.InvalidTopics([]string{topic}, "Topic name is invalid"))
+	}
+	err = h.Store.Topics().Update(ctx, r.ID, func(current []string) ([]string, error) {
+		if len(current) >= maxTopicsPerRepo {
+			return nil, errTooManyTopics("Exceeding maximum allowed topics per repo.")
+		}
+		return append(current, topic), nil
+	})
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoAddTopicNoContent()
+}
+
+// errTopicNotSet ends a removal that finds nothing to remove.
+var errTopicNotSet = errors.New("topic not set")
+
+func (h Handlers) RepoDeleteTopic(ctx context.Context, params repository.RepoDeleteTopicParams) middleware.Responder {
+	r, err := h.topicAdmin(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	topic := normaliseTopic(params.Topic)
+	if !validTopic(topic) {
+		return h.Fail(apierr.InvalidTopics([]string{topic}, "Topic name is invalid"))
+	}
+	err = h.Store.Topics().Update(ctx, r.ID, func(current []string) ([]string, error) {
+		kept := make([]string, 0, len(current))
+		for _, t := range current {
+			if t != topic {
+				kept = append(kept, t)
+			}
+		}
+		if len(kept) == len(current) {
+			return nil, errTopicNotSet
+		}
+		return kept, nil
+	})
+	if errors.Is(err, errTopicNotSet) {
+		return h.Fail(apierr.NotFound("not found"))
+	}
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoDeleteTopicNoContent()
+}
+
+func (h Handlers) TopicSearch(ctx context.Context, params repository.TopicSearchParams) middleware.Responder {
+	pg := paging.From(params.Page, params.Limit)
+	topics, total, err := h.Store.Topics().Search(ctx, deref(params.Q), pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	out := make([]*models.TopicResponse, 0, len(topics))
+	for _, t := range topics {
+		out = append(out, &models.TopicResponse{
+			ID:        t.ID,
+			Name:      t.Name,
+			RepoCount: t.RepoCount,
+			Created:   convert.TimeOf(t.CreatedAt),
+			Updated:   convert.TimeOf(t.UpdatedAt),
+		})
+	}
+	return repository.NewTopicSearchOK().WithPayload(&models.TopicSearchResults{Topics: out}).
+		WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+}

@@ -1,0 +1,147 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage"
+
+	"repohost/store"
+)
+
+// BranchInfo is a branch and the commit it points at.
+type BranchInfo struct {
+	Name   string
+	Commit *object.Commit
+}
+
+// BranchNames lists every branch name, sorted; it reads refs only, so a
+// list can pick its page before loading any commit.
+func (g *GitRepo) BranchNames() ([]string, error) {
+	it, err := g.r.Storer.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	err = it.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Name().IsBranch() {
+			names = append(names, ref.Name().Short())
+		}
+		return nil
+	})
+	sort.Strings(names)
+	return names, err
+}
+
+// GetBranch loads one branch; a missing one is store.ErrNotFound.
+func (g *GitRepo) GetBranch(name string) (*BranchInfo, error) {
+	refName := plumbing.NewBranchReferenceName(name)
+	if refName.Validate() != nil {
+		return nil, fmt.Errorf("branch %q: %w", name, store.ErrNotFound)
+	}
+	ref, err := g.r.Storer.Reference(refName)
+	if err != nil {
+		return nil, notFound(err, "branch "+name)
+	}
+	c, err := g.peel(ref.Hash())
+	if err != nil {
+		return nil, notFound(err, "branch "+name)
+	}
+	return &BranchInfo{Name: name, Commit: c}, nil
+}
+
+// BranchHash is where a branch points, the zero hash if it does not exist.
+func (g *GitRepo) BranchHash(name string) (plumbing.Hash, error) {
+	ref, err := g.r.Storer.Reference(plumbing.NewBranchReferenceName(name))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return ref.Hash(), nil
+}
+
+// CreateBranchAt creates branch name at commit; ErrBranchExists if it is
+// already there.
+func (g *GitRepo) CreateBranchAt(name string, commit plumbing.Hash) error {
+	err := g.createRef(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), commit))
+	if errors.Is(err, errRefExists) {
+		return fmt.Errorf("branch %q: %w", name, ErrBranchExists)
+	}
+	return err
+}
+
+// MoveBranch points an existing branch at to, provided it still points at
+// from (store.ErrConflict otherwise), so a concurrent push is never undone.
+func (g *GitRepo) MoveBranch(name string, from, to plumbing.Hash) error {
+	refName := plumbing.NewBranchReferenceName(name)
+	err := g.r.Storer.CheckAndSetReference(plumbing.NewHashReference(refName, to), plumbing.NewHashReference(refName, from))
+	if errors.Is(err, storage.ErrReferenceHasChanged) || errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return fmt.Errorf("branch %q moved meanwhile: %w", name, store.ErrConflict)
+	}
+	return err
+}
+
+// DeleteBranch removes a branch if it still points at at.
+func (g *GitRepo) DeleteBranch(name string, at plumbing.Hash) error {
+	refName := plumbing.NewBranchReferenceName(name)
+	cur, err := g.r.Storer.Reference(refName)
+	if err != nil {
+		return notFound(err, "branch "+name)
+	}
+	if cur.Hash() != at {
+		return fmt.Errorf("branch %q moved meanwhile: %w", name, store.ErrConflict)
+	}
+	return g.r.Storer.RemoveReference(refName)
+}
+
+// RenameBranch gives branch from the name to: the new ref is created first
+// (failing if it exists), then the old one removed; HEAD follows when it
+// named from.
+func (g *GitRepo) RenameBranch(from, to string) error {
+	at, err := g.BranchHash(from)
+	if err != nil {
+		return err
+	}
+	if at.IsZero() {
+		return fmt.Errorf("branch %q: %w", from, store.ErrNotFound)
+	}
+	if err := g.CreateBranchAt(to, at); err != nil {
+		return err
+	}
+	if g.DefaultBranch() == from {
+		if err := g.SetHead(to); err != nil {
+			_ = g.RemoveRefIf(plumbing.NewBranchReferenceName(to), at)
+			return err
+		}
+	}
+	if err := g.r.Storer.RemoveReference(plumbing.NewBranchReferenceName(from)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// IsAncestor tells whether ancestor is reachable from descendant, that is
+// whether moving a ref from ancestor to descendant is a fast-forward.
+func (g *GitRepo) IsAncestor(ancestor, descendant plumbing.Hash) (bool, error) {
+	if ancestor == descendant {
+		return true, nil
+	}
+	a, err := g.r.CommitObject(ancestor)
+	if err != nil {
+		// The old tip is not a commit we have: nothing can descend from it.
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	d, err := g.r.CommitObject(descendant)
+	if err != nil {
+		return false, notFound(err, "commit "+descendant.String())
+	}
+	return a.IsAncestor(d)
+}

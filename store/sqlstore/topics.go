@@ -1,0 +1,180 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"gorm.io/gorm/clause"
+
+	"repohost/store"
+)
+
+func (d *DB) Topics() store.TopicStore { return topicStore{d} }
+
+type topicStore struct{ d *DB }
+
+// repoTopic links a repository to a topic.
+type repoTopic struct {
+	RepoID  int64 `gorm:"primaryKey;autoIncrement:false"`
+	TopicID int64 `gorm:"primaryKey;autoIncrement:false"`
+}
+
+func (repoTopic) TableName() string { return "repo_topics" }
+
+func (s topicStore) ListByRepo(ctx context.Context, repoID int64, p store.Page) ([]*store.Topic, int64, error) {
+	db := s.d.conn(ctx).Model(&store.Topic{}).
+		Joins("JOIN repo_topics ON repo_topics.topic_id = topics.id").
+		Where("repo_topics.repo_id = ?", repoID)
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count topics")
+	}
+	var out []*store.Topic
+	err := db.Select("topics.*").Order("topics.name ASC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	return out, total, translate(err, "list topics")
+}
+
+func (s topicStore) Search(ctx context.Context, keyword string, p store.Page) ([]*store.Topic, int64, error) {
+	// A topic no repository uses any more stays in the table (deleting it
+	// would race with a repository adding it again) but is not offered.
+	db := s.d.conn(ctx).Model(&store.Topic{}).Where("repo_count > 0")
+	if kw := strings.TrimSpace(keyword); kw != "" {
+		db = db.Where(`name LIKE ? ESCAPE '\'`, likePattern(kw))
+	}
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count topics")
+	}
+	var out []*store.Topic
+	err := db.Order("repo_count DESC, name ASC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	return out, total, translate(err, "search topics")
+}
+
+// names lists the repository's topic names, alphabetically.
+func (s topicStore) names(ctx context.Context, repoID int64) ([]string, error) {
+	var out []string
+	err := s.d.conn(ctx).Model(&store.Topic{}).
+		Joins("JOIN repo_topics ON repo_topics.topic_id = topics.id").
+		Where("repo_topics.repo_id = ?", repoID).Order("topics.name").Pluck("topics.name", &out).Error
+	return out, translate(err, "read topics")
+}
+
+func (s topicStore) Update(ctx context.Context, repoID int64, change func(current []string) ([]string, error)) error {
+	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		db := s.d.conn(ctx)
+		if s.d.usesPostgres() {
+			// The repository row is the lock that makes read-change-write
+			// of its topics one step. SQLite needs none: its write
+			// transactions already run one at a time.
+			var id int64
+			err := db.Raw("SELECT id FROM repositories WHERE id = ? FOR UPDATE", repoID).Scan(&id).Error
+			if err != nil {
+				return translate(err, "lock repository")
+			}
+		}
+		current, err := s.names(ctx, repoID)
+		if err != nil {
+			return err
+		}
+		next, err := change(current)
+		if err != nil {
+			return err
+		}
+		added, removed := diffNames(current, next)
+		now := time.Now().UTC().Truncate(time.Second)
+		if len(added) > 0 {
+			rows := make([]store.Topic, 0, len(added))
+			for _, n := range added {
+				rows = append(rows, store.Topic{Name: n, CreatedAt: now, UpdatedAt: now})
+			}
+			err := db.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "name"}}, DoNothing: true}).Create(&rows).Error
+			if err != nil {
+				return translate(err, "create topics")
+			}
+			ids, err := s.ids(ctx, added)
+			if err != nil {
+				return err
+			}
+			links := make([]repoTopic, 0, len(ids))
+			for _, id := range ids {
+				links = append(links, repoTopic{RepoID: repoID, TopicID: id})
+			}
+			if err := db.Create(&links).Error; err != nil {
+				return translate(err, "link topics")
+			}
+			// Increments, not recounts: a recount in a concurrent
+			// transaction of another repository could miss this one's
+			// uncommitted link, while increments of the same row queue.
+			if err := db.Exec("UPDATE topics SET repo_count = repo_count + 1, updated_at = ? WHERE id IN ?", now, ids).Error; err != nil {
+				return translate(err, "count topics")
+			}
+		}
+		if len(removed) > 0 {
+			ids, err := s.ids(ctx, removed)
+			if err != nil {
+				return err
+			}
+			if err := db.Where("repo_id = ? AND topic_id IN ?", repoID, ids).Delete(&repoTopic{}).Error; err != nil {
+				return translate(err, "unlink topics")
+			}
+			if err := db.Exec("UPDATE topics SET repo_count = repo_count - 1, updated_at = ? WHERE id IN ?", now, ids).Error; err != nil {
+				return translate(err, "count topics")
+			}
+		}
+		return s.syncColumn(ctx, repoID)
+	})
+}
+
+// syncColumn rewrites the repository's topics column (used by search and
+// shown in the repository) from its links, most used topics first.
+func (s topicStore) syncColumn(ctx context.Context, repoID int64) error {
+	var ordered []string
+	err := s.d.conn(ctx).Model(&store.Topic{}).
+		Joins("JOIN repo_topics ON repo_topics.topic_id = topics.id").
+		Where("repo_topics.repo_id = ?", repoID).Order("topics.repo_count DESC, topics.name ASC").
+		Pluck("topics.name", &ordered).Error
+	if err != nil {
+		return translate(err, "read topics")
+	}
+	err = s.d.conn(ctx).Exec("UPDATE repositories SET topics = ? WHERE id = ?", strings.Join(ordered, ","), repoID).Error
+	return translate(err, "store repository topics")
+}
+
+func (s topicStore) ids(ctx context.Context, names []string) ([]int64, error) {
+	var ids []int64
+	err := s.d.conn(ctx).Model(&store.Topic{}).Where("name IN ?", names).Pluck("id", &ids).Error
+	return ids, translate(err, "find topics")
+}
+
+func (s topicStore) Copy(ctx context.Context, fromRepoID, toRepoID int64) error {
+	names, err := s.names(ctx, fromRepoID)
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	return s.Update(ctx, toRepoID, func([]string) ([]string, error) { return names, nil })
+}
+
+// diffNames returns the names only in next and those only in current.
+func diffNames(current, next []string) (added, removed []string) {
+	had := make(map[string]bool, len(current))
+	for _, n := range current {
+		had[n] = true
+	}
+	keep := make(map[string]bool, len(next))
+	for _, n := range next {
+		if keep[n] {
+			continue
+		}
+		keep[n] = true
+		if !had[n] {
+			added = append(added, n)
+		}
+	}
+	for _, n := range current {
+		if !keep[n] {
+			removed = append(removed, n)
+		}
+	}
+	return added, removed
+}
