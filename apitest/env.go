@@ -106,12 +106,13 @@ func New(t testing.TB) *Env {
 	}
 	e.DB = db
 	e.Deps = &app.Deps{
-		Store:  db,
-		Git:    git,
-		Access: access.Checker{Store: db},
-		Hasher: auth.Hasher{Cost: bcrypt.MinCost},
-		Errors: apierr.Translator{Log: log},
-		Log:    log,
+		Store:          db,
+		Git:            git,
+		Access:         access.Checker{Store: db},
+		Hasher:         auth.Hasher{Cost: bcrypt.MinCost},
+		Errors:         apierr.Translator{Log: log},
+		Log:            log,
+		AttachmentsDir: filepath.Join(dataDir, "attachments"),
 	}
 	h, err := impl.NewHandler(e.Deps)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"repohost/impl/admin"
 	"repohost/impl/app"
 	"repohost/impl/auth"
+	"repohost/impl/githttp"
 	"repohost/impl/issue"
 	"repohost/impl/misc"
 	"repohost/impl/org"
@@ -67,7 +68,27 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 	}
 	authn := &auth.Authenticator{Store: d.Store, Hasher: d.Hasher, Errors: d.Errors}
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", authn.Middleware(api))
+	apiAuthn := authn.Middleware(api)
+	mux.Handle("/api/v1/", apiAuthn)
+	// Operations whose last parameter is a file path, ref or tag that may
+	// hold slashes.
+	repo.MountNestedPaths(mux, apiAuthn)
+	repo.MountBranchPaths(mux, apiAuthn)
+	// Downloads outside the API: browser_download_url, tarball_url and
+	// zipball_url point here.
+	repoWeb := repo.Handlers{Deps: d}
+	mux.Handle("GET /attachments/{uuid}", authn.Middleware(http.HandlerFunc(repoWeb.ServeAttachment)))
+	// Routes under /{owner}/{repo}/ go on a second mux: on this one they
+	// would overlap /api/v1/ (an owner named "api"), which ServeMux refuses.
+	web := http.NewServeMux()
+	web.Handle("GET /{owner}/{repo}/archive/{file...}", authn.Middleware(http.HandlerFunc(repoWeb.ServeArchive)))
+	// Git over smart HTTP ({repo} may end in ".git"); it authenticates
+	// itself, answering git's way (401 with a challenge, plain text).
+	gitHTTP := githttp.New(d, authn)
+	web.HandleFunc("GET /{owner}/{repo}/info/refs", gitHTTP.InfoRefs)
+	web.HandleFunc("POST /{owner}/{repo}/git-upload-pack", gitHTTP.UploadPack)
+	web.HandleFunc("POST /{owner}/{repo}/git-receive-pack", gitHTTP.ReceivePack)
+	mux.Handle("/", web)
 	// The contract itself, outside /api/v1 as the reference serves it.
 	mux.HandleFunc("GET /swagger.v1.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

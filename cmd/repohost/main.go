@@ -110,12 +110,13 @@ func (s *storage) deps(db store.Store, log *slog.Logger) (*app.Deps, error) {
 		return nil, err
 	}
 	return &app.Deps{
-		Store:  db,
-		Git:    git,
-		Access: access.Checker{Store: db},
-		Hasher: auth.Hasher{},
-		Errors: apierr.Translator{Log: log},
-		Log:    log,
+		Store:          db,
+		Git:            git,
+		Access:         access.Checker{Store: db},
+		Hasher:         auth.Hasher{},
+		Errors:         apierr.Translator{Log: log},
+		Log:            log,
+		AttachmentsDir: filepath.Join(s.data, "attachments"),
 	}, nil
 }
 

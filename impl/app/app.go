@@ -30,6 +30,9 @@ type Deps struct {
 	Hasher auth.Hasher
 	Errors apierr.Translator
 	Log    *slog.Logger
+	// AttachmentsDir holds uploaded release files, one directory per
+	// repository id, each file named by its UUID.
+	AttachmentsDir string
 }
 
 // Fail renders err through the one error translator.

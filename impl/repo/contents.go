@@ -1,0 +1,593 @@
+package repo
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/strfmt"
+
+	"repohost/impl/access"
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/models"
+	"repohost/restapi/operations/repository"
+	"repohost/store"
+	"repohost/store/gitstore"
+)
+
+// The reference's refusals for a missing unit permission and for a reader
+// who tries to write.
+const (
+	msgUnitRead  = "user should have specific read permission or be a repo admin or a site admin"
+	msgRepoWrite = "user should have a permission to write to a repo"
+)
+
+// maxContentsBlob is the largest file whose content the contents API
+// inlines (base64); bigger files are described without content, like the
+// reference's DEFAULT_MAX_BLOB_SIZE.
+const maxContentsBlob = 10 << 20
+
+// codeRepo loads a repository whose code p wants to read: 404 when p may not
+// see it, 403 when its code unit is switched off (repository admins still
+// pass).
+func (h Handlers) codeRepo(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error) {
+	r, perm, err := h.Repo(ctx, p, owner, name)
+	if err != nil {
+		return nil, access.None, err
+	}
+	if !r.HasCode && !perm.Admin {
+		return nil, access.None, apierr.Forbidden(msgUnitRead)
+	}
+	return r, perm, nil
+}
+
+// codeWriteRepo loads a repository whose code the signed-in caller wants to
+// change: 401, 404, 403 without write access, then 423 when archived.
+func (h Handlers) codeWriteRepo(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, error) {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, perm, err := h.codeRepo(ctx, p, owner, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !perm.Push {
+		return nil, nil, apierr.Forbidden(msgRepoWrite)
+	}
+	if r.IsArchived {
+		return nil, nil, apierr.RepoArchived()
+	}
+	return p, r, nil
+}
+
+// gitError turns what the git store reports about a caller's request into
+// the reference's statuses; anything else stays an internal error.
+func gitError(err error) error {
+	var e *apierr.Error
+	switch {
+	case err == nil || errors.As(err, &e):
+		return err
+	case errors.Is(err, gitstore.ErrBadPath), errors.Is(err, gitstore.ErrFileExists),
+		errors.Is(err, gitstore.ErrPathConflict), errors.Is(err, gitstore.ErrSHAMismatch),
+		errors.Is(err, gitstore.ErrBranchExists):
+		// The git store's messages name the path or branch and what is
+		// wrong with it; none carries anything internal.
+		return apierr.Validation("%s", err.Error())
+	case errors.Is(err, gitstore.ErrTagExists):
+		return apierr.Conflict("%s", err.Error())
+	case errors.Is(err, gitstore.ErrNotACommit):
+		return apierr.NotFound("%s", err.Error())
+	case errors.Is(err, gitstore.ErrBadName):
+		return apierr.NotFound("not found")
+	case errors.Is(err, store.ErrConflict):
+		return apierr.Conflict("the branch was changed by someone else meanwhile; retry with its new state")
+	}
+	return err
+}
+
+// treePath validates a file path from the URL (422 for "..", ".git" and the
+// like).
+func treePath(p string) (string, error) {
+	clean, err := gitstore.CleanTreePath(p)
+	if err != nil {
+		return "", apierr.Validation("[Filepath]: invalid path %q", p)
+	}
+	return clean, nil
+}
+
+// contentsOf renders entry e (file or not) at ref, with content for files.
+func contentsOf(g *gitstore.GitRepo, ref *gitstore.Resolved, e *gitstore.Entry, last *object.Commit, withContent bool) (convert.ContentsEntry, error) {
+	ce := convert.ContentsEntry{Ref: ref, Entry: e, Last: last}
+	switch e.Type {
+	case gitstore.EntryFile:
+		if withContent && e.Size <= maxContentsBlob {
+			b, err := g.ReadBlob(e.Hash)
+			if err != nil {
+				return ce, err
+			}
+			ce.Content, ce.HasContent = b, true
+		}
+	case gitstore.EntrySymlink:
+		t, err := g.SymlinkTarget(e)
+		if err != nil {
+			return ce, err
+		}
+		ce.Target = t
+		if withContent {
+			ce.Content, ce.HasContent = []byte(t), true
+		}
+	}
+	return ce, nil
+}
+
+// listDir renders every entry of directory dir at ref, with the last commit
+// of each from one history walk.
+func listDir(base string, r *store.Repository, g *gitstore.GitRepo, ref *gitstore.Resolved, dir string) ([]*models.ContentsResponse, error) {
+	entries, err := g.ReadDir(ref.Commit, dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	last, err := g.LastCommits(ref.Commit, dir, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*models.ContentsResponse, 0, len(entries))
+	for _, e := range entries {
+		ce, err := contentsOf(g, ref, e, last[e.Name], false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, convert.Contents(base, r, ce))
+	}
+	return out, nil
+}
+
+// contents answers GET contents for p ("" is the root): an object for a
+// file, an array for a directory.
+func (h Handlers) contents(ctx context.Context, req *http.Request, owner, name, rawPath string, refParam *string) (any, error) {
+	p := auth.FromContext(ctx)
+	r, _, err := h.codeRepo(ctx, p, owner, name)
+	if err != nil {
+		return nil, err
+	}
+	path, err := treePath(rawPath)
+	if err != nil {
+		return nil, err
+	}
+	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	if err != nil {
+		return nil, gitError(err)
+	}
+	ref, err := g.Resolve(deref(refParam))
+	if err != nil {
+		// An empty repository has an empty top directory, not a missing one.
+		if empty, _ := g.IsEmpty(); empty && path == "" && deref(refParam) == "" {
+			return []*models.ContentsResponse{}, nil
+		}
+		return nil, gitError(err)
+	}
+	base := app.BaseURL(req)
+	e, err := g.Lookup(ref.Commit, path)
+	if err != nil {
+		return nil, gitError(err)
+	}
+	if e.Type == gitstore.EntryDir {
+		return listDir(base, r, g, ref, path)
+	}
+	last, err := g.LastCommits(ref.Commit, parentDir(path), []string{e.Name})
+	if err != nil {
+		return nil, err
+	}
+	ce, err := contentsOf(g, ref, e, last[e.Name], true)
+	if err != nil {
+		return nil, err
+	}
+	return convert.Contents(base, r, ce), nil
+}
+
+func parentDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+func (h Handlers) RepoGetContentsList(ctx context.Context, params repository.RepoGetContentsListParams) middleware.Responder {
+	out, err := h.contents(ctx, params.HTTPRequest, params.Owner, params.Repo, "", params.Ref)
+	if err != nil {
+		return h.Fail(err)
+	}
+	list, ok := out.([]*models.ContentsResponse)
+	if !ok {
+		return h.Fail(errors.New("top directory is not a directory"))
+	}
+	return repository.NewRepoGetContentsListOK().WithPayload(list)
+}
+
+func (h Handlers) RepoGetContents(ctx context.Context, params repository.RepoGetContentsParams) middleware.Responder {
+	out, err := h.contents(ctx, params.HTTPRequest, params.Owner, params.Repo, params.Filepath, params.Ref)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoGetContentsOK().WithPayload(out)
+}
+
+// withHeaders sets extra headers before a typed responder writes, for
+// downloads that need a content type or file name of their own.
+type withHeaders struct {
+	header http.Header
+	next   middleware.Responder
+}
+
+func (w withHeaders) WriteResponse(rw http.ResponseWriter, p runtime.Producer) {
+	for k, vs := range w.header {
+		rw.Header()[k] = vs
+	}
+	w.next.WriteResponse(rw, p)
+}
+
+func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	r, _, err := h.codeRepo(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	if err != nil {
+		return h.Fail(gitError(err))
+	}
+	refName, rawPath := deref(params.Ref), params.Filepath
+	if refName == "" {
+		// Without ?ref the path may start with the ref, as clients of the
+		// reference send it ("main/docs/a.md").
+		if ref, rest, ok := g.SplitRefPath(rawPath); ok {
+			refName, rawPath = ref, rest
+		}
+	}
+	path, err := treePath(rawPath)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if path == "" {
+		return h.Fail(apierr.NotFound("not found"))
+	}
+	ref, err := g.Resolve(refName)
+	if err != nil {
+		return h.Fail(gitError(err))
+	}
+	e, err := g.Lookup(ref.Commit, path)
+	if err != nil {
+		return h.Fail(gitError(err))
+	}
+	if e.Type != gitstore.EntryFile && e.Type != gitstore.EntrySymlink {
+		return h.Fail(apierr.NotFound("not found"))
+	}
+	rd, size, err := g.Blob(e.Hash)
+	if err != nil {
+		return h.Fail(gitError(err))
+	}
+	hdr := http.Header{}
+	// Served as bytes, never rendered: a hosted HTML or SVG file must not
+	// run in the API's origin.
+	hdr.Set("Content-Type", "application/octet-stream")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Content-Length", strconv.FormatInt(size, 10))
+	hdr.Set("Content-Disposition", contentDisposition("inline", e.Name))
+	return withHeaders{hdr, repository.NewRepoGetRawFileOK().WithPayload(rd)}
+}
+
+// fileWrite is what create, update and delete share.
+type fileWrite struct {
+	op                   gitstore.FileOp
+	branch, newBranch    *string
+	force, signoff       *bool
+	message              *string
+	author, committer    *models.Identity
+	dates                *models.CommitDateOptions
+	path, fromPath, sha  string
+	content              []byte
+	defaultVerb, rawPath string
+}
+
+// identity is who a commit names: the given identity when it has an
+// email, else fallback.
+func identity(id *models.Identity, fallback *object.Signature) *object.Signature {
+	if id == nil || id.Email == "" {
+		return fallback
+	}
+	name := id.Name
+	if name == "" {
+		name, _, _ = strings.Cut(string(id.Email), "@")
+	}
+	return &object.Signature{Name: name, Email: string(id.Email)}
+}
+
+func dateOr(d *strfmt.DateTime, now time.Time) time.Time {
+	// Clients built on the reference's SDK send the zero time for "unset".
+	if d == nil || time.Time(*d).IsZero() || time.Time(*d).Year() <= 1 {
+		return now
+	}
+	return time.Time(*d)
+}
+
+// commitFile makes the one commit of a contents write, after the checks that
+// need neither git nor the database, and records a first commit in the
+// repository row.
+func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Repository, w fileWrite) (*gitstore.GitRepo, *gitstore.ChangeResult, error) {
+	path, err := treePath(w.rawPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if path == "" {
+		return nil, nil, apierr.Validation("[Filepath]: a file path is required")
+	}
+	w.path = path
+	if w.fromPath != "" {
+		if w.fromPath, err = treePath(w.fromPath); err != nil {
+			return nil, nil, apierr.Validation("[FromPath]: invalid path")
+		}
+	}
+	for field, b := range map[string]*string{"Branch": w.branch, "NewBranch": w.newBranch} {
+		if b != nil && *b != "" {
+			if err := CheckBranchName(field, *b); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	if err != nil {
+		return nil, nil, gitError(err)
+	}
+	base := deref(w.branch)
+	if base == "" {
+		base = r.DefaultBranch
+	}
+	target := base
+	if nb := deref(w.newBranch); nb != "" {
+		target = nb
+	}
+	if err := h.checkBranchPush(ctx, p, r, target); err != nil {
+		return nil, nil, err
+	}
+
+	now := time.Now()
+	doer := signature(p.User)
+	author := *identity(w.author, identity(w.committer, &doer))
+	committer := *identity(w.committer, &author)
+	author.When = dateOr(datesAuthor(w.dates), now)
+	committer.When = dateOr(datesCommitter(w.dates), now)
+	msg := deref(w.message)
+	if strings.TrimSpace(msg) == "" {
+		msg = w.defaultVerb + " " + path
+	}
+	if deref(w.signoff) {
+		msg = strings.TrimRight(msg, "\n") + "\n\nSigned-off-by: " + committer.Name + " <" + committer.Email + ">"
+	}
+	res, err := g.ChangeFile(gitstore.FileChange{
+		Op: w.op, Branch: base, NewBranch: deref(w.newBranch), Force: deref(w.force),
+		Path: path, FromPath: w.fromPath, Content: w.content, SHA: w.sha,
+		Author: author, Committer: committer, Message: msg,
+	})
+	if err != nil {
+		return nil, nil, gitError(err)
+	}
+	if res.WasEmpty || r.IsEmpty {
+		// Git first, then the row; if the row cannot follow, the first
+		// commit is taken back so disk and database agree again.
+		if err := h.Store.GitRepos().MarkPushed(ctx, r.ID, res.Branch); err != nil {
+			if res.WasEmpty {
+				if rmErr := g.RemoveRefIf(plumbing.NewBranchReferenceName(res.Branch), res.Commit.Hash); rmErr != nil {
+					h.Log.Error("undo first commit after failed update", "repo", r.FullName(), "err", rmErr)
+				}
+			}
+			return nil, nil, err
+		}
+		if res.WasEmpty && res.Branch != g.DefaultBranch() {
+			if err := g.SetHead(res.Branch); err != nil {
+				h.Log.Error("point HEAD at first branch", "repo", r.FullName(), "err", err)
+			}
+		}
+	}
+	return g, res, nil
+}
+
+func datesAuthor(d *models.CommitDateOptions) *strfmt.DateTime {
+	if d == nil {
+		return nil
+	}
+	return d.Author
+}
+
+func datesCommitter(d *models.CommitDateOptions) *strfmt.DateTime {
+	if d == nil {
+		return nil
+	}
+	return d.Committer
+}
+
+// checkBranchPush applies the branch's protection rule to a commit made
+// through the API, as a push would be checked.
+func (h Handlers) checkBranchPush(ctx context.Context, p *auth.Principal, r *store.Repository, branch string) error {
+	rules, err := h.Store.Protections().ListAll(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	rule := store.MatchRule(rules, branch)
+	if rule == nil {
+		return nil
+	}
+	var teams []int64
+	if r.Owner.IsOrganization() {
+		if teams, err = h.Store.Teams().UserTeamIDs(ctx, r.OwnerID, p.UserID()); err != nil {
+			return err
+		}
+	}
+	if !rule.CanPush(p.UserID(), teams) {
+		return apierr.Forbidden("user cannot commit to protected branch %q", branch)
+	}
+	return nil
+}
+
+// fileResponse renders the file after a write, with the commit that made it.
+func fileResponse(base string, r *store.Repository, g *gitstore.GitRepo, res *gitstore.ChangeResult) (*models.FileResponse, error) {
+	out := &models.FileResponse{Commit: convert.FileCommit(base, r, res.Commit), Verification: convert.Unsigned()}
+	ref := &gitstore.Resolved{Name: res.Branch, Kind: gitstore.RefBranch, Commit: res.Commit}
+	ce, err := contentsOf(g, ref, res.Entry, res.Commit, true)
+	if err != nil {
+		return nil, err
+	}
+	out.Content = convert.Contents(base, r, ce)
+	return out, nil
+}
+
+func decodeContent(s *string) ([]byte, error) {
+	if s == nil {
+		return nil, apierr.Validation("[Content]: Required")
+	}
+	b, err := base64.StdEncoding.DecodeString(*s)
+	if err != nil {
+		return nil, apierr.Validation("[Content]: must be base64-encoded")
+	}
+	return b, nil
+}
+
+func (h Handlers) RepoCreateFile(ctx context.Context, params repository.RepoCreateFileParams) middleware.Responder {
+	p, r, err := h.codeWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	o := params.Body
+	content, err := decodeContent(o.ContentBase64)
+	if err != nil {
+		return h.Fail(err)
+	}
+	g, res, err := h.commitFile(ctx, p, r, fileWrite{
+		op: gitstore.OpCreate, branch: o.BranchName, newBranch: o.NewBranchName, force: o.ForcePush, signoff: o.Signoff,
+		message: o.Message, author: o.Author, committer: o.Committer, dates: o.Dates,
+		rawPath: params.Filepath, content: content, defaultVerb: "Add",
+	})
+	if err != nil {
+		return h.Fail(err)
+	}
+	out, err := fileResponse(app.BaseURL(params.HTTPRequest), r, g, res)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoCreateFileCreated().WithPayload(out)
+}
+
+func (h Handlers) RepoUpdateFile(ctx context.Context, params repository.RepoUpdateFileParams) middleware.Responder {
+	p, r, err := h.codeWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	o := params.Body
+	content, err := decodeContent(o.ContentBase64)
+	if err != nil {
+		return h.Fail(err)
+	}
+	// Without a sha the reference creates the file (201); with one it
+	// replaces the file that has that sha (200).
+	w := fileWrite{
+		op: gitstore.OpUpdate, branch: o.BranchName, newBranch: o.NewBranchName, force: o.ForcePush, signoff: o.Signoff,
+		message: o.Message, author: o.Author, committer: o.Committer, dates: o.Dates,
+		rawPath: params.Filepath, fromPath: deref(o.FromPath), sha: deref(o.SHA), content: content, defaultVerb: "Update",
+	}
+	if w.sha == "" {
+		w.op, w.fromPath, w.defaultVerb = gitstore.OpCreate, "", "Add"
+	}
+	g, res, err := h.commitFile(ctx, p, r, w)
+	if err != nil {
+		return h.Fail(err)
+	}
+	out, err := fileResponse(app.BaseURL(params.HTTPRequest), r, g, res)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if w.op == gitstore.OpCreate {
+		return repository.NewRepoUpdateFileCreated().WithPayload(out)
+	}
+	return repository.NewRepoUpdateFileOK().WithPayload(out)
+}
+
+func (h Handlers) RepoDeleteFile(ctx context.Context, params repository.RepoDeleteFileParams) middleware.Responder {
+	p, r, err := h.codeWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	o := params.Body
+	if deref(o.SHA) == "" {
+		return h.Fail(apierr.Validation("[SHA]: Required"))
+	}
+	_, res, err := h.commitFile(ctx, p, r, fileWrite{
+		op: gitstore.OpDelete, branch: o.BranchName, newBranch: o.NewBranchName, force: o.ForcePush, signoff: o.Signoff,
+		message: o.Message, author: o.Author, committer: o.Committer, dates: o.Dates,
+		rawPath: params.Filepath, sha: deref(o.SHA), defaultVerb: "Delete",
+	})
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoDeleteFileOK().WithPayload(&models.FileDeleteResponse{
+		Commit: convert.FileCommit(app.BaseURL(params.HTTPRequest), r, res.Commit), Verification: convert.Unsigned(),
+	})
+}
+
+// nestedPathRoutes are the API paths whose last parameter is a file path,
+// ref or tag that may contain slashes (contents/docs/a.md, tags/v1/rc).
+var nestedPathRoutes = []string{
+	"/api/v1/repos/{owner}/{repo}/contents/{rest...}",
+	"/api/v1/repos/{owner}/{repo}/raw/{rest...}",
+	"/api/v1/repos/{owner}/{repo}/archive/{rest...}",
+	"/api/v1/repos/{owner}/{repo}/tags/{rest...}",
+	"/api/v1/repos/{owner}/{repo}/releases/tags/{rest...}",
+}
+
+// MountNestedPaths routes nestedPathRoutes to api with the rest of the path
+// escaped into one segment: the generated router matches a parameter within
+// one segment only and unescapes it afterwards, so the handler receives the
+// slashes intact.
+func MountNestedPaths(mux *http.ServeMux, api http.Handler) {
+	for _, pattern := range nestedPathRoutes {
+		prefix := pattern[:strings.Index(pattern, "{rest...}")]
+		// Without this the mux would redirect ".../tags" to ".../tags/"
+		// instead of letting the list operation answer.
+		mux.Handle(strings.TrimSuffix(prefix, "/"), api)
+		mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			rest := req.PathValue("rest")
+			if !strings.Contains(rest, "/") {
+				api.ServeHTTP(w, req)
+				return
+			}
+			head := strings.NewReplacer("{owner}", url.PathEscape(req.PathValue("owner")),
+				"{repo}", url.PathEscape(req.PathValue("repo"))).Replace(prefix)
+			r2 := req.Clone(req.Context())
+			r2.URL.RawPath = head + url.PathEscape(rest)
+			r2.URL.Path, _ = url.PathUnescape(r2.URL.RawPath)
+			api.ServeHTTP(w, r2)
+		}))
+	}
+}
+
+// contentDisposition names a download; the name is quoted and encoded by
+// the standard library, so no name can break out of the header.
+func contentDisposition(kind, name string) string {
+	return mime.FormatMediaType(kind, map[string]string{"filename": name})
+}

@@ -1,0 +1,351 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/access"
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/paging"
+	"repohost/restapi/operations/repository"
+	"repohost/store"
+	"repohost/store/gitstore"
+)
+
+// releaseRepo loads a repository whose releases p wants to read: 404 when p
+// may not see it, 403 when its releases unit is off (admins still pass).
+func (h Handlers) releaseRepo(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error) {
+	r, perm, err := h.Repo(ctx, p, owner, name)
+	if err != nil {
+		return nil, access.None, err
+	}
+	if !r.HasReleases && !perm.Admin {
+		return nil, access.None, apierr.Forbidden(msgUnitRead)
+	}
+	return r, perm, nil
+}
+
+// releaseWriteRepo loads a repository whose releases the signed-in caller
+// wants to change: 401, 404, 403 without write access, 423 when archived.
+func (h Handlers) releaseWriteRepo(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, error) {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, perm, err := h.releaseRepo(ctx, p, owner, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !perm.Push {
+		return nil, nil, apierr.Forbidden(msgRepoWrite)
+	}
+	if r.IsArchived {
+		return nil, nil, apierr.RepoArchived()
+	}
+	return p, r, nil
+}
+
+// visibleRelease hides drafts from callers who cannot write: to them a draft
+// does not exist.
+func visibleRelease(rel *store.Release, err error, perm access.Permission) (*store.Release, error) {
+	if err != nil {
+		return nil, err
+	}
+	if rel.IsDraft && !perm.Push {
+		return nil, apierr.NotFound("not found")
+	}
+	return rel, nil
+}
+
+// ensureTag makes sure tag exists for a published release: an existing tag
+// is kept wherever it points; otherwise it is created at target (a branch or
+// commit). It returns the tagged commit and, when it created the tag, the
+// tag's id so a failed database write can take it back.
+func ensureTag(g *gitstore.GitRepo, tag, target, message string, p *auth.Principal) (sha string, made plumbing.Hash, err error) {
+	if t, err := g.Tag(tag); err == nil {
+		if t.Commit == nil {
+			return "", plumbing.ZeroHash, apierr.Validation("tag %q does not name a commit", tag)
+		}
+		return t.Commit.Hash.String(), plumbing.ZeroHash, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return "", plumbing.ZeroHash, err
+	}
+	res, err := g.Resolve(target)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, gitstore.ErrNotACommit) {
+			return "", plumbing.ZeroHash, apierr.NotFound("target %q not found", target)
+		}
+		return "", plumbing.ZeroHash, err
+	}
+	t, err := g.CreateTag(tag, res.Commit.Hash, message, signature(p.User))
+	if errors.Is(err, gitstore.ErrTagExists) {
+		// Someone tagged it meanwhile; the release stands on their tag.
+		return ensureTag(g, tag, target, message, p)
+	}
+	if err != nil {
+		return "", plumbing.ZeroHash, gitError(err)
+	}
+	return res.Commit.Hash.String(), t.ID, nil
+}
+
+// untag takes back a tag this request created, after the database refused
+// the release.
+func (h Handlers) untag(g *gitstore.GitRepo, r *store.Repository, tag string, made plumbing.Hash) {
+	if made.IsZero() {
+		return
+	}
+	if err := g.RemoveRefIf(gitstore.TagRefName(tag), made); err != nil {
+		h.Log.Error("remove tag after failed release write", "repo", r.FullName(), "tag", tag, "err", err)
+	}
+}
+
+// errReleaseExists is the reference's answer (and text, which clients match)
+// when the tag already has a release.
+func errReleaseExists() error { return apierr.Conflict("Release is has no Tag") }
+
+func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoCreateReleaseParams) middleware.Responder {
+	p, r, err := h.releaseWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	o := params.Body
+	if o == nil || o.TagName == nil {
+		return h.Fail(apierr.Validation("[TagName]: Required"))
+	}
+	if err := checkTagName("TagName", *o.TagName); err != nil {
+		return h.Fail(err)
+	}
+	if _, err := h.Store.Releases().FindByTag(ctx, r.ID, *o.TagName); err == nil {
+		return h.Fail(errReleaseExists())
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return h.Fail(err)
+	}
+	rel := &store.Release{
+		RepoID: r.ID, PublisherID: p.UserID(), TagName: *o.TagName, Target: deref(o.Target),
+		Title: deref(o.Title), Note: deref(o.Note), IsDraft: deref(o.IsDraft), IsPrerelease: deref(o.IsPrerelease),
+	}
+	if rel.Target == "" {
+		rel.Target = r.DefaultBranch
+	}
+	var g *gitstore.GitRepo
+	made := plumbing.ZeroHash
+	// Git first: a published release needs its tag before the row exists.
+	// A draft gets its tag only when it is published.
+	if !rel.IsDraft {
+		if g, err = h.Git.OpenGit(r.Owner.Name, r.Name); err != nil {
+			return h.Fail(gitError(err))
+		}
+		if rel.Sha1, made, err = ensureTag(g, rel.TagName, rel.Target, deref(o.TagMessage), p); err != nil {
+			return h.Fail(err)
+		}
+		now := time.Now().UTC().Truncate(time.Second)
+		rel.PublishedAt = &now
+	}
+	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
+		return h.Store.Releases().Create(ctx, rel)
+	}); err != nil {
+		// A duplicate means another release of this tag won the race and
+		// may stand on the tag this request made: the tag stays then.
+		if errors.Is(err, store.ErrDuplicate) {
+			return h.Fail(errReleaseExists())
+		}
+		if g != nil {
+			h.untag(g, r, rel.TagName, made)
+		}
+		return h.Fail(err)
+	}
+	rel.Publisher, rel.Attachments = p.User, []*store.ReleaseAttachment{}
+	return repository.NewRepoCreateReleaseCreated().WithPayload(convert.Release(app.BaseURL(params.HTTPRequest), r, rel))
+}
+
+func (h Handlers) RepoListReleases(ctx context.Context, params repository.RepoListReleasesParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	r, perm, err := h.releaseRepo(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	pg := paging.From(params.Page, params.Limit)
+	q := store.ReleaseSearch{RepoID: r.ID, IncludeDrafts: perm.Push, IsDraft: params.Draft, IsPrerelease: params.PreRelease}
+	rels, total, err := h.Store.Releases().List(ctx, q, pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoListReleasesOK().
+		WithPayload(convert.Releases(app.BaseURL(params.HTTPRequest), r, rels)).
+		WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+}
+
+func (h Handlers) RepoGetRelease(ctx context.Context, params repository.RepoGetReleaseParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	r, perm, err := h.releaseRepo(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	rel, err := h.Store.Releases().FindByID(ctx, r.ID, params.ID)
+	if rel, err = visibleRelease(rel, err, perm); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoGetReleaseOK().WithPayload(convert.Release(app.BaseURL(params.HTTPRequest), r, rel))
+}
+
+func (h Handlers) RepoGetReleaseByTag(ctx context.Context, params repository.RepoGetReleaseByTagParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	r, perm, err := h.releaseRepo(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	rel, err := h.Store.Releases().FindByTag(ctx, r.ID, params.Tag)
+	if rel, err = visibleRelease(rel, err, perm); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoGetReleaseByTagOK().WithPayload(convert.Release(app.BaseURL(params.HTTPRequest), r, rel))
+}
+
+func (h Handlers) RepoGetLatestRelease(ctx context.Context, params repository.RepoGetLatestReleaseParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	r, _, err := h.releaseRepo(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	rel, err := h.Store.Releases().FindLatest(ctx, r.ID)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoGetLatestReleaseOK().WithPayload(convert.Release(app.BaseURL(params.HTTPRequest), r, rel))
+}
+
+func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEditReleaseParams) middleware.Responder {
+	p, r, err := h.releaseWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	rel, err := h.Store.Releases().FindByID(ctx, r.ID, params.ID)
+	if err != nil {
+		return h.Fail(err)
+	}
+	o := params.Body
+	if o == nil {
+		return repository.NewRepoEditReleaseOK().WithPayload(convert.Release(app.BaseURL(params.HTTPRequest), r, rel))
+	}
+	wasDraft := rel.IsDraft
+	// Empty strings leave a field as it is, as in the reference; the
+	// flags apply whenever they are sent.
+	if s := deref(o.TagName); s != "" && s != rel.TagName {
+		if err := checkTagName("TagName", s); err != nil {
+			return h.Fail(err)
+		}
+		if _, err := h.Store.Releases().FindByTag(ctx, r.ID, s); err == nil {
+			return h.Fail(errReleaseExists())
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return h.Fail(err)
+		}
+		rel.TagName = s
+	}
+	for _, f := range []struct{ dst, src *string }{{&rel.Target, o.Target}, {&rel.Title, o.Title}, {&rel.Note, o.Note}} {
+		if s := deref(f.src); s != "" {
+			*f.dst = s
+		}
+	}
+	if o.IsDraft != nil {
+		rel.IsDraft = *o.IsDraft
+	}
+	if o.IsPrerelease != nil {
+		rel.IsPrerelease = *o.IsPrerelease
+	}
+	var g *gitstore.GitRepo
+	made := plumbing.ZeroHash
+	switch {
+	case !rel.IsDraft:
+		// A published release stands on its tag: publishing a draft (or
+		// renaming the tag of a published release) creates it if missing.
+		if g, err = h.Git.OpenGit(r.Owner.Name, r.Name); err != nil {
+			return h.Fail(gitError(err))
+		}
+		target := rel.Target
+		if target == "" {
+			target = r.DefaultBranch
+		}
+		if rel.Sha1, made, err = ensureTag(g, rel.TagName, target, "", p); err != nil {
+			return h.Fail(err)
+		}
+		if wasDraft || rel.PublishedAt == nil {
+			now := time.Now().UTC().Truncate(time.Second)
+			rel.PublishedAt = &now
+		}
+	case !wasDraft:
+		// Back to draft: no longer published (the tag stays).
+		rel.PublishedAt = nil
+	}
+	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
+		return h.Store.Releases().Update(ctx, rel)
+	}); err != nil {
+		// A duplicate means another release of this tag won the race and
+		// may stand on the tag this request made: the tag stays then.
+		if errors.Is(err, store.ErrDuplicate) {
+			return h.Fail(errReleaseExists())
+		}
+		if g != nil {
+			h.untag(g, r, rel.TagName, made)
+		}
+		return h.Fail(err)
+	}
+	if rel, err = h.Store.Releases().FindByID(ctx, r.ID, rel.ID); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoEditReleaseOK().WithPayload(convert.Release(app.BaseURL(params.HTTPRequest), r, rel))
+}
+
+// deleteRelease removes the release row (its attachments follow by cascade)
+// and then their files. The git tag stays, as in the reference.
+func (h Handlers) deleteRelease(ctx context.Context, r *store.Repository, rel *store.Release) error {
+	var atts []*store.ReleaseAttachment
+	err := h.Store.WithTx(ctx, func(ctx context.Context) error {
+		var err error
+		atts, err = h.Store.Releases().Delete(ctx, r.ID, rel.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, a := range atts {
+		h.removeAttachmentFile(a)
+	}
+	return nil
+}
+
+func (h Handlers) RepoDeleteRelease(ctx context.Context, params repository.RepoDeleteReleaseParams) middleware.Responder {
+	_, r, err := h.releaseWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	rel, err := h.Store.Releases().FindByID(ctx, r.ID, params.ID)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := h.deleteRelease(ctx, r, rel); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoDeleteReleaseNoContent()
+}
+
+func (h Handlers) RepoDeleteReleaseByTag(ctx context.Context, params repository.RepoDeleteReleaseByTagParams) middleware.Responder {
+	_, r, err := h.releaseWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	rel, err := h.Store.Releases().FindByTag(ctx, r.ID, params.Tag)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := h.deleteRelease(ctx, r, rel); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoDeleteReleaseByTagNoContent()
+}

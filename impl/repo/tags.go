@@ -1,0 +1,126 @@
+package repo
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/paging"
+	"repohost/restapi/operations/repository"
+	"repohost/store"
+)
+
+// checkTagName validates a tag name as git does for refs/tags/<name>.
+func checkTagName(field, name string) error {
+	if name == "" {
+		return apierr.Validation("[%s]: Required", field)
+	}
+	if len(name) > 255 || plumbing.NewTagReferenceName(name).Validate() != nil {
+		return apierr.Validation("[%s]: invalid tag name %q", field, name)
+	}
+	return nil
+}
+
+func (h Handlers) RepoListTags(ctx context.Context, params repository.RepoListTagsParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	r, _, err := h.codeRepo(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	if err != nil {
+		return h.Fail(gitError(err))
+	}
+	// Tags live in git, not in the database: the page is cut from the
+	// sorted list of refs.
+	all, err := g.Tags()
+	if err != nil {
+		return h.Fail(err)
+	}
+	pg := paging.From(params.Page, params.Limit)
+	w := pg.Store()
+	from, to := min(w.Offset, len(all)), min(w.Offset+w.Limit, len(all))
+	total := int64(len(all))
+	return repository.NewRepoListTagsOK().
+		WithPayload(convert.Tags(app.BaseURL(params.HTTPRequest), r, all[from:to])).
+		WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+}
+
+func (h Handlers) RepoGetTag(ctx context.Context, params repository.RepoGetTagParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	r, _, err := h.codeRepo(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	if err != nil {
+		return h.Fail(gitError(err))
+	}
+	t, err := g.Tag(params.Tag)
+	if err != nil {
+		return h.Fail(gitError(err))
+	}
+	return repository.NewRepoGetTagOK().WithPayload(convert.Tag(app.BaseURL(params.HTTPRequest), r, t))
+}
+
+func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreateTagParams) middleware.Responder {
+	p, r, err := h.codeWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	o := params.Body
+	if o == nil || o.TagName == nil {
+		return h.Fail(apierr.Validation("[TagName]: Required"))
+	}
+	name := *o.TagName
+	if err := checkTagName("TagName", name); err != nil {
+		return h.Fail(err)
+	}
+	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	if err != nil {
+		return h.Fail(gitError(err))
+	}
+	// Without a target the reference tags the default branch.
+	target, err := g.Resolve(deref(o.Target))
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return h.Fail(apierr.NotFound("target not found"))
+		}
+		return h.Fail(gitError(err))
+	}
+	t, err := g.CreateTag(name, target.Commit.Hash, deref(o.Message), signature(p.User))
+	if err != nil {
+		return h.Fail(gitError(err))
+	}
+	return repository.NewRepoCreateTagCreated().WithPayload(convert.Tag(app.BaseURL(params.HTTPRequest), r, t))
+}
+
+func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDeleteTagParams) middleware.Responder {
+	_, r, err := h.codeWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	if err != nil {
+		return h.Fail(gitError(err))
+	}
+	if _, err := g.Tag(params.Tag); err != nil {
+		return h.Fail(gitError(err))
+	}
+	// A release stands on the tag: the reference refuses to pull it away.
+	if _, err := h.Store.Releases().FindByTag(ctx, r.ID, params.Tag); err == nil {
+		return h.Fail(apierr.Conflict("a tag attached to a release cannot be deleted directly"))
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return h.Fail(err)
+	}
+	if err := g.DeleteTag(params.Tag); err != nil {
+		return h.Fail(gitError(err))
+	}
+	return repository.NewRepoDeleteTagNoContent()
+}

@@ -1,0 +1,57 @@
+package gitstore
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+)
+
+// refReadAttempts bounds how long a reader waits out a ref being rewritten
+// (about 1 ms per attempt).
+const refReadAttempts = 200
+
+// retryRefs is the repository storage with one correction: go-git rewrites
+// a loose ref in place (truncate, then write) under a lock that readers do
+// not take, so a concurrent reader can find the file empty. go-git then
+// falls back to packed-refs and reports the ref missing (or, when listing,
+// fails with dotgit.ErrEmptyRefFile). Reads through retryRefs wait for the
+// writer instead of turning a busy branch into a 404 or a 500.
+type retryRefs struct {
+	*filesystem.Storage
+	dir string
+}
+
+// beingWritten tells whether a ref that read as missing has a loose file,
+// that is, whether the read raced a rewrite.
+func (s retryRefs) beingWritten(name plumbing.ReferenceName) bool {
+	fi, err := os.Stat(filepath.Join(s.dir, filepath.FromSlash(string(name))))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func (s retryRefs) Reference(name plumbing.ReferenceName) (*plumbing.Reference, error) {
+	for i := 1; ; i++ {
+		ref, err := s.Storage.Reference(name)
+		retry := errors.Is(err, dotgit.ErrEmptyRefFile) ||
+			(errors.Is(err, plumbing.ErrReferenceNotFound) && s.beingWritten(name))
+		if !retry || i == refReadAttempts {
+			return ref, err
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (s retryRefs) IterReferences() (storer.ReferenceIter, error) {
+	for i := 1; ; i++ {
+		it, err := s.Storage.IterReferences()
+		if !errors.Is(err, dotgit.ErrEmptyRefFile) || i == refReadAttempts {
+			return it, err
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
