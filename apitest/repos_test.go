@@ -686,14 +686,14 @@ func TestRepoSearch(t *testing.T) {
 	admin := apitest.Basic(e.Admin)
 	alice, bob := apitest.Basic(w.alice), apitest.Basic(w.bob)
 	ctx := context.Background()
-	// Topics are managed by another API; set some directly.
-	for name, topics := range map[string]string{"alpha-tool": "go,cli", "gamma": "golang"} {
+	// Topics have their own store (and API); set some through it.
+	for name, topics := range map[string][]string{"alpha-tool": {"go", "cli"}, "gamma": {"golang"}} {
 		r, err := e.DB.Repos().FindByName(ctx, w.alice.User.ID, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Topics = topics
-		if err := e.DB.Repos().Update(ctx, r); err != nil {
+		err = e.DB.Topics().Update(ctx, r.ID, func([]string) ([]string, error) { return topics, nil })
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

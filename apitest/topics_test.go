@@ -281,3 +281,26 @@ func TestTopicsConcurrentReplace(t *testing.T) {
 		t.Fatalf("offered topics %v, want %v", got, want)
 	}
 }
+
+// TestTopicCountsFollowRepositoryDeletion checks that deleting a repository
+// (directly, or by purging its owner) gives its topics back.
+func TestTopicCountsFollowRepositoryDeletion(t *testing.T) {
+	e := apitest.New(t)
+	alice := e.CreateUser("alice", false)
+	cred := apitest.Basic(alice)
+	for _, name := range []string{"one", "two"} {
+		roCreateRepo(t, e, cred, map[string]any{"name": name})
+		e.Do("PUT", "repos/alice/"+name+"/topics", map[string]any{"topics": []string{"shared"}}, cred).Expect(t, http.StatusNoContent)
+	}
+	if got := tpSearch(t, e, "shared"); got["shared"] != 2 {
+		t.Fatalf("before: %v", got)
+	}
+	e.Do("DELETE", "repos/alice/one", nil, cred).Expect(t, http.StatusNoContent)
+	if got := tpSearch(t, e, "shared"); got["shared"] != 1 {
+		t.Fatalf("after deleting one repository: %v", got)
+	}
+	e.Do("DELETE", "admin/users/alice?purge=true", nil, apitest.Basic(e.Admin)).Expect(t, http.StatusNoContent)
+	if got := tpSearch(t, e, "shared"); len(got) != 0 {
+		t.Fatalf("after purging the owner: %v", got)
+	}
+}

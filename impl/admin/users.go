@@ -14,6 +14,7 @@ import (
 	"repohost/impl/convert"
 	"repohost/impl/names"
 	"repohost/impl/paging"
+	"repohost/impl/repo"
 	usersvc "repohost/impl/user"
 	"repohost/restapi/operations/admin"
 	"repohost/store"
@@ -284,8 +285,11 @@ func (h Handlers) applyEdit(ctx context.Context, u *store.User, params admin.Adm
 	return nil
 }
 
-// doomedRepo is a repository whose directory goes once the rows are gone.
-type doomedRepo struct{ owner, name string }
+// doomedRepo is a repository whose files go once the rows are gone.
+type doomedRepo struct {
+	owner, name string
+	id          int64
+}
 
 // AdminDeleteUser deletes an account with its addresses, tokens and
 // memberships. An account that still owns repositories or belongs to
@@ -357,11 +361,7 @@ func (h Handlers) AdminDeleteUser(ctx context.Context, params admin.AdminDeleteU
 		return h.Fail(err)
 	}
 	for _, r := range doomed {
-		if err := h.Git.Delete(r.owner, r.name); err != nil {
-			// The rows are gone; a leftover directory is harmless and
-			// only worth a log line.
-			h.Log.Error("delete repository directory", "repo", r.owner+"/"+r.name, "err", err)
-		}
+		repo.RemoveFiles(h.Deps, r.owner, r.name, r.id)
 	}
 	return admin.NewAdminDeleteUserNoContent()
 }
@@ -372,7 +372,7 @@ func (h Handlers) deleteRepos(ctx context.Context, owner *store.User, repos []*s
 		if err := h.Store.Repos().Delete(ctx, r.ID); err != nil {
 			return nil, err
 		}
-		out = append(out, doomedRepo{owner: owner.Name, name: r.Name})
+		out = append(out, doomedRepo{owner: owner.Name, name: r.Name, id: r.ID})
 	}
 	return out, nil
 }

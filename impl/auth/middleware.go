@@ -219,7 +219,10 @@ func ScopeCategory(path string) string {
 	case "orgs", "org", "teams":
 		return "organization"
 	case "repos":
-		if len(seg) >= 4 && (seg[3] == "issues" || seg[3] == "labels" || seg[3] == "milestones") {
+		if len(seg) >= 2 && seg[1] == "issues" { // /repos/issues/search
+			return "issue"
+		}
+		if len(seg) >= 4 && (seg[3] == "issues" || seg[3] == "labels" || seg[3] == "milestones" || seg[3] == "projects") {
 			return "issue"
 		}
 		return "repository"

@@ -44,11 +44,10 @@ func (h Handlers) removeAttachmentFile(a *store.ReleaseAttachment) {
 	}
 }
 
-// RemoveRepoAttachments deletes every release file of a repository; the
-// repository's deletion calls it after its row (and, by cascade, the
-// attachment rows) is gone.
-func (h Handlers) RemoveRepoAttachments(repoID int64) error {
-	return os.RemoveAll(filepath.Join(h.AttachmentsDir, strconv.FormatInt(repoID, 10)))
+// removeRepoAttachments deletes every release file of a repository, after
+// its row (and, by cascade, the attachment rows) is gone.
+func removeRepoAttachments(d *app.Deps, repoID int64) error {
+	return os.RemoveAll(filepath.Join(d.AttachmentsDir, strconv.FormatInt(repoID, 10)))
 }
 
 func newUUID() (string, error) {

@@ -64,11 +64,19 @@ func (h Handlers) RepoDelete(ctx context.Context, params repository.RepoDeletePa
 	}); err != nil {
 		return h.Fail(err)
 	}
-	// The row is gone, so the repository no longer exists for anyone; a
-	// directory that cannot be removed is only logged (it is then stray
-	// data, which a later create refuses to overwrite).
-	if err := h.Git.Delete(r.Owner.Name, r.Name); err != nil {
-		h.Log.Error("remove repository directory", "repo", r.FullName(), "err", err)
-	}
+	RemoveFiles(h.Deps, r.Owner.Name, r.Name, r.ID)
 	return repository.NewRepoDeleteNoContent()
+}
+
+// RemoveFiles deletes what a repository keeps on disk, its git directory and
+// its release files, once its row is gone. The repository no longer exists
+// for anyone then, so a failure is only logged: what is left is stray data,
+// which a later create refuses to overwrite.
+func RemoveFiles(d *app.Deps, owner, name string, id int64) {
+	if err := d.Git.Delete(owner, name); err != nil {
+		d.Log.Error("remove repository directory", "repo", owner+"/"+name, "err", err)
+	}
+	if err := removeRepoAttachments(d, id); err != nil {
+		d.Log.Error("remove release files", "repo", owner+"/"+name, "err", err)
+	}
 }

@@ -34,9 +34,15 @@ func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, e
 	return &r, nil
 }
 
+// derivedColumns are maintained by atomic increments elsewhere (issues,
+// releases, stars) or by the topic store; Update must never write back a copy
+// read earlier, or a concurrent change to them would be lost.
+var derivedColumns = []string{"created_at", "Owner", "num_issues", "num_closed_issues", "num_pulls",
+	"num_closed_pulls", "num_stars", "num_forks", "num_watches", "num_releases", "topics"}
+
 func (s repoStore) Update(ctx context.Context, r *store.Repository) error {
 	r.LowerName = strings.ToLower(r.Name)
-	res := s.d.conn(ctx).Select("*").Omit("created_at", "Owner").Updates(r)
+	res := s.d.conn(ctx).Select("*").Omit(derivedColumns...).Updates(r)
 	if res.Error != nil {
 		return translate(res.Error, "update repository")
 	}
@@ -46,8 +52,24 @@ func (s repoStore) Update(ctx context.Context, r *store.Repository) error {
 	return nil
 }
 
+// Delete removes the row; rows that reference it go by ON DELETE CASCADE.
+// Topic popularity is a counter, not a reference, so it is corrected here.
 func (s repoStore) Delete(ctx context.Context, id int64) error {
-	return translate(s.d.conn(ctx).Delete(&store.Repository{}, id).Error, "delete repository")
+	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		db := s.d.conn(ctx)
+		if s.d.usesPostgres() {
+			// Lock the repository before its topics, in the order topic
+			// updates take them, so the two cannot deadlock.
+			var locked int64
+			if err := db.Raw("SELECT id FROM repositories WHERE id = ? FOR UPDATE", id).Scan(&locked).Error; err != nil {
+				return translate(err, "lock repository")
+			}
+		}
+		if err := db.Exec("UPDATE topics SET repo_count = repo_count - 1 WHERE id IN (SELECT topic_id FROM repo_topics WHERE repo_id = ?)", id).Error; err != nil {
+			return translate(err, "delete repository")
+		}
+		return translate(db.Delete(&store.Repository{}, id).Error, "delete repository")
+	})
 }
 
 func (s repoStore) ListByOwner(ctx context.Context, ownerID int64) ([]*store.Repository, error) {

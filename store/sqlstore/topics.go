@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"time"
 
@@ -82,6 +83,11 @@ func (s topicStore) Update(ctx context.Context, repoID int64, change func(curren
 			return err
 		}
 		added, removed := diffNames(current, next)
+		// Sorted, so that concurrent transactions for different
+		// repositories create and lock shared topic rows in one order
+		// and cannot deadlock on each other.
+		sort.Strings(added)
+		sort.Strings(removed)
 		now := time.Now().UTC().Truncate(time.Second)
 		if len(added) > 0 {
 			rows := make([]store.Topic, 0, len(added))
@@ -92,12 +98,26 @@ func (s topicStore) Update(ctx context.Context, repoID int64, change func(curren
 			if err != nil {
 				return translate(err, "create topics")
 			}
-			ids, err := s.ids(ctx, added)
+		}
+		addedIDs, err := s.ids(ctx, added)
+		if err != nil {
+			return err
+		}
+		removedIDs, err := s.ids(ctx, removed)
+		if err != nil {
+			return err
+		}
+		if s.d.usesPostgres() && len(addedIDs)+len(removedIDs) > 0 {
+			var locked []int64
+			err := db.Raw("SELECT id FROM topics WHERE id IN ? ORDER BY id FOR UPDATE",
+				append(append([]int64{}, addedIDs...), removedIDs...)).Scan(&locked).Error
 			if err != nil {
-				return err
+				return translate(err, "lock topics")
 			}
-			links := make([]repoTopic, 0, len(ids))
-			for _, id := range ids {
+		}
+		if len(addedIDs) > 0 {
+			links := make([]repoTopic, 0, len(addedIDs))
+			for _, id := range addedIDs {
 				links = append(links, repoTopic{RepoID: repoID, TopicID: id})
 			}
 			if err := db.Create(&links).Error; err != nil {
@@ -106,19 +126,15 @@ func (s topicStore) Update(ctx context.Context, repoID int64, change func(curren
 			// Increments, not recounts: a recount in a concurrent
 			// transaction of another repository could miss this one's
 			// uncommitted link, while increments of the same row queue.
-			if err := db.Exec("UPDATE topics SET repo_count = repo_count + 1, updated_at = ? WHERE id IN ?", now, ids).Error; err != nil {
+			if err := db.Exec("UPDATE topics SET repo_count = repo_count + 1, updated_at = ? WHERE id IN ?", now, addedIDs).Error; err != nil {
 				return translate(err, "count topics")
 			}
 		}
-		if len(removed) > 0 {
-			ids, err := s.ids(ctx, removed)
-			if err != nil {
-				return err
-			}
-			if err := db.Where("repo_id = ? AND topic_id IN ?", repoID, ids).Delete(&repoTopic{}).Error; err != nil {
+		if len(removedIDs) > 0 {
+			if err := db.Where("repo_id = ? AND topic_id IN ?", repoID, removedIDs).Delete(&repoTopic{}).Error; err != nil {
 				return translate(err, "unlink topics")
 			}
-			if err := db.Exec("UPDATE topics SET repo_count = repo_count - 1, updated_at = ? WHERE id IN ?", now, ids).Error; err != nil {
+			if err := db.Exec("UPDATE topics SET repo_count = repo_count - 1, updated_at = ? WHERE id IN ?", now, removedIDs).Error; err != nil {
 				return translate(err, "count topics")
 			}
 		}
@@ -142,6 +158,9 @@ func (s topicStore) syncColumn(ctx context.Context, repoID int64) error {
 }
 
 func (s topicStore) ids(ctx context.Context, names []string) ([]int64, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
 	var ids []int64
 	err := s.d.conn(ctx).Model(&store.Topic{}).Where("name IN ?", names).Pluck("id", &ids).Error
 	return ids, translate(err, "find topics")
