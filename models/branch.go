@@ -44,7 +44,7 @@ type Branch struct {
 	UserCanPush bool `json:"user_can_push"`
 
 	// commit
-	Commit *PayloadCommit `json:"commit,omitempty"`
+	Commit *PayloadCommit `json:"commit"`
 }
 
 // Validate validates this branch

@@ -54,7 +54,7 @@ type Comment struct {
 	Updated *strfmt.DateTime `json:"updated_at"`
 
 	// user
-	User *User `json:"user,omitempty"`
+	User *User `json:"user"`
 }
 
 // Validate validates this comment

@@ -80,7 +80,7 @@ type ContentsResponse struct {
 	URL string `json:"url"`
 
 	// links
-	Links *FileLinksResponse `json:"_links,omitempty"`
+	Links *FileLinksResponse `json:"_links"`
 }
 
 // Validate validates this contents response

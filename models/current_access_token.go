@@ -38,7 +38,7 @@ type CurrentAccessToken struct {
 	Scopes []string `json:"scopes"`
 
 	// user
-	User *UserMeta `json:"user,omitempty"`
+	User *UserMeta `json:"user"`
 }
 
 // Validate validates this current access token

@@ -40,10 +40,10 @@ type DeleteFileOptions struct {
 	Signoff *bool `json:"signoff,omitempty"`
 
 	// author
-	Author *Identity `json:"author,omitempty"`
+	Author *Identity `json:"author"`
 
 	// committer
-	Committer *Identity `json:"committer,omitempty"`
+	Committer *Identity `json:"committer"`
 
 	// dates
 	Dates *CommitDateOptions `json:"dates,omitempty"`

@@ -133,13 +133,13 @@ type EditRepoOption struct {
 	Website *string `json:"website,omitempty"`
 
 	// external tracker
-	ExternalTracker *ExternalTracker `json:"external_tracker,omitempty"`
+	ExternalTracker *ExternalTracker `json:"external_tracker"`
 
 	// external wiki
-	ExternalWiki *ExternalWiki `json:"external_wiki,omitempty"`
+	ExternalWiki *ExternalWiki `json:"external_wiki"`
 
 	// internal tracker
-	InternalTracker *InternalTracker `json:"internal_tracker,omitempty"`
+	InternalTracker *InternalTracker `json:"internal_tracker"`
 }
 
 // Validate validates this edit repo option

@@ -43,13 +43,13 @@ type FileCommitResponse struct {
 	URL string `json:"url"`
 
 	// author
-	Author *CommitUser `json:"author,omitempty"`
+	Author *CommitUser `json:"author"`
 
 	// committer
-	Committer *CommitUser `json:"committer,omitempty"`
+	Committer *CommitUser `json:"committer"`
 
 	// tree
-	Tree *CommitMeta `json:"tree,omitempty"`
+	Tree *CommitMeta `json:"tree"`
 }
 
 // Validate validates this file commit response

@@ -23,10 +23,10 @@ type FileDeleteResponse struct {
 	Content any `json:"content"`
 
 	// commit
-	Commit *FileCommitResponse `json:"commit,omitempty"`
+	Commit *FileCommitResponse `json:"commit"`
 
 	// verification
-	Verification *PayloadCommitVerification `json:"verification,omitempty"`
+	Verification *PayloadCommitVerification `json:"verification"`
 }
 
 // Validate validates this file delete response

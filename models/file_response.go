@@ -20,13 +20,13 @@ import (
 type FileResponse struct {
 
 	// commit
-	Commit *FileCommitResponse `json:"commit,omitempty"`
+	Commit *FileCommitResponse `json:"commit"`
 
 	// content
-	Content *ContentsResponse `json:"content,omitempty"`
+	Content *ContentsResponse `json:"content"`
 
 	// verification
-	Verification *PayloadCommitVerification `json:"verification,omitempty"`
+	Verification *PayloadCommitVerification `json:"verification"`
 }
 
 // Validate validates this file response

@@ -97,19 +97,19 @@ type Issue struct {
 	Updated *strfmt.DateTime `json:"updated_at"`
 
 	// assignee
-	Assignee *User `json:"assignee,omitempty"`
+	Assignee *User `json:"assignee"`
 
 	// milestone
-	Milestone *Milestone `json:"milestone,omitempty"`
+	Milestone *Milestone `json:"milestone"`
 
 	// pull request
-	PullRequest *PullRequestMeta `json:"pull_request,omitempty"`
+	PullRequest *PullRequestMeta `json:"pull_request"`
 
 	// repository
-	Repository *RepositoryMeta `json:"repository,omitempty"`
+	Repository *RepositoryMeta `json:"repository"`
 
 	// user
-	User *User `json:"user,omitempty"`
+	User *User `json:"user"`
 }
 
 // Validate validates this issue

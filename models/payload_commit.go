@@ -43,13 +43,13 @@ type PayloadCommit struct {
 	URL string `json:"url"`
 
 	// author
-	Author *PayloadUser `json:"author,omitempty"`
+	Author *PayloadUser `json:"author"`
 
 	// committer
-	Committer *PayloadUser `json:"committer,omitempty"`
+	Committer *PayloadUser `json:"committer"`
 
 	// verification
-	Verification *PayloadCommitVerification `json:"verification,omitempty"`
+	Verification *PayloadCommitVerification `json:"verification"`
 }
 
 // Validate validates this payload commit

@@ -32,7 +32,7 @@ type PayloadCommitVerification struct {
 	Verified bool `json:"verified"`
 
 	// signer
-	Signer *PayloadUser `json:"signer,omitempty"`
+	Signer *PayloadUser `json:"signer"`
 }
 
 // Validate validates this payload commit verification

@@ -59,7 +59,7 @@ type Project struct {
 	CardType string `json:"card_type"`
 
 	// creator
-	Creator *User `json:"creator,omitempty"`
+	Creator *User `json:"creator"`
 
 	// html url
 	// Format: uri

@@ -28,7 +28,7 @@ type Reaction struct {
 	Reaction string `json:"content"`
 
 	// user
-	User *User `json:"user,omitempty"`
+	User *User `json:"user"`
 }
 
 // Validate validates this reaction

@@ -69,7 +69,7 @@ type Release struct {
 	ZipURL string `json:"zipball_url"`
 
 	// author
-	Author *User `json:"author,omitempty"`
+	Author *User `json:"author"`
 }
 
 // Validate validates this release

@@ -24,10 +24,10 @@ type RepoTransfer struct {
 	Teams []*Team `json:"teams"`
 
 	// doer
-	Doer *User `json:"doer,omitempty"`
+	Doer *User `json:"doer"`
 
 	// recipient
-	Recipient *User `json:"recipient,omitempty"`
+	Recipient *User `json:"recipient"`
 }
 
 // Validate validates this repo transfer

@@ -217,25 +217,25 @@ type Repository struct {
 	Website string `json:"website"`
 
 	// external tracker
-	ExternalTracker *ExternalTracker `json:"external_tracker,omitempty"`
+	ExternalTracker *ExternalTracker `json:"external_tracker"`
 
 	// external wiki
-	ExternalWiki *ExternalWiki `json:"external_wiki,omitempty"`
+	ExternalWiki *ExternalWiki `json:"external_wiki"`
 
 	// internal tracker
-	InternalTracker *InternalTracker `json:"internal_tracker,omitempty"`
+	InternalTracker *InternalTracker `json:"internal_tracker"`
 
 	// owner
-	Owner *User `json:"owner,omitempty"`
+	Owner *User `json:"owner"`
 
 	// parent
-	Parent *Repository `json:"parent,omitempty"`
+	Parent *Repository `json:"parent"`
 
 	// permissions
-	Permissions *Permission `json:"permissions,omitempty"`
+	Permissions *Permission `json:"permissions"`
 
 	// repo transfer
-	RepoTransfer *RepoTransfer `json:"repo_transfer,omitempty"`
+	RepoTransfer *RepoTransfer `json:"repo_transfer"`
 }
 
 // Validate validates this repository

@@ -35,7 +35,7 @@ type Tag struct {
 	ZipballURL string `json:"zipball_url"`
 
 	// commit
-	Commit *CommitMeta `json:"commit,omitempty"`
+	Commit *CommitMeta `json:"commit"`
 }
 
 // Validate validates this tag

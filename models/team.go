@@ -53,7 +53,7 @@ type Team struct {
 	Visibility string `json:"visibility"`
 
 	// organization
-	Organization *Organization `json:"organization,omitempty"`
+	Organization *Organization `json:"organization"`
 }
 
 // Validate validates this team

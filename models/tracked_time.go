@@ -40,7 +40,7 @@ type TrackedTime struct {
 	UserName string `json:"user_name"`
 
 	// issue
-	Issue *Issue `json:"issue,omitempty"`
+	Issue *Issue `json:"issue"`
 }
 
 // Validate validates this tracked time

@@ -46,10 +46,10 @@ type UpdateFileOptions struct {
 	Signoff *bool `json:"signoff,omitempty"`
 
 	// author
-	Author *Identity `json:"author,omitempty"`
+	Author *Identity `json:"author"`
 
 	// committer
-	Committer *Identity `json:"committer,omitempty"`
+	Committer *Identity `json:"committer"`
 
 	// dates
 	Dates *CommitDateOptions `json:"dates,omitempty"`

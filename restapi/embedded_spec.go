@@ -8929,7 +8929,9 @@ func init() {
           "x-go-name": "URL",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "CommitUser": {
       "description": "CommitUser.",
@@ -8952,7 +8954,9 @@ func init() {
           "x-go-name": "Name",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "ContentsResponse": {
       "description": "ContentsResponse.",
@@ -9064,7 +9068,9 @@ func init() {
           "x-go-name": "URL",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "CreateAccessTokenOption": {
       "description": "CreateAccessTokenOption.",
@@ -10843,7 +10849,9 @@ func init() {
           "x-go-name": "ExternalTrackerURL",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "ExternalWiki": {
       "description": "ExternalWiki.",
@@ -10854,7 +10862,9 @@ func init() {
           "x-go-name": "ExternalWikiURL",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "FileCommitResponse": {
       "description": "FileCommitResponse.",
@@ -10911,7 +10921,9 @@ func init() {
           "x-go-name": "URL",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "FileDeleteResponse": {
       "description": "FileDeleteResponse.",
@@ -10952,7 +10964,9 @@ func init() {
           "x-go-name": "Self",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "FileResponse": {
       "description": "FileResponse.",
@@ -11186,7 +11200,9 @@ func init() {
           "x-go-name": "Name",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "InternalTracker": {
       "description": "InternalTracker.",
@@ -11207,7 +11223,9 @@ func init() {
           "x-go-name": "EnableTimeTracker",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Issue": {
       "description": "Issue.",
@@ -11386,7 +11404,9 @@ func init() {
           "x-omitempty": false,
           "$ref": "#/definitions/User"
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "IssueDeadline": {
       "description": "IssueDeadline.",
@@ -11527,7 +11547,9 @@ func init() {
           "x-nullable": true,
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Organization": {
       "description": "Organization.",
@@ -11594,7 +11616,9 @@ func init() {
           "x-go-name": "Website",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "PayloadCommit": {
       "description": "PayloadCommit.",
@@ -11661,7 +11685,9 @@ func init() {
           "x-omitempty": false,
           "$ref": "#/definitions/PayloadCommitVerification"
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "PayloadCommitVerification": {
       "description": "PayloadCommitVerification.",
@@ -11692,7 +11718,9 @@ func init() {
           "x-go-name": "Verified",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "PayloadUser": {
       "description": "PayloadUser.",
@@ -11714,7 +11742,9 @@ func init() {
           "x-go-name": "UserName",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Permission": {
       "description": "Permission.",
@@ -11735,7 +11765,9 @@ func init() {
           "x-go-name": "Push",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Project": {
       "description": "A project board that groups issues.",
@@ -11892,7 +11924,9 @@ func init() {
           "x-nullable": true,
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Reaction": {
       "description": "Reaction.",
@@ -12075,7 +12109,9 @@ func init() {
           "x-go-name": "Teams",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Repository": {
       "description": "Repository.",
@@ -12460,7 +12496,9 @@ func init() {
           "x-go-name": "Website",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "RepositoryMeta": {
       "description": "RepositoryMeta.",
@@ -12487,7 +12525,9 @@ func init() {
           "x-go-name": "Owner",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "SearchResults": {
       "description": "SearchResults.",
@@ -12996,7 +13036,9 @@ func init() {
           "x-go-name": "Website",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "UserMeta": {
       "description": "UserMeta.",
@@ -13013,7 +13055,9 @@ func init() {
           "x-go-name": "Login",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "UserSearchResults": {
       "description": "The envelope of a user search.",
@@ -24318,7 +24362,9 @@ func init() {
           "x-go-name": "URL",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "CommitUser": {
       "description": "CommitUser.",
@@ -24341,7 +24387,9 @@ func init() {
           "x-go-name": "Name",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "ContentsResponse": {
       "description": "ContentsResponse.",
@@ -24453,7 +24501,9 @@ func init() {
           "x-go-name": "URL",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "CreateAccessTokenOption": {
       "description": "CreateAccessTokenOption.",
@@ -26232,7 +26282,9 @@ func init() {
           "x-go-name": "ExternalTrackerURL",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "ExternalWiki": {
       "description": "ExternalWiki.",
@@ -26243,7 +26295,9 @@ func init() {
           "x-go-name": "ExternalWikiURL",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "FileCommitResponse": {
       "description": "FileCommitResponse.",
@@ -26300,7 +26354,9 @@ func init() {
           "x-go-name": "URL",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "FileDeleteResponse": {
       "description": "FileDeleteResponse.",
@@ -26341,7 +26397,9 @@ func init() {
           "x-go-name": "Self",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "FileResponse": {
       "description": "FileResponse.",
@@ -26575,7 +26633,9 @@ func init() {
           "x-go-name": "Name",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "InternalTracker": {
       "description": "InternalTracker.",
@@ -26596,7 +26656,9 @@ func init() {
           "x-go-name": "EnableTimeTracker",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Issue": {
       "description": "Issue.",
@@ -26775,7 +26837,9 @@ func init() {
           "x-omitempty": false,
           "$ref": "#/definitions/User"
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "IssueDeadline": {
       "description": "IssueDeadline.",
@@ -26916,7 +26980,9 @@ func init() {
           "x-nullable": true,
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Organization": {
       "description": "Organization.",
@@ -26983,7 +27049,9 @@ func init() {
           "x-go-name": "Website",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "PayloadCommit": {
       "description": "PayloadCommit.",
@@ -27050,7 +27118,9 @@ func init() {
           "x-omitempty": false,
           "$ref": "#/definitions/PayloadCommitVerification"
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "PayloadCommitVerification": {
       "description": "PayloadCommitVerification.",
@@ -27081,7 +27151,9 @@ func init() {
           "x-go-name": "Verified",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "PayloadUser": {
       "description": "PayloadUser.",
@@ -27103,7 +27175,9 @@ func init() {
           "x-go-name": "UserName",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Permission": {
       "description": "Permission.",
@@ -27124,7 +27198,9 @@ func init() {
           "x-go-name": "Push",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Project": {
       "description": "A project board that groups issues.",
@@ -27281,7 +27357,9 @@ func init() {
           "x-nullable": true,
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Reaction": {
       "description": "Reaction.",
@@ -27464,7 +27542,9 @@ func init() {
           "x-go-name": "Teams",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "Repository": {
       "description": "Repository.",
@@ -27849,7 +27929,9 @@ func init() {
           "x-go-name": "Website",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "RepositoryMeta": {
       "description": "RepositoryMeta.",
@@ -27876,7 +27958,9 @@ func init() {
           "x-go-name": "Owner",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "SearchResults": {
       "description": "SearchResults.",
@@ -28385,7 +28469,9 @@ func init() {
           "x-go-name": "Website",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "UserMeta": {
       "description": "UserMeta.",
@@ -28402,7 +28488,9 @@ func init() {
           "x-go-name": "Login",
           "x-omitempty": false
         }
-      }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "UserSearchResults": {
       "description": "The envelope of a user search.",
