@@ -70,10 +70,8 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 	mux := http.NewServeMux()
 	apiAuthn := authn.Middleware(api)
 	mux.Handle("/api/v1/", apiAuthn)
-	// Operations whose last parameter is a file path, ref or tag that may
-	// hold slashes.
-	repo.MountNestedPaths(mux, apiAuthn)
-	repo.MountBranchPaths(mux, apiAuthn)
+	// Operations whose last parameter may hold slashes.
+	repo.MountSlashParams(mux, apiAuthn)
 	// Downloads outside the API: browser_download_url, tarball_url and
 	// zipball_url point here.
 	repoWeb := repo.Handlers{Deps: d}

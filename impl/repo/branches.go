@@ -3,8 +3,6 @@ package repo
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -467,34 +465,3 @@ func (h Handlers) RepoDeleteBranch(ctx context.Context, params repository.RepoDe
 	return repository.NewRepoDeleteBranchNoContent()
 }
 
-// branchPathRoutes are the branch and protection-rule routes whose last
-// parameter may hold slashes ("feature/x"): Gitea clients send such names
-// with the slashes unescaped.
-var branchPathRoutes = []string{
-	"/api/v1/repos/{owner}/{repo}/branches/{rest...}",
-	"/api/v1/repos/{owner}/{repo}/branch_protections/{rest...}",
-}
-
-// MountBranchPaths routes branchPathRoutes to api with the rest of the path
-// escaped into one segment, which the generated router (matching one
-// segment per parameter) unescapes again for the handler.
-func MountBranchPaths(mux *http.ServeMux, api http.Handler) {
-	for _, pattern := range branchPathRoutes {
-		prefix := pattern[:strings.Index(pattern, "{rest...}")]
-		// The collection itself, so ServeMux does not redirect it to the
-		// subtree with a trailing slash.
-		mux.Handle(strings.TrimSuffix(prefix, "/"), api)
-		mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			rest := req.PathValue("rest")
-			if !strings.Contains(rest, "/") {
-				api.ServeHTTP(w, req)
-				return
-			}
-			r2 := req.Clone(req.Context())
-			r2.URL.RawPath = strings.NewReplacer("{owner}", url.PathEscape(req.PathValue("owner")),
-				"{repo}", url.PathEscape(req.PathValue("repo"))).Replace(prefix) + url.PathEscape(rest)
-			r2.URL.Path, _ = url.PathUnescape(r2.URL.RawPath)
-			api.ServeHTTP(w, r2)
-		}))
-	}
-}

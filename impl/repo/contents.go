@@ -6,7 +6,6 @@ import (
 	"errors"
 	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -548,42 +547,6 @@ func (h Handlers) RepoDeleteFile(ctx context.Context, params repository.RepoDele
 	return repository.NewRepoDeleteFileOK().WithPayload(&models.FileDeleteResponse{
 		Commit: convert.FileCommit(app.BaseURL(params.HTTPRequest), r, res.Commit), Verification: convert.Unsigned(),
 	})
-}
-
-// nestedPathRoutes are the API paths whose last parameter is a file path,
-// ref or tag that may contain slashes (contents/docs/a.md, tags/v1/rc).
-var nestedPathRoutes = []string{
-	"/api/v1/repos/{owner}/{repo}/contents/{rest...}",
-	"/api/v1/repos/{owner}/{repo}/raw/{rest...}",
-	"/api/v1/repos/{owner}/{repo}/archive/{rest...}",
-	"/api/v1/repos/{owner}/{repo}/tags/{rest...}",
-	"/api/v1/repos/{owner}/{repo}/releases/tags/{rest...}",
-}
-
-// MountNestedPaths routes nestedPathRoutes to api with the rest of the path
-// escaped into one segment: the generated router matches a parameter within
-// one segment only and unescapes it afterwards, so the handler receives the
-// slashes intact.
-func MountNestedPaths(mux *http.ServeMux, api http.Handler) {
-	for _, pattern := range nestedPathRoutes {
-		prefix := pattern[:strings.Index(pattern, "{rest...}")]
-		// Without this the mux would redirect ".../tags" to ".../tags/"
-		// instead of letting the list operation answer.
-		mux.Handle(strings.TrimSuffix(prefix, "/"), api)
-		mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			rest := req.PathValue("rest")
-			if !strings.Contains(rest, "/") {
-				api.ServeHTTP(w, req)
-				return
-			}
-			head := strings.NewReplacer("{owner}", url.PathEscape(req.PathValue("owner")),
-				"{repo}", url.PathEscape(req.PathValue("repo"))).Replace(prefix)
-			r2 := req.Clone(req.Context())
-			r2.URL.RawPath = head + url.PathEscape(rest)
-			r2.URL.Path, _ = url.PathUnescape(r2.URL.RawPath)
-			api.ServeHTTP(w, r2)
-		}))
-	}
 }
 
 // contentDisposition names a download; the name is quoted and encoded by
