@@ -24,7 +24,7 @@ type archiveJob struct {
 // prepareArchive checks p's access and resolves file ("<ref>.tar.gz" or
 // "<ref>.zip"); paths, when given, limit the archive to those subtrees.
 func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, name, file string, paths []string) (*archiveJob, error) {
-	r, _, err := h.codeRepo(ctx, p, owner, name)
+	r, _, err := h.unitRepo(ctx, p, owner, name, codeUnit)
 	if err != nil {
 		return nil, err
 	}

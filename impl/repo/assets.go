@@ -111,7 +111,7 @@ func (h Handlers) storeAttachmentFile(repoID int64, src io.Reader) (string, int6
 // visibleReleaseByID loads release id as p may see it (drafts only for
 // writers).
 func (h Handlers) visibleReleaseByID(ctx context.Context, p *auth.Principal, owner, name string, id int64) (*store.Repository, *store.Release, error) {
-	r, perm, err := h.releaseRepo(ctx, p, owner, name)
+	r, perm, err := h.unitRepo(ctx, p, owner, name, releasesUnit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,7 +150,7 @@ func (h Handlers) RepoGetReleaseAttachment(ctx context.Context, params repositor
 }
 
 func (h Handlers) RepoCreateReleaseAttachment(ctx context.Context, params repository.RepoCreateReleaseAttachmentParams) middleware.Responder {
-	p, r, err := h.releaseWriteRepo(ctx, params.Owner, params.Repo)
+	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -191,7 +191,7 @@ func (h Handlers) RepoCreateReleaseAttachment(ctx context.Context, params reposi
 }
 
 func (h Handlers) RepoDeleteReleaseAttachment(ctx context.Context, params repository.RepoDeleteReleaseAttachmentParams) middleware.Responder {
-	_, r, err := h.releaseWriteRepo(ctx, params.Owner, params.Repo)
+	_, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -464,4 +464,3 @@ func (h Handlers) RepoDeleteBranch(ctx context.Context, params repository.RepoDe
 	}
 	return repository.NewRepoDeleteBranchNoContent()
 }
-

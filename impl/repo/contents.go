@@ -16,7 +16,6 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 
-	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
@@ -38,40 +37,6 @@ const (
 // inlines (base64); bigger files are described without content, like the
 // reference's DEFAULT_MAX_BLOB_SIZE.
 const maxContentsBlob = 10 << 20
-
-// codeRepo loads a repository whose code p wants to read: 404 when p may not
-// see it, 403 when its code unit is switched off (repository admins still
-// pass).
-func (h Handlers) codeRepo(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error) {
-	r, perm, err := h.Repo(ctx, p, owner, name)
-	if err != nil {
-		return nil, access.None, err
-	}
-	if !r.HasCode && !perm.Admin {
-		return nil, access.None, apierr.Forbidden(msgUnitRead)
-	}
-	return r, perm, nil
-}
-
-// codeWriteRepo loads a repository whose code the signed-in caller wants to
-// change: 401, 404, 403 without write access, then 423 when archived.
-func (h Handlers) codeWriteRepo(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, perm, err := h.codeRepo(ctx, p, owner, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !perm.Push {
-		return nil, nil, apierr.Forbidden(msgRepoWrite)
-	}
-	if r.IsArchived {
-		return nil, nil, apierr.RepoArchived()
-	}
-	return p, r, nil
-}
 
 // gitError turns what the git store reports about a caller's request into
 // the reference's statuses; anything else stays an internal error.
@@ -163,7 +128,7 @@ func listDir(base string, r *store.Repository, g *gitstore.GitRepo, ref *gitstor
 // file, an array for a directory.
 func (h Handlers) contents(ctx context.Context, req *http.Request, owner, name, rawPath string, refParam *string) (any, error) {
 	p := auth.FromContext(ctx)
-	r, _, err := h.codeRepo(ctx, p, owner, name)
+	r, _, err := h.unitRepo(ctx, p, owner, name, codeUnit)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +210,7 @@ func (w withHeaders) WriteResponse(rw http.ResponseWriter, p runtime.Producer) {
 
 func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.codeRepo(ctx, p, params.Owner, params.Repo)
+	r, _, err := h.unitRepo(ctx, p, params.Owner, params.Repo, codeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -469,7 +434,7 @@ func decodeContent(s *string) ([]byte, error) {
 }
 
 func (h Handlers) RepoCreateFile(ctx context.Context, params repository.RepoCreateFileParams) middleware.Responder {
-	p, r, err := h.codeWriteRepo(ctx, params.Owner, params.Repo)
+	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, codeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -494,7 +459,7 @@ func (h Handlers) RepoCreateFile(ctx context.Context, params repository.RepoCrea
 }
 
 func (h Handlers) RepoUpdateFile(ctx context.Context, params repository.RepoUpdateFileParams) middleware.Responder {
-	p, r, err := h.codeWriteRepo(ctx, params.Owner, params.Repo)
+	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, codeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -528,7 +493,7 @@ func (h Handlers) RepoUpdateFile(ctx context.Context, params repository.RepoUpda
 }
 
 func (h Handlers) RepoDeleteFile(ctx context.Context, params repository.RepoDeleteFileParams) middleware.Responder {
-	p, r, err := h.codeWriteRepo(ctx, params.Owner, params.Repo)
+	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, codeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -19,39 +19,6 @@ import (
 	"repohost/store/gitstore"
 )
 
-// releaseRepo loads a repository whose releases p wants to read: 404 when p
-// may not see it, 403 when its releases unit is off (admins still pass).
-func (h Handlers) releaseRepo(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error) {
-	r, perm, err := h.Repo(ctx, p, owner, name)
-	if err != nil {
-		return nil, access.None, err
-	}
-	if !r.HasReleases && !perm.Admin {
-		return nil, access.None, apierr.Forbidden(msgUnitRead)
-	}
-	return r, perm, nil
-}
-
-// releaseWriteRepo loads a repository whose releases the signed-in caller
-// wants to change: 401, 404, 403 without write access, 423 when archived.
-func (h Handlers) releaseWriteRepo(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, perm, err := h.releaseRepo(ctx, p, owner, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !perm.Push {
-		return nil, nil, apierr.Forbidden(msgRepoWrite)
-	}
-	if r.IsArchived {
-		return nil, nil, apierr.RepoArchived()
-	}
-	return p, r, nil
-}
-
 // visibleRelease hides drafts from callers who cannot write: to them a draft
 // does not exist.
 func visibleRelease(rel *store.Release, err error, perm access.Permission) (*store.Release, error) {
@@ -111,7 +78,7 @@ func (h Handlers) untag(g *gitstore.GitRepo, r *store.Repository, tag string, ma
 func errReleaseExists() error { return apierr.Conflict("Release is has no Tag") }
 
 func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoCreateReleaseParams) middleware.Responder {
-	p, r, err := h.releaseWriteRepo(ctx, params.Owner, params.Repo)
+	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -167,7 +134,7 @@ func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoC
 
 func (h Handlers) RepoListReleases(ctx context.Context, params repository.RepoListReleasesParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, perm, err := h.releaseRepo(ctx, p, params.Owner, params.Repo)
+	r, perm, err := h.unitRepo(ctx, p, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -184,7 +151,7 @@ func (h Handlers) RepoListReleases(ctx context.Context, params repository.RepoLi
 
 func (h Handlers) RepoGetRelease(ctx context.Context, params repository.RepoGetReleaseParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, perm, err := h.releaseRepo(ctx, p, params.Owner, params.Repo)
+	r, perm, err := h.unitRepo(ctx, p, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -197,7 +164,7 @@ func (h Handlers) RepoGetRelease(ctx context.Context, params repository.RepoGetR
 
 func (h Handlers) RepoGetReleaseByTag(ctx context.Context, params repository.RepoGetReleaseByTagParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, perm, err := h.releaseRepo(ctx, p, params.Owner, params.Repo)
+	r, perm, err := h.unitRepo(ctx, p, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -210,7 +177,7 @@ func (h Handlers) RepoGetReleaseByTag(ctx context.Context, params repository.Rep
 
 func (h Handlers) RepoGetLatestRelease(ctx context.Context, params repository.RepoGetLatestReleaseParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.releaseRepo(ctx, p, params.Owner, params.Repo)
+	r, _, err := h.unitRepo(ctx, p, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -222,7 +189,7 @@ func (h Handlers) RepoGetLatestRelease(ctx context.Context, params repository.Re
 }
 
 func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEditReleaseParams) middleware.Responder {
-	p, r, err := h.releaseWriteRepo(ctx, params.Owner, params.Repo)
+	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -321,7 +288,7 @@ func (h Handlers) deleteRelease(ctx context.Context, r *store.Repository, rel *s
 }
 
 func (h Handlers) RepoDeleteRelease(ctx context.Context, params repository.RepoDeleteReleaseParams) middleware.Responder {
-	_, r, err := h.releaseWriteRepo(ctx, params.Owner, params.Repo)
+	_, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -336,7 +303,7 @@ func (h Handlers) RepoDeleteRelease(ctx context.Context, params repository.RepoD
 }
 
 func (h Handlers) RepoDeleteReleaseByTag(ctx context.Context, params repository.RepoDeleteReleaseByTagParams) middleware.Responder {
-	_, r, err := h.releaseWriteRepo(ctx, params.Owner, params.Repo)
+	_, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}

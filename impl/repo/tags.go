@@ -29,7 +29,7 @@ func checkTagName(field, name string) error {
 
 func (h Handlers) RepoListTags(ctx context.Context, params repository.RepoListTagsParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.codeRepo(ctx, p, params.Owner, params.Repo)
+	r, _, err := h.unitRepo(ctx, p, params.Owner, params.Repo, codeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -54,7 +54,7 @@ func (h Handlers) RepoListTags(ctx context.Context, params repository.RepoListTa
 
 func (h Handlers) RepoGetTag(ctx context.Context, params repository.RepoGetTagParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.codeRepo(ctx, p, params.Owner, params.Repo)
+	r, _, err := h.unitRepo(ctx, p, params.Owner, params.Repo, codeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -70,7 +70,7 @@ func (h Handlers) RepoGetTag(ctx context.Context, params repository.RepoGetTagPa
 }
 
 func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreateTagParams) middleware.Responder {
-	p, r, err := h.codeWriteRepo(ctx, params.Owner, params.Repo)
+	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, codeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -102,7 +102,7 @@ func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreat
 }
 
 func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDeleteTagParams) middleware.Responder {
-	_, r, err := h.codeWriteRepo(ctx, params.Owner, params.Repo)
+	_, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, codeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
