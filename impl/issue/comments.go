@@ -47,16 +47,9 @@ func (h Handlers) IssueGetComments(ctx context.Context, params issue.IssueGetCom
 }
 
 func (h Handlers) IssueCreateComment(ctx context.Context, params issue.IssueCreateCommentParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
 	s := h.svc()
-	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	p, r, perm, err := s.writableTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
-		return h.Fail(err)
-	}
-	if err := writable(r); err != nil {
 		return h.Fail(err)
 	}
 	is, err := s.issue(ctx, r, params.Index)

@@ -52,15 +52,8 @@ func checkLabelName(name string) error {
 
 // labelRepo loads the repository of a label route that changes something.
 func (h Handlers) labelRepo(ctx context.Context, owner, name string) (*store.Repository, error) {
-	p, err := auth.RequireUser(ctx)
+	_, r, perm, err := h.svc().writableTracker(ctx, owner, name)
 	if err != nil {
-		return nil, err
-	}
-	r, perm, err := h.svc().Tracker(ctx, p, owner, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := writable(r); err != nil {
 		return nil, err
 	}
 	return r, requireWriter(perm)
@@ -425,16 +418,9 @@ func (h Handlers) IssueClearLabels(ctx context.Context, params issue.IssueClearL
 }
 
 func (h Handlers) IssueRemoveLabel(ctx context.Context, params issue.IssueRemoveLabelParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
 	s := h.svc()
-	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	_, r, perm, err := s.writableTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
-		return h.Fail(err)
-	}
-	if err := writable(r); err != nil {
 		return h.Fail(err)
 	}
 	// The reference answers 422 for a label that is not the repository's.

@@ -168,16 +168,9 @@ func (h Handlers) IssueTrackedTimes(ctx context.Context, params issue.IssueTrack
 
 // timeTarget resolves the issue of a tracked-time change.
 func (h Handlers) timeTarget(ctx context.Context, owner, name string, index int64) (*auth.Principal, *reactionTarget, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
 	s := h.svc()
-	r, perm, err := s.Tracker(ctx, p, owner, name)
+	p, r, perm, err := s.writableTracker(ctx, owner, name)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := writable(r); err != nil {
 		return nil, nil, err
 	}
 	is, err := s.issue(ctx, r, index)
