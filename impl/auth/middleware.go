@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"repohost/impl/apierr"
 	"repohost/store"
@@ -51,8 +52,10 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	if err := accountState(p.User); err != nil {
 		return nil, err
 	}
-	if p.Token != nil {
-		if err := a.Store.Tokens().MarkUsed(ctx, p.Token.ID); err != nil {
+	// Recording the time of use costs a write; a token used within the last
+	// minute is left alone, so that a busy client's reads stay reads.
+	if t := p.Token; t != nil && (t.LastUsedAt == nil || time.Since(*t.LastUsedAt) > time.Minute) {
+		if err := a.Store.Tokens().MarkUsed(ctx, t.ID); err != nil {
 			return nil, err
 		}
 	}

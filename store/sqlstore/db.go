@@ -47,6 +47,13 @@ func Open(dsn string, opts Options) (*DB, error) {
 	cfg := &gorm.Config{
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
+		// Reuse prepared statements: on the embedded database, parsing
+		// SQL was a quarter of the CPU time of a simple GET.
+		PrepareStmt: true,
+		// Queries with IN lists of varying length each prepare anew, so
+		// the cache is bounded and idle statements expire.
+		PrepareStmtMaxSize: 1000,
+		PrepareStmtTTL:     10 * time.Minute,
 		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Second) },
 		Logger:                 opts.Logger,
 	}
