@@ -54,8 +54,8 @@ func Open(dsn string, opts Options) (*DB, error) {
 		// the cache is bounded and idle statements expire.
 		PrepareStmtMaxSize: 1000,
 		PrepareStmtTTL:     10 * time.Minute,
-		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Second) },
-		Logger:                 opts.Logger,
+		NowFunc:            func() time.Time { return time.Now().UTC().Truncate(time.Second) },
+		Logger:             opts.Logger,
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = logger.Discard
