@@ -86,12 +86,8 @@ func (h Handlers) IssueGetComment(ctx context.Context, params issue.IssueGetComm
 }
 
 func (h Handlers) IssueEditComment(ctx context.Context, params issue.IssueEditCommentParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
 	s := h.svc()
-	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	p, r, perm, err := s.userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -111,12 +107,8 @@ func (h Handlers) IssueEditComment(ctx context.Context, params issue.IssueEditCo
 }
 
 func (h Handlers) IssueDeleteComment(ctx context.Context, params issue.IssueDeleteCommentParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
 	s := h.svc()
-	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	p, r, perm, err := s.userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -64,15 +64,25 @@ func (s Service) Tracker(ctx context.Context, p *auth.Principal, owner, name str
 	return r, perm, nil
 }
 
-// writableTracker loads the repository of an issue-tracker change: 401 for
-// anonymous callers, 404 when the caller may not see the tracker, 423 when
-// the repository is archived.
-func (s Service) writableTracker(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
+// userTracker is Tracker for routes that need a signed-in caller: 401 for
+// anonymous callers before anything is looked up.
+func (s Service) userTracker(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
 	p, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, nil, access.None, err
 	}
 	r, perm, err := s.Tracker(ctx, p, owner, name)
+	if err != nil {
+		return nil, nil, access.None, err
+	}
+	return p, r, perm, nil
+}
+
+// writableTracker loads the repository of an issue-tracker change: 401 for
+// anonymous callers, 404 when the caller may not see the tracker, 423 when
+// the repository is archived.
+func (s Service) writableTracker(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
+	p, r, perm, err := s.userTracker(ctx, owner, name)
 	if err != nil {
 		return nil, nil, access.None, err
 	}

@@ -19,11 +19,7 @@ import (
 )
 
 func (h Handlers) IssueCreateIssue(ctx context.Context, params issue.IssueCreateIssueParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	r, perm, err := h.svc().Tracker(ctx, p, params.Owner, params.Repo)
+	p, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -72,11 +68,7 @@ func (h Handlers) IssueGetIssue(ctx context.Context, params issue.IssueGetIssueP
 }
 
 func (h Handlers) IssueEditIssue(ctx context.Context, params issue.IssueEditIssueParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	r, perm, err := h.svc().Tracker(ctx, p, params.Owner, params.Repo)
+	p, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -114,11 +106,7 @@ func (h Handlers) IssueEditIssue(ctx context.Context, params issue.IssueEditIssu
 }
 
 func (h Handlers) IssueDelete(ctx context.Context, params issue.IssueDeleteParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	r, perm, err := h.svc().Tracker(ctx, p, params.Owner, params.Repo)
+	_, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -129,11 +117,7 @@ func (h Handlers) IssueDelete(ctx context.Context, params issue.IssueDeleteParam
 }
 
 func (h Handlers) IssueEditIssueDeadline(ctx context.Context, params issue.IssueEditIssueDeadlineParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	r, perm, err := h.svc().Tracker(ctx, p, params.Owner, params.Repo)
+	_, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -50,8 +50,9 @@ func checkLabelName(name string) error {
 	return nil
 }
 
-// labelRepo loads the repository of a label route that changes something.
-func (h Handlers) labelRepo(ctx context.Context, owner, name string) (*store.Repository, error) {
+// trackerWriter loads the repository of a route that changes its labels or
+// milestones: writableTracker, then push access.
+func (h Handlers) trackerWriter(ctx context.Context, owner, name string) (*store.Repository, error) {
 	_, r, perm, err := h.svc().writableTracker(ctx, owner, name)
 	if err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func (h Handlers) IssueGetLabel(ctx context.Context, params issue.IssueGetLabelP
 }
 
 func (h Handlers) IssueCreateLabel(ctx context.Context, params issue.IssueCreateLabelParams) middleware.Responder {
-	r, err := h.labelRepo(ctx, params.Owner, params.Repo)
+	r, err := h.trackerWriter(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -114,7 +115,7 @@ func (h Handlers) IssueCreateLabel(ctx context.Context, params issue.IssueCreate
 }
 
 func (h Handlers) IssueEditLabel(ctx context.Context, params issue.IssueEditLabelParams) middleware.Responder {
-	r, err := h.labelRepo(ctx, params.Owner, params.Repo)
+	r, err := h.trackerWriter(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -167,7 +168,7 @@ func (h Handlers) IssueEditLabel(ctx context.Context, params issue.IssueEditLabe
 }
 
 func (h Handlers) IssueDeleteLabel(ctx context.Context, params issue.IssueDeleteLabelParams) middleware.Responder {
-	r, err := h.labelRepo(ctx, params.Owner, params.Repo)
+	r, err := h.trackerWriter(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -360,12 +361,8 @@ func (s Service) Relabel(ctx context.Context, r *store.Repository, perm access.P
 
 // relabel is the common part of the label-changing handlers.
 func (h Handlers) relabel(ctx context.Context, owner, name string, index int64, change labelChange, body *models.IssueLabelsOption) (*store.Repository, []*store.Label, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
 	s := h.svc()
-	r, perm, err := s.Tracker(ctx, p, owner, name)
+	_, r, perm, err := s.userTracker(ctx, owner, name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -402,12 +399,8 @@ func (h Handlers) IssueReplaceLabels(ctx context.Context, params issue.IssueRepl
 }
 
 func (h Handlers) IssueClearLabels(ctx context.Context, params issue.IssueClearLabelsParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
 	s := h.svc()
-	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	_, r, perm, err := s.userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -95,7 +95,7 @@ func (h Handlers) IssueGetMilestone(ctx context.Context, params issue.IssueGetMi
 }
 
 func (h Handlers) IssueCreateMilestone(ctx context.Context, params issue.IssueCreateMilestoneParams) middleware.Responder {
-	r, err := h.labelRepo(ctx, params.Owner, params.Repo)
+	r, err := h.trackerWriter(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -119,7 +119,7 @@ func (h Handlers) IssueCreateMilestone(ctx context.Context, params issue.IssueCr
 }
 
 func (h Handlers) IssueEditMilestone(ctx context.Context, params issue.IssueEditMilestoneParams) middleware.Responder {
-	r, err := h.labelRepo(ctx, params.Owner, params.Repo)
+	r, err := h.trackerWriter(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -175,7 +175,7 @@ func (h Handlers) IssueEditMilestone(ctx context.Context, params issue.IssueEdit
 }
 
 func (h Handlers) IssueDeleteMilestone(ctx context.Context, params issue.IssueDeleteMilestoneParams) middleware.Responder {
-	r, err := h.labelRepo(ctx, params.Owner, params.Repo)
+	r, err := h.trackerWriter(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}

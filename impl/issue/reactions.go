@@ -72,6 +72,16 @@ func (s Service) listReactions(ctx context.Context, base string, viewer *store.U
 	return out, total, nil
 }
 
+// react adds p's reaction to t and renders it; created tells a new reaction
+// (201) from one p had already given (200).
+func (h Handlers) react(ctx context.Context, base string, p *auth.Principal, t *reactionTarget, o *models.EditReactionOption) (*models.Reaction, bool, error) {
+	rc, created, err := h.svc().React(ctx, p.User, t.r, t.perm, t.issue, t.commentID, content(o))
+	if err != nil {
+		return nil, false, err
+	}
+	return convert.Reaction(base, rc, p.User, p.User), created, nil
+}
+
 func content(o *models.EditReactionOption) string {
 	if o == nil {
 		return ""
@@ -116,11 +126,10 @@ func (h Handlers) IssuePostIssueReaction(ctx context.Context, params issue.Issue
 	if err != nil {
 		return h.Fail(err)
 	}
-	rc, created, err := h.svc().React(ctx, p.User, t.r, t.perm, t.issue, 0, content(params.Content))
+	out, created, err := h.react(ctx, app.BaseURL(params.HTTPRequest), p, t, params.Content)
 	if err != nil {
 		return h.Fail(err)
 	}
-	out := convert.Reaction(app.BaseURL(params.HTTPRequest), rc, p.User, p.User)
 	if created {
 		return issue.NewIssuePostIssueReactionCreated().WithPayload(out)
 	}
@@ -136,11 +145,10 @@ func (h Handlers) IssuePostCommentReaction(ctx context.Context, params issue.Iss
 	if err != nil {
 		return h.Fail(err)
 	}
-	rc, created, err := h.svc().React(ctx, p.User, t.r, t.perm, t.issue, t.commentID, content(params.Content))
+	out, created, err := h.react(ctx, app.BaseURL(params.HTTPRequest), p, t, params.Content)
 	if err != nil {
 		return h.Fail(err)
 	}
-	out := convert.Reaction(app.BaseURL(params.HTTPRequest), rc, p.User, p.User)
 	if created {
 		return issue.NewIssuePostCommentReactionCreated().WithPayload(out)
 	}
@@ -156,7 +164,7 @@ func (h Handlers) IssueDeleteIssueReaction(ctx context.Context, params issue.Iss
 	if err != nil {
 		return h.Fail(err)
 	}
-	if err := h.svc().Unreact(ctx, p.User, t.r, t.perm, t.issue, 0, content(params.Content)); err != nil {
+	if err := h.svc().Unreact(ctx, p.User, t.r, t.perm, t.issue, t.commentID, content(params.Content)); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueDeleteIssueReactionNoContent()

@@ -92,11 +92,7 @@ func (s Service) renderTimes(ctx context.Context, base string, viewer *store.Use
 // RepoTimes lists the time tracked in repository owner/name, for
 // GET /repos/{owner}/{repo}/times and its /times/{user} form.
 func (s Service) RepoTimes(ctx context.Context, base string, owner, name string, q TimesQuery) ([]*models.TrackedTime, int64, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	r, perm, err := s.Tracker(ctx, p, owner, name)
+	p, r, perm, err := s.userTracker(ctx, owner, name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -133,12 +129,8 @@ func (s Service) MyTimes(ctx context.Context, base string, q TimesQuery) ([]*mod
 }
 
 func (h Handlers) IssueTrackedTimes(ctx context.Context, params issue.IssueTrackedTimesParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
 	s := h.svc()
-	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	p, r, perm, err := s.userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}

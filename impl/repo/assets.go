@@ -108,22 +108,8 @@ func (h Handlers) storeAttachmentFile(repoID int64, src io.Reader) (string, int6
 	return id, n, nil
 }
 
-// visibleReleaseByID loads release id as p may see it (drafts only for
-// writers).
-func (h Handlers) visibleReleaseByID(ctx context.Context, p *auth.Principal, owner, name string, id int64) (*store.Repository, *store.Release, error) {
-	r, perm, err := h.unitRepo(ctx, p, owner, name, releasesUnit)
-	if err != nil {
-		return nil, nil, err
-	}
-	rel, err := h.Store.Releases().FindByID(ctx, r.ID, id)
-	if rel, err = visibleRelease(rel, err, perm); err != nil {
-		return nil, nil, err
-	}
-	return r, rel, nil
-}
-
 func (h Handlers) RepoListReleaseAttachments(ctx context.Context, params repository.RepoListReleaseAttachmentsParams) middleware.Responder {
-	_, rel, err := h.visibleReleaseByID(ctx, auth.FromContext(ctx), params.Owner, params.Repo, params.ID)
+	_, rel, err := h.readRelease(ctx, auth.FromContext(ctx), params.Owner, params.Repo, byID(params.ID))
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -138,7 +124,7 @@ func (h Handlers) RepoListReleaseAttachments(ctx context.Context, params reposit
 }
 
 func (h Handlers) RepoGetReleaseAttachment(ctx context.Context, params repository.RepoGetReleaseAttachmentParams) middleware.Responder {
-	_, rel, err := h.visibleReleaseByID(ctx, auth.FromContext(ctx), params.Owner, params.Repo, params.ID)
+	_, rel, err := h.readRelease(ctx, auth.FromContext(ctx), params.Owner, params.Repo, byID(params.ID))
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -150,11 +136,7 @@ func (h Handlers) RepoGetReleaseAttachment(ctx context.Context, params repositor
 }
 
 func (h Handlers) RepoCreateReleaseAttachment(ctx context.Context, params repository.RepoCreateReleaseAttachmentParams) middleware.Responder {
-	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
-	if err != nil {
-		return h.Fail(err)
-	}
-	rel, err := h.Store.Releases().FindByID(ctx, r.ID, params.ID)
+	p, r, rel, err := h.writeRelease(ctx, params.Owner, params.Repo, byID(params.ID))
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -191,11 +173,7 @@ func (h Handlers) RepoCreateReleaseAttachment(ctx context.Context, params reposi
 }
 
 func (h Handlers) RepoDeleteReleaseAttachment(ctx context.Context, params repository.RepoDeleteReleaseAttachmentParams) middleware.Responder {
-	_, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
-	if err != nil {
-		return h.Fail(err)
-	}
-	rel, err := h.Store.Releases().FindByID(ctx, r.ID, params.ID)
+	_, _, rel, err := h.writeRelease(ctx, params.Owner, params.Repo, byID(params.ID))
 	if err != nil {
 		return h.Fail(err)
 	}

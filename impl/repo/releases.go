@@ -31,6 +31,50 @@ func visibleRelease(rel *store.Release, err error, perm access.Permission) (*sto
 	return rel, nil
 }
 
+// releaseLookup finds the one release of a repository a route names: byID
+// or byTag.
+type releaseLookup func(ctx context.Context, rs store.ReleaseStore, repoID int64) (*store.Release, error)
+
+func byID(id int64) releaseLookup {
+	return func(ctx context.Context, rs store.ReleaseStore, repoID int64) (*store.Release, error) {
+		return rs.FindByID(ctx, repoID, id)
+	}
+}
+
+func byTag(tag string) releaseLookup {
+	return func(ctx context.Context, rs store.ReleaseStore, repoID int64) (*store.Release, error) {
+		return rs.FindByTag(ctx, repoID, tag)
+	}
+}
+
+// readRelease loads the repository of a release route and the release as p
+// may see it (drafts only for writers).
+func (h Handlers) readRelease(ctx context.Context, p *auth.Principal, owner, name string, find releaseLookup) (*store.Repository, *store.Release, error) {
+	r, perm, err := h.unitRepo(ctx, p, owner, name, releasesUnit)
+	if err != nil {
+		return nil, nil, err
+	}
+	rel, err := find(ctx, h.Store.Releases(), r.ID)
+	if rel, err = visibleRelease(rel, err, perm); err != nil {
+		return nil, nil, err
+	}
+	return r, rel, nil
+}
+
+// writeRelease loads the repository and the release of a route that changes
+// it, after unitWriteRepo's refusals.
+func (h Handlers) writeRelease(ctx context.Context, owner, name string, find releaseLookup) (*auth.Principal, *store.Repository, *store.Release, error) {
+	p, r, err := h.unitWriteRepo(ctx, owner, name, releasesUnit)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rel, err := find(ctx, h.Store.Releases(), r.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return p, r, rel, nil
+}
+
 // ensureTag makes sure tag exists for a published release: an existing tag
 // is kept wherever it points; otherwise it is created at target (a branch or
 // commit). It returns the tagged commit and, when it created the tag, the
@@ -77,6 +121,48 @@ func (h Handlers) untag(g *gitstore.GitRepo, r *store.Repository, tag string, ma
 // when the tag already has a release.
 func errReleaseExists() error { return apierr.Conflict("Release is has no Tag") }
 
+// tagFree refuses a tag that already has a release of r.
+func (h Handlers) tagFree(ctx context.Context, r *store.Repository, tag string) error {
+	if _, err := h.Store.Releases().FindByTag(ctx, r.ID, tag); err == nil {
+		return errReleaseExists()
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// tagRelease gives a release about to be published its tag (see ensureTag)
+// and records the tagged commit. It returns the opened repository and the
+// tag it made, for saveRelease to take back.
+func (h Handlers) tagRelease(r *store.Repository, rel *store.Release, target, message string, p *auth.Principal) (*gitstore.GitRepo, plumbing.Hash, error) {
+	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	if err != nil {
+		return nil, plumbing.ZeroHash, gitError(err)
+	}
+	sha, made, err := ensureTag(g, rel.TagName, target, message, p)
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	rel.Sha1 = sha
+	return g, made, nil
+}
+
+// saveRelease writes rel (create or update) in a transaction. When that
+// fails it takes back the tag this request made, unless the failure is a
+// duplicate: then another release of this tag won the race and may stand
+// on that tag, so it stays.
+func (h Handlers) saveRelease(ctx context.Context, g *gitstore.GitRepo, r *store.Repository, rel *store.Release, made plumbing.Hash, write func(context.Context, *store.Release) error) error {
+	err := h.Store.WithTx(ctx, func(ctx context.Context) error { return write(ctx, rel) })
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrDuplicate):
+		return errReleaseExists()
+	}
+	h.untag(g, r, rel.TagName, made)
+	return err
+}
+
 func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoCreateReleaseParams) middleware.Responder {
 	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
 	if err != nil {
@@ -89,9 +175,7 @@ func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoC
 	if err := checkTagName("TagName", *o.TagName); err != nil {
 		return h.Fail(err)
 	}
-	if _, err := h.Store.Releases().FindByTag(ctx, r.ID, *o.TagName); err == nil {
-		return h.Fail(errReleaseExists())
-	} else if !errors.Is(err, store.ErrNotFound) {
+	if err := h.tagFree(ctx, r, *o.TagName); err != nil {
 		return h.Fail(err)
 	}
 	rel := &store.Release{
@@ -106,26 +190,13 @@ func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoC
 	// Git first: a published release needs its tag before the row exists.
 	// A draft gets its tag only when it is published.
 	if !rel.IsDraft {
-		if g, err = h.Git.OpenGit(r.Owner.Name, r.Name); err != nil {
-			return h.Fail(gitError(err))
-		}
-		if rel.Sha1, made, err = ensureTag(g, rel.TagName, rel.Target, deref(o.TagMessage), p); err != nil {
+		if g, made, err = h.tagRelease(r, rel, rel.Target, deref(o.TagMessage), p); err != nil {
 			return h.Fail(err)
 		}
 		now := time.Now().UTC().Truncate(time.Second)
 		rel.PublishedAt = &now
 	}
-	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
-		return h.Store.Releases().Create(ctx, rel)
-	}); err != nil {
-		// A duplicate means another release of this tag won the race and
-		// may stand on the tag this request made: the tag stays then.
-		if errors.Is(err, store.ErrDuplicate) {
-			return h.Fail(errReleaseExists())
-		}
-		if g != nil {
-			h.untag(g, r, rel.TagName, made)
-		}
+	if err := h.saveRelease(ctx, g, r, rel, made, h.Store.Releases().Create); err != nil {
 		return h.Fail(err)
 	}
 	rel.Publisher, rel.Attachments = p.User, []*store.ReleaseAttachment{}
@@ -150,26 +221,16 @@ func (h Handlers) RepoListReleases(ctx context.Context, params repository.RepoLi
 }
 
 func (h Handlers) RepoGetRelease(ctx context.Context, params repository.RepoGetReleaseParams) middleware.Responder {
-	p := auth.FromContext(ctx)
-	r, perm, err := h.unitRepo(ctx, p, params.Owner, params.Repo, releasesUnit)
+	r, rel, err := h.readRelease(ctx, auth.FromContext(ctx), params.Owner, params.Repo, byID(params.ID))
 	if err != nil {
-		return h.Fail(err)
-	}
-	rel, err := h.Store.Releases().FindByID(ctx, r.ID, params.ID)
-	if rel, err = visibleRelease(rel, err, perm); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoGetReleaseOK().WithPayload(convert.Release(app.BaseURL(params.HTTPRequest), r, rel))
 }
 
 func (h Handlers) RepoGetReleaseByTag(ctx context.Context, params repository.RepoGetReleaseByTagParams) middleware.Responder {
-	p := auth.FromContext(ctx)
-	r, perm, err := h.unitRepo(ctx, p, params.Owner, params.Repo, releasesUnit)
+	r, rel, err := h.readRelease(ctx, auth.FromContext(ctx), params.Owner, params.Repo, byTag(params.Tag))
 	if err != nil {
-		return h.Fail(err)
-	}
-	rel, err := h.Store.Releases().FindByTag(ctx, r.ID, params.Tag)
-	if rel, err = visibleRelease(rel, err, perm); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoGetReleaseByTagOK().WithPayload(convert.Release(app.BaseURL(params.HTTPRequest), r, rel))
@@ -189,11 +250,7 @@ func (h Handlers) RepoGetLatestRelease(ctx context.Context, params repository.Re
 }
 
 func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEditReleaseParams) middleware.Responder {
-	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
-	if err != nil {
-		return h.Fail(err)
-	}
-	rel, err := h.Store.Releases().FindByID(ctx, r.ID, params.ID)
+	p, r, rel, err := h.writeRelease(ctx, params.Owner, params.Repo, byID(params.ID))
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -208,9 +265,7 @@ func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEdi
 		if err := checkTagName("TagName", s); err != nil {
 			return h.Fail(err)
 		}
-		if _, err := h.Store.Releases().FindByTag(ctx, r.ID, s); err == nil {
-			return h.Fail(errReleaseExists())
-		} else if !errors.Is(err, store.ErrNotFound) {
+		if err := h.tagFree(ctx, r, s); err != nil {
 			return h.Fail(err)
 		}
 		rel.TagName = s
@@ -232,14 +287,11 @@ func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEdi
 	case !rel.IsDraft:
 		// A published release stands on its tag: publishing a draft (or
 		// renaming the tag of a published release) creates it if missing.
-		if g, err = h.Git.OpenGit(r.Owner.Name, r.Name); err != nil {
-			return h.Fail(gitError(err))
-		}
 		target := rel.Target
 		if target == "" {
 			target = r.DefaultBranch
 		}
-		if rel.Sha1, made, err = ensureTag(g, rel.TagName, target, "", p); err != nil {
+		if g, made, err = h.tagRelease(r, rel, target, "", p); err != nil {
 			return h.Fail(err)
 		}
 		if wasDraft || rel.PublishedAt == nil {
@@ -250,17 +302,7 @@ func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEdi
 		// Back to draft: no longer published (the tag stays).
 		rel.PublishedAt = nil
 	}
-	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
-		return h.Store.Releases().Update(ctx, rel)
-	}); err != nil {
-		// A duplicate means another release of this tag won the race and
-		// may stand on the tag this request made: the tag stays then.
-		if errors.Is(err, store.ErrDuplicate) {
-			return h.Fail(errReleaseExists())
-		}
-		if g != nil {
-			h.untag(g, r, rel.TagName, made)
-		}
+	if err := h.saveRelease(ctx, g, r, rel, made, h.Store.Releases().Update); err != nil {
 		return h.Fail(err)
 	}
 	if rel, err = h.Store.Releases().FindByID(ctx, r.ID, rel.ID); err != nil {
@@ -288,11 +330,7 @@ func (h Handlers) deleteRelease(ctx context.Context, r *store.Repository, rel *s
 }
 
 func (h Handlers) RepoDeleteRelease(ctx context.Context, params repository.RepoDeleteReleaseParams) middleware.Responder {
-	_, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
-	if err != nil {
-		return h.Fail(err)
-	}
-	rel, err := h.Store.Releases().FindByID(ctx, r.ID, params.ID)
+	_, r, rel, err := h.writeRelease(ctx, params.Owner, params.Repo, byID(params.ID))
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -303,11 +341,7 @@ func (h Handlers) RepoDeleteRelease(ctx context.Context, params repository.RepoD
 }
 
 func (h Handlers) RepoDeleteReleaseByTag(ctx context.Context, params repository.RepoDeleteReleaseByTagParams) middleware.Responder {
-	_, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
-	if err != nil {
-		return h.Fail(err)
-	}
-	rel, err := h.Store.Releases().FindByTag(ctx, r.ID, params.Tag)
+	_, r, rel, err := h.writeRelease(ctx, params.Owner, params.Repo, byTag(params.Tag))
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -45,13 +45,7 @@ func (s releaseAttachmentStore) ListByRelease(ctx context.Context, releaseID int
 
 func (s releaseAttachmentStore) Delete(ctx context.Context, id int64) error {
 	res := s.d.conn(ctx).Delete(&store.ReleaseAttachment{}, id)
-	if res.Error != nil {
-		return translate(res.Error, "delete release attachment")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "delete release attachment")
-	}
-	return nil
+	return affected(res, "delete release attachment")
 }
 
 func (s releaseAttachmentStore) CountDownload(ctx context.Context, id int64) error {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"gorm.io/gorm"
-
 	"repohost/store"
 )
 
@@ -25,24 +23,12 @@ func (s commentStore) FindByID(ctx context.Context, id int64) (*store.Comment, e
 
 func (s commentStore) Update(ctx context.Context, c *store.Comment) error {
 	res := s.d.conn(ctx).Model(c).Select("body", "updated_at").Updates(c)
-	if res.Error != nil {
-		return translate(res.Error, "update comment")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "update comment")
-	}
-	return nil
+	return affected(res, "update comment")
 }
 
 func (s commentStore) Delete(ctx context.Context, id int64) error {
 	res := s.d.conn(ctx).Delete(&store.Comment{}, id)
-	if res.Error != nil {
-		return translate(res.Error, "delete comment")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "delete comment")
-	}
-	return nil
+	return affected(res, "delete comment")
 }
 
 func (s commentStore) List(ctx context.Context, issueID int64, since, before *time.Time, p store.Page) ([]*store.Comment, int64, error) {

@@ -109,13 +109,7 @@ func (s issueStore) Lock(ctx context.Context, repoID, index int64, now time.Time
 
 func (s issueStore) Update(ctx context.Context, is *store.Issue, columns ...string) error {
 	res := s.d.conn(ctx).Model(is).Select(columns).Updates(is)
-	if res.Error != nil {
-		return translate(res.Error, "update issue")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "update issue")
-	}
-	return nil
+	return affected(res, "update issue")
 }
 
 func (s issueStore) SetClosed(ctx context.Context, id int64, closed bool, now time.Time) (bool, error) {
@@ -136,13 +130,7 @@ func (s issueStore) SetClosed(ctx context.Context, id int64, closed bool, now ti
 
 func (s issueStore) Delete(ctx context.Context, id int64) error {
 	res := s.d.conn(ctx).Delete(&store.Issue{}, id)
-	if res.Error != nil {
-		return translate(res.Error, "delete issue")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "delete issue")
-	}
-	return nil
+	return affected(res, "delete issue")
 }
 
 func (s issueStore) AdjustRepoCounts(ctx context.Context, repoID, total, closed int64) error {
@@ -157,13 +145,7 @@ func (s issueStore) AdjustRepoCounts(ctx context.Context, repoID, total, closed 
 func (s issueStore) AdjustComments(ctx context.Context, issueID, delta int64, now time.Time) error {
 	res := s.d.conn(ctx).Exec(`UPDATE issues SET num_comments = num_comments + ?, updated_at = ? WHERE id = ?`,
 		delta, now, issueID)
-	if res.Error != nil {
-		return translate(res.Error, "count comments")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "count comments")
-	}
-	return nil
+	return affected(res, "count comments")
 }
 
 // issueAssignee is a row of issue_assignees (created by migrateV2).

@@ -3,8 +3,6 @@ package sqlstore
 import (
 	"context"
 
-	"gorm.io/gorm"
-
 	"repohost/store"
 )
 
@@ -64,24 +62,12 @@ func (s labelStore) FindByNames(ctx context.Context, repoID int64, names []strin
 
 func (s labelStore) Update(ctx context.Context, l *store.Label) error {
 	res := s.d.conn(ctx).Select("*").Omit("created_at", "repo_id").Updates(l)
-	if res.Error != nil {
-		return translate(res.Error, "update label")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "update label")
-	}
-	return nil
+	return affected(res, "update label")
 }
 
 func (s labelStore) Delete(ctx context.Context, id int64) error {
 	res := s.d.conn(ctx).Delete(&store.Label{}, id)
-	if res.Error != nil {
-		return translate(res.Error, "delete label")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "delete label")
-	}
-	return nil
+	return affected(res, "delete label")
 }
 
 func (s labelStore) List(ctx context.Context, repoID int64, p store.Page) ([]*store.Label, int64, error) {

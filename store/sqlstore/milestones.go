@@ -3,8 +3,6 @@ package sqlstore
 import (
 	"context"
 
-	"gorm.io/gorm"
-
 	"repohost/store"
 )
 
@@ -50,13 +48,7 @@ func (s milestoneStore) Update(ctx context.Context, m *store.Milestone) error {
 	// The counters are left out: only atomic increments touch them, so an
 	// edit racing with issue changes cannot write back a stale count.
 	res := s.d.conn(ctx).Select("*").Omit("created_at", "repo_id", "num_issues", "num_closed_issues").Updates(m)
-	if res.Error != nil {
-		return translate(res.Error, "update milestone")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "update milestone")
-	}
-	return nil
+	return affected(res, "update milestone")
 }
 
 func (s milestoneStore) Delete(ctx context.Context, id int64) error {
@@ -65,13 +57,7 @@ func (s milestoneStore) Delete(ctx context.Context, id int64) error {
 		return translate(err, "take issues out of milestone")
 	}
 	res := db.Delete(&store.Milestone{}, id)
-	if res.Error != nil {
-		return translate(res.Error, "delete milestone")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "delete milestone")
-	}
-	return nil
+	return affected(res, "delete milestone")
 }
 
 func (s milestoneStore) List(ctx context.Context, repoID int64, closed *bool, name string, p store.Page) ([]*store.Milestone, int64, error) {
@@ -96,11 +82,5 @@ func (s milestoneStore) List(ctx context.Context, repoID int64, closed *bool, na
 func (s milestoneStore) AdjustCounts(ctx context.Context, id, total, closed int64) error {
 	res := s.d.conn(ctx).Exec(`UPDATE milestones SET num_issues = num_issues + ?, num_closed_issues = num_closed_issues + ?
 		WHERE id = ?`, total, closed, id)
-	if res.Error != nil {
-		return translate(res.Error, "count milestone issues")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "count milestone issues")
-	}
-	return nil
+	return affected(res, "count milestone issues")
 }

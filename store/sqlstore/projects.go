@@ -3,8 +3,6 @@ package sqlstore
 import (
 	"context"
 
-	"gorm.io/gorm"
-
 	"repohost/store"
 )
 
@@ -41,24 +39,12 @@ func (s projectStore) FindByIDs(ctx context.Context, repoID int64, ids []int64) 
 
 func (s projectStore) Update(ctx context.Context, pr *store.Project) error {
 	res := s.d.conn(ctx).Select("*").Omit("created_at", "repo_id", "creator_id").Updates(pr)
-	if res.Error != nil {
-		return translate(res.Error, "update project")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "update project")
-	}
-	return nil
+	return affected(res, "update project")
 }
 
 func (s projectStore) Delete(ctx context.Context, id int64) error {
 	res := s.d.conn(ctx).Delete(&store.Project{}, id)
-	if res.Error != nil {
-		return translate(res.Error, "delete project")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "delete project")
-	}
-	return nil
+	return affected(res, "delete project")
 }
 
 func (s projectStore) List(ctx context.Context, repoID int64, closed *bool, p store.Page) ([]*store.Project, int64, error) {

@@ -2,11 +2,9 @@ package sqlstore
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
-	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"repohost/store"
@@ -67,21 +65,12 @@ func (s protectionStore) Create(ctx context.Context, pb *store.ProtectedBranch) 
 
 func (s protectionStore) Update(ctx context.Context, pb *store.ProtectedBranch) error {
 	res := s.d.conn(ctx).Select("*").Omit("created_at").Updates(pb)
-	if res.Error != nil {
-		return translate(res.Error, "update branch protection")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "update branch protection")
-	}
-	return nil
+	return affected(res, "update branch protection")
 }
 
 func (s protectionStore) Delete(ctx context.Context, repoID, id int64) error {
 	res := s.d.conn(ctx).Where("repo_id = ? AND id = ?", repoID, id).Delete(&store.ProtectedBranch{})
-	if res.Error == nil && res.RowsAffected == 0 {
-		return fmt.Errorf("delete branch protection: %w", store.ErrNotFound)
-	}
-	return translate(res.Error, "delete branch protection")
+	return affected(res, "delete branch protection")
 }
 
 func (s protectionStore) SetPriorities(ctx context.Context, repoID int64, ids []int64) error {

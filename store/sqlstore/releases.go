@@ -3,8 +3,6 @@ package sqlstore
 import (
 	"context"
 
-	"gorm.io/gorm"
-
 	"repohost/store"
 )
 
@@ -126,11 +124,8 @@ func (s releaseStore) load(ctx context.Context, rs []*store.Release) error {
 func (s releaseStore) Update(ctx context.Context, r *store.Release) error {
 	return s.d.WithTx(ctx, func(ctx context.Context) error {
 		res := s.d.conn(ctx).Select("*").Omit("created_at").Updates(r)
-		if res.Error != nil {
-			return translate(res.Error, "update release")
-		}
-		if res.RowsAffected == 0 {
-			return translate(gorm.ErrRecordNotFound, "update release")
+		if err := affected(res, "update release"); err != nil {
+			return err
 		}
 		return s.recountReleases(ctx, r.RepoID)
 	})
@@ -143,11 +138,8 @@ func (s releaseStore) Delete(ctx context.Context, repoID, id int64) ([]*store.Re
 			return translate(err, "list release attachments")
 		}
 		res := s.d.conn(ctx).Where("repo_id = ? AND id = ?", repoID, id).Delete(&store.Release{})
-		if res.Error != nil {
-			return translate(res.Error, "delete release")
-		}
-		if res.RowsAffected == 0 {
-			return translate(gorm.ErrRecordNotFound, "delete release")
+		if err := affected(res, "delete release"); err != nil {
+			return err
 		}
 		return s.recountReleases(ctx, repoID)
 	})

@@ -43,13 +43,7 @@ var derivedColumns = []string{"created_at", "Owner", "num_issues", "num_closed_i
 func (s repoStore) Update(ctx context.Context, r *store.Repository) error {
 	r.LowerName = strings.ToLower(r.Name)
 	res := s.d.conn(ctx).Select("*").Omit(derivedColumns...).Updates(r)
-	if res.Error != nil {
-		return translate(res.Error, "update repository")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "update repository")
-	}
-	return nil
+	return affected(res, "update repository")
 }
 
 // Delete removes the row; rows that reference it go by ON DELETE CASCADE.

@@ -3,8 +3,6 @@ package sqlstore
 import (
 	"context"
 
-	"gorm.io/gorm"
-
 	"repohost/store"
 )
 
@@ -24,13 +22,7 @@ func (s timeStore) FindByID(ctx context.Context, id int64) (*store.TrackedTime, 
 
 func (s timeStore) Delete(ctx context.Context, id int64) error {
 	res := s.d.conn(ctx).Delete(&store.TrackedTime{}, id)
-	if res.Error != nil {
-		return translate(res.Error, "delete tracked time")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "delete tracked time")
-	}
-	return nil
+	return affected(res, "delete tracked time")
 }
 
 func (s timeStore) DeleteByIssueUser(ctx context.Context, issueID, userID int64) error {

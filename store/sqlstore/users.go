@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"gorm.io/gorm"
-
 	"repohost/store"
 )
 
@@ -50,13 +48,7 @@ func (s userStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store
 func (s userStore) Update(ctx context.Context, u *store.User) error {
 	u.LowerName = strings.ToLower(u.Name)
 	res := s.d.conn(ctx).Select("*").Omit("created_at").Updates(u)
-	if res.Error != nil {
-		return translate(res.Error, "update user")
-	}
-	if res.RowsAffected == 0 {
-		return translate(gorm.ErrRecordNotFound, "update user")
-	}
-	return nil
+	return affected(res, "update user")
 }
 
 func (s userStore) Delete(ctx context.Context, id int64) error {
