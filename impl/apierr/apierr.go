@@ -219,6 +219,3 @@ func fieldName(name string) string {
 	}
 	return b.String()
 }
-
-// NotImplemented is a placeholder used only while an area is being built.
-func NotImplemented() *Error { return newf(http.StatusNotImplemented, "not implemented") }
