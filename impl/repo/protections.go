@@ -43,6 +43,20 @@ func (h Handlers) repoAdmin(ctx context.Context, owner, name string) (*auth.Prin
 	return p, r, nil
 }
 
+// adminWriteRepo is repoAdmin for a change: an archived repository answers
+// 423 (for topics that is the service spec's rule, stricter than the
+// reference).
+func (h Handlers) adminWriteRepo(ctx context.Context, owner, name string) (*store.Repository, error) {
+	_, r, err := h.repoAdmin(ctx, owner, name)
+	if err != nil {
+		return nil, err
+	}
+	if r.IsArchived {
+		return nil, apierr.RepoArchived()
+	}
+	return r, nil
+}
+
 // PushPolicy applies a repository's branch protection rules to one pusher
 // who already has write access. The git server and the branch API both
 // decide with it, so a rule means the same over HTTP git and the API.
@@ -174,12 +188,9 @@ func checkRuleName(name string) error {
 }
 
 func (h Handlers) RepoCreateBranchProtection(ctx context.Context, params repository.RepoCreateBranchProtectionParams) middleware.Responder {
-	_, r, err := h.repoAdmin(ctx, params.Owner, params.Repo)
+	r, err := h.adminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
-	}
-	if r.IsArchived {
-		return h.Fail(apierr.RepoArchived())
 	}
 	o := params.Body
 	if o == nil {
@@ -296,12 +307,9 @@ func (h Handlers) RepoGetBranchProtection(ctx context.Context, params repository
 }
 
 func (h Handlers) RepoEditBranchProtection(ctx context.Context, params repository.RepoEditBranchProtectionParams) middleware.Responder {
-	_, r, err := h.repoAdmin(ctx, params.Owner, params.Repo)
+	r, err := h.adminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
-	}
-	if r.IsArchived {
-		return h.Fail(apierr.RepoArchived())
 	}
 	o := params.Body
 	if o == nil {

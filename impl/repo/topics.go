@@ -14,7 +14,6 @@ import (
 	"repohost/impl/paging"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
-	"repohost/store"
 )
 
 // The reference's limits on topics.
@@ -52,19 +51,6 @@ func sanitiseTopics(in []string) (valid, invalid []string) {
 // errTooManyTopics is the reference's refusal of a 26th topic.
 func errTooManyTopics(message string) error { return apierr.InvalidTopics(nil, message) }
 
-// topicAdmin loads the repository for a change of its topics: a signed-in
-// repository admin, and (the service spec's rule) not archived.
-func (h Handlers) topicAdmin(ctx context.Context, owner, name string) (*store.Repository, error) {
-	_, r, err := h.repoAdmin(ctx, owner, name)
-	if err != nil {
-		return nil, err
-	}
-	if r.IsArchived {
-		return nil, apierr.RepoArchived()
-	}
-	return r, nil
-}
-
 func (h Handlers) RepoListTopics(ctx context.Context, params repository.RepoListTopicsParams) middleware.Responder {
 	r, _, err := h.Repo(ctx, auth.FromContext(ctx), params.Owner, params.Repo)
 	if err != nil {
@@ -84,7 +70,7 @@ func (h Handlers) RepoListTopics(ctx context.Context, params repository.RepoList
 }
 
 func (h Handlers) RepoUpdateTopics(ctx context.Context, params repository.RepoUpdateTopicsParams) middleware.Responder {
-	r, err := h.topicAdmin(ctx, params.Owner, params.Repo)
+	r, err := h.adminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -108,7 +94,7 @@ func (h Handlers) RepoUpdateTopics(ctx context.Context, params repository.RepoUp
 }
 
 func (h Handlers) RepoAddTopic(ctx context.Context, params repository.RepoAddTopicParams) middleware.Responder {
-	r, err := h.topicAdmin(ctx, params.Owner, params.Repo)
+	r, err := h.adminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -132,7 +118,7 @@ func (h Handlers) RepoAddTopic(ctx context.Context, params repository.RepoAddTop
 var errTopicNotSet = errors.New("topic not set")
 
 func (h Handlers) RepoDeleteTopic(ctx context.Context, params repository.RepoDeleteTopicParams) middleware.Responder {
-	r, err := h.topicAdmin(ctx, params.Owner, params.Repo)
+	r, err := h.adminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
