@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,13 +28,10 @@ import (
 
 	"repohost/gen/client"
 	"repohost/impl"
-	"repohost/impl/access"
-	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/user"
 	"repohost/store"
-	"repohost/store/gitstore"
 	"repohost/store/sqlstore"
 	"repohost/store/sqlstore/sqltest"
 )
@@ -96,23 +92,14 @@ func New(t testing.TB) *Env {
 	if _, err := db.Migrate(context.Background()); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	git, err := gitstore.New(filepath.Join(dataDir, "repositories"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("REPOHOST_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	e.DB = db
-	e.Deps = &app.Deps{
-		Store:          db,
-		Git:            git,
-		Access:         access.Checker{Store: db},
-		Hasher:         auth.Hasher{Cost: bcrypt.MinCost},
-		Errors:         apierr.Translator{Log: log},
-		Log:            log,
-		AttachmentsDir: filepath.Join(dataDir, "attachments"),
+	e.Deps, err = app.New(db, dataDir, auth.Hasher{Cost: bcrypt.MinCost}, log)
+	if err != nil {
+		t.Fatal(err)
 	}
 	h, err := impl.NewHandler(e.Deps)
 	if err != nil {

@@ -8,10 +8,6 @@ import (
 	"github.com/go-openapi/runtime"
 )
 
-// maxBodyBytes bounds a JSON request body, so a huge body is refused before
-// it is parsed instead of filling memory.
-const maxBodyBytes = 8 << 20
-
 var (
 	errNULInBody  = errors.New("[]: text must not contain NUL characters")
 	errBodyTooBig = errors.New("[]: request body is too large")
@@ -20,14 +16,16 @@ var (
 // jsonConsumer decodes request bodies like go-openapi's, but refuses text
 // holding a NUL character: PostgreSQL cannot store it and SQLite would, so
 // refusing it up front gives one answer (422) on both databases.
-func jsonConsumer() runtime.Consumer {
+// Bodies over maxBodyBytes are refused before they are parsed instead of
+// filling memory.
+func jsonConsumer(maxBodyBytes int64) runtime.Consumer {
 	std := runtime.JSONConsumer()
 	return runtime.ConsumerFunc(func(r io.Reader, v any) error {
 		raw, err := io.ReadAll(io.LimitReader(r, maxBodyBytes+1))
 		if err != nil {
 			return err
 		}
-		if len(raw) > maxBodyBytes {
+		if int64(len(raw)) > maxBodyBytes {
 			return errBodyTooBig
 		}
 		if hasEscapedNUL(raw) {

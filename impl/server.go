@@ -42,7 +42,7 @@ func Config(d *app.Deps) restapi.Config {
 		RepositoryAPI:    repo.Handlers{Deps: d},
 		SettingsAPI:      misc.Handlers{Deps: d},
 		UserAPI:          user.Handlers{Deps: d},
-		JSONConsumer:     jsonConsumer(),
+		JSONConsumer:     jsonConsumer(d.Config.MaxBodyBytes),
 		Logger:           func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
 	}
 }

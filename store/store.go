@@ -26,6 +26,11 @@ var (
 // reuse the outer one.
 type Tx interface {
 	WithTx(ctx context.Context, fn func(ctx context.Context) error) error
+	// AfterCommit runs fn once the outermost transaction carried by ctx has
+	// committed, and never if it rolls back; with no transaction in ctx it
+	// runs fn at once. Side effects that must not outlive a rolled-back
+	// change (handing out events) hang here.
+	AfterCommit(ctx context.Context, fn func())
 }
 
 // Page selects a window of a list. Offset and Limit are already normalised by
@@ -46,5 +51,6 @@ type Store interface {
 	IssueTracker
 	GitData
 	ReleaseData
+	Events() EventStore
 	Close() error
 }

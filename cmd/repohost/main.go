@@ -13,18 +13,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"repohost/impl"
-	"repohost/impl/access"
-	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/user"
 	"repohost/store"
-	"repohost/store/gitstore"
 	"repohost/store/sqlstore"
 )
 
@@ -105,19 +101,7 @@ func (s *storage) open(ctx context.Context, log *slog.Logger) (*sqlstore.DB, err
 }
 
 func (s *storage) deps(db store.Store, log *slog.Logger) (*app.Deps, error) {
-	git, err := gitstore.New(filepath.Join(s.data, "repositories"))
-	if err != nil {
-		return nil, err
-	}
-	return &app.Deps{
-		Store:          db,
-		Git:            git,
-		Access:         access.Checker{Store: db},
-		Hasher:         auth.Hasher{},
-		Errors:         apierr.Translator{Log: log},
-		Log:            log,
-		AttachmentsDir: filepath.Join(s.data, "attachments"),
-	}, nil
+	return app.New(db, s.data, auth.Hasher{}, log)
 }
 
 func migrate(args []string, log *slog.Logger) error {

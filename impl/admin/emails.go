@@ -19,7 +19,7 @@ func (h Handlers) AdminGetAllEmails(ctx context.Context, params admin.AdminGetAl
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	out, total, err := h.searchEmails(ctx, "", pg)
 	if err != nil {
 		return h.Fail(err)
@@ -37,7 +37,7 @@ func (h Handlers) AdminSearchEmails(ctx context.Context, params admin.AdminSearc
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	keyword := ""
 	if params.Q != nil {
 		keyword = strings.TrimSpace(*params.Q)

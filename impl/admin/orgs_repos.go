@@ -53,7 +53,7 @@ func (h Handlers) AdminGetAllOrgs(ctx context.Context, params admin.AdminGetAllO
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	// No member and no visibility filter: every organization.
 	orgs, total, err := h.Store.Orgs().ListVisible(ctx, 0, nil, pg.Store())
 	if err != nil {

@@ -82,7 +82,7 @@ func (h Handlers) AdminUnadoptedList(ctx context.Context, params admin.AdminUnad
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	total := int64(len(stray))
 	win := pg.Store()
 	page := stray[min(win.Offset, len(stray)):min(win.Offset+win.Limit, len(stray))]

@@ -86,7 +86,7 @@ func (h Handlers) AdminSearchUsers(ctx context.Context, params admin.AdminSearch
 	if params.SourceID != nil && *params.SourceID > 0 {
 		q.SourceID = params.SourceID
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	var users []*store.User
 	var total int64
 	// No account has two-factor authentication here, so asking for those

@@ -17,6 +17,7 @@ import (
 
 	"repohost/models"
 	"repohost/store"
+	"repohost/store/gitstore"
 )
 
 // DocsURL is sent as "url" in every error body, as the reference does.
@@ -91,7 +92,21 @@ func (t Translator) classify(err error) *Error {
 	case errors.Is(err, store.ErrInvalid):
 		return Validation("a value contains characters that cannot be stored")
 	case errors.Is(err, store.ErrConflict):
-		return Conflict("the resource was changed by someone else")
+		return Conflict("the resource was changed by someone else meanwhile; retry with its new state")
+	case errors.Is(err, gitstore.ErrBadPath), errors.Is(err, gitstore.ErrFileExists),
+		errors.Is(err, gitstore.ErrPathConflict), errors.Is(err, gitstore.ErrSHAMismatch),
+		errors.Is(err, gitstore.ErrBranchExists):
+		// The git store's messages name the path or branch and what is
+		// wrong with it; none carries anything internal.
+		return Validation("%s", err.Error())
+	case errors.Is(err, gitstore.ErrTagExists):
+		return Conflict("%s", err.Error())
+	case errors.Is(err, gitstore.ErrNotACommit):
+		return NotFound("%s", err.Error())
+	case errors.Is(err, gitstore.ErrBadName):
+		return NotFound("not found")
+	case errors.Is(err, gitstore.ErrUnsupported):
+		return Validation("%s", err.Error())
 	default:
 		if t.Log != nil {
 			t.Log.Error("internal error", "err", err)

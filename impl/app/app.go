@@ -8,12 +8,15 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 
 	"github.com/go-openapi/runtime/middleware"
 
 	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/auth"
+	"repohost/impl/events"
+	"repohost/impl/paging"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -30,10 +33,18 @@ type Deps struct {
 	Hasher auth.Hasher
 	Errors apierr.Translator
 	Log    *slog.Logger
+	Clock  store.Clock
+	Config Config
+	// Events is where every service announces its changes.
+	Events *events.Bus
 	// AttachmentsDir holds uploaded release files, one directory per
 	// repository id, each file named by its UUID.
 	AttachmentsDir string
 }
+
+// Page normalises a list's page and limit parameters with the configured
+// caps.
+func (d *Deps) Page(page, limit *int64) paging.Params { return d.Config.Paging.From(page, limit) }
 
 // Fail renders err through the one error translator.
 func (d *Deps) Fail(err error) middleware.Responder { return d.Errors.Respond(err) }
@@ -116,4 +127,29 @@ func (d *Deps) Repo(ctx context.Context, p *auth.Principal, owner, name string) 
 func IsNotFound(err error) bool {
 	var e *apierr.Error
 	return errors.Is(err, store.ErrNotFound) || (errors.As(err, &e) && e.Status == http.StatusNotFound)
+}
+
+// New builds the dependencies of a server over db whose files live under
+// dataDir (repositories/ and attachments/), with the default configuration;
+// main and the API tests share it so they cannot drift apart.
+func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (*Deps, error) {
+	git, err := gitstore.New(filepath.Join(dataDir, "repositories"))
+	if err != nil {
+		return nil, err
+	}
+	clock := store.SystemClock{}
+	bus := events.NewBus(db, clock, log)
+	bus.Subscribe(events.Logger(log))
+	return &Deps{
+		Store:          db,
+		Git:            git,
+		Access:         access.Checker{Store: db},
+		Hasher:         hasher,
+		Errors:         apierr.Translator{Log: log},
+		Log:            log,
+		Clock:          clock,
+		Config:         DefaultConfig(),
+		Events:         bus,
+		AttachmentsDir: filepath.Join(dataDir, "attachments"),
+	}, nil
 }

@@ -19,7 +19,10 @@ type Authenticator struct {
 	Errors apierr.Translator
 }
 
-var errBadCredentials = apierr.Unauthorized("invalid username, password or token")
+// badCredentials is the one answer to every failed authentication, so it
+// tells nothing about which part was wrong. A fresh value each time: errors
+// are values callers may wrap or annotate.
+func badCredentials() error { return apierr.Unauthorized("invalid username, password or token") }
 
 // Middleware authenticates every request once. Bad credentials answer 401 on
 // every route; no credentials leave the caller anonymous and each handler
@@ -77,18 +80,18 @@ func (a *Authenticator) credentials(ctx context.Context, r *http.Request) (*Prin
 	value = strings.TrimSpace(value)
 	switch {
 	case !ok || value == "":
-		return nil, errBadCredentials
+		return nil, badCredentials()
 	case scheme == "token" || strings.EqualFold(scheme, "bearer"):
 		return a.byToken(ctx, value)
 	case strings.EqualFold(scheme, "basic"):
 		raw, err := base64.StdEncoding.DecodeString(value)
 		if err != nil {
-			return nil, errBadCredentials
+			return nil, badCredentials()
 		}
 		user, pass, _ := strings.Cut(string(raw), ":")
 		return a.byBasic(ctx, user, pass)
 	default:
-		return nil, errBadCredentials
+		return nil, badCredentials()
 	}
 }
 
@@ -110,13 +113,13 @@ func (a *Authenticator) byBasic(ctx context.Context, user, pass string) (*Princi
 		}
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errBadCredentials
+		return nil, badCredentials()
 	}
 	if err != nil {
 		return nil, err
 	}
 	if u.IsOrganization() || !a.Hasher.CheckPassword(u.PasswordHash, pass) {
-		return nil, errBadCredentials
+		return nil, badCredentials()
 	}
 	return &Principal{User: u, Signer: u}, nil
 }
@@ -136,14 +139,14 @@ func looksLikeToken(s string) bool {
 func (a *Authenticator) byToken(ctx context.Context, secret string) (*Principal, error) {
 	t, err := a.Store.Tokens().FindByHash(ctx, HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errBadCredentials
+		return nil, badCredentials()
 	}
 	if err != nil {
 		return nil, err
 	}
 	u, err := a.Store.Users().FindByID(ctx, t.UserID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errBadCredentials
+		return nil, badCredentials()
 	}
 	if err != nil {
 		return nil, err

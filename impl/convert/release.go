@@ -37,7 +37,7 @@ func gitHTMLBase(base string, r *store.Repository) string { return base + r.Full
 
 // releaseGhost stands in for a publisher whose account is gone, as the reference
 // does.
-var releaseGhost = store.User{ID: -1, Name: "Ghost", LowerName: "ghost"}
+func releaseGhost() *store.User { return &store.User{ID: -1, Name: "Ghost", LowerName: "ghost"} }
 
 // ArchiveURL is where the archive of ref in format ("tar.gz" or "zip") is
 // downloaded, outside the API as in the reference.
@@ -74,7 +74,7 @@ func ReleaseAttachments(base string, as []*store.ReleaseAttachment) []*models.At
 func Release(base string, r *store.Repository, rel *store.Release) *models.Release {
 	publisher := rel.Publisher
 	if publisher == nil {
-		publisher = &releaseGhost
+		publisher = releaseGhost()
 	}
 	api := gitAPIBase(base, r) + "/releases/" + strconv.FormatInt(rel.ID, 10)
 	return &models.Release{

@@ -25,7 +25,7 @@ func (h Handlers) IssueGetComments(ctx context.Context, params issue.IssueGetCom
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	list, total, err := h.Store.Comments().List(ctx, is.ID, QueryTime(params.Since), QueryTime(params.Before), pg.Store())
 	if err != nil {
 		return h.Fail(err)

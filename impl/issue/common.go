@@ -48,7 +48,6 @@ func TimeTrackerEnabled(r *store.Repository) bool {
 }
 
 // now is the store's clock resolution: whole seconds, UTC.
-func now() time.Time { return time.Now().UTC().Truncate(time.Second) }
 
 // Tracker loads the repository of an issue-tracker route with p's
 // permission: 404 when p may not see it, or when it has neither issues

@@ -204,7 +204,7 @@ func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIss
 			return h.Fail(err)
 		}
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	list, total, err := h.Store.Issues().List(ctx, f, pg.Store())
 	if err != nil {
 		return h.Fail(err)
@@ -304,7 +304,7 @@ func (h Handlers) IssueSearchIssues(ctx context.Context, params issue.IssueSearc
 	if flag(params.ReviewRequested) || flag(params.Reviewed) {
 		f.None = true
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	list, total, err := h.Store.Issues().List(ctx, f, pg.Store())
 	if err != nil {
 		return h.Fail(err)

@@ -65,7 +65,7 @@ func (h Handlers) IssueListLabels(ctx context.Context, params issue.IssueListLab
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	list, total, err := h.Store.Labels().List(ctx, r.ID, pg.Store())
 	if err != nil {
 		return h.Fail(err)
@@ -102,7 +102,7 @@ func (h Handlers) IssueCreateLabel(ctx context.Context, params issue.IssueCreate
 	if err != nil {
 		return h.Fail(err)
 	}
-	t := now()
+	t := h.Clock.Now()
 	l := &store.Label{RepoID: r.ID, Name: deref(o.Name), Color: color, Description: deref(o.Description),
 		Exclusive: flag(o.Exclusive), CreatedAt: t, UpdatedAt: t}
 	if flag(o.IsArchived) {
@@ -139,7 +139,7 @@ func (h Handlers) IssueEditLabel(ctx context.Context, params issue.IssueEditLabe
 		if l, err = h.Store.Labels().Find(ctx, r.ID, params.ID); err != nil {
 			return err
 		}
-		t := now()
+		t := h.Clock.Now()
 		if o.Name != nil {
 			l.Name = *o.Name
 		}
@@ -206,7 +206,7 @@ func (h Handlers) IssueGetLabels(ctx context.Context, params issue.IssueGetLabel
 	}
 	// An issue carries few labels: one statement loads them all and the
 	// page is cut here.
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	win := pg.Store()
 	page := all[min(win.Offset, len(all)):min(win.Offset+win.Limit, len(all))]
 	total := int64(len(all))
@@ -313,7 +313,7 @@ func (s Service) Relabel(ctx context.Context, r *store.Repository, perm access.P
 		st := s.Store
 		// Locking the issue serialises concurrent label changes, so two
 		// exclusive labels of one scope cannot both end up on it.
-		is, err := st.Issues().Lock(ctx, r.ID, index, now())
+		is, err := st.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
 		if err != nil {
 			return err
 		}

@@ -69,7 +69,7 @@ func (h Handlers) IssueGetMilestonesList(ctx context.Context, params issue.Issue
 	default:
 		return h.Fail(apierr.Validation("[State]: must be open, closed or all"))
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	list, total, err := h.Store.Milestones().List(ctx, r.ID, closed, deref(params.Name), pg.Store())
 	if err != nil {
 		return h.Fail(err)
@@ -106,7 +106,7 @@ func (h Handlers) IssueCreateMilestone(ctx context.Context, params issue.IssueCr
 	if err := checkMilestoneTitle(deref(o.Title)); err != nil {
 		return h.Fail(err)
 	}
-	t := now()
+	t := h.Clock.Now()
 	m := &store.Milestone{RepoID: r.ID, Title: deref(o.Title), Description: deref(o.Description),
 		Deadline: milestoneDeadline(o.Deadline), CreatedAt: t, UpdatedAt: t}
 	if deref(o.State) == "closed" {
@@ -143,7 +143,7 @@ func (h Handlers) IssueEditMilestone(ctx context.Context, params issue.IssueEdit
 		if m, err = s.milestone(ctx, r, params.ID); err != nil {
 			return err
 		}
-		t := now()
+		t := h.Clock.Now()
 		if o.Title != nil {
 			m.Title = *o.Title
 		}

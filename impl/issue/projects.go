@@ -91,7 +91,7 @@ func (h Handlers) RepoListProjects(ctx context.Context, params issue.RepoListPro
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	list, total, err := h.Store.Projects().List(ctx, r.ID, stateFilter(params.State), pg.Store())
 	if err != nil {
 		return h.Fail(err)
@@ -132,7 +132,7 @@ func (h Handlers) RepoCreateProject(ctx context.Context, params issue.RepoCreate
 	if err := checkProjectTitle(deref(o.Title)); err != nil {
 		return h.Fail(err)
 	}
-	t := now()
+	t := h.Clock.Now()
 	pr := &store.Project{RepoID: r.ID, CreatorID: p.UserID(), Title: deref(o.Title), Description: deref(o.Description),
 		CardType: "text_only", TemplateType: "none", CreatedAt: t, UpdatedAt: t}
 	if v := deref(o.CardType); v != "" {
@@ -170,7 +170,7 @@ func (h Handlers) RepoEditProject(ctx context.Context, params issue.RepoEditProj
 		if pr, err = h.Store.Projects().Find(ctx, r.ID, params.ID); err != nil {
 			return err
 		}
-		t := now()
+		t := h.Clock.Now()
 		if o.Title != nil {
 			pr.Title = *o.Title
 		}

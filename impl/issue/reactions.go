@@ -95,7 +95,7 @@ func (h Handlers) IssueGetIssueReactions(ctx context.Context, params issue.Issue
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	out, total, err := h.svc().listReactions(ctx, app.BaseURL(params.HTTPRequest), app.Viewer(p), t, pg)
 	if err != nil {
 		return h.Fail(err)
@@ -109,7 +109,7 @@ func (h Handlers) IssueGetCommentReactions(ctx context.Context, params issue.Iss
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	out, total, err := h.svc().listReactions(ctx, app.BaseURL(params.HTTPRequest), app.Viewer(p), t, pg)
 	if err != nil {
 		return h.Fail(err)

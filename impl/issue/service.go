@@ -9,7 +9,6 @@ import (
 	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/auth"
-	"repohost/impl/misc"
 	"repohost/store"
 )
 
@@ -61,7 +60,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	if err != nil {
 		return nil, err
 	}
-	t := now()
+	t := s.Clock.Now()
 	is := &store.Issue{
 		RepoID: r.ID, PosterID: doer.ID, Title: in.Title, Body: in.Body, Ref: in.Ref,
 		MilestoneID: in.MilestoneID, Deadline: in.Deadline, CreatedAt: t, UpdatedAt: t,
@@ -179,7 +178,7 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 	var out *store.Issue
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		st := s.Store
-		t := now()
+		t := s.Clock.Now()
 		is, err := st.Issues().Lock(ctx, r.ID, index, t)
 		if err != nil {
 			return err
@@ -275,7 +274,7 @@ func (s Service) SetState(ctx context.Context, r *store.Repository, index int64,
 	}
 	var out *store.Issue
 	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
-		is, err := s.Store.Issues().Lock(ctx, r.ID, index, now())
+		is, err := s.Store.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
 		if err != nil {
 			return err
 		}
@@ -298,7 +297,7 @@ func (s Service) SetState(ctx context.Context, r *store.Repository, index int64,
 // however many requests race for it.
 func (s Service) setState(ctx context.Context, r *store.Repository, issueID int64, closed bool) (bool, error) {
 	st := s.Store
-	changed, err := st.Issues().SetClosed(ctx, issueID, closed, now())
+	changed, err := st.Issues().SetClosed(ctx, issueID, closed, s.Clock.Now())
 	if err != nil || !changed {
 		return false, err
 	}
@@ -384,7 +383,7 @@ func (s Service) Delete(ctx context.Context, r *store.Repository, perm access.Pe
 	}
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
 		st := s.Store
-		is, err := st.Issues().Lock(ctx, r.ID, index, now())
+		is, err := st.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
 		if err != nil {
 			return err
 		}
@@ -412,7 +411,7 @@ func (s Service) SetDeadline(ctx context.Context, r *store.Repository, perm acce
 	}
 	var out *store.Issue
 	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
-		is, err := s.Store.Issues().Lock(ctx, r.ID, index, now())
+		is, err := s.Store.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
 		if err != nil {
 			return err
 		}
@@ -437,7 +436,7 @@ func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Reposit
 	if strings.TrimSpace(body) == "" {
 		return nil, apierr.Validation("[Body]: Required")
 	}
-	t := now()
+	t := s.Clock.Now()
 	c := &store.Comment{IssueID: is.ID, PosterID: doer.ID, Body: body, CreatedAt: t, UpdatedAt: t}
 	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Comments().Create(ctx, c); err != nil {
@@ -470,7 +469,7 @@ func (s Service) EditComment(ctx context.Context, doer *store.User, r *store.Rep
 	if strings.TrimSpace(body) == "" {
 		return nil, nil, apierr.Validation("[Body]: Required")
 	}
-	c.Body, c.UpdatedAt = body, now()
+	c.Body, c.UpdatedAt = body, s.Clock.Now()
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Comments().Update(ctx, c); err != nil {
 			return err
@@ -505,7 +504,7 @@ func (s Service) DeleteComment(ctx context.Context, doer *store.User, r *store.R
 		if err := s.Store.Comments().Delete(ctx, c.ID); err != nil {
 			return err
 		}
-		return s.Store.Issues().AdjustComments(ctx, is.ID, -1, now())
+		return s.Store.Issues().AdjustComments(ctx, is.ID, -1, s.Clock.Now())
 	})
 	if err != nil {
 		return err
@@ -514,9 +513,9 @@ func (s Service) DeleteComment(ctx context.Context, doer *store.User, r *store.R
 	return nil
 }
 
-// AllowedReaction tells whether content is one of the server's reactions.
-func AllowedReaction(content string) bool {
-	return slices.Contains(misc.AllowedReactions, content)
+// allowedReaction tells whether content is one of the server's reactions.
+func (s Service) allowedReaction(content string) bool {
+	return slices.Contains(s.Config.AllowedReactions, content)
 }
 
 // React records doer's reaction to issue is (commentID 0) or to one of its
@@ -530,10 +529,10 @@ func (s Service) React(ctx context.Context, doer *store.User, r *store.Repositor
 		return nil, false, apierr.Forbidden("no permission to change reaction")
 	}
 	// The reference answers 403 here, not 422.
-	if !AllowedReaction(content) {
+	if !s.allowedReaction(content) {
 		return nil, false, apierr.Forbidden("'%s' is not an allowed reaction", content)
 	}
-	rc := &store.Reaction{Type: content, IssueID: is.ID, CommentID: commentID, UserID: doer.ID, CreatedAt: now()}
+	rc := &store.Reaction{Type: content, IssueID: is.ID, CommentID: commentID, UserID: doer.ID, CreatedAt: s.Clock.Now()}
 	created, err := s.Store.Reactions().Create(ctx, rc)
 	if err != nil {
 		return nil, false, err
@@ -600,7 +599,7 @@ func (s Service) TrackTime(ctx context.Context, doer *store.User, r *store.Repos
 		}
 		user = u
 	}
-	t := &store.TrackedTime{IssueID: is.ID, UserID: user.ID, Time: seconds, CreatedAt: now()}
+	t := &store.TrackedTime{IssueID: is.ID, UserID: user.ID, Time: seconds, CreatedAt: s.Clock.Now()}
 	if created != nil && !created.IsZero() {
 		t.CreatedAt = created.UTC().Truncate(time.Second)
 	}

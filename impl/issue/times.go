@@ -141,7 +141,7 @@ func (h Handlers) IssueTrackedTimes(ctx context.Context, params issue.IssueTrack
 	if err != nil {
 		return h.Fail(err)
 	}
-	q := TimesQuery{User: deref(params.User), Since: QueryTime(params.Since), Before: QueryTime(params.Before), Page: paging.From(params.Page, params.Limit)}
+	q := TimesQuery{User: deref(params.User), Since: QueryTime(params.Since), Before: QueryTime(params.Before), Page: h.Page(params.Page, params.Limit)}
 	uid, err := s.timesUser(ctx, p, perm, q)
 	if err != nil {
 		return h.Fail(err)

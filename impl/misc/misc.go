@@ -11,7 +11,6 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
-	"repohost/impl/paging"
 	"repohost/models"
 	"repohost/restapi/operations/miscellaneous"
 	"repohost/restapi/operations/settings"
@@ -19,9 +18,6 @@ import (
 
 // Handlers implements restapi.MiscellaneousAPI and restapi.SettingsAPI.
 type Handlers struct{ *app.Deps }
-
-// AllowedReactions are the reaction contents the server accepts.
-var AllowedReactions = []string{"+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"}
 
 // Limits the settings endpoints report and the server enforces.
 const (
@@ -39,8 +35,8 @@ func (h Handlers) GetVersion(ctx context.Context, _ miscellaneous.GetVersionPara
 
 func (h Handlers) GetGeneralAPISettings(ctx context.Context, _ settings.GetGeneralAPISettingsParams) middleware.Responder {
 	return settings.NewGetGeneralAPISettingsOK().WithPayload(&models.GeneralAPISettings{
-		MaxResponseItems:       paging.MaxLimit,
-		DefaultPagingNum:       paging.DefaultLimit,
+		MaxResponseItems:       int64(h.Config.Paging.Max),
+		DefaultPagingNum:       int64(h.Config.Paging.Default),
 		DefaultGitTreesPerPage: DefaultGitTreesPerPage,
 		DefaultMaxBlobSize:     DefaultMaxBlobSize,
 		DefaultMaxResponseSize: DefaultMaxResponseSize,
@@ -63,7 +59,7 @@ func (h Handlers) GetGeneralRepositorySettings(ctx context.Context, _ settings.G
 func (h Handlers) GetGeneralUISettings(ctx context.Context, _ settings.GetGeneralUISettingsParams) middleware.Responder {
 	return settings.NewGetGeneralUISettingsOK().WithPayload(&models.GeneralUISettings{
 		DefaultTheme:     "gitea-auto",
-		AllowedReactions: AllowedReactions,
+		AllowedReactions: h.Config.AllowedReactions,
 		CustomEmojis:     []string{"git", "gitea", "codeberg", "gitlab", "github", "gogs"},
 	})
 }

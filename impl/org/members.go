@@ -40,7 +40,7 @@ func (h Handlers) OrgListMembers(ctx context.Context, params organization.OrgLis
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	users, total, err := h.Store.Orgs().ListMembers(ctx, o.ID, !all, pg.Store())
 	if err != nil {
 		return h.Fail(err)

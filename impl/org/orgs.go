@@ -61,7 +61,7 @@ func (h Handlers) OrgGetAll(ctx context.Context, params organization.OrgGetAllPa
 	// An organization is listed to whoever could open it: the visibilities
 	// the caller sees, plus the ones it belongs to.
 	vis, memberID := access.UserVisibilities(auth.FromContext(ctx))
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	orgs, total, err := h.Store.Orgs().ListVisible(ctx, memberID, vis, pg.Store())
 	if err != nil {
 		return h.Fail(err)
@@ -81,7 +81,7 @@ func (h Handlers) OrgListCurrentUserOrgs(ctx context.Context, params organizatio
 	if p.PublicOnly() {
 		vis = []store.Visibility{store.VisibilityPublic}
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	orgs, total, err := h.Store.Orgs().ListUserOrgs(ctx, p.UserID(), vis, pg.Store())
 	if err != nil {
 		return h.Fail(err)

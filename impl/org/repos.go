@@ -49,7 +49,7 @@ func (h Handlers) OrgListRepos(ctx context.Context, params organization.OrgListR
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	repos, total, err := h.Store.Repos().Search(ctx, store.RepoSearch{Viewer: access.Viewer(p), OwnerID: o.ID}, pg.Store())
 	if err != nil {
 		return h.Fail(err)

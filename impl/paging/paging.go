@@ -14,12 +14,16 @@ import (
 	"repohost/store"
 )
 
-const (
-	DefaultLimit = 30
-	MaxLimit     = 50
-	// MaxPage keeps page*limit far from overflowing an int.
-	MaxPage = math.MaxInt32 / MaxLimit
-)
+// Limits are the paging caps of a server (see app.Config).
+type Limits struct {
+	// Default is the page size when the client names none.
+	Default int
+	// Max caps the page size a client may ask for.
+	Max int
+}
+
+// DefaultLimits are the reference's: 30 by default, at most 50.
+func DefaultLimits() Limits { return Limits{Default: 30, Max: 50} }
 
 // Params is a normalised page request.
 type Params struct {
@@ -28,13 +32,15 @@ type Params struct {
 }
 
 // From normalises optional page and limit parameters.
-func From(page, limit *int64) Params {
-	p := Params{Page: 1, Limit: DefaultLimit}
+func (l Limits) From(page, limit *int64) Params {
+	p := Params{Page: 1, Limit: l.Default}
+	// maxPage keeps page*limit far from overflowing an int.
+	maxPage := int64(math.MaxInt32 / l.Max)
 	if page != nil && *page > 1 {
-		p.Page = int(min(*page, MaxPage))
+		p.Page = int(min(*page, maxPage))
 	}
 	if limit != nil && *limit > 0 {
-		p.Limit = int(min(*limit, MaxLimit))
+		p.Limit = int(min(*limit, int64(l.Max)))
 	}
 	return p
 }

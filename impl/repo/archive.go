@@ -44,11 +44,11 @@ func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, 
 	}
 	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
 	if err != nil {
-		return nil, gitError(err)
+		return nil, err
 	}
 	ref, err := g.Resolve(refName)
 	if err != nil {
-		return nil, gitError(err)
+		return nil, err
 	}
 	hdr := http.Header{}
 	hdr.Set("Content-Type", "application/gzip")

@@ -113,7 +113,7 @@ func (h Handlers) RepoListReleaseAttachments(ctx context.Context, params reposit
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	atts, total, err := h.Store.ReleaseAttachments().ListByRelease(ctx, rel.ID, pg.Store())
 	if err != nil {
 		return h.Fail(err)

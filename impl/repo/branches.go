@@ -127,7 +127,7 @@ func (h Handlers) RepoListBranches(ctx context.Context, params repository.RepoLi
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	g, err := h.openGit(r)
 	if err != nil {
 		return h.Fail(err)

@@ -33,36 +33,6 @@ const (
 	msgRepoWrite = "user should have a permission to write to a repo"
 )
 
-// maxContentsBlob is the largest file whose content the contents API
-// inlines (base64); bigger files are described without content, like the
-// reference's DEFAULT_MAX_BLOB_SIZE.
-const maxContentsBlob = 10 << 20
-
-// gitError turns what the git store reports about a caller's request into
-// the reference's statuses; anything else stays an internal error.
-func gitError(err error) error {
-	var e *apierr.Error
-	switch {
-	case err == nil || errors.As(err, &e):
-		return err
-	case errors.Is(err, gitstore.ErrBadPath), errors.Is(err, gitstore.ErrFileExists),
-		errors.Is(err, gitstore.ErrPathConflict), errors.Is(err, gitstore.ErrSHAMismatch),
-		errors.Is(err, gitstore.ErrBranchExists):
-		// The git store's messages name the path or branch and what is
-		// wrong with it; none carries anything internal.
-		return apierr.Validation("%s", err.Error())
-	case errors.Is(err, gitstore.ErrTagExists):
-		return apierr.Conflict("%s", err.Error())
-	case errors.Is(err, gitstore.ErrNotACommit):
-		return apierr.NotFound("%s", err.Error())
-	case errors.Is(err, gitstore.ErrBadName):
-		return apierr.NotFound("not found")
-	case errors.Is(err, store.ErrConflict):
-		return apierr.Conflict("the branch was changed by someone else meanwhile; retry with its new state")
-	}
-	return err
-}
-
 // treePath validates a file path from the URL (422 for "..", ".git" and the
 // like).
 func treePath(p string) (string, error) {
@@ -74,11 +44,11 @@ func treePath(p string) (string, error) {
 }
 
 // contentsOf renders entry e (file or not) at ref, with content for files.
-func contentsOf(g *gitstore.GitRepo, ref *gitstore.Resolved, e *gitstore.Entry, last *object.Commit, withContent bool) (convert.ContentsEntry, error) {
+func contentsOf(g *gitstore.GitRepo, ref *gitstore.Resolved, e *gitstore.Entry, last *object.Commit, withContent bool, maxBlob int64) (convert.ContentsEntry, error) {
 	ce := convert.ContentsEntry{Ref: ref, Entry: e, Last: last}
 	switch e.Type {
 	case gitstore.EntryFile:
-		if withContent && e.Size <= maxContentsBlob {
+		if withContent && e.Size <= maxBlob {
 			b, err := g.ReadBlob(e.Hash)
 			if err != nil {
 				return ce, err
@@ -100,7 +70,7 @@ func contentsOf(g *gitstore.GitRepo, ref *gitstore.Resolved, e *gitstore.Entry, 
 
 // listDir renders every entry of directory dir at ref, with the last commit
 // of each from one history walk.
-func listDir(base string, r *store.Repository, g *gitstore.GitRepo, ref *gitstore.Resolved, dir string) ([]*models.ContentsResponse, error) {
+func (h Handlers) listDir(base string, r *store.Repository, g *gitstore.GitRepo, ref *gitstore.Resolved, dir string) ([]*models.ContentsResponse, error) {
 	entries, err := g.ReadDir(ref.Commit, dir)
 	if err != nil {
 		return nil, err
@@ -115,7 +85,7 @@ func listDir(base string, r *store.Repository, g *gitstore.GitRepo, ref *gitstor
 	}
 	out := make([]*models.ContentsResponse, 0, len(entries))
 	for _, e := range entries {
-		ce, err := contentsOf(g, ref, e, last[e.Name], false)
+		ce, err := contentsOf(g, ref, e, last[e.Name], false, h.Config.MaxContentsBlob)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +108,7 @@ func (h Handlers) contents(ctx context.Context, req *http.Request, owner, name, 
 	}
 	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
 	if err != nil {
-		return nil, gitError(err)
+		return nil, err
 	}
 	ref, err := g.Resolve(deref(refParam))
 	if err != nil {
@@ -146,21 +116,21 @@ func (h Handlers) contents(ctx context.Context, req *http.Request, owner, name, 
 		if empty, _ := g.IsEmpty(); empty && path == "" && deref(refParam) == "" {
 			return []*models.ContentsResponse{}, nil
 		}
-		return nil, gitError(err)
+		return nil, err
 	}
 	base := app.BaseURL(req)
 	e, err := g.Lookup(ref.Commit, path)
 	if err != nil {
-		return nil, gitError(err)
+		return nil, err
 	}
 	if e.Type == gitstore.EntryDir {
-		return listDir(base, r, g, ref, path)
+		return h.listDir(base, r, g, ref, path)
 	}
 	last, err := g.LastCommits(ref.Commit, parentDir(path), []string{e.Name})
 	if err != nil {
 		return nil, err
 	}
-	ce, err := contentsOf(g, ref, e, last[e.Name], true)
+	ce, err := contentsOf(g, ref, e, last[e.Name], true, h.Config.MaxContentsBlob)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +186,7 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 	}
 	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
 	if err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	refName, rawPath := deref(params.Ref), params.Filepath
 	if refName == "" {
@@ -235,18 +205,18 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 	}
 	ref, err := g.Resolve(refName)
 	if err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	e, err := g.Lookup(ref.Commit, path)
 	if err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	if e.Type != gitstore.EntryFile && e.Type != gitstore.EntrySymlink {
 		return h.Fail(apierr.NotFound("not found"))
 	}
 	rd, size, err := g.Blob(e.Hash)
 	if err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	hdr := http.Header{}
 	// Served as bytes, never rendered: a hosted HTML or SVG file must not
@@ -318,7 +288,7 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 	}
 	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
 	if err != nil {
-		return nil, nil, gitError(err)
+		return nil, nil, err
 	}
 	base := deref(w.branch)
 	if base == "" {
@@ -332,8 +302,8 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 		return nil, nil, err
 	}
 
-	now := time.Now()
-	doer := signature(p.User)
+	now := h.Clock.Now()
+	doer := signature(p.User, h.Clock.Now())
 	author := *identity(w.author, identity(w.committer, &doer))
 	committer := *identity(w.committer, &author)
 	author.When = dateOr(datesAuthor(w.dates), now)
@@ -351,7 +321,7 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 		Author: author, Committer: committer, Message: msg,
 	})
 	if err != nil {
-		return nil, nil, gitError(err)
+		return nil, nil, err
 	}
 	if res.WasEmpty || r.IsEmpty {
 		// Git first, then the row; if the row cannot follow, the first
@@ -411,10 +381,10 @@ func (h Handlers) checkBranchPush(ctx context.Context, p *auth.Principal, r *sto
 }
 
 // fileResponse renders the file after a write, with the commit that made it.
-func fileResponse(base string, r *store.Repository, g *gitstore.GitRepo, res *gitstore.ChangeResult) (*models.FileResponse, error) {
+func (h Handlers) fileResponse(base string, r *store.Repository, g *gitstore.GitRepo, res *gitstore.ChangeResult) (*models.FileResponse, error) {
 	out := &models.FileResponse{Commit: convert.FileCommit(base, r, res.Commit), Verification: convert.Unsigned()}
 	ref := &gitstore.Resolved{Name: res.Branch, Kind: gitstore.RefBranch, Commit: res.Commit}
-	ce, err := contentsOf(g, ref, res.Entry, res.Commit, true)
+	ce, err := contentsOf(g, ref, res.Entry, res.Commit, true, h.Config.MaxContentsBlob)
 	if err != nil {
 		return nil, err
 	}
@@ -451,7 +421,7 @@ func (h Handlers) RepoCreateFile(ctx context.Context, params repository.RepoCrea
 	if err != nil {
 		return h.Fail(err)
 	}
-	out, err := fileResponse(app.BaseURL(params.HTTPRequest), r, g, res)
+	out, err := h.fileResponse(app.BaseURL(params.HTTPRequest), r, g, res)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -482,7 +452,7 @@ func (h Handlers) RepoUpdateFile(ctx context.Context, params repository.RepoUpda
 	if err != nil {
 		return h.Fail(err)
 	}
-	out, err := fileResponse(app.BaseURL(params.HTTPRequest), r, g, res)
+	out, err := h.fileResponse(app.BaseURL(params.HTTPRequest), r, g, res)
 	if err != nil {
 		return h.Fail(err)
 	}

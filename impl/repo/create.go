@@ -85,7 +85,7 @@ func Create(ctx context.Context, d *app.Deps, doer, owner *store.User, opt *mode
 	if holder == "" {
 		holder = owner.Name
 	}
-	lic, err := license(deref(opt.License), holder, time.Now())
+	lic, err := license(deref(opt.License), holder, d.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func Create(ctx context.Context, d *app.Deps, doer, owner *store.User, opt *mode
 			gitOpts.Files["LICENSE"] = lic
 		}
 		gitOpts.CommitMessage = "Initial commit\n"
-		gitOpts.Author = signature(doer)
+		gitOpts.Author = signature(doer, d.Clock.Now())
 	}
 	if err := d.Git.Create(owner.Name, name, gitOpts); err != nil {
 		return nil, createError(ctx, d, owner, name, err)
@@ -203,7 +203,7 @@ func applyDefaults(r *store.Repository) {
 
 // signature is doer as the author of a commit the server writes for them;
 // a hidden address is replaced by the placeholder the API shows.
-func signature(doer *store.User) object.Signature {
+func signature(doer *store.User, when time.Time) object.Signature {
 	name := doer.FullName
 	if name == "" {
 		name = doer.Name
@@ -212,5 +212,5 @@ func signature(doer *store.User) object.Signature {
 	if email == "" || doer.KeepEmailPrivate {
 		email = doer.LowerName + "@" + convert.NoReplyDomain
 	}
-	return object.Signature{Name: name, Email: email, When: time.Now()}
+	return object.Signature{Name: name, Email: email, When: when}
 }

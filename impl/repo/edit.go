@@ -263,7 +263,7 @@ func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditR
 		if err != nil {
 			return err
 		}
-		applyEdit(fresh, o, time.Now().UTC().Truncate(time.Second))
+		applyEdit(fresh, o, h.Clock.Now())
 		if err := h.Store.Repos().Update(ctx, fresh); err != nil {
 			return err
 		}

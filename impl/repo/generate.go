@@ -145,7 +145,7 @@ func (h Handlers) generate(ctx context.Context, base string, doer *store.User, t
 		switch {
 		case err == nil:
 			content.Commit = b.Commit
-			vars := templateVars(base, tpl, owner, name, deref(o.Description))
+			vars := templateVars(base, tpl, owner, name, deref(o.Description), h.Clock.Now())
 			if rw := templateRewrite(b.Commit, vars); rw != nil {
 				content.Rewrite = rw
 				content.Omit = map[string]bool{templateFile: true}
@@ -160,7 +160,7 @@ func (h Handlers) generate(ctx context.Context, base string, doer *store.User, t
 		format = "sha1"
 	}
 	opts := gitstore.InitOptions{DefaultBranch: branch, ObjectFormat: format,
-		CommitMessage: "Initial commit\n", Author: signature(doer)}
+		CommitMessage: "Initial commit\n", Author: signature(doer, h.Clock.Now())}
 	if err := h.Git.CreateFromTemplate(src, owner.Name, name, opts, content); err != nil {
 		return nil, createError(ctx, h.Deps, owner, name, err)
 	}
@@ -218,8 +218,7 @@ const templateFile = ".gitea/template"
 // templateVars are the variables a template's files may use, as in the
 // reference: names, descriptions, owners and links of the template and the
 // new repository, some also in other cases (REPO_NAME_SNAKE, ...).
-func templateVars(base string, tpl *store.Repository, owner *store.User, name, description string) map[string]string {
-	now := time.Now()
+func templateVars(base string, tpl *store.Repository, owner *store.User, name, description string, now time.Time) map[string]string {
 	vars := map[string]string{
 		"YEAR":          strconv.Itoa(now.Year()),
 		"MONTH":         fmt.Sprintf("%02d", int(now.Month())),

@@ -277,7 +277,7 @@ func (h Handlers) RepoListBranchProtection(ctx context.Context, params repositor
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	rules, total, err := h.Store.Protections().List(ctx, r.ID, pg.Store())
 	if err != nil {
 		return h.Fail(err)

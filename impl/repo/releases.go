@@ -79,7 +79,7 @@ func (h Handlers) writeRelease(ctx context.Context, owner, name string, find rel
 // is kept wherever it points; otherwise it is created at target (a branch or
 // commit). It returns the tagged commit and, when it created the tag, the
 // tag's id so a failed database write can take it back.
-func ensureTag(g *gitstore.GitRepo, tag, target, message string, p *auth.Principal) (sha string, made plumbing.Hash, err error) {
+func ensureTag(g *gitstore.GitRepo, tag, target, message string, p *auth.Principal, when time.Time) (sha string, made plumbing.Hash, err error) {
 	if t, err := g.Tag(tag); err == nil {
 		if t.Commit == nil {
 			return "", plumbing.ZeroHash, apierr.Validation("tag %q does not name a commit", tag)
@@ -95,13 +95,13 @@ func ensureTag(g *gitstore.GitRepo, tag, target, message string, p *auth.Princip
 		}
 		return "", plumbing.ZeroHash, err
 	}
-	t, err := g.CreateTag(tag, res.Commit.Hash, message, signature(p.User))
+	t, err := g.CreateTag(tag, res.Commit.Hash, message, signature(p.User, when))
 	if errors.Is(err, gitstore.ErrTagExists) {
 		// Someone tagged it meanwhile; the release stands on their tag.
-		return ensureTag(g, tag, target, message, p)
+		return ensureTag(g, tag, target, message, p, when)
 	}
 	if err != nil {
-		return "", plumbing.ZeroHash, gitError(err)
+		return "", plumbing.ZeroHash, err
 	}
 	return res.Commit.Hash.String(), t.ID, nil
 }
@@ -137,9 +137,9 @@ func (h Handlers) tagFree(ctx context.Context, r *store.Repository, tag string) 
 func (h Handlers) tagRelease(r *store.Repository, rel *store.Release, target, message string, p *auth.Principal) (*gitstore.GitRepo, plumbing.Hash, error) {
 	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
 	if err != nil {
-		return nil, plumbing.ZeroHash, gitError(err)
+		return nil, plumbing.ZeroHash, err
 	}
-	sha, made, err := ensureTag(g, rel.TagName, target, message, p)
+	sha, made, err := ensureTag(g, rel.TagName, target, message, p, h.Clock.Now())
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
@@ -193,7 +193,7 @@ func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoC
 		if g, made, err = h.tagRelease(r, rel, rel.Target, deref(o.TagMessage), p); err != nil {
 			return h.Fail(err)
 		}
-		now := time.Now().UTC().Truncate(time.Second)
+		now := h.Clock.Now()
 		rel.PublishedAt = &now
 	}
 	if err := h.saveRelease(ctx, g, r, rel, made, h.Store.Releases().Create); err != nil {
@@ -209,7 +209,7 @@ func (h Handlers) RepoListReleases(ctx context.Context, params repository.RepoLi
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	q := store.ReleaseSearch{RepoID: r.ID, IncludeDrafts: perm.Push, IsDraft: params.Draft, IsPrerelease: params.PreRelease}
 	rels, total, err := h.Store.Releases().List(ctx, q, pg.Store())
 	if err != nil {
@@ -295,7 +295,7 @@ func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEdi
 			return h.Fail(err)
 		}
 		if wasDraft || rel.PublishedAt == nil {
-			now := time.Now().UTC().Truncate(time.Second)
+			now := h.Clock.Now()
 			rel.PublishedAt = &now
 		}
 	case !wasDraft:

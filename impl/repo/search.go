@@ -112,7 +112,7 @@ func (h Handlers) RepoSearch(ctx context.Context, params repository.RepoSearchPa
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	var repos []*store.Repository
 	var total int64
 	if !none {

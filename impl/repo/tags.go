@@ -35,7 +35,7 @@ func (h Handlers) RepoListTags(ctx context.Context, params repository.RepoListTa
 	}
 	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
 	if err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	// Tags live in git, not in the database: the page is cut from the
 	// sorted list of refs.
@@ -43,7 +43,7 @@ func (h Handlers) RepoListTags(ctx context.Context, params repository.RepoListTa
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	w := pg.Store()
 	from, to := min(w.Offset, len(all)), min(w.Offset+w.Limit, len(all))
 	total := int64(len(all))
@@ -60,11 +60,11 @@ func (h Handlers) RepoGetTag(ctx context.Context, params repository.RepoGetTagPa
 	}
 	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
 	if err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	t, err := g.Tag(params.Tag)
 	if err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	return repository.NewRepoGetTagOK().WithPayload(convert.Tag(app.BaseURL(params.HTTPRequest), r, t))
 }
@@ -84,7 +84,7 @@ func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreat
 	}
 	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
 	if err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	// Without a target the reference tags the default branch.
 	target, err := g.Resolve(deref(o.Target))
@@ -92,11 +92,11 @@ func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreat
 		if errors.Is(err, store.ErrNotFound) {
 			return h.Fail(apierr.NotFound("target not found"))
 		}
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
-	t, err := g.CreateTag(name, target.Commit.Hash, deref(o.Message), signature(p.User))
+	t, err := g.CreateTag(name, target.Commit.Hash, deref(o.Message), signature(p.User, h.Clock.Now()))
 	if err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	return repository.NewRepoCreateTagCreated().WithPayload(convert.Tag(app.BaseURL(params.HTTPRequest), r, t))
 }
@@ -108,10 +108,10 @@ func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDelet
 	}
 	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
 	if err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	if _, err := g.Tag(params.Tag); err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	// A release stands on the tag: the reference refuses to pull it away.
 	if _, err := h.Store.Releases().FindByTag(ctx, r.ID, params.Tag); err == nil {
@@ -120,7 +120,7 @@ func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDelet
 		return h.Fail(err)
 	}
 	if err := g.DeleteTag(params.Tag); err != nil {
-		return h.Fail(gitError(err))
+		return h.Fail(err)
 	}
 	return repository.NewRepoDeleteTagNoContent()
 }

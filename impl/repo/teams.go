@@ -50,7 +50,7 @@ func (h Handlers) RepoListTeams(ctx context.Context, params repository.RepoListT
 	if !r.Owner.IsOrganization() {
 		return h.Fail(&apierr.Error{Status: http.StatusMethodNotAllowed, Message: "repo is not owned by an organization"})
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	viewer := store.TeamViewer{UserID: p.UserID(), IsAdmin: p.IsAdmin()}
 	if p.PublicOnly() {
 		// A token limited to public data sees what anyone signed in sees.

@@ -15,7 +15,7 @@ import (
 // with the rest of time tracking in impl/issue.
 
 func (h Handlers) RepoTrackedTimes(ctx context.Context, params repository.RepoTrackedTimesParams) middleware.Responder {
-	q := issue.TimesQuery{Page: paging.From(params.Page, params.Limit)}
+	q := issue.TimesQuery{Page: h.Page(params.Page, params.Limit)}
 	if params.User != nil {
 		q.User = *params.User
 	}
@@ -28,7 +28,7 @@ func (h Handlers) RepoTrackedTimes(ctx context.Context, params repository.RepoTr
 }
 
 func (h Handlers) UserTrackedTimes(ctx context.Context, params repository.UserTrackedTimesParams) middleware.Responder {
-	q := issue.TimesQuery{User: params.User, UserInPath: true, Page: paging.From(params.Page, params.Limit)}
+	q := issue.TimesQuery{User: params.User, UserInPath: true, Page: h.Page(params.Page, params.Limit)}
 	out, total, err := issue.Service{Deps: h.Deps}.RepoTimes(ctx, app.BaseURL(params.HTTPRequest), params.Owner, params.Repo, q)
 	if err != nil {
 		return h.Fail(err)

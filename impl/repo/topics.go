@@ -16,11 +16,8 @@ import (
 	"repohost/restapi/operations/repository"
 )
 
-// The reference's limits on topics.
-const (
-	maxTopicLength   = 35
-	maxTopicsPerRepo = 25
-)
+// maxTopicLength is the reference's limit on a topic name.
+const maxTopicLength = 35
 
 var topicRe = regexp.MustCompile(`^[a-z0-9][-.a-z0-9]*$`)
 
@@ -56,7 +53,7 @@ func (h Handlers) RepoListTopics(ctx context.Context, params repository.RepoList
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	topics, total, err := h.Store.Topics().ListByRepo(ctx, r.ID, pg.Store())
 	if err != nil {
 		return h.Fail(err)
@@ -80,7 +77,7 @@ func (h Handlers) RepoUpdateTopics(ctx context.Context, params repository.RepoUp
 	}
 	valid, invalid := sanitiseTopics(submitted)
 	// The count is checked before the names, as in the reference.
-	if len(valid) > maxTopicsPerRepo {
+	if len(valid) > h.Config.MaxTopicsPerRepo {
 		return h.Fail(errTooManyTopics("Exceeding maximum number of topics per repo"))
 	}
 	if len(invalid) > 0 {
@@ -103,7 +100,7 @@ func (h Handlers) RepoAddTopic(ctx context.Context, params repository.RepoAddTop
 		return h.Fail(apierr.InvalidTopics([]string{topic}, "Topic name is invalid"))
 	}
 	err = h.Store.Topics().Update(ctx, r.ID, func(current []string) ([]string, error) {
-		if len(current) >= maxTopicsPerRepo {
+		if len(current) >= h.Config.MaxTopicsPerRepo {
 			return nil, errTooManyTopics("Exceeding maximum allowed topics per repo.")
 		}
 		return append(current, topic), nil
@@ -148,7 +145,7 @@ func (h Handlers) RepoDeleteTopic(ctx context.Context, params repository.RepoDel
 }
 
 func (h Handlers) TopicSearch(ctx context.Context, params repository.TopicSearchParams) middleware.Responder {
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	topics, total, err := h.Store.Topics().Search(ctx, deref(params.Q), pg.Store())
 	if err != nil {
 		return h.Fail(err)

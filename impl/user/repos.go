@@ -22,7 +22,7 @@ func (h Handlers) UserListRepos(ctx context.Context, params user.UserListReposPa
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	repos, total, err := h.Store.Repos().Search(ctx, store.RepoSearch{
 		Viewer:  access.Viewer(p),
 		OwnerID: owner.ID,
@@ -48,7 +48,7 @@ func (h Handlers) UserCurrentListRepos(ctx context.Context, params user.UserCurr
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	// Relating the repositories to the caller apart from the viewer keeps
 	// a public-only token to the public ones among them.
 	repos, total, err := h.Store.Repos().Search(ctx, store.RepoSearch{

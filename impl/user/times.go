@@ -14,7 +14,7 @@ import (
 // UserCurrentTrackedTimes lists the caller's own tracked time; the rules
 // live with the rest of time tracking in impl/issue.
 func (h Handlers) UserCurrentTrackedTimes(ctx context.Context, params user.UserCurrentTrackedTimesParams) middleware.Responder {
-	q := issue.TimesQuery{Page: paging.From(params.Page, params.Limit)}
+	q := issue.TimesQuery{Page: h.Page(params.Page, params.Limit)}
 	q.Since, q.Before = issue.QueryTime(params.Since), issue.QueryTime(params.Before)
 	out, total, err := issue.Service{Deps: h.Deps}.MyTimes(ctx, app.BaseURL(params.HTTPRequest), q)
 	if err != nil {

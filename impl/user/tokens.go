@@ -76,7 +76,7 @@ func (h Handlers) UserGetTokens(ctx context.Context, params user.UserGetTokensPa
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	tokens, total, err := h.Store.Tokens().ListByUser(ctx, u.ID, pg.Store())
 	if err != nil {
 		return h.Fail(err)

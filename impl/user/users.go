@@ -38,7 +38,7 @@ func (h Handlers) UserGet(ctx context.Context, params user.UserGetParams) middle
 // matches email addresses, but only those the result would show the caller.
 func (h Handlers) UserSearch(ctx context.Context, params user.UserSearchParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	pg := paging.From(params.Page, params.Limit)
+	pg := h.Page(params.Page, params.Limit)
 	vis, self := access.UserVisibilities(p)
 	q := store.UserSearch{
 		Type:         store.UserTypeIndividual,

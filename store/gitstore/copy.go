@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -57,9 +56,6 @@ func (s *Store) CreateFromTemplate(src *GitRepo, owner, name string, opts InitOp
 			return fmt.Errorf("copy template tree: %w", err)
 		}
 		sig := opts.Author
-		if sig.When.IsZero() {
-			sig.When = time.Now()
-		}
 		c := &object.Commit{Author: sig, Committer: sig, Message: opts.CommitMessage, TreeHash: tree}
 		obj := dst.r.Storer.NewEncodedObject()
 		if err := c.Encode(obj); err != nil {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -184,10 +183,8 @@ func commitFiles(repo *git.Repository, opts InitOptions) error {
 	if err != nil {
 		return err
 	}
+	// The caller's clock dates the commit (opts.Author.When).
 	sig := opts.Author
-	if sig.When.IsZero() {
-		sig.When = time.Now()
-	}
 	commit := &object.Commit{Author: sig, Committer: sig, Message: opts.CommitMessage, TreeHash: treeHash}
 	commitObj := repo.Storer.NewEncodedObject()
 	if err := commit.Encode(commitObj); err != nil {

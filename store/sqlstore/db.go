@@ -30,6 +30,7 @@ type DB struct {
 	// such transactions, nothing moves (seen on PostgreSQL under
 	// concurrent issue updates).
 	outsideTx *gorm.DB
+	clock     store.Clock
 }
 
 var _ store.Store = (*DB)(nil)
@@ -38,6 +39,8 @@ var _ store.Store = (*DB)(nil)
 type Options struct {
 	// Logger receives every statement; tests use it to count queries.
 	Logger logger.Interface
+	// Clock stamps rows the store dates itself; the system clock when nil.
+	Clock store.Clock
 }
 
 // IsPostgres tells whether a --db value selects PostgreSQL.
@@ -52,6 +55,10 @@ func DefaultSQLitePath(dataDir string) string {
 
 // Open connects to dsn: a postgres:// URL, or else the path of a SQLite file.
 func Open(dsn string, opts Options) (*DB, error) {
+	clock := opts.Clock
+	if clock == nil {
+		clock = store.SystemClock{}
+	}
 	cfg := &gorm.Config{
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
@@ -60,7 +67,7 @@ func Open(dsn string, opts Options) (*DB, error) {
 		// statements expire.
 		PrepareStmtMaxSize: 1000,
 		PrepareStmtTTL:     10 * time.Minute,
-		NowFunc:            func() time.Time { return time.Now().UTC().Truncate(time.Second) },
+		NowFunc:            clock.Now,
 		Logger:             opts.Logger,
 	}
 	if cfg.Logger == nil {
@@ -98,7 +105,7 @@ func Open(dsn string, opts Options) (*DB, error) {
 	}
 	// On the embedded database, parsing SQL was a quarter of the CPU time
 	// of a simple GET before statements were reused.
-	return &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true})}, nil
+	return &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true}), clock: clock}, nil
 }
 
 // Close releases the connection pool.
@@ -112,21 +119,46 @@ func (d *DB) Close() error {
 
 type txKey struct{}
 
+// txState is what a transaction carries in its context: the GORM handle and
+// the functions to run once the outermost transaction has committed.
+type txState struct {
+	tx          *gorm.DB
+	afterCommit []func()
+}
+
 // WithTx runs fn in a transaction carried by ctx; a nested call joins the
 // outer transaction instead of opening a second one.
 func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if _, ok := ctx.Value(txKey{}).(*gorm.DB); ok {
+	if _, ok := ctx.Value(txKey{}).(*txState); ok {
 		return fn(ctx)
 	}
-	return d.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return fn(context.WithValue(ctx, txKey{}, tx))
+	state := &txState{}
+	err := d.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		state.tx = tx
+		return fn(context.WithValue(ctx, txKey{}, state))
 	})
+	if err != nil {
+		return err
+	}
+	for _, f := range state.afterCommit {
+		f()
+	}
+	return nil
+}
+
+// AfterCommit implements store.Tx.
+func (d *DB) AfterCommit(ctx context.Context, fn func()) {
+	if state, ok := ctx.Value(txKey{}).(*txState); ok {
+		state.afterCommit = append(state.afterCommit, fn)
+		return
+	}
+	fn()
 }
 
 // conn returns the transaction in ctx, or the pool.
 func (d *DB) conn(ctx context.Context) *gorm.DB {
-	if tx, ok := ctx.Value(txKey{}).(*gorm.DB); ok {
-		return tx.WithContext(ctx)
+	if state, ok := ctx.Value(txKey{}).(*txState); ok {
+		return state.tx.WithContext(ctx)
 	}
 	return d.outsideTx.WithContext(ctx)
 }
@@ -183,3 +215,4 @@ func (d *DB) Emails() store.EmailStore { return emailStore{d} }
 func (d *DB) Tokens() store.TokenStore { return tokenStore{d} }
 func (d *DB) Orgs() store.OrgStore     { return orgStore{d} }
 func (d *DB) Repos() store.RepoStore   { return repoStore{d} }
+func (d *DB) Events() store.EventStore { return eventStore{d} }

@@ -24,6 +24,7 @@ var migrations = []migration{
 	{2, "issues, comments, labels, milestones, reactions, tracked time, projects", migrateV2},
 	{3, "branch protections, topics, teams", migrateV3},
 	{4, "releases and attachments", migrateV4},
+	{5, "domain event outbox", migrateV5},
 }
 
 type schemaMigration struct {

@@ -59,7 +59,7 @@ func (s tokenStore) DeleteByUser(ctx context.Context, userID int64) error {
 // MarkUsed records the time of use, at most once a minute per token so that a
 // busy client does not turn every read into a write.
 func (s tokenStore) MarkUsed(ctx context.Context, id int64) error {
-	now := time.Now().UTC().Truncate(time.Second)
+	now := s.d.clock.Now()
 	err := s.d.conn(ctx).Model(&store.AccessToken{}).
 		Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", id, now.Add(-time.Minute)).
 		Update("last_used_at", now).Error

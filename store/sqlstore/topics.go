@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"time"
 
 	"gorm.io/gorm/clause"
 
@@ -88,7 +87,7 @@ func (s topicStore) Update(ctx context.Context, repoID int64, change func(curren
 		// and cannot deadlock on each other.
 		sort.Strings(added)
 		sort.Strings(removed)
-		now := time.Now().UTC().Truncate(time.Second)
+		now := s.d.clock.Now()
 		if len(added) > 0 {
 			rows := make([]store.Topic, 0, len(added))
 			for _, n := range added {

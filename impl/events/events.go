@@ -1,0 +1,210 @@
+// Package events is the one way a service tells the rest of the program
+// that something changed. A service emits inside the transaction of its
+// change: the event is written to the outbox (store.EventStore) in that
+// transaction and handed to the subscribed consumers only after it commits,
+// so a rolled-back change is never announced and a committed one always is.
+// Webhooks, actions triggers and notifications subscribe here instead of
+// being called from handlers.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"repohost/store"
+)
+
+// Kind names what happened, as "<subject>.<action>".
+type Kind string
+
+// The kinds services emit. Each names its payload type.
+const (
+	RepoCreated Kind = "repository.created" // Repo
+	RepoEdited  Kind = "repository.edited"  // Repo
+	RepoDeleted Kind = "repository.deleted" // Repo
+	// RefsChanged is emitted by the one ref-change path for every set of
+	// refs it moved together (a push, a branch or tag change, a commit of
+	// the contents API, a published release, a generated repository).
+	RefsChanged Kind = "refs.changed" // Refs
+
+	IssueOpened        Kind = "issue.opened"         // Issue
+	IssueEdited        Kind = "issue.edited"         // Issue
+	IssueClosed        Kind = "issue.closed"         // Issue
+	IssueReopened      Kind = "issue.reopened"       // Issue
+	IssueDeleted       Kind = "issue.deleted"        // Issue
+	IssueLabelsChanged Kind = "issue.label_updated"  // Issue
+	IssueMilestoned    Kind = "issue.milestoned"     // Issue
+	IssueAssigned      Kind = "issue.assigned"       // Issue
+	IssueReacted       Kind = "issue.reaction_added" // Issue
+	IssueTimeTracked   Kind = "issue.time_tracked"   // Issue
+
+	CommentCreated Kind = "comment.created" // Comment
+	CommentEdited  Kind = "comment.edited"  // Comment
+	CommentDeleted Kind = "comment.deleted" // Comment
+
+	LabelCreated     Kind = "label.created"     // Named
+	LabelEdited      Kind = "label.edited"      // Named
+	LabelDeleted     Kind = "label.deleted"     // Named
+	MilestoneCreated Kind = "milestone.created" // Named
+	MilestoneEdited  Kind = "milestone.edited"  // Named
+	MilestoneDeleted Kind = "milestone.deleted" // Named
+	ProjectCreated   Kind = "project.created"   // Named
+	ProjectEdited    Kind = "project.edited"    // Named
+	ProjectDeleted   Kind = "project.deleted"   // Named
+
+	ReleasePublished Kind = "release.published" // Named
+	ReleaseEdited    Kind = "release.edited"    // Named
+	ReleaseDeleted   Kind = "release.deleted"   // Named
+
+	UserCreated Kind = "user.created" // Named
+	UserEdited  Kind = "user.edited"  // Named
+	UserDeleted Kind = "user.deleted" // Named
+	OrgCreated  Kind = "org.created"  // Named
+	OrgEdited   Kind = "org.edited"   // Named
+	OrgDeleted  Kind = "org.deleted"  // Named
+)
+
+// Repo describes a repository event.
+type Repo struct {
+	ID       int64  `json:"id"`
+	Owner    string `json:"owner"`
+	Name     string `json:"name"`
+	Private  bool   `json:"private"`
+	OldOwner string `json:"old_owner,omitempty"` // set when a rename or transfer moved it
+	OldName  string `json:"old_name,omitempty"`
+}
+
+// RefChange is one moved ref; a zero Old is a creation, a zero New a
+// deletion (hex object ids).
+type RefChange struct {
+	Name string `json:"name"`
+	Old  string `json:"old"`
+	New  string `json:"new"`
+}
+
+// Refs describes the refs one action moved together.
+type Refs struct {
+	Repo    Repo        `json:"repo"`
+	Changes []RefChange `json:"changes"`
+}
+
+// Issue describes an issue event.
+type Issue struct {
+	ID    int64 `json:"id"`
+	Index int64 `json:"index"`
+}
+
+// Comment describes a comment event.
+type Comment struct {
+	ID         int64 `json:"id"`
+	IssueID    int64 `json:"issue_id"`
+	IssueIndex int64 `json:"issue_index"`
+}
+
+// Named describes an event about a thing identified by id and name
+// (labels, milestones, releases, users, organizations).
+type Named struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// Event is what consumers receive.
+type Event struct {
+	ID      int64
+	Kind    Kind
+	RepoID  int64 // 0 when the event is not about one repository
+	ActorID int64 // 0 when nobody in particular caused it
+	At      time.Time
+	// Payload is the kind's payload value (see the kinds above).
+	Payload any
+}
+
+// Consumer receives committed events, one at a time and in commit order
+// per emitter. It runs on the emitting request's goroutine, so it must be
+// quick: a slow consumer queues its work.
+type Consumer func(ctx context.Context, e Event)
+
+// Bus records events in the outbox and hands committed ones to consumers.
+type Bus struct {
+	store store.Store
+	clock store.Clock
+	log   *slog.Logger
+
+	mu        sync.RWMutex
+	consumers map[int]Consumer
+	next      int
+}
+
+// NewBus makes a bus over st's outbox.
+func NewBus(st store.Store, clock store.Clock, log *slog.Logger) *Bus {
+	return &Bus{store: st, clock: clock, log: log, consumers: map[int]Consumer{}}
+}
+
+// Subscribe adds c; the returned function removes it again.
+func (b *Bus) Subscribe(c Consumer) (unsubscribe func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	id := b.next
+	b.next++
+	b.consumers[id] = c
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(b.consumers, id)
+	}
+}
+
+// Emit records an event of kind in the transaction carried by ctx (or in
+// one of its own when ctx carries none) and hands it to the consumers once
+// that transaction commits. An error means the event, and with it the
+// change of a surrounding transaction, must not be committed.
+func (b *Bus) Emit(ctx context.Context, kind Kind, repoID, actorID int64, payload any) error {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", kind, err)
+	}
+	row := &store.Event{Kind: string(kind), RepoID: repoID, ActorID: actorID, Payload: data, CreatedAt: b.clock.Now()}
+	err = b.store.WithTx(ctx, func(ctx context.Context) error {
+		return b.store.Events().Append(ctx, row)
+	})
+	if err != nil {
+		return err
+	}
+	ev := Event{ID: row.ID, Kind: kind, RepoID: repoID, ActorID: actorID, At: row.CreatedAt, Payload: payload}
+	// Consumers get a fresh context: the request's may be cancelled by
+	// then, and it still carries the committed transaction.
+	b.store.AfterCommit(ctx, func() { b.dispatch(context.Background(), ev) })
+	return nil
+}
+
+// dispatch hands ev to every consumer; one that panics is logged and does
+// not keep the others from their event, nor fail the committed change.
+func (b *Bus) dispatch(ctx context.Context, ev Event) {
+	b.mu.RLock()
+	consumers := make([]Consumer, 0, len(b.consumers))
+	for _, c := range b.consumers {
+		consumers = append(consumers, c)
+	}
+	b.mu.RUnlock()
+	for _, c := range consumers {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					b.log.Error("event consumer failed", "kind", ev.Kind, "event", ev.ID, "panic", r)
+				}
+			}()
+			c(ctx, ev)
+		}()
+	}
+}
+
+// Logger is the consumer that writes one log line per committed event.
+func Logger(log *slog.Logger) Consumer {
+	return func(_ context.Context, e Event) {
+		log.Info("event", "id", e.ID, "kind", string(e.Kind), "repo_id", e.RepoID, "actor_id", e.ActorID)
+	}
+}
