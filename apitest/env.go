@@ -77,6 +77,13 @@ func Database() string { return sqltest.Database() }
 // New starts a server for t.
 func New(t testing.TB) *Env {
 	t.Helper()
+	return NewWithConfig(t, nil)
+}
+
+// NewWithConfig starts a server for t whose configuration configure may
+// change first (to lower a limit so a test reaches it cheaply).
+func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
+	t.Helper()
 	c, err := SharedContract()
 	if err != nil {
 		t.Fatalf("load swagger.yml: %v", err)
@@ -101,11 +108,19 @@ func New(t testing.TB) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if configure != nil {
+		configure(&e.Deps.Config)
+	}
+	// The root URL is the listener's address, known before the handler is
+	// built, as `repohost serve` derives it from --listen.
+	e.Server = httptest.NewUnstartedServer(nil)
+	e.Deps.Config.RootURL = "http://" + e.Server.Listener.Addr().String() + "/"
 	h, err := impl.NewHandler(e.Deps)
 	if err != nil {
 		t.Fatalf("build handler: %v", err)
 	}
-	e.Server = httptest.NewServer(h)
+	e.Server.Config = impl.HTTPServer(h, e.Deps.Config)
+	e.Server.Start()
 	t.Cleanup(e.Server.Close)
 	e.URL = e.Server.URL + "/"
 	e.Admin = e.CreateUser("admin", true)

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"repohost/impl/apierr"
 
 	"github.com/go-openapi/runtime"
 )
 
-var (
-	errNULInBody  = errors.New("[]: text must not contain NUL characters")
-	errBodyTooBig = errors.New("[]: request body is too large")
-)
+// errNULInBody is the reason a body holding a NUL character is refused.
+const errNULInBody = "[]: text must not contain NUL characters"
 
 // jsonConsumer decodes request bodies like go-openapi's, but refuses text
 // holding a NUL character: PostgreSQL cannot store it and SQLite would, so
@@ -23,13 +22,15 @@ func jsonConsumer(maxBodyBytes int64) runtime.Consumer {
 	return runtime.ConsumerFunc(func(r io.Reader, v any) error {
 		raw, err := io.ReadAll(io.LimitReader(r, maxBodyBytes+1))
 		if err != nil {
-			return err
+			// A timeout or a dropped connection; its text would name
+			// addresses, so the client is told only what happened.
+			return errors.New("[]: the request body could not be read completely")
 		}
 		if int64(len(raw)) > maxBodyBytes {
-			return errBodyTooBig
+			return apierr.PayloadTooLarge("request body is larger than the %d bytes this server accepts", maxBodyBytes)
 		}
 		if hasEscapedNUL(raw) {
-			return errNULInBody
+			return errors.New(errNULInBody)
 		}
 		return std.Consume(bytes.NewReader(raw), v)
 	})

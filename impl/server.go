@@ -18,6 +18,7 @@ import (
 	"repohost/impl/misc"
 	"repohost/impl/org"
 	"repohost/impl/repo"
+	"repohost/impl/rooturl"
 	"repohost/impl/user"
 	"repohost/restapi"
 	"repohost/restapi/operations"
@@ -66,7 +67,8 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	authn := &auth.Authenticator{Store: d.Store, Hasher: d.Hasher, Errors: d.Errors}
+	authn := &auth.Authenticator{Store: d.Store, Hasher: d.Hasher, Errors: d.Errors,
+		Throttle: auth.NewLoginThrottle(d.Config.LoginFailures, d.Config.LoginWindow)}
 	mux := http.NewServeMux()
 	apiAuthn := authn.Middleware(api)
 	mux.Handle("/api/v1/", apiAuthn)
@@ -92,7 +94,7 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(restapi.SwaggerJSON)
 	})
-	return logRequests(d.Log, mux), nil
+	return logRequests(d.Log, rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), mux)), nil
 }
 
 type statusRecorder struct {

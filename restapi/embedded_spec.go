@@ -93,8 +93,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -159,8 +165,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -219,8 +231,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -291,8 +309,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -336,8 +360,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -379,8 +409,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -506,8 +542,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -546,11 +588,20 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -593,8 +644,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -640,11 +697,20 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -690,11 +756,20 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -737,11 +812,20 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -793,11 +877,20 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -856,8 +949,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -894,11 +993,20 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -938,8 +1046,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -974,8 +1088,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -1019,11 +1139,20 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -1089,8 +1218,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -1134,8 +1269,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -1177,8 +1318,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -1244,8 +1391,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -1297,11 +1450,20 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -1470,8 +1632,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -1621,8 +1789,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -1669,8 +1843,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -1712,8 +1892,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -1763,11 +1949,20 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -1834,8 +2029,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -1908,8 +2109,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -1959,14 +2166,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -2015,14 +2231,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -2076,8 +2301,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -2126,8 +2357,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -2184,14 +2421,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -2270,8 +2516,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -2324,14 +2576,23 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -2385,8 +2646,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -2443,14 +2710,23 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -2502,8 +2778,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -2557,14 +2839,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -2620,8 +2911,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -2679,8 +2976,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -2747,14 +3050,23 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -2815,14 +3127,23 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -2886,14 +3207,23 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -3037,8 +3367,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -3091,14 +3427,23 @@ func init() {
           "412": {
             "$ref": "#/responses/error412"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -3156,8 +3501,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -3210,8 +3561,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -3272,14 +3629,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -3360,8 +3726,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -3425,14 +3797,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -3487,14 +3868,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -3549,8 +3939,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -3603,8 +3999,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -3668,14 +4070,23 @@ func init() {
           "412": {
             "$ref": "#/responses/error412"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -3770,8 +4181,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -3829,14 +4246,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -3896,14 +4322,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -3984,8 +4419,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -4057,14 +4498,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -4136,14 +4586,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -4196,8 +4655,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -4260,8 +4725,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -4342,8 +4813,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -4407,14 +4884,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -4469,14 +4955,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -4577,8 +5072,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -4639,14 +5140,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -4702,8 +5212,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -4769,8 +5285,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -4843,8 +5365,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -4894,14 +5422,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -4956,8 +5493,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -5010,8 +5553,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -5069,14 +5618,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -5161,8 +5719,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -5212,14 +5776,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -5273,8 +5846,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -5326,8 +5905,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -5384,14 +5969,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -5475,8 +6069,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -5527,14 +6127,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -5589,8 +6198,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -5643,8 +6258,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -5703,14 +6324,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -5773,8 +6403,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -5859,8 +6495,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -5913,14 +6555,23 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -5967,8 +6618,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -6022,8 +6679,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -6075,8 +6738,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -6131,8 +6800,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -6185,8 +6860,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -6247,14 +6928,23 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -6335,8 +7025,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -6405,7 +7101,7 @@ func init() {
             "$ref": "#/responses/notFound"
           },
           "413": {
-            "$ref": "#/responses/error"
+            "$ref": "#/responses/payloadTooLarge"
           },
           "422": {
             "$ref": "#/responses/validationError"
@@ -6413,8 +7109,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -6477,8 +7179,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -6539,8 +7247,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -6613,8 +7327,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -6670,14 +7390,23 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -6731,8 +7460,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -6790,8 +7525,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -6871,8 +7612,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -6968,8 +7715,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7052,8 +7805,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7123,8 +7882,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -7171,14 +7936,23 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/invalidTopicsError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7232,8 +8006,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -7285,8 +8065,14 @@ func init() {
           "423": {
             "$ref": "#/responses/repoArchivedError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7341,11 +8127,20 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7376,8 +8171,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7408,8 +8209,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7440,8 +8247,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7472,8 +8285,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7507,8 +8326,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -7537,8 +8362,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7600,8 +8431,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7632,8 +8469,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7678,8 +8521,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -7718,11 +8567,20 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -7755,11 +8613,20 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7818,8 +8685,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7878,8 +8751,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -7921,11 +8800,20 @@ func init() {
           "409": {
             "$ref": "#/responses/conflict"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -7998,8 +8886,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -8068,8 +8962,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -8109,8 +9009,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -8176,8 +9082,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -8243,8 +9155,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       },
@@ -8290,11 +9208,20 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -8338,8 +9265,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -8370,8 +9303,14 @@ func init() {
           "422": {
             "$ref": "#/responses/validationError"
           },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
           "500": {
             "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -13123,10 +14062,40 @@ func init() {
         "$ref": "#/definitions/APIError"
       }
     },
+    "payloadTooLarge": {
+      "description": "The request body is larger than the server accepts.",
+      "schema": {
+        "$ref": "#/definitions/APIError"
+      }
+    },
     "repoArchivedError": {
       "description": "The repository is archived and cannot be changed.",
       "schema": {
         "$ref": "#/definitions/APIError"
+      }
+    },
+    "serviceUnavailable": {
+      "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+      "schema": {
+        "$ref": "#/definitions/APIError"
+      },
+      "headers": {
+        "Retry-After": {
+          "type": "integer",
+          "description": "Seconds to wait before trying again."
+        }
+      }
+    },
+    "tooManyRequests": {
+      "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+      "schema": {
+        "$ref": "#/definitions/APIError"
+      },
+      "headers": {
+        "Retry-After": {
+          "type": "integer",
+          "description": "Seconds to wait before trying again."
+        }
       }
     },
     "unauthorized": {
@@ -13288,10 +14257,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -13369,10 +14362,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -13444,10 +14461,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -13531,10 +14572,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -13591,10 +14656,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -13649,10 +14738,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -13791,10 +14904,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -13846,16 +14983,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -13911,10 +15078,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -13973,16 +15164,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14038,16 +15259,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14100,16 +15351,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14177,16 +15458,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14258,10 +15569,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14308,16 +15643,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14370,10 +15735,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14421,10 +15810,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14478,16 +15891,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14566,10 +16009,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14626,10 +16093,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14684,10 +16175,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14766,10 +16281,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -14834,16 +16373,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15028,10 +16597,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15194,10 +16787,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15257,10 +16874,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15315,10 +16956,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15378,16 +17043,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15467,10 +17162,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15556,10 +17275,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15619,6 +17362,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -15631,10 +17380,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15693,6 +17466,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -15705,10 +17484,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15775,10 +17578,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15840,10 +17667,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -15910,6 +17761,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -15922,10 +17779,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16017,10 +17898,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16086,6 +17991,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -16098,10 +18009,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16168,10 +18103,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16241,6 +18200,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -16253,10 +18218,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16324,10 +18313,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16391,6 +18404,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -16403,10 +18422,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16475,10 +18518,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16549,10 +18616,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16632,6 +18723,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -16644,10 +18741,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16721,6 +18842,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -16733,10 +18860,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16816,6 +18967,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -16828,10 +18985,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -16988,10 +19169,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17057,6 +19262,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -17069,10 +19280,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17143,10 +19378,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17215,10 +19474,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17289,6 +19572,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -17301,10 +19590,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17398,10 +19711,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17475,6 +19812,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -17487,10 +19830,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17555,6 +19922,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -17567,10 +19940,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17638,10 +20035,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17710,10 +20131,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17793,6 +20238,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -17805,10 +20256,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17916,10 +20391,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -17987,6 +20486,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -17999,10 +20504,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18072,6 +20601,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -18084,10 +20619,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18181,10 +20740,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18266,6 +20849,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -18278,10 +20867,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18363,6 +20976,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -18375,10 +20994,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18447,10 +21090,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18529,10 +21196,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18626,10 +21317,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18703,6 +21418,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -18715,10 +21436,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18783,6 +21528,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -18795,10 +21546,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18912,10 +21687,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -18989,6 +21788,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -19001,10 +21806,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19079,10 +21908,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19167,10 +22020,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19256,10 +22133,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19319,6 +22220,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -19331,10 +22238,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19402,10 +22333,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19474,10 +22429,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19545,6 +22524,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -19557,10 +22542,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19658,10 +22667,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19721,6 +22754,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -19733,10 +22772,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19803,10 +22866,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19874,10 +22961,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -19944,6 +23055,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -19956,10 +23073,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20056,10 +23197,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20120,6 +23285,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -20132,10 +23303,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20203,10 +23398,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20275,10 +23494,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20347,6 +23590,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -20359,10 +23608,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20438,10 +23711,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20539,10 +23836,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20608,6 +23929,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -20620,10 +23947,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20683,10 +24034,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20753,10 +24128,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20824,10 +24223,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20895,10 +24318,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -20967,10 +24414,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21044,6 +24515,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -21056,10 +24533,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21153,10 +24654,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21238,7 +24763,7 @@ func init() {
             }
           },
           "413": {
-            "description": "The request cannot be carried out.",
+            "description": "The request body is larger than the server accepts.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -21255,10 +24780,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21334,10 +24883,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21414,10 +24987,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21503,10 +25100,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21575,6 +25196,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
@@ -21587,10 +25214,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21657,10 +25308,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21737,10 +25412,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21833,10 +25532,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -21948,10 +25671,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22050,10 +25797,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22136,10 +25907,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22196,6 +25991,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "Some topic names are invalid, or there are too many.",
             "schema": {
@@ -22208,10 +26009,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22281,10 +26106,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22352,10 +26201,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22423,16 +26296,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22476,10 +26379,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22523,10 +26450,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22570,10 +26521,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22617,10 +26592,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22670,10 +26669,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22718,10 +26741,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22796,10 +26843,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22843,10 +26914,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22904,10 +26999,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -22956,16 +27075,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23008,16 +27157,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23089,10 +27268,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23164,10 +27367,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23225,16 +27452,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23320,10 +27577,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23405,10 +27686,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23461,10 +27766,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23543,10 +27872,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23625,10 +27978,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23687,16 +28064,46 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "422": {
             "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23753,10 +28160,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -23800,10 +28231,34 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
           "500": {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -28556,10 +33011,40 @@ func init() {
         "$ref": "#/definitions/APIError"
       }
     },
+    "payloadTooLarge": {
+      "description": "The request body is larger than the server accepts.",
+      "schema": {
+        "$ref": "#/definitions/APIError"
+      }
+    },
     "repoArchivedError": {
       "description": "The repository is archived and cannot be changed.",
       "schema": {
         "$ref": "#/definitions/APIError"
+      }
+    },
+    "serviceUnavailable": {
+      "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+      "schema": {
+        "$ref": "#/definitions/APIError"
+      },
+      "headers": {
+        "Retry-After": {
+          "type": "integer",
+          "description": "Seconds to wait before trying again."
+        }
+      }
+    },
+    "tooManyRequests": {
+      "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+      "schema": {
+        "$ref": "#/definitions/APIError"
+      },
+      "headers": {
+        "Retry-After": {
+          "type": "integer",
+          "description": "Seconds to wait before trying again."
+        }
       }
     },
     "unauthorized": {

@@ -19,6 +19,9 @@ var (
 	// ErrInvalid means the database refused a value (such as a NUL byte in
 	// text on PostgreSQL); it is the caller's input, not a server fault.
 	ErrInvalid = errors.New("invalid value")
+	// ErrUnavailable means the database could not be reached; nothing was
+	// changed and the same request may succeed later.
+	ErrUnavailable = errors.New("database unavailable")
 )
 
 // Tx runs fn inside one database transaction carried by the context it passes

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -184,6 +183,7 @@ func serve(args []string, log *slog.Logger) error {
 	var st storage
 	st.register(fs)
 	listen := fs.String("listen", env("REPOHOST_LISTEN", "127.0.0.1:3000"), "address to listen on")
+	rootURL := fs.String("root-url", env("REPOHOST_ROOT_URL", ""), "public URL of the server, prefix of every absolute URL it answers (default: http://LISTEN/)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -201,18 +201,23 @@ func serve(args []string, log *slog.Logger) error {
 	if err := ensureFirstAdmin(ctx, d); err != nil {
 		return err
 	}
-	handler, err := impl.NewHandler(d)
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	d.Config.RootURL = *rootURL
+	if d.Config.RootURL == "" {
+		d.Config.RootURL = "http://" + ln.Addr().String() + "/"
+	}
+	handler, err := impl.NewHandler(d)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := impl.HTTPServer(handler, d.Config)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("serving", "address", "http://"+ln.Addr().String()+"/", "data", st.data)
+	log.Info("serving", "address", "http://"+ln.Addr().String()+"/", "root_url", d.Config.RootURL, "data", st.data)
 	select {
 	case err := <-errc:
 		return err

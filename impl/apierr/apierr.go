@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	oaerrors "github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
@@ -31,8 +33,10 @@ type Error struct {
 	Body any
 	// Bare sends {message} without url, as the reference does for a few
 	// middleware refusals (sudo).
-	Bare  bool
-	cause error
+	Bare bool
+	// RetryAfter, when set, is sent as the Retry-After header (429, 503).
+	RetryAfter time.Duration
+	cause      error
 }
 
 func (e *Error) Error() string {
@@ -65,6 +69,22 @@ func PreconditionFailed(format string, args ...any) *Error {
 	return newf(http.StatusPreconditionFailed, format, args...)
 }
 
+// PayloadTooLarge is the 413 for a request body over the server's limit.
+func PayloadTooLarge(format string, args ...any) *Error {
+	return newf(http.StatusRequestEntityTooLarge, format, args...)
+}
+
+// TooManyRequests is the 429 for a caller who must wait before retrying.
+func TooManyRequests(retryAfter time.Duration, format string, args ...any) *Error {
+	e := newf(http.StatusTooManyRequests, format, args...)
+	e.RetryAfter = retryAfter
+	return e
+}
+
+// retryUnavailable is how long a client is asked to wait while the database
+// is unreachable: a restart takes a few seconds.
+const retryUnavailable = 5 * time.Second
+
 // RepoArchived is the 423 answered for a change to an archived repository.
 func RepoArchived() *Error { return newf(http.StatusLocked, "repo is archived") }
 
@@ -89,6 +109,13 @@ func (t Translator) classify(err error) *Error {
 		return NotFound("not found")
 	case errors.Is(err, store.ErrDuplicate):
 		return Validation("already exists")
+	case errors.Is(err, store.ErrUnavailable):
+		if t.Log != nil {
+			t.Log.Warn("database unavailable", "err", err)
+		}
+		e := newf(http.StatusServiceUnavailable, "the service is unavailable for the moment; nothing was changed, retry later")
+		e.RetryAfter = retryUnavailable
+		return e
 	case errors.Is(err, store.ErrInvalid):
 		return Validation("a value contains characters that cannot be stored")
 	case errors.Is(err, store.ErrConflict):
@@ -126,6 +153,10 @@ func (t Translator) Respond(err error) middleware.Responder {
 
 func write(w http.ResponseWriter, e *Error) {
 	w.Header().Set("Content-Type", "application/json;charset=utf-8")
+	if e.RetryAfter > 0 {
+		// Whole seconds, rounded up so a client never retries too early.
+		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	}
 	w.WriteHeader(e.Status)
 	var body any = &models.APIError{Message: e.Message, URL: DocsURL}
 	switch {
@@ -170,6 +201,11 @@ func (t Translator) fromOpenAPI(err error) *Error {
 	}
 	var perr *oaerrors.ParseError
 	if errors.As(err, &perr) {
+		var own *Error
+		if errors.As(perr.Reason, &own) {
+			// Our body reader's own refusals (413) keep their status.
+			return own
+		}
 		if perr.In == "body" && perr.Reason != nil {
 			// Like the reference's deserialization errors: no field name.
 			reason := perr.Reason.Error()

@@ -17,6 +17,7 @@ import (
 	"repohost/impl/auth"
 	"repohost/impl/events"
 	"repohost/impl/paging"
+	"repohost/impl/rooturl"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -49,15 +50,9 @@ func (d *Deps) Page(page, limit *int64) paging.Params { return d.Config.Paging.F
 // Fail renders err through the one error translator.
 func (d *Deps) Fail(err error) middleware.Responder { return d.Errors.Respond(err) }
 
-// BaseURL is the address clients reached us at, with a trailing slash; it
-// prefixes html_url, clone_url and the like.
-func BaseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/"
-}
+// BaseURL is the configured root URL with a trailing slash; it prefixes
+// html_url, clone_url and the like.
+func BaseURL(r *http.Request) string { return rooturl.From(r) }
 
 // Viewer is the store user behind p, nil when anonymous.
 func Viewer(p *auth.Principal) *store.User {

@@ -1,12 +1,19 @@
 package app
 
-import "repohost/impl/paging"
+import (
+	"repohost/impl/paging"
+	"time"
+)
 
 // Config gathers the limits the service enforces. main builds it from
 // DefaultConfig (and, later, flags); tests may lower a limit to reach it
 // cheaply. Nothing reads these values from package variables.
 type Config struct {
-	Paging paging.Limits
+	// RootURL is the public address of the server, with a trailing slash
+	// (the reference's ROOT_URL); every absolute URL in an answer starts
+	// with it.
+	RootURL string
+	Paging  paging.Limits
 	// MaxBodyBytes bounds a JSON request body; larger ones are refused
 	// before they are parsed.
 	MaxBodyBytes int64
@@ -18,6 +25,17 @@ type Config struct {
 	// inlines (base64); bigger ones are described without content, like
 	// the reference's DEFAULT_MAX_BLOB_SIZE.
 	MaxContentsBlob int64
+	// LoginFailures failed password attempts for one account or from one
+	// address within LoginWindow lock further attempts (429) until the
+	// window has passed.
+	LoginFailures int
+	LoginWindow   time.Duration
+	// HeaderTimeout bounds reading a request's headers; IdleTimeout closes
+	// idle keep-alive connections; StallTimeout ends a request whose body
+	// or answer stops making progress (see impl.HTTPServer).
+	HeaderTimeout time.Duration
+	IdleTimeout   time.Duration
+	StallTimeout  time.Duration
 }
 
 // DefaultConfig is the reference's defaults.
@@ -28,5 +46,10 @@ func DefaultConfig() Config {
 		AllowedReactions: []string{"+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"},
 		MaxTopicsPerRepo: 25,
 		MaxContentsBlob:  10 << 20,
+		LoginFailures:    10,
+		LoginWindow:      5 * time.Minute,
+		HeaderTimeout:    10 * time.Second,
+		IdleTimeout:      90 * time.Second,
+		StallTimeout:     60 * time.Second,
 	}
 }

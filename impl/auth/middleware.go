@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -17,6 +18,8 @@ type Authenticator struct {
 	Store  store.Store
 	Hasher Hasher
 	Errors apierr.Translator
+	// Throttle limits failed password attempts; nil allows any number.
+	Throttle *LoginThrottle
 }
 
 // badCredentials is the one answer to every failed authentication, so it
@@ -89,15 +92,16 @@ func (a *Authenticator) credentials(ctx context.Context, r *http.Request) (*Prin
 			return nil, badCredentials()
 		}
 		user, pass, _ := strings.Cut(string(raw), ":")
-		return a.byBasic(ctx, user, pass)
+		return a.byBasic(ctx, clientAddress(r), user, pass)
 	default:
 		return nil, badCredentials()
 	}
 }
 
 // byBasic accepts a token in either field, or else a login name (or email)
-// with its password.
-func (a *Authenticator) byBasic(ctx context.Context, user, pass string) (*Principal, error) {
+// with its password. Password attempts are throttled per account and per
+// address before the (deliberately slow) hash is checked.
+func (a *Authenticator) byBasic(ctx context.Context, addr, user, pass string) (*Principal, error) {
 	for _, candidate := range []string{user, pass} {
 		if looksLikeToken(candidate) {
 			if p, err := a.byToken(ctx, candidate); err == nil {
@@ -105,6 +109,34 @@ func (a *Authenticator) byBasic(ctx context.Context, user, pass string) (*Princi
 			}
 		}
 	}
+	accountKey, addrKey := "account:"+strings.ToLower(user), "address:"+addr
+	if wait := a.Throttle.RetryAfter(accountKey, addrKey); wait > 0 {
+		return nil, apierr.TooManyRequests(wait, "too many failed sign-in attempts; retry later")
+	}
+	p, err := a.byPassword(ctx, user, pass)
+	var e *apierr.Error
+	switch {
+	case err == nil:
+		a.Throttle.Succeed(accountKey)
+	case errors.As(err, &e) && e.Status == http.StatusUnauthorized:
+		a.Throttle.Fail(accountKey, addrKey)
+	}
+	return p, err
+}
+
+// clientAddress is the host part of the peer's address: the key failed
+// sign-ins are counted under. Forwarded-for headers are not trusted, since
+// any client can send them.
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// byPassword checks a login name (or email) and its password.
+func (a *Authenticator) byPassword(ctx context.Context, user, pass string) (*Principal, error) {
 	u, err := a.Store.Users().FindByName(ctx, user)
 	if errors.Is(err, store.ErrNotFound) && strings.Contains(user, "@") {
 		var e *store.Email

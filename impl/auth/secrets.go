@@ -21,13 +21,30 @@ func (h Hasher) HashPassword(password string) (string, error) {
 	if cost == 0 {
 		cost = bcrypt.DefaultCost
 	}
-	b, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	b, err := bcrypt.GenerateFromPassword(bcryptInput(password), cost)
 	return string(b), err
 }
 
 // CheckPassword compares in constant time.
 func (h Hasher) CheckPassword(hash, password string) bool {
-	return hash != "" && bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
+	return hash != "" && bcrypt.CompareHashAndPassword([]byte(hash), bcryptInput(password)) == nil
+}
+
+// bcryptMaxInput is the longest input bcrypt accepts.
+const bcryptMaxInput = 72
+
+// bcryptInput is what bcrypt sees of a password. bcrypt refuses inputs over
+// 72 bytes (and silently truncating them would make every password sharing
+// the first 72 bytes equal), so a longer password is first reduced to its
+// SHA-256 in hex: 64 bytes, no NUL, and every byte of the password counts.
+// Shorter passwords go in unchanged, so hashes stored before this rule still
+// verify: no password over 72 bytes could be stored then.
+func bcryptInput(password string) []byte {
+	if len(password) <= bcryptMaxInput {
+		return []byte(password)
+	}
+	sum := sha256.Sum256([]byte(password))
+	return []byte(hex.EncodeToString(sum[:]))
 }
 
 // NewToken returns a fresh 40-hex-digit secret and the hash to store.

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"repohost/impl/rooturl"
 	"repohost/store"
 )
 
@@ -81,9 +82,5 @@ func pageURL(r *http.Request, page int) string {
 	q.Del("access_token")
 	q.Set("page", strconv.Itoa(page))
 	u.RawQuery = q.Encode()
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + u.String()
+	return rooturl.From(r) + strings.TrimPrefix(u.String(), "/")
 }

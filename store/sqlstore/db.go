@@ -4,10 +4,14 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -138,6 +142,9 @@ func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) err
 		return fn(context.WithValue(ctx, txKey{}, state))
 	})
 	if err != nil {
+		if isUnavailable(err) && !errors.Is(err, store.ErrUnavailable) {
+			return fmt.Errorf("transaction: %w: %v", store.ErrUnavailable, err)
+		}
 		return err
 	}
 	for _, f := range state.afterCommit {
@@ -186,6 +193,8 @@ func translate(err error, what string) error {
 		return fmt.Errorf("%s: %w", what, store.ErrDuplicate)
 	case isInvalidText(err):
 		return fmt.Errorf("%s: %w", what, store.ErrInvalid)
+	case isUnavailable(err):
+		return fmt.Errorf("%s: %w: %v", what, store.ErrUnavailable, err)
 	default:
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -196,6 +205,26 @@ func translate(err error, what string) error {
 func isInvalidText(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
+}
+
+// isUnavailable recognises a database that cannot be reached: refused or
+// broken connections, and PostgreSQL shutting down or starting up. Such a
+// request changed nothing (its transaction did not commit) and may be
+// retried.
+func isUnavailable(err error) bool {
+	var connectErr *pgconn.ConnectError
+	var opErr *net.OpError
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &connectErr), errors.As(err, &opErr):
+		return true
+	case errors.As(err, &pgErr):
+		// Class 08 is "connection exception"; 57P01-57P03 are the server
+		// shutting down, crashing, or not yet accepting connections.
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || pgconn.SafeToRetry(err)
 }
 
 // escapeLike makes a user's keyword match literally inside a LIKE pattern.

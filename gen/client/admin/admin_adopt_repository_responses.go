@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *AdminAdoptRepositoryReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminAdoptRepositoryTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminAdoptRepositoryInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminAdoptRepositoryServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -402,6 +416,92 @@ func (o *AdminAdoptRepositoryUnprocessableEntity) readResponse(response runtime.
 	return nil
 }
 
+// NewAdminAdoptRepositoryTooManyRequests creates a AdminAdoptRepositoryTooManyRequests with default headers values
+func NewAdminAdoptRepositoryTooManyRequests() *AdminAdoptRepositoryTooManyRequests {
+	return &AdminAdoptRepositoryTooManyRequests{}
+}
+
+/*
+AdminAdoptRepositoryTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminAdoptRepositoryTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin adopt repository too many requests response has a 2xx status code
+func (o *AdminAdoptRepositoryTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin adopt repository too many requests response has a 3xx status code
+func (o *AdminAdoptRepositoryTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin adopt repository too many requests response has a 4xx status code
+func (o *AdminAdoptRepositoryTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin adopt repository too many requests response has a 5xx status code
+func (o *AdminAdoptRepositoryTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin adopt repository too many requests response a status code equal to that given
+func (o *AdminAdoptRepositoryTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin adopt repository too many requests response
+func (o *AdminAdoptRepositoryTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminAdoptRepositoryTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/unadopted/{owner}/{repo}][%d] adminAdoptRepositoryTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminAdoptRepositoryTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/unadopted/{owner}/{repo}][%d] adminAdoptRepositoryTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminAdoptRepositoryTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminAdoptRepositoryTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminAdoptRepositoryInternalServerError creates a AdminAdoptRepositoryInternalServerError with default headers values
 func NewAdminAdoptRepositoryInternalServerError() *AdminAdoptRepositoryInternalServerError {
 	return &AdminAdoptRepositoryInternalServerError{}
@@ -461,6 +561,92 @@ func (o *AdminAdoptRepositoryInternalServerError) GetPayload() *models.APIError 
 }
 
 func (o *AdminAdoptRepositoryInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminAdoptRepositoryServiceUnavailable creates a AdminAdoptRepositoryServiceUnavailable with default headers values
+func NewAdminAdoptRepositoryServiceUnavailable() *AdminAdoptRepositoryServiceUnavailable {
+	return &AdminAdoptRepositoryServiceUnavailable{}
+}
+
+/*
+AdminAdoptRepositoryServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminAdoptRepositoryServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin adopt repository service unavailable response has a 2xx status code
+func (o *AdminAdoptRepositoryServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin adopt repository service unavailable response has a 3xx status code
+func (o *AdminAdoptRepositoryServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin adopt repository service unavailable response has a 4xx status code
+func (o *AdminAdoptRepositoryServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin adopt repository service unavailable response has a 5xx status code
+func (o *AdminAdoptRepositoryServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin adopt repository service unavailable response a status code equal to that given
+func (o *AdminAdoptRepositoryServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin adopt repository service unavailable response
+func (o *AdminAdoptRepositoryServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminAdoptRepositoryServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/unadopted/{owner}/{repo}][%d] adminAdoptRepositoryServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminAdoptRepositoryServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/unadopted/{owner}/{repo}][%d] adminAdoptRepositoryServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminAdoptRepositoryServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminAdoptRepositoryServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

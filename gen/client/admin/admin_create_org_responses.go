@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,14 +51,32 @@ func (o *AdminCreateOrgReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewAdminCreateOrgRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewAdminCreateOrgUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminCreateOrgTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminCreateOrgInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminCreateOrgServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -346,6 +366,76 @@ func (o *AdminCreateOrgNotFound) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewAdminCreateOrgRequestEntityTooLarge creates a AdminCreateOrgRequestEntityTooLarge with default headers values
+func NewAdminCreateOrgRequestEntityTooLarge() *AdminCreateOrgRequestEntityTooLarge {
+	return &AdminCreateOrgRequestEntityTooLarge{}
+}
+
+/*
+AdminCreateOrgRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type AdminCreateOrgRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin create org request entity too large response has a 2xx status code
+func (o *AdminCreateOrgRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin create org request entity too large response has a 3xx status code
+func (o *AdminCreateOrgRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin create org request entity too large response has a 4xx status code
+func (o *AdminCreateOrgRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin create org request entity too large response has a 5xx status code
+func (o *AdminCreateOrgRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin create org request entity too large response a status code equal to that given
+func (o *AdminCreateOrgRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the admin create org request entity too large response
+func (o *AdminCreateOrgRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *AdminCreateOrgRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/orgs][%d] adminCreateOrgRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *AdminCreateOrgRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/orgs][%d] adminCreateOrgRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *AdminCreateOrgRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminCreateOrgRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminCreateOrgUnprocessableEntity creates a AdminCreateOrgUnprocessableEntity with default headers values
 func NewAdminCreateOrgUnprocessableEntity() *AdminCreateOrgUnprocessableEntity {
 	return &AdminCreateOrgUnprocessableEntity{}
@@ -416,6 +506,92 @@ func (o *AdminCreateOrgUnprocessableEntity) readResponse(response runtime.Client
 	return nil
 }
 
+// NewAdminCreateOrgTooManyRequests creates a AdminCreateOrgTooManyRequests with default headers values
+func NewAdminCreateOrgTooManyRequests() *AdminCreateOrgTooManyRequests {
+	return &AdminCreateOrgTooManyRequests{}
+}
+
+/*
+AdminCreateOrgTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminCreateOrgTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin create org too many requests response has a 2xx status code
+func (o *AdminCreateOrgTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin create org too many requests response has a 3xx status code
+func (o *AdminCreateOrgTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin create org too many requests response has a 4xx status code
+func (o *AdminCreateOrgTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin create org too many requests response has a 5xx status code
+func (o *AdminCreateOrgTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin create org too many requests response a status code equal to that given
+func (o *AdminCreateOrgTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin create org too many requests response
+func (o *AdminCreateOrgTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminCreateOrgTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/orgs][%d] adminCreateOrgTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminCreateOrgTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/orgs][%d] adminCreateOrgTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminCreateOrgTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminCreateOrgTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminCreateOrgInternalServerError creates a AdminCreateOrgInternalServerError with default headers values
 func NewAdminCreateOrgInternalServerError() *AdminCreateOrgInternalServerError {
 	return &AdminCreateOrgInternalServerError{}
@@ -475,6 +651,92 @@ func (o *AdminCreateOrgInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminCreateOrgInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminCreateOrgServiceUnavailable creates a AdminCreateOrgServiceUnavailable with default headers values
+func NewAdminCreateOrgServiceUnavailable() *AdminCreateOrgServiceUnavailable {
+	return &AdminCreateOrgServiceUnavailable{}
+}
+
+/*
+AdminCreateOrgServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminCreateOrgServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin create org service unavailable response has a 2xx status code
+func (o *AdminCreateOrgServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin create org service unavailable response has a 3xx status code
+func (o *AdminCreateOrgServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin create org service unavailable response has a 4xx status code
+func (o *AdminCreateOrgServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin create org service unavailable response has a 5xx status code
+func (o *AdminCreateOrgServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin create org service unavailable response a status code equal to that given
+func (o *AdminCreateOrgServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin create org service unavailable response
+func (o *AdminCreateOrgServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminCreateOrgServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/orgs][%d] adminCreateOrgServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminCreateOrgServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/orgs][%d] adminCreateOrgServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminCreateOrgServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminCreateOrgServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,14 +63,32 @@ func (o *AdminCreateRepoReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewAdminCreateRepoRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewAdminCreateRepoUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminCreateRepoTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminCreateRepoInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminCreateRepoServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -498,6 +518,76 @@ func (o *AdminCreateRepoConflict) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewAdminCreateRepoRequestEntityTooLarge creates a AdminCreateRepoRequestEntityTooLarge with default headers values
+func NewAdminCreateRepoRequestEntityTooLarge() *AdminCreateRepoRequestEntityTooLarge {
+	return &AdminCreateRepoRequestEntityTooLarge{}
+}
+
+/*
+AdminCreateRepoRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type AdminCreateRepoRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin create repo request entity too large response has a 2xx status code
+func (o *AdminCreateRepoRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin create repo request entity too large response has a 3xx status code
+func (o *AdminCreateRepoRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin create repo request entity too large response has a 4xx status code
+func (o *AdminCreateRepoRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin create repo request entity too large response has a 5xx status code
+func (o *AdminCreateRepoRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin create repo request entity too large response a status code equal to that given
+func (o *AdminCreateRepoRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the admin create repo request entity too large response
+func (o *AdminCreateRepoRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *AdminCreateRepoRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/repos][%d] adminCreateRepoRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *AdminCreateRepoRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/repos][%d] adminCreateRepoRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *AdminCreateRepoRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminCreateRepoRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminCreateRepoUnprocessableEntity creates a AdminCreateRepoUnprocessableEntity with default headers values
 func NewAdminCreateRepoUnprocessableEntity() *AdminCreateRepoUnprocessableEntity {
 	return &AdminCreateRepoUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *AdminCreateRepoUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewAdminCreateRepoTooManyRequests creates a AdminCreateRepoTooManyRequests with default headers values
+func NewAdminCreateRepoTooManyRequests() *AdminCreateRepoTooManyRequests {
+	return &AdminCreateRepoTooManyRequests{}
+}
+
+/*
+AdminCreateRepoTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminCreateRepoTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin create repo too many requests response has a 2xx status code
+func (o *AdminCreateRepoTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin create repo too many requests response has a 3xx status code
+func (o *AdminCreateRepoTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin create repo too many requests response has a 4xx status code
+func (o *AdminCreateRepoTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin create repo too many requests response has a 5xx status code
+func (o *AdminCreateRepoTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin create repo too many requests response a status code equal to that given
+func (o *AdminCreateRepoTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin create repo too many requests response
+func (o *AdminCreateRepoTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminCreateRepoTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/repos][%d] adminCreateRepoTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminCreateRepoTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/repos][%d] adminCreateRepoTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminCreateRepoTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminCreateRepoTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminCreateRepoInternalServerError creates a AdminCreateRepoInternalServerError with default headers values
 func NewAdminCreateRepoInternalServerError() *AdminCreateRepoInternalServerError {
 	return &AdminCreateRepoInternalServerError{}
@@ -627,6 +803,92 @@ func (o *AdminCreateRepoInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminCreateRepoInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminCreateRepoServiceUnavailable creates a AdminCreateRepoServiceUnavailable with default headers values
+func NewAdminCreateRepoServiceUnavailable() *AdminCreateRepoServiceUnavailable {
+	return &AdminCreateRepoServiceUnavailable{}
+}
+
+/*
+AdminCreateRepoServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminCreateRepoServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin create repo service unavailable response has a 2xx status code
+func (o *AdminCreateRepoServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin create repo service unavailable response has a 3xx status code
+func (o *AdminCreateRepoServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin create repo service unavailable response has a 4xx status code
+func (o *AdminCreateRepoServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin create repo service unavailable response has a 5xx status code
+func (o *AdminCreateRepoServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin create repo service unavailable response a status code equal to that given
+func (o *AdminCreateRepoServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin create repo service unavailable response
+func (o *AdminCreateRepoServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminCreateRepoServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/repos][%d] adminCreateRepoServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminCreateRepoServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/repos][%d] adminCreateRepoServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminCreateRepoServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminCreateRepoServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

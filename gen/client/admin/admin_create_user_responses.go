@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,14 +57,32 @@ func (o *AdminCreateUserReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewAdminCreateUserRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewAdminCreateUserUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminCreateUserTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminCreateUserInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminCreateUserServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -422,6 +442,76 @@ func (o *AdminCreateUserNotFound) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewAdminCreateUserRequestEntityTooLarge creates a AdminCreateUserRequestEntityTooLarge with default headers values
+func NewAdminCreateUserRequestEntityTooLarge() *AdminCreateUserRequestEntityTooLarge {
+	return &AdminCreateUserRequestEntityTooLarge{}
+}
+
+/*
+AdminCreateUserRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type AdminCreateUserRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin create user request entity too large response has a 2xx status code
+func (o *AdminCreateUserRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin create user request entity too large response has a 3xx status code
+func (o *AdminCreateUserRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin create user request entity too large response has a 4xx status code
+func (o *AdminCreateUserRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin create user request entity too large response has a 5xx status code
+func (o *AdminCreateUserRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin create user request entity too large response a status code equal to that given
+func (o *AdminCreateUserRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the admin create user request entity too large response
+func (o *AdminCreateUserRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *AdminCreateUserRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users][%d] adminCreateUserRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *AdminCreateUserRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users][%d] adminCreateUserRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *AdminCreateUserRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminCreateUserRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminCreateUserUnprocessableEntity creates a AdminCreateUserUnprocessableEntity with default headers values
 func NewAdminCreateUserUnprocessableEntity() *AdminCreateUserUnprocessableEntity {
 	return &AdminCreateUserUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *AdminCreateUserUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewAdminCreateUserTooManyRequests creates a AdminCreateUserTooManyRequests with default headers values
+func NewAdminCreateUserTooManyRequests() *AdminCreateUserTooManyRequests {
+	return &AdminCreateUserTooManyRequests{}
+}
+
+/*
+AdminCreateUserTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminCreateUserTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin create user too many requests response has a 2xx status code
+func (o *AdminCreateUserTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin create user too many requests response has a 3xx status code
+func (o *AdminCreateUserTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin create user too many requests response has a 4xx status code
+func (o *AdminCreateUserTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin create user too many requests response has a 5xx status code
+func (o *AdminCreateUserTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin create user too many requests response a status code equal to that given
+func (o *AdminCreateUserTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin create user too many requests response
+func (o *AdminCreateUserTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminCreateUserTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users][%d] adminCreateUserTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminCreateUserTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users][%d] adminCreateUserTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminCreateUserTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminCreateUserTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminCreateUserInternalServerError creates a AdminCreateUserInternalServerError with default headers values
 func NewAdminCreateUserInternalServerError() *AdminCreateUserInternalServerError {
 	return &AdminCreateUserInternalServerError{}
@@ -551,6 +727,92 @@ func (o *AdminCreateUserInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminCreateUserInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminCreateUserServiceUnavailable creates a AdminCreateUserServiceUnavailable with default headers values
+func NewAdminCreateUserServiceUnavailable() *AdminCreateUserServiceUnavailable {
+	return &AdminCreateUserServiceUnavailable{}
+}
+
+/*
+AdminCreateUserServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminCreateUserServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin create user service unavailable response has a 2xx status code
+func (o *AdminCreateUserServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin create user service unavailable response has a 3xx status code
+func (o *AdminCreateUserServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin create user service unavailable response has a 4xx status code
+func (o *AdminCreateUserServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin create user service unavailable response has a 5xx status code
+func (o *AdminCreateUserServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin create user service unavailable response a status code equal to that given
+func (o *AdminCreateUserServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin create user service unavailable response
+func (o *AdminCreateUserServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminCreateUserServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users][%d] adminCreateUserServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminCreateUserServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users][%d] adminCreateUserServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminCreateUserServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminCreateUserServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *AdminDeleteUnadoptedRepositoryReader) ReadResponse(response runtime.Cli
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminDeleteUnadoptedRepositoryTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminDeleteUnadoptedRepositoryInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminDeleteUnadoptedRepositoryServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -402,6 +416,92 @@ func (o *AdminDeleteUnadoptedRepositoryUnprocessableEntity) readResponse(respons
 	return nil
 }
 
+// NewAdminDeleteUnadoptedRepositoryTooManyRequests creates a AdminDeleteUnadoptedRepositoryTooManyRequests with default headers values
+func NewAdminDeleteUnadoptedRepositoryTooManyRequests() *AdminDeleteUnadoptedRepositoryTooManyRequests {
+	return &AdminDeleteUnadoptedRepositoryTooManyRequests{}
+}
+
+/*
+AdminDeleteUnadoptedRepositoryTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminDeleteUnadoptedRepositoryTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin delete unadopted repository too many requests response has a 2xx status code
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin delete unadopted repository too many requests response has a 3xx status code
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin delete unadopted repository too many requests response has a 4xx status code
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin delete unadopted repository too many requests response has a 5xx status code
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin delete unadopted repository too many requests response a status code equal to that given
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin delete unadopted repository too many requests response
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /admin/unadopted/{owner}/{repo}][%d] adminDeleteUnadoptedRepositoryTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /admin/unadopted/{owner}/{repo}][%d] adminDeleteUnadoptedRepositoryTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminDeleteUnadoptedRepositoryInternalServerError creates a AdminDeleteUnadoptedRepositoryInternalServerError with default headers values
 func NewAdminDeleteUnadoptedRepositoryInternalServerError() *AdminDeleteUnadoptedRepositoryInternalServerError {
 	return &AdminDeleteUnadoptedRepositoryInternalServerError{}
@@ -461,6 +561,92 @@ func (o *AdminDeleteUnadoptedRepositoryInternalServerError) GetPayload() *models
 }
 
 func (o *AdminDeleteUnadoptedRepositoryInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminDeleteUnadoptedRepositoryServiceUnavailable creates a AdminDeleteUnadoptedRepositoryServiceUnavailable with default headers values
+func NewAdminDeleteUnadoptedRepositoryServiceUnavailable() *AdminDeleteUnadoptedRepositoryServiceUnavailable {
+	return &AdminDeleteUnadoptedRepositoryServiceUnavailable{}
+}
+
+/*
+AdminDeleteUnadoptedRepositoryServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminDeleteUnadoptedRepositoryServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin delete unadopted repository service unavailable response has a 2xx status code
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin delete unadopted repository service unavailable response has a 3xx status code
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin delete unadopted repository service unavailable response has a 4xx status code
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin delete unadopted repository service unavailable response has a 5xx status code
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin delete unadopted repository service unavailable response a status code equal to that given
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin delete unadopted repository service unavailable response
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /admin/unadopted/{owner}/{repo}][%d] adminDeleteUnadoptedRepositoryServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /admin/unadopted/{owner}/{repo}][%d] adminDeleteUnadoptedRepositoryServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

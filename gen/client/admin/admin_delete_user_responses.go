@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *AdminDeleteUserReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminDeleteUserTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminDeleteUserInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminDeleteUserServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -402,6 +416,92 @@ func (o *AdminDeleteUserUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewAdminDeleteUserTooManyRequests creates a AdminDeleteUserTooManyRequests with default headers values
+func NewAdminDeleteUserTooManyRequests() *AdminDeleteUserTooManyRequests {
+	return &AdminDeleteUserTooManyRequests{}
+}
+
+/*
+AdminDeleteUserTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminDeleteUserTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin delete user too many requests response has a 2xx status code
+func (o *AdminDeleteUserTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin delete user too many requests response has a 3xx status code
+func (o *AdminDeleteUserTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin delete user too many requests response has a 4xx status code
+func (o *AdminDeleteUserTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin delete user too many requests response has a 5xx status code
+func (o *AdminDeleteUserTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin delete user too many requests response a status code equal to that given
+func (o *AdminDeleteUserTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin delete user too many requests response
+func (o *AdminDeleteUserTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminDeleteUserTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /admin/users/{username}][%d] adminDeleteUserTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminDeleteUserTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /admin/users/{username}][%d] adminDeleteUserTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminDeleteUserTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminDeleteUserTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminDeleteUserInternalServerError creates a AdminDeleteUserInternalServerError with default headers values
 func NewAdminDeleteUserInternalServerError() *AdminDeleteUserInternalServerError {
 	return &AdminDeleteUserInternalServerError{}
@@ -461,6 +561,92 @@ func (o *AdminDeleteUserInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminDeleteUserInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminDeleteUserServiceUnavailable creates a AdminDeleteUserServiceUnavailable with default headers values
+func NewAdminDeleteUserServiceUnavailable() *AdminDeleteUserServiceUnavailable {
+	return &AdminDeleteUserServiceUnavailable{}
+}
+
+/*
+AdminDeleteUserServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminDeleteUserServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin delete user service unavailable response has a 2xx status code
+func (o *AdminDeleteUserServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin delete user service unavailable response has a 3xx status code
+func (o *AdminDeleteUserServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin delete user service unavailable response has a 4xx status code
+func (o *AdminDeleteUserServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin delete user service unavailable response has a 5xx status code
+func (o *AdminDeleteUserServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin delete user service unavailable response a status code equal to that given
+func (o *AdminDeleteUserServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin delete user service unavailable response
+func (o *AdminDeleteUserServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminDeleteUserServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /admin/users/{username}][%d] adminDeleteUserServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminDeleteUserServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /admin/users/{username}][%d] adminDeleteUserServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminDeleteUserServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminDeleteUserServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

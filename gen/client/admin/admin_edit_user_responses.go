@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,14 +57,32 @@ func (o *AdminEditUserReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewAdminEditUserRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewAdminEditUserUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminEditUserTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminEditUserInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminEditUserServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -422,6 +442,76 @@ func (o *AdminEditUserNotFound) readResponse(response runtime.ClientResponse, co
 	return nil
 }
 
+// NewAdminEditUserRequestEntityTooLarge creates a AdminEditUserRequestEntityTooLarge with default headers values
+func NewAdminEditUserRequestEntityTooLarge() *AdminEditUserRequestEntityTooLarge {
+	return &AdminEditUserRequestEntityTooLarge{}
+}
+
+/*
+AdminEditUserRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type AdminEditUserRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin edit user request entity too large response has a 2xx status code
+func (o *AdminEditUserRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin edit user request entity too large response has a 3xx status code
+func (o *AdminEditUserRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin edit user request entity too large response has a 4xx status code
+func (o *AdminEditUserRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin edit user request entity too large response has a 5xx status code
+func (o *AdminEditUserRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin edit user request entity too large response a status code equal to that given
+func (o *AdminEditUserRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the admin edit user request entity too large response
+func (o *AdminEditUserRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *AdminEditUserRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /admin/users/{username}][%d] adminEditUserRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *AdminEditUserRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /admin/users/{username}][%d] adminEditUserRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *AdminEditUserRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminEditUserRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminEditUserUnprocessableEntity creates a AdminEditUserUnprocessableEntity with default headers values
 func NewAdminEditUserUnprocessableEntity() *AdminEditUserUnprocessableEntity {
 	return &AdminEditUserUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *AdminEditUserUnprocessableEntity) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewAdminEditUserTooManyRequests creates a AdminEditUserTooManyRequests with default headers values
+func NewAdminEditUserTooManyRequests() *AdminEditUserTooManyRequests {
+	return &AdminEditUserTooManyRequests{}
+}
+
+/*
+AdminEditUserTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminEditUserTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin edit user too many requests response has a 2xx status code
+func (o *AdminEditUserTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin edit user too many requests response has a 3xx status code
+func (o *AdminEditUserTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin edit user too many requests response has a 4xx status code
+func (o *AdminEditUserTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin edit user too many requests response has a 5xx status code
+func (o *AdminEditUserTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin edit user too many requests response a status code equal to that given
+func (o *AdminEditUserTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin edit user too many requests response
+func (o *AdminEditUserTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminEditUserTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /admin/users/{username}][%d] adminEditUserTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminEditUserTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /admin/users/{username}][%d] adminEditUserTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminEditUserTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminEditUserTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminEditUserInternalServerError creates a AdminEditUserInternalServerError with default headers values
 func NewAdminEditUserInternalServerError() *AdminEditUserInternalServerError {
 	return &AdminEditUserInternalServerError{}
@@ -551,6 +727,92 @@ func (o *AdminEditUserInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminEditUserInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminEditUserServiceUnavailable creates a AdminEditUserServiceUnavailable with default headers values
+func NewAdminEditUserServiceUnavailable() *AdminEditUserServiceUnavailable {
+	return &AdminEditUserServiceUnavailable{}
+}
+
+/*
+AdminEditUserServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminEditUserServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin edit user service unavailable response has a 2xx status code
+func (o *AdminEditUserServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin edit user service unavailable response has a 3xx status code
+func (o *AdminEditUserServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin edit user service unavailable response has a 4xx status code
+func (o *AdminEditUserServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin edit user service unavailable response has a 5xx status code
+func (o *AdminEditUserServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin edit user service unavailable response a status code equal to that given
+func (o *AdminEditUserServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin edit user service unavailable response
+func (o *AdminEditUserServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminEditUserServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /admin/users/{username}][%d] adminEditUserServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminEditUserServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /admin/users/{username}][%d] adminEditUserServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminEditUserServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminEditUserServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *AdminGetAllEmailsReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminGetAllEmailsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminGetAllEmailsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminGetAllEmailsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *AdminGetAllEmailsUnprocessableEntity) readResponse(response runtime.Cli
 	return nil
 }
 
+// NewAdminGetAllEmailsTooManyRequests creates a AdminGetAllEmailsTooManyRequests with default headers values
+func NewAdminGetAllEmailsTooManyRequests() *AdminGetAllEmailsTooManyRequests {
+	return &AdminGetAllEmailsTooManyRequests{}
+}
+
+/*
+AdminGetAllEmailsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminGetAllEmailsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin get all emails too many requests response has a 2xx status code
+func (o *AdminGetAllEmailsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin get all emails too many requests response has a 3xx status code
+func (o *AdminGetAllEmailsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin get all emails too many requests response has a 4xx status code
+func (o *AdminGetAllEmailsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin get all emails too many requests response has a 5xx status code
+func (o *AdminGetAllEmailsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin get all emails too many requests response a status code equal to that given
+func (o *AdminGetAllEmailsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin get all emails too many requests response
+func (o *AdminGetAllEmailsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminGetAllEmailsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/emails][%d] adminGetAllEmailsTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminGetAllEmailsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/emails][%d] adminGetAllEmailsTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminGetAllEmailsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminGetAllEmailsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminGetAllEmailsInternalServerError creates a AdminGetAllEmailsInternalServerError with default headers values
 func NewAdminGetAllEmailsInternalServerError() *AdminGetAllEmailsInternalServerError {
 	return &AdminGetAllEmailsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *AdminGetAllEmailsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminGetAllEmailsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminGetAllEmailsServiceUnavailable creates a AdminGetAllEmailsServiceUnavailable with default headers values
+func NewAdminGetAllEmailsServiceUnavailable() *AdminGetAllEmailsServiceUnavailable {
+	return &AdminGetAllEmailsServiceUnavailable{}
+}
+
+/*
+AdminGetAllEmailsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminGetAllEmailsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin get all emails service unavailable response has a 2xx status code
+func (o *AdminGetAllEmailsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin get all emails service unavailable response has a 3xx status code
+func (o *AdminGetAllEmailsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin get all emails service unavailable response has a 4xx status code
+func (o *AdminGetAllEmailsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin get all emails service unavailable response has a 5xx status code
+func (o *AdminGetAllEmailsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin get all emails service unavailable response a status code equal to that given
+func (o *AdminGetAllEmailsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin get all emails service unavailable response
+func (o *AdminGetAllEmailsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminGetAllEmailsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/emails][%d] adminGetAllEmailsServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminGetAllEmailsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/emails][%d] adminGetAllEmailsServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminGetAllEmailsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminGetAllEmailsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *AdminGetAllOrgsReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminGetAllOrgsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminGetAllOrgsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminGetAllOrgsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *AdminGetAllOrgsUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewAdminGetAllOrgsTooManyRequests creates a AdminGetAllOrgsTooManyRequests with default headers values
+func NewAdminGetAllOrgsTooManyRequests() *AdminGetAllOrgsTooManyRequests {
+	return &AdminGetAllOrgsTooManyRequests{}
+}
+
+/*
+AdminGetAllOrgsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminGetAllOrgsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin get all orgs too many requests response has a 2xx status code
+func (o *AdminGetAllOrgsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin get all orgs too many requests response has a 3xx status code
+func (o *AdminGetAllOrgsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin get all orgs too many requests response has a 4xx status code
+func (o *AdminGetAllOrgsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin get all orgs too many requests response has a 5xx status code
+func (o *AdminGetAllOrgsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin get all orgs too many requests response a status code equal to that given
+func (o *AdminGetAllOrgsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin get all orgs too many requests response
+func (o *AdminGetAllOrgsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminGetAllOrgsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/orgs][%d] adminGetAllOrgsTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminGetAllOrgsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/orgs][%d] adminGetAllOrgsTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminGetAllOrgsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminGetAllOrgsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminGetAllOrgsInternalServerError creates a AdminGetAllOrgsInternalServerError with default headers values
 func NewAdminGetAllOrgsInternalServerError() *AdminGetAllOrgsInternalServerError {
 	return &AdminGetAllOrgsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *AdminGetAllOrgsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminGetAllOrgsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminGetAllOrgsServiceUnavailable creates a AdminGetAllOrgsServiceUnavailable with default headers values
+func NewAdminGetAllOrgsServiceUnavailable() *AdminGetAllOrgsServiceUnavailable {
+	return &AdminGetAllOrgsServiceUnavailable{}
+}
+
+/*
+AdminGetAllOrgsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminGetAllOrgsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin get all orgs service unavailable response has a 2xx status code
+func (o *AdminGetAllOrgsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin get all orgs service unavailable response has a 3xx status code
+func (o *AdminGetAllOrgsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin get all orgs service unavailable response has a 4xx status code
+func (o *AdminGetAllOrgsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin get all orgs service unavailable response has a 5xx status code
+func (o *AdminGetAllOrgsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin get all orgs service unavailable response a status code equal to that given
+func (o *AdminGetAllOrgsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin get all orgs service unavailable response
+func (o *AdminGetAllOrgsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminGetAllOrgsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/orgs][%d] adminGetAllOrgsServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminGetAllOrgsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/orgs][%d] adminGetAllOrgsServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminGetAllOrgsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminGetAllOrgsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

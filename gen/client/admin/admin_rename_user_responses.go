@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,14 +51,32 @@ func (o *AdminRenameUserReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewAdminRenameUserRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewAdminRenameUserUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminRenameUserTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminRenameUserInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminRenameUserServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -332,6 +352,76 @@ func (o *AdminRenameUserNotFound) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewAdminRenameUserRequestEntityTooLarge creates a AdminRenameUserRequestEntityTooLarge with default headers values
+func NewAdminRenameUserRequestEntityTooLarge() *AdminRenameUserRequestEntityTooLarge {
+	return &AdminRenameUserRequestEntityTooLarge{}
+}
+
+/*
+AdminRenameUserRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type AdminRenameUserRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin rename user request entity too large response has a 2xx status code
+func (o *AdminRenameUserRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin rename user request entity too large response has a 3xx status code
+func (o *AdminRenameUserRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin rename user request entity too large response has a 4xx status code
+func (o *AdminRenameUserRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin rename user request entity too large response has a 5xx status code
+func (o *AdminRenameUserRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin rename user request entity too large response a status code equal to that given
+func (o *AdminRenameUserRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the admin rename user request entity too large response
+func (o *AdminRenameUserRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *AdminRenameUserRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/rename][%d] adminRenameUserRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *AdminRenameUserRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/rename][%d] adminRenameUserRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *AdminRenameUserRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminRenameUserRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminRenameUserUnprocessableEntity creates a AdminRenameUserUnprocessableEntity with default headers values
 func NewAdminRenameUserUnprocessableEntity() *AdminRenameUserUnprocessableEntity {
 	return &AdminRenameUserUnprocessableEntity{}
@@ -402,6 +492,92 @@ func (o *AdminRenameUserUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewAdminRenameUserTooManyRequests creates a AdminRenameUserTooManyRequests with default headers values
+func NewAdminRenameUserTooManyRequests() *AdminRenameUserTooManyRequests {
+	return &AdminRenameUserTooManyRequests{}
+}
+
+/*
+AdminRenameUserTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminRenameUserTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin rename user too many requests response has a 2xx status code
+func (o *AdminRenameUserTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin rename user too many requests response has a 3xx status code
+func (o *AdminRenameUserTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin rename user too many requests response has a 4xx status code
+func (o *AdminRenameUserTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin rename user too many requests response has a 5xx status code
+func (o *AdminRenameUserTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin rename user too many requests response a status code equal to that given
+func (o *AdminRenameUserTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin rename user too many requests response
+func (o *AdminRenameUserTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminRenameUserTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/rename][%d] adminRenameUserTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminRenameUserTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/rename][%d] adminRenameUserTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminRenameUserTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminRenameUserTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminRenameUserInternalServerError creates a AdminRenameUserInternalServerError with default headers values
 func NewAdminRenameUserInternalServerError() *AdminRenameUserInternalServerError {
 	return &AdminRenameUserInternalServerError{}
@@ -461,6 +637,92 @@ func (o *AdminRenameUserInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminRenameUserInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminRenameUserServiceUnavailable creates a AdminRenameUserServiceUnavailable with default headers values
+func NewAdminRenameUserServiceUnavailable() *AdminRenameUserServiceUnavailable {
+	return &AdminRenameUserServiceUnavailable{}
+}
+
+/*
+AdminRenameUserServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminRenameUserServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin rename user service unavailable response has a 2xx status code
+func (o *AdminRenameUserServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin rename user service unavailable response has a 3xx status code
+func (o *AdminRenameUserServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin rename user service unavailable response has a 4xx status code
+func (o *AdminRenameUserServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin rename user service unavailable response has a 5xx status code
+func (o *AdminRenameUserServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin rename user service unavailable response a status code equal to that given
+func (o *AdminRenameUserServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin rename user service unavailable response
+func (o *AdminRenameUserServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminRenameUserServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/rename][%d] adminRenameUserServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminRenameUserServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/users/{username}/rename][%d] adminRenameUserServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminRenameUserServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminRenameUserServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *AdminSearchEmailsReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminSearchEmailsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminSearchEmailsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminSearchEmailsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *AdminSearchEmailsUnprocessableEntity) readResponse(response runtime.Cli
 	return nil
 }
 
+// NewAdminSearchEmailsTooManyRequests creates a AdminSearchEmailsTooManyRequests with default headers values
+func NewAdminSearchEmailsTooManyRequests() *AdminSearchEmailsTooManyRequests {
+	return &AdminSearchEmailsTooManyRequests{}
+}
+
+/*
+AdminSearchEmailsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminSearchEmailsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin search emails too many requests response has a 2xx status code
+func (o *AdminSearchEmailsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin search emails too many requests response has a 3xx status code
+func (o *AdminSearchEmailsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin search emails too many requests response has a 4xx status code
+func (o *AdminSearchEmailsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin search emails too many requests response has a 5xx status code
+func (o *AdminSearchEmailsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin search emails too many requests response a status code equal to that given
+func (o *AdminSearchEmailsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin search emails too many requests response
+func (o *AdminSearchEmailsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminSearchEmailsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/emails/search][%d] adminSearchEmailsTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminSearchEmailsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/emails/search][%d] adminSearchEmailsTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminSearchEmailsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminSearchEmailsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminSearchEmailsInternalServerError creates a AdminSearchEmailsInternalServerError with default headers values
 func NewAdminSearchEmailsInternalServerError() *AdminSearchEmailsInternalServerError {
 	return &AdminSearchEmailsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *AdminSearchEmailsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminSearchEmailsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminSearchEmailsServiceUnavailable creates a AdminSearchEmailsServiceUnavailable with default headers values
+func NewAdminSearchEmailsServiceUnavailable() *AdminSearchEmailsServiceUnavailable {
+	return &AdminSearchEmailsServiceUnavailable{}
+}
+
+/*
+AdminSearchEmailsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminSearchEmailsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin search emails service unavailable response has a 2xx status code
+func (o *AdminSearchEmailsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin search emails service unavailable response has a 3xx status code
+func (o *AdminSearchEmailsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin search emails service unavailable response has a 4xx status code
+func (o *AdminSearchEmailsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin search emails service unavailable response has a 5xx status code
+func (o *AdminSearchEmailsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin search emails service unavailable response a status code equal to that given
+func (o *AdminSearchEmailsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin search emails service unavailable response
+func (o *AdminSearchEmailsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminSearchEmailsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/emails/search][%d] adminSearchEmailsServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminSearchEmailsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/emails/search][%d] adminSearchEmailsServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminSearchEmailsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminSearchEmailsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

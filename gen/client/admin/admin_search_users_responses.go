@@ -57,8 +57,20 @@ func (o *AdminSearchUsersReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminSearchUsersTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminSearchUsersInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminSearchUsersServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *AdminSearchUsersUnprocessableEntity) readResponse(response runtime.Clie
 	return nil
 }
 
+// NewAdminSearchUsersTooManyRequests creates a AdminSearchUsersTooManyRequests with default headers values
+func NewAdminSearchUsersTooManyRequests() *AdminSearchUsersTooManyRequests {
+	return &AdminSearchUsersTooManyRequests{}
+}
+
+/*
+AdminSearchUsersTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminSearchUsersTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin search users too many requests response has a 2xx status code
+func (o *AdminSearchUsersTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin search users too many requests response has a 3xx status code
+func (o *AdminSearchUsersTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin search users too many requests response has a 4xx status code
+func (o *AdminSearchUsersTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin search users too many requests response has a 5xx status code
+func (o *AdminSearchUsersTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin search users too many requests response a status code equal to that given
+func (o *AdminSearchUsersTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin search users too many requests response
+func (o *AdminSearchUsersTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminSearchUsersTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/users][%d] adminSearchUsersTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminSearchUsersTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/users][%d] adminSearchUsersTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminSearchUsersTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminSearchUsersTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminSearchUsersInternalServerError creates a AdminSearchUsersInternalServerError with default headers values
 func NewAdminSearchUsersInternalServerError() *AdminSearchUsersInternalServerError {
 	return &AdminSearchUsersInternalServerError{}
@@ -504,6 +602,92 @@ func (o *AdminSearchUsersInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminSearchUsersInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminSearchUsersServiceUnavailable creates a AdminSearchUsersServiceUnavailable with default headers values
+func NewAdminSearchUsersServiceUnavailable() *AdminSearchUsersServiceUnavailable {
+	return &AdminSearchUsersServiceUnavailable{}
+}
+
+/*
+AdminSearchUsersServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminSearchUsersServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin search users service unavailable response has a 2xx status code
+func (o *AdminSearchUsersServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin search users service unavailable response has a 3xx status code
+func (o *AdminSearchUsersServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin search users service unavailable response has a 4xx status code
+func (o *AdminSearchUsersServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin search users service unavailable response has a 5xx status code
+func (o *AdminSearchUsersServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin search users service unavailable response a status code equal to that given
+func (o *AdminSearchUsersServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin search users service unavailable response
+func (o *AdminSearchUsersServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminSearchUsersServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/users][%d] adminSearchUsersServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminSearchUsersServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/users][%d] adminSearchUsersServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminSearchUsersServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminSearchUsersServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *AdminUnadoptedListReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewAdminUnadoptedListTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewAdminUnadoptedListInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewAdminUnadoptedListServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *AdminUnadoptedListUnprocessableEntity) readResponse(response runtime.Cl
 	return nil
 }
 
+// NewAdminUnadoptedListTooManyRequests creates a AdminUnadoptedListTooManyRequests with default headers values
+func NewAdminUnadoptedListTooManyRequests() *AdminUnadoptedListTooManyRequests {
+	return &AdminUnadoptedListTooManyRequests{}
+}
+
+/*
+AdminUnadoptedListTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type AdminUnadoptedListTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin unadopted list too many requests response has a 2xx status code
+func (o *AdminUnadoptedListTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin unadopted list too many requests response has a 3xx status code
+func (o *AdminUnadoptedListTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin unadopted list too many requests response has a 4xx status code
+func (o *AdminUnadoptedListTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin unadopted list too many requests response has a 5xx status code
+func (o *AdminUnadoptedListTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin unadopted list too many requests response a status code equal to that given
+func (o *AdminUnadoptedListTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the admin unadopted list too many requests response
+func (o *AdminUnadoptedListTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *AdminUnadoptedListTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/unadopted][%d] adminUnadoptedListTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminUnadoptedListTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/unadopted][%d] adminUnadoptedListTooManyRequests %s", 429, payload)
+}
+
+func (o *AdminUnadoptedListTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminUnadoptedListTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewAdminUnadoptedListInternalServerError creates a AdminUnadoptedListInternalServerError with default headers values
 func NewAdminUnadoptedListInternalServerError() *AdminUnadoptedListInternalServerError {
 	return &AdminUnadoptedListInternalServerError{}
@@ -504,6 +602,92 @@ func (o *AdminUnadoptedListInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *AdminUnadoptedListInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminUnadoptedListServiceUnavailable creates a AdminUnadoptedListServiceUnavailable with default headers values
+func NewAdminUnadoptedListServiceUnavailable() *AdminUnadoptedListServiceUnavailable {
+	return &AdminUnadoptedListServiceUnavailable{}
+}
+
+/*
+AdminUnadoptedListServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type AdminUnadoptedListServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin unadopted list service unavailable response has a 2xx status code
+func (o *AdminUnadoptedListServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin unadopted list service unavailable response has a 3xx status code
+func (o *AdminUnadoptedListServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin unadopted list service unavailable response has a 4xx status code
+func (o *AdminUnadoptedListServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this admin unadopted list service unavailable response has a 5xx status code
+func (o *AdminUnadoptedListServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this admin unadopted list service unavailable response a status code equal to that given
+func (o *AdminUnadoptedListServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the admin unadopted list service unavailable response
+func (o *AdminUnadoptedListServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *AdminUnadoptedListServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/unadopted][%d] adminUnadoptedListServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminUnadoptedListServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/unadopted][%d] adminUnadoptedListServiceUnavailable %s", 503, payload)
+}
+
+func (o *AdminUnadoptedListServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminUnadoptedListServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *IssueAddLabelReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueAddLabelRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueAddLabelUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -63,8 +69,20 @@ func (o *IssueAddLabelReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueAddLabelTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueAddLabelInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueAddLabelServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -381,6 +399,76 @@ func (o *IssueAddLabelNotFound) readResponse(response runtime.ClientResponse, co
 	return nil
 }
 
+// NewIssueAddLabelRequestEntityTooLarge creates a IssueAddLabelRequestEntityTooLarge with default headers values
+func NewIssueAddLabelRequestEntityTooLarge() *IssueAddLabelRequestEntityTooLarge {
+	return &IssueAddLabelRequestEntityTooLarge{}
+}
+
+/*
+IssueAddLabelRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueAddLabelRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue add label request entity too large response has a 2xx status code
+func (o *IssueAddLabelRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue add label request entity too large response has a 3xx status code
+func (o *IssueAddLabelRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue add label request entity too large response has a 4xx status code
+func (o *IssueAddLabelRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue add label request entity too large response has a 5xx status code
+func (o *IssueAddLabelRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue add label request entity too large response a status code equal to that given
+func (o *IssueAddLabelRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue add label request entity too large response
+func (o *IssueAddLabelRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueAddLabelRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/labels][%d] issueAddLabelRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueAddLabelRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/labels][%d] issueAddLabelRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueAddLabelRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueAddLabelRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueAddLabelUnprocessableEntity creates a IssueAddLabelUnprocessableEntity with default headers values
 func NewIssueAddLabelUnprocessableEntity() *IssueAddLabelUnprocessableEntity {
 	return &IssueAddLabelUnprocessableEntity{}
@@ -521,6 +609,92 @@ func (o *IssueAddLabelLocked) readResponse(response runtime.ClientResponse, cons
 	return nil
 }
 
+// NewIssueAddLabelTooManyRequests creates a IssueAddLabelTooManyRequests with default headers values
+func NewIssueAddLabelTooManyRequests() *IssueAddLabelTooManyRequests {
+	return &IssueAddLabelTooManyRequests{}
+}
+
+/*
+IssueAddLabelTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueAddLabelTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue add label too many requests response has a 2xx status code
+func (o *IssueAddLabelTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue add label too many requests response has a 3xx status code
+func (o *IssueAddLabelTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue add label too many requests response has a 4xx status code
+func (o *IssueAddLabelTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue add label too many requests response has a 5xx status code
+func (o *IssueAddLabelTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue add label too many requests response a status code equal to that given
+func (o *IssueAddLabelTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue add label too many requests response
+func (o *IssueAddLabelTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueAddLabelTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/labels][%d] issueAddLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueAddLabelTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/labels][%d] issueAddLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueAddLabelTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueAddLabelTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueAddLabelInternalServerError creates a IssueAddLabelInternalServerError with default headers values
 func NewIssueAddLabelInternalServerError() *IssueAddLabelInternalServerError {
 	return &IssueAddLabelInternalServerError{}
@@ -580,6 +754,92 @@ func (o *IssueAddLabelInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueAddLabelInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueAddLabelServiceUnavailable creates a IssueAddLabelServiceUnavailable with default headers values
+func NewIssueAddLabelServiceUnavailable() *IssueAddLabelServiceUnavailable {
+	return &IssueAddLabelServiceUnavailable{}
+}
+
+/*
+IssueAddLabelServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueAddLabelServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue add label service unavailable response has a 2xx status code
+func (o *IssueAddLabelServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue add label service unavailable response has a 3xx status code
+func (o *IssueAddLabelServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue add label service unavailable response has a 4xx status code
+func (o *IssueAddLabelServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue add label service unavailable response has a 5xx status code
+func (o *IssueAddLabelServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue add label service unavailable response a status code equal to that given
+func (o *IssueAddLabelServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue add label service unavailable response
+func (o *IssueAddLabelServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueAddLabelServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/labels][%d] issueAddLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueAddLabelServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/labels][%d] issueAddLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueAddLabelServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueAddLabelServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,6 +57,12 @@ func (o *IssueAddTimeReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueAddTimeRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueAddTimeUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -67,8 +75,20 @@ func (o *IssueAddTimeReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueAddTimeTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueAddTimeInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueAddTimeServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -428,6 +448,76 @@ func (o *IssueAddTimeNotFound) readResponse(response runtime.ClientResponse, con
 	return nil
 }
 
+// NewIssueAddTimeRequestEntityTooLarge creates a IssueAddTimeRequestEntityTooLarge with default headers values
+func NewIssueAddTimeRequestEntityTooLarge() *IssueAddTimeRequestEntityTooLarge {
+	return &IssueAddTimeRequestEntityTooLarge{}
+}
+
+/*
+IssueAddTimeRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueAddTimeRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue add time request entity too large response has a 2xx status code
+func (o *IssueAddTimeRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue add time request entity too large response has a 3xx status code
+func (o *IssueAddTimeRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue add time request entity too large response has a 4xx status code
+func (o *IssueAddTimeRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue add time request entity too large response has a 5xx status code
+func (o *IssueAddTimeRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue add time request entity too large response a status code equal to that given
+func (o *IssueAddTimeRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue add time request entity too large response
+func (o *IssueAddTimeRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueAddTimeRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/times][%d] issueAddTimeRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueAddTimeRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/times][%d] issueAddTimeRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueAddTimeRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueAddTimeRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueAddTimeUnprocessableEntity creates a IssueAddTimeUnprocessableEntity with default headers values
 func NewIssueAddTimeUnprocessableEntity() *IssueAddTimeUnprocessableEntity {
 	return &IssueAddTimeUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *IssueAddTimeLocked) readResponse(response runtime.ClientResponse, consu
 	return nil
 }
 
+// NewIssueAddTimeTooManyRequests creates a IssueAddTimeTooManyRequests with default headers values
+func NewIssueAddTimeTooManyRequests() *IssueAddTimeTooManyRequests {
+	return &IssueAddTimeTooManyRequests{}
+}
+
+/*
+IssueAddTimeTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueAddTimeTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue add time too many requests response has a 2xx status code
+func (o *IssueAddTimeTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue add time too many requests response has a 3xx status code
+func (o *IssueAddTimeTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue add time too many requests response has a 4xx status code
+func (o *IssueAddTimeTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue add time too many requests response has a 5xx status code
+func (o *IssueAddTimeTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue add time too many requests response a status code equal to that given
+func (o *IssueAddTimeTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue add time too many requests response
+func (o *IssueAddTimeTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueAddTimeTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/times][%d] issueAddTimeTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueAddTimeTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/times][%d] issueAddTimeTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueAddTimeTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueAddTimeTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueAddTimeInternalServerError creates a IssueAddTimeInternalServerError with default headers values
 func NewIssueAddTimeInternalServerError() *IssueAddTimeInternalServerError {
 	return &IssueAddTimeInternalServerError{}
@@ -627,6 +803,92 @@ func (o *IssueAddTimeInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueAddTimeInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueAddTimeServiceUnavailable creates a IssueAddTimeServiceUnavailable with default headers values
+func NewIssueAddTimeServiceUnavailable() *IssueAddTimeServiceUnavailable {
+	return &IssueAddTimeServiceUnavailable{}
+}
+
+/*
+IssueAddTimeServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueAddTimeServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue add time service unavailable response has a 2xx status code
+func (o *IssueAddTimeServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue add time service unavailable response has a 3xx status code
+func (o *IssueAddTimeServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue add time service unavailable response has a 4xx status code
+func (o *IssueAddTimeServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue add time service unavailable response has a 5xx status code
+func (o *IssueAddTimeServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue add time service unavailable response a status code equal to that given
+func (o *IssueAddTimeServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue add time service unavailable response
+func (o *IssueAddTimeServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueAddTimeServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/times][%d] issueAddTimeServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueAddTimeServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/times][%d] issueAddTimeServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueAddTimeServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueAddTimeServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *IssueClearLabelsReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueClearLabelsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueClearLabelsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueClearLabelsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *IssueClearLabelsLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewIssueClearLabelsTooManyRequests creates a IssueClearLabelsTooManyRequests with default headers values
+func NewIssueClearLabelsTooManyRequests() *IssueClearLabelsTooManyRequests {
+	return &IssueClearLabelsTooManyRequests{}
+}
+
+/*
+IssueClearLabelsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueClearLabelsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue clear labels too many requests response has a 2xx status code
+func (o *IssueClearLabelsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue clear labels too many requests response has a 3xx status code
+func (o *IssueClearLabelsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue clear labels too many requests response has a 4xx status code
+func (o *IssueClearLabelsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue clear labels too many requests response has a 5xx status code
+func (o *IssueClearLabelsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue clear labels too many requests response a status code equal to that given
+func (o *IssueClearLabelsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue clear labels too many requests response
+func (o *IssueClearLabelsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueClearLabelsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels][%d] issueClearLabelsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueClearLabelsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels][%d] issueClearLabelsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueClearLabelsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueClearLabelsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueClearLabelsInternalServerError creates a IssueClearLabelsInternalServerError with default headers values
 func NewIssueClearLabelsInternalServerError() *IssueClearLabelsInternalServerError {
 	return &IssueClearLabelsInternalServerError{}
@@ -537,6 +637,92 @@ func (o *IssueClearLabelsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueClearLabelsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueClearLabelsServiceUnavailable creates a IssueClearLabelsServiceUnavailable with default headers values
+func NewIssueClearLabelsServiceUnavailable() *IssueClearLabelsServiceUnavailable {
+	return &IssueClearLabelsServiceUnavailable{}
+}
+
+/*
+IssueClearLabelsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueClearLabelsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue clear labels service unavailable response has a 2xx status code
+func (o *IssueClearLabelsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue clear labels service unavailable response has a 3xx status code
+func (o *IssueClearLabelsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue clear labels service unavailable response has a 4xx status code
+func (o *IssueClearLabelsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue clear labels service unavailable response has a 5xx status code
+func (o *IssueClearLabelsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue clear labels service unavailable response a status code equal to that given
+func (o *IssueClearLabelsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue clear labels service unavailable response
+func (o *IssueClearLabelsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueClearLabelsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels][%d] issueClearLabelsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueClearLabelsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels][%d] issueClearLabelsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueClearLabelsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueClearLabelsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *IssueCreateCommentReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueCreateCommentRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueCreateCommentUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *IssueCreateCommentReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueCreateCommentTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueCreateCommentInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueCreateCommentServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -352,6 +372,76 @@ func (o *IssueCreateCommentNotFound) readResponse(response runtime.ClientRespons
 	return nil
 }
 
+// NewIssueCreateCommentRequestEntityTooLarge creates a IssueCreateCommentRequestEntityTooLarge with default headers values
+func NewIssueCreateCommentRequestEntityTooLarge() *IssueCreateCommentRequestEntityTooLarge {
+	return &IssueCreateCommentRequestEntityTooLarge{}
+}
+
+/*
+IssueCreateCommentRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueCreateCommentRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create comment request entity too large response has a 2xx status code
+func (o *IssueCreateCommentRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create comment request entity too large response has a 3xx status code
+func (o *IssueCreateCommentRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create comment request entity too large response has a 4xx status code
+func (o *IssueCreateCommentRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue create comment request entity too large response has a 5xx status code
+func (o *IssueCreateCommentRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue create comment request entity too large response a status code equal to that given
+func (o *IssueCreateCommentRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue create comment request entity too large response
+func (o *IssueCreateCommentRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueCreateCommentRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/comments][%d] issueCreateCommentRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueCreateCommentRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/comments][%d] issueCreateCommentRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueCreateCommentRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateCommentRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueCreateCommentUnprocessableEntity creates a IssueCreateCommentUnprocessableEntity with default headers values
 func NewIssueCreateCommentUnprocessableEntity() *IssueCreateCommentUnprocessableEntity {
 	return &IssueCreateCommentUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *IssueCreateCommentLocked) readResponse(response runtime.ClientResponse,
 	return nil
 }
 
+// NewIssueCreateCommentTooManyRequests creates a IssueCreateCommentTooManyRequests with default headers values
+func NewIssueCreateCommentTooManyRequests() *IssueCreateCommentTooManyRequests {
+	return &IssueCreateCommentTooManyRequests{}
+}
+
+/*
+IssueCreateCommentTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueCreateCommentTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create comment too many requests response has a 2xx status code
+func (o *IssueCreateCommentTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create comment too many requests response has a 3xx status code
+func (o *IssueCreateCommentTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create comment too many requests response has a 4xx status code
+func (o *IssueCreateCommentTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue create comment too many requests response has a 5xx status code
+func (o *IssueCreateCommentTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue create comment too many requests response a status code equal to that given
+func (o *IssueCreateCommentTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue create comment too many requests response
+func (o *IssueCreateCommentTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueCreateCommentTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/comments][%d] issueCreateCommentTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueCreateCommentTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/comments][%d] issueCreateCommentTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueCreateCommentTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateCommentTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueCreateCommentInternalServerError creates a IssueCreateCommentInternalServerError with default headers values
 func NewIssueCreateCommentInternalServerError() *IssueCreateCommentInternalServerError {
 	return &IssueCreateCommentInternalServerError{}
@@ -551,6 +727,92 @@ func (o *IssueCreateCommentInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueCreateCommentInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueCreateCommentServiceUnavailable creates a IssueCreateCommentServiceUnavailable with default headers values
+func NewIssueCreateCommentServiceUnavailable() *IssueCreateCommentServiceUnavailable {
+	return &IssueCreateCommentServiceUnavailable{}
+}
+
+/*
+IssueCreateCommentServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueCreateCommentServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create comment service unavailable response has a 2xx status code
+func (o *IssueCreateCommentServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create comment service unavailable response has a 3xx status code
+func (o *IssueCreateCommentServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create comment service unavailable response has a 4xx status code
+func (o *IssueCreateCommentServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue create comment service unavailable response has a 5xx status code
+func (o *IssueCreateCommentServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue create comment service unavailable response a status code equal to that given
+func (o *IssueCreateCommentServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue create comment service unavailable response
+func (o *IssueCreateCommentServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueCreateCommentServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/comments][%d] issueCreateCommentServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueCreateCommentServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/comments][%d] issueCreateCommentServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueCreateCommentServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateCommentServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,6 +57,12 @@ func (o *IssueCreateIssueReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueCreateIssueRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueCreateIssueUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -67,8 +75,20 @@ func (o *IssueCreateIssueReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueCreateIssueTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueCreateIssueInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueCreateIssueServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -428,6 +448,76 @@ func (o *IssueCreateIssuePreconditionFailed) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewIssueCreateIssueRequestEntityTooLarge creates a IssueCreateIssueRequestEntityTooLarge with default headers values
+func NewIssueCreateIssueRequestEntityTooLarge() *IssueCreateIssueRequestEntityTooLarge {
+	return &IssueCreateIssueRequestEntityTooLarge{}
+}
+
+/*
+IssueCreateIssueRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueCreateIssueRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create issue request entity too large response has a 2xx status code
+func (o *IssueCreateIssueRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create issue request entity too large response has a 3xx status code
+func (o *IssueCreateIssueRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create issue request entity too large response has a 4xx status code
+func (o *IssueCreateIssueRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue create issue request entity too large response has a 5xx status code
+func (o *IssueCreateIssueRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue create issue request entity too large response a status code equal to that given
+func (o *IssueCreateIssueRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue create issue request entity too large response
+func (o *IssueCreateIssueRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueCreateIssueRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues][%d] issueCreateIssueRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueCreateIssueRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues][%d] issueCreateIssueRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueCreateIssueRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateIssueRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueCreateIssueUnprocessableEntity creates a IssueCreateIssueUnprocessableEntity with default headers values
 func NewIssueCreateIssueUnprocessableEntity() *IssueCreateIssueUnprocessableEntity {
 	return &IssueCreateIssueUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *IssueCreateIssueLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewIssueCreateIssueTooManyRequests creates a IssueCreateIssueTooManyRequests with default headers values
+func NewIssueCreateIssueTooManyRequests() *IssueCreateIssueTooManyRequests {
+	return &IssueCreateIssueTooManyRequests{}
+}
+
+/*
+IssueCreateIssueTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueCreateIssueTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create issue too many requests response has a 2xx status code
+func (o *IssueCreateIssueTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create issue too many requests response has a 3xx status code
+func (o *IssueCreateIssueTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create issue too many requests response has a 4xx status code
+func (o *IssueCreateIssueTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue create issue too many requests response has a 5xx status code
+func (o *IssueCreateIssueTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue create issue too many requests response a status code equal to that given
+func (o *IssueCreateIssueTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue create issue too many requests response
+func (o *IssueCreateIssueTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueCreateIssueTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues][%d] issueCreateIssueTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueCreateIssueTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues][%d] issueCreateIssueTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueCreateIssueTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateIssueTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueCreateIssueInternalServerError creates a IssueCreateIssueInternalServerError with default headers values
 func NewIssueCreateIssueInternalServerError() *IssueCreateIssueInternalServerError {
 	return &IssueCreateIssueInternalServerError{}
@@ -627,6 +803,92 @@ func (o *IssueCreateIssueInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueCreateIssueInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueCreateIssueServiceUnavailable creates a IssueCreateIssueServiceUnavailable with default headers values
+func NewIssueCreateIssueServiceUnavailable() *IssueCreateIssueServiceUnavailable {
+	return &IssueCreateIssueServiceUnavailable{}
+}
+
+/*
+IssueCreateIssueServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueCreateIssueServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create issue service unavailable response has a 2xx status code
+func (o *IssueCreateIssueServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create issue service unavailable response has a 3xx status code
+func (o *IssueCreateIssueServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create issue service unavailable response has a 4xx status code
+func (o *IssueCreateIssueServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue create issue service unavailable response has a 5xx status code
+func (o *IssueCreateIssueServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue create issue service unavailable response a status code equal to that given
+func (o *IssueCreateIssueServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue create issue service unavailable response
+func (o *IssueCreateIssueServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueCreateIssueServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues][%d] issueCreateIssueServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueCreateIssueServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues][%d] issueCreateIssueServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueCreateIssueServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateIssueServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

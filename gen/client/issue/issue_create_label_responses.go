@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *IssueCreateLabelReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueCreateLabelRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueCreateLabelUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *IssueCreateLabelReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueCreateLabelTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueCreateLabelInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueCreateLabelServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -352,6 +372,76 @@ func (o *IssueCreateLabelNotFound) readResponse(response runtime.ClientResponse,
 	return nil
 }
 
+// NewIssueCreateLabelRequestEntityTooLarge creates a IssueCreateLabelRequestEntityTooLarge with default headers values
+func NewIssueCreateLabelRequestEntityTooLarge() *IssueCreateLabelRequestEntityTooLarge {
+	return &IssueCreateLabelRequestEntityTooLarge{}
+}
+
+/*
+IssueCreateLabelRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueCreateLabelRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create label request entity too large response has a 2xx status code
+func (o *IssueCreateLabelRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create label request entity too large response has a 3xx status code
+func (o *IssueCreateLabelRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create label request entity too large response has a 4xx status code
+func (o *IssueCreateLabelRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue create label request entity too large response has a 5xx status code
+func (o *IssueCreateLabelRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue create label request entity too large response a status code equal to that given
+func (o *IssueCreateLabelRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue create label request entity too large response
+func (o *IssueCreateLabelRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueCreateLabelRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/labels][%d] issueCreateLabelRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueCreateLabelRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/labels][%d] issueCreateLabelRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueCreateLabelRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateLabelRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueCreateLabelUnprocessableEntity creates a IssueCreateLabelUnprocessableEntity with default headers values
 func NewIssueCreateLabelUnprocessableEntity() *IssueCreateLabelUnprocessableEntity {
 	return &IssueCreateLabelUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *IssueCreateLabelLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewIssueCreateLabelTooManyRequests creates a IssueCreateLabelTooManyRequests with default headers values
+func NewIssueCreateLabelTooManyRequests() *IssueCreateLabelTooManyRequests {
+	return &IssueCreateLabelTooManyRequests{}
+}
+
+/*
+IssueCreateLabelTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueCreateLabelTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create label too many requests response has a 2xx status code
+func (o *IssueCreateLabelTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create label too many requests response has a 3xx status code
+func (o *IssueCreateLabelTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create label too many requests response has a 4xx status code
+func (o *IssueCreateLabelTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue create label too many requests response has a 5xx status code
+func (o *IssueCreateLabelTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue create label too many requests response a status code equal to that given
+func (o *IssueCreateLabelTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue create label too many requests response
+func (o *IssueCreateLabelTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueCreateLabelTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/labels][%d] issueCreateLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueCreateLabelTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/labels][%d] issueCreateLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueCreateLabelTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateLabelTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueCreateLabelInternalServerError creates a IssueCreateLabelInternalServerError with default headers values
 func NewIssueCreateLabelInternalServerError() *IssueCreateLabelInternalServerError {
 	return &IssueCreateLabelInternalServerError{}
@@ -551,6 +727,92 @@ func (o *IssueCreateLabelInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueCreateLabelInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueCreateLabelServiceUnavailable creates a IssueCreateLabelServiceUnavailable with default headers values
+func NewIssueCreateLabelServiceUnavailable() *IssueCreateLabelServiceUnavailable {
+	return &IssueCreateLabelServiceUnavailable{}
+}
+
+/*
+IssueCreateLabelServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueCreateLabelServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create label service unavailable response has a 2xx status code
+func (o *IssueCreateLabelServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create label service unavailable response has a 3xx status code
+func (o *IssueCreateLabelServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create label service unavailable response has a 4xx status code
+func (o *IssueCreateLabelServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue create label service unavailable response has a 5xx status code
+func (o *IssueCreateLabelServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue create label service unavailable response a status code equal to that given
+func (o *IssueCreateLabelServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue create label service unavailable response
+func (o *IssueCreateLabelServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueCreateLabelServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/labels][%d] issueCreateLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueCreateLabelServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/labels][%d] issueCreateLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueCreateLabelServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateLabelServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *IssueCreateMilestoneReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueCreateMilestoneRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueCreateMilestoneUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *IssueCreateMilestoneReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueCreateMilestoneTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueCreateMilestoneInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueCreateMilestoneServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -352,6 +372,76 @@ func (o *IssueCreateMilestoneNotFound) readResponse(response runtime.ClientRespo
 	return nil
 }
 
+// NewIssueCreateMilestoneRequestEntityTooLarge creates a IssueCreateMilestoneRequestEntityTooLarge with default headers values
+func NewIssueCreateMilestoneRequestEntityTooLarge() *IssueCreateMilestoneRequestEntityTooLarge {
+	return &IssueCreateMilestoneRequestEntityTooLarge{}
+}
+
+/*
+IssueCreateMilestoneRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueCreateMilestoneRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create milestone request entity too large response has a 2xx status code
+func (o *IssueCreateMilestoneRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create milestone request entity too large response has a 3xx status code
+func (o *IssueCreateMilestoneRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create milestone request entity too large response has a 4xx status code
+func (o *IssueCreateMilestoneRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue create milestone request entity too large response has a 5xx status code
+func (o *IssueCreateMilestoneRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue create milestone request entity too large response a status code equal to that given
+func (o *IssueCreateMilestoneRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue create milestone request entity too large response
+func (o *IssueCreateMilestoneRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueCreateMilestoneRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/milestones][%d] issueCreateMilestoneRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueCreateMilestoneRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/milestones][%d] issueCreateMilestoneRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueCreateMilestoneRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateMilestoneRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueCreateMilestoneUnprocessableEntity creates a IssueCreateMilestoneUnprocessableEntity with default headers values
 func NewIssueCreateMilestoneUnprocessableEntity() *IssueCreateMilestoneUnprocessableEntity {
 	return &IssueCreateMilestoneUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *IssueCreateMilestoneLocked) readResponse(response runtime.ClientRespons
 	return nil
 }
 
+// NewIssueCreateMilestoneTooManyRequests creates a IssueCreateMilestoneTooManyRequests with default headers values
+func NewIssueCreateMilestoneTooManyRequests() *IssueCreateMilestoneTooManyRequests {
+	return &IssueCreateMilestoneTooManyRequests{}
+}
+
+/*
+IssueCreateMilestoneTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueCreateMilestoneTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create milestone too many requests response has a 2xx status code
+func (o *IssueCreateMilestoneTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create milestone too many requests response has a 3xx status code
+func (o *IssueCreateMilestoneTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create milestone too many requests response has a 4xx status code
+func (o *IssueCreateMilestoneTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue create milestone too many requests response has a 5xx status code
+func (o *IssueCreateMilestoneTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue create milestone too many requests response a status code equal to that given
+func (o *IssueCreateMilestoneTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue create milestone too many requests response
+func (o *IssueCreateMilestoneTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueCreateMilestoneTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/milestones][%d] issueCreateMilestoneTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueCreateMilestoneTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/milestones][%d] issueCreateMilestoneTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueCreateMilestoneTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateMilestoneTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueCreateMilestoneInternalServerError creates a IssueCreateMilestoneInternalServerError with default headers values
 func NewIssueCreateMilestoneInternalServerError() *IssueCreateMilestoneInternalServerError {
 	return &IssueCreateMilestoneInternalServerError{}
@@ -551,6 +727,92 @@ func (o *IssueCreateMilestoneInternalServerError) GetPayload() *models.APIError 
 }
 
 func (o *IssueCreateMilestoneInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueCreateMilestoneServiceUnavailable creates a IssueCreateMilestoneServiceUnavailable with default headers values
+func NewIssueCreateMilestoneServiceUnavailable() *IssueCreateMilestoneServiceUnavailable {
+	return &IssueCreateMilestoneServiceUnavailable{}
+}
+
+/*
+IssueCreateMilestoneServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueCreateMilestoneServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue create milestone service unavailable response has a 2xx status code
+func (o *IssueCreateMilestoneServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue create milestone service unavailable response has a 3xx status code
+func (o *IssueCreateMilestoneServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue create milestone service unavailable response has a 4xx status code
+func (o *IssueCreateMilestoneServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue create milestone service unavailable response has a 5xx status code
+func (o *IssueCreateMilestoneServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue create milestone service unavailable response a status code equal to that given
+func (o *IssueCreateMilestoneServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue create milestone service unavailable response
+func (o *IssueCreateMilestoneServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueCreateMilestoneServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/milestones][%d] issueCreateMilestoneServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueCreateMilestoneServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/milestones][%d] issueCreateMilestoneServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueCreateMilestoneServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueCreateMilestoneServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

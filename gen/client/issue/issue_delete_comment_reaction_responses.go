@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *IssueDeleteCommentReactionReader) ReadResponse(response runtime.ClientR
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueDeleteCommentReactionRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueDeleteCommentReactionUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *IssueDeleteCommentReactionReader) ReadResponse(response runtime.ClientR
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueDeleteCommentReactionTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteCommentReactionInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueDeleteCommentReactionServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -338,6 +358,76 @@ func (o *IssueDeleteCommentReactionNotFound) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewIssueDeleteCommentReactionRequestEntityTooLarge creates a IssueDeleteCommentReactionRequestEntityTooLarge with default headers values
+func NewIssueDeleteCommentReactionRequestEntityTooLarge() *IssueDeleteCommentReactionRequestEntityTooLarge {
+	return &IssueDeleteCommentReactionRequestEntityTooLarge{}
+}
+
+/*
+IssueDeleteCommentReactionRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueDeleteCommentReactionRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete comment reaction request entity too large response has a 2xx status code
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete comment reaction request entity too large response has a 3xx status code
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete comment reaction request entity too large response has a 4xx status code
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete comment reaction request entity too large response has a 5xx status code
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete comment reaction request entity too large response a status code equal to that given
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue delete comment reaction request entity too large response
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueDeleteCommentReactionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueDeleteCommentReactionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueDeleteCommentReactionUnprocessableEntity creates a IssueDeleteCommentReactionUnprocessableEntity with default headers values
 func NewIssueDeleteCommentReactionUnprocessableEntity() *IssueDeleteCommentReactionUnprocessableEntity {
 	return &IssueDeleteCommentReactionUnprocessableEntity{}
@@ -478,6 +568,92 @@ func (o *IssueDeleteCommentReactionLocked) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewIssueDeleteCommentReactionTooManyRequests creates a IssueDeleteCommentReactionTooManyRequests with default headers values
+func NewIssueDeleteCommentReactionTooManyRequests() *IssueDeleteCommentReactionTooManyRequests {
+	return &IssueDeleteCommentReactionTooManyRequests{}
+}
+
+/*
+IssueDeleteCommentReactionTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueDeleteCommentReactionTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete comment reaction too many requests response has a 2xx status code
+func (o *IssueDeleteCommentReactionTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete comment reaction too many requests response has a 3xx status code
+func (o *IssueDeleteCommentReactionTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete comment reaction too many requests response has a 4xx status code
+func (o *IssueDeleteCommentReactionTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete comment reaction too many requests response has a 5xx status code
+func (o *IssueDeleteCommentReactionTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete comment reaction too many requests response a status code equal to that given
+func (o *IssueDeleteCommentReactionTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue delete comment reaction too many requests response
+func (o *IssueDeleteCommentReactionTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueDeleteCommentReactionTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueDeleteCommentReactionTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteCommentReactionTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueDeleteCommentReactionTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteCommentReactionTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteCommentReactionTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueDeleteCommentReactionInternalServerError creates a IssueDeleteCommentReactionInternalServerError with default headers values
 func NewIssueDeleteCommentReactionInternalServerError() *IssueDeleteCommentReactionInternalServerError {
 	return &IssueDeleteCommentReactionInternalServerError{}
@@ -537,6 +713,92 @@ func (o *IssueDeleteCommentReactionInternalServerError) GetPayload() *models.API
 }
 
 func (o *IssueDeleteCommentReactionInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteCommentReactionServiceUnavailable creates a IssueDeleteCommentReactionServiceUnavailable with default headers values
+func NewIssueDeleteCommentReactionServiceUnavailable() *IssueDeleteCommentReactionServiceUnavailable {
+	return &IssueDeleteCommentReactionServiceUnavailable{}
+}
+
+/*
+IssueDeleteCommentReactionServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueDeleteCommentReactionServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete comment reaction service unavailable response has a 2xx status code
+func (o *IssueDeleteCommentReactionServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete comment reaction service unavailable response has a 3xx status code
+func (o *IssueDeleteCommentReactionServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete comment reaction service unavailable response has a 4xx status code
+func (o *IssueDeleteCommentReactionServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue delete comment reaction service unavailable response has a 5xx status code
+func (o *IssueDeleteCommentReactionServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue delete comment reaction service unavailable response a status code equal to that given
+func (o *IssueDeleteCommentReactionServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue delete comment reaction service unavailable response
+func (o *IssueDeleteCommentReactionServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueDeleteCommentReactionServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueDeleteCommentReactionServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteCommentReactionServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueDeleteCommentReactionServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteCommentReactionServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteCommentReactionServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

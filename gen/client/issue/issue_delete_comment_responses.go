@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *IssueDeleteCommentReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueDeleteCommentTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteCommentInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueDeleteCommentServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *IssueDeleteCommentLocked) readResponse(response runtime.ClientResponse,
 	return nil
 }
 
+// NewIssueDeleteCommentTooManyRequests creates a IssueDeleteCommentTooManyRequests with default headers values
+func NewIssueDeleteCommentTooManyRequests() *IssueDeleteCommentTooManyRequests {
+	return &IssueDeleteCommentTooManyRequests{}
+}
+
+/*
+IssueDeleteCommentTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueDeleteCommentTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete comment too many requests response has a 2xx status code
+func (o *IssueDeleteCommentTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete comment too many requests response has a 3xx status code
+func (o *IssueDeleteCommentTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete comment too many requests response has a 4xx status code
+func (o *IssueDeleteCommentTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete comment too many requests response has a 5xx status code
+func (o *IssueDeleteCommentTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete comment too many requests response a status code equal to that given
+func (o *IssueDeleteCommentTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue delete comment too many requests response
+func (o *IssueDeleteCommentTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueDeleteCommentTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}][%d] issueDeleteCommentTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteCommentTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}][%d] issueDeleteCommentTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteCommentTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteCommentTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueDeleteCommentInternalServerError creates a IssueDeleteCommentInternalServerError with default headers values
 func NewIssueDeleteCommentInternalServerError() *IssueDeleteCommentInternalServerError {
 	return &IssueDeleteCommentInternalServerError{}
@@ -537,6 +637,92 @@ func (o *IssueDeleteCommentInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueDeleteCommentInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteCommentServiceUnavailable creates a IssueDeleteCommentServiceUnavailable with default headers values
+func NewIssueDeleteCommentServiceUnavailable() *IssueDeleteCommentServiceUnavailable {
+	return &IssueDeleteCommentServiceUnavailable{}
+}
+
+/*
+IssueDeleteCommentServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueDeleteCommentServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete comment service unavailable response has a 2xx status code
+func (o *IssueDeleteCommentServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete comment service unavailable response has a 3xx status code
+func (o *IssueDeleteCommentServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete comment service unavailable response has a 4xx status code
+func (o *IssueDeleteCommentServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue delete comment service unavailable response has a 5xx status code
+func (o *IssueDeleteCommentServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue delete comment service unavailable response a status code equal to that given
+func (o *IssueDeleteCommentServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue delete comment service unavailable response
+func (o *IssueDeleteCommentServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueDeleteCommentServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}][%d] issueDeleteCommentServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteCommentServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/comments/{id}][%d] issueDeleteCommentServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteCommentServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteCommentServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *IssueDeleteIssueReactionReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueDeleteIssueReactionRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueDeleteIssueReactionUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *IssueDeleteIssueReactionReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueDeleteIssueReactionTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteIssueReactionInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueDeleteIssueReactionServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -338,6 +358,76 @@ func (o *IssueDeleteIssueReactionNotFound) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewIssueDeleteIssueReactionRequestEntityTooLarge creates a IssueDeleteIssueReactionRequestEntityTooLarge with default headers values
+func NewIssueDeleteIssueReactionRequestEntityTooLarge() *IssueDeleteIssueReactionRequestEntityTooLarge {
+	return &IssueDeleteIssueReactionRequestEntityTooLarge{}
+}
+
+/*
+IssueDeleteIssueReactionRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueDeleteIssueReactionRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete issue reaction request entity too large response has a 2xx status code
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete issue reaction request entity too large response has a 3xx status code
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete issue reaction request entity too large response has a 4xx status code
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete issue reaction request entity too large response has a 5xx status code
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete issue reaction request entity too large response a status code equal to that given
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue delete issue reaction request entity too large response
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueDeleteIssueReactionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueDeleteIssueReactionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueDeleteIssueReactionUnprocessableEntity creates a IssueDeleteIssueReactionUnprocessableEntity with default headers values
 func NewIssueDeleteIssueReactionUnprocessableEntity() *IssueDeleteIssueReactionUnprocessableEntity {
 	return &IssueDeleteIssueReactionUnprocessableEntity{}
@@ -478,6 +568,92 @@ func (o *IssueDeleteIssueReactionLocked) readResponse(response runtime.ClientRes
 	return nil
 }
 
+// NewIssueDeleteIssueReactionTooManyRequests creates a IssueDeleteIssueReactionTooManyRequests with default headers values
+func NewIssueDeleteIssueReactionTooManyRequests() *IssueDeleteIssueReactionTooManyRequests {
+	return &IssueDeleteIssueReactionTooManyRequests{}
+}
+
+/*
+IssueDeleteIssueReactionTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueDeleteIssueReactionTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete issue reaction too many requests response has a 2xx status code
+func (o *IssueDeleteIssueReactionTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete issue reaction too many requests response has a 3xx status code
+func (o *IssueDeleteIssueReactionTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete issue reaction too many requests response has a 4xx status code
+func (o *IssueDeleteIssueReactionTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete issue reaction too many requests response has a 5xx status code
+func (o *IssueDeleteIssueReactionTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete issue reaction too many requests response a status code equal to that given
+func (o *IssueDeleteIssueReactionTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue delete issue reaction too many requests response
+func (o *IssueDeleteIssueReactionTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueDeleteIssueReactionTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueDeleteIssueReactionTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteIssueReactionTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueDeleteIssueReactionTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteIssueReactionTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteIssueReactionTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueDeleteIssueReactionInternalServerError creates a IssueDeleteIssueReactionInternalServerError with default headers values
 func NewIssueDeleteIssueReactionInternalServerError() *IssueDeleteIssueReactionInternalServerError {
 	return &IssueDeleteIssueReactionInternalServerError{}
@@ -537,6 +713,92 @@ func (o *IssueDeleteIssueReactionInternalServerError) GetPayload() *models.APIEr
 }
 
 func (o *IssueDeleteIssueReactionInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteIssueReactionServiceUnavailable creates a IssueDeleteIssueReactionServiceUnavailable with default headers values
+func NewIssueDeleteIssueReactionServiceUnavailable() *IssueDeleteIssueReactionServiceUnavailable {
+	return &IssueDeleteIssueReactionServiceUnavailable{}
+}
+
+/*
+IssueDeleteIssueReactionServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueDeleteIssueReactionServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete issue reaction service unavailable response has a 2xx status code
+func (o *IssueDeleteIssueReactionServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete issue reaction service unavailable response has a 3xx status code
+func (o *IssueDeleteIssueReactionServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete issue reaction service unavailable response has a 4xx status code
+func (o *IssueDeleteIssueReactionServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue delete issue reaction service unavailable response has a 5xx status code
+func (o *IssueDeleteIssueReactionServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue delete issue reaction service unavailable response a status code equal to that given
+func (o *IssueDeleteIssueReactionServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue delete issue reaction service unavailable response
+func (o *IssueDeleteIssueReactionServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueDeleteIssueReactionServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueDeleteIssueReactionServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteIssueReactionServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueDeleteIssueReactionServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteIssueReactionServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteIssueReactionServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *IssueDeleteLabelReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueDeleteLabelTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteLabelInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueDeleteLabelServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *IssueDeleteLabelLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewIssueDeleteLabelTooManyRequests creates a IssueDeleteLabelTooManyRequests with default headers values
+func NewIssueDeleteLabelTooManyRequests() *IssueDeleteLabelTooManyRequests {
+	return &IssueDeleteLabelTooManyRequests{}
+}
+
+/*
+IssueDeleteLabelTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueDeleteLabelTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete label too many requests response has a 2xx status code
+func (o *IssueDeleteLabelTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete label too many requests response has a 3xx status code
+func (o *IssueDeleteLabelTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete label too many requests response has a 4xx status code
+func (o *IssueDeleteLabelTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete label too many requests response has a 5xx status code
+func (o *IssueDeleteLabelTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete label too many requests response a status code equal to that given
+func (o *IssueDeleteLabelTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue delete label too many requests response
+func (o *IssueDeleteLabelTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueDeleteLabelTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/labels/{id}][%d] issueDeleteLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteLabelTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/labels/{id}][%d] issueDeleteLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteLabelTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteLabelTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueDeleteLabelInternalServerError creates a IssueDeleteLabelInternalServerError with default headers values
 func NewIssueDeleteLabelInternalServerError() *IssueDeleteLabelInternalServerError {
 	return &IssueDeleteLabelInternalServerError{}
@@ -537,6 +637,92 @@ func (o *IssueDeleteLabelInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueDeleteLabelInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteLabelServiceUnavailable creates a IssueDeleteLabelServiceUnavailable with default headers values
+func NewIssueDeleteLabelServiceUnavailable() *IssueDeleteLabelServiceUnavailable {
+	return &IssueDeleteLabelServiceUnavailable{}
+}
+
+/*
+IssueDeleteLabelServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueDeleteLabelServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete label service unavailable response has a 2xx status code
+func (o *IssueDeleteLabelServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete label service unavailable response has a 3xx status code
+func (o *IssueDeleteLabelServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete label service unavailable response has a 4xx status code
+func (o *IssueDeleteLabelServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue delete label service unavailable response has a 5xx status code
+func (o *IssueDeleteLabelServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue delete label service unavailable response a status code equal to that given
+func (o *IssueDeleteLabelServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue delete label service unavailable response
+func (o *IssueDeleteLabelServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueDeleteLabelServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/labels/{id}][%d] issueDeleteLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteLabelServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/labels/{id}][%d] issueDeleteLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteLabelServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteLabelServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *IssueDeleteMilestoneReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueDeleteMilestoneTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteMilestoneInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueDeleteMilestoneServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *IssueDeleteMilestoneLocked) readResponse(response runtime.ClientRespons
 	return nil
 }
 
+// NewIssueDeleteMilestoneTooManyRequests creates a IssueDeleteMilestoneTooManyRequests with default headers values
+func NewIssueDeleteMilestoneTooManyRequests() *IssueDeleteMilestoneTooManyRequests {
+	return &IssueDeleteMilestoneTooManyRequests{}
+}
+
+/*
+IssueDeleteMilestoneTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueDeleteMilestoneTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete milestone too many requests response has a 2xx status code
+func (o *IssueDeleteMilestoneTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete milestone too many requests response has a 3xx status code
+func (o *IssueDeleteMilestoneTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete milestone too many requests response has a 4xx status code
+func (o *IssueDeleteMilestoneTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete milestone too many requests response has a 5xx status code
+func (o *IssueDeleteMilestoneTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete milestone too many requests response a status code equal to that given
+func (o *IssueDeleteMilestoneTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue delete milestone too many requests response
+func (o *IssueDeleteMilestoneTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueDeleteMilestoneTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/milestones/{id}][%d] issueDeleteMilestoneTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteMilestoneTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/milestones/{id}][%d] issueDeleteMilestoneTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteMilestoneTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteMilestoneTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueDeleteMilestoneInternalServerError creates a IssueDeleteMilestoneInternalServerError with default headers values
 func NewIssueDeleteMilestoneInternalServerError() *IssueDeleteMilestoneInternalServerError {
 	return &IssueDeleteMilestoneInternalServerError{}
@@ -537,6 +637,92 @@ func (o *IssueDeleteMilestoneInternalServerError) GetPayload() *models.APIError 
 }
 
 func (o *IssueDeleteMilestoneInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteMilestoneServiceUnavailable creates a IssueDeleteMilestoneServiceUnavailable with default headers values
+func NewIssueDeleteMilestoneServiceUnavailable() *IssueDeleteMilestoneServiceUnavailable {
+	return &IssueDeleteMilestoneServiceUnavailable{}
+}
+
+/*
+IssueDeleteMilestoneServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueDeleteMilestoneServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete milestone service unavailable response has a 2xx status code
+func (o *IssueDeleteMilestoneServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete milestone service unavailable response has a 3xx status code
+func (o *IssueDeleteMilestoneServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete milestone service unavailable response has a 4xx status code
+func (o *IssueDeleteMilestoneServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue delete milestone service unavailable response has a 5xx status code
+func (o *IssueDeleteMilestoneServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue delete milestone service unavailable response a status code equal to that given
+func (o *IssueDeleteMilestoneServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue delete milestone service unavailable response
+func (o *IssueDeleteMilestoneServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueDeleteMilestoneServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/milestones/{id}][%d] issueDeleteMilestoneServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteMilestoneServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/milestones/{id}][%d] issueDeleteMilestoneServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteMilestoneServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteMilestoneServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *IssueDeleteReader) ReadResponse(response runtime.ClientResponse, consum
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueDeleteTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueDeleteServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *IssueDeleteLocked) readResponse(response runtime.ClientResponse, consum
 	return nil
 }
 
+// NewIssueDeleteTooManyRequests creates a IssueDeleteTooManyRequests with default headers values
+func NewIssueDeleteTooManyRequests() *IssueDeleteTooManyRequests {
+	return &IssueDeleteTooManyRequests{}
+}
+
+/*
+IssueDeleteTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueDeleteTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete too many requests response has a 2xx status code
+func (o *IssueDeleteTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete too many requests response has a 3xx status code
+func (o *IssueDeleteTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete too many requests response has a 4xx status code
+func (o *IssueDeleteTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete too many requests response has a 5xx status code
+func (o *IssueDeleteTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete too many requests response a status code equal to that given
+func (o *IssueDeleteTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue delete too many requests response
+func (o *IssueDeleteTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueDeleteTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}][%d] issueDeleteTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}][%d] issueDeleteTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueDeleteInternalServerError creates a IssueDeleteInternalServerError with default headers values
 func NewIssueDeleteInternalServerError() *IssueDeleteInternalServerError {
 	return &IssueDeleteInternalServerError{}
@@ -537,6 +637,92 @@ func (o *IssueDeleteInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueDeleteInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteServiceUnavailable creates a IssueDeleteServiceUnavailable with default headers values
+func NewIssueDeleteServiceUnavailable() *IssueDeleteServiceUnavailable {
+	return &IssueDeleteServiceUnavailable{}
+}
+
+/*
+IssueDeleteServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueDeleteServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete service unavailable response has a 2xx status code
+func (o *IssueDeleteServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete service unavailable response has a 3xx status code
+func (o *IssueDeleteServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete service unavailable response has a 4xx status code
+func (o *IssueDeleteServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue delete service unavailable response has a 5xx status code
+func (o *IssueDeleteServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue delete service unavailable response a status code equal to that given
+func (o *IssueDeleteServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue delete service unavailable response
+func (o *IssueDeleteServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueDeleteServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}][%d] issueDeleteServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}][%d] issueDeleteServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -67,8 +69,20 @@ func (o *IssueDeleteTimeReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueDeleteTimeTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueDeleteTimeInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueDeleteTimeServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -554,6 +568,92 @@ func (o *IssueDeleteTimeLocked) readResponse(response runtime.ClientResponse, co
 	return nil
 }
 
+// NewIssueDeleteTimeTooManyRequests creates a IssueDeleteTimeTooManyRequests with default headers values
+func NewIssueDeleteTimeTooManyRequests() *IssueDeleteTimeTooManyRequests {
+	return &IssueDeleteTimeTooManyRequests{}
+}
+
+/*
+IssueDeleteTimeTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueDeleteTimeTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete time too many requests response has a 2xx status code
+func (o *IssueDeleteTimeTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete time too many requests response has a 3xx status code
+func (o *IssueDeleteTimeTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete time too many requests response has a 4xx status code
+func (o *IssueDeleteTimeTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue delete time too many requests response has a 5xx status code
+func (o *IssueDeleteTimeTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue delete time too many requests response a status code equal to that given
+func (o *IssueDeleteTimeTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue delete time too many requests response
+func (o *IssueDeleteTimeTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueDeleteTimeTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times/{id}][%d] issueDeleteTimeTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteTimeTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times/{id}][%d] issueDeleteTimeTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueDeleteTimeTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteTimeTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueDeleteTimeInternalServerError creates a IssueDeleteTimeInternalServerError with default headers values
 func NewIssueDeleteTimeInternalServerError() *IssueDeleteTimeInternalServerError {
 	return &IssueDeleteTimeInternalServerError{}
@@ -613,6 +713,92 @@ func (o *IssueDeleteTimeInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueDeleteTimeInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueDeleteTimeServiceUnavailable creates a IssueDeleteTimeServiceUnavailable with default headers values
+func NewIssueDeleteTimeServiceUnavailable() *IssueDeleteTimeServiceUnavailable {
+	return &IssueDeleteTimeServiceUnavailable{}
+}
+
+/*
+IssueDeleteTimeServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueDeleteTimeServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue delete time service unavailable response has a 2xx status code
+func (o *IssueDeleteTimeServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue delete time service unavailable response has a 3xx status code
+func (o *IssueDeleteTimeServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue delete time service unavailable response has a 4xx status code
+func (o *IssueDeleteTimeServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue delete time service unavailable response has a 5xx status code
+func (o *IssueDeleteTimeServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue delete time service unavailable response a status code equal to that given
+func (o *IssueDeleteTimeServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue delete time service unavailable response
+func (o *IssueDeleteTimeServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueDeleteTimeServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times/{id}][%d] issueDeleteTimeServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteTimeServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times/{id}][%d] issueDeleteTimeServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueDeleteTimeServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueDeleteTimeServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

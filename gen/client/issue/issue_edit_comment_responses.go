@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,6 +57,12 @@ func (o *IssueEditCommentReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueEditCommentRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueEditCommentUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -67,8 +75,20 @@ func (o *IssueEditCommentReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueEditCommentTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueEditCommentInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueEditCommentServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -414,6 +434,76 @@ func (o *IssueEditCommentNotFound) readResponse(response runtime.ClientResponse,
 	return nil
 }
 
+// NewIssueEditCommentRequestEntityTooLarge creates a IssueEditCommentRequestEntityTooLarge with default headers values
+func NewIssueEditCommentRequestEntityTooLarge() *IssueEditCommentRequestEntityTooLarge {
+	return &IssueEditCommentRequestEntityTooLarge{}
+}
+
+/*
+IssueEditCommentRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueEditCommentRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit comment request entity too large response has a 2xx status code
+func (o *IssueEditCommentRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit comment request entity too large response has a 3xx status code
+func (o *IssueEditCommentRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit comment request entity too large response has a 4xx status code
+func (o *IssueEditCommentRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit comment request entity too large response has a 5xx status code
+func (o *IssueEditCommentRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit comment request entity too large response a status code equal to that given
+func (o *IssueEditCommentRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue edit comment request entity too large response
+func (o *IssueEditCommentRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueEditCommentRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/comments/{id}][%d] issueEditCommentRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueEditCommentRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/comments/{id}][%d] issueEditCommentRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueEditCommentRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditCommentRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueEditCommentUnprocessableEntity creates a IssueEditCommentUnprocessableEntity with default headers values
 func NewIssueEditCommentUnprocessableEntity() *IssueEditCommentUnprocessableEntity {
 	return &IssueEditCommentUnprocessableEntity{}
@@ -554,6 +644,92 @@ func (o *IssueEditCommentLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewIssueEditCommentTooManyRequests creates a IssueEditCommentTooManyRequests with default headers values
+func NewIssueEditCommentTooManyRequests() *IssueEditCommentTooManyRequests {
+	return &IssueEditCommentTooManyRequests{}
+}
+
+/*
+IssueEditCommentTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueEditCommentTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit comment too many requests response has a 2xx status code
+func (o *IssueEditCommentTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit comment too many requests response has a 3xx status code
+func (o *IssueEditCommentTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit comment too many requests response has a 4xx status code
+func (o *IssueEditCommentTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit comment too many requests response has a 5xx status code
+func (o *IssueEditCommentTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit comment too many requests response a status code equal to that given
+func (o *IssueEditCommentTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue edit comment too many requests response
+func (o *IssueEditCommentTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueEditCommentTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/comments/{id}][%d] issueEditCommentTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueEditCommentTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/comments/{id}][%d] issueEditCommentTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueEditCommentTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditCommentTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueEditCommentInternalServerError creates a IssueEditCommentInternalServerError with default headers values
 func NewIssueEditCommentInternalServerError() *IssueEditCommentInternalServerError {
 	return &IssueEditCommentInternalServerError{}
@@ -613,6 +789,92 @@ func (o *IssueEditCommentInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueEditCommentInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueEditCommentServiceUnavailable creates a IssueEditCommentServiceUnavailable with default headers values
+func NewIssueEditCommentServiceUnavailable() *IssueEditCommentServiceUnavailable {
+	return &IssueEditCommentServiceUnavailable{}
+}
+
+/*
+IssueEditCommentServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueEditCommentServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit comment service unavailable response has a 2xx status code
+func (o *IssueEditCommentServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit comment service unavailable response has a 3xx status code
+func (o *IssueEditCommentServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit comment service unavailable response has a 4xx status code
+func (o *IssueEditCommentServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue edit comment service unavailable response has a 5xx status code
+func (o *IssueEditCommentServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue edit comment service unavailable response a status code equal to that given
+func (o *IssueEditCommentServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue edit comment service unavailable response
+func (o *IssueEditCommentServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueEditCommentServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/comments/{id}][%d] issueEditCommentServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueEditCommentServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/comments/{id}][%d] issueEditCommentServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueEditCommentServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditCommentServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

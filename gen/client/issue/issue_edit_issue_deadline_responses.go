@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *IssueEditIssueDeadlineReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueEditIssueDeadlineRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueEditIssueDeadlineUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *IssueEditIssueDeadlineReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueEditIssueDeadlineTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueEditIssueDeadlineInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueEditIssueDeadlineServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -352,6 +372,76 @@ func (o *IssueEditIssueDeadlineNotFound) readResponse(response runtime.ClientRes
 	return nil
 }
 
+// NewIssueEditIssueDeadlineRequestEntityTooLarge creates a IssueEditIssueDeadlineRequestEntityTooLarge with default headers values
+func NewIssueEditIssueDeadlineRequestEntityTooLarge() *IssueEditIssueDeadlineRequestEntityTooLarge {
+	return &IssueEditIssueDeadlineRequestEntityTooLarge{}
+}
+
+/*
+IssueEditIssueDeadlineRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueEditIssueDeadlineRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit issue deadline request entity too large response has a 2xx status code
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit issue deadline request entity too large response has a 3xx status code
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit issue deadline request entity too large response has a 4xx status code
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit issue deadline request entity too large response has a 5xx status code
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit issue deadline request entity too large response a status code equal to that given
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue edit issue deadline request entity too large response
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/deadline][%d] issueEditIssueDeadlineRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/deadline][%d] issueEditIssueDeadlineRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueEditIssueDeadlineUnprocessableEntity creates a IssueEditIssueDeadlineUnprocessableEntity with default headers values
 func NewIssueEditIssueDeadlineUnprocessableEntity() *IssueEditIssueDeadlineUnprocessableEntity {
 	return &IssueEditIssueDeadlineUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *IssueEditIssueDeadlineLocked) readResponse(response runtime.ClientRespo
 	return nil
 }
 
+// NewIssueEditIssueDeadlineTooManyRequests creates a IssueEditIssueDeadlineTooManyRequests with default headers values
+func NewIssueEditIssueDeadlineTooManyRequests() *IssueEditIssueDeadlineTooManyRequests {
+	return &IssueEditIssueDeadlineTooManyRequests{}
+}
+
+/*
+IssueEditIssueDeadlineTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueEditIssueDeadlineTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit issue deadline too many requests response has a 2xx status code
+func (o *IssueEditIssueDeadlineTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit issue deadline too many requests response has a 3xx status code
+func (o *IssueEditIssueDeadlineTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit issue deadline too many requests response has a 4xx status code
+func (o *IssueEditIssueDeadlineTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit issue deadline too many requests response has a 5xx status code
+func (o *IssueEditIssueDeadlineTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit issue deadline too many requests response a status code equal to that given
+func (o *IssueEditIssueDeadlineTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue edit issue deadline too many requests response
+func (o *IssueEditIssueDeadlineTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueEditIssueDeadlineTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/deadline][%d] issueEditIssueDeadlineTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueEditIssueDeadlineTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/deadline][%d] issueEditIssueDeadlineTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueEditIssueDeadlineTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditIssueDeadlineTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueEditIssueDeadlineInternalServerError creates a IssueEditIssueDeadlineInternalServerError with default headers values
 func NewIssueEditIssueDeadlineInternalServerError() *IssueEditIssueDeadlineInternalServerError {
 	return &IssueEditIssueDeadlineInternalServerError{}
@@ -551,6 +727,92 @@ func (o *IssueEditIssueDeadlineInternalServerError) GetPayload() *models.APIErro
 }
 
 func (o *IssueEditIssueDeadlineInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueEditIssueDeadlineServiceUnavailable creates a IssueEditIssueDeadlineServiceUnavailable with default headers values
+func NewIssueEditIssueDeadlineServiceUnavailable() *IssueEditIssueDeadlineServiceUnavailable {
+	return &IssueEditIssueDeadlineServiceUnavailable{}
+}
+
+/*
+IssueEditIssueDeadlineServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueEditIssueDeadlineServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit issue deadline service unavailable response has a 2xx status code
+func (o *IssueEditIssueDeadlineServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit issue deadline service unavailable response has a 3xx status code
+func (o *IssueEditIssueDeadlineServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit issue deadline service unavailable response has a 4xx status code
+func (o *IssueEditIssueDeadlineServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue edit issue deadline service unavailable response has a 5xx status code
+func (o *IssueEditIssueDeadlineServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue edit issue deadline service unavailable response a status code equal to that given
+func (o *IssueEditIssueDeadlineServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue edit issue deadline service unavailable response
+func (o *IssueEditIssueDeadlineServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueEditIssueDeadlineServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/deadline][%d] issueEditIssueDeadlineServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueEditIssueDeadlineServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/deadline][%d] issueEditIssueDeadlineServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueEditIssueDeadlineServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditIssueDeadlineServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

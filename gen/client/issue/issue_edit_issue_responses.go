@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,6 +63,12 @@ func (o *IssueEditIssueReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueEditIssueRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueEditIssueUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -73,8 +81,20 @@ func (o *IssueEditIssueReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueEditIssueTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueEditIssueInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueEditIssueServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -504,6 +524,76 @@ func (o *IssueEditIssuePreconditionFailed) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewIssueEditIssueRequestEntityTooLarge creates a IssueEditIssueRequestEntityTooLarge with default headers values
+func NewIssueEditIssueRequestEntityTooLarge() *IssueEditIssueRequestEntityTooLarge {
+	return &IssueEditIssueRequestEntityTooLarge{}
+}
+
+/*
+IssueEditIssueRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueEditIssueRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit issue request entity too large response has a 2xx status code
+func (o *IssueEditIssueRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit issue request entity too large response has a 3xx status code
+func (o *IssueEditIssueRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit issue request entity too large response has a 4xx status code
+func (o *IssueEditIssueRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit issue request entity too large response has a 5xx status code
+func (o *IssueEditIssueRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit issue request entity too large response a status code equal to that given
+func (o *IssueEditIssueRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue edit issue request entity too large response
+func (o *IssueEditIssueRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueEditIssueRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/{index}][%d] issueEditIssueRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueEditIssueRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/{index}][%d] issueEditIssueRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueEditIssueRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditIssueRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueEditIssueUnprocessableEntity creates a IssueEditIssueUnprocessableEntity with default headers values
 func NewIssueEditIssueUnprocessableEntity() *IssueEditIssueUnprocessableEntity {
 	return &IssueEditIssueUnprocessableEntity{}
@@ -644,6 +734,92 @@ func (o *IssueEditIssueLocked) readResponse(response runtime.ClientResponse, con
 	return nil
 }
 
+// NewIssueEditIssueTooManyRequests creates a IssueEditIssueTooManyRequests with default headers values
+func NewIssueEditIssueTooManyRequests() *IssueEditIssueTooManyRequests {
+	return &IssueEditIssueTooManyRequests{}
+}
+
+/*
+IssueEditIssueTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueEditIssueTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit issue too many requests response has a 2xx status code
+func (o *IssueEditIssueTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit issue too many requests response has a 3xx status code
+func (o *IssueEditIssueTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit issue too many requests response has a 4xx status code
+func (o *IssueEditIssueTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit issue too many requests response has a 5xx status code
+func (o *IssueEditIssueTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit issue too many requests response a status code equal to that given
+func (o *IssueEditIssueTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue edit issue too many requests response
+func (o *IssueEditIssueTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueEditIssueTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/{index}][%d] issueEditIssueTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueEditIssueTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/{index}][%d] issueEditIssueTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueEditIssueTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditIssueTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueEditIssueInternalServerError creates a IssueEditIssueInternalServerError with default headers values
 func NewIssueEditIssueInternalServerError() *IssueEditIssueInternalServerError {
 	return &IssueEditIssueInternalServerError{}
@@ -703,6 +879,92 @@ func (o *IssueEditIssueInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueEditIssueInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueEditIssueServiceUnavailable creates a IssueEditIssueServiceUnavailable with default headers values
+func NewIssueEditIssueServiceUnavailable() *IssueEditIssueServiceUnavailable {
+	return &IssueEditIssueServiceUnavailable{}
+}
+
+/*
+IssueEditIssueServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueEditIssueServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit issue service unavailable response has a 2xx status code
+func (o *IssueEditIssueServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit issue service unavailable response has a 3xx status code
+func (o *IssueEditIssueServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit issue service unavailable response has a 4xx status code
+func (o *IssueEditIssueServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue edit issue service unavailable response has a 5xx status code
+func (o *IssueEditIssueServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue edit issue service unavailable response a status code equal to that given
+func (o *IssueEditIssueServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue edit issue service unavailable response
+func (o *IssueEditIssueServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueEditIssueServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/{index}][%d] issueEditIssueServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueEditIssueServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/issues/{index}][%d] issueEditIssueServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueEditIssueServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditIssueServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *IssueEditLabelReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueEditLabelRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueEditLabelUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *IssueEditLabelReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueEditLabelTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueEditLabelInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueEditLabelServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -352,6 +372,76 @@ func (o *IssueEditLabelNotFound) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewIssueEditLabelRequestEntityTooLarge creates a IssueEditLabelRequestEntityTooLarge with default headers values
+func NewIssueEditLabelRequestEntityTooLarge() *IssueEditLabelRequestEntityTooLarge {
+	return &IssueEditLabelRequestEntityTooLarge{}
+}
+
+/*
+IssueEditLabelRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueEditLabelRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit label request entity too large response has a 2xx status code
+func (o *IssueEditLabelRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit label request entity too large response has a 3xx status code
+func (o *IssueEditLabelRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit label request entity too large response has a 4xx status code
+func (o *IssueEditLabelRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit label request entity too large response has a 5xx status code
+func (o *IssueEditLabelRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit label request entity too large response a status code equal to that given
+func (o *IssueEditLabelRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue edit label request entity too large response
+func (o *IssueEditLabelRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueEditLabelRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/labels/{id}][%d] issueEditLabelRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueEditLabelRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/labels/{id}][%d] issueEditLabelRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueEditLabelRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditLabelRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueEditLabelUnprocessableEntity creates a IssueEditLabelUnprocessableEntity with default headers values
 func NewIssueEditLabelUnprocessableEntity() *IssueEditLabelUnprocessableEntity {
 	return &IssueEditLabelUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *IssueEditLabelLocked) readResponse(response runtime.ClientResponse, con
 	return nil
 }
 
+// NewIssueEditLabelTooManyRequests creates a IssueEditLabelTooManyRequests with default headers values
+func NewIssueEditLabelTooManyRequests() *IssueEditLabelTooManyRequests {
+	return &IssueEditLabelTooManyRequests{}
+}
+
+/*
+IssueEditLabelTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueEditLabelTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit label too many requests response has a 2xx status code
+func (o *IssueEditLabelTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit label too many requests response has a 3xx status code
+func (o *IssueEditLabelTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit label too many requests response has a 4xx status code
+func (o *IssueEditLabelTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit label too many requests response has a 5xx status code
+func (o *IssueEditLabelTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit label too many requests response a status code equal to that given
+func (o *IssueEditLabelTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue edit label too many requests response
+func (o *IssueEditLabelTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueEditLabelTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/labels/{id}][%d] issueEditLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueEditLabelTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/labels/{id}][%d] issueEditLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueEditLabelTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditLabelTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueEditLabelInternalServerError creates a IssueEditLabelInternalServerError with default headers values
 func NewIssueEditLabelInternalServerError() *IssueEditLabelInternalServerError {
 	return &IssueEditLabelInternalServerError{}
@@ -551,6 +727,92 @@ func (o *IssueEditLabelInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueEditLabelInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueEditLabelServiceUnavailable creates a IssueEditLabelServiceUnavailable with default headers values
+func NewIssueEditLabelServiceUnavailable() *IssueEditLabelServiceUnavailable {
+	return &IssueEditLabelServiceUnavailable{}
+}
+
+/*
+IssueEditLabelServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueEditLabelServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit label service unavailable response has a 2xx status code
+func (o *IssueEditLabelServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit label service unavailable response has a 3xx status code
+func (o *IssueEditLabelServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit label service unavailable response has a 4xx status code
+func (o *IssueEditLabelServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue edit label service unavailable response has a 5xx status code
+func (o *IssueEditLabelServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue edit label service unavailable response a status code equal to that given
+func (o *IssueEditLabelServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue edit label service unavailable response
+func (o *IssueEditLabelServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueEditLabelServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/labels/{id}][%d] issueEditLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueEditLabelServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/labels/{id}][%d] issueEditLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueEditLabelServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditLabelServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *IssueEditMilestoneReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueEditMilestoneRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueEditMilestoneUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *IssueEditMilestoneReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueEditMilestoneTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueEditMilestoneInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueEditMilestoneServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -352,6 +372,76 @@ func (o *IssueEditMilestoneNotFound) readResponse(response runtime.ClientRespons
 	return nil
 }
 
+// NewIssueEditMilestoneRequestEntityTooLarge creates a IssueEditMilestoneRequestEntityTooLarge with default headers values
+func NewIssueEditMilestoneRequestEntityTooLarge() *IssueEditMilestoneRequestEntityTooLarge {
+	return &IssueEditMilestoneRequestEntityTooLarge{}
+}
+
+/*
+IssueEditMilestoneRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueEditMilestoneRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit milestone request entity too large response has a 2xx status code
+func (o *IssueEditMilestoneRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit milestone request entity too large response has a 3xx status code
+func (o *IssueEditMilestoneRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit milestone request entity too large response has a 4xx status code
+func (o *IssueEditMilestoneRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit milestone request entity too large response has a 5xx status code
+func (o *IssueEditMilestoneRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit milestone request entity too large response a status code equal to that given
+func (o *IssueEditMilestoneRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue edit milestone request entity too large response
+func (o *IssueEditMilestoneRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueEditMilestoneRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/milestones/{id}][%d] issueEditMilestoneRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueEditMilestoneRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/milestones/{id}][%d] issueEditMilestoneRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueEditMilestoneRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditMilestoneRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueEditMilestoneUnprocessableEntity creates a IssueEditMilestoneUnprocessableEntity with default headers values
 func NewIssueEditMilestoneUnprocessableEntity() *IssueEditMilestoneUnprocessableEntity {
 	return &IssueEditMilestoneUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *IssueEditMilestoneLocked) readResponse(response runtime.ClientResponse,
 	return nil
 }
 
+// NewIssueEditMilestoneTooManyRequests creates a IssueEditMilestoneTooManyRequests with default headers values
+func NewIssueEditMilestoneTooManyRequests() *IssueEditMilestoneTooManyRequests {
+	return &IssueEditMilestoneTooManyRequests{}
+}
+
+/*
+IssueEditMilestoneTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueEditMilestoneTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit milestone too many requests response has a 2xx status code
+func (o *IssueEditMilestoneTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit milestone too many requests response has a 3xx status code
+func (o *IssueEditMilestoneTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit milestone too many requests response has a 4xx status code
+func (o *IssueEditMilestoneTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue edit milestone too many requests response has a 5xx status code
+func (o *IssueEditMilestoneTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue edit milestone too many requests response a status code equal to that given
+func (o *IssueEditMilestoneTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue edit milestone too many requests response
+func (o *IssueEditMilestoneTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueEditMilestoneTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/milestones/{id}][%d] issueEditMilestoneTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueEditMilestoneTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/milestones/{id}][%d] issueEditMilestoneTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueEditMilestoneTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditMilestoneTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueEditMilestoneInternalServerError creates a IssueEditMilestoneInternalServerError with default headers values
 func NewIssueEditMilestoneInternalServerError() *IssueEditMilestoneInternalServerError {
 	return &IssueEditMilestoneInternalServerError{}
@@ -551,6 +727,92 @@ func (o *IssueEditMilestoneInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueEditMilestoneInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueEditMilestoneServiceUnavailable creates a IssueEditMilestoneServiceUnavailable with default headers values
+func NewIssueEditMilestoneServiceUnavailable() *IssueEditMilestoneServiceUnavailable {
+	return &IssueEditMilestoneServiceUnavailable{}
+}
+
+/*
+IssueEditMilestoneServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueEditMilestoneServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue edit milestone service unavailable response has a 2xx status code
+func (o *IssueEditMilestoneServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue edit milestone service unavailable response has a 3xx status code
+func (o *IssueEditMilestoneServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue edit milestone service unavailable response has a 4xx status code
+func (o *IssueEditMilestoneServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue edit milestone service unavailable response has a 5xx status code
+func (o *IssueEditMilestoneServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue edit milestone service unavailable response a status code equal to that given
+func (o *IssueEditMilestoneServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue edit milestone service unavailable response
+func (o *IssueEditMilestoneServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueEditMilestoneServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/milestones/{id}][%d] issueEditMilestoneServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueEditMilestoneServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/milestones/{id}][%d] issueEditMilestoneServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueEditMilestoneServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueEditMilestoneServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *IssueGetCommentReactionsReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueGetCommentReactionsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueGetCommentReactionsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueGetCommentReactionsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *IssueGetCommentReactionsUnprocessableEntity) readResponse(response runt
 	return nil
 }
 
+// NewIssueGetCommentReactionsTooManyRequests creates a IssueGetCommentReactionsTooManyRequests with default headers values
+func NewIssueGetCommentReactionsTooManyRequests() *IssueGetCommentReactionsTooManyRequests {
+	return &IssueGetCommentReactionsTooManyRequests{}
+}
+
+/*
+IssueGetCommentReactionsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueGetCommentReactionsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get comment reactions too many requests response has a 2xx status code
+func (o *IssueGetCommentReactionsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get comment reactions too many requests response has a 3xx status code
+func (o *IssueGetCommentReactionsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get comment reactions too many requests response has a 4xx status code
+func (o *IssueGetCommentReactionsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue get comment reactions too many requests response has a 5xx status code
+func (o *IssueGetCommentReactionsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue get comment reactions too many requests response a status code equal to that given
+func (o *IssueGetCommentReactionsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue get comment reactions too many requests response
+func (o *IssueGetCommentReactionsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueGetCommentReactionsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueGetCommentReactionsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetCommentReactionsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueGetCommentReactionsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetCommentReactionsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetCommentReactionsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueGetCommentReactionsInternalServerError creates a IssueGetCommentReactionsInternalServerError with default headers values
 func NewIssueGetCommentReactionsInternalServerError() *IssueGetCommentReactionsInternalServerError {
 	return &IssueGetCommentReactionsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *IssueGetCommentReactionsInternalServerError) GetPayload() *models.APIEr
 }
 
 func (o *IssueGetCommentReactionsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueGetCommentReactionsServiceUnavailable creates a IssueGetCommentReactionsServiceUnavailable with default headers values
+func NewIssueGetCommentReactionsServiceUnavailable() *IssueGetCommentReactionsServiceUnavailable {
+	return &IssueGetCommentReactionsServiceUnavailable{}
+}
+
+/*
+IssueGetCommentReactionsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueGetCommentReactionsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get comment reactions service unavailable response has a 2xx status code
+func (o *IssueGetCommentReactionsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get comment reactions service unavailable response has a 3xx status code
+func (o *IssueGetCommentReactionsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get comment reactions service unavailable response has a 4xx status code
+func (o *IssueGetCommentReactionsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue get comment reactions service unavailable response has a 5xx status code
+func (o *IssueGetCommentReactionsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue get comment reactions service unavailable response a status code equal to that given
+func (o *IssueGetCommentReactionsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue get comment reactions service unavailable response
+func (o *IssueGetCommentReactionsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueGetCommentReactionsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueGetCommentReactionsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetCommentReactionsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issueGetCommentReactionsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetCommentReactionsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetCommentReactionsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *IssueGetCommentReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueGetCommentTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueGetCommentInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueGetCommentServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *IssueGetCommentUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewIssueGetCommentTooManyRequests creates a IssueGetCommentTooManyRequests with default headers values
+func NewIssueGetCommentTooManyRequests() *IssueGetCommentTooManyRequests {
+	return &IssueGetCommentTooManyRequests{}
+}
+
+/*
+IssueGetCommentTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueGetCommentTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get comment too many requests response has a 2xx status code
+func (o *IssueGetCommentTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get comment too many requests response has a 3xx status code
+func (o *IssueGetCommentTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get comment too many requests response has a 4xx status code
+func (o *IssueGetCommentTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue get comment too many requests response has a 5xx status code
+func (o *IssueGetCommentTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue get comment too many requests response a status code equal to that given
+func (o *IssueGetCommentTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue get comment too many requests response
+func (o *IssueGetCommentTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueGetCommentTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/comments/{id}][%d] issueGetCommentTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetCommentTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/comments/{id}][%d] issueGetCommentTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetCommentTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetCommentTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueGetCommentInternalServerError creates a IssueGetCommentInternalServerError with default headers values
 func NewIssueGetCommentInternalServerError() *IssueGetCommentInternalServerError {
 	return &IssueGetCommentInternalServerError{}
@@ -537,6 +637,92 @@ func (o *IssueGetCommentInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueGetCommentInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueGetCommentServiceUnavailable creates a IssueGetCommentServiceUnavailable with default headers values
+func NewIssueGetCommentServiceUnavailable() *IssueGetCommentServiceUnavailable {
+	return &IssueGetCommentServiceUnavailable{}
+}
+
+/*
+IssueGetCommentServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueGetCommentServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get comment service unavailable response has a 2xx status code
+func (o *IssueGetCommentServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get comment service unavailable response has a 3xx status code
+func (o *IssueGetCommentServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get comment service unavailable response has a 4xx status code
+func (o *IssueGetCommentServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue get comment service unavailable response has a 5xx status code
+func (o *IssueGetCommentServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue get comment service unavailable response a status code equal to that given
+func (o *IssueGetCommentServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue get comment service unavailable response
+func (o *IssueGetCommentServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueGetCommentServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/comments/{id}][%d] issueGetCommentServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetCommentServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/comments/{id}][%d] issueGetCommentServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetCommentServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetCommentServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *IssueGetCommentsReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueGetCommentsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueGetCommentsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueGetCommentsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *IssueGetCommentsUnprocessableEntity) readResponse(response runtime.Clie
 	return nil
 }
 
+// NewIssueGetCommentsTooManyRequests creates a IssueGetCommentsTooManyRequests with default headers values
+func NewIssueGetCommentsTooManyRequests() *IssueGetCommentsTooManyRequests {
+	return &IssueGetCommentsTooManyRequests{}
+}
+
+/*
+IssueGetCommentsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueGetCommentsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get comments too many requests response has a 2xx status code
+func (o *IssueGetCommentsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get comments too many requests response has a 3xx status code
+func (o *IssueGetCommentsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get comments too many requests response has a 4xx status code
+func (o *IssueGetCommentsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue get comments too many requests response has a 5xx status code
+func (o *IssueGetCommentsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue get comments too many requests response a status code equal to that given
+func (o *IssueGetCommentsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue get comments too many requests response
+func (o *IssueGetCommentsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueGetCommentsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/comments][%d] issueGetCommentsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetCommentsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/comments][%d] issueGetCommentsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetCommentsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetCommentsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueGetCommentsInternalServerError creates a IssueGetCommentsInternalServerError with default headers values
 func NewIssueGetCommentsInternalServerError() *IssueGetCommentsInternalServerError {
 	return &IssueGetCommentsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *IssueGetCommentsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueGetCommentsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueGetCommentsServiceUnavailable creates a IssueGetCommentsServiceUnavailable with default headers values
+func NewIssueGetCommentsServiceUnavailable() *IssueGetCommentsServiceUnavailable {
+	return &IssueGetCommentsServiceUnavailable{}
+}
+
+/*
+IssueGetCommentsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueGetCommentsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get comments service unavailable response has a 2xx status code
+func (o *IssueGetCommentsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get comments service unavailable response has a 3xx status code
+func (o *IssueGetCommentsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get comments service unavailable response has a 4xx status code
+func (o *IssueGetCommentsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue get comments service unavailable response has a 5xx status code
+func (o *IssueGetCommentsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue get comments service unavailable response a status code equal to that given
+func (o *IssueGetCommentsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue get comments service unavailable response
+func (o *IssueGetCommentsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueGetCommentsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/comments][%d] issueGetCommentsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetCommentsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/comments][%d] issueGetCommentsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetCommentsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetCommentsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *IssueGetIssueReactionsReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueGetIssueReactionsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueGetIssueReactionsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueGetIssueReactionsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *IssueGetIssueReactionsUnprocessableEntity) readResponse(response runtim
 	return nil
 }
 
+// NewIssueGetIssueReactionsTooManyRequests creates a IssueGetIssueReactionsTooManyRequests with default headers values
+func NewIssueGetIssueReactionsTooManyRequests() *IssueGetIssueReactionsTooManyRequests {
+	return &IssueGetIssueReactionsTooManyRequests{}
+}
+
+/*
+IssueGetIssueReactionsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueGetIssueReactionsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get issue reactions too many requests response has a 2xx status code
+func (o *IssueGetIssueReactionsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get issue reactions too many requests response has a 3xx status code
+func (o *IssueGetIssueReactionsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get issue reactions too many requests response has a 4xx status code
+func (o *IssueGetIssueReactionsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue get issue reactions too many requests response has a 5xx status code
+func (o *IssueGetIssueReactionsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue get issue reactions too many requests response a status code equal to that given
+func (o *IssueGetIssueReactionsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue get issue reactions too many requests response
+func (o *IssueGetIssueReactionsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueGetIssueReactionsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueGetIssueReactionsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetIssueReactionsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueGetIssueReactionsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetIssueReactionsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetIssueReactionsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueGetIssueReactionsInternalServerError creates a IssueGetIssueReactionsInternalServerError with default headers values
 func NewIssueGetIssueReactionsInternalServerError() *IssueGetIssueReactionsInternalServerError {
 	return &IssueGetIssueReactionsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *IssueGetIssueReactionsInternalServerError) GetPayload() *models.APIErro
 }
 
 func (o *IssueGetIssueReactionsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueGetIssueReactionsServiceUnavailable creates a IssueGetIssueReactionsServiceUnavailable with default headers values
+func NewIssueGetIssueReactionsServiceUnavailable() *IssueGetIssueReactionsServiceUnavailable {
+	return &IssueGetIssueReactionsServiceUnavailable{}
+}
+
+/*
+IssueGetIssueReactionsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueGetIssueReactionsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get issue reactions service unavailable response has a 2xx status code
+func (o *IssueGetIssueReactionsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get issue reactions service unavailable response has a 3xx status code
+func (o *IssueGetIssueReactionsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get issue reactions service unavailable response has a 4xx status code
+func (o *IssueGetIssueReactionsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue get issue reactions service unavailable response has a 5xx status code
+func (o *IssueGetIssueReactionsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue get issue reactions service unavailable response a status code equal to that given
+func (o *IssueGetIssueReactionsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue get issue reactions service unavailable response
+func (o *IssueGetIssueReactionsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueGetIssueReactionsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueGetIssueReactionsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetIssueReactionsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/reactions][%d] issueGetIssueReactionsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetIssueReactionsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetIssueReactionsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

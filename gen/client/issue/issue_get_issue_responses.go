@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *IssueGetIssueReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueGetIssueTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueGetIssueInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueGetIssueServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *IssueGetIssueUnprocessableEntity) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewIssueGetIssueTooManyRequests creates a IssueGetIssueTooManyRequests with default headers values
+func NewIssueGetIssueTooManyRequests() *IssueGetIssueTooManyRequests {
+	return &IssueGetIssueTooManyRequests{}
+}
+
+/*
+IssueGetIssueTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueGetIssueTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get issue too many requests response has a 2xx status code
+func (o *IssueGetIssueTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get issue too many requests response has a 3xx status code
+func (o *IssueGetIssueTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get issue too many requests response has a 4xx status code
+func (o *IssueGetIssueTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue get issue too many requests response has a 5xx status code
+func (o *IssueGetIssueTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue get issue too many requests response a status code equal to that given
+func (o *IssueGetIssueTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue get issue too many requests response
+func (o *IssueGetIssueTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueGetIssueTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}][%d] issueGetIssueTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetIssueTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}][%d] issueGetIssueTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetIssueTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetIssueTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueGetIssueInternalServerError creates a IssueGetIssueInternalServerError with default headers values
 func NewIssueGetIssueInternalServerError() *IssueGetIssueInternalServerError {
 	return &IssueGetIssueInternalServerError{}
@@ -475,6 +575,92 @@ func (o *IssueGetIssueInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueGetIssueInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueGetIssueServiceUnavailable creates a IssueGetIssueServiceUnavailable with default headers values
+func NewIssueGetIssueServiceUnavailable() *IssueGetIssueServiceUnavailable {
+	return &IssueGetIssueServiceUnavailable{}
+}
+
+/*
+IssueGetIssueServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueGetIssueServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get issue service unavailable response has a 2xx status code
+func (o *IssueGetIssueServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get issue service unavailable response has a 3xx status code
+func (o *IssueGetIssueServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get issue service unavailable response has a 4xx status code
+func (o *IssueGetIssueServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue get issue service unavailable response has a 5xx status code
+func (o *IssueGetIssueServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue get issue service unavailable response a status code equal to that given
+func (o *IssueGetIssueServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue get issue service unavailable response
+func (o *IssueGetIssueServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueGetIssueServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}][%d] issueGetIssueServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetIssueServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}][%d] issueGetIssueServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetIssueServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetIssueServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

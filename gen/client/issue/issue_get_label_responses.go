@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *IssueGetLabelReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueGetLabelTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueGetLabelInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueGetLabelServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *IssueGetLabelUnprocessableEntity) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewIssueGetLabelTooManyRequests creates a IssueGetLabelTooManyRequests with default headers values
+func NewIssueGetLabelTooManyRequests() *IssueGetLabelTooManyRequests {
+	return &IssueGetLabelTooManyRequests{}
+}
+
+/*
+IssueGetLabelTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueGetLabelTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get label too many requests response has a 2xx status code
+func (o *IssueGetLabelTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get label too many requests response has a 3xx status code
+func (o *IssueGetLabelTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get label too many requests response has a 4xx status code
+func (o *IssueGetLabelTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue get label too many requests response has a 5xx status code
+func (o *IssueGetLabelTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue get label too many requests response a status code equal to that given
+func (o *IssueGetLabelTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue get label too many requests response
+func (o *IssueGetLabelTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueGetLabelTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/labels/{id}][%d] issueGetLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetLabelTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/labels/{id}][%d] issueGetLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetLabelTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetLabelTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueGetLabelInternalServerError creates a IssueGetLabelInternalServerError with default headers values
 func NewIssueGetLabelInternalServerError() *IssueGetLabelInternalServerError {
 	return &IssueGetLabelInternalServerError{}
@@ -475,6 +575,92 @@ func (o *IssueGetLabelInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueGetLabelInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueGetLabelServiceUnavailable creates a IssueGetLabelServiceUnavailable with default headers values
+func NewIssueGetLabelServiceUnavailable() *IssueGetLabelServiceUnavailable {
+	return &IssueGetLabelServiceUnavailable{}
+}
+
+/*
+IssueGetLabelServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueGetLabelServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get label service unavailable response has a 2xx status code
+func (o *IssueGetLabelServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get label service unavailable response has a 3xx status code
+func (o *IssueGetLabelServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get label service unavailable response has a 4xx status code
+func (o *IssueGetLabelServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue get label service unavailable response has a 5xx status code
+func (o *IssueGetLabelServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue get label service unavailable response a status code equal to that given
+func (o *IssueGetLabelServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue get label service unavailable response
+func (o *IssueGetLabelServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueGetLabelServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/labels/{id}][%d] issueGetLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetLabelServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/labels/{id}][%d] issueGetLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetLabelServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetLabelServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

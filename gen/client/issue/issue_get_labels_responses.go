@@ -57,8 +57,20 @@ func (o *IssueGetLabelsReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueGetLabelsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueGetLabelsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueGetLabelsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *IssueGetLabelsUnprocessableEntity) readResponse(response runtime.Client
 	return nil
 }
 
+// NewIssueGetLabelsTooManyRequests creates a IssueGetLabelsTooManyRequests with default headers values
+func NewIssueGetLabelsTooManyRequests() *IssueGetLabelsTooManyRequests {
+	return &IssueGetLabelsTooManyRequests{}
+}
+
+/*
+IssueGetLabelsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueGetLabelsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get labels too many requests response has a 2xx status code
+func (o *IssueGetLabelsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get labels too many requests response has a 3xx status code
+func (o *IssueGetLabelsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get labels too many requests response has a 4xx status code
+func (o *IssueGetLabelsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue get labels too many requests response has a 5xx status code
+func (o *IssueGetLabelsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue get labels too many requests response a status code equal to that given
+func (o *IssueGetLabelsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue get labels too many requests response
+func (o *IssueGetLabelsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueGetLabelsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/labels][%d] issueGetLabelsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetLabelsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/labels][%d] issueGetLabelsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetLabelsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetLabelsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueGetLabelsInternalServerError creates a IssueGetLabelsInternalServerError with default headers values
 func NewIssueGetLabelsInternalServerError() *IssueGetLabelsInternalServerError {
 	return &IssueGetLabelsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *IssueGetLabelsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueGetLabelsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueGetLabelsServiceUnavailable creates a IssueGetLabelsServiceUnavailable with default headers values
+func NewIssueGetLabelsServiceUnavailable() *IssueGetLabelsServiceUnavailable {
+	return &IssueGetLabelsServiceUnavailable{}
+}
+
+/*
+IssueGetLabelsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueGetLabelsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get labels service unavailable response has a 2xx status code
+func (o *IssueGetLabelsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get labels service unavailable response has a 3xx status code
+func (o *IssueGetLabelsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get labels service unavailable response has a 4xx status code
+func (o *IssueGetLabelsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue get labels service unavailable response has a 5xx status code
+func (o *IssueGetLabelsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue get labels service unavailable response a status code equal to that given
+func (o *IssueGetLabelsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue get labels service unavailable response
+func (o *IssueGetLabelsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueGetLabelsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/labels][%d] issueGetLabelsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetLabelsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/labels][%d] issueGetLabelsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetLabelsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetLabelsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *IssueGetMilestoneReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueGetMilestoneTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueGetMilestoneInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueGetMilestoneServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *IssueGetMilestoneUnprocessableEntity) readResponse(response runtime.Cli
 	return nil
 }
 
+// NewIssueGetMilestoneTooManyRequests creates a IssueGetMilestoneTooManyRequests with default headers values
+func NewIssueGetMilestoneTooManyRequests() *IssueGetMilestoneTooManyRequests {
+	return &IssueGetMilestoneTooManyRequests{}
+}
+
+/*
+IssueGetMilestoneTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueGetMilestoneTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get milestone too many requests response has a 2xx status code
+func (o *IssueGetMilestoneTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get milestone too many requests response has a 3xx status code
+func (o *IssueGetMilestoneTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get milestone too many requests response has a 4xx status code
+func (o *IssueGetMilestoneTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue get milestone too many requests response has a 5xx status code
+func (o *IssueGetMilestoneTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue get milestone too many requests response a status code equal to that given
+func (o *IssueGetMilestoneTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue get milestone too many requests response
+func (o *IssueGetMilestoneTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueGetMilestoneTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/milestones/{id}][%d] issueGetMilestoneTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetMilestoneTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/milestones/{id}][%d] issueGetMilestoneTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetMilestoneTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetMilestoneTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueGetMilestoneInternalServerError creates a IssueGetMilestoneInternalServerError with default headers values
 func NewIssueGetMilestoneInternalServerError() *IssueGetMilestoneInternalServerError {
 	return &IssueGetMilestoneInternalServerError{}
@@ -475,6 +575,92 @@ func (o *IssueGetMilestoneInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueGetMilestoneInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueGetMilestoneServiceUnavailable creates a IssueGetMilestoneServiceUnavailable with default headers values
+func NewIssueGetMilestoneServiceUnavailable() *IssueGetMilestoneServiceUnavailable {
+	return &IssueGetMilestoneServiceUnavailable{}
+}
+
+/*
+IssueGetMilestoneServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueGetMilestoneServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get milestone service unavailable response has a 2xx status code
+func (o *IssueGetMilestoneServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get milestone service unavailable response has a 3xx status code
+func (o *IssueGetMilestoneServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get milestone service unavailable response has a 4xx status code
+func (o *IssueGetMilestoneServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue get milestone service unavailable response has a 5xx status code
+func (o *IssueGetMilestoneServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue get milestone service unavailable response a status code equal to that given
+func (o *IssueGetMilestoneServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue get milestone service unavailable response
+func (o *IssueGetMilestoneServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueGetMilestoneServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/milestones/{id}][%d] issueGetMilestoneServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetMilestoneServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/milestones/{id}][%d] issueGetMilestoneServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetMilestoneServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetMilestoneServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

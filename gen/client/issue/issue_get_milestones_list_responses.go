@@ -57,8 +57,20 @@ func (o *IssueGetMilestonesListReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueGetMilestonesListTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueGetMilestonesListInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueGetMilestonesListServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *IssueGetMilestonesListUnprocessableEntity) readResponse(response runtim
 	return nil
 }
 
+// NewIssueGetMilestonesListTooManyRequests creates a IssueGetMilestonesListTooManyRequests with default headers values
+func NewIssueGetMilestonesListTooManyRequests() *IssueGetMilestonesListTooManyRequests {
+	return &IssueGetMilestonesListTooManyRequests{}
+}
+
+/*
+IssueGetMilestonesListTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueGetMilestonesListTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get milestones list too many requests response has a 2xx status code
+func (o *IssueGetMilestonesListTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get milestones list too many requests response has a 3xx status code
+func (o *IssueGetMilestonesListTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get milestones list too many requests response has a 4xx status code
+func (o *IssueGetMilestonesListTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue get milestones list too many requests response has a 5xx status code
+func (o *IssueGetMilestonesListTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue get milestones list too many requests response a status code equal to that given
+func (o *IssueGetMilestonesListTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue get milestones list too many requests response
+func (o *IssueGetMilestonesListTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueGetMilestonesListTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/milestones][%d] issueGetMilestonesListTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetMilestonesListTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/milestones][%d] issueGetMilestonesListTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueGetMilestonesListTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetMilestonesListTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueGetMilestonesListInternalServerError creates a IssueGetMilestonesListInternalServerError with default headers values
 func NewIssueGetMilestonesListInternalServerError() *IssueGetMilestonesListInternalServerError {
 	return &IssueGetMilestonesListInternalServerError{}
@@ -504,6 +602,92 @@ func (o *IssueGetMilestonesListInternalServerError) GetPayload() *models.APIErro
 }
 
 func (o *IssueGetMilestonesListInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueGetMilestonesListServiceUnavailable creates a IssueGetMilestonesListServiceUnavailable with default headers values
+func NewIssueGetMilestonesListServiceUnavailable() *IssueGetMilestonesListServiceUnavailable {
+	return &IssueGetMilestonesListServiceUnavailable{}
+}
+
+/*
+IssueGetMilestonesListServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueGetMilestonesListServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue get milestones list service unavailable response has a 2xx status code
+func (o *IssueGetMilestonesListServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue get milestones list service unavailable response has a 3xx status code
+func (o *IssueGetMilestonesListServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue get milestones list service unavailable response has a 4xx status code
+func (o *IssueGetMilestonesListServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue get milestones list service unavailable response has a 5xx status code
+func (o *IssueGetMilestonesListServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue get milestones list service unavailable response a status code equal to that given
+func (o *IssueGetMilestonesListServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue get milestones list service unavailable response
+func (o *IssueGetMilestonesListServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueGetMilestonesListServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/milestones][%d] issueGetMilestonesListServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetMilestonesListServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/milestones][%d] issueGetMilestonesListServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueGetMilestonesListServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueGetMilestonesListServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *IssueListIssuesReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueListIssuesTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueListIssuesInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueListIssuesServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *IssueListIssuesUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewIssueListIssuesTooManyRequests creates a IssueListIssuesTooManyRequests with default headers values
+func NewIssueListIssuesTooManyRequests() *IssueListIssuesTooManyRequests {
+	return &IssueListIssuesTooManyRequests{}
+}
+
+/*
+IssueListIssuesTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueListIssuesTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue list issues too many requests response has a 2xx status code
+func (o *IssueListIssuesTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue list issues too many requests response has a 3xx status code
+func (o *IssueListIssuesTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue list issues too many requests response has a 4xx status code
+func (o *IssueListIssuesTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue list issues too many requests response has a 5xx status code
+func (o *IssueListIssuesTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue list issues too many requests response a status code equal to that given
+func (o *IssueListIssuesTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue list issues too many requests response
+func (o *IssueListIssuesTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueListIssuesTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues][%d] issueListIssuesTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueListIssuesTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues][%d] issueListIssuesTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueListIssuesTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueListIssuesTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueListIssuesInternalServerError creates a IssueListIssuesInternalServerError with default headers values
 func NewIssueListIssuesInternalServerError() *IssueListIssuesInternalServerError {
 	return &IssueListIssuesInternalServerError{}
@@ -504,6 +602,92 @@ func (o *IssueListIssuesInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueListIssuesInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueListIssuesServiceUnavailable creates a IssueListIssuesServiceUnavailable with default headers values
+func NewIssueListIssuesServiceUnavailable() *IssueListIssuesServiceUnavailable {
+	return &IssueListIssuesServiceUnavailable{}
+}
+
+/*
+IssueListIssuesServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueListIssuesServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue list issues service unavailable response has a 2xx status code
+func (o *IssueListIssuesServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue list issues service unavailable response has a 3xx status code
+func (o *IssueListIssuesServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue list issues service unavailable response has a 4xx status code
+func (o *IssueListIssuesServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue list issues service unavailable response has a 5xx status code
+func (o *IssueListIssuesServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue list issues service unavailable response a status code equal to that given
+func (o *IssueListIssuesServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue list issues service unavailable response
+func (o *IssueListIssuesServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueListIssuesServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues][%d] issueListIssuesServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueListIssuesServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues][%d] issueListIssuesServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueListIssuesServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueListIssuesServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

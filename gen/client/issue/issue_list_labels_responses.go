@@ -57,8 +57,20 @@ func (o *IssueListLabelsReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueListLabelsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueListLabelsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueListLabelsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *IssueListLabelsUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewIssueListLabelsTooManyRequests creates a IssueListLabelsTooManyRequests with default headers values
+func NewIssueListLabelsTooManyRequests() *IssueListLabelsTooManyRequests {
+	return &IssueListLabelsTooManyRequests{}
+}
+
+/*
+IssueListLabelsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueListLabelsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue list labels too many requests response has a 2xx status code
+func (o *IssueListLabelsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue list labels too many requests response has a 3xx status code
+func (o *IssueListLabelsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue list labels too many requests response has a 4xx status code
+func (o *IssueListLabelsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue list labels too many requests response has a 5xx status code
+func (o *IssueListLabelsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue list labels too many requests response a status code equal to that given
+func (o *IssueListLabelsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue list labels too many requests response
+func (o *IssueListLabelsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueListLabelsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/labels][%d] issueListLabelsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueListLabelsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/labels][%d] issueListLabelsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueListLabelsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueListLabelsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueListLabelsInternalServerError creates a IssueListLabelsInternalServerError with default headers values
 func NewIssueListLabelsInternalServerError() *IssueListLabelsInternalServerError {
 	return &IssueListLabelsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *IssueListLabelsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueListLabelsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueListLabelsServiceUnavailable creates a IssueListLabelsServiceUnavailable with default headers values
+func NewIssueListLabelsServiceUnavailable() *IssueListLabelsServiceUnavailable {
+	return &IssueListLabelsServiceUnavailable{}
+}
+
+/*
+IssueListLabelsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueListLabelsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue list labels service unavailable response has a 2xx status code
+func (o *IssueListLabelsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue list labels service unavailable response has a 3xx status code
+func (o *IssueListLabelsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue list labels service unavailable response has a 4xx status code
+func (o *IssueListLabelsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue list labels service unavailable response has a 5xx status code
+func (o *IssueListLabelsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue list labels service unavailable response a status code equal to that given
+func (o *IssueListLabelsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue list labels service unavailable response
+func (o *IssueListLabelsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueListLabelsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/labels][%d] issueListLabelsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueListLabelsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/labels][%d] issueListLabelsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueListLabelsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueListLabelsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

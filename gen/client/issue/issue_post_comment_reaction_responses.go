@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,6 +57,12 @@ func (o *IssuePostCommentReactionReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssuePostCommentReactionRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssuePostCommentReactionUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -67,8 +75,20 @@ func (o *IssuePostCommentReactionReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssuePostCommentReactionTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssuePostCommentReactionInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssuePostCommentReactionServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -428,6 +448,76 @@ func (o *IssuePostCommentReactionNotFound) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewIssuePostCommentReactionRequestEntityTooLarge creates a IssuePostCommentReactionRequestEntityTooLarge with default headers values
+func NewIssuePostCommentReactionRequestEntityTooLarge() *IssuePostCommentReactionRequestEntityTooLarge {
+	return &IssuePostCommentReactionRequestEntityTooLarge{}
+}
+
+/*
+IssuePostCommentReactionRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssuePostCommentReactionRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue post comment reaction request entity too large response has a 2xx status code
+func (o *IssuePostCommentReactionRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue post comment reaction request entity too large response has a 3xx status code
+func (o *IssuePostCommentReactionRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue post comment reaction request entity too large response has a 4xx status code
+func (o *IssuePostCommentReactionRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue post comment reaction request entity too large response has a 5xx status code
+func (o *IssuePostCommentReactionRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue post comment reaction request entity too large response a status code equal to that given
+func (o *IssuePostCommentReactionRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue post comment reaction request entity too large response
+func (o *IssuePostCommentReactionRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssuePostCommentReactionRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issuePostCommentReactionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssuePostCommentReactionRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issuePostCommentReactionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssuePostCommentReactionRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssuePostCommentReactionRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssuePostCommentReactionUnprocessableEntity creates a IssuePostCommentReactionUnprocessableEntity with default headers values
 func NewIssuePostCommentReactionUnprocessableEntity() *IssuePostCommentReactionUnprocessableEntity {
 	return &IssuePostCommentReactionUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *IssuePostCommentReactionLocked) readResponse(response runtime.ClientRes
 	return nil
 }
 
+// NewIssuePostCommentReactionTooManyRequests creates a IssuePostCommentReactionTooManyRequests with default headers values
+func NewIssuePostCommentReactionTooManyRequests() *IssuePostCommentReactionTooManyRequests {
+	return &IssuePostCommentReactionTooManyRequests{}
+}
+
+/*
+IssuePostCommentReactionTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssuePostCommentReactionTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue post comment reaction too many requests response has a 2xx status code
+func (o *IssuePostCommentReactionTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue post comment reaction too many requests response has a 3xx status code
+func (o *IssuePostCommentReactionTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue post comment reaction too many requests response has a 4xx status code
+func (o *IssuePostCommentReactionTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue post comment reaction too many requests response has a 5xx status code
+func (o *IssuePostCommentReactionTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue post comment reaction too many requests response a status code equal to that given
+func (o *IssuePostCommentReactionTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue post comment reaction too many requests response
+func (o *IssuePostCommentReactionTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssuePostCommentReactionTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issuePostCommentReactionTooManyRequests %s", 429, payload)
+}
+
+func (o *IssuePostCommentReactionTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issuePostCommentReactionTooManyRequests %s", 429, payload)
+}
+
+func (o *IssuePostCommentReactionTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssuePostCommentReactionTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssuePostCommentReactionInternalServerError creates a IssuePostCommentReactionInternalServerError with default headers values
 func NewIssuePostCommentReactionInternalServerError() *IssuePostCommentReactionInternalServerError {
 	return &IssuePostCommentReactionInternalServerError{}
@@ -627,6 +803,92 @@ func (o *IssuePostCommentReactionInternalServerError) GetPayload() *models.APIEr
 }
 
 func (o *IssuePostCommentReactionInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssuePostCommentReactionServiceUnavailable creates a IssuePostCommentReactionServiceUnavailable with default headers values
+func NewIssuePostCommentReactionServiceUnavailable() *IssuePostCommentReactionServiceUnavailable {
+	return &IssuePostCommentReactionServiceUnavailable{}
+}
+
+/*
+IssuePostCommentReactionServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssuePostCommentReactionServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue post comment reaction service unavailable response has a 2xx status code
+func (o *IssuePostCommentReactionServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue post comment reaction service unavailable response has a 3xx status code
+func (o *IssuePostCommentReactionServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue post comment reaction service unavailable response has a 4xx status code
+func (o *IssuePostCommentReactionServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue post comment reaction service unavailable response has a 5xx status code
+func (o *IssuePostCommentReactionServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue post comment reaction service unavailable response a status code equal to that given
+func (o *IssuePostCommentReactionServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue post comment reaction service unavailable response
+func (o *IssuePostCommentReactionServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssuePostCommentReactionServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issuePostCommentReactionServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssuePostCommentReactionServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/comments/{id}/reactions][%d] issuePostCommentReactionServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssuePostCommentReactionServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssuePostCommentReactionServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

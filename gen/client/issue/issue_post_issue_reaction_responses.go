@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,6 +57,12 @@ func (o *IssuePostIssueReactionReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssuePostIssueReactionRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssuePostIssueReactionUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -67,8 +75,20 @@ func (o *IssuePostIssueReactionReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssuePostIssueReactionTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssuePostIssueReactionInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssuePostIssueReactionServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -428,6 +448,76 @@ func (o *IssuePostIssueReactionNotFound) readResponse(response runtime.ClientRes
 	return nil
 }
 
+// NewIssuePostIssueReactionRequestEntityTooLarge creates a IssuePostIssueReactionRequestEntityTooLarge with default headers values
+func NewIssuePostIssueReactionRequestEntityTooLarge() *IssuePostIssueReactionRequestEntityTooLarge {
+	return &IssuePostIssueReactionRequestEntityTooLarge{}
+}
+
+/*
+IssuePostIssueReactionRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssuePostIssueReactionRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue post issue reaction request entity too large response has a 2xx status code
+func (o *IssuePostIssueReactionRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue post issue reaction request entity too large response has a 3xx status code
+func (o *IssuePostIssueReactionRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue post issue reaction request entity too large response has a 4xx status code
+func (o *IssuePostIssueReactionRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue post issue reaction request entity too large response has a 5xx status code
+func (o *IssuePostIssueReactionRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue post issue reaction request entity too large response a status code equal to that given
+func (o *IssuePostIssueReactionRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue post issue reaction request entity too large response
+func (o *IssuePostIssueReactionRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssuePostIssueReactionRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/reactions][%d] issuePostIssueReactionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssuePostIssueReactionRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/reactions][%d] issuePostIssueReactionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssuePostIssueReactionRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssuePostIssueReactionRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssuePostIssueReactionUnprocessableEntity creates a IssuePostIssueReactionUnprocessableEntity with default headers values
 func NewIssuePostIssueReactionUnprocessableEntity() *IssuePostIssueReactionUnprocessableEntity {
 	return &IssuePostIssueReactionUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *IssuePostIssueReactionLocked) readResponse(response runtime.ClientRespo
 	return nil
 }
 
+// NewIssuePostIssueReactionTooManyRequests creates a IssuePostIssueReactionTooManyRequests with default headers values
+func NewIssuePostIssueReactionTooManyRequests() *IssuePostIssueReactionTooManyRequests {
+	return &IssuePostIssueReactionTooManyRequests{}
+}
+
+/*
+IssuePostIssueReactionTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssuePostIssueReactionTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue post issue reaction too many requests response has a 2xx status code
+func (o *IssuePostIssueReactionTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue post issue reaction too many requests response has a 3xx status code
+func (o *IssuePostIssueReactionTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue post issue reaction too many requests response has a 4xx status code
+func (o *IssuePostIssueReactionTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue post issue reaction too many requests response has a 5xx status code
+func (o *IssuePostIssueReactionTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue post issue reaction too many requests response a status code equal to that given
+func (o *IssuePostIssueReactionTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue post issue reaction too many requests response
+func (o *IssuePostIssueReactionTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssuePostIssueReactionTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/reactions][%d] issuePostIssueReactionTooManyRequests %s", 429, payload)
+}
+
+func (o *IssuePostIssueReactionTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/reactions][%d] issuePostIssueReactionTooManyRequests %s", 429, payload)
+}
+
+func (o *IssuePostIssueReactionTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssuePostIssueReactionTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssuePostIssueReactionInternalServerError creates a IssuePostIssueReactionInternalServerError with default headers values
 func NewIssuePostIssueReactionInternalServerError() *IssuePostIssueReactionInternalServerError {
 	return &IssuePostIssueReactionInternalServerError{}
@@ -627,6 +803,92 @@ func (o *IssuePostIssueReactionInternalServerError) GetPayload() *models.APIErro
 }
 
 func (o *IssuePostIssueReactionInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssuePostIssueReactionServiceUnavailable creates a IssuePostIssueReactionServiceUnavailable with default headers values
+func NewIssuePostIssueReactionServiceUnavailable() *IssuePostIssueReactionServiceUnavailable {
+	return &IssuePostIssueReactionServiceUnavailable{}
+}
+
+/*
+IssuePostIssueReactionServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssuePostIssueReactionServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue post issue reaction service unavailable response has a 2xx status code
+func (o *IssuePostIssueReactionServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue post issue reaction service unavailable response has a 3xx status code
+func (o *IssuePostIssueReactionServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue post issue reaction service unavailable response has a 4xx status code
+func (o *IssuePostIssueReactionServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue post issue reaction service unavailable response has a 5xx status code
+func (o *IssuePostIssueReactionServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue post issue reaction service unavailable response a status code equal to that given
+func (o *IssuePostIssueReactionServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue post issue reaction service unavailable response
+func (o *IssuePostIssueReactionServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssuePostIssueReactionServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/reactions][%d] issuePostIssueReactionServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssuePostIssueReactionServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/issues/{index}/reactions][%d] issuePostIssueReactionServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssuePostIssueReactionServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssuePostIssueReactionServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *IssueRemoveLabelReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueRemoveLabelTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueRemoveLabelInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueRemoveLabelServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *IssueRemoveLabelLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewIssueRemoveLabelTooManyRequests creates a IssueRemoveLabelTooManyRequests with default headers values
+func NewIssueRemoveLabelTooManyRequests() *IssueRemoveLabelTooManyRequests {
+	return &IssueRemoveLabelTooManyRequests{}
+}
+
+/*
+IssueRemoveLabelTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueRemoveLabelTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue remove label too many requests response has a 2xx status code
+func (o *IssueRemoveLabelTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue remove label too many requests response has a 3xx status code
+func (o *IssueRemoveLabelTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue remove label too many requests response has a 4xx status code
+func (o *IssueRemoveLabelTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue remove label too many requests response has a 5xx status code
+func (o *IssueRemoveLabelTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue remove label too many requests response a status code equal to that given
+func (o *IssueRemoveLabelTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue remove label too many requests response
+func (o *IssueRemoveLabelTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueRemoveLabelTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels/{id}][%d] issueRemoveLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueRemoveLabelTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels/{id}][%d] issueRemoveLabelTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueRemoveLabelTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueRemoveLabelTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueRemoveLabelInternalServerError creates a IssueRemoveLabelInternalServerError with default headers values
 func NewIssueRemoveLabelInternalServerError() *IssueRemoveLabelInternalServerError {
 	return &IssueRemoveLabelInternalServerError{}
@@ -537,6 +637,92 @@ func (o *IssueRemoveLabelInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueRemoveLabelInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueRemoveLabelServiceUnavailable creates a IssueRemoveLabelServiceUnavailable with default headers values
+func NewIssueRemoveLabelServiceUnavailable() *IssueRemoveLabelServiceUnavailable {
+	return &IssueRemoveLabelServiceUnavailable{}
+}
+
+/*
+IssueRemoveLabelServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueRemoveLabelServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue remove label service unavailable response has a 2xx status code
+func (o *IssueRemoveLabelServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue remove label service unavailable response has a 3xx status code
+func (o *IssueRemoveLabelServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue remove label service unavailable response has a 4xx status code
+func (o *IssueRemoveLabelServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue remove label service unavailable response has a 5xx status code
+func (o *IssueRemoveLabelServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue remove label service unavailable response a status code equal to that given
+func (o *IssueRemoveLabelServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue remove label service unavailable response
+func (o *IssueRemoveLabelServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueRemoveLabelServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels/{id}][%d] issueRemoveLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueRemoveLabelServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/labels/{id}][%d] issueRemoveLabelServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueRemoveLabelServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueRemoveLabelServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *IssueReplaceLabelsReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewIssueReplaceLabelsRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewIssueReplaceLabelsUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -63,8 +69,20 @@ func (o *IssueReplaceLabelsReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueReplaceLabelsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueReplaceLabelsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueReplaceLabelsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -381,6 +399,76 @@ func (o *IssueReplaceLabelsNotFound) readResponse(response runtime.ClientRespons
 	return nil
 }
 
+// NewIssueReplaceLabelsRequestEntityTooLarge creates a IssueReplaceLabelsRequestEntityTooLarge with default headers values
+func NewIssueReplaceLabelsRequestEntityTooLarge() *IssueReplaceLabelsRequestEntityTooLarge {
+	return &IssueReplaceLabelsRequestEntityTooLarge{}
+}
+
+/*
+IssueReplaceLabelsRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type IssueReplaceLabelsRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue replace labels request entity too large response has a 2xx status code
+func (o *IssueReplaceLabelsRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue replace labels request entity too large response has a 3xx status code
+func (o *IssueReplaceLabelsRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue replace labels request entity too large response has a 4xx status code
+func (o *IssueReplaceLabelsRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue replace labels request entity too large response has a 5xx status code
+func (o *IssueReplaceLabelsRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue replace labels request entity too large response a status code equal to that given
+func (o *IssueReplaceLabelsRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the issue replace labels request entity too large response
+func (o *IssueReplaceLabelsRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *IssueReplaceLabelsRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/issues/{index}/labels][%d] issueReplaceLabelsRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueReplaceLabelsRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/issues/{index}/labels][%d] issueReplaceLabelsRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *IssueReplaceLabelsRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueReplaceLabelsRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueReplaceLabelsUnprocessableEntity creates a IssueReplaceLabelsUnprocessableEntity with default headers values
 func NewIssueReplaceLabelsUnprocessableEntity() *IssueReplaceLabelsUnprocessableEntity {
 	return &IssueReplaceLabelsUnprocessableEntity{}
@@ -521,6 +609,92 @@ func (o *IssueReplaceLabelsLocked) readResponse(response runtime.ClientResponse,
 	return nil
 }
 
+// NewIssueReplaceLabelsTooManyRequests creates a IssueReplaceLabelsTooManyRequests with default headers values
+func NewIssueReplaceLabelsTooManyRequests() *IssueReplaceLabelsTooManyRequests {
+	return &IssueReplaceLabelsTooManyRequests{}
+}
+
+/*
+IssueReplaceLabelsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueReplaceLabelsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue replace labels too many requests response has a 2xx status code
+func (o *IssueReplaceLabelsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue replace labels too many requests response has a 3xx status code
+func (o *IssueReplaceLabelsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue replace labels too many requests response has a 4xx status code
+func (o *IssueReplaceLabelsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue replace labels too many requests response has a 5xx status code
+func (o *IssueReplaceLabelsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue replace labels too many requests response a status code equal to that given
+func (o *IssueReplaceLabelsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue replace labels too many requests response
+func (o *IssueReplaceLabelsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueReplaceLabelsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/issues/{index}/labels][%d] issueReplaceLabelsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueReplaceLabelsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/issues/{index}/labels][%d] issueReplaceLabelsTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueReplaceLabelsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueReplaceLabelsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueReplaceLabelsInternalServerError creates a IssueReplaceLabelsInternalServerError with default headers values
 func NewIssueReplaceLabelsInternalServerError() *IssueReplaceLabelsInternalServerError {
 	return &IssueReplaceLabelsInternalServerError{}
@@ -580,6 +754,92 @@ func (o *IssueReplaceLabelsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueReplaceLabelsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueReplaceLabelsServiceUnavailable creates a IssueReplaceLabelsServiceUnavailable with default headers values
+func NewIssueReplaceLabelsServiceUnavailable() *IssueReplaceLabelsServiceUnavailable {
+	return &IssueReplaceLabelsServiceUnavailable{}
+}
+
+/*
+IssueReplaceLabelsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueReplaceLabelsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue replace labels service unavailable response has a 2xx status code
+func (o *IssueReplaceLabelsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue replace labels service unavailable response has a 3xx status code
+func (o *IssueReplaceLabelsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue replace labels service unavailable response has a 4xx status code
+func (o *IssueReplaceLabelsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue replace labels service unavailable response has a 5xx status code
+func (o *IssueReplaceLabelsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue replace labels service unavailable response a status code equal to that given
+func (o *IssueReplaceLabelsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue replace labels service unavailable response
+func (o *IssueReplaceLabelsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueReplaceLabelsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/issues/{index}/labels][%d] issueReplaceLabelsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueReplaceLabelsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/issues/{index}/labels][%d] issueReplaceLabelsServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueReplaceLabelsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueReplaceLabelsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -67,8 +69,20 @@ func (o *IssueResetTimeReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueResetTimeTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueResetTimeInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueResetTimeServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -554,6 +568,92 @@ func (o *IssueResetTimeLocked) readResponse(response runtime.ClientResponse, con
 	return nil
 }
 
+// NewIssueResetTimeTooManyRequests creates a IssueResetTimeTooManyRequests with default headers values
+func NewIssueResetTimeTooManyRequests() *IssueResetTimeTooManyRequests {
+	return &IssueResetTimeTooManyRequests{}
+}
+
+/*
+IssueResetTimeTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueResetTimeTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue reset time too many requests response has a 2xx status code
+func (o *IssueResetTimeTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue reset time too many requests response has a 3xx status code
+func (o *IssueResetTimeTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue reset time too many requests response has a 4xx status code
+func (o *IssueResetTimeTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue reset time too many requests response has a 5xx status code
+func (o *IssueResetTimeTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue reset time too many requests response a status code equal to that given
+func (o *IssueResetTimeTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue reset time too many requests response
+func (o *IssueResetTimeTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueResetTimeTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times][%d] issueResetTimeTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueResetTimeTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times][%d] issueResetTimeTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueResetTimeTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueResetTimeTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueResetTimeInternalServerError creates a IssueResetTimeInternalServerError with default headers values
 func NewIssueResetTimeInternalServerError() *IssueResetTimeInternalServerError {
 	return &IssueResetTimeInternalServerError{}
@@ -613,6 +713,92 @@ func (o *IssueResetTimeInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueResetTimeInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueResetTimeServiceUnavailable creates a IssueResetTimeServiceUnavailable with default headers values
+func NewIssueResetTimeServiceUnavailable() *IssueResetTimeServiceUnavailable {
+	return &IssueResetTimeServiceUnavailable{}
+}
+
+/*
+IssueResetTimeServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueResetTimeServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue reset time service unavailable response has a 2xx status code
+func (o *IssueResetTimeServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue reset time service unavailable response has a 3xx status code
+func (o *IssueResetTimeServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue reset time service unavailable response has a 4xx status code
+func (o *IssueResetTimeServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue reset time service unavailable response has a 5xx status code
+func (o *IssueResetTimeServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue reset time service unavailable response a status code equal to that given
+func (o *IssueResetTimeServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue reset time service unavailable response
+func (o *IssueResetTimeServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueResetTimeServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times][%d] issueResetTimeServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueResetTimeServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/issues/{index}/times][%d] issueResetTimeServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueResetTimeServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueResetTimeServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -63,8 +63,20 @@ func (o *IssueSearchIssuesReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueSearchIssuesTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueSearchIssuesInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueSearchIssuesServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -521,6 +533,92 @@ func (o *IssueSearchIssuesUnprocessableEntity) readResponse(response runtime.Cli
 	return nil
 }
 
+// NewIssueSearchIssuesTooManyRequests creates a IssueSearchIssuesTooManyRequests with default headers values
+func NewIssueSearchIssuesTooManyRequests() *IssueSearchIssuesTooManyRequests {
+	return &IssueSearchIssuesTooManyRequests{}
+}
+
+/*
+IssueSearchIssuesTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueSearchIssuesTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue search issues too many requests response has a 2xx status code
+func (o *IssueSearchIssuesTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue search issues too many requests response has a 3xx status code
+func (o *IssueSearchIssuesTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue search issues too many requests response has a 4xx status code
+func (o *IssueSearchIssuesTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue search issues too many requests response has a 5xx status code
+func (o *IssueSearchIssuesTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue search issues too many requests response a status code equal to that given
+func (o *IssueSearchIssuesTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue search issues too many requests response
+func (o *IssueSearchIssuesTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueSearchIssuesTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/issues/search][%d] issueSearchIssuesTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueSearchIssuesTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/issues/search][%d] issueSearchIssuesTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueSearchIssuesTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueSearchIssuesTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueSearchIssuesInternalServerError creates a IssueSearchIssuesInternalServerError with default headers values
 func NewIssueSearchIssuesInternalServerError() *IssueSearchIssuesInternalServerError {
 	return &IssueSearchIssuesInternalServerError{}
@@ -580,6 +678,92 @@ func (o *IssueSearchIssuesInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueSearchIssuesInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueSearchIssuesServiceUnavailable creates a IssueSearchIssuesServiceUnavailable with default headers values
+func NewIssueSearchIssuesServiceUnavailable() *IssueSearchIssuesServiceUnavailable {
+	return &IssueSearchIssuesServiceUnavailable{}
+}
+
+/*
+IssueSearchIssuesServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueSearchIssuesServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue search issues service unavailable response has a 2xx status code
+func (o *IssueSearchIssuesServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue search issues service unavailable response has a 3xx status code
+func (o *IssueSearchIssuesServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue search issues service unavailable response has a 4xx status code
+func (o *IssueSearchIssuesServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue search issues service unavailable response has a 5xx status code
+func (o *IssueSearchIssuesServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue search issues service unavailable response a status code equal to that given
+func (o *IssueSearchIssuesServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue search issues service unavailable response
+func (o *IssueSearchIssuesServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueSearchIssuesServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/issues/search][%d] issueSearchIssuesServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueSearchIssuesServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/issues/search][%d] issueSearchIssuesServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueSearchIssuesServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueSearchIssuesServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

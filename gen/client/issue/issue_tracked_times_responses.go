@@ -57,8 +57,20 @@ func (o *IssueTrackedTimesReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewIssueTrackedTimesTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewIssueTrackedTimesInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewIssueTrackedTimesServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *IssueTrackedTimesUnprocessableEntity) readResponse(response runtime.Cli
 	return nil
 }
 
+// NewIssueTrackedTimesTooManyRequests creates a IssueTrackedTimesTooManyRequests with default headers values
+func NewIssueTrackedTimesTooManyRequests() *IssueTrackedTimesTooManyRequests {
+	return &IssueTrackedTimesTooManyRequests{}
+}
+
+/*
+IssueTrackedTimesTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type IssueTrackedTimesTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue tracked times too many requests response has a 2xx status code
+func (o *IssueTrackedTimesTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue tracked times too many requests response has a 3xx status code
+func (o *IssueTrackedTimesTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue tracked times too many requests response has a 4xx status code
+func (o *IssueTrackedTimesTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this issue tracked times too many requests response has a 5xx status code
+func (o *IssueTrackedTimesTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this issue tracked times too many requests response a status code equal to that given
+func (o *IssueTrackedTimesTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the issue tracked times too many requests response
+func (o *IssueTrackedTimesTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *IssueTrackedTimesTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/times][%d] issueTrackedTimesTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueTrackedTimesTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/times][%d] issueTrackedTimesTooManyRequests %s", 429, payload)
+}
+
+func (o *IssueTrackedTimesTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueTrackedTimesTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewIssueTrackedTimesInternalServerError creates a IssueTrackedTimesInternalServerError with default headers values
 func NewIssueTrackedTimesInternalServerError() *IssueTrackedTimesInternalServerError {
 	return &IssueTrackedTimesInternalServerError{}
@@ -504,6 +602,92 @@ func (o *IssueTrackedTimesInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *IssueTrackedTimesInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewIssueTrackedTimesServiceUnavailable creates a IssueTrackedTimesServiceUnavailable with default headers values
+func NewIssueTrackedTimesServiceUnavailable() *IssueTrackedTimesServiceUnavailable {
+	return &IssueTrackedTimesServiceUnavailable{}
+}
+
+/*
+IssueTrackedTimesServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type IssueTrackedTimesServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this issue tracked times service unavailable response has a 2xx status code
+func (o *IssueTrackedTimesServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this issue tracked times service unavailable response has a 3xx status code
+func (o *IssueTrackedTimesServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this issue tracked times service unavailable response has a 4xx status code
+func (o *IssueTrackedTimesServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this issue tracked times service unavailable response has a 5xx status code
+func (o *IssueTrackedTimesServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this issue tracked times service unavailable response a status code equal to that given
+func (o *IssueTrackedTimesServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the issue tracked times service unavailable response
+func (o *IssueTrackedTimesServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *IssueTrackedTimesServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/times][%d] issueTrackedTimesServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueTrackedTimesServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/issues/{index}/times][%d] issueTrackedTimesServiceUnavailable %s", 503, payload)
+}
+
+func (o *IssueTrackedTimesServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *IssueTrackedTimesServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *RepoCreateProjectReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoCreateProjectRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoCreateProjectUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *RepoCreateProjectReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoCreateProjectTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoCreateProjectInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoCreateProjectServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -352,6 +372,76 @@ func (o *RepoCreateProjectNotFound) readResponse(response runtime.ClientResponse
 	return nil
 }
 
+// NewRepoCreateProjectRequestEntityTooLarge creates a RepoCreateProjectRequestEntityTooLarge with default headers values
+func NewRepoCreateProjectRequestEntityTooLarge() *RepoCreateProjectRequestEntityTooLarge {
+	return &RepoCreateProjectRequestEntityTooLarge{}
+}
+
+/*
+RepoCreateProjectRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoCreateProjectRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create project request entity too large response has a 2xx status code
+func (o *RepoCreateProjectRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create project request entity too large response has a 3xx status code
+func (o *RepoCreateProjectRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create project request entity too large response has a 4xx status code
+func (o *RepoCreateProjectRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create project request entity too large response has a 5xx status code
+func (o *RepoCreateProjectRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create project request entity too large response a status code equal to that given
+func (o *RepoCreateProjectRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo create project request entity too large response
+func (o *RepoCreateProjectRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoCreateProjectRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/projects][%d] repoCreateProjectRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateProjectRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/projects][%d] repoCreateProjectRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateProjectRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateProjectRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateProjectUnprocessableEntity creates a RepoCreateProjectUnprocessableEntity with default headers values
 func NewRepoCreateProjectUnprocessableEntity() *RepoCreateProjectUnprocessableEntity {
 	return &RepoCreateProjectUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *RepoCreateProjectLocked) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewRepoCreateProjectTooManyRequests creates a RepoCreateProjectTooManyRequests with default headers values
+func NewRepoCreateProjectTooManyRequests() *RepoCreateProjectTooManyRequests {
+	return &RepoCreateProjectTooManyRequests{}
+}
+
+/*
+RepoCreateProjectTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoCreateProjectTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create project too many requests response has a 2xx status code
+func (o *RepoCreateProjectTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create project too many requests response has a 3xx status code
+func (o *RepoCreateProjectTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create project too many requests response has a 4xx status code
+func (o *RepoCreateProjectTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create project too many requests response has a 5xx status code
+func (o *RepoCreateProjectTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create project too many requests response a status code equal to that given
+func (o *RepoCreateProjectTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo create project too many requests response
+func (o *RepoCreateProjectTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoCreateProjectTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/projects][%d] repoCreateProjectTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateProjectTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/projects][%d] repoCreateProjectTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateProjectTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateProjectTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateProjectInternalServerError creates a RepoCreateProjectInternalServerError with default headers values
 func NewRepoCreateProjectInternalServerError() *RepoCreateProjectInternalServerError {
 	return &RepoCreateProjectInternalServerError{}
@@ -551,6 +727,92 @@ func (o *RepoCreateProjectInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoCreateProjectInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoCreateProjectServiceUnavailable creates a RepoCreateProjectServiceUnavailable with default headers values
+func NewRepoCreateProjectServiceUnavailable() *RepoCreateProjectServiceUnavailable {
+	return &RepoCreateProjectServiceUnavailable{}
+}
+
+/*
+RepoCreateProjectServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoCreateProjectServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create project service unavailable response has a 2xx status code
+func (o *RepoCreateProjectServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create project service unavailable response has a 3xx status code
+func (o *RepoCreateProjectServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create project service unavailable response has a 4xx status code
+func (o *RepoCreateProjectServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo create project service unavailable response has a 5xx status code
+func (o *RepoCreateProjectServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo create project service unavailable response a status code equal to that given
+func (o *RepoCreateProjectServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo create project service unavailable response
+func (o *RepoCreateProjectServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoCreateProjectServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/projects][%d] repoCreateProjectServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateProjectServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/projects][%d] repoCreateProjectServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateProjectServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateProjectServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

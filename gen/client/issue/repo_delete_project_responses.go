@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *RepoDeleteProjectReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoDeleteProjectTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteProjectInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoDeleteProjectServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *RepoDeleteProjectLocked) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewRepoDeleteProjectTooManyRequests creates a RepoDeleteProjectTooManyRequests with default headers values
+func NewRepoDeleteProjectTooManyRequests() *RepoDeleteProjectTooManyRequests {
+	return &RepoDeleteProjectTooManyRequests{}
+}
+
+/*
+RepoDeleteProjectTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoDeleteProjectTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete project too many requests response has a 2xx status code
+func (o *RepoDeleteProjectTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete project too many requests response has a 3xx status code
+func (o *RepoDeleteProjectTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete project too many requests response has a 4xx status code
+func (o *RepoDeleteProjectTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete project too many requests response has a 5xx status code
+func (o *RepoDeleteProjectTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete project too many requests response a status code equal to that given
+func (o *RepoDeleteProjectTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo delete project too many requests response
+func (o *RepoDeleteProjectTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoDeleteProjectTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/projects/{id}][%d] repoDeleteProjectTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteProjectTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/projects/{id}][%d] repoDeleteProjectTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteProjectTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteProjectTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteProjectInternalServerError creates a RepoDeleteProjectInternalServerError with default headers values
 func NewRepoDeleteProjectInternalServerError() *RepoDeleteProjectInternalServerError {
 	return &RepoDeleteProjectInternalServerError{}
@@ -537,6 +637,92 @@ func (o *RepoDeleteProjectInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteProjectInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteProjectServiceUnavailable creates a RepoDeleteProjectServiceUnavailable with default headers values
+func NewRepoDeleteProjectServiceUnavailable() *RepoDeleteProjectServiceUnavailable {
+	return &RepoDeleteProjectServiceUnavailable{}
+}
+
+/*
+RepoDeleteProjectServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoDeleteProjectServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete project service unavailable response has a 2xx status code
+func (o *RepoDeleteProjectServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete project service unavailable response has a 3xx status code
+func (o *RepoDeleteProjectServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete project service unavailable response has a 4xx status code
+func (o *RepoDeleteProjectServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo delete project service unavailable response has a 5xx status code
+func (o *RepoDeleteProjectServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo delete project service unavailable response a status code equal to that given
+func (o *RepoDeleteProjectServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo delete project service unavailable response
+func (o *RepoDeleteProjectServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoDeleteProjectServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/projects/{id}][%d] repoDeleteProjectServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteProjectServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/projects/{id}][%d] repoDeleteProjectServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteProjectServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteProjectServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

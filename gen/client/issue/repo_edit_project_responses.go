@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *RepoEditProjectReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoEditProjectRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoEditProjectUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *RepoEditProjectReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoEditProjectTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoEditProjectInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoEditProjectServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -352,6 +372,76 @@ func (o *RepoEditProjectNotFound) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewRepoEditProjectRequestEntityTooLarge creates a RepoEditProjectRequestEntityTooLarge with default headers values
+func NewRepoEditProjectRequestEntityTooLarge() *RepoEditProjectRequestEntityTooLarge {
+	return &RepoEditProjectRequestEntityTooLarge{}
+}
+
+/*
+RepoEditProjectRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoEditProjectRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit project request entity too large response has a 2xx status code
+func (o *RepoEditProjectRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit project request entity too large response has a 3xx status code
+func (o *RepoEditProjectRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit project request entity too large response has a 4xx status code
+func (o *RepoEditProjectRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo edit project request entity too large response has a 5xx status code
+func (o *RepoEditProjectRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo edit project request entity too large response a status code equal to that given
+func (o *RepoEditProjectRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo edit project request entity too large response
+func (o *RepoEditProjectRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoEditProjectRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/projects/{id}][%d] repoEditProjectRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoEditProjectRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/projects/{id}][%d] repoEditProjectRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoEditProjectRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditProjectRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoEditProjectUnprocessableEntity creates a RepoEditProjectUnprocessableEntity with default headers values
 func NewRepoEditProjectUnprocessableEntity() *RepoEditProjectUnprocessableEntity {
 	return &RepoEditProjectUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *RepoEditProjectLocked) readResponse(response runtime.ClientResponse, co
 	return nil
 }
 
+// NewRepoEditProjectTooManyRequests creates a RepoEditProjectTooManyRequests with default headers values
+func NewRepoEditProjectTooManyRequests() *RepoEditProjectTooManyRequests {
+	return &RepoEditProjectTooManyRequests{}
+}
+
+/*
+RepoEditProjectTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoEditProjectTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit project too many requests response has a 2xx status code
+func (o *RepoEditProjectTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit project too many requests response has a 3xx status code
+func (o *RepoEditProjectTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit project too many requests response has a 4xx status code
+func (o *RepoEditProjectTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo edit project too many requests response has a 5xx status code
+func (o *RepoEditProjectTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo edit project too many requests response a status code equal to that given
+func (o *RepoEditProjectTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo edit project too many requests response
+func (o *RepoEditProjectTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoEditProjectTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/projects/{id}][%d] repoEditProjectTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoEditProjectTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/projects/{id}][%d] repoEditProjectTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoEditProjectTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditProjectTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoEditProjectInternalServerError creates a RepoEditProjectInternalServerError with default headers values
 func NewRepoEditProjectInternalServerError() *RepoEditProjectInternalServerError {
 	return &RepoEditProjectInternalServerError{}
@@ -551,6 +727,92 @@ func (o *RepoEditProjectInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoEditProjectInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoEditProjectServiceUnavailable creates a RepoEditProjectServiceUnavailable with default headers values
+func NewRepoEditProjectServiceUnavailable() *RepoEditProjectServiceUnavailable {
+	return &RepoEditProjectServiceUnavailable{}
+}
+
+/*
+RepoEditProjectServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoEditProjectServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit project service unavailable response has a 2xx status code
+func (o *RepoEditProjectServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit project service unavailable response has a 3xx status code
+func (o *RepoEditProjectServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit project service unavailable response has a 4xx status code
+func (o *RepoEditProjectServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo edit project service unavailable response has a 5xx status code
+func (o *RepoEditProjectServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo edit project service unavailable response a status code equal to that given
+func (o *RepoEditProjectServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo edit project service unavailable response
+func (o *RepoEditProjectServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoEditProjectServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/projects/{id}][%d] repoEditProjectServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoEditProjectServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/projects/{id}][%d] repoEditProjectServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoEditProjectServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditProjectServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

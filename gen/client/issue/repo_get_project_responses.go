@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetProjectReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetProjectTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetProjectInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetProjectServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetProjectUnprocessableEntity) readResponse(response runtime.Client
 	return nil
 }
 
+// NewRepoGetProjectTooManyRequests creates a RepoGetProjectTooManyRequests with default headers values
+func NewRepoGetProjectTooManyRequests() *RepoGetProjectTooManyRequests {
+	return &RepoGetProjectTooManyRequests{}
+}
+
+/*
+RepoGetProjectTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetProjectTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get project too many requests response has a 2xx status code
+func (o *RepoGetProjectTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get project too many requests response has a 3xx status code
+func (o *RepoGetProjectTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get project too many requests response has a 4xx status code
+func (o *RepoGetProjectTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get project too many requests response has a 5xx status code
+func (o *RepoGetProjectTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get project too many requests response a status code equal to that given
+func (o *RepoGetProjectTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get project too many requests response
+func (o *RepoGetProjectTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetProjectTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/projects/{id}][%d] repoGetProjectTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetProjectTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/projects/{id}][%d] repoGetProjectTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetProjectTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetProjectTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetProjectInternalServerError creates a RepoGetProjectInternalServerError with default headers values
 func NewRepoGetProjectInternalServerError() *RepoGetProjectInternalServerError {
 	return &RepoGetProjectInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetProjectInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetProjectInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetProjectServiceUnavailable creates a RepoGetProjectServiceUnavailable with default headers values
+func NewRepoGetProjectServiceUnavailable() *RepoGetProjectServiceUnavailable {
+	return &RepoGetProjectServiceUnavailable{}
+}
+
+/*
+RepoGetProjectServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetProjectServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get project service unavailable response has a 2xx status code
+func (o *RepoGetProjectServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get project service unavailable response has a 3xx status code
+func (o *RepoGetProjectServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get project service unavailable response has a 4xx status code
+func (o *RepoGetProjectServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get project service unavailable response has a 5xx status code
+func (o *RepoGetProjectServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get project service unavailable response a status code equal to that given
+func (o *RepoGetProjectServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get project service unavailable response
+func (o *RepoGetProjectServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetProjectServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/projects/{id}][%d] repoGetProjectServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetProjectServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/projects/{id}][%d] repoGetProjectServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetProjectServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetProjectServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

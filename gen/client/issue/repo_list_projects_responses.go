@@ -57,8 +57,20 @@ func (o *RepoListProjectsReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoListProjectsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoListProjectsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoListProjectsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *RepoListProjectsUnprocessableEntity) readResponse(response runtime.Clie
 	return nil
 }
 
+// NewRepoListProjectsTooManyRequests creates a RepoListProjectsTooManyRequests with default headers values
+func NewRepoListProjectsTooManyRequests() *RepoListProjectsTooManyRequests {
+	return &RepoListProjectsTooManyRequests{}
+}
+
+/*
+RepoListProjectsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoListProjectsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list projects too many requests response has a 2xx status code
+func (o *RepoListProjectsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list projects too many requests response has a 3xx status code
+func (o *RepoListProjectsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list projects too many requests response has a 4xx status code
+func (o *RepoListProjectsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list projects too many requests response has a 5xx status code
+func (o *RepoListProjectsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list projects too many requests response a status code equal to that given
+func (o *RepoListProjectsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo list projects too many requests response
+func (o *RepoListProjectsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoListProjectsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/projects][%d] repoListProjectsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListProjectsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/projects][%d] repoListProjectsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListProjectsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListProjectsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoListProjectsInternalServerError creates a RepoListProjectsInternalServerError with default headers values
 func NewRepoListProjectsInternalServerError() *RepoListProjectsInternalServerError {
 	return &RepoListProjectsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *RepoListProjectsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoListProjectsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListProjectsServiceUnavailable creates a RepoListProjectsServiceUnavailable with default headers values
+func NewRepoListProjectsServiceUnavailable() *RepoListProjectsServiceUnavailable {
+	return &RepoListProjectsServiceUnavailable{}
+}
+
+/*
+RepoListProjectsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoListProjectsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list projects service unavailable response has a 2xx status code
+func (o *RepoListProjectsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list projects service unavailable response has a 3xx status code
+func (o *RepoListProjectsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list projects service unavailable response has a 4xx status code
+func (o *RepoListProjectsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo list projects service unavailable response has a 5xx status code
+func (o *RepoListProjectsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo list projects service unavailable response a status code equal to that given
+func (o *RepoListProjectsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo list projects service unavailable response
+func (o *RepoListProjectsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoListProjectsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/projects][%d] repoListProjectsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListProjectsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/projects][%d] repoListProjectsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListProjectsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListProjectsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *DeleteCurrentTokenReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewDeleteCurrentTokenTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewDeleteCurrentTokenInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewDeleteCurrentTokenServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *DeleteCurrentTokenUnprocessableEntity) readResponse(response runtime.Cl
 	return nil
 }
 
+// NewDeleteCurrentTokenTooManyRequests creates a DeleteCurrentTokenTooManyRequests with default headers values
+func NewDeleteCurrentTokenTooManyRequests() *DeleteCurrentTokenTooManyRequests {
+	return &DeleteCurrentTokenTooManyRequests{}
+}
+
+/*
+DeleteCurrentTokenTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type DeleteCurrentTokenTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this delete current token too many requests response has a 2xx status code
+func (o *DeleteCurrentTokenTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this delete current token too many requests response has a 3xx status code
+func (o *DeleteCurrentTokenTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this delete current token too many requests response has a 4xx status code
+func (o *DeleteCurrentTokenTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this delete current token too many requests response has a 5xx status code
+func (o *DeleteCurrentTokenTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this delete current token too many requests response a status code equal to that given
+func (o *DeleteCurrentTokenTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the delete current token too many requests response
+func (o *DeleteCurrentTokenTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *DeleteCurrentTokenTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /token][%d] deleteCurrentTokenTooManyRequests %s", 429, payload)
+}
+
+func (o *DeleteCurrentTokenTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /token][%d] deleteCurrentTokenTooManyRequests %s", 429, payload)
+}
+
+func (o *DeleteCurrentTokenTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *DeleteCurrentTokenTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewDeleteCurrentTokenInternalServerError creates a DeleteCurrentTokenInternalServerError with default headers values
 func NewDeleteCurrentTokenInternalServerError() *DeleteCurrentTokenInternalServerError {
 	return &DeleteCurrentTokenInternalServerError{}
@@ -537,6 +637,92 @@ func (o *DeleteCurrentTokenInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *DeleteCurrentTokenInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewDeleteCurrentTokenServiceUnavailable creates a DeleteCurrentTokenServiceUnavailable with default headers values
+func NewDeleteCurrentTokenServiceUnavailable() *DeleteCurrentTokenServiceUnavailable {
+	return &DeleteCurrentTokenServiceUnavailable{}
+}
+
+/*
+DeleteCurrentTokenServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type DeleteCurrentTokenServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this delete current token service unavailable response has a 2xx status code
+func (o *DeleteCurrentTokenServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this delete current token service unavailable response has a 3xx status code
+func (o *DeleteCurrentTokenServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this delete current token service unavailable response has a 4xx status code
+func (o *DeleteCurrentTokenServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this delete current token service unavailable response has a 5xx status code
+func (o *DeleteCurrentTokenServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this delete current token service unavailable response a status code equal to that given
+func (o *DeleteCurrentTokenServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the delete current token service unavailable response
+func (o *DeleteCurrentTokenServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *DeleteCurrentTokenServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /token][%d] deleteCurrentTokenServiceUnavailable %s", 503, payload)
+}
+
+func (o *DeleteCurrentTokenServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /token][%d] deleteCurrentTokenServiceUnavailable %s", 503, payload)
+}
+
+func (o *DeleteCurrentTokenServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *DeleteCurrentTokenServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

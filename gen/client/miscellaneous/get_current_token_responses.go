@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *GetCurrentTokenReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewGetCurrentTokenTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewGetCurrentTokenInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewGetCurrentTokenServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -492,6 +506,92 @@ func (o *GetCurrentTokenUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewGetCurrentTokenTooManyRequests creates a GetCurrentTokenTooManyRequests with default headers values
+func NewGetCurrentTokenTooManyRequests() *GetCurrentTokenTooManyRequests {
+	return &GetCurrentTokenTooManyRequests{}
+}
+
+/*
+GetCurrentTokenTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type GetCurrentTokenTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get current token too many requests response has a 2xx status code
+func (o *GetCurrentTokenTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get current token too many requests response has a 3xx status code
+func (o *GetCurrentTokenTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get current token too many requests response has a 4xx status code
+func (o *GetCurrentTokenTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this get current token too many requests response has a 5xx status code
+func (o *GetCurrentTokenTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this get current token too many requests response a status code equal to that given
+func (o *GetCurrentTokenTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the get current token too many requests response
+func (o *GetCurrentTokenTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *GetCurrentTokenTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /token][%d] getCurrentTokenTooManyRequests %s", 429, payload)
+}
+
+func (o *GetCurrentTokenTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /token][%d] getCurrentTokenTooManyRequests %s", 429, payload)
+}
+
+func (o *GetCurrentTokenTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetCurrentTokenTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewGetCurrentTokenInternalServerError creates a GetCurrentTokenInternalServerError with default headers values
 func NewGetCurrentTokenInternalServerError() *GetCurrentTokenInternalServerError {
 	return &GetCurrentTokenInternalServerError{}
@@ -551,6 +651,92 @@ func (o *GetCurrentTokenInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *GetCurrentTokenInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGetCurrentTokenServiceUnavailable creates a GetCurrentTokenServiceUnavailable with default headers values
+func NewGetCurrentTokenServiceUnavailable() *GetCurrentTokenServiceUnavailable {
+	return &GetCurrentTokenServiceUnavailable{}
+}
+
+/*
+GetCurrentTokenServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type GetCurrentTokenServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get current token service unavailable response has a 2xx status code
+func (o *GetCurrentTokenServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get current token service unavailable response has a 3xx status code
+func (o *GetCurrentTokenServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get current token service unavailable response has a 4xx status code
+func (o *GetCurrentTokenServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this get current token service unavailable response has a 5xx status code
+func (o *GetCurrentTokenServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this get current token service unavailable response a status code equal to that given
+func (o *GetCurrentTokenServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the get current token service unavailable response
+func (o *GetCurrentTokenServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *GetCurrentTokenServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /token][%d] getCurrentTokenServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetCurrentTokenServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /token][%d] getCurrentTokenServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetCurrentTokenServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetCurrentTokenServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *GetVersionReader) ReadResponse(response runtime.ClientResponse, consume
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewGetVersionTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewGetVersionInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewGetVersionServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *GetVersionUnprocessableEntity) readResponse(response runtime.ClientResp
 	return nil
 }
 
+// NewGetVersionTooManyRequests creates a GetVersionTooManyRequests with default headers values
+func NewGetVersionTooManyRequests() *GetVersionTooManyRequests {
+	return &GetVersionTooManyRequests{}
+}
+
+/*
+GetVersionTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type GetVersionTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get version too many requests response has a 2xx status code
+func (o *GetVersionTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get version too many requests response has a 3xx status code
+func (o *GetVersionTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get version too many requests response has a 4xx status code
+func (o *GetVersionTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this get version too many requests response has a 5xx status code
+func (o *GetVersionTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this get version too many requests response a status code equal to that given
+func (o *GetVersionTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the get version too many requests response
+func (o *GetVersionTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *GetVersionTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /version][%d] getVersionTooManyRequests %s", 429, payload)
+}
+
+func (o *GetVersionTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /version][%d] getVersionTooManyRequests %s", 429, payload)
+}
+
+func (o *GetVersionTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetVersionTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewGetVersionInternalServerError creates a GetVersionInternalServerError with default headers values
 func NewGetVersionInternalServerError() *GetVersionInternalServerError {
 	return &GetVersionInternalServerError{}
@@ -475,6 +575,92 @@ func (o *GetVersionInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *GetVersionInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGetVersionServiceUnavailable creates a GetVersionServiceUnavailable with default headers values
+func NewGetVersionServiceUnavailable() *GetVersionServiceUnavailable {
+	return &GetVersionServiceUnavailable{}
+}
+
+/*
+GetVersionServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type GetVersionServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get version service unavailable response has a 2xx status code
+func (o *GetVersionServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get version service unavailable response has a 3xx status code
+func (o *GetVersionServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get version service unavailable response has a 4xx status code
+func (o *GetVersionServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this get version service unavailable response has a 5xx status code
+func (o *GetVersionServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this get version service unavailable response a status code equal to that given
+func (o *GetVersionServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the get version service unavailable response
+func (o *GetVersionServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *GetVersionServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /version][%d] getVersionServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetVersionServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /version][%d] getVersionServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetVersionServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetVersionServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

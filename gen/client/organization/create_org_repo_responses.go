@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,14 +63,32 @@ func (o *CreateOrgRepoReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewCreateOrgRepoRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewCreateOrgRepoUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewCreateOrgRepoTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewCreateOrgRepoInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewCreateOrgRepoServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -498,6 +518,76 @@ func (o *CreateOrgRepoConflict) readResponse(response runtime.ClientResponse, co
 	return nil
 }
 
+// NewCreateOrgRepoRequestEntityTooLarge creates a CreateOrgRepoRequestEntityTooLarge with default headers values
+func NewCreateOrgRepoRequestEntityTooLarge() *CreateOrgRepoRequestEntityTooLarge {
+	return &CreateOrgRepoRequestEntityTooLarge{}
+}
+
+/*
+CreateOrgRepoRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type CreateOrgRepoRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this create org repo request entity too large response has a 2xx status code
+func (o *CreateOrgRepoRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this create org repo request entity too large response has a 3xx status code
+func (o *CreateOrgRepoRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this create org repo request entity too large response has a 4xx status code
+func (o *CreateOrgRepoRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this create org repo request entity too large response has a 5xx status code
+func (o *CreateOrgRepoRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this create org repo request entity too large response a status code equal to that given
+func (o *CreateOrgRepoRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the create org repo request entity too large response
+func (o *CreateOrgRepoRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *CreateOrgRepoRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs/{org}/repos][%d] createOrgRepoRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *CreateOrgRepoRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs/{org}/repos][%d] createOrgRepoRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *CreateOrgRepoRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *CreateOrgRepoRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewCreateOrgRepoUnprocessableEntity creates a CreateOrgRepoUnprocessableEntity with default headers values
 func NewCreateOrgRepoUnprocessableEntity() *CreateOrgRepoUnprocessableEntity {
 	return &CreateOrgRepoUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *CreateOrgRepoUnprocessableEntity) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewCreateOrgRepoTooManyRequests creates a CreateOrgRepoTooManyRequests with default headers values
+func NewCreateOrgRepoTooManyRequests() *CreateOrgRepoTooManyRequests {
+	return &CreateOrgRepoTooManyRequests{}
+}
+
+/*
+CreateOrgRepoTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type CreateOrgRepoTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this create org repo too many requests response has a 2xx status code
+func (o *CreateOrgRepoTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this create org repo too many requests response has a 3xx status code
+func (o *CreateOrgRepoTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this create org repo too many requests response has a 4xx status code
+func (o *CreateOrgRepoTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this create org repo too many requests response has a 5xx status code
+func (o *CreateOrgRepoTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this create org repo too many requests response a status code equal to that given
+func (o *CreateOrgRepoTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the create org repo too many requests response
+func (o *CreateOrgRepoTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *CreateOrgRepoTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs/{org}/repos][%d] createOrgRepoTooManyRequests %s", 429, payload)
+}
+
+func (o *CreateOrgRepoTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs/{org}/repos][%d] createOrgRepoTooManyRequests %s", 429, payload)
+}
+
+func (o *CreateOrgRepoTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *CreateOrgRepoTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewCreateOrgRepoInternalServerError creates a CreateOrgRepoInternalServerError with default headers values
 func NewCreateOrgRepoInternalServerError() *CreateOrgRepoInternalServerError {
 	return &CreateOrgRepoInternalServerError{}
@@ -627,6 +803,92 @@ func (o *CreateOrgRepoInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *CreateOrgRepoInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewCreateOrgRepoServiceUnavailable creates a CreateOrgRepoServiceUnavailable with default headers values
+func NewCreateOrgRepoServiceUnavailable() *CreateOrgRepoServiceUnavailable {
+	return &CreateOrgRepoServiceUnavailable{}
+}
+
+/*
+CreateOrgRepoServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type CreateOrgRepoServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this create org repo service unavailable response has a 2xx status code
+func (o *CreateOrgRepoServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this create org repo service unavailable response has a 3xx status code
+func (o *CreateOrgRepoServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this create org repo service unavailable response has a 4xx status code
+func (o *CreateOrgRepoServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this create org repo service unavailable response has a 5xx status code
+func (o *CreateOrgRepoServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this create org repo service unavailable response a status code equal to that given
+func (o *CreateOrgRepoServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the create org repo service unavailable response
+func (o *CreateOrgRepoServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *CreateOrgRepoServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs/{org}/repos][%d] createOrgRepoServiceUnavailable %s", 503, payload)
+}
+
+func (o *CreateOrgRepoServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs/{org}/repos][%d] createOrgRepoServiceUnavailable %s", 503, payload)
+}
+
+func (o *CreateOrgRepoServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *CreateOrgRepoServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,14 +51,32 @@ func (o *OrgCreateReader) ReadResponse(response runtime.ClientResponse, consumer
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewOrgCreateRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewOrgCreateUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewOrgCreateTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewOrgCreateInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewOrgCreateServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -346,6 +366,76 @@ func (o *OrgCreateNotFound) readResponse(response runtime.ClientResponse, consum
 	return nil
 }
 
+// NewOrgCreateRequestEntityTooLarge creates a OrgCreateRequestEntityTooLarge with default headers values
+func NewOrgCreateRequestEntityTooLarge() *OrgCreateRequestEntityTooLarge {
+	return &OrgCreateRequestEntityTooLarge{}
+}
+
+/*
+OrgCreateRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type OrgCreateRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org create request entity too large response has a 2xx status code
+func (o *OrgCreateRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org create request entity too large response has a 3xx status code
+func (o *OrgCreateRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org create request entity too large response has a 4xx status code
+func (o *OrgCreateRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org create request entity too large response has a 5xx status code
+func (o *OrgCreateRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org create request entity too large response a status code equal to that given
+func (o *OrgCreateRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the org create request entity too large response
+func (o *OrgCreateRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *OrgCreateRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs][%d] orgCreateRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *OrgCreateRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs][%d] orgCreateRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *OrgCreateRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgCreateRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgCreateUnprocessableEntity creates a OrgCreateUnprocessableEntity with default headers values
 func NewOrgCreateUnprocessableEntity() *OrgCreateUnprocessableEntity {
 	return &OrgCreateUnprocessableEntity{}
@@ -416,6 +506,92 @@ func (o *OrgCreateUnprocessableEntity) readResponse(response runtime.ClientRespo
 	return nil
 }
 
+// NewOrgCreateTooManyRequests creates a OrgCreateTooManyRequests with default headers values
+func NewOrgCreateTooManyRequests() *OrgCreateTooManyRequests {
+	return &OrgCreateTooManyRequests{}
+}
+
+/*
+OrgCreateTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type OrgCreateTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org create too many requests response has a 2xx status code
+func (o *OrgCreateTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org create too many requests response has a 3xx status code
+func (o *OrgCreateTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org create too many requests response has a 4xx status code
+func (o *OrgCreateTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org create too many requests response has a 5xx status code
+func (o *OrgCreateTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org create too many requests response a status code equal to that given
+func (o *OrgCreateTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the org create too many requests response
+func (o *OrgCreateTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *OrgCreateTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs][%d] orgCreateTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgCreateTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs][%d] orgCreateTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgCreateTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgCreateTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgCreateInternalServerError creates a OrgCreateInternalServerError with default headers values
 func NewOrgCreateInternalServerError() *OrgCreateInternalServerError {
 	return &OrgCreateInternalServerError{}
@@ -475,6 +651,92 @@ func (o *OrgCreateInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *OrgCreateInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgCreateServiceUnavailable creates a OrgCreateServiceUnavailable with default headers values
+func NewOrgCreateServiceUnavailable() *OrgCreateServiceUnavailable {
+	return &OrgCreateServiceUnavailable{}
+}
+
+/*
+OrgCreateServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type OrgCreateServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org create service unavailable response has a 2xx status code
+func (o *OrgCreateServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org create service unavailable response has a 3xx status code
+func (o *OrgCreateServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org create service unavailable response has a 4xx status code
+func (o *OrgCreateServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org create service unavailable response has a 5xx status code
+func (o *OrgCreateServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this org create service unavailable response a status code equal to that given
+func (o *OrgCreateServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the org create service unavailable response
+func (o *OrgCreateServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *OrgCreateServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs][%d] orgCreateServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgCreateServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs][%d] orgCreateServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgCreateServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgCreateServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *OrgDeleteMemberReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewOrgDeleteMemberTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewOrgDeleteMemberInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewOrgDeleteMemberServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -402,6 +416,92 @@ func (o *OrgDeleteMemberUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewOrgDeleteMemberTooManyRequests creates a OrgDeleteMemberTooManyRequests with default headers values
+func NewOrgDeleteMemberTooManyRequests() *OrgDeleteMemberTooManyRequests {
+	return &OrgDeleteMemberTooManyRequests{}
+}
+
+/*
+OrgDeleteMemberTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type OrgDeleteMemberTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org delete member too many requests response has a 2xx status code
+func (o *OrgDeleteMemberTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org delete member too many requests response has a 3xx status code
+func (o *OrgDeleteMemberTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org delete member too many requests response has a 4xx status code
+func (o *OrgDeleteMemberTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org delete member too many requests response has a 5xx status code
+func (o *OrgDeleteMemberTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org delete member too many requests response a status code equal to that given
+func (o *OrgDeleteMemberTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the org delete member too many requests response
+func (o *OrgDeleteMemberTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *OrgDeleteMemberTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /orgs/{org}/members/{username}][%d] orgDeleteMemberTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgDeleteMemberTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /orgs/{org}/members/{username}][%d] orgDeleteMemberTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgDeleteMemberTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgDeleteMemberTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgDeleteMemberInternalServerError creates a OrgDeleteMemberInternalServerError with default headers values
 func NewOrgDeleteMemberInternalServerError() *OrgDeleteMemberInternalServerError {
 	return &OrgDeleteMemberInternalServerError{}
@@ -461,6 +561,92 @@ func (o *OrgDeleteMemberInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *OrgDeleteMemberInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgDeleteMemberServiceUnavailable creates a OrgDeleteMemberServiceUnavailable with default headers values
+func NewOrgDeleteMemberServiceUnavailable() *OrgDeleteMemberServiceUnavailable {
+	return &OrgDeleteMemberServiceUnavailable{}
+}
+
+/*
+OrgDeleteMemberServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type OrgDeleteMemberServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org delete member service unavailable response has a 2xx status code
+func (o *OrgDeleteMemberServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org delete member service unavailable response has a 3xx status code
+func (o *OrgDeleteMemberServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org delete member service unavailable response has a 4xx status code
+func (o *OrgDeleteMemberServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org delete member service unavailable response has a 5xx status code
+func (o *OrgDeleteMemberServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this org delete member service unavailable response a status code equal to that given
+func (o *OrgDeleteMemberServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the org delete member service unavailable response
+func (o *OrgDeleteMemberServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *OrgDeleteMemberServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /orgs/{org}/members/{username}][%d] orgDeleteMemberServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgDeleteMemberServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /orgs/{org}/members/{username}][%d] orgDeleteMemberServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgDeleteMemberServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgDeleteMemberServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

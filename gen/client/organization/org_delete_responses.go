@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *OrgDeleteReader) ReadResponse(response runtime.ClientResponse, consumer
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewOrgDeleteTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewOrgDeleteInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewOrgDeleteServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -402,6 +416,92 @@ func (o *OrgDeleteUnprocessableEntity) readResponse(response runtime.ClientRespo
 	return nil
 }
 
+// NewOrgDeleteTooManyRequests creates a OrgDeleteTooManyRequests with default headers values
+func NewOrgDeleteTooManyRequests() *OrgDeleteTooManyRequests {
+	return &OrgDeleteTooManyRequests{}
+}
+
+/*
+OrgDeleteTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type OrgDeleteTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org delete too many requests response has a 2xx status code
+func (o *OrgDeleteTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org delete too many requests response has a 3xx status code
+func (o *OrgDeleteTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org delete too many requests response has a 4xx status code
+func (o *OrgDeleteTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org delete too many requests response has a 5xx status code
+func (o *OrgDeleteTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org delete too many requests response a status code equal to that given
+func (o *OrgDeleteTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the org delete too many requests response
+func (o *OrgDeleteTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *OrgDeleteTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /orgs/{org}][%d] orgDeleteTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgDeleteTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /orgs/{org}][%d] orgDeleteTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgDeleteTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgDeleteTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgDeleteInternalServerError creates a OrgDeleteInternalServerError with default headers values
 func NewOrgDeleteInternalServerError() *OrgDeleteInternalServerError {
 	return &OrgDeleteInternalServerError{}
@@ -461,6 +561,92 @@ func (o *OrgDeleteInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *OrgDeleteInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgDeleteServiceUnavailable creates a OrgDeleteServiceUnavailable with default headers values
+func NewOrgDeleteServiceUnavailable() *OrgDeleteServiceUnavailable {
+	return &OrgDeleteServiceUnavailable{}
+}
+
+/*
+OrgDeleteServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type OrgDeleteServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org delete service unavailable response has a 2xx status code
+func (o *OrgDeleteServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org delete service unavailable response has a 3xx status code
+func (o *OrgDeleteServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org delete service unavailable response has a 4xx status code
+func (o *OrgDeleteServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org delete service unavailable response has a 5xx status code
+func (o *OrgDeleteServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this org delete service unavailable response a status code equal to that given
+func (o *OrgDeleteServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the org delete service unavailable response
+func (o *OrgDeleteServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *OrgDeleteServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /orgs/{org}][%d] orgDeleteServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgDeleteServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /orgs/{org}][%d] orgDeleteServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgDeleteServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgDeleteServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,14 +51,32 @@ func (o *OrgEditReader) ReadResponse(response runtime.ClientResponse, consumer r
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewOrgEditRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewOrgEditUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewOrgEditTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewOrgEditInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewOrgEditServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -346,6 +366,76 @@ func (o *OrgEditNotFound) readResponse(response runtime.ClientResponse, consumer
 	return nil
 }
 
+// NewOrgEditRequestEntityTooLarge creates a OrgEditRequestEntityTooLarge with default headers values
+func NewOrgEditRequestEntityTooLarge() *OrgEditRequestEntityTooLarge {
+	return &OrgEditRequestEntityTooLarge{}
+}
+
+/*
+OrgEditRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type OrgEditRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org edit request entity too large response has a 2xx status code
+func (o *OrgEditRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org edit request entity too large response has a 3xx status code
+func (o *OrgEditRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org edit request entity too large response has a 4xx status code
+func (o *OrgEditRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org edit request entity too large response has a 5xx status code
+func (o *OrgEditRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org edit request entity too large response a status code equal to that given
+func (o *OrgEditRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the org edit request entity too large response
+func (o *OrgEditRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *OrgEditRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /orgs/{org}][%d] orgEditRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *OrgEditRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /orgs/{org}][%d] orgEditRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *OrgEditRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgEditRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgEditUnprocessableEntity creates a OrgEditUnprocessableEntity with default headers values
 func NewOrgEditUnprocessableEntity() *OrgEditUnprocessableEntity {
 	return &OrgEditUnprocessableEntity{}
@@ -416,6 +506,92 @@ func (o *OrgEditUnprocessableEntity) readResponse(response runtime.ClientRespons
 	return nil
 }
 
+// NewOrgEditTooManyRequests creates a OrgEditTooManyRequests with default headers values
+func NewOrgEditTooManyRequests() *OrgEditTooManyRequests {
+	return &OrgEditTooManyRequests{}
+}
+
+/*
+OrgEditTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type OrgEditTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org edit too many requests response has a 2xx status code
+func (o *OrgEditTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org edit too many requests response has a 3xx status code
+func (o *OrgEditTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org edit too many requests response has a 4xx status code
+func (o *OrgEditTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org edit too many requests response has a 5xx status code
+func (o *OrgEditTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org edit too many requests response a status code equal to that given
+func (o *OrgEditTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the org edit too many requests response
+func (o *OrgEditTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *OrgEditTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /orgs/{org}][%d] orgEditTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgEditTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /orgs/{org}][%d] orgEditTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgEditTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgEditTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgEditInternalServerError creates a OrgEditInternalServerError with default headers values
 func NewOrgEditInternalServerError() *OrgEditInternalServerError {
 	return &OrgEditInternalServerError{}
@@ -475,6 +651,92 @@ func (o *OrgEditInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *OrgEditInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgEditServiceUnavailable creates a OrgEditServiceUnavailable with default headers values
+func NewOrgEditServiceUnavailable() *OrgEditServiceUnavailable {
+	return &OrgEditServiceUnavailable{}
+}
+
+/*
+OrgEditServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type OrgEditServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org edit service unavailable response has a 2xx status code
+func (o *OrgEditServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org edit service unavailable response has a 3xx status code
+func (o *OrgEditServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org edit service unavailable response has a 4xx status code
+func (o *OrgEditServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org edit service unavailable response has a 5xx status code
+func (o *OrgEditServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this org edit service unavailable response a status code equal to that given
+func (o *OrgEditServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the org edit service unavailable response
+func (o *OrgEditServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *OrgEditServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /orgs/{org}][%d] orgEditServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgEditServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /orgs/{org}][%d] orgEditServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgEditServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgEditServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *OrgGetAllReader) ReadResponse(response runtime.ClientResponse, consumer
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewOrgGetAllTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewOrgGetAllInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewOrgGetAllServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *OrgGetAllUnprocessableEntity) readResponse(response runtime.ClientRespo
 	return nil
 }
 
+// NewOrgGetAllTooManyRequests creates a OrgGetAllTooManyRequests with default headers values
+func NewOrgGetAllTooManyRequests() *OrgGetAllTooManyRequests {
+	return &OrgGetAllTooManyRequests{}
+}
+
+/*
+OrgGetAllTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type OrgGetAllTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org get all too many requests response has a 2xx status code
+func (o *OrgGetAllTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org get all too many requests response has a 3xx status code
+func (o *OrgGetAllTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org get all too many requests response has a 4xx status code
+func (o *OrgGetAllTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org get all too many requests response has a 5xx status code
+func (o *OrgGetAllTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org get all too many requests response a status code equal to that given
+func (o *OrgGetAllTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the org get all too many requests response
+func (o *OrgGetAllTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *OrgGetAllTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs][%d] orgGetAllTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgGetAllTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs][%d] orgGetAllTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgGetAllTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgGetAllTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgGetAllInternalServerError creates a OrgGetAllInternalServerError with default headers values
 func NewOrgGetAllInternalServerError() *OrgGetAllInternalServerError {
 	return &OrgGetAllInternalServerError{}
@@ -504,6 +602,92 @@ func (o *OrgGetAllInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *OrgGetAllInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgGetAllServiceUnavailable creates a OrgGetAllServiceUnavailable with default headers values
+func NewOrgGetAllServiceUnavailable() *OrgGetAllServiceUnavailable {
+	return &OrgGetAllServiceUnavailable{}
+}
+
+/*
+OrgGetAllServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type OrgGetAllServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org get all service unavailable response has a 2xx status code
+func (o *OrgGetAllServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org get all service unavailable response has a 3xx status code
+func (o *OrgGetAllServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org get all service unavailable response has a 4xx status code
+func (o *OrgGetAllServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org get all service unavailable response has a 5xx status code
+func (o *OrgGetAllServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this org get all service unavailable response a status code equal to that given
+func (o *OrgGetAllServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the org get all service unavailable response
+func (o *OrgGetAllServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *OrgGetAllServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs][%d] orgGetAllServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgGetAllServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs][%d] orgGetAllServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgGetAllServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgGetAllServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *OrgGetReader) ReadResponse(response runtime.ClientResponse, consumer ru
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewOrgGetTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewOrgGetInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewOrgGetServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *OrgGetUnprocessableEntity) readResponse(response runtime.ClientResponse
 	return nil
 }
 
+// NewOrgGetTooManyRequests creates a OrgGetTooManyRequests with default headers values
+func NewOrgGetTooManyRequests() *OrgGetTooManyRequests {
+	return &OrgGetTooManyRequests{}
+}
+
+/*
+OrgGetTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type OrgGetTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org get too many requests response has a 2xx status code
+func (o *OrgGetTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org get too many requests response has a 3xx status code
+func (o *OrgGetTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org get too many requests response has a 4xx status code
+func (o *OrgGetTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org get too many requests response has a 5xx status code
+func (o *OrgGetTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org get too many requests response a status code equal to that given
+func (o *OrgGetTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the org get too many requests response
+func (o *OrgGetTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *OrgGetTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}][%d] orgGetTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgGetTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}][%d] orgGetTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgGetTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgGetTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgGetInternalServerError creates a OrgGetInternalServerError with default headers values
 func NewOrgGetInternalServerError() *OrgGetInternalServerError {
 	return &OrgGetInternalServerError{}
@@ -475,6 +575,92 @@ func (o *OrgGetInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *OrgGetInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgGetServiceUnavailable creates a OrgGetServiceUnavailable with default headers values
+func NewOrgGetServiceUnavailable() *OrgGetServiceUnavailable {
+	return &OrgGetServiceUnavailable{}
+}
+
+/*
+OrgGetServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type OrgGetServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org get service unavailable response has a 2xx status code
+func (o *OrgGetServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org get service unavailable response has a 3xx status code
+func (o *OrgGetServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org get service unavailable response has a 4xx status code
+func (o *OrgGetServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org get service unavailable response has a 5xx status code
+func (o *OrgGetServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this org get service unavailable response a status code equal to that given
+func (o *OrgGetServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the org get service unavailable response
+func (o *OrgGetServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *OrgGetServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}][%d] orgGetServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgGetServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}][%d] orgGetServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgGetServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgGetServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *OrgIsMemberReader) ReadResponse(response runtime.ClientResponse, consum
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewOrgIsMemberTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewOrgIsMemberInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewOrgIsMemberServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -402,6 +416,92 @@ func (o *OrgIsMemberUnprocessableEntity) readResponse(response runtime.ClientRes
 	return nil
 }
 
+// NewOrgIsMemberTooManyRequests creates a OrgIsMemberTooManyRequests with default headers values
+func NewOrgIsMemberTooManyRequests() *OrgIsMemberTooManyRequests {
+	return &OrgIsMemberTooManyRequests{}
+}
+
+/*
+OrgIsMemberTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type OrgIsMemberTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org is member too many requests response has a 2xx status code
+func (o *OrgIsMemberTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org is member too many requests response has a 3xx status code
+func (o *OrgIsMemberTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org is member too many requests response has a 4xx status code
+func (o *OrgIsMemberTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org is member too many requests response has a 5xx status code
+func (o *OrgIsMemberTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org is member too many requests response a status code equal to that given
+func (o *OrgIsMemberTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the org is member too many requests response
+func (o *OrgIsMemberTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *OrgIsMemberTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/members/{username}][%d] orgIsMemberTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgIsMemberTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/members/{username}][%d] orgIsMemberTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgIsMemberTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgIsMemberTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgIsMemberInternalServerError creates a OrgIsMemberInternalServerError with default headers values
 func NewOrgIsMemberInternalServerError() *OrgIsMemberInternalServerError {
 	return &OrgIsMemberInternalServerError{}
@@ -461,6 +561,92 @@ func (o *OrgIsMemberInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *OrgIsMemberInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgIsMemberServiceUnavailable creates a OrgIsMemberServiceUnavailable with default headers values
+func NewOrgIsMemberServiceUnavailable() *OrgIsMemberServiceUnavailable {
+	return &OrgIsMemberServiceUnavailable{}
+}
+
+/*
+OrgIsMemberServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type OrgIsMemberServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org is member service unavailable response has a 2xx status code
+func (o *OrgIsMemberServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org is member service unavailable response has a 3xx status code
+func (o *OrgIsMemberServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org is member service unavailable response has a 4xx status code
+func (o *OrgIsMemberServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org is member service unavailable response has a 5xx status code
+func (o *OrgIsMemberServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this org is member service unavailable response a status code equal to that given
+func (o *OrgIsMemberServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the org is member service unavailable response
+func (o *OrgIsMemberServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *OrgIsMemberServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/members/{username}][%d] orgIsMemberServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgIsMemberServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/members/{username}][%d] orgIsMemberServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgIsMemberServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgIsMemberServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *OrgListCurrentUserOrgsReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewOrgListCurrentUserOrgsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewOrgListCurrentUserOrgsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewOrgListCurrentUserOrgsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *OrgListCurrentUserOrgsUnprocessableEntity) readResponse(response runtim
 	return nil
 }
 
+// NewOrgListCurrentUserOrgsTooManyRequests creates a OrgListCurrentUserOrgsTooManyRequests with default headers values
+func NewOrgListCurrentUserOrgsTooManyRequests() *OrgListCurrentUserOrgsTooManyRequests {
+	return &OrgListCurrentUserOrgsTooManyRequests{}
+}
+
+/*
+OrgListCurrentUserOrgsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type OrgListCurrentUserOrgsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org list current user orgs too many requests response has a 2xx status code
+func (o *OrgListCurrentUserOrgsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org list current user orgs too many requests response has a 3xx status code
+func (o *OrgListCurrentUserOrgsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org list current user orgs too many requests response has a 4xx status code
+func (o *OrgListCurrentUserOrgsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org list current user orgs too many requests response has a 5xx status code
+func (o *OrgListCurrentUserOrgsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org list current user orgs too many requests response a status code equal to that given
+func (o *OrgListCurrentUserOrgsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the org list current user orgs too many requests response
+func (o *OrgListCurrentUserOrgsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *OrgListCurrentUserOrgsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/orgs][%d] orgListCurrentUserOrgsTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgListCurrentUserOrgsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/orgs][%d] orgListCurrentUserOrgsTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgListCurrentUserOrgsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgListCurrentUserOrgsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgListCurrentUserOrgsInternalServerError creates a OrgListCurrentUserOrgsInternalServerError with default headers values
 func NewOrgListCurrentUserOrgsInternalServerError() *OrgListCurrentUserOrgsInternalServerError {
 	return &OrgListCurrentUserOrgsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *OrgListCurrentUserOrgsInternalServerError) GetPayload() *models.APIErro
 }
 
 func (o *OrgListCurrentUserOrgsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgListCurrentUserOrgsServiceUnavailable creates a OrgListCurrentUserOrgsServiceUnavailable with default headers values
+func NewOrgListCurrentUserOrgsServiceUnavailable() *OrgListCurrentUserOrgsServiceUnavailable {
+	return &OrgListCurrentUserOrgsServiceUnavailable{}
+}
+
+/*
+OrgListCurrentUserOrgsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type OrgListCurrentUserOrgsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org list current user orgs service unavailable response has a 2xx status code
+func (o *OrgListCurrentUserOrgsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org list current user orgs service unavailable response has a 3xx status code
+func (o *OrgListCurrentUserOrgsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org list current user orgs service unavailable response has a 4xx status code
+func (o *OrgListCurrentUserOrgsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org list current user orgs service unavailable response has a 5xx status code
+func (o *OrgListCurrentUserOrgsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this org list current user orgs service unavailable response a status code equal to that given
+func (o *OrgListCurrentUserOrgsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the org list current user orgs service unavailable response
+func (o *OrgListCurrentUserOrgsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *OrgListCurrentUserOrgsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/orgs][%d] orgListCurrentUserOrgsServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgListCurrentUserOrgsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/orgs][%d] orgListCurrentUserOrgsServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgListCurrentUserOrgsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgListCurrentUserOrgsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *OrgListMembersReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewOrgListMembersTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewOrgListMembersInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewOrgListMembersServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *OrgListMembersUnprocessableEntity) readResponse(response runtime.Client
 	return nil
 }
 
+// NewOrgListMembersTooManyRequests creates a OrgListMembersTooManyRequests with default headers values
+func NewOrgListMembersTooManyRequests() *OrgListMembersTooManyRequests {
+	return &OrgListMembersTooManyRequests{}
+}
+
+/*
+OrgListMembersTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type OrgListMembersTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org list members too many requests response has a 2xx status code
+func (o *OrgListMembersTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org list members too many requests response has a 3xx status code
+func (o *OrgListMembersTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org list members too many requests response has a 4xx status code
+func (o *OrgListMembersTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org list members too many requests response has a 5xx status code
+func (o *OrgListMembersTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org list members too many requests response a status code equal to that given
+func (o *OrgListMembersTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the org list members too many requests response
+func (o *OrgListMembersTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *OrgListMembersTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/members][%d] orgListMembersTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgListMembersTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/members][%d] orgListMembersTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgListMembersTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgListMembersTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgListMembersInternalServerError creates a OrgListMembersInternalServerError with default headers values
 func NewOrgListMembersInternalServerError() *OrgListMembersInternalServerError {
 	return &OrgListMembersInternalServerError{}
@@ -504,6 +602,92 @@ func (o *OrgListMembersInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *OrgListMembersInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgListMembersServiceUnavailable creates a OrgListMembersServiceUnavailable with default headers values
+func NewOrgListMembersServiceUnavailable() *OrgListMembersServiceUnavailable {
+	return &OrgListMembersServiceUnavailable{}
+}
+
+/*
+OrgListMembersServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type OrgListMembersServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org list members service unavailable response has a 2xx status code
+func (o *OrgListMembersServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org list members service unavailable response has a 3xx status code
+func (o *OrgListMembersServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org list members service unavailable response has a 4xx status code
+func (o *OrgListMembersServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org list members service unavailable response has a 5xx status code
+func (o *OrgListMembersServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this org list members service unavailable response a status code equal to that given
+func (o *OrgListMembersServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the org list members service unavailable response
+func (o *OrgListMembersServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *OrgListMembersServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/members][%d] orgListMembersServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgListMembersServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/members][%d] orgListMembersServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgListMembersServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgListMembersServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

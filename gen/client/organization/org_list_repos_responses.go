@@ -57,8 +57,20 @@ func (o *OrgListReposReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewOrgListReposTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewOrgListReposInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewOrgListReposServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *OrgListReposUnprocessableEntity) readResponse(response runtime.ClientRe
 	return nil
 }
 
+// NewOrgListReposTooManyRequests creates a OrgListReposTooManyRequests with default headers values
+func NewOrgListReposTooManyRequests() *OrgListReposTooManyRequests {
+	return &OrgListReposTooManyRequests{}
+}
+
+/*
+OrgListReposTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type OrgListReposTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org list repos too many requests response has a 2xx status code
+func (o *OrgListReposTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org list repos too many requests response has a 3xx status code
+func (o *OrgListReposTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org list repos too many requests response has a 4xx status code
+func (o *OrgListReposTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org list repos too many requests response has a 5xx status code
+func (o *OrgListReposTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org list repos too many requests response a status code equal to that given
+func (o *OrgListReposTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the org list repos too many requests response
+func (o *OrgListReposTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *OrgListReposTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/repos][%d] orgListReposTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgListReposTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/repos][%d] orgListReposTooManyRequests %s", 429, payload)
+}
+
+func (o *OrgListReposTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgListReposTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewOrgListReposInternalServerError creates a OrgListReposInternalServerError with default headers values
 func NewOrgListReposInternalServerError() *OrgListReposInternalServerError {
 	return &OrgListReposInternalServerError{}
@@ -504,6 +602,92 @@ func (o *OrgListReposInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *OrgListReposInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgListReposServiceUnavailable creates a OrgListReposServiceUnavailable with default headers values
+func NewOrgListReposServiceUnavailable() *OrgListReposServiceUnavailable {
+	return &OrgListReposServiceUnavailable{}
+}
+
+/*
+OrgListReposServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type OrgListReposServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org list repos service unavailable response has a 2xx status code
+func (o *OrgListReposServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org list repos service unavailable response has a 3xx status code
+func (o *OrgListReposServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org list repos service unavailable response has a 4xx status code
+func (o *OrgListReposServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org list repos service unavailable response has a 5xx status code
+func (o *OrgListReposServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this org list repos service unavailable response a status code equal to that given
+func (o *OrgListReposServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the org list repos service unavailable response
+func (o *OrgListReposServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *OrgListReposServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/repos][%d] orgListReposServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgListReposServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/repos][%d] orgListReposServiceUnavailable %s", 503, payload)
+}
+
+func (o *OrgListReposServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgListReposServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,14 +63,32 @@ func (o *CreateCurrentUserRepoReader) ReadResponse(response runtime.ClientRespon
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewCreateCurrentUserRepoRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewCreateCurrentUserRepoUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewCreateCurrentUserRepoTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewCreateCurrentUserRepoInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewCreateCurrentUserRepoServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -498,6 +518,76 @@ func (o *CreateCurrentUserRepoConflict) readResponse(response runtime.ClientResp
 	return nil
 }
 
+// NewCreateCurrentUserRepoRequestEntityTooLarge creates a CreateCurrentUserRepoRequestEntityTooLarge with default headers values
+func NewCreateCurrentUserRepoRequestEntityTooLarge() *CreateCurrentUserRepoRequestEntityTooLarge {
+	return &CreateCurrentUserRepoRequestEntityTooLarge{}
+}
+
+/*
+CreateCurrentUserRepoRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type CreateCurrentUserRepoRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this create current user repo request entity too large response has a 2xx status code
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this create current user repo request entity too large response has a 3xx status code
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this create current user repo request entity too large response has a 4xx status code
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this create current user repo request entity too large response has a 5xx status code
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this create current user repo request entity too large response a status code equal to that given
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the create current user repo request entity too large response
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/repos][%d] createCurrentUserRepoRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/repos][%d] createCurrentUserRepoRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewCreateCurrentUserRepoUnprocessableEntity creates a CreateCurrentUserRepoUnprocessableEntity with default headers values
 func NewCreateCurrentUserRepoUnprocessableEntity() *CreateCurrentUserRepoUnprocessableEntity {
 	return &CreateCurrentUserRepoUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *CreateCurrentUserRepoUnprocessableEntity) readResponse(response runtime
 	return nil
 }
 
+// NewCreateCurrentUserRepoTooManyRequests creates a CreateCurrentUserRepoTooManyRequests with default headers values
+func NewCreateCurrentUserRepoTooManyRequests() *CreateCurrentUserRepoTooManyRequests {
+	return &CreateCurrentUserRepoTooManyRequests{}
+}
+
+/*
+CreateCurrentUserRepoTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type CreateCurrentUserRepoTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this create current user repo too many requests response has a 2xx status code
+func (o *CreateCurrentUserRepoTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this create current user repo too many requests response has a 3xx status code
+func (o *CreateCurrentUserRepoTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this create current user repo too many requests response has a 4xx status code
+func (o *CreateCurrentUserRepoTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this create current user repo too many requests response has a 5xx status code
+func (o *CreateCurrentUserRepoTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this create current user repo too many requests response a status code equal to that given
+func (o *CreateCurrentUserRepoTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the create current user repo too many requests response
+func (o *CreateCurrentUserRepoTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *CreateCurrentUserRepoTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/repos][%d] createCurrentUserRepoTooManyRequests %s", 429, payload)
+}
+
+func (o *CreateCurrentUserRepoTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/repos][%d] createCurrentUserRepoTooManyRequests %s", 429, payload)
+}
+
+func (o *CreateCurrentUserRepoTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *CreateCurrentUserRepoTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewCreateCurrentUserRepoInternalServerError creates a CreateCurrentUserRepoInternalServerError with default headers values
 func NewCreateCurrentUserRepoInternalServerError() *CreateCurrentUserRepoInternalServerError {
 	return &CreateCurrentUserRepoInternalServerError{}
@@ -627,6 +803,92 @@ func (o *CreateCurrentUserRepoInternalServerError) GetPayload() *models.APIError
 }
 
 func (o *CreateCurrentUserRepoInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewCreateCurrentUserRepoServiceUnavailable creates a CreateCurrentUserRepoServiceUnavailable with default headers values
+func NewCreateCurrentUserRepoServiceUnavailable() *CreateCurrentUserRepoServiceUnavailable {
+	return &CreateCurrentUserRepoServiceUnavailable{}
+}
+
+/*
+CreateCurrentUserRepoServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type CreateCurrentUserRepoServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this create current user repo service unavailable response has a 2xx status code
+func (o *CreateCurrentUserRepoServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this create current user repo service unavailable response has a 3xx status code
+func (o *CreateCurrentUserRepoServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this create current user repo service unavailable response has a 4xx status code
+func (o *CreateCurrentUserRepoServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this create current user repo service unavailable response has a 5xx status code
+func (o *CreateCurrentUserRepoServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this create current user repo service unavailable response a status code equal to that given
+func (o *CreateCurrentUserRepoServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the create current user repo service unavailable response
+func (o *CreateCurrentUserRepoServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *CreateCurrentUserRepoServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/repos][%d] createCurrentUserRepoServiceUnavailable %s", 503, payload)
+}
+
+func (o *CreateCurrentUserRepoServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/repos][%d] createCurrentUserRepoServiceUnavailable %s", 503, payload)
+}
+
+func (o *CreateCurrentUserRepoServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *CreateCurrentUserRepoServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,14 +57,32 @@ func (o *GenerateRepoReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewGenerateRepoRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewGenerateRepoUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewGenerateRepoTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewGenerateRepoInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewGenerateRepoServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -422,6 +442,76 @@ func (o *GenerateRepoConflict) readResponse(response runtime.ClientResponse, con
 	return nil
 }
 
+// NewGenerateRepoRequestEntityTooLarge creates a GenerateRepoRequestEntityTooLarge with default headers values
+func NewGenerateRepoRequestEntityTooLarge() *GenerateRepoRequestEntityTooLarge {
+	return &GenerateRepoRequestEntityTooLarge{}
+}
+
+/*
+GenerateRepoRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type GenerateRepoRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this generate repo request entity too large response has a 2xx status code
+func (o *GenerateRepoRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this generate repo request entity too large response has a 3xx status code
+func (o *GenerateRepoRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this generate repo request entity too large response has a 4xx status code
+func (o *GenerateRepoRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this generate repo request entity too large response has a 5xx status code
+func (o *GenerateRepoRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this generate repo request entity too large response a status code equal to that given
+func (o *GenerateRepoRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the generate repo request entity too large response
+func (o *GenerateRepoRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *GenerateRepoRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{template_owner}/{template_repo}/generate][%d] generateRepoRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *GenerateRepoRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{template_owner}/{template_repo}/generate][%d] generateRepoRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *GenerateRepoRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GenerateRepoRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewGenerateRepoUnprocessableEntity creates a GenerateRepoUnprocessableEntity with default headers values
 func NewGenerateRepoUnprocessableEntity() *GenerateRepoUnprocessableEntity {
 	return &GenerateRepoUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *GenerateRepoUnprocessableEntity) readResponse(response runtime.ClientRe
 	return nil
 }
 
+// NewGenerateRepoTooManyRequests creates a GenerateRepoTooManyRequests with default headers values
+func NewGenerateRepoTooManyRequests() *GenerateRepoTooManyRequests {
+	return &GenerateRepoTooManyRequests{}
+}
+
+/*
+GenerateRepoTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type GenerateRepoTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this generate repo too many requests response has a 2xx status code
+func (o *GenerateRepoTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this generate repo too many requests response has a 3xx status code
+func (o *GenerateRepoTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this generate repo too many requests response has a 4xx status code
+func (o *GenerateRepoTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this generate repo too many requests response has a 5xx status code
+func (o *GenerateRepoTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this generate repo too many requests response a status code equal to that given
+func (o *GenerateRepoTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the generate repo too many requests response
+func (o *GenerateRepoTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *GenerateRepoTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{template_owner}/{template_repo}/generate][%d] generateRepoTooManyRequests %s", 429, payload)
+}
+
+func (o *GenerateRepoTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{template_owner}/{template_repo}/generate][%d] generateRepoTooManyRequests %s", 429, payload)
+}
+
+func (o *GenerateRepoTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GenerateRepoTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewGenerateRepoInternalServerError creates a GenerateRepoInternalServerError with default headers values
 func NewGenerateRepoInternalServerError() *GenerateRepoInternalServerError {
 	return &GenerateRepoInternalServerError{}
@@ -551,6 +727,92 @@ func (o *GenerateRepoInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *GenerateRepoInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGenerateRepoServiceUnavailable creates a GenerateRepoServiceUnavailable with default headers values
+func NewGenerateRepoServiceUnavailable() *GenerateRepoServiceUnavailable {
+	return &GenerateRepoServiceUnavailable{}
+}
+
+/*
+GenerateRepoServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type GenerateRepoServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this generate repo service unavailable response has a 2xx status code
+func (o *GenerateRepoServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this generate repo service unavailable response has a 3xx status code
+func (o *GenerateRepoServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this generate repo service unavailable response has a 4xx status code
+func (o *GenerateRepoServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this generate repo service unavailable response has a 5xx status code
+func (o *GenerateRepoServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this generate repo service unavailable response a status code equal to that given
+func (o *GenerateRepoServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the generate repo service unavailable response
+func (o *GenerateRepoServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *GenerateRepoServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{template_owner}/{template_repo}/generate][%d] generateRepoServiceUnavailable %s", 503, payload)
+}
+
+func (o *GenerateRepoServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{template_owner}/{template_repo}/generate][%d] generateRepoServiceUnavailable %s", 503, payload)
+}
+
+func (o *GenerateRepoServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GenerateRepoServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

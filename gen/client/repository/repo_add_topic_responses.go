@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *RepoAddTopicReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoAddTopicTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoAddTopicInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoAddTopicServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *RepoAddTopicLocked) readResponse(response runtime.ClientResponse, consu
 	return nil
 }
 
+// NewRepoAddTopicTooManyRequests creates a RepoAddTopicTooManyRequests with default headers values
+func NewRepoAddTopicTooManyRequests() *RepoAddTopicTooManyRequests {
+	return &RepoAddTopicTooManyRequests{}
+}
+
+/*
+RepoAddTopicTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoAddTopicTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo add topic too many requests response has a 2xx status code
+func (o *RepoAddTopicTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo add topic too many requests response has a 3xx status code
+func (o *RepoAddTopicTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo add topic too many requests response has a 4xx status code
+func (o *RepoAddTopicTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo add topic too many requests response has a 5xx status code
+func (o *RepoAddTopicTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo add topic too many requests response a status code equal to that given
+func (o *RepoAddTopicTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo add topic too many requests response
+func (o *RepoAddTopicTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoAddTopicTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/topics/{topic}][%d] repoAddTopicTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoAddTopicTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/topics/{topic}][%d] repoAddTopicTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoAddTopicTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoAddTopicTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoAddTopicInternalServerError creates a RepoAddTopicInternalServerError with default headers values
 func NewRepoAddTopicInternalServerError() *RepoAddTopicInternalServerError {
 	return &RepoAddTopicInternalServerError{}
@@ -537,6 +637,92 @@ func (o *RepoAddTopicInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoAddTopicInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoAddTopicServiceUnavailable creates a RepoAddTopicServiceUnavailable with default headers values
+func NewRepoAddTopicServiceUnavailable() *RepoAddTopicServiceUnavailable {
+	return &RepoAddTopicServiceUnavailable{}
+}
+
+/*
+RepoAddTopicServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoAddTopicServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo add topic service unavailable response has a 2xx status code
+func (o *RepoAddTopicServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo add topic service unavailable response has a 3xx status code
+func (o *RepoAddTopicServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo add topic service unavailable response has a 4xx status code
+func (o *RepoAddTopicServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo add topic service unavailable response has a 5xx status code
+func (o *RepoAddTopicServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo add topic service unavailable response a status code equal to that given
+func (o *RepoAddTopicServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo add topic service unavailable response
+func (o *RepoAddTopicServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoAddTopicServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/topics/{topic}][%d] repoAddTopicServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoAddTopicServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/topics/{topic}][%d] repoAddTopicServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoAddTopicServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoAddTopicServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

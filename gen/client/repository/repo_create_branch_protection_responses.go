@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *RepoCreateBranchProtectionReader) ReadResponse(response runtime.ClientR
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoCreateBranchProtectionRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoCreateBranchProtectionUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *RepoCreateBranchProtectionReader) ReadResponse(response runtime.ClientR
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoCreateBranchProtectionTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoCreateBranchProtectionInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoCreateBranchProtectionServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -352,6 +372,76 @@ func (o *RepoCreateBranchProtectionNotFound) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewRepoCreateBranchProtectionRequestEntityTooLarge creates a RepoCreateBranchProtectionRequestEntityTooLarge with default headers values
+func NewRepoCreateBranchProtectionRequestEntityTooLarge() *RepoCreateBranchProtectionRequestEntityTooLarge {
+	return &RepoCreateBranchProtectionRequestEntityTooLarge{}
+}
+
+/*
+RepoCreateBranchProtectionRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoCreateBranchProtectionRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create branch protection request entity too large response has a 2xx status code
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create branch protection request entity too large response has a 3xx status code
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create branch protection request entity too large response has a 4xx status code
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create branch protection request entity too large response has a 5xx status code
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create branch protection request entity too large response a status code equal to that given
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo create branch protection request entity too large response
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections][%d] repoCreateBranchProtectionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections][%d] repoCreateBranchProtectionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateBranchProtectionUnprocessableEntity creates a RepoCreateBranchProtectionUnprocessableEntity with default headers values
 func NewRepoCreateBranchProtectionUnprocessableEntity() *RepoCreateBranchProtectionUnprocessableEntity {
 	return &RepoCreateBranchProtectionUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *RepoCreateBranchProtectionLocked) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewRepoCreateBranchProtectionTooManyRequests creates a RepoCreateBranchProtectionTooManyRequests with default headers values
+func NewRepoCreateBranchProtectionTooManyRequests() *RepoCreateBranchProtectionTooManyRequests {
+	return &RepoCreateBranchProtectionTooManyRequests{}
+}
+
+/*
+RepoCreateBranchProtectionTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoCreateBranchProtectionTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create branch protection too many requests response has a 2xx status code
+func (o *RepoCreateBranchProtectionTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create branch protection too many requests response has a 3xx status code
+func (o *RepoCreateBranchProtectionTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create branch protection too many requests response has a 4xx status code
+func (o *RepoCreateBranchProtectionTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create branch protection too many requests response has a 5xx status code
+func (o *RepoCreateBranchProtectionTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create branch protection too many requests response a status code equal to that given
+func (o *RepoCreateBranchProtectionTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo create branch protection too many requests response
+func (o *RepoCreateBranchProtectionTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoCreateBranchProtectionTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections][%d] repoCreateBranchProtectionTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateBranchProtectionTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections][%d] repoCreateBranchProtectionTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateBranchProtectionTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateBranchProtectionTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateBranchProtectionInternalServerError creates a RepoCreateBranchProtectionInternalServerError with default headers values
 func NewRepoCreateBranchProtectionInternalServerError() *RepoCreateBranchProtectionInternalServerError {
 	return &RepoCreateBranchProtectionInternalServerError{}
@@ -551,6 +727,92 @@ func (o *RepoCreateBranchProtectionInternalServerError) GetPayload() *models.API
 }
 
 func (o *RepoCreateBranchProtectionInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoCreateBranchProtectionServiceUnavailable creates a RepoCreateBranchProtectionServiceUnavailable with default headers values
+func NewRepoCreateBranchProtectionServiceUnavailable() *RepoCreateBranchProtectionServiceUnavailable {
+	return &RepoCreateBranchProtectionServiceUnavailable{}
+}
+
+/*
+RepoCreateBranchProtectionServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoCreateBranchProtectionServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create branch protection service unavailable response has a 2xx status code
+func (o *RepoCreateBranchProtectionServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create branch protection service unavailable response has a 3xx status code
+func (o *RepoCreateBranchProtectionServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create branch protection service unavailable response has a 4xx status code
+func (o *RepoCreateBranchProtectionServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo create branch protection service unavailable response has a 5xx status code
+func (o *RepoCreateBranchProtectionServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo create branch protection service unavailable response a status code equal to that given
+func (o *RepoCreateBranchProtectionServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo create branch protection service unavailable response
+func (o *RepoCreateBranchProtectionServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoCreateBranchProtectionServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections][%d] repoCreateBranchProtectionServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateBranchProtectionServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections][%d] repoCreateBranchProtectionServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateBranchProtectionServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateBranchProtectionServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,6 +57,12 @@ func (o *RepoCreateBranchReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoCreateBranchRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoCreateBranchUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -67,8 +75,20 @@ func (o *RepoCreateBranchReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoCreateBranchTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoCreateBranchInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoCreateBranchServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -428,6 +448,76 @@ func (o *RepoCreateBranchConflict) readResponse(response runtime.ClientResponse,
 	return nil
 }
 
+// NewRepoCreateBranchRequestEntityTooLarge creates a RepoCreateBranchRequestEntityTooLarge with default headers values
+func NewRepoCreateBranchRequestEntityTooLarge() *RepoCreateBranchRequestEntityTooLarge {
+	return &RepoCreateBranchRequestEntityTooLarge{}
+}
+
+/*
+RepoCreateBranchRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoCreateBranchRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create branch request entity too large response has a 2xx status code
+func (o *RepoCreateBranchRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create branch request entity too large response has a 3xx status code
+func (o *RepoCreateBranchRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create branch request entity too large response has a 4xx status code
+func (o *RepoCreateBranchRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create branch request entity too large response has a 5xx status code
+func (o *RepoCreateBranchRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create branch request entity too large response a status code equal to that given
+func (o *RepoCreateBranchRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo create branch request entity too large response
+func (o *RepoCreateBranchRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoCreateBranchRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branches][%d] repoCreateBranchRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateBranchRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branches][%d] repoCreateBranchRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateBranchRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateBranchRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateBranchUnprocessableEntity creates a RepoCreateBranchUnprocessableEntity with default headers values
 func NewRepoCreateBranchUnprocessableEntity() *RepoCreateBranchUnprocessableEntity {
 	return &RepoCreateBranchUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *RepoCreateBranchLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewRepoCreateBranchTooManyRequests creates a RepoCreateBranchTooManyRequests with default headers values
+func NewRepoCreateBranchTooManyRequests() *RepoCreateBranchTooManyRequests {
+	return &RepoCreateBranchTooManyRequests{}
+}
+
+/*
+RepoCreateBranchTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoCreateBranchTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create branch too many requests response has a 2xx status code
+func (o *RepoCreateBranchTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create branch too many requests response has a 3xx status code
+func (o *RepoCreateBranchTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create branch too many requests response has a 4xx status code
+func (o *RepoCreateBranchTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create branch too many requests response has a 5xx status code
+func (o *RepoCreateBranchTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create branch too many requests response a status code equal to that given
+func (o *RepoCreateBranchTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo create branch too many requests response
+func (o *RepoCreateBranchTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoCreateBranchTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branches][%d] repoCreateBranchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateBranchTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branches][%d] repoCreateBranchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateBranchTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateBranchTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateBranchInternalServerError creates a RepoCreateBranchInternalServerError with default headers values
 func NewRepoCreateBranchInternalServerError() *RepoCreateBranchInternalServerError {
 	return &RepoCreateBranchInternalServerError{}
@@ -627,6 +803,92 @@ func (o *RepoCreateBranchInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoCreateBranchInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoCreateBranchServiceUnavailable creates a RepoCreateBranchServiceUnavailable with default headers values
+func NewRepoCreateBranchServiceUnavailable() *RepoCreateBranchServiceUnavailable {
+	return &RepoCreateBranchServiceUnavailable{}
+}
+
+/*
+RepoCreateBranchServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoCreateBranchServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create branch service unavailable response has a 2xx status code
+func (o *RepoCreateBranchServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create branch service unavailable response has a 3xx status code
+func (o *RepoCreateBranchServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create branch service unavailable response has a 4xx status code
+func (o *RepoCreateBranchServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo create branch service unavailable response has a 5xx status code
+func (o *RepoCreateBranchServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo create branch service unavailable response a status code equal to that given
+func (o *RepoCreateBranchServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo create branch service unavailable response
+func (o *RepoCreateBranchServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoCreateBranchServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branches][%d] repoCreateBranchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateBranchServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branches][%d] repoCreateBranchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateBranchServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateBranchServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,6 +57,12 @@ func (o *RepoCreateFileReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoCreateFileRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoCreateFileUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -67,8 +75,20 @@ func (o *RepoCreateFileReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoCreateFileTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoCreateFileInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoCreateFileServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -428,6 +448,76 @@ func (o *RepoCreateFileConflict) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewRepoCreateFileRequestEntityTooLarge creates a RepoCreateFileRequestEntityTooLarge with default headers values
+func NewRepoCreateFileRequestEntityTooLarge() *RepoCreateFileRequestEntityTooLarge {
+	return &RepoCreateFileRequestEntityTooLarge{}
+}
+
+/*
+RepoCreateFileRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoCreateFileRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create file request entity too large response has a 2xx status code
+func (o *RepoCreateFileRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create file request entity too large response has a 3xx status code
+func (o *RepoCreateFileRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create file request entity too large response has a 4xx status code
+func (o *RepoCreateFileRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create file request entity too large response has a 5xx status code
+func (o *RepoCreateFileRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create file request entity too large response a status code equal to that given
+func (o *RepoCreateFileRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo create file request entity too large response
+func (o *RepoCreateFileRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoCreateFileRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/contents/{filepath}][%d] repoCreateFileRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateFileRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/contents/{filepath}][%d] repoCreateFileRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateFileRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateFileRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateFileUnprocessableEntity creates a RepoCreateFileUnprocessableEntity with default headers values
 func NewRepoCreateFileUnprocessableEntity() *RepoCreateFileUnprocessableEntity {
 	return &RepoCreateFileUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *RepoCreateFileLocked) readResponse(response runtime.ClientResponse, con
 	return nil
 }
 
+// NewRepoCreateFileTooManyRequests creates a RepoCreateFileTooManyRequests with default headers values
+func NewRepoCreateFileTooManyRequests() *RepoCreateFileTooManyRequests {
+	return &RepoCreateFileTooManyRequests{}
+}
+
+/*
+RepoCreateFileTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoCreateFileTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create file too many requests response has a 2xx status code
+func (o *RepoCreateFileTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create file too many requests response has a 3xx status code
+func (o *RepoCreateFileTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create file too many requests response has a 4xx status code
+func (o *RepoCreateFileTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create file too many requests response has a 5xx status code
+func (o *RepoCreateFileTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create file too many requests response a status code equal to that given
+func (o *RepoCreateFileTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo create file too many requests response
+func (o *RepoCreateFileTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoCreateFileTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/contents/{filepath}][%d] repoCreateFileTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateFileTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/contents/{filepath}][%d] repoCreateFileTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateFileTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateFileTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateFileInternalServerError creates a RepoCreateFileInternalServerError with default headers values
 func NewRepoCreateFileInternalServerError() *RepoCreateFileInternalServerError {
 	return &RepoCreateFileInternalServerError{}
@@ -627,6 +803,92 @@ func (o *RepoCreateFileInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoCreateFileInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoCreateFileServiceUnavailable creates a RepoCreateFileServiceUnavailable with default headers values
+func NewRepoCreateFileServiceUnavailable() *RepoCreateFileServiceUnavailable {
+	return &RepoCreateFileServiceUnavailable{}
+}
+
+/*
+RepoCreateFileServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoCreateFileServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create file service unavailable response has a 2xx status code
+func (o *RepoCreateFileServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create file service unavailable response has a 3xx status code
+func (o *RepoCreateFileServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create file service unavailable response has a 4xx status code
+func (o *RepoCreateFileServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo create file service unavailable response has a 5xx status code
+func (o *RepoCreateFileServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo create file service unavailable response a status code equal to that given
+func (o *RepoCreateFileServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo create file service unavailable response
+func (o *RepoCreateFileServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoCreateFileServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/contents/{filepath}][%d] repoCreateFileServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateFileServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/contents/{filepath}][%d] repoCreateFileServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateFileServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateFileServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -73,8 +75,20 @@ func (o *RepoCreateReleaseAttachmentReader) ReadResponse(response runtime.Client
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoCreateReleaseAttachmentTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoCreateReleaseAttachmentInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoCreateReleaseAttachmentServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -442,7 +456,7 @@ func NewRepoCreateReleaseAttachmentRequestEntityTooLarge() *RepoCreateReleaseAtt
 /*
 RepoCreateReleaseAttachmentRequestEntityTooLarge describes a response with status code 413, with default header values.
 
-The request cannot be carried out.
+The request body is larger than the server accepts.
 */
 type RepoCreateReleaseAttachmentRequestEntityTooLarge struct {
 	Payload *models.APIError
@@ -644,6 +658,92 @@ func (o *RepoCreateReleaseAttachmentLocked) readResponse(response runtime.Client
 	return nil
 }
 
+// NewRepoCreateReleaseAttachmentTooManyRequests creates a RepoCreateReleaseAttachmentTooManyRequests with default headers values
+func NewRepoCreateReleaseAttachmentTooManyRequests() *RepoCreateReleaseAttachmentTooManyRequests {
+	return &RepoCreateReleaseAttachmentTooManyRequests{}
+}
+
+/*
+RepoCreateReleaseAttachmentTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoCreateReleaseAttachmentTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create release attachment too many requests response has a 2xx status code
+func (o *RepoCreateReleaseAttachmentTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create release attachment too many requests response has a 3xx status code
+func (o *RepoCreateReleaseAttachmentTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create release attachment too many requests response has a 4xx status code
+func (o *RepoCreateReleaseAttachmentTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create release attachment too many requests response has a 5xx status code
+func (o *RepoCreateReleaseAttachmentTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create release attachment too many requests response a status code equal to that given
+func (o *RepoCreateReleaseAttachmentTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo create release attachment too many requests response
+func (o *RepoCreateReleaseAttachmentTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoCreateReleaseAttachmentTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases/{id}/assets][%d] repoCreateReleaseAttachmentTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateReleaseAttachmentTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases/{id}/assets][%d] repoCreateReleaseAttachmentTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateReleaseAttachmentTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateReleaseAttachmentTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateReleaseAttachmentInternalServerError creates a RepoCreateReleaseAttachmentInternalServerError with default headers values
 func NewRepoCreateReleaseAttachmentInternalServerError() *RepoCreateReleaseAttachmentInternalServerError {
 	return &RepoCreateReleaseAttachmentInternalServerError{}
@@ -703,6 +803,92 @@ func (o *RepoCreateReleaseAttachmentInternalServerError) GetPayload() *models.AP
 }
 
 func (o *RepoCreateReleaseAttachmentInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoCreateReleaseAttachmentServiceUnavailable creates a RepoCreateReleaseAttachmentServiceUnavailable with default headers values
+func NewRepoCreateReleaseAttachmentServiceUnavailable() *RepoCreateReleaseAttachmentServiceUnavailable {
+	return &RepoCreateReleaseAttachmentServiceUnavailable{}
+}
+
+/*
+RepoCreateReleaseAttachmentServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoCreateReleaseAttachmentServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create release attachment service unavailable response has a 2xx status code
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create release attachment service unavailable response has a 3xx status code
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create release attachment service unavailable response has a 4xx status code
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo create release attachment service unavailable response has a 5xx status code
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo create release attachment service unavailable response a status code equal to that given
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo create release attachment service unavailable response
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases/{id}/assets][%d] repoCreateReleaseAttachmentServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases/{id}/assets][%d] repoCreateReleaseAttachmentServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,6 +57,12 @@ func (o *RepoCreateReleaseReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoCreateReleaseRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoCreateReleaseUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -67,8 +75,20 @@ func (o *RepoCreateReleaseReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoCreateReleaseTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoCreateReleaseInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoCreateReleaseServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -428,6 +448,76 @@ func (o *RepoCreateReleaseConflict) readResponse(response runtime.ClientResponse
 	return nil
 }
 
+// NewRepoCreateReleaseRequestEntityTooLarge creates a RepoCreateReleaseRequestEntityTooLarge with default headers values
+func NewRepoCreateReleaseRequestEntityTooLarge() *RepoCreateReleaseRequestEntityTooLarge {
+	return &RepoCreateReleaseRequestEntityTooLarge{}
+}
+
+/*
+RepoCreateReleaseRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoCreateReleaseRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create release request entity too large response has a 2xx status code
+func (o *RepoCreateReleaseRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create release request entity too large response has a 3xx status code
+func (o *RepoCreateReleaseRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create release request entity too large response has a 4xx status code
+func (o *RepoCreateReleaseRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create release request entity too large response has a 5xx status code
+func (o *RepoCreateReleaseRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create release request entity too large response a status code equal to that given
+func (o *RepoCreateReleaseRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo create release request entity too large response
+func (o *RepoCreateReleaseRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoCreateReleaseRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases][%d] repoCreateReleaseRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateReleaseRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases][%d] repoCreateReleaseRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateReleaseRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateReleaseRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateReleaseUnprocessableEntity creates a RepoCreateReleaseUnprocessableEntity with default headers values
 func NewRepoCreateReleaseUnprocessableEntity() *RepoCreateReleaseUnprocessableEntity {
 	return &RepoCreateReleaseUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *RepoCreateReleaseLocked) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewRepoCreateReleaseTooManyRequests creates a RepoCreateReleaseTooManyRequests with default headers values
+func NewRepoCreateReleaseTooManyRequests() *RepoCreateReleaseTooManyRequests {
+	return &RepoCreateReleaseTooManyRequests{}
+}
+
+/*
+RepoCreateReleaseTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoCreateReleaseTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create release too many requests response has a 2xx status code
+func (o *RepoCreateReleaseTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create release too many requests response has a 3xx status code
+func (o *RepoCreateReleaseTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create release too many requests response has a 4xx status code
+func (o *RepoCreateReleaseTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create release too many requests response has a 5xx status code
+func (o *RepoCreateReleaseTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create release too many requests response a status code equal to that given
+func (o *RepoCreateReleaseTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo create release too many requests response
+func (o *RepoCreateReleaseTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoCreateReleaseTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases][%d] repoCreateReleaseTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateReleaseTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases][%d] repoCreateReleaseTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateReleaseTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateReleaseTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateReleaseInternalServerError creates a RepoCreateReleaseInternalServerError with default headers values
 func NewRepoCreateReleaseInternalServerError() *RepoCreateReleaseInternalServerError {
 	return &RepoCreateReleaseInternalServerError{}
@@ -627,6 +803,92 @@ func (o *RepoCreateReleaseInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoCreateReleaseInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoCreateReleaseServiceUnavailable creates a RepoCreateReleaseServiceUnavailable with default headers values
+func NewRepoCreateReleaseServiceUnavailable() *RepoCreateReleaseServiceUnavailable {
+	return &RepoCreateReleaseServiceUnavailable{}
+}
+
+/*
+RepoCreateReleaseServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoCreateReleaseServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create release service unavailable response has a 2xx status code
+func (o *RepoCreateReleaseServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create release service unavailable response has a 3xx status code
+func (o *RepoCreateReleaseServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create release service unavailable response has a 4xx status code
+func (o *RepoCreateReleaseServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo create release service unavailable response has a 5xx status code
+func (o *RepoCreateReleaseServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo create release service unavailable response a status code equal to that given
+func (o *RepoCreateReleaseServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo create release service unavailable response
+func (o *RepoCreateReleaseServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoCreateReleaseServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases][%d] repoCreateReleaseServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateReleaseServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/releases][%d] repoCreateReleaseServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateReleaseServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateReleaseServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

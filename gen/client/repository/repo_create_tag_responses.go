@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,6 +63,12 @@ func (o *RepoCreateTagReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoCreateTagRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoCreateTagUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -73,8 +81,20 @@ func (o *RepoCreateTagReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoCreateTagTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoCreateTagInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoCreateTagServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -490,6 +510,76 @@ func (o *RepoCreateTagConflict) readResponse(response runtime.ClientResponse, co
 	return nil
 }
 
+// NewRepoCreateTagRequestEntityTooLarge creates a RepoCreateTagRequestEntityTooLarge with default headers values
+func NewRepoCreateTagRequestEntityTooLarge() *RepoCreateTagRequestEntityTooLarge {
+	return &RepoCreateTagRequestEntityTooLarge{}
+}
+
+/*
+RepoCreateTagRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoCreateTagRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create tag request entity too large response has a 2xx status code
+func (o *RepoCreateTagRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create tag request entity too large response has a 3xx status code
+func (o *RepoCreateTagRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create tag request entity too large response has a 4xx status code
+func (o *RepoCreateTagRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create tag request entity too large response has a 5xx status code
+func (o *RepoCreateTagRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create tag request entity too large response a status code equal to that given
+func (o *RepoCreateTagRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo create tag request entity too large response
+func (o *RepoCreateTagRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoCreateTagRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/tags][%d] repoCreateTagRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateTagRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/tags][%d] repoCreateTagRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoCreateTagRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateTagRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateTagUnprocessableEntity creates a RepoCreateTagUnprocessableEntity with default headers values
 func NewRepoCreateTagUnprocessableEntity() *RepoCreateTagUnprocessableEntity {
 	return &RepoCreateTagUnprocessableEntity{}
@@ -630,6 +720,92 @@ func (o *RepoCreateTagLocked) readResponse(response runtime.ClientResponse, cons
 	return nil
 }
 
+// NewRepoCreateTagTooManyRequests creates a RepoCreateTagTooManyRequests with default headers values
+func NewRepoCreateTagTooManyRequests() *RepoCreateTagTooManyRequests {
+	return &RepoCreateTagTooManyRequests{}
+}
+
+/*
+RepoCreateTagTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoCreateTagTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create tag too many requests response has a 2xx status code
+func (o *RepoCreateTagTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create tag too many requests response has a 3xx status code
+func (o *RepoCreateTagTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create tag too many requests response has a 4xx status code
+func (o *RepoCreateTagTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo create tag too many requests response has a 5xx status code
+func (o *RepoCreateTagTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo create tag too many requests response a status code equal to that given
+func (o *RepoCreateTagTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo create tag too many requests response
+func (o *RepoCreateTagTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoCreateTagTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/tags][%d] repoCreateTagTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateTagTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/tags][%d] repoCreateTagTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoCreateTagTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateTagTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoCreateTagInternalServerError creates a RepoCreateTagInternalServerError with default headers values
 func NewRepoCreateTagInternalServerError() *RepoCreateTagInternalServerError {
 	return &RepoCreateTagInternalServerError{}
@@ -689,6 +865,92 @@ func (o *RepoCreateTagInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoCreateTagInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoCreateTagServiceUnavailable creates a RepoCreateTagServiceUnavailable with default headers values
+func NewRepoCreateTagServiceUnavailable() *RepoCreateTagServiceUnavailable {
+	return &RepoCreateTagServiceUnavailable{}
+}
+
+/*
+RepoCreateTagServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoCreateTagServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo create tag service unavailable response has a 2xx status code
+func (o *RepoCreateTagServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo create tag service unavailable response has a 3xx status code
+func (o *RepoCreateTagServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo create tag service unavailable response has a 4xx status code
+func (o *RepoCreateTagServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo create tag service unavailable response has a 5xx status code
+func (o *RepoCreateTagServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo create tag service unavailable response a status code equal to that given
+func (o *RepoCreateTagServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo create tag service unavailable response
+func (o *RepoCreateTagServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoCreateTagServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/tags][%d] repoCreateTagServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateTagServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/tags][%d] repoCreateTagServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoCreateTagServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoCreateTagServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoDeleteBranchProtectionReader) ReadResponse(response runtime.ClientR
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoDeleteBranchProtectionTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteBranchProtectionInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoDeleteBranchProtectionServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -402,6 +416,92 @@ func (o *RepoDeleteBranchProtectionUnprocessableEntity) readResponse(response ru
 	return nil
 }
 
+// NewRepoDeleteBranchProtectionTooManyRequests creates a RepoDeleteBranchProtectionTooManyRequests with default headers values
+func NewRepoDeleteBranchProtectionTooManyRequests() *RepoDeleteBranchProtectionTooManyRequests {
+	return &RepoDeleteBranchProtectionTooManyRequests{}
+}
+
+/*
+RepoDeleteBranchProtectionTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoDeleteBranchProtectionTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete branch protection too many requests response has a 2xx status code
+func (o *RepoDeleteBranchProtectionTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete branch protection too many requests response has a 3xx status code
+func (o *RepoDeleteBranchProtectionTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete branch protection too many requests response has a 4xx status code
+func (o *RepoDeleteBranchProtectionTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete branch protection too many requests response has a 5xx status code
+func (o *RepoDeleteBranchProtectionTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete branch protection too many requests response a status code equal to that given
+func (o *RepoDeleteBranchProtectionTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo delete branch protection too many requests response
+func (o *RepoDeleteBranchProtectionTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoDeleteBranchProtectionTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/branch_protections/{name}][%d] repoDeleteBranchProtectionTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteBranchProtectionTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/branch_protections/{name}][%d] repoDeleteBranchProtectionTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteBranchProtectionTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteBranchProtectionTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteBranchProtectionInternalServerError creates a RepoDeleteBranchProtectionInternalServerError with default headers values
 func NewRepoDeleteBranchProtectionInternalServerError() *RepoDeleteBranchProtectionInternalServerError {
 	return &RepoDeleteBranchProtectionInternalServerError{}
@@ -461,6 +561,92 @@ func (o *RepoDeleteBranchProtectionInternalServerError) GetPayload() *models.API
 }
 
 func (o *RepoDeleteBranchProtectionInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteBranchProtectionServiceUnavailable creates a RepoDeleteBranchProtectionServiceUnavailable with default headers values
+func NewRepoDeleteBranchProtectionServiceUnavailable() *RepoDeleteBranchProtectionServiceUnavailable {
+	return &RepoDeleteBranchProtectionServiceUnavailable{}
+}
+
+/*
+RepoDeleteBranchProtectionServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoDeleteBranchProtectionServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete branch protection service unavailable response has a 2xx status code
+func (o *RepoDeleteBranchProtectionServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete branch protection service unavailable response has a 3xx status code
+func (o *RepoDeleteBranchProtectionServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete branch protection service unavailable response has a 4xx status code
+func (o *RepoDeleteBranchProtectionServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo delete branch protection service unavailable response has a 5xx status code
+func (o *RepoDeleteBranchProtectionServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo delete branch protection service unavailable response a status code equal to that given
+func (o *RepoDeleteBranchProtectionServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo delete branch protection service unavailable response
+func (o *RepoDeleteBranchProtectionServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoDeleteBranchProtectionServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/branch_protections/{name}][%d] repoDeleteBranchProtectionServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteBranchProtectionServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/branch_protections/{name}][%d] repoDeleteBranchProtectionServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteBranchProtectionServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteBranchProtectionServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *RepoDeleteBranchReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoDeleteBranchTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteBranchInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoDeleteBranchServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *RepoDeleteBranchLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewRepoDeleteBranchTooManyRequests creates a RepoDeleteBranchTooManyRequests with default headers values
+func NewRepoDeleteBranchTooManyRequests() *RepoDeleteBranchTooManyRequests {
+	return &RepoDeleteBranchTooManyRequests{}
+}
+
+/*
+RepoDeleteBranchTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoDeleteBranchTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete branch too many requests response has a 2xx status code
+func (o *RepoDeleteBranchTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete branch too many requests response has a 3xx status code
+func (o *RepoDeleteBranchTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete branch too many requests response has a 4xx status code
+func (o *RepoDeleteBranchTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete branch too many requests response has a 5xx status code
+func (o *RepoDeleteBranchTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete branch too many requests response a status code equal to that given
+func (o *RepoDeleteBranchTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo delete branch too many requests response
+func (o *RepoDeleteBranchTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoDeleteBranchTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/branches/{branch}][%d] repoDeleteBranchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteBranchTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/branches/{branch}][%d] repoDeleteBranchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteBranchTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteBranchTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteBranchInternalServerError creates a RepoDeleteBranchInternalServerError with default headers values
 func NewRepoDeleteBranchInternalServerError() *RepoDeleteBranchInternalServerError {
 	return &RepoDeleteBranchInternalServerError{}
@@ -537,6 +637,92 @@ func (o *RepoDeleteBranchInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteBranchInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteBranchServiceUnavailable creates a RepoDeleteBranchServiceUnavailable with default headers values
+func NewRepoDeleteBranchServiceUnavailable() *RepoDeleteBranchServiceUnavailable {
+	return &RepoDeleteBranchServiceUnavailable{}
+}
+
+/*
+RepoDeleteBranchServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoDeleteBranchServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete branch service unavailable response has a 2xx status code
+func (o *RepoDeleteBranchServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete branch service unavailable response has a 3xx status code
+func (o *RepoDeleteBranchServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete branch service unavailable response has a 4xx status code
+func (o *RepoDeleteBranchServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo delete branch service unavailable response has a 5xx status code
+func (o *RepoDeleteBranchServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo delete branch service unavailable response a status code equal to that given
+func (o *RepoDeleteBranchServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo delete branch service unavailable response
+func (o *RepoDeleteBranchServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoDeleteBranchServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/branches/{branch}][%d] repoDeleteBranchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteBranchServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/branches/{branch}][%d] repoDeleteBranchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteBranchServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteBranchServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,6 +63,12 @@ func (o *RepoDeleteFileReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoDeleteFileRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoDeleteFileUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -73,8 +81,20 @@ func (o *RepoDeleteFileReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoDeleteFileTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteFileInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoDeleteFileServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -504,6 +524,76 @@ func (o *RepoDeleteFileConflict) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewRepoDeleteFileRequestEntityTooLarge creates a RepoDeleteFileRequestEntityTooLarge with default headers values
+func NewRepoDeleteFileRequestEntityTooLarge() *RepoDeleteFileRequestEntityTooLarge {
+	return &RepoDeleteFileRequestEntityTooLarge{}
+}
+
+/*
+RepoDeleteFileRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoDeleteFileRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete file request entity too large response has a 2xx status code
+func (o *RepoDeleteFileRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete file request entity too large response has a 3xx status code
+func (o *RepoDeleteFileRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete file request entity too large response has a 4xx status code
+func (o *RepoDeleteFileRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete file request entity too large response has a 5xx status code
+func (o *RepoDeleteFileRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete file request entity too large response a status code equal to that given
+func (o *RepoDeleteFileRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo delete file request entity too large response
+func (o *RepoDeleteFileRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoDeleteFileRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/contents/{filepath}][%d] repoDeleteFileRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoDeleteFileRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/contents/{filepath}][%d] repoDeleteFileRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoDeleteFileRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteFileRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteFileUnprocessableEntity creates a RepoDeleteFileUnprocessableEntity with default headers values
 func NewRepoDeleteFileUnprocessableEntity() *RepoDeleteFileUnprocessableEntity {
 	return &RepoDeleteFileUnprocessableEntity{}
@@ -644,6 +734,92 @@ func (o *RepoDeleteFileLocked) readResponse(response runtime.ClientResponse, con
 	return nil
 }
 
+// NewRepoDeleteFileTooManyRequests creates a RepoDeleteFileTooManyRequests with default headers values
+func NewRepoDeleteFileTooManyRequests() *RepoDeleteFileTooManyRequests {
+	return &RepoDeleteFileTooManyRequests{}
+}
+
+/*
+RepoDeleteFileTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoDeleteFileTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete file too many requests response has a 2xx status code
+func (o *RepoDeleteFileTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete file too many requests response has a 3xx status code
+func (o *RepoDeleteFileTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete file too many requests response has a 4xx status code
+func (o *RepoDeleteFileTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete file too many requests response has a 5xx status code
+func (o *RepoDeleteFileTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete file too many requests response a status code equal to that given
+func (o *RepoDeleteFileTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo delete file too many requests response
+func (o *RepoDeleteFileTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoDeleteFileTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/contents/{filepath}][%d] repoDeleteFileTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteFileTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/contents/{filepath}][%d] repoDeleteFileTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteFileTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteFileTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteFileInternalServerError creates a RepoDeleteFileInternalServerError with default headers values
 func NewRepoDeleteFileInternalServerError() *RepoDeleteFileInternalServerError {
 	return &RepoDeleteFileInternalServerError{}
@@ -703,6 +879,92 @@ func (o *RepoDeleteFileInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteFileInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteFileServiceUnavailable creates a RepoDeleteFileServiceUnavailable with default headers values
+func NewRepoDeleteFileServiceUnavailable() *RepoDeleteFileServiceUnavailable {
+	return &RepoDeleteFileServiceUnavailable{}
+}
+
+/*
+RepoDeleteFileServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoDeleteFileServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete file service unavailable response has a 2xx status code
+func (o *RepoDeleteFileServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete file service unavailable response has a 3xx status code
+func (o *RepoDeleteFileServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete file service unavailable response has a 4xx status code
+func (o *RepoDeleteFileServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo delete file service unavailable response has a 5xx status code
+func (o *RepoDeleteFileServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo delete file service unavailable response a status code equal to that given
+func (o *RepoDeleteFileServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo delete file service unavailable response
+func (o *RepoDeleteFileServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoDeleteFileServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/contents/{filepath}][%d] repoDeleteFileServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteFileServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/contents/{filepath}][%d] repoDeleteFileServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteFileServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteFileServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *RepoDeleteReleaseAttachmentReader) ReadResponse(response runtime.Client
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoDeleteReleaseAttachmentTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteReleaseAttachmentInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoDeleteReleaseAttachmentServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *RepoDeleteReleaseAttachmentLocked) readResponse(response runtime.Client
 	return nil
 }
 
+// NewRepoDeleteReleaseAttachmentTooManyRequests creates a RepoDeleteReleaseAttachmentTooManyRequests with default headers values
+func NewRepoDeleteReleaseAttachmentTooManyRequests() *RepoDeleteReleaseAttachmentTooManyRequests {
+	return &RepoDeleteReleaseAttachmentTooManyRequests{}
+}
+
+/*
+RepoDeleteReleaseAttachmentTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoDeleteReleaseAttachmentTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete release attachment too many requests response has a 2xx status code
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete release attachment too many requests response has a 3xx status code
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete release attachment too many requests response has a 4xx status code
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete release attachment too many requests response has a 5xx status code
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete release attachment too many requests response a status code equal to that given
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo delete release attachment too many requests response
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}][%d] repoDeleteReleaseAttachmentTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}][%d] repoDeleteReleaseAttachmentTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteReleaseAttachmentInternalServerError creates a RepoDeleteReleaseAttachmentInternalServerError with default headers values
 func NewRepoDeleteReleaseAttachmentInternalServerError() *RepoDeleteReleaseAttachmentInternalServerError {
 	return &RepoDeleteReleaseAttachmentInternalServerError{}
@@ -537,6 +637,92 @@ func (o *RepoDeleteReleaseAttachmentInternalServerError) GetPayload() *models.AP
 }
 
 func (o *RepoDeleteReleaseAttachmentInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteReleaseAttachmentServiceUnavailable creates a RepoDeleteReleaseAttachmentServiceUnavailable with default headers values
+func NewRepoDeleteReleaseAttachmentServiceUnavailable() *RepoDeleteReleaseAttachmentServiceUnavailable {
+	return &RepoDeleteReleaseAttachmentServiceUnavailable{}
+}
+
+/*
+RepoDeleteReleaseAttachmentServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoDeleteReleaseAttachmentServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete release attachment service unavailable response has a 2xx status code
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete release attachment service unavailable response has a 3xx status code
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete release attachment service unavailable response has a 4xx status code
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo delete release attachment service unavailable response has a 5xx status code
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo delete release attachment service unavailable response a status code equal to that given
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo delete release attachment service unavailable response
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}][%d] repoDeleteReleaseAttachmentServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}][%d] repoDeleteReleaseAttachmentServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

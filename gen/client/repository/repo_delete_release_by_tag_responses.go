@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *RepoDeleteReleaseByTagReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoDeleteReleaseByTagTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteReleaseByTagInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoDeleteReleaseByTagServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *RepoDeleteReleaseByTagLocked) readResponse(response runtime.ClientRespo
 	return nil
 }
 
+// NewRepoDeleteReleaseByTagTooManyRequests creates a RepoDeleteReleaseByTagTooManyRequests with default headers values
+func NewRepoDeleteReleaseByTagTooManyRequests() *RepoDeleteReleaseByTagTooManyRequests {
+	return &RepoDeleteReleaseByTagTooManyRequests{}
+}
+
+/*
+RepoDeleteReleaseByTagTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoDeleteReleaseByTagTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete release by tag too many requests response has a 2xx status code
+func (o *RepoDeleteReleaseByTagTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete release by tag too many requests response has a 3xx status code
+func (o *RepoDeleteReleaseByTagTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete release by tag too many requests response has a 4xx status code
+func (o *RepoDeleteReleaseByTagTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete release by tag too many requests response has a 5xx status code
+func (o *RepoDeleteReleaseByTagTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete release by tag too many requests response a status code equal to that given
+func (o *RepoDeleteReleaseByTagTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo delete release by tag too many requests response
+func (o *RepoDeleteReleaseByTagTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoDeleteReleaseByTagTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/tags/{tag}][%d] repoDeleteReleaseByTagTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteReleaseByTagTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/tags/{tag}][%d] repoDeleteReleaseByTagTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteReleaseByTagTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteReleaseByTagTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteReleaseByTagInternalServerError creates a RepoDeleteReleaseByTagInternalServerError with default headers values
 func NewRepoDeleteReleaseByTagInternalServerError() *RepoDeleteReleaseByTagInternalServerError {
 	return &RepoDeleteReleaseByTagInternalServerError{}
@@ -537,6 +637,92 @@ func (o *RepoDeleteReleaseByTagInternalServerError) GetPayload() *models.APIErro
 }
 
 func (o *RepoDeleteReleaseByTagInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteReleaseByTagServiceUnavailable creates a RepoDeleteReleaseByTagServiceUnavailable with default headers values
+func NewRepoDeleteReleaseByTagServiceUnavailable() *RepoDeleteReleaseByTagServiceUnavailable {
+	return &RepoDeleteReleaseByTagServiceUnavailable{}
+}
+
+/*
+RepoDeleteReleaseByTagServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoDeleteReleaseByTagServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete release by tag service unavailable response has a 2xx status code
+func (o *RepoDeleteReleaseByTagServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete release by tag service unavailable response has a 3xx status code
+func (o *RepoDeleteReleaseByTagServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete release by tag service unavailable response has a 4xx status code
+func (o *RepoDeleteReleaseByTagServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo delete release by tag service unavailable response has a 5xx status code
+func (o *RepoDeleteReleaseByTagServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo delete release by tag service unavailable response a status code equal to that given
+func (o *RepoDeleteReleaseByTagServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo delete release by tag service unavailable response
+func (o *RepoDeleteReleaseByTagServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoDeleteReleaseByTagServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/tags/{tag}][%d] repoDeleteReleaseByTagServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteReleaseByTagServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/tags/{tag}][%d] repoDeleteReleaseByTagServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteReleaseByTagServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteReleaseByTagServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

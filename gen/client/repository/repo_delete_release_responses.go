@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *RepoDeleteReleaseReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoDeleteReleaseTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteReleaseInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoDeleteReleaseServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *RepoDeleteReleaseLocked) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewRepoDeleteReleaseTooManyRequests creates a RepoDeleteReleaseTooManyRequests with default headers values
+func NewRepoDeleteReleaseTooManyRequests() *RepoDeleteReleaseTooManyRequests {
+	return &RepoDeleteReleaseTooManyRequests{}
+}
+
+/*
+RepoDeleteReleaseTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoDeleteReleaseTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete release too many requests response has a 2xx status code
+func (o *RepoDeleteReleaseTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete release too many requests response has a 3xx status code
+func (o *RepoDeleteReleaseTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete release too many requests response has a 4xx status code
+func (o *RepoDeleteReleaseTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete release too many requests response has a 5xx status code
+func (o *RepoDeleteReleaseTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete release too many requests response a status code equal to that given
+func (o *RepoDeleteReleaseTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo delete release too many requests response
+func (o *RepoDeleteReleaseTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoDeleteReleaseTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}][%d] repoDeleteReleaseTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteReleaseTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}][%d] repoDeleteReleaseTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteReleaseTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteReleaseTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteReleaseInternalServerError creates a RepoDeleteReleaseInternalServerError with default headers values
 func NewRepoDeleteReleaseInternalServerError() *RepoDeleteReleaseInternalServerError {
 	return &RepoDeleteReleaseInternalServerError{}
@@ -537,6 +637,92 @@ func (o *RepoDeleteReleaseInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteReleaseInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteReleaseServiceUnavailable creates a RepoDeleteReleaseServiceUnavailable with default headers values
+func NewRepoDeleteReleaseServiceUnavailable() *RepoDeleteReleaseServiceUnavailable {
+	return &RepoDeleteReleaseServiceUnavailable{}
+}
+
+/*
+RepoDeleteReleaseServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoDeleteReleaseServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete release service unavailable response has a 2xx status code
+func (o *RepoDeleteReleaseServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete release service unavailable response has a 3xx status code
+func (o *RepoDeleteReleaseServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete release service unavailable response has a 4xx status code
+func (o *RepoDeleteReleaseServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo delete release service unavailable response has a 5xx status code
+func (o *RepoDeleteReleaseServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo delete release service unavailable response a status code equal to that given
+func (o *RepoDeleteReleaseServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo delete release service unavailable response
+func (o *RepoDeleteReleaseServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoDeleteReleaseServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}][%d] repoDeleteReleaseServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteReleaseServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/releases/{id}][%d] repoDeleteReleaseServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteReleaseServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteReleaseServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoDeleteReader) ReadResponse(response runtime.ClientResponse, consume
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoDeleteTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoDeleteServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -402,6 +416,92 @@ func (o *RepoDeleteUnprocessableEntity) readResponse(response runtime.ClientResp
 	return nil
 }
 
+// NewRepoDeleteTooManyRequests creates a RepoDeleteTooManyRequests with default headers values
+func NewRepoDeleteTooManyRequests() *RepoDeleteTooManyRequests {
+	return &RepoDeleteTooManyRequests{}
+}
+
+/*
+RepoDeleteTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoDeleteTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete too many requests response has a 2xx status code
+func (o *RepoDeleteTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete too many requests response has a 3xx status code
+func (o *RepoDeleteTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete too many requests response has a 4xx status code
+func (o *RepoDeleteTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete too many requests response has a 5xx status code
+func (o *RepoDeleteTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete too many requests response a status code equal to that given
+func (o *RepoDeleteTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo delete too many requests response
+func (o *RepoDeleteTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoDeleteTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}][%d] repoDeleteTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}][%d] repoDeleteTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteInternalServerError creates a RepoDeleteInternalServerError with default headers values
 func NewRepoDeleteInternalServerError() *RepoDeleteInternalServerError {
 	return &RepoDeleteInternalServerError{}
@@ -461,6 +561,92 @@ func (o *RepoDeleteInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteServiceUnavailable creates a RepoDeleteServiceUnavailable with default headers values
+func NewRepoDeleteServiceUnavailable() *RepoDeleteServiceUnavailable {
+	return &RepoDeleteServiceUnavailable{}
+}
+
+/*
+RepoDeleteServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoDeleteServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete service unavailable response has a 2xx status code
+func (o *RepoDeleteServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete service unavailable response has a 3xx status code
+func (o *RepoDeleteServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete service unavailable response has a 4xx status code
+func (o *RepoDeleteServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo delete service unavailable response has a 5xx status code
+func (o *RepoDeleteServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo delete service unavailable response a status code equal to that given
+func (o *RepoDeleteServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo delete service unavailable response
+func (o *RepoDeleteServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoDeleteServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}][%d] repoDeleteServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}][%d] repoDeleteServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

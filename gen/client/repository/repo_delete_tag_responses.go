@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -73,8 +75,20 @@ func (o *RepoDeleteTagReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoDeleteTagTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteTagInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoDeleteTagServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -616,6 +630,92 @@ func (o *RepoDeleteTagLocked) readResponse(response runtime.ClientResponse, cons
 	return nil
 }
 
+// NewRepoDeleteTagTooManyRequests creates a RepoDeleteTagTooManyRequests with default headers values
+func NewRepoDeleteTagTooManyRequests() *RepoDeleteTagTooManyRequests {
+	return &RepoDeleteTagTooManyRequests{}
+}
+
+/*
+RepoDeleteTagTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoDeleteTagTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete tag too many requests response has a 2xx status code
+func (o *RepoDeleteTagTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete tag too many requests response has a 3xx status code
+func (o *RepoDeleteTagTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete tag too many requests response has a 4xx status code
+func (o *RepoDeleteTagTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete tag too many requests response has a 5xx status code
+func (o *RepoDeleteTagTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete tag too many requests response a status code equal to that given
+func (o *RepoDeleteTagTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo delete tag too many requests response
+func (o *RepoDeleteTagTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoDeleteTagTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/tags/{tag}][%d] repoDeleteTagTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteTagTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/tags/{tag}][%d] repoDeleteTagTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteTagTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteTagTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteTagInternalServerError creates a RepoDeleteTagInternalServerError with default headers values
 func NewRepoDeleteTagInternalServerError() *RepoDeleteTagInternalServerError {
 	return &RepoDeleteTagInternalServerError{}
@@ -675,6 +775,92 @@ func (o *RepoDeleteTagInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteTagInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteTagServiceUnavailable creates a RepoDeleteTagServiceUnavailable with default headers values
+func NewRepoDeleteTagServiceUnavailable() *RepoDeleteTagServiceUnavailable {
+	return &RepoDeleteTagServiceUnavailable{}
+}
+
+/*
+RepoDeleteTagServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoDeleteTagServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete tag service unavailable response has a 2xx status code
+func (o *RepoDeleteTagServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete tag service unavailable response has a 3xx status code
+func (o *RepoDeleteTagServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete tag service unavailable response has a 4xx status code
+func (o *RepoDeleteTagServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo delete tag service unavailable response has a 5xx status code
+func (o *RepoDeleteTagServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo delete tag service unavailable response a status code equal to that given
+func (o *RepoDeleteTagServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo delete tag service unavailable response
+func (o *RepoDeleteTagServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoDeleteTagServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/tags/{tag}][%d] repoDeleteTagServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteTagServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/tags/{tag}][%d] repoDeleteTagServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteTagServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteTagServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,8 +63,20 @@ func (o *RepoDeleteTopicReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoDeleteTopicTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoDeleteTopicInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoDeleteTopicServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -478,6 +492,92 @@ func (o *RepoDeleteTopicLocked) readResponse(response runtime.ClientResponse, co
 	return nil
 }
 
+// NewRepoDeleteTopicTooManyRequests creates a RepoDeleteTopicTooManyRequests with default headers values
+func NewRepoDeleteTopicTooManyRequests() *RepoDeleteTopicTooManyRequests {
+	return &RepoDeleteTopicTooManyRequests{}
+}
+
+/*
+RepoDeleteTopicTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoDeleteTopicTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete topic too many requests response has a 2xx status code
+func (o *RepoDeleteTopicTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete topic too many requests response has a 3xx status code
+func (o *RepoDeleteTopicTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete topic too many requests response has a 4xx status code
+func (o *RepoDeleteTopicTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete topic too many requests response has a 5xx status code
+func (o *RepoDeleteTopicTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete topic too many requests response a status code equal to that given
+func (o *RepoDeleteTopicTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo delete topic too many requests response
+func (o *RepoDeleteTopicTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoDeleteTopicTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/topics/{topic}][%d] repoDeleteTopicTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteTopicTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/topics/{topic}][%d] repoDeleteTopicTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoDeleteTopicTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteTopicTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoDeleteTopicInternalServerError creates a RepoDeleteTopicInternalServerError with default headers values
 func NewRepoDeleteTopicInternalServerError() *RepoDeleteTopicInternalServerError {
 	return &RepoDeleteTopicInternalServerError{}
@@ -537,6 +637,92 @@ func (o *RepoDeleteTopicInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteTopicInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteTopicServiceUnavailable creates a RepoDeleteTopicServiceUnavailable with default headers values
+func NewRepoDeleteTopicServiceUnavailable() *RepoDeleteTopicServiceUnavailable {
+	return &RepoDeleteTopicServiceUnavailable{}
+}
+
+/*
+RepoDeleteTopicServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoDeleteTopicServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete topic service unavailable response has a 2xx status code
+func (o *RepoDeleteTopicServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete topic service unavailable response has a 3xx status code
+func (o *RepoDeleteTopicServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete topic service unavailable response has a 4xx status code
+func (o *RepoDeleteTopicServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo delete topic service unavailable response has a 5xx status code
+func (o *RepoDeleteTopicServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo delete topic service unavailable response a status code equal to that given
+func (o *RepoDeleteTopicServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo delete topic service unavailable response
+func (o *RepoDeleteTopicServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoDeleteTopicServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/topics/{topic}][%d] repoDeleteTopicServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteTopicServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/topics/{topic}][%d] repoDeleteTopicServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoDeleteTopicServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteTopicServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

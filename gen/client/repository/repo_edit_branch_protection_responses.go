@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *RepoEditBranchProtectionReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoEditBranchProtectionRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoEditBranchProtectionUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *RepoEditBranchProtectionReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoEditBranchProtectionTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoEditBranchProtectionInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoEditBranchProtectionServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -352,6 +372,76 @@ func (o *RepoEditBranchProtectionNotFound) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewRepoEditBranchProtectionRequestEntityTooLarge creates a RepoEditBranchProtectionRequestEntityTooLarge with default headers values
+func NewRepoEditBranchProtectionRequestEntityTooLarge() *RepoEditBranchProtectionRequestEntityTooLarge {
+	return &RepoEditBranchProtectionRequestEntityTooLarge{}
+}
+
+/*
+RepoEditBranchProtectionRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoEditBranchProtectionRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit branch protection request entity too large response has a 2xx status code
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit branch protection request entity too large response has a 3xx status code
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit branch protection request entity too large response has a 4xx status code
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo edit branch protection request entity too large response has a 5xx status code
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo edit branch protection request entity too large response a status code equal to that given
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo edit branch protection request entity too large response
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branch_protections/{name}][%d] repoEditBranchProtectionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branch_protections/{name}][%d] repoEditBranchProtectionRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoEditBranchProtectionUnprocessableEntity creates a RepoEditBranchProtectionUnprocessableEntity with default headers values
 func NewRepoEditBranchProtectionUnprocessableEntity() *RepoEditBranchProtectionUnprocessableEntity {
 	return &RepoEditBranchProtectionUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *RepoEditBranchProtectionLocked) readResponse(response runtime.ClientRes
 	return nil
 }
 
+// NewRepoEditBranchProtectionTooManyRequests creates a RepoEditBranchProtectionTooManyRequests with default headers values
+func NewRepoEditBranchProtectionTooManyRequests() *RepoEditBranchProtectionTooManyRequests {
+	return &RepoEditBranchProtectionTooManyRequests{}
+}
+
+/*
+RepoEditBranchProtectionTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoEditBranchProtectionTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit branch protection too many requests response has a 2xx status code
+func (o *RepoEditBranchProtectionTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit branch protection too many requests response has a 3xx status code
+func (o *RepoEditBranchProtectionTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit branch protection too many requests response has a 4xx status code
+func (o *RepoEditBranchProtectionTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo edit branch protection too many requests response has a 5xx status code
+func (o *RepoEditBranchProtectionTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo edit branch protection too many requests response a status code equal to that given
+func (o *RepoEditBranchProtectionTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo edit branch protection too many requests response
+func (o *RepoEditBranchProtectionTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoEditBranchProtectionTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branch_protections/{name}][%d] repoEditBranchProtectionTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoEditBranchProtectionTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branch_protections/{name}][%d] repoEditBranchProtectionTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoEditBranchProtectionTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditBranchProtectionTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoEditBranchProtectionInternalServerError creates a RepoEditBranchProtectionInternalServerError with default headers values
 func NewRepoEditBranchProtectionInternalServerError() *RepoEditBranchProtectionInternalServerError {
 	return &RepoEditBranchProtectionInternalServerError{}
@@ -551,6 +727,92 @@ func (o *RepoEditBranchProtectionInternalServerError) GetPayload() *models.APIEr
 }
 
 func (o *RepoEditBranchProtectionInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoEditBranchProtectionServiceUnavailable creates a RepoEditBranchProtectionServiceUnavailable with default headers values
+func NewRepoEditBranchProtectionServiceUnavailable() *RepoEditBranchProtectionServiceUnavailable {
+	return &RepoEditBranchProtectionServiceUnavailable{}
+}
+
+/*
+RepoEditBranchProtectionServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoEditBranchProtectionServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit branch protection service unavailable response has a 2xx status code
+func (o *RepoEditBranchProtectionServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit branch protection service unavailable response has a 3xx status code
+func (o *RepoEditBranchProtectionServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit branch protection service unavailable response has a 4xx status code
+func (o *RepoEditBranchProtectionServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo edit branch protection service unavailable response has a 5xx status code
+func (o *RepoEditBranchProtectionServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo edit branch protection service unavailable response a status code equal to that given
+func (o *RepoEditBranchProtectionServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo edit branch protection service unavailable response
+func (o *RepoEditBranchProtectionServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoEditBranchProtectionServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branch_protections/{name}][%d] repoEditBranchProtectionServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoEditBranchProtectionServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branch_protections/{name}][%d] repoEditBranchProtectionServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoEditBranchProtectionServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditBranchProtectionServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,6 +57,12 @@ func (o *RepoEditReleaseReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoEditReleaseRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoEditReleaseUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -67,8 +75,20 @@ func (o *RepoEditReleaseReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoEditReleaseTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoEditReleaseInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoEditReleaseServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -428,6 +448,76 @@ func (o *RepoEditReleaseConflict) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewRepoEditReleaseRequestEntityTooLarge creates a RepoEditReleaseRequestEntityTooLarge with default headers values
+func NewRepoEditReleaseRequestEntityTooLarge() *RepoEditReleaseRequestEntityTooLarge {
+	return &RepoEditReleaseRequestEntityTooLarge{}
+}
+
+/*
+RepoEditReleaseRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoEditReleaseRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit release request entity too large response has a 2xx status code
+func (o *RepoEditReleaseRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit release request entity too large response has a 3xx status code
+func (o *RepoEditReleaseRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit release request entity too large response has a 4xx status code
+func (o *RepoEditReleaseRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo edit release request entity too large response has a 5xx status code
+func (o *RepoEditReleaseRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo edit release request entity too large response a status code equal to that given
+func (o *RepoEditReleaseRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo edit release request entity too large response
+func (o *RepoEditReleaseRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoEditReleaseRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/releases/{id}][%d] repoEditReleaseRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoEditReleaseRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/releases/{id}][%d] repoEditReleaseRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoEditReleaseRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditReleaseRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoEditReleaseUnprocessableEntity creates a RepoEditReleaseUnprocessableEntity with default headers values
 func NewRepoEditReleaseUnprocessableEntity() *RepoEditReleaseUnprocessableEntity {
 	return &RepoEditReleaseUnprocessableEntity{}
@@ -568,6 +658,92 @@ func (o *RepoEditReleaseLocked) readResponse(response runtime.ClientResponse, co
 	return nil
 }
 
+// NewRepoEditReleaseTooManyRequests creates a RepoEditReleaseTooManyRequests with default headers values
+func NewRepoEditReleaseTooManyRequests() *RepoEditReleaseTooManyRequests {
+	return &RepoEditReleaseTooManyRequests{}
+}
+
+/*
+RepoEditReleaseTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoEditReleaseTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit release too many requests response has a 2xx status code
+func (o *RepoEditReleaseTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit release too many requests response has a 3xx status code
+func (o *RepoEditReleaseTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit release too many requests response has a 4xx status code
+func (o *RepoEditReleaseTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo edit release too many requests response has a 5xx status code
+func (o *RepoEditReleaseTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo edit release too many requests response a status code equal to that given
+func (o *RepoEditReleaseTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo edit release too many requests response
+func (o *RepoEditReleaseTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoEditReleaseTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/releases/{id}][%d] repoEditReleaseTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoEditReleaseTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/releases/{id}][%d] repoEditReleaseTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoEditReleaseTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditReleaseTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoEditReleaseInternalServerError creates a RepoEditReleaseInternalServerError with default headers values
 func NewRepoEditReleaseInternalServerError() *RepoEditReleaseInternalServerError {
 	return &RepoEditReleaseInternalServerError{}
@@ -627,6 +803,92 @@ func (o *RepoEditReleaseInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoEditReleaseInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoEditReleaseServiceUnavailable creates a RepoEditReleaseServiceUnavailable with default headers values
+func NewRepoEditReleaseServiceUnavailable() *RepoEditReleaseServiceUnavailable {
+	return &RepoEditReleaseServiceUnavailable{}
+}
+
+/*
+RepoEditReleaseServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoEditReleaseServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit release service unavailable response has a 2xx status code
+func (o *RepoEditReleaseServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit release service unavailable response has a 3xx status code
+func (o *RepoEditReleaseServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit release service unavailable response has a 4xx status code
+func (o *RepoEditReleaseServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo edit release service unavailable response has a 5xx status code
+func (o *RepoEditReleaseServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo edit release service unavailable response a status code equal to that given
+func (o *RepoEditReleaseServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo edit release service unavailable response
+func (o *RepoEditReleaseServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoEditReleaseServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/releases/{id}][%d] repoEditReleaseServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoEditReleaseServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/releases/{id}][%d] repoEditReleaseServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoEditReleaseServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditReleaseServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,14 +51,32 @@ func (o *RepoEditReader) ReadResponse(response runtime.ClientResponse, consumer 
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoEditRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoEditUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoEditTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoEditInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoEditServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -346,6 +366,76 @@ func (o *RepoEditNotFound) readResponse(response runtime.ClientResponse, consume
 	return nil
 }
 
+// NewRepoEditRequestEntityTooLarge creates a RepoEditRequestEntityTooLarge with default headers values
+func NewRepoEditRequestEntityTooLarge() *RepoEditRequestEntityTooLarge {
+	return &RepoEditRequestEntityTooLarge{}
+}
+
+/*
+RepoEditRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoEditRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit request entity too large response has a 2xx status code
+func (o *RepoEditRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit request entity too large response has a 3xx status code
+func (o *RepoEditRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit request entity too large response has a 4xx status code
+func (o *RepoEditRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo edit request entity too large response has a 5xx status code
+func (o *RepoEditRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo edit request entity too large response a status code equal to that given
+func (o *RepoEditRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo edit request entity too large response
+func (o *RepoEditRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoEditRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}][%d] repoEditRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoEditRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}][%d] repoEditRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoEditRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoEditUnprocessableEntity creates a RepoEditUnprocessableEntity with default headers values
 func NewRepoEditUnprocessableEntity() *RepoEditUnprocessableEntity {
 	return &RepoEditUnprocessableEntity{}
@@ -416,6 +506,92 @@ func (o *RepoEditUnprocessableEntity) readResponse(response runtime.ClientRespon
 	return nil
 }
 
+// NewRepoEditTooManyRequests creates a RepoEditTooManyRequests with default headers values
+func NewRepoEditTooManyRequests() *RepoEditTooManyRequests {
+	return &RepoEditTooManyRequests{}
+}
+
+/*
+RepoEditTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoEditTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit too many requests response has a 2xx status code
+func (o *RepoEditTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit too many requests response has a 3xx status code
+func (o *RepoEditTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit too many requests response has a 4xx status code
+func (o *RepoEditTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo edit too many requests response has a 5xx status code
+func (o *RepoEditTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo edit too many requests response a status code equal to that given
+func (o *RepoEditTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo edit too many requests response
+func (o *RepoEditTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoEditTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}][%d] repoEditTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoEditTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}][%d] repoEditTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoEditTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoEditInternalServerError creates a RepoEditInternalServerError with default headers values
 func NewRepoEditInternalServerError() *RepoEditInternalServerError {
 	return &RepoEditInternalServerError{}
@@ -475,6 +651,92 @@ func (o *RepoEditInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoEditInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoEditServiceUnavailable creates a RepoEditServiceUnavailable with default headers values
+func NewRepoEditServiceUnavailable() *RepoEditServiceUnavailable {
+	return &RepoEditServiceUnavailable{}
+}
+
+/*
+RepoEditServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoEditServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo edit service unavailable response has a 2xx status code
+func (o *RepoEditServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo edit service unavailable response has a 3xx status code
+func (o *RepoEditServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo edit service unavailable response has a 4xx status code
+func (o *RepoEditServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo edit service unavailable response has a 5xx status code
+func (o *RepoEditServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo edit service unavailable response a status code equal to that given
+func (o *RepoEditServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo edit service unavailable response
+func (o *RepoEditServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoEditServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}][%d] repoEditServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoEditServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}][%d] repoEditServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoEditServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoEditServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

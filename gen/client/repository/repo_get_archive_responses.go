@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -56,8 +58,20 @@ func (o *RepoGetArchiveReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetArchiveTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetArchiveInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetArchiveServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetArchiveUnprocessableEntity) readResponse(response runtime.Client
 	return nil
 }
 
+// NewRepoGetArchiveTooManyRequests creates a RepoGetArchiveTooManyRequests with default headers values
+func NewRepoGetArchiveTooManyRequests() *RepoGetArchiveTooManyRequests {
+	return &RepoGetArchiveTooManyRequests{}
+}
+
+/*
+RepoGetArchiveTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetArchiveTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get archive too many requests response has a 2xx status code
+func (o *RepoGetArchiveTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get archive too many requests response has a 3xx status code
+func (o *RepoGetArchiveTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get archive too many requests response has a 4xx status code
+func (o *RepoGetArchiveTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get archive too many requests response has a 5xx status code
+func (o *RepoGetArchiveTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get archive too many requests response a status code equal to that given
+func (o *RepoGetArchiveTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get archive too many requests response
+func (o *RepoGetArchiveTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetArchiveTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/archive/{archive}][%d] repoGetArchiveTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetArchiveTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/archive/{archive}][%d] repoGetArchiveTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetArchiveTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetArchiveTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetArchiveInternalServerError creates a RepoGetArchiveInternalServerError with default headers values
 func NewRepoGetArchiveInternalServerError() *RepoGetArchiveInternalServerError {
 	return &RepoGetArchiveInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetArchiveInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetArchiveInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetArchiveServiceUnavailable creates a RepoGetArchiveServiceUnavailable with default headers values
+func NewRepoGetArchiveServiceUnavailable() *RepoGetArchiveServiceUnavailable {
+	return &RepoGetArchiveServiceUnavailable{}
+}
+
+/*
+RepoGetArchiveServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetArchiveServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get archive service unavailable response has a 2xx status code
+func (o *RepoGetArchiveServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get archive service unavailable response has a 3xx status code
+func (o *RepoGetArchiveServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get archive service unavailable response has a 4xx status code
+func (o *RepoGetArchiveServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get archive service unavailable response has a 5xx status code
+func (o *RepoGetArchiveServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get archive service unavailable response a status code equal to that given
+func (o *RepoGetArchiveServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get archive service unavailable response
+func (o *RepoGetArchiveServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetArchiveServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/archive/{archive}][%d] repoGetArchiveServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetArchiveServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/archive/{archive}][%d] repoGetArchiveServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetArchiveServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetArchiveServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetBranchProtectionReader) ReadResponse(response runtime.ClientResp
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetBranchProtectionTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetBranchProtectionInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetBranchProtectionServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetBranchProtectionUnprocessableEntity) readResponse(response runti
 	return nil
 }
 
+// NewRepoGetBranchProtectionTooManyRequests creates a RepoGetBranchProtectionTooManyRequests with default headers values
+func NewRepoGetBranchProtectionTooManyRequests() *RepoGetBranchProtectionTooManyRequests {
+	return &RepoGetBranchProtectionTooManyRequests{}
+}
+
+/*
+RepoGetBranchProtectionTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetBranchProtectionTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get branch protection too many requests response has a 2xx status code
+func (o *RepoGetBranchProtectionTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get branch protection too many requests response has a 3xx status code
+func (o *RepoGetBranchProtectionTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get branch protection too many requests response has a 4xx status code
+func (o *RepoGetBranchProtectionTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get branch protection too many requests response has a 5xx status code
+func (o *RepoGetBranchProtectionTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get branch protection too many requests response a status code equal to that given
+func (o *RepoGetBranchProtectionTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get branch protection too many requests response
+func (o *RepoGetBranchProtectionTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetBranchProtectionTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branch_protections/{name}][%d] repoGetBranchProtectionTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetBranchProtectionTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branch_protections/{name}][%d] repoGetBranchProtectionTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetBranchProtectionTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetBranchProtectionTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetBranchProtectionInternalServerError creates a RepoGetBranchProtectionInternalServerError with default headers values
 func NewRepoGetBranchProtectionInternalServerError() *RepoGetBranchProtectionInternalServerError {
 	return &RepoGetBranchProtectionInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetBranchProtectionInternalServerError) GetPayload() *models.APIErr
 }
 
 func (o *RepoGetBranchProtectionInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetBranchProtectionServiceUnavailable creates a RepoGetBranchProtectionServiceUnavailable with default headers values
+func NewRepoGetBranchProtectionServiceUnavailable() *RepoGetBranchProtectionServiceUnavailable {
+	return &RepoGetBranchProtectionServiceUnavailable{}
+}
+
+/*
+RepoGetBranchProtectionServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetBranchProtectionServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get branch protection service unavailable response has a 2xx status code
+func (o *RepoGetBranchProtectionServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get branch protection service unavailable response has a 3xx status code
+func (o *RepoGetBranchProtectionServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get branch protection service unavailable response has a 4xx status code
+func (o *RepoGetBranchProtectionServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get branch protection service unavailable response has a 5xx status code
+func (o *RepoGetBranchProtectionServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get branch protection service unavailable response a status code equal to that given
+func (o *RepoGetBranchProtectionServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get branch protection service unavailable response
+func (o *RepoGetBranchProtectionServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetBranchProtectionServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branch_protections/{name}][%d] repoGetBranchProtectionServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetBranchProtectionServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branch_protections/{name}][%d] repoGetBranchProtectionServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetBranchProtectionServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetBranchProtectionServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

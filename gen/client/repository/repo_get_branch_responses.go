@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetBranchReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetBranchTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetBranchInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetBranchServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetBranchUnprocessableEntity) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewRepoGetBranchTooManyRequests creates a RepoGetBranchTooManyRequests with default headers values
+func NewRepoGetBranchTooManyRequests() *RepoGetBranchTooManyRequests {
+	return &RepoGetBranchTooManyRequests{}
+}
+
+/*
+RepoGetBranchTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetBranchTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get branch too many requests response has a 2xx status code
+func (o *RepoGetBranchTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get branch too many requests response has a 3xx status code
+func (o *RepoGetBranchTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get branch too many requests response has a 4xx status code
+func (o *RepoGetBranchTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get branch too many requests response has a 5xx status code
+func (o *RepoGetBranchTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get branch too many requests response a status code equal to that given
+func (o *RepoGetBranchTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get branch too many requests response
+func (o *RepoGetBranchTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetBranchTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branches/{branch}][%d] repoGetBranchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetBranchTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branches/{branch}][%d] repoGetBranchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetBranchTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetBranchTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetBranchInternalServerError creates a RepoGetBranchInternalServerError with default headers values
 func NewRepoGetBranchInternalServerError() *RepoGetBranchInternalServerError {
 	return &RepoGetBranchInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetBranchInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetBranchInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetBranchServiceUnavailable creates a RepoGetBranchServiceUnavailable with default headers values
+func NewRepoGetBranchServiceUnavailable() *RepoGetBranchServiceUnavailable {
+	return &RepoGetBranchServiceUnavailable{}
+}
+
+/*
+RepoGetBranchServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetBranchServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get branch service unavailable response has a 2xx status code
+func (o *RepoGetBranchServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get branch service unavailable response has a 3xx status code
+func (o *RepoGetBranchServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get branch service unavailable response has a 4xx status code
+func (o *RepoGetBranchServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get branch service unavailable response has a 5xx status code
+func (o *RepoGetBranchServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get branch service unavailable response a status code equal to that given
+func (o *RepoGetBranchServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get branch service unavailable response
+func (o *RepoGetBranchServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetBranchServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branches/{branch}][%d] repoGetBranchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetBranchServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branches/{branch}][%d] repoGetBranchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetBranchServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetBranchServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

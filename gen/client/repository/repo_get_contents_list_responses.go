@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetContentsListReader) ReadResponse(response runtime.ClientResponse
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetContentsListTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetContentsListInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetContentsListServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -414,6 +428,92 @@ func (o *RepoGetContentsListUnprocessableEntity) readResponse(response runtime.C
 	return nil
 }
 
+// NewRepoGetContentsListTooManyRequests creates a RepoGetContentsListTooManyRequests with default headers values
+func NewRepoGetContentsListTooManyRequests() *RepoGetContentsListTooManyRequests {
+	return &RepoGetContentsListTooManyRequests{}
+}
+
+/*
+RepoGetContentsListTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetContentsListTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get contents list too many requests response has a 2xx status code
+func (o *RepoGetContentsListTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get contents list too many requests response has a 3xx status code
+func (o *RepoGetContentsListTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get contents list too many requests response has a 4xx status code
+func (o *RepoGetContentsListTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get contents list too many requests response has a 5xx status code
+func (o *RepoGetContentsListTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get contents list too many requests response a status code equal to that given
+func (o *RepoGetContentsListTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get contents list too many requests response
+func (o *RepoGetContentsListTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetContentsListTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/contents][%d] repoGetContentsListTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetContentsListTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/contents][%d] repoGetContentsListTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetContentsListTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetContentsListTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetContentsListInternalServerError creates a RepoGetContentsListInternalServerError with default headers values
 func NewRepoGetContentsListInternalServerError() *RepoGetContentsListInternalServerError {
 	return &RepoGetContentsListInternalServerError{}
@@ -473,6 +573,92 @@ func (o *RepoGetContentsListInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetContentsListInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetContentsListServiceUnavailable creates a RepoGetContentsListServiceUnavailable with default headers values
+func NewRepoGetContentsListServiceUnavailable() *RepoGetContentsListServiceUnavailable {
+	return &RepoGetContentsListServiceUnavailable{}
+}
+
+/*
+RepoGetContentsListServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetContentsListServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get contents list service unavailable response has a 2xx status code
+func (o *RepoGetContentsListServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get contents list service unavailable response has a 3xx status code
+func (o *RepoGetContentsListServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get contents list service unavailable response has a 4xx status code
+func (o *RepoGetContentsListServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get contents list service unavailable response has a 5xx status code
+func (o *RepoGetContentsListServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get contents list service unavailable response a status code equal to that given
+func (o *RepoGetContentsListServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get contents list service unavailable response
+func (o *RepoGetContentsListServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetContentsListServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/contents][%d] repoGetContentsListServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetContentsListServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/contents][%d] repoGetContentsListServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetContentsListServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetContentsListServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

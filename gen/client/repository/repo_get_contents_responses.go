@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetContentsReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetContentsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetContentsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetContentsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -414,6 +428,92 @@ func (o *RepoGetContentsUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewRepoGetContentsTooManyRequests creates a RepoGetContentsTooManyRequests with default headers values
+func NewRepoGetContentsTooManyRequests() *RepoGetContentsTooManyRequests {
+	return &RepoGetContentsTooManyRequests{}
+}
+
+/*
+RepoGetContentsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetContentsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get contents too many requests response has a 2xx status code
+func (o *RepoGetContentsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get contents too many requests response has a 3xx status code
+func (o *RepoGetContentsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get contents too many requests response has a 4xx status code
+func (o *RepoGetContentsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get contents too many requests response has a 5xx status code
+func (o *RepoGetContentsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get contents too many requests response a status code equal to that given
+func (o *RepoGetContentsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get contents too many requests response
+func (o *RepoGetContentsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetContentsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/contents/{filepath}][%d] repoGetContentsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetContentsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/contents/{filepath}][%d] repoGetContentsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetContentsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetContentsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetContentsInternalServerError creates a RepoGetContentsInternalServerError with default headers values
 func NewRepoGetContentsInternalServerError() *RepoGetContentsInternalServerError {
 	return &RepoGetContentsInternalServerError{}
@@ -473,6 +573,92 @@ func (o *RepoGetContentsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetContentsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetContentsServiceUnavailable creates a RepoGetContentsServiceUnavailable with default headers values
+func NewRepoGetContentsServiceUnavailable() *RepoGetContentsServiceUnavailable {
+	return &RepoGetContentsServiceUnavailable{}
+}
+
+/*
+RepoGetContentsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetContentsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get contents service unavailable response has a 2xx status code
+func (o *RepoGetContentsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get contents service unavailable response has a 3xx status code
+func (o *RepoGetContentsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get contents service unavailable response has a 4xx status code
+func (o *RepoGetContentsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get contents service unavailable response has a 5xx status code
+func (o *RepoGetContentsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get contents service unavailable response a status code equal to that given
+func (o *RepoGetContentsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get contents service unavailable response
+func (o *RepoGetContentsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetContentsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/contents/{filepath}][%d] repoGetContentsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetContentsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/contents/{filepath}][%d] repoGetContentsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetContentsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetContentsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetLatestReleaseReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetLatestReleaseTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetLatestReleaseInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetLatestReleaseServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetLatestReleaseUnprocessableEntity) readResponse(response runtime.
 	return nil
 }
 
+// NewRepoGetLatestReleaseTooManyRequests creates a RepoGetLatestReleaseTooManyRequests with default headers values
+func NewRepoGetLatestReleaseTooManyRequests() *RepoGetLatestReleaseTooManyRequests {
+	return &RepoGetLatestReleaseTooManyRequests{}
+}
+
+/*
+RepoGetLatestReleaseTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetLatestReleaseTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get latest release too many requests response has a 2xx status code
+func (o *RepoGetLatestReleaseTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get latest release too many requests response has a 3xx status code
+func (o *RepoGetLatestReleaseTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get latest release too many requests response has a 4xx status code
+func (o *RepoGetLatestReleaseTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get latest release too many requests response has a 5xx status code
+func (o *RepoGetLatestReleaseTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get latest release too many requests response a status code equal to that given
+func (o *RepoGetLatestReleaseTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get latest release too many requests response
+func (o *RepoGetLatestReleaseTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetLatestReleaseTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/latest][%d] repoGetLatestReleaseTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetLatestReleaseTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/latest][%d] repoGetLatestReleaseTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetLatestReleaseTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetLatestReleaseTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetLatestReleaseInternalServerError creates a RepoGetLatestReleaseInternalServerError with default headers values
 func NewRepoGetLatestReleaseInternalServerError() *RepoGetLatestReleaseInternalServerError {
 	return &RepoGetLatestReleaseInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetLatestReleaseInternalServerError) GetPayload() *models.APIError 
 }
 
 func (o *RepoGetLatestReleaseInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetLatestReleaseServiceUnavailable creates a RepoGetLatestReleaseServiceUnavailable with default headers values
+func NewRepoGetLatestReleaseServiceUnavailable() *RepoGetLatestReleaseServiceUnavailable {
+	return &RepoGetLatestReleaseServiceUnavailable{}
+}
+
+/*
+RepoGetLatestReleaseServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetLatestReleaseServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get latest release service unavailable response has a 2xx status code
+func (o *RepoGetLatestReleaseServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get latest release service unavailable response has a 3xx status code
+func (o *RepoGetLatestReleaseServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get latest release service unavailable response has a 4xx status code
+func (o *RepoGetLatestReleaseServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get latest release service unavailable response has a 5xx status code
+func (o *RepoGetLatestReleaseServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get latest release service unavailable response a status code equal to that given
+func (o *RepoGetLatestReleaseServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get latest release service unavailable response
+func (o *RepoGetLatestReleaseServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetLatestReleaseServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/latest][%d] repoGetLatestReleaseServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetLatestReleaseServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/latest][%d] repoGetLatestReleaseServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetLatestReleaseServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetLatestReleaseServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -56,8 +58,20 @@ func (o *RepoGetRawFileReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetRawFileTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetRawFileInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetRawFileServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetRawFileUnprocessableEntity) readResponse(response runtime.Client
 	return nil
 }
 
+// NewRepoGetRawFileTooManyRequests creates a RepoGetRawFileTooManyRequests with default headers values
+func NewRepoGetRawFileTooManyRequests() *RepoGetRawFileTooManyRequests {
+	return &RepoGetRawFileTooManyRequests{}
+}
+
+/*
+RepoGetRawFileTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetRawFileTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get raw file too many requests response has a 2xx status code
+func (o *RepoGetRawFileTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get raw file too many requests response has a 3xx status code
+func (o *RepoGetRawFileTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get raw file too many requests response has a 4xx status code
+func (o *RepoGetRawFileTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get raw file too many requests response has a 5xx status code
+func (o *RepoGetRawFileTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get raw file too many requests response a status code equal to that given
+func (o *RepoGetRawFileTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get raw file too many requests response
+func (o *RepoGetRawFileTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetRawFileTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/raw/{filepath}][%d] repoGetRawFileTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetRawFileTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/raw/{filepath}][%d] repoGetRawFileTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetRawFileTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetRawFileTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetRawFileInternalServerError creates a RepoGetRawFileInternalServerError with default headers values
 func NewRepoGetRawFileInternalServerError() *RepoGetRawFileInternalServerError {
 	return &RepoGetRawFileInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetRawFileInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetRawFileInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetRawFileServiceUnavailable creates a RepoGetRawFileServiceUnavailable with default headers values
+func NewRepoGetRawFileServiceUnavailable() *RepoGetRawFileServiceUnavailable {
+	return &RepoGetRawFileServiceUnavailable{}
+}
+
+/*
+RepoGetRawFileServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetRawFileServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get raw file service unavailable response has a 2xx status code
+func (o *RepoGetRawFileServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get raw file service unavailable response has a 3xx status code
+func (o *RepoGetRawFileServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get raw file service unavailable response has a 4xx status code
+func (o *RepoGetRawFileServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get raw file service unavailable response has a 5xx status code
+func (o *RepoGetRawFileServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get raw file service unavailable response a status code equal to that given
+func (o *RepoGetRawFileServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get raw file service unavailable response
+func (o *RepoGetRawFileServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetRawFileServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/raw/{filepath}][%d] repoGetRawFileServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetRawFileServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/raw/{filepath}][%d] repoGetRawFileServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetRawFileServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetRawFileServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

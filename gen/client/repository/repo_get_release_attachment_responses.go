@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetReleaseAttachmentReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetReleaseAttachmentTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetReleaseAttachmentInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetReleaseAttachmentServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetReleaseAttachmentUnprocessableEntity) readResponse(response runt
 	return nil
 }
 
+// NewRepoGetReleaseAttachmentTooManyRequests creates a RepoGetReleaseAttachmentTooManyRequests with default headers values
+func NewRepoGetReleaseAttachmentTooManyRequests() *RepoGetReleaseAttachmentTooManyRequests {
+	return &RepoGetReleaseAttachmentTooManyRequests{}
+}
+
+/*
+RepoGetReleaseAttachmentTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetReleaseAttachmentTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get release attachment too many requests response has a 2xx status code
+func (o *RepoGetReleaseAttachmentTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get release attachment too many requests response has a 3xx status code
+func (o *RepoGetReleaseAttachmentTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get release attachment too many requests response has a 4xx status code
+func (o *RepoGetReleaseAttachmentTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get release attachment too many requests response has a 5xx status code
+func (o *RepoGetReleaseAttachmentTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get release attachment too many requests response a status code equal to that given
+func (o *RepoGetReleaseAttachmentTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get release attachment too many requests response
+func (o *RepoGetReleaseAttachmentTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetReleaseAttachmentTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}][%d] repoGetReleaseAttachmentTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetReleaseAttachmentTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}][%d] repoGetReleaseAttachmentTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetReleaseAttachmentTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetReleaseAttachmentTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetReleaseAttachmentInternalServerError creates a RepoGetReleaseAttachmentInternalServerError with default headers values
 func NewRepoGetReleaseAttachmentInternalServerError() *RepoGetReleaseAttachmentInternalServerError {
 	return &RepoGetReleaseAttachmentInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetReleaseAttachmentInternalServerError) GetPayload() *models.APIEr
 }
 
 func (o *RepoGetReleaseAttachmentInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetReleaseAttachmentServiceUnavailable creates a RepoGetReleaseAttachmentServiceUnavailable with default headers values
+func NewRepoGetReleaseAttachmentServiceUnavailable() *RepoGetReleaseAttachmentServiceUnavailable {
+	return &RepoGetReleaseAttachmentServiceUnavailable{}
+}
+
+/*
+RepoGetReleaseAttachmentServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetReleaseAttachmentServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get release attachment service unavailable response has a 2xx status code
+func (o *RepoGetReleaseAttachmentServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get release attachment service unavailable response has a 3xx status code
+func (o *RepoGetReleaseAttachmentServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get release attachment service unavailable response has a 4xx status code
+func (o *RepoGetReleaseAttachmentServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get release attachment service unavailable response has a 5xx status code
+func (o *RepoGetReleaseAttachmentServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get release attachment service unavailable response a status code equal to that given
+func (o *RepoGetReleaseAttachmentServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get release attachment service unavailable response
+func (o *RepoGetReleaseAttachmentServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetReleaseAttachmentServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}][%d] repoGetReleaseAttachmentServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetReleaseAttachmentServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}/assets/{attachment_id}][%d] repoGetReleaseAttachmentServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetReleaseAttachmentServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetReleaseAttachmentServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

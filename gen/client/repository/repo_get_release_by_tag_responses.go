@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetReleaseByTagReader) ReadResponse(response runtime.ClientResponse
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetReleaseByTagTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetReleaseByTagInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetReleaseByTagServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetReleaseByTagUnprocessableEntity) readResponse(response runtime.C
 	return nil
 }
 
+// NewRepoGetReleaseByTagTooManyRequests creates a RepoGetReleaseByTagTooManyRequests with default headers values
+func NewRepoGetReleaseByTagTooManyRequests() *RepoGetReleaseByTagTooManyRequests {
+	return &RepoGetReleaseByTagTooManyRequests{}
+}
+
+/*
+RepoGetReleaseByTagTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetReleaseByTagTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get release by tag too many requests response has a 2xx status code
+func (o *RepoGetReleaseByTagTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get release by tag too many requests response has a 3xx status code
+func (o *RepoGetReleaseByTagTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get release by tag too many requests response has a 4xx status code
+func (o *RepoGetReleaseByTagTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get release by tag too many requests response has a 5xx status code
+func (o *RepoGetReleaseByTagTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get release by tag too many requests response a status code equal to that given
+func (o *RepoGetReleaseByTagTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get release by tag too many requests response
+func (o *RepoGetReleaseByTagTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetReleaseByTagTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/tags/{tag}][%d] repoGetReleaseByTagTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetReleaseByTagTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/tags/{tag}][%d] repoGetReleaseByTagTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetReleaseByTagTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetReleaseByTagTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetReleaseByTagInternalServerError creates a RepoGetReleaseByTagInternalServerError with default headers values
 func NewRepoGetReleaseByTagInternalServerError() *RepoGetReleaseByTagInternalServerError {
 	return &RepoGetReleaseByTagInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetReleaseByTagInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetReleaseByTagInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetReleaseByTagServiceUnavailable creates a RepoGetReleaseByTagServiceUnavailable with default headers values
+func NewRepoGetReleaseByTagServiceUnavailable() *RepoGetReleaseByTagServiceUnavailable {
+	return &RepoGetReleaseByTagServiceUnavailable{}
+}
+
+/*
+RepoGetReleaseByTagServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetReleaseByTagServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get release by tag service unavailable response has a 2xx status code
+func (o *RepoGetReleaseByTagServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get release by tag service unavailable response has a 3xx status code
+func (o *RepoGetReleaseByTagServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get release by tag service unavailable response has a 4xx status code
+func (o *RepoGetReleaseByTagServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get release by tag service unavailable response has a 5xx status code
+func (o *RepoGetReleaseByTagServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get release by tag service unavailable response a status code equal to that given
+func (o *RepoGetReleaseByTagServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get release by tag service unavailable response
+func (o *RepoGetReleaseByTagServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetReleaseByTagServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/tags/{tag}][%d] repoGetReleaseByTagServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetReleaseByTagServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/tags/{tag}][%d] repoGetReleaseByTagServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetReleaseByTagServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetReleaseByTagServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetReleaseReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetReleaseTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetReleaseInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetReleaseServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetReleaseUnprocessableEntity) readResponse(response runtime.Client
 	return nil
 }
 
+// NewRepoGetReleaseTooManyRequests creates a RepoGetReleaseTooManyRequests with default headers values
+func NewRepoGetReleaseTooManyRequests() *RepoGetReleaseTooManyRequests {
+	return &RepoGetReleaseTooManyRequests{}
+}
+
+/*
+RepoGetReleaseTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetReleaseTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get release too many requests response has a 2xx status code
+func (o *RepoGetReleaseTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get release too many requests response has a 3xx status code
+func (o *RepoGetReleaseTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get release too many requests response has a 4xx status code
+func (o *RepoGetReleaseTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get release too many requests response has a 5xx status code
+func (o *RepoGetReleaseTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get release too many requests response a status code equal to that given
+func (o *RepoGetReleaseTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get release too many requests response
+func (o *RepoGetReleaseTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetReleaseTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}][%d] repoGetReleaseTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetReleaseTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}][%d] repoGetReleaseTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetReleaseTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetReleaseTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetReleaseInternalServerError creates a RepoGetReleaseInternalServerError with default headers values
 func NewRepoGetReleaseInternalServerError() *RepoGetReleaseInternalServerError {
 	return &RepoGetReleaseInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetReleaseInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetReleaseInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetReleaseServiceUnavailable creates a RepoGetReleaseServiceUnavailable with default headers values
+func NewRepoGetReleaseServiceUnavailable() *RepoGetReleaseServiceUnavailable {
+	return &RepoGetReleaseServiceUnavailable{}
+}
+
+/*
+RepoGetReleaseServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetReleaseServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get release service unavailable response has a 2xx status code
+func (o *RepoGetReleaseServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get release service unavailable response has a 3xx status code
+func (o *RepoGetReleaseServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get release service unavailable response has a 4xx status code
+func (o *RepoGetReleaseServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get release service unavailable response has a 5xx status code
+func (o *RepoGetReleaseServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get release service unavailable response a status code equal to that given
+func (o *RepoGetReleaseServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get release service unavailable response
+func (o *RepoGetReleaseServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetReleaseServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}][%d] repoGetReleaseServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetReleaseServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}][%d] repoGetReleaseServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetReleaseServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetReleaseServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetReader) ReadResponse(response runtime.ClientResponse, consumer r
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetUnprocessableEntity) readResponse(response runtime.ClientRespons
 	return nil
 }
 
+// NewRepoGetTooManyRequests creates a RepoGetTooManyRequests with default headers values
+func NewRepoGetTooManyRequests() *RepoGetTooManyRequests {
+	return &RepoGetTooManyRequests{}
+}
+
+/*
+RepoGetTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get too many requests response has a 2xx status code
+func (o *RepoGetTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get too many requests response has a 3xx status code
+func (o *RepoGetTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get too many requests response has a 4xx status code
+func (o *RepoGetTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get too many requests response has a 5xx status code
+func (o *RepoGetTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get too many requests response a status code equal to that given
+func (o *RepoGetTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get too many requests response
+func (o *RepoGetTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}][%d] repoGetTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}][%d] repoGetTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetInternalServerError creates a RepoGetInternalServerError with default headers values
 func NewRepoGetInternalServerError() *RepoGetInternalServerError {
 	return &RepoGetInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetServiceUnavailable creates a RepoGetServiceUnavailable with default headers values
+func NewRepoGetServiceUnavailable() *RepoGetServiceUnavailable {
+	return &RepoGetServiceUnavailable{}
+}
+
+/*
+RepoGetServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get service unavailable response has a 2xx status code
+func (o *RepoGetServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get service unavailable response has a 3xx status code
+func (o *RepoGetServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get service unavailable response has a 4xx status code
+func (o *RepoGetServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get service unavailable response has a 5xx status code
+func (o *RepoGetServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get service unavailable response a status code equal to that given
+func (o *RepoGetServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get service unavailable response
+func (o *RepoGetServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}][%d] repoGetServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}][%d] repoGetServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

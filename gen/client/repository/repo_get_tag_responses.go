@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *RepoGetTagReader) ReadResponse(response runtime.ClientResponse, consume
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoGetTagTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoGetTagInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoGetTagServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *RepoGetTagUnprocessableEntity) readResponse(response runtime.ClientResp
 	return nil
 }
 
+// NewRepoGetTagTooManyRequests creates a RepoGetTagTooManyRequests with default headers values
+func NewRepoGetTagTooManyRequests() *RepoGetTagTooManyRequests {
+	return &RepoGetTagTooManyRequests{}
+}
+
+/*
+RepoGetTagTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoGetTagTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get tag too many requests response has a 2xx status code
+func (o *RepoGetTagTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get tag too many requests response has a 3xx status code
+func (o *RepoGetTagTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get tag too many requests response has a 4xx status code
+func (o *RepoGetTagTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get tag too many requests response has a 5xx status code
+func (o *RepoGetTagTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get tag too many requests response a status code equal to that given
+func (o *RepoGetTagTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo get tag too many requests response
+func (o *RepoGetTagTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoGetTagTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tags/{tag}][%d] repoGetTagTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetTagTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tags/{tag}][%d] repoGetTagTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoGetTagTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetTagTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoGetTagInternalServerError creates a RepoGetTagInternalServerError with default headers values
 func NewRepoGetTagInternalServerError() *RepoGetTagInternalServerError {
 	return &RepoGetTagInternalServerError{}
@@ -475,6 +575,92 @@ func (o *RepoGetTagInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetTagInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetTagServiceUnavailable creates a RepoGetTagServiceUnavailable with default headers values
+func NewRepoGetTagServiceUnavailable() *RepoGetTagServiceUnavailable {
+	return &RepoGetTagServiceUnavailable{}
+}
+
+/*
+RepoGetTagServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoGetTagServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get tag service unavailable response has a 2xx status code
+func (o *RepoGetTagServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get tag service unavailable response has a 3xx status code
+func (o *RepoGetTagServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get tag service unavailable response has a 4xx status code
+func (o *RepoGetTagServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get tag service unavailable response has a 5xx status code
+func (o *RepoGetTagServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo get tag service unavailable response a status code equal to that given
+func (o *RepoGetTagServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo get tag service unavailable response
+func (o *RepoGetTagServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoGetTagServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tags/{tag}][%d] repoGetTagServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetTagServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tags/{tag}][%d] repoGetTagServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoGetTagServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetTagServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *RepoListBranchProtectionReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoListBranchProtectionTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoListBranchProtectionInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoListBranchProtectionServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *RepoListBranchProtectionUnprocessableEntity) readResponse(response runt
 	return nil
 }
 
+// NewRepoListBranchProtectionTooManyRequests creates a RepoListBranchProtectionTooManyRequests with default headers values
+func NewRepoListBranchProtectionTooManyRequests() *RepoListBranchProtectionTooManyRequests {
+	return &RepoListBranchProtectionTooManyRequests{}
+}
+
+/*
+RepoListBranchProtectionTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoListBranchProtectionTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list branch protection too many requests response has a 2xx status code
+func (o *RepoListBranchProtectionTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list branch protection too many requests response has a 3xx status code
+func (o *RepoListBranchProtectionTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list branch protection too many requests response has a 4xx status code
+func (o *RepoListBranchProtectionTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list branch protection too many requests response has a 5xx status code
+func (o *RepoListBranchProtectionTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list branch protection too many requests response a status code equal to that given
+func (o *RepoListBranchProtectionTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo list branch protection too many requests response
+func (o *RepoListBranchProtectionTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoListBranchProtectionTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branch_protections][%d] repoListBranchProtectionTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListBranchProtectionTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branch_protections][%d] repoListBranchProtectionTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListBranchProtectionTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListBranchProtectionTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoListBranchProtectionInternalServerError creates a RepoListBranchProtectionInternalServerError with default headers values
 func NewRepoListBranchProtectionInternalServerError() *RepoListBranchProtectionInternalServerError {
 	return &RepoListBranchProtectionInternalServerError{}
@@ -504,6 +602,92 @@ func (o *RepoListBranchProtectionInternalServerError) GetPayload() *models.APIEr
 }
 
 func (o *RepoListBranchProtectionInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListBranchProtectionServiceUnavailable creates a RepoListBranchProtectionServiceUnavailable with default headers values
+func NewRepoListBranchProtectionServiceUnavailable() *RepoListBranchProtectionServiceUnavailable {
+	return &RepoListBranchProtectionServiceUnavailable{}
+}
+
+/*
+RepoListBranchProtectionServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoListBranchProtectionServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list branch protection service unavailable response has a 2xx status code
+func (o *RepoListBranchProtectionServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list branch protection service unavailable response has a 3xx status code
+func (o *RepoListBranchProtectionServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list branch protection service unavailable response has a 4xx status code
+func (o *RepoListBranchProtectionServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo list branch protection service unavailable response has a 5xx status code
+func (o *RepoListBranchProtectionServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo list branch protection service unavailable response a status code equal to that given
+func (o *RepoListBranchProtectionServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo list branch protection service unavailable response
+func (o *RepoListBranchProtectionServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoListBranchProtectionServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branch_protections][%d] repoListBranchProtectionServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListBranchProtectionServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branch_protections][%d] repoListBranchProtectionServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListBranchProtectionServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListBranchProtectionServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

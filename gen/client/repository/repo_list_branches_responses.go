@@ -57,8 +57,20 @@ func (o *RepoListBranchesReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoListBranchesTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoListBranchesInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoListBranchesServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *RepoListBranchesUnprocessableEntity) readResponse(response runtime.Clie
 	return nil
 }
 
+// NewRepoListBranchesTooManyRequests creates a RepoListBranchesTooManyRequests with default headers values
+func NewRepoListBranchesTooManyRequests() *RepoListBranchesTooManyRequests {
+	return &RepoListBranchesTooManyRequests{}
+}
+
+/*
+RepoListBranchesTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoListBranchesTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list branches too many requests response has a 2xx status code
+func (o *RepoListBranchesTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list branches too many requests response has a 3xx status code
+func (o *RepoListBranchesTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list branches too many requests response has a 4xx status code
+func (o *RepoListBranchesTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list branches too many requests response has a 5xx status code
+func (o *RepoListBranchesTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list branches too many requests response a status code equal to that given
+func (o *RepoListBranchesTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo list branches too many requests response
+func (o *RepoListBranchesTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoListBranchesTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branches][%d] repoListBranchesTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListBranchesTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branches][%d] repoListBranchesTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListBranchesTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListBranchesTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoListBranchesInternalServerError creates a RepoListBranchesInternalServerError with default headers values
 func NewRepoListBranchesInternalServerError() *RepoListBranchesInternalServerError {
 	return &RepoListBranchesInternalServerError{}
@@ -504,6 +602,92 @@ func (o *RepoListBranchesInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoListBranchesInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListBranchesServiceUnavailable creates a RepoListBranchesServiceUnavailable with default headers values
+func NewRepoListBranchesServiceUnavailable() *RepoListBranchesServiceUnavailable {
+	return &RepoListBranchesServiceUnavailable{}
+}
+
+/*
+RepoListBranchesServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoListBranchesServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list branches service unavailable response has a 2xx status code
+func (o *RepoListBranchesServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list branches service unavailable response has a 3xx status code
+func (o *RepoListBranchesServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list branches service unavailable response has a 4xx status code
+func (o *RepoListBranchesServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo list branches service unavailable response has a 5xx status code
+func (o *RepoListBranchesServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo list branches service unavailable response a status code equal to that given
+func (o *RepoListBranchesServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo list branches service unavailable response
+func (o *RepoListBranchesServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoListBranchesServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branches][%d] repoListBranchesServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListBranchesServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/branches][%d] repoListBranchesServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListBranchesServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListBranchesServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

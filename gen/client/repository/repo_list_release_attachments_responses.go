@@ -57,8 +57,20 @@ func (o *RepoListReleaseAttachmentsReader) ReadResponse(response runtime.ClientR
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoListReleaseAttachmentsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoListReleaseAttachmentsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoListReleaseAttachmentsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *RepoListReleaseAttachmentsUnprocessableEntity) readResponse(response ru
 	return nil
 }
 
+// NewRepoListReleaseAttachmentsTooManyRequests creates a RepoListReleaseAttachmentsTooManyRequests with default headers values
+func NewRepoListReleaseAttachmentsTooManyRequests() *RepoListReleaseAttachmentsTooManyRequests {
+	return &RepoListReleaseAttachmentsTooManyRequests{}
+}
+
+/*
+RepoListReleaseAttachmentsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoListReleaseAttachmentsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list release attachments too many requests response has a 2xx status code
+func (o *RepoListReleaseAttachmentsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list release attachments too many requests response has a 3xx status code
+func (o *RepoListReleaseAttachmentsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list release attachments too many requests response has a 4xx status code
+func (o *RepoListReleaseAttachmentsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list release attachments too many requests response has a 5xx status code
+func (o *RepoListReleaseAttachmentsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list release attachments too many requests response a status code equal to that given
+func (o *RepoListReleaseAttachmentsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo list release attachments too many requests response
+func (o *RepoListReleaseAttachmentsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoListReleaseAttachmentsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}/assets][%d] repoListReleaseAttachmentsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListReleaseAttachmentsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}/assets][%d] repoListReleaseAttachmentsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListReleaseAttachmentsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListReleaseAttachmentsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoListReleaseAttachmentsInternalServerError creates a RepoListReleaseAttachmentsInternalServerError with default headers values
 func NewRepoListReleaseAttachmentsInternalServerError() *RepoListReleaseAttachmentsInternalServerError {
 	return &RepoListReleaseAttachmentsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *RepoListReleaseAttachmentsInternalServerError) GetPayload() *models.API
 }
 
 func (o *RepoListReleaseAttachmentsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListReleaseAttachmentsServiceUnavailable creates a RepoListReleaseAttachmentsServiceUnavailable with default headers values
+func NewRepoListReleaseAttachmentsServiceUnavailable() *RepoListReleaseAttachmentsServiceUnavailable {
+	return &RepoListReleaseAttachmentsServiceUnavailable{}
+}
+
+/*
+RepoListReleaseAttachmentsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoListReleaseAttachmentsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list release attachments service unavailable response has a 2xx status code
+func (o *RepoListReleaseAttachmentsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list release attachments service unavailable response has a 3xx status code
+func (o *RepoListReleaseAttachmentsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list release attachments service unavailable response has a 4xx status code
+func (o *RepoListReleaseAttachmentsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo list release attachments service unavailable response has a 5xx status code
+func (o *RepoListReleaseAttachmentsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo list release attachments service unavailable response a status code equal to that given
+func (o *RepoListReleaseAttachmentsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo list release attachments service unavailable response
+func (o *RepoListReleaseAttachmentsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoListReleaseAttachmentsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}/assets][%d] repoListReleaseAttachmentsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListReleaseAttachmentsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases/{id}/assets][%d] repoListReleaseAttachmentsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListReleaseAttachmentsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListReleaseAttachmentsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *RepoListReleasesReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoListReleasesTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoListReleasesInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoListReleasesServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *RepoListReleasesUnprocessableEntity) readResponse(response runtime.Clie
 	return nil
 }
 
+// NewRepoListReleasesTooManyRequests creates a RepoListReleasesTooManyRequests with default headers values
+func NewRepoListReleasesTooManyRequests() *RepoListReleasesTooManyRequests {
+	return &RepoListReleasesTooManyRequests{}
+}
+
+/*
+RepoListReleasesTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoListReleasesTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list releases too many requests response has a 2xx status code
+func (o *RepoListReleasesTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list releases too many requests response has a 3xx status code
+func (o *RepoListReleasesTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list releases too many requests response has a 4xx status code
+func (o *RepoListReleasesTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list releases too many requests response has a 5xx status code
+func (o *RepoListReleasesTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list releases too many requests response a status code equal to that given
+func (o *RepoListReleasesTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo list releases too many requests response
+func (o *RepoListReleasesTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoListReleasesTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases][%d] repoListReleasesTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListReleasesTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases][%d] repoListReleasesTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListReleasesTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListReleasesTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoListReleasesInternalServerError creates a RepoListReleasesInternalServerError with default headers values
 func NewRepoListReleasesInternalServerError() *RepoListReleasesInternalServerError {
 	return &RepoListReleasesInternalServerError{}
@@ -504,6 +602,92 @@ func (o *RepoListReleasesInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoListReleasesInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListReleasesServiceUnavailable creates a RepoListReleasesServiceUnavailable with default headers values
+func NewRepoListReleasesServiceUnavailable() *RepoListReleasesServiceUnavailable {
+	return &RepoListReleasesServiceUnavailable{}
+}
+
+/*
+RepoListReleasesServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoListReleasesServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list releases service unavailable response has a 2xx status code
+func (o *RepoListReleasesServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list releases service unavailable response has a 3xx status code
+func (o *RepoListReleasesServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list releases service unavailable response has a 4xx status code
+func (o *RepoListReleasesServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo list releases service unavailable response has a 5xx status code
+func (o *RepoListReleasesServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo list releases service unavailable response a status code equal to that given
+func (o *RepoListReleasesServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo list releases service unavailable response
+func (o *RepoListReleasesServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoListReleasesServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases][%d] repoListReleasesServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListReleasesServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/releases][%d] repoListReleasesServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListReleasesServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListReleasesServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

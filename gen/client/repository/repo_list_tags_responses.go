@@ -57,8 +57,20 @@ func (o *RepoListTagsReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoListTagsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoListTagsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoListTagsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *RepoListTagsUnprocessableEntity) readResponse(response runtime.ClientRe
 	return nil
 }
 
+// NewRepoListTagsTooManyRequests creates a RepoListTagsTooManyRequests with default headers values
+func NewRepoListTagsTooManyRequests() *RepoListTagsTooManyRequests {
+	return &RepoListTagsTooManyRequests{}
+}
+
+/*
+RepoListTagsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoListTagsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list tags too many requests response has a 2xx status code
+func (o *RepoListTagsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list tags too many requests response has a 3xx status code
+func (o *RepoListTagsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list tags too many requests response has a 4xx status code
+func (o *RepoListTagsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list tags too many requests response has a 5xx status code
+func (o *RepoListTagsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list tags too many requests response a status code equal to that given
+func (o *RepoListTagsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo list tags too many requests response
+func (o *RepoListTagsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoListTagsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tags][%d] repoListTagsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListTagsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tags][%d] repoListTagsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListTagsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListTagsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoListTagsInternalServerError creates a RepoListTagsInternalServerError with default headers values
 func NewRepoListTagsInternalServerError() *RepoListTagsInternalServerError {
 	return &RepoListTagsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *RepoListTagsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoListTagsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListTagsServiceUnavailable creates a RepoListTagsServiceUnavailable with default headers values
+func NewRepoListTagsServiceUnavailable() *RepoListTagsServiceUnavailable {
+	return &RepoListTagsServiceUnavailable{}
+}
+
+/*
+RepoListTagsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoListTagsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list tags service unavailable response has a 2xx status code
+func (o *RepoListTagsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list tags service unavailable response has a 3xx status code
+func (o *RepoListTagsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list tags service unavailable response has a 4xx status code
+func (o *RepoListTagsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo list tags service unavailable response has a 5xx status code
+func (o *RepoListTagsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo list tags service unavailable response a status code equal to that given
+func (o *RepoListTagsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo list tags service unavailable response
+func (o *RepoListTagsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoListTagsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tags][%d] repoListTagsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListTagsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tags][%d] repoListTagsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListTagsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListTagsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -63,8 +63,20 @@ func (o *RepoListTeamsReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoListTeamsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoListTeamsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoListTeamsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -521,6 +533,92 @@ func (o *RepoListTeamsUnprocessableEntity) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewRepoListTeamsTooManyRequests creates a RepoListTeamsTooManyRequests with default headers values
+func NewRepoListTeamsTooManyRequests() *RepoListTeamsTooManyRequests {
+	return &RepoListTeamsTooManyRequests{}
+}
+
+/*
+RepoListTeamsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoListTeamsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list teams too many requests response has a 2xx status code
+func (o *RepoListTeamsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list teams too many requests response has a 3xx status code
+func (o *RepoListTeamsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list teams too many requests response has a 4xx status code
+func (o *RepoListTeamsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list teams too many requests response has a 5xx status code
+func (o *RepoListTeamsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list teams too many requests response a status code equal to that given
+func (o *RepoListTeamsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo list teams too many requests response
+func (o *RepoListTeamsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoListTeamsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/teams][%d] repoListTeamsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListTeamsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/teams][%d] repoListTeamsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListTeamsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListTeamsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoListTeamsInternalServerError creates a RepoListTeamsInternalServerError with default headers values
 func NewRepoListTeamsInternalServerError() *RepoListTeamsInternalServerError {
 	return &RepoListTeamsInternalServerError{}
@@ -580,6 +678,92 @@ func (o *RepoListTeamsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoListTeamsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListTeamsServiceUnavailable creates a RepoListTeamsServiceUnavailable with default headers values
+func NewRepoListTeamsServiceUnavailable() *RepoListTeamsServiceUnavailable {
+	return &RepoListTeamsServiceUnavailable{}
+}
+
+/*
+RepoListTeamsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoListTeamsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list teams service unavailable response has a 2xx status code
+func (o *RepoListTeamsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list teams service unavailable response has a 3xx status code
+func (o *RepoListTeamsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list teams service unavailable response has a 4xx status code
+func (o *RepoListTeamsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo list teams service unavailable response has a 5xx status code
+func (o *RepoListTeamsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo list teams service unavailable response a status code equal to that given
+func (o *RepoListTeamsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo list teams service unavailable response
+func (o *RepoListTeamsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoListTeamsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/teams][%d] repoListTeamsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListTeamsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/teams][%d] repoListTeamsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListTeamsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListTeamsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

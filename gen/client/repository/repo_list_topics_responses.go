@@ -57,8 +57,20 @@ func (o *RepoListTopicsReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoListTopicsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoListTopicsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoListTopicsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -447,6 +459,92 @@ func (o *RepoListTopicsUnprocessableEntity) readResponse(response runtime.Client
 	return nil
 }
 
+// NewRepoListTopicsTooManyRequests creates a RepoListTopicsTooManyRequests with default headers values
+func NewRepoListTopicsTooManyRequests() *RepoListTopicsTooManyRequests {
+	return &RepoListTopicsTooManyRequests{}
+}
+
+/*
+RepoListTopicsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoListTopicsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list topics too many requests response has a 2xx status code
+func (o *RepoListTopicsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list topics too many requests response has a 3xx status code
+func (o *RepoListTopicsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list topics too many requests response has a 4xx status code
+func (o *RepoListTopicsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list topics too many requests response has a 5xx status code
+func (o *RepoListTopicsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list topics too many requests response a status code equal to that given
+func (o *RepoListTopicsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo list topics too many requests response
+func (o *RepoListTopicsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoListTopicsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/topics][%d] repoListTopicsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListTopicsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/topics][%d] repoListTopicsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoListTopicsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListTopicsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoListTopicsInternalServerError creates a RepoListTopicsInternalServerError with default headers values
 func NewRepoListTopicsInternalServerError() *RepoListTopicsInternalServerError {
 	return &RepoListTopicsInternalServerError{}
@@ -506,6 +604,92 @@ func (o *RepoListTopicsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoListTopicsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListTopicsServiceUnavailable creates a RepoListTopicsServiceUnavailable with default headers values
+func NewRepoListTopicsServiceUnavailable() *RepoListTopicsServiceUnavailable {
+	return &RepoListTopicsServiceUnavailable{}
+}
+
+/*
+RepoListTopicsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoListTopicsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list topics service unavailable response has a 2xx status code
+func (o *RepoListTopicsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list topics service unavailable response has a 3xx status code
+func (o *RepoListTopicsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list topics service unavailable response has a 4xx status code
+func (o *RepoListTopicsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo list topics service unavailable response has a 5xx status code
+func (o *RepoListTopicsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo list topics service unavailable response a status code equal to that given
+func (o *RepoListTopicsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo list topics service unavailable response
+func (o *RepoListTopicsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoListTopicsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/topics][%d] repoListTopicsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListTopicsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/topics][%d] repoListTopicsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoListTopicsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListTopicsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *RepoRenameBranchReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoRenameBranchRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoRenameBranchUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *RepoRenameBranchReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoRenameBranchTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoRenameBranchInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoRenameBranchServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -338,6 +358,76 @@ func (o *RepoRenameBranchNotFound) readResponse(response runtime.ClientResponse,
 	return nil
 }
 
+// NewRepoRenameBranchRequestEntityTooLarge creates a RepoRenameBranchRequestEntityTooLarge with default headers values
+func NewRepoRenameBranchRequestEntityTooLarge() *RepoRenameBranchRequestEntityTooLarge {
+	return &RepoRenameBranchRequestEntityTooLarge{}
+}
+
+/*
+RepoRenameBranchRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoRenameBranchRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo rename branch request entity too large response has a 2xx status code
+func (o *RepoRenameBranchRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo rename branch request entity too large response has a 3xx status code
+func (o *RepoRenameBranchRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo rename branch request entity too large response has a 4xx status code
+func (o *RepoRenameBranchRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo rename branch request entity too large response has a 5xx status code
+func (o *RepoRenameBranchRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo rename branch request entity too large response a status code equal to that given
+func (o *RepoRenameBranchRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo rename branch request entity too large response
+func (o *RepoRenameBranchRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoRenameBranchRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branches/{branch}][%d] repoRenameBranchRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoRenameBranchRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branches/{branch}][%d] repoRenameBranchRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoRenameBranchRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoRenameBranchRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoRenameBranchUnprocessableEntity creates a RepoRenameBranchUnprocessableEntity with default headers values
 func NewRepoRenameBranchUnprocessableEntity() *RepoRenameBranchUnprocessableEntity {
 	return &RepoRenameBranchUnprocessableEntity{}
@@ -478,6 +568,92 @@ func (o *RepoRenameBranchLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewRepoRenameBranchTooManyRequests creates a RepoRenameBranchTooManyRequests with default headers values
+func NewRepoRenameBranchTooManyRequests() *RepoRenameBranchTooManyRequests {
+	return &RepoRenameBranchTooManyRequests{}
+}
+
+/*
+RepoRenameBranchTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoRenameBranchTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo rename branch too many requests response has a 2xx status code
+func (o *RepoRenameBranchTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo rename branch too many requests response has a 3xx status code
+func (o *RepoRenameBranchTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo rename branch too many requests response has a 4xx status code
+func (o *RepoRenameBranchTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo rename branch too many requests response has a 5xx status code
+func (o *RepoRenameBranchTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo rename branch too many requests response a status code equal to that given
+func (o *RepoRenameBranchTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo rename branch too many requests response
+func (o *RepoRenameBranchTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoRenameBranchTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branches/{branch}][%d] repoRenameBranchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoRenameBranchTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branches/{branch}][%d] repoRenameBranchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoRenameBranchTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoRenameBranchTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoRenameBranchInternalServerError creates a RepoRenameBranchInternalServerError with default headers values
 func NewRepoRenameBranchInternalServerError() *RepoRenameBranchInternalServerError {
 	return &RepoRenameBranchInternalServerError{}
@@ -537,6 +713,92 @@ func (o *RepoRenameBranchInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoRenameBranchInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoRenameBranchServiceUnavailable creates a RepoRenameBranchServiceUnavailable with default headers values
+func NewRepoRenameBranchServiceUnavailable() *RepoRenameBranchServiceUnavailable {
+	return &RepoRenameBranchServiceUnavailable{}
+}
+
+/*
+RepoRenameBranchServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoRenameBranchServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo rename branch service unavailable response has a 2xx status code
+func (o *RepoRenameBranchServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo rename branch service unavailable response has a 3xx status code
+func (o *RepoRenameBranchServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo rename branch service unavailable response has a 4xx status code
+func (o *RepoRenameBranchServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo rename branch service unavailable response has a 5xx status code
+func (o *RepoRenameBranchServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo rename branch service unavailable response a status code equal to that given
+func (o *RepoRenameBranchServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo rename branch service unavailable response
+func (o *RepoRenameBranchServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoRenameBranchServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branches/{branch}][%d] repoRenameBranchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoRenameBranchServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PATCH /repos/{owner}/{repo}/branches/{branch}][%d] repoRenameBranchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoRenameBranchServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoRenameBranchServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

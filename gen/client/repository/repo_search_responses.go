@@ -57,8 +57,20 @@ func (o *RepoSearchReader) ReadResponse(response runtime.ClientResponse, consume
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoSearchTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoSearchInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoSearchServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -447,6 +459,92 @@ func (o *RepoSearchUnprocessableEntity) readResponse(response runtime.ClientResp
 	return nil
 }
 
+// NewRepoSearchTooManyRequests creates a RepoSearchTooManyRequests with default headers values
+func NewRepoSearchTooManyRequests() *RepoSearchTooManyRequests {
+	return &RepoSearchTooManyRequests{}
+}
+
+/*
+RepoSearchTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoSearchTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo search too many requests response has a 2xx status code
+func (o *RepoSearchTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo search too many requests response has a 3xx status code
+func (o *RepoSearchTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo search too many requests response has a 4xx status code
+func (o *RepoSearchTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo search too many requests response has a 5xx status code
+func (o *RepoSearchTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo search too many requests response a status code equal to that given
+func (o *RepoSearchTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo search too many requests response
+func (o *RepoSearchTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoSearchTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/search][%d] repoSearchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoSearchTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/search][%d] repoSearchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoSearchTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoSearchTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoSearchInternalServerError creates a RepoSearchInternalServerError with default headers values
 func NewRepoSearchInternalServerError() *RepoSearchInternalServerError {
 	return &RepoSearchInternalServerError{}
@@ -506,6 +604,92 @@ func (o *RepoSearchInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoSearchInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoSearchServiceUnavailable creates a RepoSearchServiceUnavailable with default headers values
+func NewRepoSearchServiceUnavailable() *RepoSearchServiceUnavailable {
+	return &RepoSearchServiceUnavailable{}
+}
+
+/*
+RepoSearchServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoSearchServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo search service unavailable response has a 2xx status code
+func (o *RepoSearchServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo search service unavailable response has a 3xx status code
+func (o *RepoSearchServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo search service unavailable response has a 4xx status code
+func (o *RepoSearchServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo search service unavailable response has a 5xx status code
+func (o *RepoSearchServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo search service unavailable response a status code equal to that given
+func (o *RepoSearchServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo search service unavailable response
+func (o *RepoSearchServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoSearchServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/search][%d] repoSearchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoSearchServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/search][%d] repoSearchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoSearchServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoSearchServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -63,8 +63,20 @@ func (o *RepoTrackedTimesReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoTrackedTimesTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoTrackedTimesInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoTrackedTimesServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -521,6 +533,92 @@ func (o *RepoTrackedTimesUnprocessableEntity) readResponse(response runtime.Clie
 	return nil
 }
 
+// NewRepoTrackedTimesTooManyRequests creates a RepoTrackedTimesTooManyRequests with default headers values
+func NewRepoTrackedTimesTooManyRequests() *RepoTrackedTimesTooManyRequests {
+	return &RepoTrackedTimesTooManyRequests{}
+}
+
+/*
+RepoTrackedTimesTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoTrackedTimesTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo tracked times too many requests response has a 2xx status code
+func (o *RepoTrackedTimesTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo tracked times too many requests response has a 3xx status code
+func (o *RepoTrackedTimesTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo tracked times too many requests response has a 4xx status code
+func (o *RepoTrackedTimesTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo tracked times too many requests response has a 5xx status code
+func (o *RepoTrackedTimesTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo tracked times too many requests response a status code equal to that given
+func (o *RepoTrackedTimesTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo tracked times too many requests response
+func (o *RepoTrackedTimesTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoTrackedTimesTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/times][%d] repoTrackedTimesTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoTrackedTimesTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/times][%d] repoTrackedTimesTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoTrackedTimesTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoTrackedTimesTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoTrackedTimesInternalServerError creates a RepoTrackedTimesInternalServerError with default headers values
 func NewRepoTrackedTimesInternalServerError() *RepoTrackedTimesInternalServerError {
 	return &RepoTrackedTimesInternalServerError{}
@@ -580,6 +678,92 @@ func (o *RepoTrackedTimesInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoTrackedTimesInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoTrackedTimesServiceUnavailable creates a RepoTrackedTimesServiceUnavailable with default headers values
+func NewRepoTrackedTimesServiceUnavailable() *RepoTrackedTimesServiceUnavailable {
+	return &RepoTrackedTimesServiceUnavailable{}
+}
+
+/*
+RepoTrackedTimesServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoTrackedTimesServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo tracked times service unavailable response has a 2xx status code
+func (o *RepoTrackedTimesServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo tracked times service unavailable response has a 3xx status code
+func (o *RepoTrackedTimesServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo tracked times service unavailable response has a 4xx status code
+func (o *RepoTrackedTimesServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo tracked times service unavailable response has a 5xx status code
+func (o *RepoTrackedTimesServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo tracked times service unavailable response a status code equal to that given
+func (o *RepoTrackedTimesServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo tracked times service unavailable response
+func (o *RepoTrackedTimesServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoTrackedTimesServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/times][%d] repoTrackedTimesServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoTrackedTimesServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/times][%d] repoTrackedTimesServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoTrackedTimesServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoTrackedTimesServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *RepoUpdateBranchProtectionPrioriesReader) ReadResponse(response runtime
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoUpdateBranchProtectionPrioriesRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoUpdateBranchProtectionPrioriesUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *RepoUpdateBranchProtectionPrioriesReader) ReadResponse(response runtime
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoUpdateBranchProtectionPrioriesTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoUpdateBranchProtectionPrioriesInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoUpdateBranchProtectionPrioriesServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -338,6 +358,76 @@ func (o *RepoUpdateBranchProtectionPrioriesNotFound) readResponse(response runti
 	return nil
 }
 
+// NewRepoUpdateBranchProtectionPrioriesRequestEntityTooLarge creates a RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge with default headers values
+func NewRepoUpdateBranchProtectionPrioriesRequestEntityTooLarge() *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge {
+	return &RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge{}
+}
+
+/*
+RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update branch protection priories request entity too large response has a 2xx status code
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update branch protection priories request entity too large response has a 3xx status code
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update branch protection priories request entity too large response has a 4xx status code
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo update branch protection priories request entity too large response has a 5xx status code
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo update branch protection priories request entity too large response a status code equal to that given
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo update branch protection priories request entity too large response
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections/priority][%d] repoUpdateBranchProtectionPrioriesRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections/priority][%d] repoUpdateBranchProtectionPrioriesRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoUpdateBranchProtectionPrioriesUnprocessableEntity creates a RepoUpdateBranchProtectionPrioriesUnprocessableEntity with default headers values
 func NewRepoUpdateBranchProtectionPrioriesUnprocessableEntity() *RepoUpdateBranchProtectionPrioriesUnprocessableEntity {
 	return &RepoUpdateBranchProtectionPrioriesUnprocessableEntity{}
@@ -478,6 +568,92 @@ func (o *RepoUpdateBranchProtectionPrioriesLocked) readResponse(response runtime
 	return nil
 }
 
+// NewRepoUpdateBranchProtectionPrioriesTooManyRequests creates a RepoUpdateBranchProtectionPrioriesTooManyRequests with default headers values
+func NewRepoUpdateBranchProtectionPrioriesTooManyRequests() *RepoUpdateBranchProtectionPrioriesTooManyRequests {
+	return &RepoUpdateBranchProtectionPrioriesTooManyRequests{}
+}
+
+/*
+RepoUpdateBranchProtectionPrioriesTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoUpdateBranchProtectionPrioriesTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update branch protection priories too many requests response has a 2xx status code
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update branch protection priories too many requests response has a 3xx status code
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update branch protection priories too many requests response has a 4xx status code
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo update branch protection priories too many requests response has a 5xx status code
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo update branch protection priories too many requests response a status code equal to that given
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo update branch protection priories too many requests response
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections/priority][%d] repoUpdateBranchProtectionPrioriesTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections/priority][%d] repoUpdateBranchProtectionPrioriesTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoUpdateBranchProtectionPrioriesInternalServerError creates a RepoUpdateBranchProtectionPrioriesInternalServerError with default headers values
 func NewRepoUpdateBranchProtectionPrioriesInternalServerError() *RepoUpdateBranchProtectionPrioriesInternalServerError {
 	return &RepoUpdateBranchProtectionPrioriesInternalServerError{}
@@ -537,6 +713,92 @@ func (o *RepoUpdateBranchProtectionPrioriesInternalServerError) GetPayload() *mo
 }
 
 func (o *RepoUpdateBranchProtectionPrioriesInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoUpdateBranchProtectionPrioriesServiceUnavailable creates a RepoUpdateBranchProtectionPrioriesServiceUnavailable with default headers values
+func NewRepoUpdateBranchProtectionPrioriesServiceUnavailable() *RepoUpdateBranchProtectionPrioriesServiceUnavailable {
+	return &RepoUpdateBranchProtectionPrioriesServiceUnavailable{}
+}
+
+/*
+RepoUpdateBranchProtectionPrioriesServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoUpdateBranchProtectionPrioriesServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update branch protection priories service unavailable response has a 2xx status code
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update branch protection priories service unavailable response has a 3xx status code
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update branch protection priories service unavailable response has a 4xx status code
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo update branch protection priories service unavailable response has a 5xx status code
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo update branch protection priories service unavailable response a status code equal to that given
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo update branch protection priories service unavailable response
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections/priority][%d] repoUpdateBranchProtectionPrioriesServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/branch_protections/priority][%d] repoUpdateBranchProtectionPrioriesServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

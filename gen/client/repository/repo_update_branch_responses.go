@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,6 +57,12 @@ func (o *RepoUpdateBranchReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoUpdateBranchRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoUpdateBranchUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -67,8 +75,20 @@ func (o *RepoUpdateBranchReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoUpdateBranchTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoUpdateBranchInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoUpdateBranchServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -414,6 +434,76 @@ func (o *RepoUpdateBranchConflict) readResponse(response runtime.ClientResponse,
 	return nil
 }
 
+// NewRepoUpdateBranchRequestEntityTooLarge creates a RepoUpdateBranchRequestEntityTooLarge with default headers values
+func NewRepoUpdateBranchRequestEntityTooLarge() *RepoUpdateBranchRequestEntityTooLarge {
+	return &RepoUpdateBranchRequestEntityTooLarge{}
+}
+
+/*
+RepoUpdateBranchRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoUpdateBranchRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update branch request entity too large response has a 2xx status code
+func (o *RepoUpdateBranchRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update branch request entity too large response has a 3xx status code
+func (o *RepoUpdateBranchRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update branch request entity too large response has a 4xx status code
+func (o *RepoUpdateBranchRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo update branch request entity too large response has a 5xx status code
+func (o *RepoUpdateBranchRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo update branch request entity too large response a status code equal to that given
+func (o *RepoUpdateBranchRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo update branch request entity too large response
+func (o *RepoUpdateBranchRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoUpdateBranchRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/branches/{branch}][%d] repoUpdateBranchRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoUpdateBranchRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/branches/{branch}][%d] repoUpdateBranchRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoUpdateBranchRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateBranchRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoUpdateBranchUnprocessableEntity creates a RepoUpdateBranchUnprocessableEntity with default headers values
 func NewRepoUpdateBranchUnprocessableEntity() *RepoUpdateBranchUnprocessableEntity {
 	return &RepoUpdateBranchUnprocessableEntity{}
@@ -554,6 +644,92 @@ func (o *RepoUpdateBranchLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewRepoUpdateBranchTooManyRequests creates a RepoUpdateBranchTooManyRequests with default headers values
+func NewRepoUpdateBranchTooManyRequests() *RepoUpdateBranchTooManyRequests {
+	return &RepoUpdateBranchTooManyRequests{}
+}
+
+/*
+RepoUpdateBranchTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoUpdateBranchTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update branch too many requests response has a 2xx status code
+func (o *RepoUpdateBranchTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update branch too many requests response has a 3xx status code
+func (o *RepoUpdateBranchTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update branch too many requests response has a 4xx status code
+func (o *RepoUpdateBranchTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo update branch too many requests response has a 5xx status code
+func (o *RepoUpdateBranchTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo update branch too many requests response a status code equal to that given
+func (o *RepoUpdateBranchTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo update branch too many requests response
+func (o *RepoUpdateBranchTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoUpdateBranchTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/branches/{branch}][%d] repoUpdateBranchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoUpdateBranchTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/branches/{branch}][%d] repoUpdateBranchTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoUpdateBranchTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateBranchTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoUpdateBranchInternalServerError creates a RepoUpdateBranchInternalServerError with default headers values
 func NewRepoUpdateBranchInternalServerError() *RepoUpdateBranchInternalServerError {
 	return &RepoUpdateBranchInternalServerError{}
@@ -613,6 +789,92 @@ func (o *RepoUpdateBranchInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoUpdateBranchInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoUpdateBranchServiceUnavailable creates a RepoUpdateBranchServiceUnavailable with default headers values
+func NewRepoUpdateBranchServiceUnavailable() *RepoUpdateBranchServiceUnavailable {
+	return &RepoUpdateBranchServiceUnavailable{}
+}
+
+/*
+RepoUpdateBranchServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoUpdateBranchServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update branch service unavailable response has a 2xx status code
+func (o *RepoUpdateBranchServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update branch service unavailable response has a 3xx status code
+func (o *RepoUpdateBranchServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update branch service unavailable response has a 4xx status code
+func (o *RepoUpdateBranchServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo update branch service unavailable response has a 5xx status code
+func (o *RepoUpdateBranchServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo update branch service unavailable response a status code equal to that given
+func (o *RepoUpdateBranchServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo update branch service unavailable response
+func (o *RepoUpdateBranchServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoUpdateBranchServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/branches/{branch}][%d] repoUpdateBranchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoUpdateBranchServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/branches/{branch}][%d] repoUpdateBranchServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoUpdateBranchServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateBranchServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

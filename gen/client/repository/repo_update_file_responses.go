@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -61,6 +63,12 @@ func (o *RepoUpdateFileReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoUpdateFileRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoUpdateFileUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -73,8 +81,20 @@ func (o *RepoUpdateFileReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoUpdateFileTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoUpdateFileInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoUpdateFileServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -504,6 +524,76 @@ func (o *RepoUpdateFileConflict) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewRepoUpdateFileRequestEntityTooLarge creates a RepoUpdateFileRequestEntityTooLarge with default headers values
+func NewRepoUpdateFileRequestEntityTooLarge() *RepoUpdateFileRequestEntityTooLarge {
+	return &RepoUpdateFileRequestEntityTooLarge{}
+}
+
+/*
+RepoUpdateFileRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoUpdateFileRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update file request entity too large response has a 2xx status code
+func (o *RepoUpdateFileRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update file request entity too large response has a 3xx status code
+func (o *RepoUpdateFileRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update file request entity too large response has a 4xx status code
+func (o *RepoUpdateFileRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo update file request entity too large response has a 5xx status code
+func (o *RepoUpdateFileRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo update file request entity too large response a status code equal to that given
+func (o *RepoUpdateFileRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo update file request entity too large response
+func (o *RepoUpdateFileRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoUpdateFileRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/contents/{filepath}][%d] repoUpdateFileRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoUpdateFileRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/contents/{filepath}][%d] repoUpdateFileRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoUpdateFileRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateFileRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoUpdateFileUnprocessableEntity creates a RepoUpdateFileUnprocessableEntity with default headers values
 func NewRepoUpdateFileUnprocessableEntity() *RepoUpdateFileUnprocessableEntity {
 	return &RepoUpdateFileUnprocessableEntity{}
@@ -644,6 +734,92 @@ func (o *RepoUpdateFileLocked) readResponse(response runtime.ClientResponse, con
 	return nil
 }
 
+// NewRepoUpdateFileTooManyRequests creates a RepoUpdateFileTooManyRequests with default headers values
+func NewRepoUpdateFileTooManyRequests() *RepoUpdateFileTooManyRequests {
+	return &RepoUpdateFileTooManyRequests{}
+}
+
+/*
+RepoUpdateFileTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoUpdateFileTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update file too many requests response has a 2xx status code
+func (o *RepoUpdateFileTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update file too many requests response has a 3xx status code
+func (o *RepoUpdateFileTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update file too many requests response has a 4xx status code
+func (o *RepoUpdateFileTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo update file too many requests response has a 5xx status code
+func (o *RepoUpdateFileTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo update file too many requests response a status code equal to that given
+func (o *RepoUpdateFileTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo update file too many requests response
+func (o *RepoUpdateFileTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoUpdateFileTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/contents/{filepath}][%d] repoUpdateFileTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoUpdateFileTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/contents/{filepath}][%d] repoUpdateFileTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoUpdateFileTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateFileTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoUpdateFileInternalServerError creates a RepoUpdateFileInternalServerError with default headers values
 func NewRepoUpdateFileInternalServerError() *RepoUpdateFileInternalServerError {
 	return &RepoUpdateFileInternalServerError{}
@@ -703,6 +879,92 @@ func (o *RepoUpdateFileInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoUpdateFileInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoUpdateFileServiceUnavailable creates a RepoUpdateFileServiceUnavailable with default headers values
+func NewRepoUpdateFileServiceUnavailable() *RepoUpdateFileServiceUnavailable {
+	return &RepoUpdateFileServiceUnavailable{}
+}
+
+/*
+RepoUpdateFileServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoUpdateFileServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update file service unavailable response has a 2xx status code
+func (o *RepoUpdateFileServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update file service unavailable response has a 3xx status code
+func (o *RepoUpdateFileServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update file service unavailable response has a 4xx status code
+func (o *RepoUpdateFileServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo update file service unavailable response has a 5xx status code
+func (o *RepoUpdateFileServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo update file service unavailable response a status code equal to that given
+func (o *RepoUpdateFileServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo update file service unavailable response
+func (o *RepoUpdateFileServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoUpdateFileServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/contents/{filepath}][%d] repoUpdateFileServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoUpdateFileServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/contents/{filepath}][%d] repoUpdateFileServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoUpdateFileServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateFileServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,6 +51,12 @@ func (o *RepoUpdateTopicsReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewRepoUpdateTopicsRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewRepoUpdateTopicsUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -61,8 +69,20 @@ func (o *RepoUpdateTopicsReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewRepoUpdateTopicsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewRepoUpdateTopicsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewRepoUpdateTopicsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -338,6 +358,76 @@ func (o *RepoUpdateTopicsNotFound) readResponse(response runtime.ClientResponse,
 	return nil
 }
 
+// NewRepoUpdateTopicsRequestEntityTooLarge creates a RepoUpdateTopicsRequestEntityTooLarge with default headers values
+func NewRepoUpdateTopicsRequestEntityTooLarge() *RepoUpdateTopicsRequestEntityTooLarge {
+	return &RepoUpdateTopicsRequestEntityTooLarge{}
+}
+
+/*
+RepoUpdateTopicsRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type RepoUpdateTopicsRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update topics request entity too large response has a 2xx status code
+func (o *RepoUpdateTopicsRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update topics request entity too large response has a 3xx status code
+func (o *RepoUpdateTopicsRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update topics request entity too large response has a 4xx status code
+func (o *RepoUpdateTopicsRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo update topics request entity too large response has a 5xx status code
+func (o *RepoUpdateTopicsRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo update topics request entity too large response a status code equal to that given
+func (o *RepoUpdateTopicsRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the repo update topics request entity too large response
+func (o *RepoUpdateTopicsRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *RepoUpdateTopicsRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/topics][%d] repoUpdateTopicsRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoUpdateTopicsRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/topics][%d] repoUpdateTopicsRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *RepoUpdateTopicsRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateTopicsRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoUpdateTopicsUnprocessableEntity creates a RepoUpdateTopicsUnprocessableEntity with default headers values
 func NewRepoUpdateTopicsUnprocessableEntity() *RepoUpdateTopicsUnprocessableEntity {
 	return &RepoUpdateTopicsUnprocessableEntity{}
@@ -478,6 +568,92 @@ func (o *RepoUpdateTopicsLocked) readResponse(response runtime.ClientResponse, c
 	return nil
 }
 
+// NewRepoUpdateTopicsTooManyRequests creates a RepoUpdateTopicsTooManyRequests with default headers values
+func NewRepoUpdateTopicsTooManyRequests() *RepoUpdateTopicsTooManyRequests {
+	return &RepoUpdateTopicsTooManyRequests{}
+}
+
+/*
+RepoUpdateTopicsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type RepoUpdateTopicsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update topics too many requests response has a 2xx status code
+func (o *RepoUpdateTopicsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update topics too many requests response has a 3xx status code
+func (o *RepoUpdateTopicsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update topics too many requests response has a 4xx status code
+func (o *RepoUpdateTopicsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo update topics too many requests response has a 5xx status code
+func (o *RepoUpdateTopicsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo update topics too many requests response a status code equal to that given
+func (o *RepoUpdateTopicsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the repo update topics too many requests response
+func (o *RepoUpdateTopicsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *RepoUpdateTopicsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/topics][%d] repoUpdateTopicsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoUpdateTopicsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/topics][%d] repoUpdateTopicsTooManyRequests %s", 429, payload)
+}
+
+func (o *RepoUpdateTopicsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateTopicsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewRepoUpdateTopicsInternalServerError creates a RepoUpdateTopicsInternalServerError with default headers values
 func NewRepoUpdateTopicsInternalServerError() *RepoUpdateTopicsInternalServerError {
 	return &RepoUpdateTopicsInternalServerError{}
@@ -537,6 +713,92 @@ func (o *RepoUpdateTopicsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *RepoUpdateTopicsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoUpdateTopicsServiceUnavailable creates a RepoUpdateTopicsServiceUnavailable with default headers values
+func NewRepoUpdateTopicsServiceUnavailable() *RepoUpdateTopicsServiceUnavailable {
+	return &RepoUpdateTopicsServiceUnavailable{}
+}
+
+/*
+RepoUpdateTopicsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type RepoUpdateTopicsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo update topics service unavailable response has a 2xx status code
+func (o *RepoUpdateTopicsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo update topics service unavailable response has a 3xx status code
+func (o *RepoUpdateTopicsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo update topics service unavailable response has a 4xx status code
+func (o *RepoUpdateTopicsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo update topics service unavailable response has a 5xx status code
+func (o *RepoUpdateTopicsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this repo update topics service unavailable response a status code equal to that given
+func (o *RepoUpdateTopicsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the repo update topics service unavailable response
+func (o *RepoUpdateTopicsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *RepoUpdateTopicsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/topics][%d] repoUpdateTopicsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoUpdateTopicsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/topics][%d] repoUpdateTopicsServiceUnavailable %s", 503, payload)
+}
+
+func (o *RepoUpdateTopicsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoUpdateTopicsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

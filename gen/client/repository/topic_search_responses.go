@@ -57,8 +57,20 @@ func (o *TopicSearchReader) ReadResponse(response runtime.ClientResponse, consum
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewTopicSearchTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewTopicSearchInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewTopicSearchServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -447,6 +459,92 @@ func (o *TopicSearchUnprocessableEntity) readResponse(response runtime.ClientRes
 	return nil
 }
 
+// NewTopicSearchTooManyRequests creates a TopicSearchTooManyRequests with default headers values
+func NewTopicSearchTooManyRequests() *TopicSearchTooManyRequests {
+	return &TopicSearchTooManyRequests{}
+}
+
+/*
+TopicSearchTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type TopicSearchTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this topic search too many requests response has a 2xx status code
+func (o *TopicSearchTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this topic search too many requests response has a 3xx status code
+func (o *TopicSearchTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this topic search too many requests response has a 4xx status code
+func (o *TopicSearchTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this topic search too many requests response has a 5xx status code
+func (o *TopicSearchTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this topic search too many requests response a status code equal to that given
+func (o *TopicSearchTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the topic search too many requests response
+func (o *TopicSearchTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *TopicSearchTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /topics/search][%d] topicSearchTooManyRequests %s", 429, payload)
+}
+
+func (o *TopicSearchTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /topics/search][%d] topicSearchTooManyRequests %s", 429, payload)
+}
+
+func (o *TopicSearchTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *TopicSearchTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewTopicSearchInternalServerError creates a TopicSearchInternalServerError with default headers values
 func NewTopicSearchInternalServerError() *TopicSearchInternalServerError {
 	return &TopicSearchInternalServerError{}
@@ -506,6 +604,92 @@ func (o *TopicSearchInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *TopicSearchInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewTopicSearchServiceUnavailable creates a TopicSearchServiceUnavailable with default headers values
+func NewTopicSearchServiceUnavailable() *TopicSearchServiceUnavailable {
+	return &TopicSearchServiceUnavailable{}
+}
+
+/*
+TopicSearchServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type TopicSearchServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this topic search service unavailable response has a 2xx status code
+func (o *TopicSearchServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this topic search service unavailable response has a 3xx status code
+func (o *TopicSearchServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this topic search service unavailable response has a 4xx status code
+func (o *TopicSearchServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this topic search service unavailable response has a 5xx status code
+func (o *TopicSearchServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this topic search service unavailable response a status code equal to that given
+func (o *TopicSearchServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the topic search service unavailable response
+func (o *TopicSearchServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *TopicSearchServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /topics/search][%d] topicSearchServiceUnavailable %s", 503, payload)
+}
+
+func (o *TopicSearchServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /topics/search][%d] topicSearchServiceUnavailable %s", 503, payload)
+}
+
+func (o *TopicSearchServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *TopicSearchServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

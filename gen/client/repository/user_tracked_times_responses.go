@@ -63,8 +63,20 @@ func (o *UserTrackedTimesReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserTrackedTimesTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserTrackedTimesInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserTrackedTimesServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -521,6 +533,92 @@ func (o *UserTrackedTimesUnprocessableEntity) readResponse(response runtime.Clie
 	return nil
 }
 
+// NewUserTrackedTimesTooManyRequests creates a UserTrackedTimesTooManyRequests with default headers values
+func NewUserTrackedTimesTooManyRequests() *UserTrackedTimesTooManyRequests {
+	return &UserTrackedTimesTooManyRequests{}
+}
+
+/*
+UserTrackedTimesTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserTrackedTimesTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user tracked times too many requests response has a 2xx status code
+func (o *UserTrackedTimesTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user tracked times too many requests response has a 3xx status code
+func (o *UserTrackedTimesTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user tracked times too many requests response has a 4xx status code
+func (o *UserTrackedTimesTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user tracked times too many requests response has a 5xx status code
+func (o *UserTrackedTimesTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user tracked times too many requests response a status code equal to that given
+func (o *UserTrackedTimesTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user tracked times too many requests response
+func (o *UserTrackedTimesTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserTrackedTimesTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/times/{user}][%d] userTrackedTimesTooManyRequests %s", 429, payload)
+}
+
+func (o *UserTrackedTimesTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/times/{user}][%d] userTrackedTimesTooManyRequests %s", 429, payload)
+}
+
+func (o *UserTrackedTimesTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserTrackedTimesTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserTrackedTimesInternalServerError creates a UserTrackedTimesInternalServerError with default headers values
 func NewUserTrackedTimesInternalServerError() *UserTrackedTimesInternalServerError {
 	return &UserTrackedTimesInternalServerError{}
@@ -580,6 +678,92 @@ func (o *UserTrackedTimesInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *UserTrackedTimesInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserTrackedTimesServiceUnavailable creates a UserTrackedTimesServiceUnavailable with default headers values
+func NewUserTrackedTimesServiceUnavailable() *UserTrackedTimesServiceUnavailable {
+	return &UserTrackedTimesServiceUnavailable{}
+}
+
+/*
+UserTrackedTimesServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserTrackedTimesServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user tracked times service unavailable response has a 2xx status code
+func (o *UserTrackedTimesServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user tracked times service unavailable response has a 3xx status code
+func (o *UserTrackedTimesServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user tracked times service unavailable response has a 4xx status code
+func (o *UserTrackedTimesServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user tracked times service unavailable response has a 5xx status code
+func (o *UserTrackedTimesServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user tracked times service unavailable response a status code equal to that given
+func (o *UserTrackedTimesServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user tracked times service unavailable response
+func (o *UserTrackedTimesServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserTrackedTimesServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/times/{user}][%d] userTrackedTimesServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserTrackedTimesServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/times/{user}][%d] userTrackedTimesServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserTrackedTimesServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserTrackedTimesServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

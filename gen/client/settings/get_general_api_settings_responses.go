@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *GetGeneralAPISettingsReader) ReadResponse(response runtime.ClientRespon
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewGetGeneralAPISettingsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewGetGeneralAPISettingsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewGetGeneralAPISettingsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *GetGeneralAPISettingsUnprocessableEntity) readResponse(response runtime
 	return nil
 }
 
+// NewGetGeneralAPISettingsTooManyRequests creates a GetGeneralAPISettingsTooManyRequests with default headers values
+func NewGetGeneralAPISettingsTooManyRequests() *GetGeneralAPISettingsTooManyRequests {
+	return &GetGeneralAPISettingsTooManyRequests{}
+}
+
+/*
+GetGeneralAPISettingsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type GetGeneralAPISettingsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get general Api settings too many requests response has a 2xx status code
+func (o *GetGeneralAPISettingsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get general Api settings too many requests response has a 3xx status code
+func (o *GetGeneralAPISettingsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get general Api settings too many requests response has a 4xx status code
+func (o *GetGeneralAPISettingsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this get general Api settings too many requests response has a 5xx status code
+func (o *GetGeneralAPISettingsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this get general Api settings too many requests response a status code equal to that given
+func (o *GetGeneralAPISettingsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the get general Api settings too many requests response
+func (o *GetGeneralAPISettingsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *GetGeneralAPISettingsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/api][%d] getGeneralApiSettingsTooManyRequests %s", 429, payload)
+}
+
+func (o *GetGeneralAPISettingsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/api][%d] getGeneralApiSettingsTooManyRequests %s", 429, payload)
+}
+
+func (o *GetGeneralAPISettingsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetGeneralAPISettingsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewGetGeneralAPISettingsInternalServerError creates a GetGeneralAPISettingsInternalServerError with default headers values
 func NewGetGeneralAPISettingsInternalServerError() *GetGeneralAPISettingsInternalServerError {
 	return &GetGeneralAPISettingsInternalServerError{}
@@ -475,6 +575,92 @@ func (o *GetGeneralAPISettingsInternalServerError) GetPayload() *models.APIError
 }
 
 func (o *GetGeneralAPISettingsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGetGeneralAPISettingsServiceUnavailable creates a GetGeneralAPISettingsServiceUnavailable with default headers values
+func NewGetGeneralAPISettingsServiceUnavailable() *GetGeneralAPISettingsServiceUnavailable {
+	return &GetGeneralAPISettingsServiceUnavailable{}
+}
+
+/*
+GetGeneralAPISettingsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type GetGeneralAPISettingsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get general Api settings service unavailable response has a 2xx status code
+func (o *GetGeneralAPISettingsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get general Api settings service unavailable response has a 3xx status code
+func (o *GetGeneralAPISettingsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get general Api settings service unavailable response has a 4xx status code
+func (o *GetGeneralAPISettingsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this get general Api settings service unavailable response has a 5xx status code
+func (o *GetGeneralAPISettingsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this get general Api settings service unavailable response a status code equal to that given
+func (o *GetGeneralAPISettingsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the get general Api settings service unavailable response
+func (o *GetGeneralAPISettingsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *GetGeneralAPISettingsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/api][%d] getGeneralApiSettingsServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetGeneralAPISettingsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/api][%d] getGeneralApiSettingsServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetGeneralAPISettingsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetGeneralAPISettingsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

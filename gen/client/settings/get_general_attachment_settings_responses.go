@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *GetGeneralAttachmentSettingsReader) ReadResponse(response runtime.Clien
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewGetGeneralAttachmentSettingsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewGetGeneralAttachmentSettingsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewGetGeneralAttachmentSettingsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *GetGeneralAttachmentSettingsUnprocessableEntity) readResponse(response 
 	return nil
 }
 
+// NewGetGeneralAttachmentSettingsTooManyRequests creates a GetGeneralAttachmentSettingsTooManyRequests with default headers values
+func NewGetGeneralAttachmentSettingsTooManyRequests() *GetGeneralAttachmentSettingsTooManyRequests {
+	return &GetGeneralAttachmentSettingsTooManyRequests{}
+}
+
+/*
+GetGeneralAttachmentSettingsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type GetGeneralAttachmentSettingsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get general attachment settings too many requests response has a 2xx status code
+func (o *GetGeneralAttachmentSettingsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get general attachment settings too many requests response has a 3xx status code
+func (o *GetGeneralAttachmentSettingsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get general attachment settings too many requests response has a 4xx status code
+func (o *GetGeneralAttachmentSettingsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this get general attachment settings too many requests response has a 5xx status code
+func (o *GetGeneralAttachmentSettingsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this get general attachment settings too many requests response a status code equal to that given
+func (o *GetGeneralAttachmentSettingsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the get general attachment settings too many requests response
+func (o *GetGeneralAttachmentSettingsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *GetGeneralAttachmentSettingsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/attachment][%d] getGeneralAttachmentSettingsTooManyRequests %s", 429, payload)
+}
+
+func (o *GetGeneralAttachmentSettingsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/attachment][%d] getGeneralAttachmentSettingsTooManyRequests %s", 429, payload)
+}
+
+func (o *GetGeneralAttachmentSettingsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetGeneralAttachmentSettingsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewGetGeneralAttachmentSettingsInternalServerError creates a GetGeneralAttachmentSettingsInternalServerError with default headers values
 func NewGetGeneralAttachmentSettingsInternalServerError() *GetGeneralAttachmentSettingsInternalServerError {
 	return &GetGeneralAttachmentSettingsInternalServerError{}
@@ -475,6 +575,92 @@ func (o *GetGeneralAttachmentSettingsInternalServerError) GetPayload() *models.A
 }
 
 func (o *GetGeneralAttachmentSettingsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGetGeneralAttachmentSettingsServiceUnavailable creates a GetGeneralAttachmentSettingsServiceUnavailable with default headers values
+func NewGetGeneralAttachmentSettingsServiceUnavailable() *GetGeneralAttachmentSettingsServiceUnavailable {
+	return &GetGeneralAttachmentSettingsServiceUnavailable{}
+}
+
+/*
+GetGeneralAttachmentSettingsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type GetGeneralAttachmentSettingsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get general attachment settings service unavailable response has a 2xx status code
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get general attachment settings service unavailable response has a 3xx status code
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get general attachment settings service unavailable response has a 4xx status code
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this get general attachment settings service unavailable response has a 5xx status code
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this get general attachment settings service unavailable response a status code equal to that given
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the get general attachment settings service unavailable response
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/attachment][%d] getGeneralAttachmentSettingsServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/attachment][%d] getGeneralAttachmentSettingsServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *GetGeneralRepositorySettingsReader) ReadResponse(response runtime.Clien
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewGetGeneralRepositorySettingsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewGetGeneralRepositorySettingsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewGetGeneralRepositorySettingsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *GetGeneralRepositorySettingsUnprocessableEntity) readResponse(response 
 	return nil
 }
 
+// NewGetGeneralRepositorySettingsTooManyRequests creates a GetGeneralRepositorySettingsTooManyRequests with default headers values
+func NewGetGeneralRepositorySettingsTooManyRequests() *GetGeneralRepositorySettingsTooManyRequests {
+	return &GetGeneralRepositorySettingsTooManyRequests{}
+}
+
+/*
+GetGeneralRepositorySettingsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type GetGeneralRepositorySettingsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get general repository settings too many requests response has a 2xx status code
+func (o *GetGeneralRepositorySettingsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get general repository settings too many requests response has a 3xx status code
+func (o *GetGeneralRepositorySettingsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get general repository settings too many requests response has a 4xx status code
+func (o *GetGeneralRepositorySettingsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this get general repository settings too many requests response has a 5xx status code
+func (o *GetGeneralRepositorySettingsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this get general repository settings too many requests response a status code equal to that given
+func (o *GetGeneralRepositorySettingsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the get general repository settings too many requests response
+func (o *GetGeneralRepositorySettingsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *GetGeneralRepositorySettingsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/repository][%d] getGeneralRepositorySettingsTooManyRequests %s", 429, payload)
+}
+
+func (o *GetGeneralRepositorySettingsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/repository][%d] getGeneralRepositorySettingsTooManyRequests %s", 429, payload)
+}
+
+func (o *GetGeneralRepositorySettingsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetGeneralRepositorySettingsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewGetGeneralRepositorySettingsInternalServerError creates a GetGeneralRepositorySettingsInternalServerError with default headers values
 func NewGetGeneralRepositorySettingsInternalServerError() *GetGeneralRepositorySettingsInternalServerError {
 	return &GetGeneralRepositorySettingsInternalServerError{}
@@ -475,6 +575,92 @@ func (o *GetGeneralRepositorySettingsInternalServerError) GetPayload() *models.A
 }
 
 func (o *GetGeneralRepositorySettingsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGetGeneralRepositorySettingsServiceUnavailable creates a GetGeneralRepositorySettingsServiceUnavailable with default headers values
+func NewGetGeneralRepositorySettingsServiceUnavailable() *GetGeneralRepositorySettingsServiceUnavailable {
+	return &GetGeneralRepositorySettingsServiceUnavailable{}
+}
+
+/*
+GetGeneralRepositorySettingsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type GetGeneralRepositorySettingsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get general repository settings service unavailable response has a 2xx status code
+func (o *GetGeneralRepositorySettingsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get general repository settings service unavailable response has a 3xx status code
+func (o *GetGeneralRepositorySettingsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get general repository settings service unavailable response has a 4xx status code
+func (o *GetGeneralRepositorySettingsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this get general repository settings service unavailable response has a 5xx status code
+func (o *GetGeneralRepositorySettingsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this get general repository settings service unavailable response a status code equal to that given
+func (o *GetGeneralRepositorySettingsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the get general repository settings service unavailable response
+func (o *GetGeneralRepositorySettingsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *GetGeneralRepositorySettingsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/repository][%d] getGeneralRepositorySettingsServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetGeneralRepositorySettingsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/repository][%d] getGeneralRepositorySettingsServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetGeneralRepositorySettingsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetGeneralRepositorySettingsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *GetGeneralUISettingsReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewGetGeneralUISettingsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewGetGeneralUISettingsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewGetGeneralUISettingsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *GetGeneralUISettingsUnprocessableEntity) readResponse(response runtime.
 	return nil
 }
 
+// NewGetGeneralUISettingsTooManyRequests creates a GetGeneralUISettingsTooManyRequests with default headers values
+func NewGetGeneralUISettingsTooManyRequests() *GetGeneralUISettingsTooManyRequests {
+	return &GetGeneralUISettingsTooManyRequests{}
+}
+
+/*
+GetGeneralUISettingsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type GetGeneralUISettingsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get general Ui settings too many requests response has a 2xx status code
+func (o *GetGeneralUISettingsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get general Ui settings too many requests response has a 3xx status code
+func (o *GetGeneralUISettingsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get general Ui settings too many requests response has a 4xx status code
+func (o *GetGeneralUISettingsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this get general Ui settings too many requests response has a 5xx status code
+func (o *GetGeneralUISettingsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this get general Ui settings too many requests response a status code equal to that given
+func (o *GetGeneralUISettingsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the get general Ui settings too many requests response
+func (o *GetGeneralUISettingsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *GetGeneralUISettingsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/ui][%d] getGeneralUiSettingsTooManyRequests %s", 429, payload)
+}
+
+func (o *GetGeneralUISettingsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/ui][%d] getGeneralUiSettingsTooManyRequests %s", 429, payload)
+}
+
+func (o *GetGeneralUISettingsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetGeneralUISettingsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewGetGeneralUISettingsInternalServerError creates a GetGeneralUISettingsInternalServerError with default headers values
 func NewGetGeneralUISettingsInternalServerError() *GetGeneralUISettingsInternalServerError {
 	return &GetGeneralUISettingsInternalServerError{}
@@ -475,6 +575,92 @@ func (o *GetGeneralUISettingsInternalServerError) GetPayload() *models.APIError 
 }
 
 func (o *GetGeneralUISettingsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGetGeneralUISettingsServiceUnavailable creates a GetGeneralUISettingsServiceUnavailable with default headers values
+func NewGetGeneralUISettingsServiceUnavailable() *GetGeneralUISettingsServiceUnavailable {
+	return &GetGeneralUISettingsServiceUnavailable{}
+}
+
+/*
+GetGeneralUISettingsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type GetGeneralUISettingsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get general Ui settings service unavailable response has a 2xx status code
+func (o *GetGeneralUISettingsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get general Ui settings service unavailable response has a 3xx status code
+func (o *GetGeneralUISettingsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get general Ui settings service unavailable response has a 4xx status code
+func (o *GetGeneralUISettingsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this get general Ui settings service unavailable response has a 5xx status code
+func (o *GetGeneralUISettingsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this get general Ui settings service unavailable response a status code equal to that given
+func (o *GetGeneralUISettingsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the get general Ui settings service unavailable response
+func (o *GetGeneralUISettingsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *GetGeneralUISettingsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/ui][%d] getGeneralUiSettingsServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetGeneralUISettingsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /settings/ui][%d] getGeneralUiSettingsServiceUnavailable %s", 503, payload)
+}
+
+func (o *GetGeneralUISettingsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetGeneralUISettingsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

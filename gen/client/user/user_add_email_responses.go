@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,14 +51,32 @@ func (o *UserAddEmailReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewUserAddEmailRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewUserAddEmailUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserAddEmailTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserAddEmailInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserAddEmailServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -344,6 +364,76 @@ func (o *UserAddEmailNotFound) readResponse(response runtime.ClientResponse, con
 	return nil
 }
 
+// NewUserAddEmailRequestEntityTooLarge creates a UserAddEmailRequestEntityTooLarge with default headers values
+func NewUserAddEmailRequestEntityTooLarge() *UserAddEmailRequestEntityTooLarge {
+	return &UserAddEmailRequestEntityTooLarge{}
+}
+
+/*
+UserAddEmailRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type UserAddEmailRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user add email request entity too large response has a 2xx status code
+func (o *UserAddEmailRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user add email request entity too large response has a 3xx status code
+func (o *UserAddEmailRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user add email request entity too large response has a 4xx status code
+func (o *UserAddEmailRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user add email request entity too large response has a 5xx status code
+func (o *UserAddEmailRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user add email request entity too large response a status code equal to that given
+func (o *UserAddEmailRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the user add email request entity too large response
+func (o *UserAddEmailRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *UserAddEmailRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/emails][%d] userAddEmailRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *UserAddEmailRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/emails][%d] userAddEmailRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *UserAddEmailRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserAddEmailRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserAddEmailUnprocessableEntity creates a UserAddEmailUnprocessableEntity with default headers values
 func NewUserAddEmailUnprocessableEntity() *UserAddEmailUnprocessableEntity {
 	return &UserAddEmailUnprocessableEntity{}
@@ -414,6 +504,92 @@ func (o *UserAddEmailUnprocessableEntity) readResponse(response runtime.ClientRe
 	return nil
 }
 
+// NewUserAddEmailTooManyRequests creates a UserAddEmailTooManyRequests with default headers values
+func NewUserAddEmailTooManyRequests() *UserAddEmailTooManyRequests {
+	return &UserAddEmailTooManyRequests{}
+}
+
+/*
+UserAddEmailTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserAddEmailTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user add email too many requests response has a 2xx status code
+func (o *UserAddEmailTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user add email too many requests response has a 3xx status code
+func (o *UserAddEmailTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user add email too many requests response has a 4xx status code
+func (o *UserAddEmailTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user add email too many requests response has a 5xx status code
+func (o *UserAddEmailTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user add email too many requests response a status code equal to that given
+func (o *UserAddEmailTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user add email too many requests response
+func (o *UserAddEmailTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserAddEmailTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/emails][%d] userAddEmailTooManyRequests %s", 429, payload)
+}
+
+func (o *UserAddEmailTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/emails][%d] userAddEmailTooManyRequests %s", 429, payload)
+}
+
+func (o *UserAddEmailTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserAddEmailTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserAddEmailInternalServerError creates a UserAddEmailInternalServerError with default headers values
 func NewUserAddEmailInternalServerError() *UserAddEmailInternalServerError {
 	return &UserAddEmailInternalServerError{}
@@ -473,6 +649,92 @@ func (o *UserAddEmailInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *UserAddEmailInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserAddEmailServiceUnavailable creates a UserAddEmailServiceUnavailable with default headers values
+func NewUserAddEmailServiceUnavailable() *UserAddEmailServiceUnavailable {
+	return &UserAddEmailServiceUnavailable{}
+}
+
+/*
+UserAddEmailServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserAddEmailServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user add email service unavailable response has a 2xx status code
+func (o *UserAddEmailServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user add email service unavailable response has a 3xx status code
+func (o *UserAddEmailServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user add email service unavailable response has a 4xx status code
+func (o *UserAddEmailServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user add email service unavailable response has a 5xx status code
+func (o *UserAddEmailServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user add email service unavailable response a status code equal to that given
+func (o *UserAddEmailServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user add email service unavailable response
+func (o *UserAddEmailServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserAddEmailServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/emails][%d] userAddEmailServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserAddEmailServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/emails][%d] userAddEmailServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserAddEmailServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserAddEmailServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

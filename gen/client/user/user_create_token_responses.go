@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,14 +57,32 @@ func (o *UserCreateTokenReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewUserCreateTokenRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewUserCreateTokenUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserCreateTokenTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserCreateTokenInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserCreateTokenServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -422,6 +442,76 @@ func (o *UserCreateTokenNotFound) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewUserCreateTokenRequestEntityTooLarge creates a UserCreateTokenRequestEntityTooLarge with default headers values
+func NewUserCreateTokenRequestEntityTooLarge() *UserCreateTokenRequestEntityTooLarge {
+	return &UserCreateTokenRequestEntityTooLarge{}
+}
+
+/*
+UserCreateTokenRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type UserCreateTokenRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user create token request entity too large response has a 2xx status code
+func (o *UserCreateTokenRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user create token request entity too large response has a 3xx status code
+func (o *UserCreateTokenRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user create token request entity too large response has a 4xx status code
+func (o *UserCreateTokenRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user create token request entity too large response has a 5xx status code
+func (o *UserCreateTokenRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user create token request entity too large response a status code equal to that given
+func (o *UserCreateTokenRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the user create token request entity too large response
+func (o *UserCreateTokenRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *UserCreateTokenRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /users/{username}/tokens][%d] userCreateTokenRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *UserCreateTokenRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /users/{username}/tokens][%d] userCreateTokenRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *UserCreateTokenRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserCreateTokenRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserCreateTokenUnprocessableEntity creates a UserCreateTokenUnprocessableEntity with default headers values
 func NewUserCreateTokenUnprocessableEntity() *UserCreateTokenUnprocessableEntity {
 	return &UserCreateTokenUnprocessableEntity{}
@@ -492,6 +582,92 @@ func (o *UserCreateTokenUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewUserCreateTokenTooManyRequests creates a UserCreateTokenTooManyRequests with default headers values
+func NewUserCreateTokenTooManyRequests() *UserCreateTokenTooManyRequests {
+	return &UserCreateTokenTooManyRequests{}
+}
+
+/*
+UserCreateTokenTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserCreateTokenTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user create token too many requests response has a 2xx status code
+func (o *UserCreateTokenTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user create token too many requests response has a 3xx status code
+func (o *UserCreateTokenTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user create token too many requests response has a 4xx status code
+func (o *UserCreateTokenTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user create token too many requests response has a 5xx status code
+func (o *UserCreateTokenTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user create token too many requests response a status code equal to that given
+func (o *UserCreateTokenTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user create token too many requests response
+func (o *UserCreateTokenTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserCreateTokenTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /users/{username}/tokens][%d] userCreateTokenTooManyRequests %s", 429, payload)
+}
+
+func (o *UserCreateTokenTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /users/{username}/tokens][%d] userCreateTokenTooManyRequests %s", 429, payload)
+}
+
+func (o *UserCreateTokenTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserCreateTokenTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserCreateTokenInternalServerError creates a UserCreateTokenInternalServerError with default headers values
 func NewUserCreateTokenInternalServerError() *UserCreateTokenInternalServerError {
 	return &UserCreateTokenInternalServerError{}
@@ -551,6 +727,92 @@ func (o *UserCreateTokenInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *UserCreateTokenInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserCreateTokenServiceUnavailable creates a UserCreateTokenServiceUnavailable with default headers values
+func NewUserCreateTokenServiceUnavailable() *UserCreateTokenServiceUnavailable {
+	return &UserCreateTokenServiceUnavailable{}
+}
+
+/*
+UserCreateTokenServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserCreateTokenServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user create token service unavailable response has a 2xx status code
+func (o *UserCreateTokenServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user create token service unavailable response has a 3xx status code
+func (o *UserCreateTokenServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user create token service unavailable response has a 4xx status code
+func (o *UserCreateTokenServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user create token service unavailable response has a 5xx status code
+func (o *UserCreateTokenServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user create token service unavailable response a status code equal to that given
+func (o *UserCreateTokenServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user create token service unavailable response
+func (o *UserCreateTokenServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserCreateTokenServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /users/{username}/tokens][%d] userCreateTokenServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserCreateTokenServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /users/{username}/tokens][%d] userCreateTokenServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserCreateTokenServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserCreateTokenServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *UserCurrentListReposReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserCurrentListReposTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserCurrentListReposInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserCurrentListReposServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *UserCurrentListReposUnprocessableEntity) readResponse(response runtime.
 	return nil
 }
 
+// NewUserCurrentListReposTooManyRequests creates a UserCurrentListReposTooManyRequests with default headers values
+func NewUserCurrentListReposTooManyRequests() *UserCurrentListReposTooManyRequests {
+	return &UserCurrentListReposTooManyRequests{}
+}
+
+/*
+UserCurrentListReposTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserCurrentListReposTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user current list repos too many requests response has a 2xx status code
+func (o *UserCurrentListReposTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user current list repos too many requests response has a 3xx status code
+func (o *UserCurrentListReposTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user current list repos too many requests response has a 4xx status code
+func (o *UserCurrentListReposTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user current list repos too many requests response has a 5xx status code
+func (o *UserCurrentListReposTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user current list repos too many requests response a status code equal to that given
+func (o *UserCurrentListReposTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user current list repos too many requests response
+func (o *UserCurrentListReposTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserCurrentListReposTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/repos][%d] userCurrentListReposTooManyRequests %s", 429, payload)
+}
+
+func (o *UserCurrentListReposTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/repos][%d] userCurrentListReposTooManyRequests %s", 429, payload)
+}
+
+func (o *UserCurrentListReposTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserCurrentListReposTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserCurrentListReposInternalServerError creates a UserCurrentListReposInternalServerError with default headers values
 func NewUserCurrentListReposInternalServerError() *UserCurrentListReposInternalServerError {
 	return &UserCurrentListReposInternalServerError{}
@@ -504,6 +602,92 @@ func (o *UserCurrentListReposInternalServerError) GetPayload() *models.APIError 
 }
 
 func (o *UserCurrentListReposInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserCurrentListReposServiceUnavailable creates a UserCurrentListReposServiceUnavailable with default headers values
+func NewUserCurrentListReposServiceUnavailable() *UserCurrentListReposServiceUnavailable {
+	return &UserCurrentListReposServiceUnavailable{}
+}
+
+/*
+UserCurrentListReposServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserCurrentListReposServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user current list repos service unavailable response has a 2xx status code
+func (o *UserCurrentListReposServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user current list repos service unavailable response has a 3xx status code
+func (o *UserCurrentListReposServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user current list repos service unavailable response has a 4xx status code
+func (o *UserCurrentListReposServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user current list repos service unavailable response has a 5xx status code
+func (o *UserCurrentListReposServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user current list repos service unavailable response a status code equal to that given
+func (o *UserCurrentListReposServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user current list repos service unavailable response
+func (o *UserCurrentListReposServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserCurrentListReposServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/repos][%d] userCurrentListReposServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserCurrentListReposServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/repos][%d] userCurrentListReposServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserCurrentListReposServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserCurrentListReposServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *UserCurrentTrackedTimesReader) ReadResponse(response runtime.ClientResp
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserCurrentTrackedTimesTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserCurrentTrackedTimesInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserCurrentTrackedTimesServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *UserCurrentTrackedTimesUnprocessableEntity) readResponse(response runti
 	return nil
 }
 
+// NewUserCurrentTrackedTimesTooManyRequests creates a UserCurrentTrackedTimesTooManyRequests with default headers values
+func NewUserCurrentTrackedTimesTooManyRequests() *UserCurrentTrackedTimesTooManyRequests {
+	return &UserCurrentTrackedTimesTooManyRequests{}
+}
+
+/*
+UserCurrentTrackedTimesTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserCurrentTrackedTimesTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user current tracked times too many requests response has a 2xx status code
+func (o *UserCurrentTrackedTimesTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user current tracked times too many requests response has a 3xx status code
+func (o *UserCurrentTrackedTimesTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user current tracked times too many requests response has a 4xx status code
+func (o *UserCurrentTrackedTimesTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user current tracked times too many requests response has a 5xx status code
+func (o *UserCurrentTrackedTimesTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user current tracked times too many requests response a status code equal to that given
+func (o *UserCurrentTrackedTimesTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user current tracked times too many requests response
+func (o *UserCurrentTrackedTimesTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserCurrentTrackedTimesTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/times][%d] userCurrentTrackedTimesTooManyRequests %s", 429, payload)
+}
+
+func (o *UserCurrentTrackedTimesTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/times][%d] userCurrentTrackedTimesTooManyRequests %s", 429, payload)
+}
+
+func (o *UserCurrentTrackedTimesTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserCurrentTrackedTimesTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserCurrentTrackedTimesInternalServerError creates a UserCurrentTrackedTimesInternalServerError with default headers values
 func NewUserCurrentTrackedTimesInternalServerError() *UserCurrentTrackedTimesInternalServerError {
 	return &UserCurrentTrackedTimesInternalServerError{}
@@ -504,6 +602,92 @@ func (o *UserCurrentTrackedTimesInternalServerError) GetPayload() *models.APIErr
 }
 
 func (o *UserCurrentTrackedTimesInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserCurrentTrackedTimesServiceUnavailable creates a UserCurrentTrackedTimesServiceUnavailable with default headers values
+func NewUserCurrentTrackedTimesServiceUnavailable() *UserCurrentTrackedTimesServiceUnavailable {
+	return &UserCurrentTrackedTimesServiceUnavailable{}
+}
+
+/*
+UserCurrentTrackedTimesServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserCurrentTrackedTimesServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user current tracked times service unavailable response has a 2xx status code
+func (o *UserCurrentTrackedTimesServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user current tracked times service unavailable response has a 3xx status code
+func (o *UserCurrentTrackedTimesServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user current tracked times service unavailable response has a 4xx status code
+func (o *UserCurrentTrackedTimesServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user current tracked times service unavailable response has a 5xx status code
+func (o *UserCurrentTrackedTimesServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user current tracked times service unavailable response a status code equal to that given
+func (o *UserCurrentTrackedTimesServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user current tracked times service unavailable response
+func (o *UserCurrentTrackedTimesServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserCurrentTrackedTimesServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/times][%d] userCurrentTrackedTimesServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserCurrentTrackedTimesServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/times][%d] userCurrentTrackedTimesServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserCurrentTrackedTimesServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserCurrentTrackedTimesServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *UserDeleteAccessTokenReader) ReadResponse(response runtime.ClientRespon
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserDeleteAccessTokenTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserDeleteAccessTokenInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserDeleteAccessTokenServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -402,6 +416,92 @@ func (o *UserDeleteAccessTokenUnprocessableEntity) readResponse(response runtime
 	return nil
 }
 
+// NewUserDeleteAccessTokenTooManyRequests creates a UserDeleteAccessTokenTooManyRequests with default headers values
+func NewUserDeleteAccessTokenTooManyRequests() *UserDeleteAccessTokenTooManyRequests {
+	return &UserDeleteAccessTokenTooManyRequests{}
+}
+
+/*
+UserDeleteAccessTokenTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserDeleteAccessTokenTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user delete access token too many requests response has a 2xx status code
+func (o *UserDeleteAccessTokenTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user delete access token too many requests response has a 3xx status code
+func (o *UserDeleteAccessTokenTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user delete access token too many requests response has a 4xx status code
+func (o *UserDeleteAccessTokenTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user delete access token too many requests response has a 5xx status code
+func (o *UserDeleteAccessTokenTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user delete access token too many requests response a status code equal to that given
+func (o *UserDeleteAccessTokenTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user delete access token too many requests response
+func (o *UserDeleteAccessTokenTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserDeleteAccessTokenTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /users/{username}/tokens/{token}][%d] userDeleteAccessTokenTooManyRequests %s", 429, payload)
+}
+
+func (o *UserDeleteAccessTokenTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /users/{username}/tokens/{token}][%d] userDeleteAccessTokenTooManyRequests %s", 429, payload)
+}
+
+func (o *UserDeleteAccessTokenTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserDeleteAccessTokenTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserDeleteAccessTokenInternalServerError creates a UserDeleteAccessTokenInternalServerError with default headers values
 func NewUserDeleteAccessTokenInternalServerError() *UserDeleteAccessTokenInternalServerError {
 	return &UserDeleteAccessTokenInternalServerError{}
@@ -461,6 +561,92 @@ func (o *UserDeleteAccessTokenInternalServerError) GetPayload() *models.APIError
 }
 
 func (o *UserDeleteAccessTokenInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserDeleteAccessTokenServiceUnavailable creates a UserDeleteAccessTokenServiceUnavailable with default headers values
+func NewUserDeleteAccessTokenServiceUnavailable() *UserDeleteAccessTokenServiceUnavailable {
+	return &UserDeleteAccessTokenServiceUnavailable{}
+}
+
+/*
+UserDeleteAccessTokenServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserDeleteAccessTokenServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user delete access token service unavailable response has a 2xx status code
+func (o *UserDeleteAccessTokenServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user delete access token service unavailable response has a 3xx status code
+func (o *UserDeleteAccessTokenServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user delete access token service unavailable response has a 4xx status code
+func (o *UserDeleteAccessTokenServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user delete access token service unavailable response has a 5xx status code
+func (o *UserDeleteAccessTokenServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user delete access token service unavailable response a status code equal to that given
+func (o *UserDeleteAccessTokenServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user delete access token service unavailable response
+func (o *UserDeleteAccessTokenServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserDeleteAccessTokenServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /users/{username}/tokens/{token}][%d] userDeleteAccessTokenServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserDeleteAccessTokenServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /users/{username}/tokens/{token}][%d] userDeleteAccessTokenServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserDeleteAccessTokenServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserDeleteAccessTokenServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

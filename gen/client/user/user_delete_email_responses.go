@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -49,14 +51,32 @@ func (o *UserDeleteEmailReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 413:
+		result := NewUserDeleteEmailRequestEntityTooLarge()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewUserDeleteEmailUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserDeleteEmailTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserDeleteEmailInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserDeleteEmailServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -332,6 +352,76 @@ func (o *UserDeleteEmailNotFound) readResponse(response runtime.ClientResponse, 
 	return nil
 }
 
+// NewUserDeleteEmailRequestEntityTooLarge creates a UserDeleteEmailRequestEntityTooLarge with default headers values
+func NewUserDeleteEmailRequestEntityTooLarge() *UserDeleteEmailRequestEntityTooLarge {
+	return &UserDeleteEmailRequestEntityTooLarge{}
+}
+
+/*
+UserDeleteEmailRequestEntityTooLarge describes a response with status code 413, with default header values.
+
+The request body is larger than the server accepts.
+*/
+type UserDeleteEmailRequestEntityTooLarge struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user delete email request entity too large response has a 2xx status code
+func (o *UserDeleteEmailRequestEntityTooLarge) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user delete email request entity too large response has a 3xx status code
+func (o *UserDeleteEmailRequestEntityTooLarge) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user delete email request entity too large response has a 4xx status code
+func (o *UserDeleteEmailRequestEntityTooLarge) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user delete email request entity too large response has a 5xx status code
+func (o *UserDeleteEmailRequestEntityTooLarge) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user delete email request entity too large response a status code equal to that given
+func (o *UserDeleteEmailRequestEntityTooLarge) IsCode(code int) bool {
+	return code == 413
+}
+
+// Code gets the status code for the user delete email request entity too large response
+func (o *UserDeleteEmailRequestEntityTooLarge) Code() int {
+	return 413
+}
+
+func (o *UserDeleteEmailRequestEntityTooLarge) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /user/emails][%d] userDeleteEmailRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *UserDeleteEmailRequestEntityTooLarge) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /user/emails][%d] userDeleteEmailRequestEntityTooLarge %s", 413, payload)
+}
+
+func (o *UserDeleteEmailRequestEntityTooLarge) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserDeleteEmailRequestEntityTooLarge) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserDeleteEmailUnprocessableEntity creates a UserDeleteEmailUnprocessableEntity with default headers values
 func NewUserDeleteEmailUnprocessableEntity() *UserDeleteEmailUnprocessableEntity {
 	return &UserDeleteEmailUnprocessableEntity{}
@@ -402,6 +492,92 @@ func (o *UserDeleteEmailUnprocessableEntity) readResponse(response runtime.Clien
 	return nil
 }
 
+// NewUserDeleteEmailTooManyRequests creates a UserDeleteEmailTooManyRequests with default headers values
+func NewUserDeleteEmailTooManyRequests() *UserDeleteEmailTooManyRequests {
+	return &UserDeleteEmailTooManyRequests{}
+}
+
+/*
+UserDeleteEmailTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserDeleteEmailTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user delete email too many requests response has a 2xx status code
+func (o *UserDeleteEmailTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user delete email too many requests response has a 3xx status code
+func (o *UserDeleteEmailTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user delete email too many requests response has a 4xx status code
+func (o *UserDeleteEmailTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user delete email too many requests response has a 5xx status code
+func (o *UserDeleteEmailTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user delete email too many requests response a status code equal to that given
+func (o *UserDeleteEmailTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user delete email too many requests response
+func (o *UserDeleteEmailTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserDeleteEmailTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /user/emails][%d] userDeleteEmailTooManyRequests %s", 429, payload)
+}
+
+func (o *UserDeleteEmailTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /user/emails][%d] userDeleteEmailTooManyRequests %s", 429, payload)
+}
+
+func (o *UserDeleteEmailTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserDeleteEmailTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserDeleteEmailInternalServerError creates a UserDeleteEmailInternalServerError with default headers values
 func NewUserDeleteEmailInternalServerError() *UserDeleteEmailInternalServerError {
 	return &UserDeleteEmailInternalServerError{}
@@ -461,6 +637,92 @@ func (o *UserDeleteEmailInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *UserDeleteEmailInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserDeleteEmailServiceUnavailable creates a UserDeleteEmailServiceUnavailable with default headers values
+func NewUserDeleteEmailServiceUnavailable() *UserDeleteEmailServiceUnavailable {
+	return &UserDeleteEmailServiceUnavailable{}
+}
+
+/*
+UserDeleteEmailServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserDeleteEmailServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user delete email service unavailable response has a 2xx status code
+func (o *UserDeleteEmailServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user delete email service unavailable response has a 3xx status code
+func (o *UserDeleteEmailServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user delete email service unavailable response has a 4xx status code
+func (o *UserDeleteEmailServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user delete email service unavailable response has a 5xx status code
+func (o *UserDeleteEmailServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user delete email service unavailable response a status code equal to that given
+func (o *UserDeleteEmailServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user delete email service unavailable response
+func (o *UserDeleteEmailServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserDeleteEmailServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /user/emails][%d] userDeleteEmailServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserDeleteEmailServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /user/emails][%d] userDeleteEmailServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserDeleteEmailServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserDeleteEmailServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *UserGetCurrentReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserGetCurrentTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserGetCurrentInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserGetCurrentServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *UserGetCurrentUnprocessableEntity) readResponse(response runtime.Client
 	return nil
 }
 
+// NewUserGetCurrentTooManyRequests creates a UserGetCurrentTooManyRequests with default headers values
+func NewUserGetCurrentTooManyRequests() *UserGetCurrentTooManyRequests {
+	return &UserGetCurrentTooManyRequests{}
+}
+
+/*
+UserGetCurrentTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserGetCurrentTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user get current too many requests response has a 2xx status code
+func (o *UserGetCurrentTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user get current too many requests response has a 3xx status code
+func (o *UserGetCurrentTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user get current too many requests response has a 4xx status code
+func (o *UserGetCurrentTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user get current too many requests response has a 5xx status code
+func (o *UserGetCurrentTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user get current too many requests response a status code equal to that given
+func (o *UserGetCurrentTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user get current too many requests response
+func (o *UserGetCurrentTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserGetCurrentTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user][%d] userGetCurrentTooManyRequests %s", 429, payload)
+}
+
+func (o *UserGetCurrentTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user][%d] userGetCurrentTooManyRequests %s", 429, payload)
+}
+
+func (o *UserGetCurrentTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserGetCurrentTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserGetCurrentInternalServerError creates a UserGetCurrentInternalServerError with default headers values
 func NewUserGetCurrentInternalServerError() *UserGetCurrentInternalServerError {
 	return &UserGetCurrentInternalServerError{}
@@ -475,6 +575,92 @@ func (o *UserGetCurrentInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *UserGetCurrentInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserGetCurrentServiceUnavailable creates a UserGetCurrentServiceUnavailable with default headers values
+func NewUserGetCurrentServiceUnavailable() *UserGetCurrentServiceUnavailable {
+	return &UserGetCurrentServiceUnavailable{}
+}
+
+/*
+UserGetCurrentServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserGetCurrentServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user get current service unavailable response has a 2xx status code
+func (o *UserGetCurrentServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user get current service unavailable response has a 3xx status code
+func (o *UserGetCurrentServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user get current service unavailable response has a 4xx status code
+func (o *UserGetCurrentServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user get current service unavailable response has a 5xx status code
+func (o *UserGetCurrentServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user get current service unavailable response a status code equal to that given
+func (o *UserGetCurrentServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user get current service unavailable response
+func (o *UserGetCurrentServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserGetCurrentServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user][%d] userGetCurrentServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserGetCurrentServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user][%d] userGetCurrentServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserGetCurrentServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserGetCurrentServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -55,8 +57,20 @@ func (o *UserGetReader) ReadResponse(response runtime.ClientResponse, consumer r
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserGetTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserGetInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserGetServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -416,6 +430,92 @@ func (o *UserGetUnprocessableEntity) readResponse(response runtime.ClientRespons
 	return nil
 }
 
+// NewUserGetTooManyRequests creates a UserGetTooManyRequests with default headers values
+func NewUserGetTooManyRequests() *UserGetTooManyRequests {
+	return &UserGetTooManyRequests{}
+}
+
+/*
+UserGetTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserGetTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user get too many requests response has a 2xx status code
+func (o *UserGetTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user get too many requests response has a 3xx status code
+func (o *UserGetTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user get too many requests response has a 4xx status code
+func (o *UserGetTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user get too many requests response has a 5xx status code
+func (o *UserGetTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user get too many requests response a status code equal to that given
+func (o *UserGetTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user get too many requests response
+func (o *UserGetTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserGetTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}][%d] userGetTooManyRequests %s", 429, payload)
+}
+
+func (o *UserGetTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}][%d] userGetTooManyRequests %s", 429, payload)
+}
+
+func (o *UserGetTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserGetTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserGetInternalServerError creates a UserGetInternalServerError with default headers values
 func NewUserGetInternalServerError() *UserGetInternalServerError {
 	return &UserGetInternalServerError{}
@@ -475,6 +575,92 @@ func (o *UserGetInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *UserGetInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserGetServiceUnavailable creates a UserGetServiceUnavailable with default headers values
+func NewUserGetServiceUnavailable() *UserGetServiceUnavailable {
+	return &UserGetServiceUnavailable{}
+}
+
+/*
+UserGetServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserGetServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user get service unavailable response has a 2xx status code
+func (o *UserGetServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user get service unavailable response has a 3xx status code
+func (o *UserGetServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user get service unavailable response has a 4xx status code
+func (o *UserGetServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user get service unavailable response has a 5xx status code
+func (o *UserGetServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user get service unavailable response a status code equal to that given
+func (o *UserGetServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user get service unavailable response
+func (o *UserGetServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserGetServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}][%d] userGetServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserGetServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}][%d] userGetServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserGetServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserGetServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *UserGetTokensReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserGetTokensTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserGetTokensInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserGetTokensServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *UserGetTokensUnprocessableEntity) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewUserGetTokensTooManyRequests creates a UserGetTokensTooManyRequests with default headers values
+func NewUserGetTokensTooManyRequests() *UserGetTokensTooManyRequests {
+	return &UserGetTokensTooManyRequests{}
+}
+
+/*
+UserGetTokensTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserGetTokensTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user get tokens too many requests response has a 2xx status code
+func (o *UserGetTokensTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user get tokens too many requests response has a 3xx status code
+func (o *UserGetTokensTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user get tokens too many requests response has a 4xx status code
+func (o *UserGetTokensTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user get tokens too many requests response has a 5xx status code
+func (o *UserGetTokensTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user get tokens too many requests response a status code equal to that given
+func (o *UserGetTokensTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user get tokens too many requests response
+func (o *UserGetTokensTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserGetTokensTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}/tokens][%d] userGetTokensTooManyRequests %s", 429, payload)
+}
+
+func (o *UserGetTokensTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}/tokens][%d] userGetTokensTooManyRequests %s", 429, payload)
+}
+
+func (o *UserGetTokensTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserGetTokensTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserGetTokensInternalServerError creates a UserGetTokensInternalServerError with default headers values
 func NewUserGetTokensInternalServerError() *UserGetTokensInternalServerError {
 	return &UserGetTokensInternalServerError{}
@@ -504,6 +602,92 @@ func (o *UserGetTokensInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *UserGetTokensInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserGetTokensServiceUnavailable creates a UserGetTokensServiceUnavailable with default headers values
+func NewUserGetTokensServiceUnavailable() *UserGetTokensServiceUnavailable {
+	return &UserGetTokensServiceUnavailable{}
+}
+
+/*
+UserGetTokensServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserGetTokensServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user get tokens service unavailable response has a 2xx status code
+func (o *UserGetTokensServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user get tokens service unavailable response has a 3xx status code
+func (o *UserGetTokensServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user get tokens service unavailable response has a 4xx status code
+func (o *UserGetTokensServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user get tokens service unavailable response has a 5xx status code
+func (o *UserGetTokensServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user get tokens service unavailable response a status code equal to that given
+func (o *UserGetTokensServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user get tokens service unavailable response
+func (o *UserGetTokensServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserGetTokensServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}/tokens][%d] userGetTokensServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserGetTokensServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}/tokens][%d] userGetTokensServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserGetTokensServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserGetTokensServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -57,8 +57,20 @@ func (o *UserListEmailsReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserListEmailsTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserListEmailsInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserListEmailsServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *UserListEmailsUnprocessableEntity) readResponse(response runtime.Client
 	return nil
 }
 
+// NewUserListEmailsTooManyRequests creates a UserListEmailsTooManyRequests with default headers values
+func NewUserListEmailsTooManyRequests() *UserListEmailsTooManyRequests {
+	return &UserListEmailsTooManyRequests{}
+}
+
+/*
+UserListEmailsTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserListEmailsTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user list emails too many requests response has a 2xx status code
+func (o *UserListEmailsTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user list emails too many requests response has a 3xx status code
+func (o *UserListEmailsTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user list emails too many requests response has a 4xx status code
+func (o *UserListEmailsTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user list emails too many requests response has a 5xx status code
+func (o *UserListEmailsTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user list emails too many requests response a status code equal to that given
+func (o *UserListEmailsTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user list emails too many requests response
+func (o *UserListEmailsTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserListEmailsTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/emails][%d] userListEmailsTooManyRequests %s", 429, payload)
+}
+
+func (o *UserListEmailsTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/emails][%d] userListEmailsTooManyRequests %s", 429, payload)
+}
+
+func (o *UserListEmailsTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserListEmailsTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserListEmailsInternalServerError creates a UserListEmailsInternalServerError with default headers values
 func NewUserListEmailsInternalServerError() *UserListEmailsInternalServerError {
 	return &UserListEmailsInternalServerError{}
@@ -504,6 +602,92 @@ func (o *UserListEmailsInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *UserListEmailsInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserListEmailsServiceUnavailable creates a UserListEmailsServiceUnavailable with default headers values
+func NewUserListEmailsServiceUnavailable() *UserListEmailsServiceUnavailable {
+	return &UserListEmailsServiceUnavailable{}
+}
+
+/*
+UserListEmailsServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserListEmailsServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user list emails service unavailable response has a 2xx status code
+func (o *UserListEmailsServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user list emails service unavailable response has a 3xx status code
+func (o *UserListEmailsServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user list emails service unavailable response has a 4xx status code
+func (o *UserListEmailsServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user list emails service unavailable response has a 5xx status code
+func (o *UserListEmailsServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user list emails service unavailable response a status code equal to that given
+func (o *UserListEmailsServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user list emails service unavailable response
+func (o *UserListEmailsServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserListEmailsServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/emails][%d] userListEmailsServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserListEmailsServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/emails][%d] userListEmailsServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserListEmailsServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserListEmailsServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

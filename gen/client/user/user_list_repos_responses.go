@@ -57,8 +57,20 @@ func (o *UserListReposReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserListReposTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserListReposInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserListReposServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -445,6 +457,92 @@ func (o *UserListReposUnprocessableEntity) readResponse(response runtime.ClientR
 	return nil
 }
 
+// NewUserListReposTooManyRequests creates a UserListReposTooManyRequests with default headers values
+func NewUserListReposTooManyRequests() *UserListReposTooManyRequests {
+	return &UserListReposTooManyRequests{}
+}
+
+/*
+UserListReposTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserListReposTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user list repos too many requests response has a 2xx status code
+func (o *UserListReposTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user list repos too many requests response has a 3xx status code
+func (o *UserListReposTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user list repos too many requests response has a 4xx status code
+func (o *UserListReposTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user list repos too many requests response has a 5xx status code
+func (o *UserListReposTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user list repos too many requests response a status code equal to that given
+func (o *UserListReposTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user list repos too many requests response
+func (o *UserListReposTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserListReposTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}/repos][%d] userListReposTooManyRequests %s", 429, payload)
+}
+
+func (o *UserListReposTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}/repos][%d] userListReposTooManyRequests %s", 429, payload)
+}
+
+func (o *UserListReposTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserListReposTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserListReposInternalServerError creates a UserListReposInternalServerError with default headers values
 func NewUserListReposInternalServerError() *UserListReposInternalServerError {
 	return &UserListReposInternalServerError{}
@@ -504,6 +602,92 @@ func (o *UserListReposInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *UserListReposInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserListReposServiceUnavailable creates a UserListReposServiceUnavailable with default headers values
+func NewUserListReposServiceUnavailable() *UserListReposServiceUnavailable {
+	return &UserListReposServiceUnavailable{}
+}
+
+/*
+UserListReposServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserListReposServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user list repos service unavailable response has a 2xx status code
+func (o *UserListReposServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user list repos service unavailable response has a 3xx status code
+func (o *UserListReposServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user list repos service unavailable response has a 4xx status code
+func (o *UserListReposServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user list repos service unavailable response has a 5xx status code
+func (o *UserListReposServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user list repos service unavailable response a status code equal to that given
+func (o *UserListReposServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user list repos service unavailable response
+func (o *UserListReposServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserListReposServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}/repos][%d] userListReposServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserListReposServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/{username}/repos][%d] userListReposServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserListReposServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserListReposServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

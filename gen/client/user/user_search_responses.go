@@ -57,8 +57,20 @@ func (o *UserSearchReader) ReadResponse(response runtime.ClientResponse, consume
 			return nil, err
 		}
 		return nil, result
+	case 429:
+		result := NewUserSearchTooManyRequests()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 500:
 		result := NewUserSearchInternalServerError()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
+	case 503:
+		result := NewUserSearchServiceUnavailable()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
 			return nil, err
 		}
@@ -447,6 +459,92 @@ func (o *UserSearchUnprocessableEntity) readResponse(response runtime.ClientResp
 	return nil
 }
 
+// NewUserSearchTooManyRequests creates a UserSearchTooManyRequests with default headers values
+func NewUserSearchTooManyRequests() *UserSearchTooManyRequests {
+	return &UserSearchTooManyRequests{}
+}
+
+/*
+UserSearchTooManyRequests describes a response with status code 429, with default header values.
+
+Too many failed sign-in attempts for this account or address; retry after the given time.
+*/
+type UserSearchTooManyRequests struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user search too many requests response has a 2xx status code
+func (o *UserSearchTooManyRequests) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user search too many requests response has a 3xx status code
+func (o *UserSearchTooManyRequests) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user search too many requests response has a 4xx status code
+func (o *UserSearchTooManyRequests) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user search too many requests response has a 5xx status code
+func (o *UserSearchTooManyRequests) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user search too many requests response a status code equal to that given
+func (o *UserSearchTooManyRequests) IsCode(code int) bool {
+	return code == 429
+}
+
+// Code gets the status code for the user search too many requests response
+func (o *UserSearchTooManyRequests) Code() int {
+	return 429
+}
+
+func (o *UserSearchTooManyRequests) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/search][%d] userSearchTooManyRequests %s", 429, payload)
+}
+
+func (o *UserSearchTooManyRequests) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/search][%d] userSearchTooManyRequests %s", 429, payload)
+}
+
+func (o *UserSearchTooManyRequests) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserSearchTooManyRequests) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
 // NewUserSearchInternalServerError creates a UserSearchInternalServerError with default headers values
 func NewUserSearchInternalServerError() *UserSearchInternalServerError {
 	return &UserSearchInternalServerError{}
@@ -506,6 +604,92 @@ func (o *UserSearchInternalServerError) GetPayload() *models.APIError {
 }
 
 func (o *UserSearchInternalServerError) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserSearchServiceUnavailable creates a UserSearchServiceUnavailable with default headers values
+func NewUserSearchServiceUnavailable() *UserSearchServiceUnavailable {
+	return &UserSearchServiceUnavailable{}
+}
+
+/*
+UserSearchServiceUnavailable describes a response with status code 503, with default header values.
+
+The database is unreachable for the moment; nothing was changed. Retry after the given time.
+*/
+type UserSearchServiceUnavailable struct {
+
+	/* Seconds to wait before trying again.
+	 */
+	RetryAfter int64
+
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user search service unavailable response has a 2xx status code
+func (o *UserSearchServiceUnavailable) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user search service unavailable response has a 3xx status code
+func (o *UserSearchServiceUnavailable) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user search service unavailable response has a 4xx status code
+func (o *UserSearchServiceUnavailable) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this user search service unavailable response has a 5xx status code
+func (o *UserSearchServiceUnavailable) IsServerError() bool {
+	return true
+}
+
+// IsCode returns true when this user search service unavailable response a status code equal to that given
+func (o *UserSearchServiceUnavailable) IsCode(code int) bool {
+	return code == 503
+}
+
+// Code gets the status code for the user search service unavailable response
+func (o *UserSearchServiceUnavailable) Code() int {
+	return 503
+}
+
+func (o *UserSearchServiceUnavailable) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/search][%d] userSearchServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserSearchServiceUnavailable) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /users/search][%d] userSearchServiceUnavailable %s", 503, payload)
+}
+
+func (o *UserSearchServiceUnavailable) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserSearchServiceUnavailable) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Retry-After
+	hdrRetryAfter := response.GetHeader("Retry-After")
+
+	if hdrRetryAfter != "" {
+		valretryAfter, err := swag.ConvertInt64(hdrRetryAfter)
+		if err != nil {
+			return errors.InvalidType("Retry-After", "header", "int64", hdrRetryAfter)
+		}
+		o.RetryAfter = valretryAfter
+	}
 
 	o.Payload = new(models.APIError)
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,73 @@ func (o *AdminAdoptRepositoryUnprocessableEntity) WriteResponse(rw http.Response
 	}
 }
 
+// AdminAdoptRepositoryTooManyRequestsCode is the HTTP code returned for type AdminAdoptRepositoryTooManyRequests
+const AdminAdoptRepositoryTooManyRequestsCode int = 429
+
+/*
+AdminAdoptRepositoryTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminAdoptRepositoryTooManyRequests
+*/
+type AdminAdoptRepositoryTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminAdoptRepositoryTooManyRequests creates AdminAdoptRepositoryTooManyRequests with default headers values
+func NewAdminAdoptRepositoryTooManyRequests() *AdminAdoptRepositoryTooManyRequests {
+
+	return &AdminAdoptRepositoryTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin adopt repository too many requests response
+func (o *AdminAdoptRepositoryTooManyRequests) WithRetryAfter(retryAfter int64) *AdminAdoptRepositoryTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin adopt repository too many requests response
+func (o *AdminAdoptRepositoryTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin adopt repository too many requests response
+func (o *AdminAdoptRepositoryTooManyRequests) WithPayload(payload *models.APIError) *AdminAdoptRepositoryTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin adopt repository too many requests response
+func (o *AdminAdoptRepositoryTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminAdoptRepositoryTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminAdoptRepositoryInternalServerErrorCode is the HTTP code returned for type AdminAdoptRepositoryInternalServerError
 const AdminAdoptRepositoryInternalServerErrorCode int = 500
 
@@ -255,6 +323,73 @@ func (o *AdminAdoptRepositoryInternalServerError) SetPayload(payload *models.API
 func (o *AdminAdoptRepositoryInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminAdoptRepositoryServiceUnavailableCode is the HTTP code returned for type AdminAdoptRepositoryServiceUnavailable
+const AdminAdoptRepositoryServiceUnavailableCode int = 503
+
+/*
+AdminAdoptRepositoryServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminAdoptRepositoryServiceUnavailable
+*/
+type AdminAdoptRepositoryServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminAdoptRepositoryServiceUnavailable creates AdminAdoptRepositoryServiceUnavailable with default headers values
+func NewAdminAdoptRepositoryServiceUnavailable() *AdminAdoptRepositoryServiceUnavailable {
+
+	return &AdminAdoptRepositoryServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin adopt repository service unavailable response
+func (o *AdminAdoptRepositoryServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminAdoptRepositoryServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin adopt repository service unavailable response
+func (o *AdminAdoptRepositoryServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin adopt repository service unavailable response
+func (o *AdminAdoptRepositoryServiceUnavailable) WithPayload(payload *models.APIError) *AdminAdoptRepositoryServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin adopt repository service unavailable response
+func (o *AdminAdoptRepositoryServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminAdoptRepositoryServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *AdminCreateOrgNotFound) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// AdminCreateOrgRequestEntityTooLargeCode is the HTTP code returned for type AdminCreateOrgRequestEntityTooLarge
+const AdminCreateOrgRequestEntityTooLargeCode int = 413
+
+/*
+AdminCreateOrgRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response adminCreateOrgRequestEntityTooLarge
+*/
+type AdminCreateOrgRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminCreateOrgRequestEntityTooLarge creates AdminCreateOrgRequestEntityTooLarge with default headers values
+func NewAdminCreateOrgRequestEntityTooLarge() *AdminCreateOrgRequestEntityTooLarge {
+
+	return &AdminCreateOrgRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the admin create org request entity too large response
+func (o *AdminCreateOrgRequestEntityTooLarge) WithPayload(payload *models.APIError) *AdminCreateOrgRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin create org request entity too large response
+func (o *AdminCreateOrgRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminCreateOrgRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminCreateOrgUnprocessableEntityCode is the HTTP code returned for type AdminCreateOrgUnprocessableEntity
 const AdminCreateOrgUnprocessableEntityCode int = 422
 
@@ -238,6 +284,73 @@ func (o *AdminCreateOrgUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// AdminCreateOrgTooManyRequestsCode is the HTTP code returned for type AdminCreateOrgTooManyRequests
+const AdminCreateOrgTooManyRequestsCode int = 429
+
+/*
+AdminCreateOrgTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminCreateOrgTooManyRequests
+*/
+type AdminCreateOrgTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminCreateOrgTooManyRequests creates AdminCreateOrgTooManyRequests with default headers values
+func NewAdminCreateOrgTooManyRequests() *AdminCreateOrgTooManyRequests {
+
+	return &AdminCreateOrgTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin create org too many requests response
+func (o *AdminCreateOrgTooManyRequests) WithRetryAfter(retryAfter int64) *AdminCreateOrgTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin create org too many requests response
+func (o *AdminCreateOrgTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin create org too many requests response
+func (o *AdminCreateOrgTooManyRequests) WithPayload(payload *models.APIError) *AdminCreateOrgTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin create org too many requests response
+func (o *AdminCreateOrgTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminCreateOrgTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminCreateOrgInternalServerErrorCode is the HTTP code returned for type AdminCreateOrgInternalServerError
 const AdminCreateOrgInternalServerErrorCode int = 500
 
@@ -275,6 +388,73 @@ func (o *AdminCreateOrgInternalServerError) SetPayload(payload *models.APIError)
 func (o *AdminCreateOrgInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminCreateOrgServiceUnavailableCode is the HTTP code returned for type AdminCreateOrgServiceUnavailable
+const AdminCreateOrgServiceUnavailableCode int = 503
+
+/*
+AdminCreateOrgServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminCreateOrgServiceUnavailable
+*/
+type AdminCreateOrgServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminCreateOrgServiceUnavailable creates AdminCreateOrgServiceUnavailable with default headers values
+func NewAdminCreateOrgServiceUnavailable() *AdminCreateOrgServiceUnavailable {
+
+	return &AdminCreateOrgServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin create org service unavailable response
+func (o *AdminCreateOrgServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminCreateOrgServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin create org service unavailable response
+func (o *AdminCreateOrgServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin create org service unavailable response
+func (o *AdminCreateOrgServiceUnavailable) WithPayload(payload *models.APIError) *AdminCreateOrgServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin create org service unavailable response
+func (o *AdminCreateOrgServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminCreateOrgServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -283,6 +284,51 @@ func (o *AdminCreateRepoConflict) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// AdminCreateRepoRequestEntityTooLargeCode is the HTTP code returned for type AdminCreateRepoRequestEntityTooLarge
+const AdminCreateRepoRequestEntityTooLargeCode int = 413
+
+/*
+AdminCreateRepoRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response adminCreateRepoRequestEntityTooLarge
+*/
+type AdminCreateRepoRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminCreateRepoRequestEntityTooLarge creates AdminCreateRepoRequestEntityTooLarge with default headers values
+func NewAdminCreateRepoRequestEntityTooLarge() *AdminCreateRepoRequestEntityTooLarge {
+
+	return &AdminCreateRepoRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the admin create repo request entity too large response
+func (o *AdminCreateRepoRequestEntityTooLarge) WithPayload(payload *models.APIError) *AdminCreateRepoRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin create repo request entity too large response
+func (o *AdminCreateRepoRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminCreateRepoRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminCreateRepoUnprocessableEntityCode is the HTTP code returned for type AdminCreateRepoUnprocessableEntity
 const AdminCreateRepoUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *AdminCreateRepoUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// AdminCreateRepoTooManyRequestsCode is the HTTP code returned for type AdminCreateRepoTooManyRequests
+const AdminCreateRepoTooManyRequestsCode int = 429
+
+/*
+AdminCreateRepoTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminCreateRepoTooManyRequests
+*/
+type AdminCreateRepoTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminCreateRepoTooManyRequests creates AdminCreateRepoTooManyRequests with default headers values
+func NewAdminCreateRepoTooManyRequests() *AdminCreateRepoTooManyRequests {
+
+	return &AdminCreateRepoTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin create repo too many requests response
+func (o *AdminCreateRepoTooManyRequests) WithRetryAfter(retryAfter int64) *AdminCreateRepoTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin create repo too many requests response
+func (o *AdminCreateRepoTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin create repo too many requests response
+func (o *AdminCreateRepoTooManyRequests) WithPayload(payload *models.APIError) *AdminCreateRepoTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin create repo too many requests response
+func (o *AdminCreateRepoTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminCreateRepoTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminCreateRepoInternalServerErrorCode is the HTTP code returned for type AdminCreateRepoInternalServerError
 const AdminCreateRepoInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *AdminCreateRepoInternalServerError) SetPayload(payload *models.APIError
 func (o *AdminCreateRepoInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminCreateRepoServiceUnavailableCode is the HTTP code returned for type AdminCreateRepoServiceUnavailable
+const AdminCreateRepoServiceUnavailableCode int = 503
+
+/*
+AdminCreateRepoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminCreateRepoServiceUnavailable
+*/
+type AdminCreateRepoServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminCreateRepoServiceUnavailable creates AdminCreateRepoServiceUnavailable with default headers values
+func NewAdminCreateRepoServiceUnavailable() *AdminCreateRepoServiceUnavailable {
+
+	return &AdminCreateRepoServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin create repo service unavailable response
+func (o *AdminCreateRepoServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminCreateRepoServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin create repo service unavailable response
+func (o *AdminCreateRepoServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin create repo service unavailable response
+func (o *AdminCreateRepoServiceUnavailable) WithPayload(payload *models.APIError) *AdminCreateRepoServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin create repo service unavailable response
+func (o *AdminCreateRepoServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminCreateRepoServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *AdminCreateUserNotFound) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// AdminCreateUserRequestEntityTooLargeCode is the HTTP code returned for type AdminCreateUserRequestEntityTooLarge
+const AdminCreateUserRequestEntityTooLargeCode int = 413
+
+/*
+AdminCreateUserRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response adminCreateUserRequestEntityTooLarge
+*/
+type AdminCreateUserRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminCreateUserRequestEntityTooLarge creates AdminCreateUserRequestEntityTooLarge with default headers values
+func NewAdminCreateUserRequestEntityTooLarge() *AdminCreateUserRequestEntityTooLarge {
+
+	return &AdminCreateUserRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the admin create user request entity too large response
+func (o *AdminCreateUserRequestEntityTooLarge) WithPayload(payload *models.APIError) *AdminCreateUserRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin create user request entity too large response
+func (o *AdminCreateUserRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminCreateUserRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminCreateUserUnprocessableEntityCode is the HTTP code returned for type AdminCreateUserUnprocessableEntity
 const AdminCreateUserUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *AdminCreateUserUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// AdminCreateUserTooManyRequestsCode is the HTTP code returned for type AdminCreateUserTooManyRequests
+const AdminCreateUserTooManyRequestsCode int = 429
+
+/*
+AdminCreateUserTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminCreateUserTooManyRequests
+*/
+type AdminCreateUserTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminCreateUserTooManyRequests creates AdminCreateUserTooManyRequests with default headers values
+func NewAdminCreateUserTooManyRequests() *AdminCreateUserTooManyRequests {
+
+	return &AdminCreateUserTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin create user too many requests response
+func (o *AdminCreateUserTooManyRequests) WithRetryAfter(retryAfter int64) *AdminCreateUserTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin create user too many requests response
+func (o *AdminCreateUserTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin create user too many requests response
+func (o *AdminCreateUserTooManyRequests) WithPayload(payload *models.APIError) *AdminCreateUserTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin create user too many requests response
+func (o *AdminCreateUserTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminCreateUserTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminCreateUserInternalServerErrorCode is the HTTP code returned for type AdminCreateUserInternalServerError
 const AdminCreateUserInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *AdminCreateUserInternalServerError) SetPayload(payload *models.APIError
 func (o *AdminCreateUserInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminCreateUserServiceUnavailableCode is the HTTP code returned for type AdminCreateUserServiceUnavailable
+const AdminCreateUserServiceUnavailableCode int = 503
+
+/*
+AdminCreateUserServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminCreateUserServiceUnavailable
+*/
+type AdminCreateUserServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminCreateUserServiceUnavailable creates AdminCreateUserServiceUnavailable with default headers values
+func NewAdminCreateUserServiceUnavailable() *AdminCreateUserServiceUnavailable {
+
+	return &AdminCreateUserServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin create user service unavailable response
+func (o *AdminCreateUserServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminCreateUserServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin create user service unavailable response
+func (o *AdminCreateUserServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin create user service unavailable response
+func (o *AdminCreateUserServiceUnavailable) WithPayload(payload *models.APIError) *AdminCreateUserServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin create user service unavailable response
+func (o *AdminCreateUserServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminCreateUserServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,73 @@ func (o *AdminDeleteUnadoptedRepositoryUnprocessableEntity) WriteResponse(rw htt
 	}
 }
 
+// AdminDeleteUnadoptedRepositoryTooManyRequestsCode is the HTTP code returned for type AdminDeleteUnadoptedRepositoryTooManyRequests
+const AdminDeleteUnadoptedRepositoryTooManyRequestsCode int = 429
+
+/*
+AdminDeleteUnadoptedRepositoryTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminDeleteUnadoptedRepositoryTooManyRequests
+*/
+type AdminDeleteUnadoptedRepositoryTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminDeleteUnadoptedRepositoryTooManyRequests creates AdminDeleteUnadoptedRepositoryTooManyRequests with default headers values
+func NewAdminDeleteUnadoptedRepositoryTooManyRequests() *AdminDeleteUnadoptedRepositoryTooManyRequests {
+
+	return &AdminDeleteUnadoptedRepositoryTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin delete unadopted repository too many requests response
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) WithRetryAfter(retryAfter int64) *AdminDeleteUnadoptedRepositoryTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin delete unadopted repository too many requests response
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin delete unadopted repository too many requests response
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) WithPayload(payload *models.APIError) *AdminDeleteUnadoptedRepositoryTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin delete unadopted repository too many requests response
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminDeleteUnadoptedRepositoryTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminDeleteUnadoptedRepositoryInternalServerErrorCode is the HTTP code returned for type AdminDeleteUnadoptedRepositoryInternalServerError
 const AdminDeleteUnadoptedRepositoryInternalServerErrorCode int = 500
 
@@ -255,6 +323,73 @@ func (o *AdminDeleteUnadoptedRepositoryInternalServerError) SetPayload(payload *
 func (o *AdminDeleteUnadoptedRepositoryInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminDeleteUnadoptedRepositoryServiceUnavailableCode is the HTTP code returned for type AdminDeleteUnadoptedRepositoryServiceUnavailable
+const AdminDeleteUnadoptedRepositoryServiceUnavailableCode int = 503
+
+/*
+AdminDeleteUnadoptedRepositoryServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminDeleteUnadoptedRepositoryServiceUnavailable
+*/
+type AdminDeleteUnadoptedRepositoryServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminDeleteUnadoptedRepositoryServiceUnavailable creates AdminDeleteUnadoptedRepositoryServiceUnavailable with default headers values
+func NewAdminDeleteUnadoptedRepositoryServiceUnavailable() *AdminDeleteUnadoptedRepositoryServiceUnavailable {
+
+	return &AdminDeleteUnadoptedRepositoryServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin delete unadopted repository service unavailable response
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminDeleteUnadoptedRepositoryServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin delete unadopted repository service unavailable response
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin delete unadopted repository service unavailable response
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) WithPayload(payload *models.APIError) *AdminDeleteUnadoptedRepositoryServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin delete unadopted repository service unavailable response
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminDeleteUnadoptedRepositoryServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

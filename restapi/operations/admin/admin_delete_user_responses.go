@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,73 @@ func (o *AdminDeleteUserUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// AdminDeleteUserTooManyRequestsCode is the HTTP code returned for type AdminDeleteUserTooManyRequests
+const AdminDeleteUserTooManyRequestsCode int = 429
+
+/*
+AdminDeleteUserTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminDeleteUserTooManyRequests
+*/
+type AdminDeleteUserTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminDeleteUserTooManyRequests creates AdminDeleteUserTooManyRequests with default headers values
+func NewAdminDeleteUserTooManyRequests() *AdminDeleteUserTooManyRequests {
+
+	return &AdminDeleteUserTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin delete user too many requests response
+func (o *AdminDeleteUserTooManyRequests) WithRetryAfter(retryAfter int64) *AdminDeleteUserTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin delete user too many requests response
+func (o *AdminDeleteUserTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin delete user too many requests response
+func (o *AdminDeleteUserTooManyRequests) WithPayload(payload *models.APIError) *AdminDeleteUserTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin delete user too many requests response
+func (o *AdminDeleteUserTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminDeleteUserTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminDeleteUserInternalServerErrorCode is the HTTP code returned for type AdminDeleteUserInternalServerError
 const AdminDeleteUserInternalServerErrorCode int = 500
 
@@ -255,6 +323,73 @@ func (o *AdminDeleteUserInternalServerError) SetPayload(payload *models.APIError
 func (o *AdminDeleteUserInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminDeleteUserServiceUnavailableCode is the HTTP code returned for type AdminDeleteUserServiceUnavailable
+const AdminDeleteUserServiceUnavailableCode int = 503
+
+/*
+AdminDeleteUserServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminDeleteUserServiceUnavailable
+*/
+type AdminDeleteUserServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminDeleteUserServiceUnavailable creates AdminDeleteUserServiceUnavailable with default headers values
+func NewAdminDeleteUserServiceUnavailable() *AdminDeleteUserServiceUnavailable {
+
+	return &AdminDeleteUserServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin delete user service unavailable response
+func (o *AdminDeleteUserServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminDeleteUserServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin delete user service unavailable response
+func (o *AdminDeleteUserServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin delete user service unavailable response
+func (o *AdminDeleteUserServiceUnavailable) WithPayload(payload *models.APIError) *AdminDeleteUserServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin delete user service unavailable response
+func (o *AdminDeleteUserServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminDeleteUserServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *AdminEditUserNotFound) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// AdminEditUserRequestEntityTooLargeCode is the HTTP code returned for type AdminEditUserRequestEntityTooLarge
+const AdminEditUserRequestEntityTooLargeCode int = 413
+
+/*
+AdminEditUserRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response adminEditUserRequestEntityTooLarge
+*/
+type AdminEditUserRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminEditUserRequestEntityTooLarge creates AdminEditUserRequestEntityTooLarge with default headers values
+func NewAdminEditUserRequestEntityTooLarge() *AdminEditUserRequestEntityTooLarge {
+
+	return &AdminEditUserRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the admin edit user request entity too large response
+func (o *AdminEditUserRequestEntityTooLarge) WithPayload(payload *models.APIError) *AdminEditUserRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin edit user request entity too large response
+func (o *AdminEditUserRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminEditUserRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminEditUserUnprocessableEntityCode is the HTTP code returned for type AdminEditUserUnprocessableEntity
 const AdminEditUserUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *AdminEditUserUnprocessableEntity) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// AdminEditUserTooManyRequestsCode is the HTTP code returned for type AdminEditUserTooManyRequests
+const AdminEditUserTooManyRequestsCode int = 429
+
+/*
+AdminEditUserTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminEditUserTooManyRequests
+*/
+type AdminEditUserTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminEditUserTooManyRequests creates AdminEditUserTooManyRequests with default headers values
+func NewAdminEditUserTooManyRequests() *AdminEditUserTooManyRequests {
+
+	return &AdminEditUserTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin edit user too many requests response
+func (o *AdminEditUserTooManyRequests) WithRetryAfter(retryAfter int64) *AdminEditUserTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin edit user too many requests response
+func (o *AdminEditUserTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin edit user too many requests response
+func (o *AdminEditUserTooManyRequests) WithPayload(payload *models.APIError) *AdminEditUserTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin edit user too many requests response
+func (o *AdminEditUserTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminEditUserTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminEditUserInternalServerErrorCode is the HTTP code returned for type AdminEditUserInternalServerError
 const AdminEditUserInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *AdminEditUserInternalServerError) SetPayload(payload *models.APIError) 
 func (o *AdminEditUserInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminEditUserServiceUnavailableCode is the HTTP code returned for type AdminEditUserServiceUnavailable
+const AdminEditUserServiceUnavailableCode int = 503
+
+/*
+AdminEditUserServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminEditUserServiceUnavailable
+*/
+type AdminEditUserServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminEditUserServiceUnavailable creates AdminEditUserServiceUnavailable with default headers values
+func NewAdminEditUserServiceUnavailable() *AdminEditUserServiceUnavailable {
+
+	return &AdminEditUserServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin edit user service unavailable response
+func (o *AdminEditUserServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminEditUserServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin edit user service unavailable response
+func (o *AdminEditUserServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin edit user service unavailable response
+func (o *AdminEditUserServiceUnavailable) WithPayload(payload *models.APIError) *AdminEditUserServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin edit user service unavailable response
+func (o *AdminEditUserServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminEditUserServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *AdminGetAllEmailsUnprocessableEntity) WriteResponse(rw http.ResponseWri
 	}
 }
 
+// AdminGetAllEmailsTooManyRequestsCode is the HTTP code returned for type AdminGetAllEmailsTooManyRequests
+const AdminGetAllEmailsTooManyRequestsCode int = 429
+
+/*
+AdminGetAllEmailsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminGetAllEmailsTooManyRequests
+*/
+type AdminGetAllEmailsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminGetAllEmailsTooManyRequests creates AdminGetAllEmailsTooManyRequests with default headers values
+func NewAdminGetAllEmailsTooManyRequests() *AdminGetAllEmailsTooManyRequests {
+
+	return &AdminGetAllEmailsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin get all emails too many requests response
+func (o *AdminGetAllEmailsTooManyRequests) WithRetryAfter(retryAfter int64) *AdminGetAllEmailsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin get all emails too many requests response
+func (o *AdminGetAllEmailsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin get all emails too many requests response
+func (o *AdminGetAllEmailsTooManyRequests) WithPayload(payload *models.APIError) *AdminGetAllEmailsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin get all emails too many requests response
+func (o *AdminGetAllEmailsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminGetAllEmailsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminGetAllEmailsInternalServerErrorCode is the HTTP code returned for type AdminGetAllEmailsInternalServerError
 const AdminGetAllEmailsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *AdminGetAllEmailsInternalServerError) SetPayload(payload *models.APIErr
 func (o *AdminGetAllEmailsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminGetAllEmailsServiceUnavailableCode is the HTTP code returned for type AdminGetAllEmailsServiceUnavailable
+const AdminGetAllEmailsServiceUnavailableCode int = 503
+
+/*
+AdminGetAllEmailsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminGetAllEmailsServiceUnavailable
+*/
+type AdminGetAllEmailsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminGetAllEmailsServiceUnavailable creates AdminGetAllEmailsServiceUnavailable with default headers values
+func NewAdminGetAllEmailsServiceUnavailable() *AdminGetAllEmailsServiceUnavailable {
+
+	return &AdminGetAllEmailsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin get all emails service unavailable response
+func (o *AdminGetAllEmailsServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminGetAllEmailsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin get all emails service unavailable response
+func (o *AdminGetAllEmailsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin get all emails service unavailable response
+func (o *AdminGetAllEmailsServiceUnavailable) WithPayload(payload *models.APIError) *AdminGetAllEmailsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin get all emails service unavailable response
+func (o *AdminGetAllEmailsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminGetAllEmailsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

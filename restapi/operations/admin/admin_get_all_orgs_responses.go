@@ -286,6 +286,73 @@ func (o *AdminGetAllOrgsUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// AdminGetAllOrgsTooManyRequestsCode is the HTTP code returned for type AdminGetAllOrgsTooManyRequests
+const AdminGetAllOrgsTooManyRequestsCode int = 429
+
+/*
+AdminGetAllOrgsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminGetAllOrgsTooManyRequests
+*/
+type AdminGetAllOrgsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminGetAllOrgsTooManyRequests creates AdminGetAllOrgsTooManyRequests with default headers values
+func NewAdminGetAllOrgsTooManyRequests() *AdminGetAllOrgsTooManyRequests {
+
+	return &AdminGetAllOrgsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin get all orgs too many requests response
+func (o *AdminGetAllOrgsTooManyRequests) WithRetryAfter(retryAfter int64) *AdminGetAllOrgsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin get all orgs too many requests response
+func (o *AdminGetAllOrgsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin get all orgs too many requests response
+func (o *AdminGetAllOrgsTooManyRequests) WithPayload(payload *models.APIError) *AdminGetAllOrgsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin get all orgs too many requests response
+func (o *AdminGetAllOrgsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminGetAllOrgsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminGetAllOrgsInternalServerErrorCode is the HTTP code returned for type AdminGetAllOrgsInternalServerError
 const AdminGetAllOrgsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *AdminGetAllOrgsInternalServerError) SetPayload(payload *models.APIError
 func (o *AdminGetAllOrgsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminGetAllOrgsServiceUnavailableCode is the HTTP code returned for type AdminGetAllOrgsServiceUnavailable
+const AdminGetAllOrgsServiceUnavailableCode int = 503
+
+/*
+AdminGetAllOrgsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminGetAllOrgsServiceUnavailable
+*/
+type AdminGetAllOrgsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminGetAllOrgsServiceUnavailable creates AdminGetAllOrgsServiceUnavailable with default headers values
+func NewAdminGetAllOrgsServiceUnavailable() *AdminGetAllOrgsServiceUnavailable {
+
+	return &AdminGetAllOrgsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin get all orgs service unavailable response
+func (o *AdminGetAllOrgsServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminGetAllOrgsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin get all orgs service unavailable response
+func (o *AdminGetAllOrgsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin get all orgs service unavailable response
+func (o *AdminGetAllOrgsServiceUnavailable) WithPayload(payload *models.APIError) *AdminGetAllOrgsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin get all orgs service unavailable response
+func (o *AdminGetAllOrgsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminGetAllOrgsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

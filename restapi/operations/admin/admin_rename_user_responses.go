@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -173,6 +174,51 @@ func (o *AdminRenameUserNotFound) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// AdminRenameUserRequestEntityTooLargeCode is the HTTP code returned for type AdminRenameUserRequestEntityTooLarge
+const AdminRenameUserRequestEntityTooLargeCode int = 413
+
+/*
+AdminRenameUserRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response adminRenameUserRequestEntityTooLarge
+*/
+type AdminRenameUserRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminRenameUserRequestEntityTooLarge creates AdminRenameUserRequestEntityTooLarge with default headers values
+func NewAdminRenameUserRequestEntityTooLarge() *AdminRenameUserRequestEntityTooLarge {
+
+	return &AdminRenameUserRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the admin rename user request entity too large response
+func (o *AdminRenameUserRequestEntityTooLarge) WithPayload(payload *models.APIError) *AdminRenameUserRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin rename user request entity too large response
+func (o *AdminRenameUserRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminRenameUserRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminRenameUserUnprocessableEntityCode is the HTTP code returned for type AdminRenameUserUnprocessableEntity
 const AdminRenameUserUnprocessableEntityCode int = 422
 
@@ -218,6 +264,73 @@ func (o *AdminRenameUserUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// AdminRenameUserTooManyRequestsCode is the HTTP code returned for type AdminRenameUserTooManyRequests
+const AdminRenameUserTooManyRequestsCode int = 429
+
+/*
+AdminRenameUserTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminRenameUserTooManyRequests
+*/
+type AdminRenameUserTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminRenameUserTooManyRequests creates AdminRenameUserTooManyRequests with default headers values
+func NewAdminRenameUserTooManyRequests() *AdminRenameUserTooManyRequests {
+
+	return &AdminRenameUserTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin rename user too many requests response
+func (o *AdminRenameUserTooManyRequests) WithRetryAfter(retryAfter int64) *AdminRenameUserTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin rename user too many requests response
+func (o *AdminRenameUserTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin rename user too many requests response
+func (o *AdminRenameUserTooManyRequests) WithPayload(payload *models.APIError) *AdminRenameUserTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin rename user too many requests response
+func (o *AdminRenameUserTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminRenameUserTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminRenameUserInternalServerErrorCode is the HTTP code returned for type AdminRenameUserInternalServerError
 const AdminRenameUserInternalServerErrorCode int = 500
 
@@ -255,6 +368,73 @@ func (o *AdminRenameUserInternalServerError) SetPayload(payload *models.APIError
 func (o *AdminRenameUserInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminRenameUserServiceUnavailableCode is the HTTP code returned for type AdminRenameUserServiceUnavailable
+const AdminRenameUserServiceUnavailableCode int = 503
+
+/*
+AdminRenameUserServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminRenameUserServiceUnavailable
+*/
+type AdminRenameUserServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminRenameUserServiceUnavailable creates AdminRenameUserServiceUnavailable with default headers values
+func NewAdminRenameUserServiceUnavailable() *AdminRenameUserServiceUnavailable {
+
+	return &AdminRenameUserServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin rename user service unavailable response
+func (o *AdminRenameUserServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminRenameUserServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin rename user service unavailable response
+func (o *AdminRenameUserServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin rename user service unavailable response
+func (o *AdminRenameUserServiceUnavailable) WithPayload(payload *models.APIError) *AdminRenameUserServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin rename user service unavailable response
+func (o *AdminRenameUserServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminRenameUserServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *AdminSearchEmailsUnprocessableEntity) WriteResponse(rw http.ResponseWri
 	}
 }
 
+// AdminSearchEmailsTooManyRequestsCode is the HTTP code returned for type AdminSearchEmailsTooManyRequests
+const AdminSearchEmailsTooManyRequestsCode int = 429
+
+/*
+AdminSearchEmailsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminSearchEmailsTooManyRequests
+*/
+type AdminSearchEmailsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminSearchEmailsTooManyRequests creates AdminSearchEmailsTooManyRequests with default headers values
+func NewAdminSearchEmailsTooManyRequests() *AdminSearchEmailsTooManyRequests {
+
+	return &AdminSearchEmailsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin search emails too many requests response
+func (o *AdminSearchEmailsTooManyRequests) WithRetryAfter(retryAfter int64) *AdminSearchEmailsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin search emails too many requests response
+func (o *AdminSearchEmailsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin search emails too many requests response
+func (o *AdminSearchEmailsTooManyRequests) WithPayload(payload *models.APIError) *AdminSearchEmailsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin search emails too many requests response
+func (o *AdminSearchEmailsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminSearchEmailsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminSearchEmailsInternalServerErrorCode is the HTTP code returned for type AdminSearchEmailsInternalServerError
 const AdminSearchEmailsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *AdminSearchEmailsInternalServerError) SetPayload(payload *models.APIErr
 func (o *AdminSearchEmailsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminSearchEmailsServiceUnavailableCode is the HTTP code returned for type AdminSearchEmailsServiceUnavailable
+const AdminSearchEmailsServiceUnavailableCode int = 503
+
+/*
+AdminSearchEmailsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminSearchEmailsServiceUnavailable
+*/
+type AdminSearchEmailsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminSearchEmailsServiceUnavailable creates AdminSearchEmailsServiceUnavailable with default headers values
+func NewAdminSearchEmailsServiceUnavailable() *AdminSearchEmailsServiceUnavailable {
+
+	return &AdminSearchEmailsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin search emails service unavailable response
+func (o *AdminSearchEmailsServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminSearchEmailsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin search emails service unavailable response
+func (o *AdminSearchEmailsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin search emails service unavailable response
+func (o *AdminSearchEmailsServiceUnavailable) WithPayload(payload *models.APIError) *AdminSearchEmailsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin search emails service unavailable response
+func (o *AdminSearchEmailsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminSearchEmailsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *AdminSearchUsersUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// AdminSearchUsersTooManyRequestsCode is the HTTP code returned for type AdminSearchUsersTooManyRequests
+const AdminSearchUsersTooManyRequestsCode int = 429
+
+/*
+AdminSearchUsersTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminSearchUsersTooManyRequests
+*/
+type AdminSearchUsersTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminSearchUsersTooManyRequests creates AdminSearchUsersTooManyRequests with default headers values
+func NewAdminSearchUsersTooManyRequests() *AdminSearchUsersTooManyRequests {
+
+	return &AdminSearchUsersTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin search users too many requests response
+func (o *AdminSearchUsersTooManyRequests) WithRetryAfter(retryAfter int64) *AdminSearchUsersTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin search users too many requests response
+func (o *AdminSearchUsersTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin search users too many requests response
+func (o *AdminSearchUsersTooManyRequests) WithPayload(payload *models.APIError) *AdminSearchUsersTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin search users too many requests response
+func (o *AdminSearchUsersTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminSearchUsersTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminSearchUsersInternalServerErrorCode is the HTTP code returned for type AdminSearchUsersInternalServerError
 const AdminSearchUsersInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *AdminSearchUsersInternalServerError) SetPayload(payload *models.APIErro
 func (o *AdminSearchUsersInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminSearchUsersServiceUnavailableCode is the HTTP code returned for type AdminSearchUsersServiceUnavailable
+const AdminSearchUsersServiceUnavailableCode int = 503
+
+/*
+AdminSearchUsersServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminSearchUsersServiceUnavailable
+*/
+type AdminSearchUsersServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminSearchUsersServiceUnavailable creates AdminSearchUsersServiceUnavailable with default headers values
+func NewAdminSearchUsersServiceUnavailable() *AdminSearchUsersServiceUnavailable {
+
+	return &AdminSearchUsersServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin search users service unavailable response
+func (o *AdminSearchUsersServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminSearchUsersServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin search users service unavailable response
+func (o *AdminSearchUsersServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin search users service unavailable response
+func (o *AdminSearchUsersServiceUnavailable) WithPayload(payload *models.APIError) *AdminSearchUsersServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin search users service unavailable response
+func (o *AdminSearchUsersServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminSearchUsersServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

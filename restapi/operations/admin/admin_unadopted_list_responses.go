@@ -286,6 +286,73 @@ func (o *AdminUnadoptedListUnprocessableEntity) WriteResponse(rw http.ResponseWr
 	}
 }
 
+// AdminUnadoptedListTooManyRequestsCode is the HTTP code returned for type AdminUnadoptedListTooManyRequests
+const AdminUnadoptedListTooManyRequestsCode int = 429
+
+/*
+AdminUnadoptedListTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response adminUnadoptedListTooManyRequests
+*/
+type AdminUnadoptedListTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminUnadoptedListTooManyRequests creates AdminUnadoptedListTooManyRequests with default headers values
+func NewAdminUnadoptedListTooManyRequests() *AdminUnadoptedListTooManyRequests {
+
+	return &AdminUnadoptedListTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin unadopted list too many requests response
+func (o *AdminUnadoptedListTooManyRequests) WithRetryAfter(retryAfter int64) *AdminUnadoptedListTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin unadopted list too many requests response
+func (o *AdminUnadoptedListTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin unadopted list too many requests response
+func (o *AdminUnadoptedListTooManyRequests) WithPayload(payload *models.APIError) *AdminUnadoptedListTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin unadopted list too many requests response
+func (o *AdminUnadoptedListTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminUnadoptedListTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminUnadoptedListInternalServerErrorCode is the HTTP code returned for type AdminUnadoptedListInternalServerError
 const AdminUnadoptedListInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *AdminUnadoptedListInternalServerError) SetPayload(payload *models.APIEr
 func (o *AdminUnadoptedListInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// AdminUnadoptedListServiceUnavailableCode is the HTTP code returned for type AdminUnadoptedListServiceUnavailable
+const AdminUnadoptedListServiceUnavailableCode int = 503
+
+/*
+AdminUnadoptedListServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response adminUnadoptedListServiceUnavailable
+*/
+type AdminUnadoptedListServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminUnadoptedListServiceUnavailable creates AdminUnadoptedListServiceUnavailable with default headers values
+func NewAdminUnadoptedListServiceUnavailable() *AdminUnadoptedListServiceUnavailable {
+
+	return &AdminUnadoptedListServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the admin unadopted list service unavailable response
+func (o *AdminUnadoptedListServiceUnavailable) WithRetryAfter(retryAfter int64) *AdminUnadoptedListServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the admin unadopted list service unavailable response
+func (o *AdminUnadoptedListServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the admin unadopted list service unavailable response
+func (o *AdminUnadoptedListServiceUnavailable) WithPayload(payload *models.APIError) *AdminUnadoptedListServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin unadopted list service unavailable response
+func (o *AdminUnadoptedListServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminUnadoptedListServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

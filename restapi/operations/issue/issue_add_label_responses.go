@@ -241,6 +241,51 @@ func (o *IssueAddLabelNotFound) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// IssueAddLabelRequestEntityTooLargeCode is the HTTP code returned for type IssueAddLabelRequestEntityTooLarge
+const IssueAddLabelRequestEntityTooLargeCode int = 413
+
+/*
+IssueAddLabelRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueAddLabelRequestEntityTooLarge
+*/
+type IssueAddLabelRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueAddLabelRequestEntityTooLarge creates IssueAddLabelRequestEntityTooLarge with default headers values
+func NewIssueAddLabelRequestEntityTooLarge() *IssueAddLabelRequestEntityTooLarge {
+
+	return &IssueAddLabelRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue add label request entity too large response
+func (o *IssueAddLabelRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueAddLabelRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue add label request entity too large response
+func (o *IssueAddLabelRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueAddLabelRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueAddLabelUnprocessableEntityCode is the HTTP code returned for type IssueAddLabelUnprocessableEntity
 const IssueAddLabelUnprocessableEntityCode int = 422
 
@@ -331,6 +376,73 @@ func (o *IssueAddLabelLocked) WriteResponse(rw http.ResponseWriter, producer run
 	}
 }
 
+// IssueAddLabelTooManyRequestsCode is the HTTP code returned for type IssueAddLabelTooManyRequests
+const IssueAddLabelTooManyRequestsCode int = 429
+
+/*
+IssueAddLabelTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueAddLabelTooManyRequests
+*/
+type IssueAddLabelTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueAddLabelTooManyRequests creates IssueAddLabelTooManyRequests with default headers values
+func NewIssueAddLabelTooManyRequests() *IssueAddLabelTooManyRequests {
+
+	return &IssueAddLabelTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue add label too many requests response
+func (o *IssueAddLabelTooManyRequests) WithRetryAfter(retryAfter int64) *IssueAddLabelTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue add label too many requests response
+func (o *IssueAddLabelTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue add label too many requests response
+func (o *IssueAddLabelTooManyRequests) WithPayload(payload *models.APIError) *IssueAddLabelTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue add label too many requests response
+func (o *IssueAddLabelTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueAddLabelTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueAddLabelInternalServerErrorCode is the HTTP code returned for type IssueAddLabelInternalServerError
 const IssueAddLabelInternalServerErrorCode int = 500
 
@@ -368,6 +480,73 @@ func (o *IssueAddLabelInternalServerError) SetPayload(payload *models.APIError) 
 func (o *IssueAddLabelInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueAddLabelServiceUnavailableCode is the HTTP code returned for type IssueAddLabelServiceUnavailable
+const IssueAddLabelServiceUnavailableCode int = 503
+
+/*
+IssueAddLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueAddLabelServiceUnavailable
+*/
+type IssueAddLabelServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueAddLabelServiceUnavailable creates IssueAddLabelServiceUnavailable with default headers values
+func NewIssueAddLabelServiceUnavailable() *IssueAddLabelServiceUnavailable {
+
+	return &IssueAddLabelServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue add label service unavailable response
+func (o *IssueAddLabelServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueAddLabelServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue add label service unavailable response
+func (o *IssueAddLabelServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue add label service unavailable response
+func (o *IssueAddLabelServiceUnavailable) WithPayload(payload *models.APIError) *IssueAddLabelServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue add label service unavailable response
+func (o *IssueAddLabelServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueAddLabelServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

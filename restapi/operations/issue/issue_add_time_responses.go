@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *IssueAddTimeNotFound) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// IssueAddTimeRequestEntityTooLargeCode is the HTTP code returned for type IssueAddTimeRequestEntityTooLarge
+const IssueAddTimeRequestEntityTooLargeCode int = 413
+
+/*
+IssueAddTimeRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueAddTimeRequestEntityTooLarge
+*/
+type IssueAddTimeRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueAddTimeRequestEntityTooLarge creates IssueAddTimeRequestEntityTooLarge with default headers values
+func NewIssueAddTimeRequestEntityTooLarge() *IssueAddTimeRequestEntityTooLarge {
+
+	return &IssueAddTimeRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue add time request entity too large response
+func (o *IssueAddTimeRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueAddTimeRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue add time request entity too large response
+func (o *IssueAddTimeRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueAddTimeRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueAddTimeUnprocessableEntityCode is the HTTP code returned for type IssueAddTimeUnprocessableEntity
 const IssueAddTimeUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *IssueAddTimeLocked) WriteResponse(rw http.ResponseWriter, producer runt
 	}
 }
 
+// IssueAddTimeTooManyRequestsCode is the HTTP code returned for type IssueAddTimeTooManyRequests
+const IssueAddTimeTooManyRequestsCode int = 429
+
+/*
+IssueAddTimeTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueAddTimeTooManyRequests
+*/
+type IssueAddTimeTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueAddTimeTooManyRequests creates IssueAddTimeTooManyRequests with default headers values
+func NewIssueAddTimeTooManyRequests() *IssueAddTimeTooManyRequests {
+
+	return &IssueAddTimeTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue add time too many requests response
+func (o *IssueAddTimeTooManyRequests) WithRetryAfter(retryAfter int64) *IssueAddTimeTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue add time too many requests response
+func (o *IssueAddTimeTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue add time too many requests response
+func (o *IssueAddTimeTooManyRequests) WithPayload(payload *models.APIError) *IssueAddTimeTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue add time too many requests response
+func (o *IssueAddTimeTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueAddTimeTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueAddTimeInternalServerErrorCode is the HTTP code returned for type IssueAddTimeInternalServerError
 const IssueAddTimeInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *IssueAddTimeInternalServerError) SetPayload(payload *models.APIError) {
 func (o *IssueAddTimeInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueAddTimeServiceUnavailableCode is the HTTP code returned for type IssueAddTimeServiceUnavailable
+const IssueAddTimeServiceUnavailableCode int = 503
+
+/*
+IssueAddTimeServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueAddTimeServiceUnavailable
+*/
+type IssueAddTimeServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueAddTimeServiceUnavailable creates IssueAddTimeServiceUnavailable with default headers values
+func NewIssueAddTimeServiceUnavailable() *IssueAddTimeServiceUnavailable {
+
+	return &IssueAddTimeServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue add time service unavailable response
+func (o *IssueAddTimeServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueAddTimeServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue add time service unavailable response
+func (o *IssueAddTimeServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue add time service unavailable response
+func (o *IssueAddTimeServiceUnavailable) WithPayload(payload *models.APIError) *IssueAddTimeServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue add time service unavailable response
+func (o *IssueAddTimeServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueAddTimeServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *IssueClearLabelsLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// IssueClearLabelsTooManyRequestsCode is the HTTP code returned for type IssueClearLabelsTooManyRequests
+const IssueClearLabelsTooManyRequestsCode int = 429
+
+/*
+IssueClearLabelsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueClearLabelsTooManyRequests
+*/
+type IssueClearLabelsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueClearLabelsTooManyRequests creates IssueClearLabelsTooManyRequests with default headers values
+func NewIssueClearLabelsTooManyRequests() *IssueClearLabelsTooManyRequests {
+
+	return &IssueClearLabelsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue clear labels too many requests response
+func (o *IssueClearLabelsTooManyRequests) WithRetryAfter(retryAfter int64) *IssueClearLabelsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue clear labels too many requests response
+func (o *IssueClearLabelsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue clear labels too many requests response
+func (o *IssueClearLabelsTooManyRequests) WithPayload(payload *models.APIError) *IssueClearLabelsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue clear labels too many requests response
+func (o *IssueClearLabelsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueClearLabelsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueClearLabelsInternalServerErrorCode is the HTTP code returned for type IssueClearLabelsInternalServerError
 const IssueClearLabelsInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *IssueClearLabelsInternalServerError) SetPayload(payload *models.APIErro
 func (o *IssueClearLabelsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueClearLabelsServiceUnavailableCode is the HTTP code returned for type IssueClearLabelsServiceUnavailable
+const IssueClearLabelsServiceUnavailableCode int = 503
+
+/*
+IssueClearLabelsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueClearLabelsServiceUnavailable
+*/
+type IssueClearLabelsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueClearLabelsServiceUnavailable creates IssueClearLabelsServiceUnavailable with default headers values
+func NewIssueClearLabelsServiceUnavailable() *IssueClearLabelsServiceUnavailable {
+
+	return &IssueClearLabelsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue clear labels service unavailable response
+func (o *IssueClearLabelsServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueClearLabelsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue clear labels service unavailable response
+func (o *IssueClearLabelsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue clear labels service unavailable response
+func (o *IssueClearLabelsServiceUnavailable) WithPayload(payload *models.APIError) *IssueClearLabelsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue clear labels service unavailable response
+func (o *IssueClearLabelsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueClearLabelsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *IssueCreateCommentNotFound) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// IssueCreateCommentRequestEntityTooLargeCode is the HTTP code returned for type IssueCreateCommentRequestEntityTooLarge
+const IssueCreateCommentRequestEntityTooLargeCode int = 413
+
+/*
+IssueCreateCommentRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueCreateCommentRequestEntityTooLarge
+*/
+type IssueCreateCommentRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateCommentRequestEntityTooLarge creates IssueCreateCommentRequestEntityTooLarge with default headers values
+func NewIssueCreateCommentRequestEntityTooLarge() *IssueCreateCommentRequestEntityTooLarge {
+
+	return &IssueCreateCommentRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue create comment request entity too large response
+func (o *IssueCreateCommentRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueCreateCommentRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create comment request entity too large response
+func (o *IssueCreateCommentRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateCommentRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueCreateCommentUnprocessableEntityCode is the HTTP code returned for type IssueCreateCommentUnprocessableEntity
 const IssueCreateCommentUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *IssueCreateCommentLocked) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// IssueCreateCommentTooManyRequestsCode is the HTTP code returned for type IssueCreateCommentTooManyRequests
+const IssueCreateCommentTooManyRequestsCode int = 429
+
+/*
+IssueCreateCommentTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueCreateCommentTooManyRequests
+*/
+type IssueCreateCommentTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateCommentTooManyRequests creates IssueCreateCommentTooManyRequests with default headers values
+func NewIssueCreateCommentTooManyRequests() *IssueCreateCommentTooManyRequests {
+
+	return &IssueCreateCommentTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue create comment too many requests response
+func (o *IssueCreateCommentTooManyRequests) WithRetryAfter(retryAfter int64) *IssueCreateCommentTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue create comment too many requests response
+func (o *IssueCreateCommentTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue create comment too many requests response
+func (o *IssueCreateCommentTooManyRequests) WithPayload(payload *models.APIError) *IssueCreateCommentTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create comment too many requests response
+func (o *IssueCreateCommentTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateCommentTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueCreateCommentInternalServerErrorCode is the HTTP code returned for type IssueCreateCommentInternalServerError
 const IssueCreateCommentInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *IssueCreateCommentInternalServerError) SetPayload(payload *models.APIEr
 func (o *IssueCreateCommentInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueCreateCommentServiceUnavailableCode is the HTTP code returned for type IssueCreateCommentServiceUnavailable
+const IssueCreateCommentServiceUnavailableCode int = 503
+
+/*
+IssueCreateCommentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueCreateCommentServiceUnavailable
+*/
+type IssueCreateCommentServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateCommentServiceUnavailable creates IssueCreateCommentServiceUnavailable with default headers values
+func NewIssueCreateCommentServiceUnavailable() *IssueCreateCommentServiceUnavailable {
+
+	return &IssueCreateCommentServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue create comment service unavailable response
+func (o *IssueCreateCommentServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueCreateCommentServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue create comment service unavailable response
+func (o *IssueCreateCommentServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue create comment service unavailable response
+func (o *IssueCreateCommentServiceUnavailable) WithPayload(payload *models.APIError) *IssueCreateCommentServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create comment service unavailable response
+func (o *IssueCreateCommentServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateCommentServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

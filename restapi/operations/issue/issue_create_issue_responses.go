@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *IssueCreateIssuePreconditionFailed) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// IssueCreateIssueRequestEntityTooLargeCode is the HTTP code returned for type IssueCreateIssueRequestEntityTooLarge
+const IssueCreateIssueRequestEntityTooLargeCode int = 413
+
+/*
+IssueCreateIssueRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueCreateIssueRequestEntityTooLarge
+*/
+type IssueCreateIssueRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateIssueRequestEntityTooLarge creates IssueCreateIssueRequestEntityTooLarge with default headers values
+func NewIssueCreateIssueRequestEntityTooLarge() *IssueCreateIssueRequestEntityTooLarge {
+
+	return &IssueCreateIssueRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue create issue request entity too large response
+func (o *IssueCreateIssueRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueCreateIssueRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create issue request entity too large response
+func (o *IssueCreateIssueRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateIssueRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueCreateIssueUnprocessableEntityCode is the HTTP code returned for type IssueCreateIssueUnprocessableEntity
 const IssueCreateIssueUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *IssueCreateIssueLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// IssueCreateIssueTooManyRequestsCode is the HTTP code returned for type IssueCreateIssueTooManyRequests
+const IssueCreateIssueTooManyRequestsCode int = 429
+
+/*
+IssueCreateIssueTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueCreateIssueTooManyRequests
+*/
+type IssueCreateIssueTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateIssueTooManyRequests creates IssueCreateIssueTooManyRequests with default headers values
+func NewIssueCreateIssueTooManyRequests() *IssueCreateIssueTooManyRequests {
+
+	return &IssueCreateIssueTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue create issue too many requests response
+func (o *IssueCreateIssueTooManyRequests) WithRetryAfter(retryAfter int64) *IssueCreateIssueTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue create issue too many requests response
+func (o *IssueCreateIssueTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue create issue too many requests response
+func (o *IssueCreateIssueTooManyRequests) WithPayload(payload *models.APIError) *IssueCreateIssueTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create issue too many requests response
+func (o *IssueCreateIssueTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateIssueTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueCreateIssueInternalServerErrorCode is the HTTP code returned for type IssueCreateIssueInternalServerError
 const IssueCreateIssueInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *IssueCreateIssueInternalServerError) SetPayload(payload *models.APIErro
 func (o *IssueCreateIssueInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueCreateIssueServiceUnavailableCode is the HTTP code returned for type IssueCreateIssueServiceUnavailable
+const IssueCreateIssueServiceUnavailableCode int = 503
+
+/*
+IssueCreateIssueServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueCreateIssueServiceUnavailable
+*/
+type IssueCreateIssueServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateIssueServiceUnavailable creates IssueCreateIssueServiceUnavailable with default headers values
+func NewIssueCreateIssueServiceUnavailable() *IssueCreateIssueServiceUnavailable {
+
+	return &IssueCreateIssueServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue create issue service unavailable response
+func (o *IssueCreateIssueServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueCreateIssueServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue create issue service unavailable response
+func (o *IssueCreateIssueServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue create issue service unavailable response
+func (o *IssueCreateIssueServiceUnavailable) WithPayload(payload *models.APIError) *IssueCreateIssueServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create issue service unavailable response
+func (o *IssueCreateIssueServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateIssueServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

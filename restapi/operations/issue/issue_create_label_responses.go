@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *IssueCreateLabelNotFound) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// IssueCreateLabelRequestEntityTooLargeCode is the HTTP code returned for type IssueCreateLabelRequestEntityTooLarge
+const IssueCreateLabelRequestEntityTooLargeCode int = 413
+
+/*
+IssueCreateLabelRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueCreateLabelRequestEntityTooLarge
+*/
+type IssueCreateLabelRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateLabelRequestEntityTooLarge creates IssueCreateLabelRequestEntityTooLarge with default headers values
+func NewIssueCreateLabelRequestEntityTooLarge() *IssueCreateLabelRequestEntityTooLarge {
+
+	return &IssueCreateLabelRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue create label request entity too large response
+func (o *IssueCreateLabelRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueCreateLabelRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create label request entity too large response
+func (o *IssueCreateLabelRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateLabelRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueCreateLabelUnprocessableEntityCode is the HTTP code returned for type IssueCreateLabelUnprocessableEntity
 const IssueCreateLabelUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *IssueCreateLabelLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// IssueCreateLabelTooManyRequestsCode is the HTTP code returned for type IssueCreateLabelTooManyRequests
+const IssueCreateLabelTooManyRequestsCode int = 429
+
+/*
+IssueCreateLabelTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueCreateLabelTooManyRequests
+*/
+type IssueCreateLabelTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateLabelTooManyRequests creates IssueCreateLabelTooManyRequests with default headers values
+func NewIssueCreateLabelTooManyRequests() *IssueCreateLabelTooManyRequests {
+
+	return &IssueCreateLabelTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue create label too many requests response
+func (o *IssueCreateLabelTooManyRequests) WithRetryAfter(retryAfter int64) *IssueCreateLabelTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue create label too many requests response
+func (o *IssueCreateLabelTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue create label too many requests response
+func (o *IssueCreateLabelTooManyRequests) WithPayload(payload *models.APIError) *IssueCreateLabelTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create label too many requests response
+func (o *IssueCreateLabelTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateLabelTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueCreateLabelInternalServerErrorCode is the HTTP code returned for type IssueCreateLabelInternalServerError
 const IssueCreateLabelInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *IssueCreateLabelInternalServerError) SetPayload(payload *models.APIErro
 func (o *IssueCreateLabelInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueCreateLabelServiceUnavailableCode is the HTTP code returned for type IssueCreateLabelServiceUnavailable
+const IssueCreateLabelServiceUnavailableCode int = 503
+
+/*
+IssueCreateLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueCreateLabelServiceUnavailable
+*/
+type IssueCreateLabelServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateLabelServiceUnavailable creates IssueCreateLabelServiceUnavailable with default headers values
+func NewIssueCreateLabelServiceUnavailable() *IssueCreateLabelServiceUnavailable {
+
+	return &IssueCreateLabelServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue create label service unavailable response
+func (o *IssueCreateLabelServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueCreateLabelServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue create label service unavailable response
+func (o *IssueCreateLabelServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue create label service unavailable response
+func (o *IssueCreateLabelServiceUnavailable) WithPayload(payload *models.APIError) *IssueCreateLabelServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create label service unavailable response
+func (o *IssueCreateLabelServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateLabelServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *IssueCreateMilestoneNotFound) WriteResponse(rw http.ResponseWriter, pro
 	}
 }
 
+// IssueCreateMilestoneRequestEntityTooLargeCode is the HTTP code returned for type IssueCreateMilestoneRequestEntityTooLarge
+const IssueCreateMilestoneRequestEntityTooLargeCode int = 413
+
+/*
+IssueCreateMilestoneRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueCreateMilestoneRequestEntityTooLarge
+*/
+type IssueCreateMilestoneRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateMilestoneRequestEntityTooLarge creates IssueCreateMilestoneRequestEntityTooLarge with default headers values
+func NewIssueCreateMilestoneRequestEntityTooLarge() *IssueCreateMilestoneRequestEntityTooLarge {
+
+	return &IssueCreateMilestoneRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue create milestone request entity too large response
+func (o *IssueCreateMilestoneRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueCreateMilestoneRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create milestone request entity too large response
+func (o *IssueCreateMilestoneRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateMilestoneRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueCreateMilestoneUnprocessableEntityCode is the HTTP code returned for type IssueCreateMilestoneUnprocessableEntity
 const IssueCreateMilestoneUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *IssueCreateMilestoneLocked) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// IssueCreateMilestoneTooManyRequestsCode is the HTTP code returned for type IssueCreateMilestoneTooManyRequests
+const IssueCreateMilestoneTooManyRequestsCode int = 429
+
+/*
+IssueCreateMilestoneTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueCreateMilestoneTooManyRequests
+*/
+type IssueCreateMilestoneTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateMilestoneTooManyRequests creates IssueCreateMilestoneTooManyRequests with default headers values
+func NewIssueCreateMilestoneTooManyRequests() *IssueCreateMilestoneTooManyRequests {
+
+	return &IssueCreateMilestoneTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue create milestone too many requests response
+func (o *IssueCreateMilestoneTooManyRequests) WithRetryAfter(retryAfter int64) *IssueCreateMilestoneTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue create milestone too many requests response
+func (o *IssueCreateMilestoneTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue create milestone too many requests response
+func (o *IssueCreateMilestoneTooManyRequests) WithPayload(payload *models.APIError) *IssueCreateMilestoneTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create milestone too many requests response
+func (o *IssueCreateMilestoneTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateMilestoneTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueCreateMilestoneInternalServerErrorCode is the HTTP code returned for type IssueCreateMilestoneInternalServerError
 const IssueCreateMilestoneInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *IssueCreateMilestoneInternalServerError) SetPayload(payload *models.API
 func (o *IssueCreateMilestoneInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueCreateMilestoneServiceUnavailableCode is the HTTP code returned for type IssueCreateMilestoneServiceUnavailable
+const IssueCreateMilestoneServiceUnavailableCode int = 503
+
+/*
+IssueCreateMilestoneServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueCreateMilestoneServiceUnavailable
+*/
+type IssueCreateMilestoneServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueCreateMilestoneServiceUnavailable creates IssueCreateMilestoneServiceUnavailable with default headers values
+func NewIssueCreateMilestoneServiceUnavailable() *IssueCreateMilestoneServiceUnavailable {
+
+	return &IssueCreateMilestoneServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue create milestone service unavailable response
+func (o *IssueCreateMilestoneServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueCreateMilestoneServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue create milestone service unavailable response
+func (o *IssueCreateMilestoneServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue create milestone service unavailable response
+func (o *IssueCreateMilestoneServiceUnavailable) WithPayload(payload *models.APIError) *IssueCreateMilestoneServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue create milestone service unavailable response
+func (o *IssueCreateMilestoneServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueCreateMilestoneServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -173,6 +174,51 @@ func (o *IssueDeleteCommentReactionNotFound) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// IssueDeleteCommentReactionRequestEntityTooLargeCode is the HTTP code returned for type IssueDeleteCommentReactionRequestEntityTooLarge
+const IssueDeleteCommentReactionRequestEntityTooLargeCode int = 413
+
+/*
+IssueDeleteCommentReactionRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueDeleteCommentReactionRequestEntityTooLarge
+*/
+type IssueDeleteCommentReactionRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteCommentReactionRequestEntityTooLarge creates IssueDeleteCommentReactionRequestEntityTooLarge with default headers values
+func NewIssueDeleteCommentReactionRequestEntityTooLarge() *IssueDeleteCommentReactionRequestEntityTooLarge {
+
+	return &IssueDeleteCommentReactionRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue delete comment reaction request entity too large response
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueDeleteCommentReactionRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete comment reaction request entity too large response
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteCommentReactionRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteCommentReactionUnprocessableEntityCode is the HTTP code returned for type IssueDeleteCommentReactionUnprocessableEntity
 const IssueDeleteCommentReactionUnprocessableEntityCode int = 422
 
@@ -263,6 +309,73 @@ func (o *IssueDeleteCommentReactionLocked) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// IssueDeleteCommentReactionTooManyRequestsCode is the HTTP code returned for type IssueDeleteCommentReactionTooManyRequests
+const IssueDeleteCommentReactionTooManyRequestsCode int = 429
+
+/*
+IssueDeleteCommentReactionTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueDeleteCommentReactionTooManyRequests
+*/
+type IssueDeleteCommentReactionTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteCommentReactionTooManyRequests creates IssueDeleteCommentReactionTooManyRequests with default headers values
+func NewIssueDeleteCommentReactionTooManyRequests() *IssueDeleteCommentReactionTooManyRequests {
+
+	return &IssueDeleteCommentReactionTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete comment reaction too many requests response
+func (o *IssueDeleteCommentReactionTooManyRequests) WithRetryAfter(retryAfter int64) *IssueDeleteCommentReactionTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete comment reaction too many requests response
+func (o *IssueDeleteCommentReactionTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete comment reaction too many requests response
+func (o *IssueDeleteCommentReactionTooManyRequests) WithPayload(payload *models.APIError) *IssueDeleteCommentReactionTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete comment reaction too many requests response
+func (o *IssueDeleteCommentReactionTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteCommentReactionTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteCommentReactionInternalServerErrorCode is the HTTP code returned for type IssueDeleteCommentReactionInternalServerError
 const IssueDeleteCommentReactionInternalServerErrorCode int = 500
 
@@ -300,6 +413,73 @@ func (o *IssueDeleteCommentReactionInternalServerError) SetPayload(payload *mode
 func (o *IssueDeleteCommentReactionInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueDeleteCommentReactionServiceUnavailableCode is the HTTP code returned for type IssueDeleteCommentReactionServiceUnavailable
+const IssueDeleteCommentReactionServiceUnavailableCode int = 503
+
+/*
+IssueDeleteCommentReactionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueDeleteCommentReactionServiceUnavailable
+*/
+type IssueDeleteCommentReactionServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteCommentReactionServiceUnavailable creates IssueDeleteCommentReactionServiceUnavailable with default headers values
+func NewIssueDeleteCommentReactionServiceUnavailable() *IssueDeleteCommentReactionServiceUnavailable {
+
+	return &IssueDeleteCommentReactionServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete comment reaction service unavailable response
+func (o *IssueDeleteCommentReactionServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueDeleteCommentReactionServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete comment reaction service unavailable response
+func (o *IssueDeleteCommentReactionServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete comment reaction service unavailable response
+func (o *IssueDeleteCommentReactionServiceUnavailable) WithPayload(payload *models.APIError) *IssueDeleteCommentReactionServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete comment reaction service unavailable response
+func (o *IssueDeleteCommentReactionServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteCommentReactionServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

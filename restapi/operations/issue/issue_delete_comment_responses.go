@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *IssueDeleteCommentLocked) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// IssueDeleteCommentTooManyRequestsCode is the HTTP code returned for type IssueDeleteCommentTooManyRequests
+const IssueDeleteCommentTooManyRequestsCode int = 429
+
+/*
+IssueDeleteCommentTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueDeleteCommentTooManyRequests
+*/
+type IssueDeleteCommentTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteCommentTooManyRequests creates IssueDeleteCommentTooManyRequests with default headers values
+func NewIssueDeleteCommentTooManyRequests() *IssueDeleteCommentTooManyRequests {
+
+	return &IssueDeleteCommentTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete comment too many requests response
+func (o *IssueDeleteCommentTooManyRequests) WithRetryAfter(retryAfter int64) *IssueDeleteCommentTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete comment too many requests response
+func (o *IssueDeleteCommentTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete comment too many requests response
+func (o *IssueDeleteCommentTooManyRequests) WithPayload(payload *models.APIError) *IssueDeleteCommentTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete comment too many requests response
+func (o *IssueDeleteCommentTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteCommentTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteCommentInternalServerErrorCode is the HTTP code returned for type IssueDeleteCommentInternalServerError
 const IssueDeleteCommentInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *IssueDeleteCommentInternalServerError) SetPayload(payload *models.APIEr
 func (o *IssueDeleteCommentInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueDeleteCommentServiceUnavailableCode is the HTTP code returned for type IssueDeleteCommentServiceUnavailable
+const IssueDeleteCommentServiceUnavailableCode int = 503
+
+/*
+IssueDeleteCommentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueDeleteCommentServiceUnavailable
+*/
+type IssueDeleteCommentServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteCommentServiceUnavailable creates IssueDeleteCommentServiceUnavailable with default headers values
+func NewIssueDeleteCommentServiceUnavailable() *IssueDeleteCommentServiceUnavailable {
+
+	return &IssueDeleteCommentServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete comment service unavailable response
+func (o *IssueDeleteCommentServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueDeleteCommentServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete comment service unavailable response
+func (o *IssueDeleteCommentServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete comment service unavailable response
+func (o *IssueDeleteCommentServiceUnavailable) WithPayload(payload *models.APIError) *IssueDeleteCommentServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete comment service unavailable response
+func (o *IssueDeleteCommentServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteCommentServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -173,6 +174,51 @@ func (o *IssueDeleteIssueReactionNotFound) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// IssueDeleteIssueReactionRequestEntityTooLargeCode is the HTTP code returned for type IssueDeleteIssueReactionRequestEntityTooLarge
+const IssueDeleteIssueReactionRequestEntityTooLargeCode int = 413
+
+/*
+IssueDeleteIssueReactionRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueDeleteIssueReactionRequestEntityTooLarge
+*/
+type IssueDeleteIssueReactionRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteIssueReactionRequestEntityTooLarge creates IssueDeleteIssueReactionRequestEntityTooLarge with default headers values
+func NewIssueDeleteIssueReactionRequestEntityTooLarge() *IssueDeleteIssueReactionRequestEntityTooLarge {
+
+	return &IssueDeleteIssueReactionRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue delete issue reaction request entity too large response
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueDeleteIssueReactionRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete issue reaction request entity too large response
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteIssueReactionRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteIssueReactionUnprocessableEntityCode is the HTTP code returned for type IssueDeleteIssueReactionUnprocessableEntity
 const IssueDeleteIssueReactionUnprocessableEntityCode int = 422
 
@@ -263,6 +309,73 @@ func (o *IssueDeleteIssueReactionLocked) WriteResponse(rw http.ResponseWriter, p
 	}
 }
 
+// IssueDeleteIssueReactionTooManyRequestsCode is the HTTP code returned for type IssueDeleteIssueReactionTooManyRequests
+const IssueDeleteIssueReactionTooManyRequestsCode int = 429
+
+/*
+IssueDeleteIssueReactionTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueDeleteIssueReactionTooManyRequests
+*/
+type IssueDeleteIssueReactionTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteIssueReactionTooManyRequests creates IssueDeleteIssueReactionTooManyRequests with default headers values
+func NewIssueDeleteIssueReactionTooManyRequests() *IssueDeleteIssueReactionTooManyRequests {
+
+	return &IssueDeleteIssueReactionTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete issue reaction too many requests response
+func (o *IssueDeleteIssueReactionTooManyRequests) WithRetryAfter(retryAfter int64) *IssueDeleteIssueReactionTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete issue reaction too many requests response
+func (o *IssueDeleteIssueReactionTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete issue reaction too many requests response
+func (o *IssueDeleteIssueReactionTooManyRequests) WithPayload(payload *models.APIError) *IssueDeleteIssueReactionTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete issue reaction too many requests response
+func (o *IssueDeleteIssueReactionTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteIssueReactionTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteIssueReactionInternalServerErrorCode is the HTTP code returned for type IssueDeleteIssueReactionInternalServerError
 const IssueDeleteIssueReactionInternalServerErrorCode int = 500
 
@@ -300,6 +413,73 @@ func (o *IssueDeleteIssueReactionInternalServerError) SetPayload(payload *models
 func (o *IssueDeleteIssueReactionInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueDeleteIssueReactionServiceUnavailableCode is the HTTP code returned for type IssueDeleteIssueReactionServiceUnavailable
+const IssueDeleteIssueReactionServiceUnavailableCode int = 503
+
+/*
+IssueDeleteIssueReactionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueDeleteIssueReactionServiceUnavailable
+*/
+type IssueDeleteIssueReactionServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteIssueReactionServiceUnavailable creates IssueDeleteIssueReactionServiceUnavailable with default headers values
+func NewIssueDeleteIssueReactionServiceUnavailable() *IssueDeleteIssueReactionServiceUnavailable {
+
+	return &IssueDeleteIssueReactionServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete issue reaction service unavailable response
+func (o *IssueDeleteIssueReactionServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueDeleteIssueReactionServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete issue reaction service unavailable response
+func (o *IssueDeleteIssueReactionServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete issue reaction service unavailable response
+func (o *IssueDeleteIssueReactionServiceUnavailable) WithPayload(payload *models.APIError) *IssueDeleteIssueReactionServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete issue reaction service unavailable response
+func (o *IssueDeleteIssueReactionServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteIssueReactionServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

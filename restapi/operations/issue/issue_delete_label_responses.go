@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *IssueDeleteLabelLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// IssueDeleteLabelTooManyRequestsCode is the HTTP code returned for type IssueDeleteLabelTooManyRequests
+const IssueDeleteLabelTooManyRequestsCode int = 429
+
+/*
+IssueDeleteLabelTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueDeleteLabelTooManyRequests
+*/
+type IssueDeleteLabelTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteLabelTooManyRequests creates IssueDeleteLabelTooManyRequests with default headers values
+func NewIssueDeleteLabelTooManyRequests() *IssueDeleteLabelTooManyRequests {
+
+	return &IssueDeleteLabelTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete label too many requests response
+func (o *IssueDeleteLabelTooManyRequests) WithRetryAfter(retryAfter int64) *IssueDeleteLabelTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete label too many requests response
+func (o *IssueDeleteLabelTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete label too many requests response
+func (o *IssueDeleteLabelTooManyRequests) WithPayload(payload *models.APIError) *IssueDeleteLabelTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete label too many requests response
+func (o *IssueDeleteLabelTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteLabelTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteLabelInternalServerErrorCode is the HTTP code returned for type IssueDeleteLabelInternalServerError
 const IssueDeleteLabelInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *IssueDeleteLabelInternalServerError) SetPayload(payload *models.APIErro
 func (o *IssueDeleteLabelInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueDeleteLabelServiceUnavailableCode is the HTTP code returned for type IssueDeleteLabelServiceUnavailable
+const IssueDeleteLabelServiceUnavailableCode int = 503
+
+/*
+IssueDeleteLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueDeleteLabelServiceUnavailable
+*/
+type IssueDeleteLabelServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteLabelServiceUnavailable creates IssueDeleteLabelServiceUnavailable with default headers values
+func NewIssueDeleteLabelServiceUnavailable() *IssueDeleteLabelServiceUnavailable {
+
+	return &IssueDeleteLabelServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete label service unavailable response
+func (o *IssueDeleteLabelServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueDeleteLabelServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete label service unavailable response
+func (o *IssueDeleteLabelServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete label service unavailable response
+func (o *IssueDeleteLabelServiceUnavailable) WithPayload(payload *models.APIError) *IssueDeleteLabelServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete label service unavailable response
+func (o *IssueDeleteLabelServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteLabelServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

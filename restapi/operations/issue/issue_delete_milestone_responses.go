@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *IssueDeleteMilestoneLocked) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// IssueDeleteMilestoneTooManyRequestsCode is the HTTP code returned for type IssueDeleteMilestoneTooManyRequests
+const IssueDeleteMilestoneTooManyRequestsCode int = 429
+
+/*
+IssueDeleteMilestoneTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueDeleteMilestoneTooManyRequests
+*/
+type IssueDeleteMilestoneTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteMilestoneTooManyRequests creates IssueDeleteMilestoneTooManyRequests with default headers values
+func NewIssueDeleteMilestoneTooManyRequests() *IssueDeleteMilestoneTooManyRequests {
+
+	return &IssueDeleteMilestoneTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete milestone too many requests response
+func (o *IssueDeleteMilestoneTooManyRequests) WithRetryAfter(retryAfter int64) *IssueDeleteMilestoneTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete milestone too many requests response
+func (o *IssueDeleteMilestoneTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete milestone too many requests response
+func (o *IssueDeleteMilestoneTooManyRequests) WithPayload(payload *models.APIError) *IssueDeleteMilestoneTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete milestone too many requests response
+func (o *IssueDeleteMilestoneTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteMilestoneTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteMilestoneInternalServerErrorCode is the HTTP code returned for type IssueDeleteMilestoneInternalServerError
 const IssueDeleteMilestoneInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *IssueDeleteMilestoneInternalServerError) SetPayload(payload *models.API
 func (o *IssueDeleteMilestoneInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueDeleteMilestoneServiceUnavailableCode is the HTTP code returned for type IssueDeleteMilestoneServiceUnavailable
+const IssueDeleteMilestoneServiceUnavailableCode int = 503
+
+/*
+IssueDeleteMilestoneServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueDeleteMilestoneServiceUnavailable
+*/
+type IssueDeleteMilestoneServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteMilestoneServiceUnavailable creates IssueDeleteMilestoneServiceUnavailable with default headers values
+func NewIssueDeleteMilestoneServiceUnavailable() *IssueDeleteMilestoneServiceUnavailable {
+
+	return &IssueDeleteMilestoneServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete milestone service unavailable response
+func (o *IssueDeleteMilestoneServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueDeleteMilestoneServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete milestone service unavailable response
+func (o *IssueDeleteMilestoneServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete milestone service unavailable response
+func (o *IssueDeleteMilestoneServiceUnavailable) WithPayload(payload *models.APIError) *IssueDeleteMilestoneServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete milestone service unavailable response
+func (o *IssueDeleteMilestoneServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteMilestoneServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *IssueDeleteLocked) WriteResponse(rw http.ResponseWriter, producer runti
 	}
 }
 
+// IssueDeleteTooManyRequestsCode is the HTTP code returned for type IssueDeleteTooManyRequests
+const IssueDeleteTooManyRequestsCode int = 429
+
+/*
+IssueDeleteTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueDeleteTooManyRequests
+*/
+type IssueDeleteTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteTooManyRequests creates IssueDeleteTooManyRequests with default headers values
+func NewIssueDeleteTooManyRequests() *IssueDeleteTooManyRequests {
+
+	return &IssueDeleteTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete too many requests response
+func (o *IssueDeleteTooManyRequests) WithRetryAfter(retryAfter int64) *IssueDeleteTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete too many requests response
+func (o *IssueDeleteTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete too many requests response
+func (o *IssueDeleteTooManyRequests) WithPayload(payload *models.APIError) *IssueDeleteTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete too many requests response
+func (o *IssueDeleteTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteInternalServerErrorCode is the HTTP code returned for type IssueDeleteInternalServerError
 const IssueDeleteInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *IssueDeleteInternalServerError) SetPayload(payload *models.APIError) {
 func (o *IssueDeleteInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueDeleteServiceUnavailableCode is the HTTP code returned for type IssueDeleteServiceUnavailable
+const IssueDeleteServiceUnavailableCode int = 503
+
+/*
+IssueDeleteServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueDeleteServiceUnavailable
+*/
+type IssueDeleteServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteServiceUnavailable creates IssueDeleteServiceUnavailable with default headers values
+func NewIssueDeleteServiceUnavailable() *IssueDeleteServiceUnavailable {
+
+	return &IssueDeleteServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete service unavailable response
+func (o *IssueDeleteServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueDeleteServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete service unavailable response
+func (o *IssueDeleteServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete service unavailable response
+func (o *IssueDeleteServiceUnavailable) WithPayload(payload *models.APIError) *IssueDeleteServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete service unavailable response
+func (o *IssueDeleteServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

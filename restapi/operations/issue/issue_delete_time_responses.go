@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -308,6 +309,73 @@ func (o *IssueDeleteTimeLocked) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// IssueDeleteTimeTooManyRequestsCode is the HTTP code returned for type IssueDeleteTimeTooManyRequests
+const IssueDeleteTimeTooManyRequestsCode int = 429
+
+/*
+IssueDeleteTimeTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueDeleteTimeTooManyRequests
+*/
+type IssueDeleteTimeTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteTimeTooManyRequests creates IssueDeleteTimeTooManyRequests with default headers values
+func NewIssueDeleteTimeTooManyRequests() *IssueDeleteTimeTooManyRequests {
+
+	return &IssueDeleteTimeTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete time too many requests response
+func (o *IssueDeleteTimeTooManyRequests) WithRetryAfter(retryAfter int64) *IssueDeleteTimeTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete time too many requests response
+func (o *IssueDeleteTimeTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete time too many requests response
+func (o *IssueDeleteTimeTooManyRequests) WithPayload(payload *models.APIError) *IssueDeleteTimeTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete time too many requests response
+func (o *IssueDeleteTimeTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteTimeTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueDeleteTimeInternalServerErrorCode is the HTTP code returned for type IssueDeleteTimeInternalServerError
 const IssueDeleteTimeInternalServerErrorCode int = 500
 
@@ -345,6 +413,73 @@ func (o *IssueDeleteTimeInternalServerError) SetPayload(payload *models.APIError
 func (o *IssueDeleteTimeInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueDeleteTimeServiceUnavailableCode is the HTTP code returned for type IssueDeleteTimeServiceUnavailable
+const IssueDeleteTimeServiceUnavailableCode int = 503
+
+/*
+IssueDeleteTimeServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueDeleteTimeServiceUnavailable
+*/
+type IssueDeleteTimeServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueDeleteTimeServiceUnavailable creates IssueDeleteTimeServiceUnavailable with default headers values
+func NewIssueDeleteTimeServiceUnavailable() *IssueDeleteTimeServiceUnavailable {
+
+	return &IssueDeleteTimeServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue delete time service unavailable response
+func (o *IssueDeleteTimeServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueDeleteTimeServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue delete time service unavailable response
+func (o *IssueDeleteTimeServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue delete time service unavailable response
+func (o *IssueDeleteTimeServiceUnavailable) WithPayload(payload *models.APIError) *IssueDeleteTimeServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue delete time service unavailable response
+func (o *IssueDeleteTimeServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueDeleteTimeServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,51 @@ func (o *IssueEditCommentNotFound) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// IssueEditCommentRequestEntityTooLargeCode is the HTTP code returned for type IssueEditCommentRequestEntityTooLarge
+const IssueEditCommentRequestEntityTooLargeCode int = 413
+
+/*
+IssueEditCommentRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueEditCommentRequestEntityTooLarge
+*/
+type IssueEditCommentRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditCommentRequestEntityTooLarge creates IssueEditCommentRequestEntityTooLarge with default headers values
+func NewIssueEditCommentRequestEntityTooLarge() *IssueEditCommentRequestEntityTooLarge {
+
+	return &IssueEditCommentRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue edit comment request entity too large response
+func (o *IssueEditCommentRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueEditCommentRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit comment request entity too large response
+func (o *IssueEditCommentRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditCommentRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditCommentUnprocessableEntityCode is the HTTP code returned for type IssueEditCommentUnprocessableEntity
 const IssueEditCommentUnprocessableEntityCode int = 422
 
@@ -308,6 +354,73 @@ func (o *IssueEditCommentLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// IssueEditCommentTooManyRequestsCode is the HTTP code returned for type IssueEditCommentTooManyRequests
+const IssueEditCommentTooManyRequestsCode int = 429
+
+/*
+IssueEditCommentTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueEditCommentTooManyRequests
+*/
+type IssueEditCommentTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditCommentTooManyRequests creates IssueEditCommentTooManyRequests with default headers values
+func NewIssueEditCommentTooManyRequests() *IssueEditCommentTooManyRequests {
+
+	return &IssueEditCommentTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue edit comment too many requests response
+func (o *IssueEditCommentTooManyRequests) WithRetryAfter(retryAfter int64) *IssueEditCommentTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue edit comment too many requests response
+func (o *IssueEditCommentTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue edit comment too many requests response
+func (o *IssueEditCommentTooManyRequests) WithPayload(payload *models.APIError) *IssueEditCommentTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit comment too many requests response
+func (o *IssueEditCommentTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditCommentTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditCommentInternalServerErrorCode is the HTTP code returned for type IssueEditCommentInternalServerError
 const IssueEditCommentInternalServerErrorCode int = 500
 
@@ -345,6 +458,73 @@ func (o *IssueEditCommentInternalServerError) SetPayload(payload *models.APIErro
 func (o *IssueEditCommentInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueEditCommentServiceUnavailableCode is the HTTP code returned for type IssueEditCommentServiceUnavailable
+const IssueEditCommentServiceUnavailableCode int = 503
+
+/*
+IssueEditCommentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueEditCommentServiceUnavailable
+*/
+type IssueEditCommentServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditCommentServiceUnavailable creates IssueEditCommentServiceUnavailable with default headers values
+func NewIssueEditCommentServiceUnavailable() *IssueEditCommentServiceUnavailable {
+
+	return &IssueEditCommentServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue edit comment service unavailable response
+func (o *IssueEditCommentServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueEditCommentServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue edit comment service unavailable response
+func (o *IssueEditCommentServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue edit comment service unavailable response
+func (o *IssueEditCommentServiceUnavailable) WithPayload(payload *models.APIError) *IssueEditCommentServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit comment service unavailable response
+func (o *IssueEditCommentServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditCommentServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *IssueEditIssueDeadlineNotFound) WriteResponse(rw http.ResponseWriter, p
 	}
 }
 
+// IssueEditIssueDeadlineRequestEntityTooLargeCode is the HTTP code returned for type IssueEditIssueDeadlineRequestEntityTooLarge
+const IssueEditIssueDeadlineRequestEntityTooLargeCode int = 413
+
+/*
+IssueEditIssueDeadlineRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueEditIssueDeadlineRequestEntityTooLarge
+*/
+type IssueEditIssueDeadlineRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditIssueDeadlineRequestEntityTooLarge creates IssueEditIssueDeadlineRequestEntityTooLarge with default headers values
+func NewIssueEditIssueDeadlineRequestEntityTooLarge() *IssueEditIssueDeadlineRequestEntityTooLarge {
+
+	return &IssueEditIssueDeadlineRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue edit issue deadline request entity too large response
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueEditIssueDeadlineRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit issue deadline request entity too large response
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditIssueDeadlineRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditIssueDeadlineUnprocessableEntityCode is the HTTP code returned for type IssueEditIssueDeadlineUnprocessableEntity
 const IssueEditIssueDeadlineUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *IssueEditIssueDeadlineLocked) WriteResponse(rw http.ResponseWriter, pro
 	}
 }
 
+// IssueEditIssueDeadlineTooManyRequestsCode is the HTTP code returned for type IssueEditIssueDeadlineTooManyRequests
+const IssueEditIssueDeadlineTooManyRequestsCode int = 429
+
+/*
+IssueEditIssueDeadlineTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueEditIssueDeadlineTooManyRequests
+*/
+type IssueEditIssueDeadlineTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditIssueDeadlineTooManyRequests creates IssueEditIssueDeadlineTooManyRequests with default headers values
+func NewIssueEditIssueDeadlineTooManyRequests() *IssueEditIssueDeadlineTooManyRequests {
+
+	return &IssueEditIssueDeadlineTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue edit issue deadline too many requests response
+func (o *IssueEditIssueDeadlineTooManyRequests) WithRetryAfter(retryAfter int64) *IssueEditIssueDeadlineTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue edit issue deadline too many requests response
+func (o *IssueEditIssueDeadlineTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue edit issue deadline too many requests response
+func (o *IssueEditIssueDeadlineTooManyRequests) WithPayload(payload *models.APIError) *IssueEditIssueDeadlineTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit issue deadline too many requests response
+func (o *IssueEditIssueDeadlineTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditIssueDeadlineTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditIssueDeadlineInternalServerErrorCode is the HTTP code returned for type IssueEditIssueDeadlineInternalServerError
 const IssueEditIssueDeadlineInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *IssueEditIssueDeadlineInternalServerError) SetPayload(payload *models.A
 func (o *IssueEditIssueDeadlineInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueEditIssueDeadlineServiceUnavailableCode is the HTTP code returned for type IssueEditIssueDeadlineServiceUnavailable
+const IssueEditIssueDeadlineServiceUnavailableCode int = 503
+
+/*
+IssueEditIssueDeadlineServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueEditIssueDeadlineServiceUnavailable
+*/
+type IssueEditIssueDeadlineServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditIssueDeadlineServiceUnavailable creates IssueEditIssueDeadlineServiceUnavailable with default headers values
+func NewIssueEditIssueDeadlineServiceUnavailable() *IssueEditIssueDeadlineServiceUnavailable {
+
+	return &IssueEditIssueDeadlineServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue edit issue deadline service unavailable response
+func (o *IssueEditIssueDeadlineServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueEditIssueDeadlineServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue edit issue deadline service unavailable response
+func (o *IssueEditIssueDeadlineServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue edit issue deadline service unavailable response
+func (o *IssueEditIssueDeadlineServiceUnavailable) WithPayload(payload *models.APIError) *IssueEditIssueDeadlineServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit issue deadline service unavailable response
+func (o *IssueEditIssueDeadlineServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditIssueDeadlineServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

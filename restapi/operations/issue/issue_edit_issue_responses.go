@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -283,6 +284,51 @@ func (o *IssueEditIssuePreconditionFailed) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// IssueEditIssueRequestEntityTooLargeCode is the HTTP code returned for type IssueEditIssueRequestEntityTooLarge
+const IssueEditIssueRequestEntityTooLargeCode int = 413
+
+/*
+IssueEditIssueRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueEditIssueRequestEntityTooLarge
+*/
+type IssueEditIssueRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditIssueRequestEntityTooLarge creates IssueEditIssueRequestEntityTooLarge with default headers values
+func NewIssueEditIssueRequestEntityTooLarge() *IssueEditIssueRequestEntityTooLarge {
+
+	return &IssueEditIssueRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue edit issue request entity too large response
+func (o *IssueEditIssueRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueEditIssueRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit issue request entity too large response
+func (o *IssueEditIssueRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditIssueRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditIssueUnprocessableEntityCode is the HTTP code returned for type IssueEditIssueUnprocessableEntity
 const IssueEditIssueUnprocessableEntityCode int = 422
 
@@ -373,6 +419,73 @@ func (o *IssueEditIssueLocked) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// IssueEditIssueTooManyRequestsCode is the HTTP code returned for type IssueEditIssueTooManyRequests
+const IssueEditIssueTooManyRequestsCode int = 429
+
+/*
+IssueEditIssueTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueEditIssueTooManyRequests
+*/
+type IssueEditIssueTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditIssueTooManyRequests creates IssueEditIssueTooManyRequests with default headers values
+func NewIssueEditIssueTooManyRequests() *IssueEditIssueTooManyRequests {
+
+	return &IssueEditIssueTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue edit issue too many requests response
+func (o *IssueEditIssueTooManyRequests) WithRetryAfter(retryAfter int64) *IssueEditIssueTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue edit issue too many requests response
+func (o *IssueEditIssueTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue edit issue too many requests response
+func (o *IssueEditIssueTooManyRequests) WithPayload(payload *models.APIError) *IssueEditIssueTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit issue too many requests response
+func (o *IssueEditIssueTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditIssueTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditIssueInternalServerErrorCode is the HTTP code returned for type IssueEditIssueInternalServerError
 const IssueEditIssueInternalServerErrorCode int = 500
 
@@ -410,6 +523,73 @@ func (o *IssueEditIssueInternalServerError) SetPayload(payload *models.APIError)
 func (o *IssueEditIssueInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueEditIssueServiceUnavailableCode is the HTTP code returned for type IssueEditIssueServiceUnavailable
+const IssueEditIssueServiceUnavailableCode int = 503
+
+/*
+IssueEditIssueServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueEditIssueServiceUnavailable
+*/
+type IssueEditIssueServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditIssueServiceUnavailable creates IssueEditIssueServiceUnavailable with default headers values
+func NewIssueEditIssueServiceUnavailable() *IssueEditIssueServiceUnavailable {
+
+	return &IssueEditIssueServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue edit issue service unavailable response
+func (o *IssueEditIssueServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueEditIssueServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue edit issue service unavailable response
+func (o *IssueEditIssueServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue edit issue service unavailable response
+func (o *IssueEditIssueServiceUnavailable) WithPayload(payload *models.APIError) *IssueEditIssueServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit issue service unavailable response
+func (o *IssueEditIssueServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditIssueServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

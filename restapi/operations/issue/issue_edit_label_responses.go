@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *IssueEditLabelNotFound) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// IssueEditLabelRequestEntityTooLargeCode is the HTTP code returned for type IssueEditLabelRequestEntityTooLarge
+const IssueEditLabelRequestEntityTooLargeCode int = 413
+
+/*
+IssueEditLabelRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueEditLabelRequestEntityTooLarge
+*/
+type IssueEditLabelRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditLabelRequestEntityTooLarge creates IssueEditLabelRequestEntityTooLarge with default headers values
+func NewIssueEditLabelRequestEntityTooLarge() *IssueEditLabelRequestEntityTooLarge {
+
+	return &IssueEditLabelRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue edit label request entity too large response
+func (o *IssueEditLabelRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueEditLabelRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit label request entity too large response
+func (o *IssueEditLabelRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditLabelRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditLabelUnprocessableEntityCode is the HTTP code returned for type IssueEditLabelUnprocessableEntity
 const IssueEditLabelUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *IssueEditLabelLocked) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// IssueEditLabelTooManyRequestsCode is the HTTP code returned for type IssueEditLabelTooManyRequests
+const IssueEditLabelTooManyRequestsCode int = 429
+
+/*
+IssueEditLabelTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueEditLabelTooManyRequests
+*/
+type IssueEditLabelTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditLabelTooManyRequests creates IssueEditLabelTooManyRequests with default headers values
+func NewIssueEditLabelTooManyRequests() *IssueEditLabelTooManyRequests {
+
+	return &IssueEditLabelTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue edit label too many requests response
+func (o *IssueEditLabelTooManyRequests) WithRetryAfter(retryAfter int64) *IssueEditLabelTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue edit label too many requests response
+func (o *IssueEditLabelTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue edit label too many requests response
+func (o *IssueEditLabelTooManyRequests) WithPayload(payload *models.APIError) *IssueEditLabelTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit label too many requests response
+func (o *IssueEditLabelTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditLabelTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditLabelInternalServerErrorCode is the HTTP code returned for type IssueEditLabelInternalServerError
 const IssueEditLabelInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *IssueEditLabelInternalServerError) SetPayload(payload *models.APIError)
 func (o *IssueEditLabelInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueEditLabelServiceUnavailableCode is the HTTP code returned for type IssueEditLabelServiceUnavailable
+const IssueEditLabelServiceUnavailableCode int = 503
+
+/*
+IssueEditLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueEditLabelServiceUnavailable
+*/
+type IssueEditLabelServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditLabelServiceUnavailable creates IssueEditLabelServiceUnavailable with default headers values
+func NewIssueEditLabelServiceUnavailable() *IssueEditLabelServiceUnavailable {
+
+	return &IssueEditLabelServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue edit label service unavailable response
+func (o *IssueEditLabelServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueEditLabelServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue edit label service unavailable response
+func (o *IssueEditLabelServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue edit label service unavailable response
+func (o *IssueEditLabelServiceUnavailable) WithPayload(payload *models.APIError) *IssueEditLabelServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit label service unavailable response
+func (o *IssueEditLabelServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditLabelServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

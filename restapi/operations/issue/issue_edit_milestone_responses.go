@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *IssueEditMilestoneNotFound) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// IssueEditMilestoneRequestEntityTooLargeCode is the HTTP code returned for type IssueEditMilestoneRequestEntityTooLarge
+const IssueEditMilestoneRequestEntityTooLargeCode int = 413
+
+/*
+IssueEditMilestoneRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueEditMilestoneRequestEntityTooLarge
+*/
+type IssueEditMilestoneRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditMilestoneRequestEntityTooLarge creates IssueEditMilestoneRequestEntityTooLarge with default headers values
+func NewIssueEditMilestoneRequestEntityTooLarge() *IssueEditMilestoneRequestEntityTooLarge {
+
+	return &IssueEditMilestoneRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue edit milestone request entity too large response
+func (o *IssueEditMilestoneRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueEditMilestoneRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit milestone request entity too large response
+func (o *IssueEditMilestoneRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditMilestoneRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditMilestoneUnprocessableEntityCode is the HTTP code returned for type IssueEditMilestoneUnprocessableEntity
 const IssueEditMilestoneUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *IssueEditMilestoneLocked) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// IssueEditMilestoneTooManyRequestsCode is the HTTP code returned for type IssueEditMilestoneTooManyRequests
+const IssueEditMilestoneTooManyRequestsCode int = 429
+
+/*
+IssueEditMilestoneTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueEditMilestoneTooManyRequests
+*/
+type IssueEditMilestoneTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditMilestoneTooManyRequests creates IssueEditMilestoneTooManyRequests with default headers values
+func NewIssueEditMilestoneTooManyRequests() *IssueEditMilestoneTooManyRequests {
+
+	return &IssueEditMilestoneTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue edit milestone too many requests response
+func (o *IssueEditMilestoneTooManyRequests) WithRetryAfter(retryAfter int64) *IssueEditMilestoneTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue edit milestone too many requests response
+func (o *IssueEditMilestoneTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue edit milestone too many requests response
+func (o *IssueEditMilestoneTooManyRequests) WithPayload(payload *models.APIError) *IssueEditMilestoneTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit milestone too many requests response
+func (o *IssueEditMilestoneTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditMilestoneTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueEditMilestoneInternalServerErrorCode is the HTTP code returned for type IssueEditMilestoneInternalServerError
 const IssueEditMilestoneInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *IssueEditMilestoneInternalServerError) SetPayload(payload *models.APIEr
 func (o *IssueEditMilestoneInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueEditMilestoneServiceUnavailableCode is the HTTP code returned for type IssueEditMilestoneServiceUnavailable
+const IssueEditMilestoneServiceUnavailableCode int = 503
+
+/*
+IssueEditMilestoneServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueEditMilestoneServiceUnavailable
+*/
+type IssueEditMilestoneServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueEditMilestoneServiceUnavailable creates IssueEditMilestoneServiceUnavailable with default headers values
+func NewIssueEditMilestoneServiceUnavailable() *IssueEditMilestoneServiceUnavailable {
+
+	return &IssueEditMilestoneServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue edit milestone service unavailable response
+func (o *IssueEditMilestoneServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueEditMilestoneServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue edit milestone service unavailable response
+func (o *IssueEditMilestoneServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue edit milestone service unavailable response
+func (o *IssueEditMilestoneServiceUnavailable) WithPayload(payload *models.APIError) *IssueEditMilestoneServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue edit milestone service unavailable response
+func (o *IssueEditMilestoneServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueEditMilestoneServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *IssueGetCommentReactionsUnprocessableEntity) WriteResponse(rw http.Resp
 	}
 }
 
+// IssueGetCommentReactionsTooManyRequestsCode is the HTTP code returned for type IssueGetCommentReactionsTooManyRequests
+const IssueGetCommentReactionsTooManyRequestsCode int = 429
+
+/*
+IssueGetCommentReactionsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueGetCommentReactionsTooManyRequests
+*/
+type IssueGetCommentReactionsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetCommentReactionsTooManyRequests creates IssueGetCommentReactionsTooManyRequests with default headers values
+func NewIssueGetCommentReactionsTooManyRequests() *IssueGetCommentReactionsTooManyRequests {
+
+	return &IssueGetCommentReactionsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get comment reactions too many requests response
+func (o *IssueGetCommentReactionsTooManyRequests) WithRetryAfter(retryAfter int64) *IssueGetCommentReactionsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get comment reactions too many requests response
+func (o *IssueGetCommentReactionsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get comment reactions too many requests response
+func (o *IssueGetCommentReactionsTooManyRequests) WithPayload(payload *models.APIError) *IssueGetCommentReactionsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get comment reactions too many requests response
+func (o *IssueGetCommentReactionsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetCommentReactionsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueGetCommentReactionsInternalServerErrorCode is the HTTP code returned for type IssueGetCommentReactionsInternalServerError
 const IssueGetCommentReactionsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *IssueGetCommentReactionsInternalServerError) SetPayload(payload *models
 func (o *IssueGetCommentReactionsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueGetCommentReactionsServiceUnavailableCode is the HTTP code returned for type IssueGetCommentReactionsServiceUnavailable
+const IssueGetCommentReactionsServiceUnavailableCode int = 503
+
+/*
+IssueGetCommentReactionsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueGetCommentReactionsServiceUnavailable
+*/
+type IssueGetCommentReactionsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetCommentReactionsServiceUnavailable creates IssueGetCommentReactionsServiceUnavailable with default headers values
+func NewIssueGetCommentReactionsServiceUnavailable() *IssueGetCommentReactionsServiceUnavailable {
+
+	return &IssueGetCommentReactionsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get comment reactions service unavailable response
+func (o *IssueGetCommentReactionsServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueGetCommentReactionsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get comment reactions service unavailable response
+func (o *IssueGetCommentReactionsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get comment reactions service unavailable response
+func (o *IssueGetCommentReactionsServiceUnavailable) WithPayload(payload *models.APIError) *IssueGetCommentReactionsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get comment reactions service unavailable response
+func (o *IssueGetCommentReactionsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetCommentReactionsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

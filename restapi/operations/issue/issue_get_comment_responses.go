@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *IssueGetCommentUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// IssueGetCommentTooManyRequestsCode is the HTTP code returned for type IssueGetCommentTooManyRequests
+const IssueGetCommentTooManyRequestsCode int = 429
+
+/*
+IssueGetCommentTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueGetCommentTooManyRequests
+*/
+type IssueGetCommentTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetCommentTooManyRequests creates IssueGetCommentTooManyRequests with default headers values
+func NewIssueGetCommentTooManyRequests() *IssueGetCommentTooManyRequests {
+
+	return &IssueGetCommentTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get comment too many requests response
+func (o *IssueGetCommentTooManyRequests) WithRetryAfter(retryAfter int64) *IssueGetCommentTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get comment too many requests response
+func (o *IssueGetCommentTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get comment too many requests response
+func (o *IssueGetCommentTooManyRequests) WithPayload(payload *models.APIError) *IssueGetCommentTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get comment too many requests response
+func (o *IssueGetCommentTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetCommentTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueGetCommentInternalServerErrorCode is the HTTP code returned for type IssueGetCommentInternalServerError
 const IssueGetCommentInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *IssueGetCommentInternalServerError) SetPayload(payload *models.APIError
 func (o *IssueGetCommentInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueGetCommentServiceUnavailableCode is the HTTP code returned for type IssueGetCommentServiceUnavailable
+const IssueGetCommentServiceUnavailableCode int = 503
+
+/*
+IssueGetCommentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueGetCommentServiceUnavailable
+*/
+type IssueGetCommentServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetCommentServiceUnavailable creates IssueGetCommentServiceUnavailable with default headers values
+func NewIssueGetCommentServiceUnavailable() *IssueGetCommentServiceUnavailable {
+
+	return &IssueGetCommentServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get comment service unavailable response
+func (o *IssueGetCommentServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueGetCommentServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get comment service unavailable response
+func (o *IssueGetCommentServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get comment service unavailable response
+func (o *IssueGetCommentServiceUnavailable) WithPayload(payload *models.APIError) *IssueGetCommentServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get comment service unavailable response
+func (o *IssueGetCommentServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetCommentServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

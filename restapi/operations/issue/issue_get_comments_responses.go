@@ -286,6 +286,73 @@ func (o *IssueGetCommentsUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// IssueGetCommentsTooManyRequestsCode is the HTTP code returned for type IssueGetCommentsTooManyRequests
+const IssueGetCommentsTooManyRequestsCode int = 429
+
+/*
+IssueGetCommentsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueGetCommentsTooManyRequests
+*/
+type IssueGetCommentsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetCommentsTooManyRequests creates IssueGetCommentsTooManyRequests with default headers values
+func NewIssueGetCommentsTooManyRequests() *IssueGetCommentsTooManyRequests {
+
+	return &IssueGetCommentsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get comments too many requests response
+func (o *IssueGetCommentsTooManyRequests) WithRetryAfter(retryAfter int64) *IssueGetCommentsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get comments too many requests response
+func (o *IssueGetCommentsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get comments too many requests response
+func (o *IssueGetCommentsTooManyRequests) WithPayload(payload *models.APIError) *IssueGetCommentsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get comments too many requests response
+func (o *IssueGetCommentsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetCommentsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueGetCommentsInternalServerErrorCode is the HTTP code returned for type IssueGetCommentsInternalServerError
 const IssueGetCommentsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *IssueGetCommentsInternalServerError) SetPayload(payload *models.APIErro
 func (o *IssueGetCommentsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueGetCommentsServiceUnavailableCode is the HTTP code returned for type IssueGetCommentsServiceUnavailable
+const IssueGetCommentsServiceUnavailableCode int = 503
+
+/*
+IssueGetCommentsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueGetCommentsServiceUnavailable
+*/
+type IssueGetCommentsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetCommentsServiceUnavailable creates IssueGetCommentsServiceUnavailable with default headers values
+func NewIssueGetCommentsServiceUnavailable() *IssueGetCommentsServiceUnavailable {
+
+	return &IssueGetCommentsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get comments service unavailable response
+func (o *IssueGetCommentsServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueGetCommentsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get comments service unavailable response
+func (o *IssueGetCommentsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get comments service unavailable response
+func (o *IssueGetCommentsServiceUnavailable) WithPayload(payload *models.APIError) *IssueGetCommentsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get comments service unavailable response
+func (o *IssueGetCommentsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetCommentsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

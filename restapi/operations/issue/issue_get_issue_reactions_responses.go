@@ -286,6 +286,73 @@ func (o *IssueGetIssueReactionsUnprocessableEntity) WriteResponse(rw http.Respon
 	}
 }
 
+// IssueGetIssueReactionsTooManyRequestsCode is the HTTP code returned for type IssueGetIssueReactionsTooManyRequests
+const IssueGetIssueReactionsTooManyRequestsCode int = 429
+
+/*
+IssueGetIssueReactionsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueGetIssueReactionsTooManyRequests
+*/
+type IssueGetIssueReactionsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetIssueReactionsTooManyRequests creates IssueGetIssueReactionsTooManyRequests with default headers values
+func NewIssueGetIssueReactionsTooManyRequests() *IssueGetIssueReactionsTooManyRequests {
+
+	return &IssueGetIssueReactionsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get issue reactions too many requests response
+func (o *IssueGetIssueReactionsTooManyRequests) WithRetryAfter(retryAfter int64) *IssueGetIssueReactionsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get issue reactions too many requests response
+func (o *IssueGetIssueReactionsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get issue reactions too many requests response
+func (o *IssueGetIssueReactionsTooManyRequests) WithPayload(payload *models.APIError) *IssueGetIssueReactionsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get issue reactions too many requests response
+func (o *IssueGetIssueReactionsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetIssueReactionsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueGetIssueReactionsInternalServerErrorCode is the HTTP code returned for type IssueGetIssueReactionsInternalServerError
 const IssueGetIssueReactionsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *IssueGetIssueReactionsInternalServerError) SetPayload(payload *models.A
 func (o *IssueGetIssueReactionsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueGetIssueReactionsServiceUnavailableCode is the HTTP code returned for type IssueGetIssueReactionsServiceUnavailable
+const IssueGetIssueReactionsServiceUnavailableCode int = 503
+
+/*
+IssueGetIssueReactionsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueGetIssueReactionsServiceUnavailable
+*/
+type IssueGetIssueReactionsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetIssueReactionsServiceUnavailable creates IssueGetIssueReactionsServiceUnavailable with default headers values
+func NewIssueGetIssueReactionsServiceUnavailable() *IssueGetIssueReactionsServiceUnavailable {
+
+	return &IssueGetIssueReactionsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get issue reactions service unavailable response
+func (o *IssueGetIssueReactionsServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueGetIssueReactionsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get issue reactions service unavailable response
+func (o *IssueGetIssueReactionsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get issue reactions service unavailable response
+func (o *IssueGetIssueReactionsServiceUnavailable) WithPayload(payload *models.APIError) *IssueGetIssueReactionsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get issue reactions service unavailable response
+func (o *IssueGetIssueReactionsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetIssueReactionsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

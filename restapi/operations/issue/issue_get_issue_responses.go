@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *IssueGetIssueUnprocessableEntity) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// IssueGetIssueTooManyRequestsCode is the HTTP code returned for type IssueGetIssueTooManyRequests
+const IssueGetIssueTooManyRequestsCode int = 429
+
+/*
+IssueGetIssueTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueGetIssueTooManyRequests
+*/
+type IssueGetIssueTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetIssueTooManyRequests creates IssueGetIssueTooManyRequests with default headers values
+func NewIssueGetIssueTooManyRequests() *IssueGetIssueTooManyRequests {
+
+	return &IssueGetIssueTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get issue too many requests response
+func (o *IssueGetIssueTooManyRequests) WithRetryAfter(retryAfter int64) *IssueGetIssueTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get issue too many requests response
+func (o *IssueGetIssueTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get issue too many requests response
+func (o *IssueGetIssueTooManyRequests) WithPayload(payload *models.APIError) *IssueGetIssueTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get issue too many requests response
+func (o *IssueGetIssueTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetIssueTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueGetIssueInternalServerErrorCode is the HTTP code returned for type IssueGetIssueInternalServerError
 const IssueGetIssueInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *IssueGetIssueInternalServerError) SetPayload(payload *models.APIError) 
 func (o *IssueGetIssueInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueGetIssueServiceUnavailableCode is the HTTP code returned for type IssueGetIssueServiceUnavailable
+const IssueGetIssueServiceUnavailableCode int = 503
+
+/*
+IssueGetIssueServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueGetIssueServiceUnavailable
+*/
+type IssueGetIssueServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetIssueServiceUnavailable creates IssueGetIssueServiceUnavailable with default headers values
+func NewIssueGetIssueServiceUnavailable() *IssueGetIssueServiceUnavailable {
+
+	return &IssueGetIssueServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get issue service unavailable response
+func (o *IssueGetIssueServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueGetIssueServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get issue service unavailable response
+func (o *IssueGetIssueServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get issue service unavailable response
+func (o *IssueGetIssueServiceUnavailable) WithPayload(payload *models.APIError) *IssueGetIssueServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get issue service unavailable response
+func (o *IssueGetIssueServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetIssueServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

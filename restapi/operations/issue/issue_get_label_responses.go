@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *IssueGetLabelUnprocessableEntity) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// IssueGetLabelTooManyRequestsCode is the HTTP code returned for type IssueGetLabelTooManyRequests
+const IssueGetLabelTooManyRequestsCode int = 429
+
+/*
+IssueGetLabelTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueGetLabelTooManyRequests
+*/
+type IssueGetLabelTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetLabelTooManyRequests creates IssueGetLabelTooManyRequests with default headers values
+func NewIssueGetLabelTooManyRequests() *IssueGetLabelTooManyRequests {
+
+	return &IssueGetLabelTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get label too many requests response
+func (o *IssueGetLabelTooManyRequests) WithRetryAfter(retryAfter int64) *IssueGetLabelTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get label too many requests response
+func (o *IssueGetLabelTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get label too many requests response
+func (o *IssueGetLabelTooManyRequests) WithPayload(payload *models.APIError) *IssueGetLabelTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get label too many requests response
+func (o *IssueGetLabelTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetLabelTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueGetLabelInternalServerErrorCode is the HTTP code returned for type IssueGetLabelInternalServerError
 const IssueGetLabelInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *IssueGetLabelInternalServerError) SetPayload(payload *models.APIError) 
 func (o *IssueGetLabelInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueGetLabelServiceUnavailableCode is the HTTP code returned for type IssueGetLabelServiceUnavailable
+const IssueGetLabelServiceUnavailableCode int = 503
+
+/*
+IssueGetLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueGetLabelServiceUnavailable
+*/
+type IssueGetLabelServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetLabelServiceUnavailable creates IssueGetLabelServiceUnavailable with default headers values
+func NewIssueGetLabelServiceUnavailable() *IssueGetLabelServiceUnavailable {
+
+	return &IssueGetLabelServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get label service unavailable response
+func (o *IssueGetLabelServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueGetLabelServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get label service unavailable response
+func (o *IssueGetLabelServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get label service unavailable response
+func (o *IssueGetLabelServiceUnavailable) WithPayload(payload *models.APIError) *IssueGetLabelServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get label service unavailable response
+func (o *IssueGetLabelServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetLabelServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *IssueGetLabelsUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// IssueGetLabelsTooManyRequestsCode is the HTTP code returned for type IssueGetLabelsTooManyRequests
+const IssueGetLabelsTooManyRequestsCode int = 429
+
+/*
+IssueGetLabelsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueGetLabelsTooManyRequests
+*/
+type IssueGetLabelsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetLabelsTooManyRequests creates IssueGetLabelsTooManyRequests with default headers values
+func NewIssueGetLabelsTooManyRequests() *IssueGetLabelsTooManyRequests {
+
+	return &IssueGetLabelsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get labels too many requests response
+func (o *IssueGetLabelsTooManyRequests) WithRetryAfter(retryAfter int64) *IssueGetLabelsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get labels too many requests response
+func (o *IssueGetLabelsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get labels too many requests response
+func (o *IssueGetLabelsTooManyRequests) WithPayload(payload *models.APIError) *IssueGetLabelsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get labels too many requests response
+func (o *IssueGetLabelsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetLabelsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueGetLabelsInternalServerErrorCode is the HTTP code returned for type IssueGetLabelsInternalServerError
 const IssueGetLabelsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *IssueGetLabelsInternalServerError) SetPayload(payload *models.APIError)
 func (o *IssueGetLabelsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueGetLabelsServiceUnavailableCode is the HTTP code returned for type IssueGetLabelsServiceUnavailable
+const IssueGetLabelsServiceUnavailableCode int = 503
+
+/*
+IssueGetLabelsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueGetLabelsServiceUnavailable
+*/
+type IssueGetLabelsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetLabelsServiceUnavailable creates IssueGetLabelsServiceUnavailable with default headers values
+func NewIssueGetLabelsServiceUnavailable() *IssueGetLabelsServiceUnavailable {
+
+	return &IssueGetLabelsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get labels service unavailable response
+func (o *IssueGetLabelsServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueGetLabelsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get labels service unavailable response
+func (o *IssueGetLabelsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get labels service unavailable response
+func (o *IssueGetLabelsServiceUnavailable) WithPayload(payload *models.APIError) *IssueGetLabelsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get labels service unavailable response
+func (o *IssueGetLabelsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetLabelsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *IssueGetMilestoneUnprocessableEntity) WriteResponse(rw http.ResponseWri
 	}
 }
 
+// IssueGetMilestoneTooManyRequestsCode is the HTTP code returned for type IssueGetMilestoneTooManyRequests
+const IssueGetMilestoneTooManyRequestsCode int = 429
+
+/*
+IssueGetMilestoneTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueGetMilestoneTooManyRequests
+*/
+type IssueGetMilestoneTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetMilestoneTooManyRequests creates IssueGetMilestoneTooManyRequests with default headers values
+func NewIssueGetMilestoneTooManyRequests() *IssueGetMilestoneTooManyRequests {
+
+	return &IssueGetMilestoneTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get milestone too many requests response
+func (o *IssueGetMilestoneTooManyRequests) WithRetryAfter(retryAfter int64) *IssueGetMilestoneTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get milestone too many requests response
+func (o *IssueGetMilestoneTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get milestone too many requests response
+func (o *IssueGetMilestoneTooManyRequests) WithPayload(payload *models.APIError) *IssueGetMilestoneTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get milestone too many requests response
+func (o *IssueGetMilestoneTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetMilestoneTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueGetMilestoneInternalServerErrorCode is the HTTP code returned for type IssueGetMilestoneInternalServerError
 const IssueGetMilestoneInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *IssueGetMilestoneInternalServerError) SetPayload(payload *models.APIErr
 func (o *IssueGetMilestoneInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueGetMilestoneServiceUnavailableCode is the HTTP code returned for type IssueGetMilestoneServiceUnavailable
+const IssueGetMilestoneServiceUnavailableCode int = 503
+
+/*
+IssueGetMilestoneServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueGetMilestoneServiceUnavailable
+*/
+type IssueGetMilestoneServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetMilestoneServiceUnavailable creates IssueGetMilestoneServiceUnavailable with default headers values
+func NewIssueGetMilestoneServiceUnavailable() *IssueGetMilestoneServiceUnavailable {
+
+	return &IssueGetMilestoneServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get milestone service unavailable response
+func (o *IssueGetMilestoneServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueGetMilestoneServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get milestone service unavailable response
+func (o *IssueGetMilestoneServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get milestone service unavailable response
+func (o *IssueGetMilestoneServiceUnavailable) WithPayload(payload *models.APIError) *IssueGetMilestoneServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get milestone service unavailable response
+func (o *IssueGetMilestoneServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetMilestoneServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

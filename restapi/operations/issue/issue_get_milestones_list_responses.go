@@ -286,6 +286,73 @@ func (o *IssueGetMilestonesListUnprocessableEntity) WriteResponse(rw http.Respon
 	}
 }
 
+// IssueGetMilestonesListTooManyRequestsCode is the HTTP code returned for type IssueGetMilestonesListTooManyRequests
+const IssueGetMilestonesListTooManyRequestsCode int = 429
+
+/*
+IssueGetMilestonesListTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueGetMilestonesListTooManyRequests
+*/
+type IssueGetMilestonesListTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetMilestonesListTooManyRequests creates IssueGetMilestonesListTooManyRequests with default headers values
+func NewIssueGetMilestonesListTooManyRequests() *IssueGetMilestonesListTooManyRequests {
+
+	return &IssueGetMilestonesListTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get milestones list too many requests response
+func (o *IssueGetMilestonesListTooManyRequests) WithRetryAfter(retryAfter int64) *IssueGetMilestonesListTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get milestones list too many requests response
+func (o *IssueGetMilestonesListTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get milestones list too many requests response
+func (o *IssueGetMilestonesListTooManyRequests) WithPayload(payload *models.APIError) *IssueGetMilestonesListTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get milestones list too many requests response
+func (o *IssueGetMilestonesListTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetMilestonesListTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueGetMilestonesListInternalServerErrorCode is the HTTP code returned for type IssueGetMilestonesListInternalServerError
 const IssueGetMilestonesListInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *IssueGetMilestonesListInternalServerError) SetPayload(payload *models.A
 func (o *IssueGetMilestonesListInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueGetMilestonesListServiceUnavailableCode is the HTTP code returned for type IssueGetMilestonesListServiceUnavailable
+const IssueGetMilestonesListServiceUnavailableCode int = 503
+
+/*
+IssueGetMilestonesListServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueGetMilestonesListServiceUnavailable
+*/
+type IssueGetMilestonesListServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueGetMilestonesListServiceUnavailable creates IssueGetMilestonesListServiceUnavailable with default headers values
+func NewIssueGetMilestonesListServiceUnavailable() *IssueGetMilestonesListServiceUnavailable {
+
+	return &IssueGetMilestonesListServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue get milestones list service unavailable response
+func (o *IssueGetMilestonesListServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueGetMilestonesListServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue get milestones list service unavailable response
+func (o *IssueGetMilestonesListServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue get milestones list service unavailable response
+func (o *IssueGetMilestonesListServiceUnavailable) WithPayload(payload *models.APIError) *IssueGetMilestonesListServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue get milestones list service unavailable response
+func (o *IssueGetMilestonesListServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueGetMilestonesListServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *IssueListIssuesUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// IssueListIssuesTooManyRequestsCode is the HTTP code returned for type IssueListIssuesTooManyRequests
+const IssueListIssuesTooManyRequestsCode int = 429
+
+/*
+IssueListIssuesTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueListIssuesTooManyRequests
+*/
+type IssueListIssuesTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueListIssuesTooManyRequests creates IssueListIssuesTooManyRequests with default headers values
+func NewIssueListIssuesTooManyRequests() *IssueListIssuesTooManyRequests {
+
+	return &IssueListIssuesTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue list issues too many requests response
+func (o *IssueListIssuesTooManyRequests) WithRetryAfter(retryAfter int64) *IssueListIssuesTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue list issues too many requests response
+func (o *IssueListIssuesTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue list issues too many requests response
+func (o *IssueListIssuesTooManyRequests) WithPayload(payload *models.APIError) *IssueListIssuesTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue list issues too many requests response
+func (o *IssueListIssuesTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueListIssuesTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueListIssuesInternalServerErrorCode is the HTTP code returned for type IssueListIssuesInternalServerError
 const IssueListIssuesInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *IssueListIssuesInternalServerError) SetPayload(payload *models.APIError
 func (o *IssueListIssuesInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueListIssuesServiceUnavailableCode is the HTTP code returned for type IssueListIssuesServiceUnavailable
+const IssueListIssuesServiceUnavailableCode int = 503
+
+/*
+IssueListIssuesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueListIssuesServiceUnavailable
+*/
+type IssueListIssuesServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueListIssuesServiceUnavailable creates IssueListIssuesServiceUnavailable with default headers values
+func NewIssueListIssuesServiceUnavailable() *IssueListIssuesServiceUnavailable {
+
+	return &IssueListIssuesServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue list issues service unavailable response
+func (o *IssueListIssuesServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueListIssuesServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue list issues service unavailable response
+func (o *IssueListIssuesServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue list issues service unavailable response
+func (o *IssueListIssuesServiceUnavailable) WithPayload(payload *models.APIError) *IssueListIssuesServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue list issues service unavailable response
+func (o *IssueListIssuesServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueListIssuesServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *IssueListLabelsUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// IssueListLabelsTooManyRequestsCode is the HTTP code returned for type IssueListLabelsTooManyRequests
+const IssueListLabelsTooManyRequestsCode int = 429
+
+/*
+IssueListLabelsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueListLabelsTooManyRequests
+*/
+type IssueListLabelsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueListLabelsTooManyRequests creates IssueListLabelsTooManyRequests with default headers values
+func NewIssueListLabelsTooManyRequests() *IssueListLabelsTooManyRequests {
+
+	return &IssueListLabelsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue list labels too many requests response
+func (o *IssueListLabelsTooManyRequests) WithRetryAfter(retryAfter int64) *IssueListLabelsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue list labels too many requests response
+func (o *IssueListLabelsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue list labels too many requests response
+func (o *IssueListLabelsTooManyRequests) WithPayload(payload *models.APIError) *IssueListLabelsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue list labels too many requests response
+func (o *IssueListLabelsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueListLabelsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueListLabelsInternalServerErrorCode is the HTTP code returned for type IssueListLabelsInternalServerError
 const IssueListLabelsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *IssueListLabelsInternalServerError) SetPayload(payload *models.APIError
 func (o *IssueListLabelsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueListLabelsServiceUnavailableCode is the HTTP code returned for type IssueListLabelsServiceUnavailable
+const IssueListLabelsServiceUnavailableCode int = 503
+
+/*
+IssueListLabelsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueListLabelsServiceUnavailable
+*/
+type IssueListLabelsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueListLabelsServiceUnavailable creates IssueListLabelsServiceUnavailable with default headers values
+func NewIssueListLabelsServiceUnavailable() *IssueListLabelsServiceUnavailable {
+
+	return &IssueListLabelsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue list labels service unavailable response
+func (o *IssueListLabelsServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueListLabelsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue list labels service unavailable response
+func (o *IssueListLabelsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue list labels service unavailable response
+func (o *IssueListLabelsServiceUnavailable) WithPayload(payload *models.APIError) *IssueListLabelsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue list labels service unavailable response
+func (o *IssueListLabelsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueListLabelsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

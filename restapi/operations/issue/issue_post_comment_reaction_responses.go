@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *IssuePostCommentReactionNotFound) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// IssuePostCommentReactionRequestEntityTooLargeCode is the HTTP code returned for type IssuePostCommentReactionRequestEntityTooLarge
+const IssuePostCommentReactionRequestEntityTooLargeCode int = 413
+
+/*
+IssuePostCommentReactionRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issuePostCommentReactionRequestEntityTooLarge
+*/
+type IssuePostCommentReactionRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssuePostCommentReactionRequestEntityTooLarge creates IssuePostCommentReactionRequestEntityTooLarge with default headers values
+func NewIssuePostCommentReactionRequestEntityTooLarge() *IssuePostCommentReactionRequestEntityTooLarge {
+
+	return &IssuePostCommentReactionRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue post comment reaction request entity too large response
+func (o *IssuePostCommentReactionRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssuePostCommentReactionRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue post comment reaction request entity too large response
+func (o *IssuePostCommentReactionRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssuePostCommentReactionRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssuePostCommentReactionUnprocessableEntityCode is the HTTP code returned for type IssuePostCommentReactionUnprocessableEntity
 const IssuePostCommentReactionUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *IssuePostCommentReactionLocked) WriteResponse(rw http.ResponseWriter, p
 	}
 }
 
+// IssuePostCommentReactionTooManyRequestsCode is the HTTP code returned for type IssuePostCommentReactionTooManyRequests
+const IssuePostCommentReactionTooManyRequestsCode int = 429
+
+/*
+IssuePostCommentReactionTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issuePostCommentReactionTooManyRequests
+*/
+type IssuePostCommentReactionTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssuePostCommentReactionTooManyRequests creates IssuePostCommentReactionTooManyRequests with default headers values
+func NewIssuePostCommentReactionTooManyRequests() *IssuePostCommentReactionTooManyRequests {
+
+	return &IssuePostCommentReactionTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue post comment reaction too many requests response
+func (o *IssuePostCommentReactionTooManyRequests) WithRetryAfter(retryAfter int64) *IssuePostCommentReactionTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue post comment reaction too many requests response
+func (o *IssuePostCommentReactionTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue post comment reaction too many requests response
+func (o *IssuePostCommentReactionTooManyRequests) WithPayload(payload *models.APIError) *IssuePostCommentReactionTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue post comment reaction too many requests response
+func (o *IssuePostCommentReactionTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssuePostCommentReactionTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssuePostCommentReactionInternalServerErrorCode is the HTTP code returned for type IssuePostCommentReactionInternalServerError
 const IssuePostCommentReactionInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *IssuePostCommentReactionInternalServerError) SetPayload(payload *models
 func (o *IssuePostCommentReactionInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssuePostCommentReactionServiceUnavailableCode is the HTTP code returned for type IssuePostCommentReactionServiceUnavailable
+const IssuePostCommentReactionServiceUnavailableCode int = 503
+
+/*
+IssuePostCommentReactionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issuePostCommentReactionServiceUnavailable
+*/
+type IssuePostCommentReactionServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssuePostCommentReactionServiceUnavailable creates IssuePostCommentReactionServiceUnavailable with default headers values
+func NewIssuePostCommentReactionServiceUnavailable() *IssuePostCommentReactionServiceUnavailable {
+
+	return &IssuePostCommentReactionServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue post comment reaction service unavailable response
+func (o *IssuePostCommentReactionServiceUnavailable) WithRetryAfter(retryAfter int64) *IssuePostCommentReactionServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue post comment reaction service unavailable response
+func (o *IssuePostCommentReactionServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue post comment reaction service unavailable response
+func (o *IssuePostCommentReactionServiceUnavailable) WithPayload(payload *models.APIError) *IssuePostCommentReactionServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue post comment reaction service unavailable response
+func (o *IssuePostCommentReactionServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssuePostCommentReactionServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *IssuePostIssueReactionNotFound) WriteResponse(rw http.ResponseWriter, p
 	}
 }
 
+// IssuePostIssueReactionRequestEntityTooLargeCode is the HTTP code returned for type IssuePostIssueReactionRequestEntityTooLarge
+const IssuePostIssueReactionRequestEntityTooLargeCode int = 413
+
+/*
+IssuePostIssueReactionRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issuePostIssueReactionRequestEntityTooLarge
+*/
+type IssuePostIssueReactionRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssuePostIssueReactionRequestEntityTooLarge creates IssuePostIssueReactionRequestEntityTooLarge with default headers values
+func NewIssuePostIssueReactionRequestEntityTooLarge() *IssuePostIssueReactionRequestEntityTooLarge {
+
+	return &IssuePostIssueReactionRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue post issue reaction request entity too large response
+func (o *IssuePostIssueReactionRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssuePostIssueReactionRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue post issue reaction request entity too large response
+func (o *IssuePostIssueReactionRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssuePostIssueReactionRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssuePostIssueReactionUnprocessableEntityCode is the HTTP code returned for type IssuePostIssueReactionUnprocessableEntity
 const IssuePostIssueReactionUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *IssuePostIssueReactionLocked) WriteResponse(rw http.ResponseWriter, pro
 	}
 }
 
+// IssuePostIssueReactionTooManyRequestsCode is the HTTP code returned for type IssuePostIssueReactionTooManyRequests
+const IssuePostIssueReactionTooManyRequestsCode int = 429
+
+/*
+IssuePostIssueReactionTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issuePostIssueReactionTooManyRequests
+*/
+type IssuePostIssueReactionTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssuePostIssueReactionTooManyRequests creates IssuePostIssueReactionTooManyRequests with default headers values
+func NewIssuePostIssueReactionTooManyRequests() *IssuePostIssueReactionTooManyRequests {
+
+	return &IssuePostIssueReactionTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue post issue reaction too many requests response
+func (o *IssuePostIssueReactionTooManyRequests) WithRetryAfter(retryAfter int64) *IssuePostIssueReactionTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue post issue reaction too many requests response
+func (o *IssuePostIssueReactionTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue post issue reaction too many requests response
+func (o *IssuePostIssueReactionTooManyRequests) WithPayload(payload *models.APIError) *IssuePostIssueReactionTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue post issue reaction too many requests response
+func (o *IssuePostIssueReactionTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssuePostIssueReactionTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssuePostIssueReactionInternalServerErrorCode is the HTTP code returned for type IssuePostIssueReactionInternalServerError
 const IssuePostIssueReactionInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *IssuePostIssueReactionInternalServerError) SetPayload(payload *models.A
 func (o *IssuePostIssueReactionInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssuePostIssueReactionServiceUnavailableCode is the HTTP code returned for type IssuePostIssueReactionServiceUnavailable
+const IssuePostIssueReactionServiceUnavailableCode int = 503
+
+/*
+IssuePostIssueReactionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issuePostIssueReactionServiceUnavailable
+*/
+type IssuePostIssueReactionServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssuePostIssueReactionServiceUnavailable creates IssuePostIssueReactionServiceUnavailable with default headers values
+func NewIssuePostIssueReactionServiceUnavailable() *IssuePostIssueReactionServiceUnavailable {
+
+	return &IssuePostIssueReactionServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue post issue reaction service unavailable response
+func (o *IssuePostIssueReactionServiceUnavailable) WithRetryAfter(retryAfter int64) *IssuePostIssueReactionServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue post issue reaction service unavailable response
+func (o *IssuePostIssueReactionServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue post issue reaction service unavailable response
+func (o *IssuePostIssueReactionServiceUnavailable) WithPayload(payload *models.APIError) *IssuePostIssueReactionServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue post issue reaction service unavailable response
+func (o *IssuePostIssueReactionServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssuePostIssueReactionServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *IssueRemoveLabelLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// IssueRemoveLabelTooManyRequestsCode is the HTTP code returned for type IssueRemoveLabelTooManyRequests
+const IssueRemoveLabelTooManyRequestsCode int = 429
+
+/*
+IssueRemoveLabelTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueRemoveLabelTooManyRequests
+*/
+type IssueRemoveLabelTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueRemoveLabelTooManyRequests creates IssueRemoveLabelTooManyRequests with default headers values
+func NewIssueRemoveLabelTooManyRequests() *IssueRemoveLabelTooManyRequests {
+
+	return &IssueRemoveLabelTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue remove label too many requests response
+func (o *IssueRemoveLabelTooManyRequests) WithRetryAfter(retryAfter int64) *IssueRemoveLabelTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue remove label too many requests response
+func (o *IssueRemoveLabelTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue remove label too many requests response
+func (o *IssueRemoveLabelTooManyRequests) WithPayload(payload *models.APIError) *IssueRemoveLabelTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue remove label too many requests response
+func (o *IssueRemoveLabelTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueRemoveLabelTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueRemoveLabelInternalServerErrorCode is the HTTP code returned for type IssueRemoveLabelInternalServerError
 const IssueRemoveLabelInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *IssueRemoveLabelInternalServerError) SetPayload(payload *models.APIErro
 func (o *IssueRemoveLabelInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueRemoveLabelServiceUnavailableCode is the HTTP code returned for type IssueRemoveLabelServiceUnavailable
+const IssueRemoveLabelServiceUnavailableCode int = 503
+
+/*
+IssueRemoveLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueRemoveLabelServiceUnavailable
+*/
+type IssueRemoveLabelServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueRemoveLabelServiceUnavailable creates IssueRemoveLabelServiceUnavailable with default headers values
+func NewIssueRemoveLabelServiceUnavailable() *IssueRemoveLabelServiceUnavailable {
+
+	return &IssueRemoveLabelServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue remove label service unavailable response
+func (o *IssueRemoveLabelServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueRemoveLabelServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue remove label service unavailable response
+func (o *IssueRemoveLabelServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue remove label service unavailable response
+func (o *IssueRemoveLabelServiceUnavailable) WithPayload(payload *models.APIError) *IssueRemoveLabelServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue remove label service unavailable response
+func (o *IssueRemoveLabelServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueRemoveLabelServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -241,6 +241,51 @@ func (o *IssueReplaceLabelsNotFound) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// IssueReplaceLabelsRequestEntityTooLargeCode is the HTTP code returned for type IssueReplaceLabelsRequestEntityTooLarge
+const IssueReplaceLabelsRequestEntityTooLargeCode int = 413
+
+/*
+IssueReplaceLabelsRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response issueReplaceLabelsRequestEntityTooLarge
+*/
+type IssueReplaceLabelsRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueReplaceLabelsRequestEntityTooLarge creates IssueReplaceLabelsRequestEntityTooLarge with default headers values
+func NewIssueReplaceLabelsRequestEntityTooLarge() *IssueReplaceLabelsRequestEntityTooLarge {
+
+	return &IssueReplaceLabelsRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the issue replace labels request entity too large response
+func (o *IssueReplaceLabelsRequestEntityTooLarge) WithPayload(payload *models.APIError) *IssueReplaceLabelsRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue replace labels request entity too large response
+func (o *IssueReplaceLabelsRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueReplaceLabelsRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueReplaceLabelsUnprocessableEntityCode is the HTTP code returned for type IssueReplaceLabelsUnprocessableEntity
 const IssueReplaceLabelsUnprocessableEntityCode int = 422
 
@@ -331,6 +376,73 @@ func (o *IssueReplaceLabelsLocked) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// IssueReplaceLabelsTooManyRequestsCode is the HTTP code returned for type IssueReplaceLabelsTooManyRequests
+const IssueReplaceLabelsTooManyRequestsCode int = 429
+
+/*
+IssueReplaceLabelsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueReplaceLabelsTooManyRequests
+*/
+type IssueReplaceLabelsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueReplaceLabelsTooManyRequests creates IssueReplaceLabelsTooManyRequests with default headers values
+func NewIssueReplaceLabelsTooManyRequests() *IssueReplaceLabelsTooManyRequests {
+
+	return &IssueReplaceLabelsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue replace labels too many requests response
+func (o *IssueReplaceLabelsTooManyRequests) WithRetryAfter(retryAfter int64) *IssueReplaceLabelsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue replace labels too many requests response
+func (o *IssueReplaceLabelsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue replace labels too many requests response
+func (o *IssueReplaceLabelsTooManyRequests) WithPayload(payload *models.APIError) *IssueReplaceLabelsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue replace labels too many requests response
+func (o *IssueReplaceLabelsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueReplaceLabelsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueReplaceLabelsInternalServerErrorCode is the HTTP code returned for type IssueReplaceLabelsInternalServerError
 const IssueReplaceLabelsInternalServerErrorCode int = 500
 
@@ -368,6 +480,73 @@ func (o *IssueReplaceLabelsInternalServerError) SetPayload(payload *models.APIEr
 func (o *IssueReplaceLabelsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueReplaceLabelsServiceUnavailableCode is the HTTP code returned for type IssueReplaceLabelsServiceUnavailable
+const IssueReplaceLabelsServiceUnavailableCode int = 503
+
+/*
+IssueReplaceLabelsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueReplaceLabelsServiceUnavailable
+*/
+type IssueReplaceLabelsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueReplaceLabelsServiceUnavailable creates IssueReplaceLabelsServiceUnavailable with default headers values
+func NewIssueReplaceLabelsServiceUnavailable() *IssueReplaceLabelsServiceUnavailable {
+
+	return &IssueReplaceLabelsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue replace labels service unavailable response
+func (o *IssueReplaceLabelsServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueReplaceLabelsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue replace labels service unavailable response
+func (o *IssueReplaceLabelsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue replace labels service unavailable response
+func (o *IssueReplaceLabelsServiceUnavailable) WithPayload(payload *models.APIError) *IssueReplaceLabelsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue replace labels service unavailable response
+func (o *IssueReplaceLabelsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueReplaceLabelsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

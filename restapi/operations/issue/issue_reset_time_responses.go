@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -308,6 +309,73 @@ func (o *IssueResetTimeLocked) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// IssueResetTimeTooManyRequestsCode is the HTTP code returned for type IssueResetTimeTooManyRequests
+const IssueResetTimeTooManyRequestsCode int = 429
+
+/*
+IssueResetTimeTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueResetTimeTooManyRequests
+*/
+type IssueResetTimeTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueResetTimeTooManyRequests creates IssueResetTimeTooManyRequests with default headers values
+func NewIssueResetTimeTooManyRequests() *IssueResetTimeTooManyRequests {
+
+	return &IssueResetTimeTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue reset time too many requests response
+func (o *IssueResetTimeTooManyRequests) WithRetryAfter(retryAfter int64) *IssueResetTimeTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue reset time too many requests response
+func (o *IssueResetTimeTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue reset time too many requests response
+func (o *IssueResetTimeTooManyRequests) WithPayload(payload *models.APIError) *IssueResetTimeTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue reset time too many requests response
+func (o *IssueResetTimeTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueResetTimeTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueResetTimeInternalServerErrorCode is the HTTP code returned for type IssueResetTimeInternalServerError
 const IssueResetTimeInternalServerErrorCode int = 500
 
@@ -345,6 +413,73 @@ func (o *IssueResetTimeInternalServerError) SetPayload(payload *models.APIError)
 func (o *IssueResetTimeInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueResetTimeServiceUnavailableCode is the HTTP code returned for type IssueResetTimeServiceUnavailable
+const IssueResetTimeServiceUnavailableCode int = 503
+
+/*
+IssueResetTimeServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueResetTimeServiceUnavailable
+*/
+type IssueResetTimeServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueResetTimeServiceUnavailable creates IssueResetTimeServiceUnavailable with default headers values
+func NewIssueResetTimeServiceUnavailable() *IssueResetTimeServiceUnavailable {
+
+	return &IssueResetTimeServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue reset time service unavailable response
+func (o *IssueResetTimeServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueResetTimeServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue reset time service unavailable response
+func (o *IssueResetTimeServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue reset time service unavailable response
+func (o *IssueResetTimeServiceUnavailable) WithPayload(payload *models.APIError) *IssueResetTimeServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue reset time service unavailable response
+func (o *IssueResetTimeServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueResetTimeServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -331,6 +331,73 @@ func (o *IssueSearchIssuesUnprocessableEntity) WriteResponse(rw http.ResponseWri
 	}
 }
 
+// IssueSearchIssuesTooManyRequestsCode is the HTTP code returned for type IssueSearchIssuesTooManyRequests
+const IssueSearchIssuesTooManyRequestsCode int = 429
+
+/*
+IssueSearchIssuesTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueSearchIssuesTooManyRequests
+*/
+type IssueSearchIssuesTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueSearchIssuesTooManyRequests creates IssueSearchIssuesTooManyRequests with default headers values
+func NewIssueSearchIssuesTooManyRequests() *IssueSearchIssuesTooManyRequests {
+
+	return &IssueSearchIssuesTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue search issues too many requests response
+func (o *IssueSearchIssuesTooManyRequests) WithRetryAfter(retryAfter int64) *IssueSearchIssuesTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue search issues too many requests response
+func (o *IssueSearchIssuesTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue search issues too many requests response
+func (o *IssueSearchIssuesTooManyRequests) WithPayload(payload *models.APIError) *IssueSearchIssuesTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue search issues too many requests response
+func (o *IssueSearchIssuesTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueSearchIssuesTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueSearchIssuesInternalServerErrorCode is the HTTP code returned for type IssueSearchIssuesInternalServerError
 const IssueSearchIssuesInternalServerErrorCode int = 500
 
@@ -368,6 +435,73 @@ func (o *IssueSearchIssuesInternalServerError) SetPayload(payload *models.APIErr
 func (o *IssueSearchIssuesInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueSearchIssuesServiceUnavailableCode is the HTTP code returned for type IssueSearchIssuesServiceUnavailable
+const IssueSearchIssuesServiceUnavailableCode int = 503
+
+/*
+IssueSearchIssuesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueSearchIssuesServiceUnavailable
+*/
+type IssueSearchIssuesServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueSearchIssuesServiceUnavailable creates IssueSearchIssuesServiceUnavailable with default headers values
+func NewIssueSearchIssuesServiceUnavailable() *IssueSearchIssuesServiceUnavailable {
+
+	return &IssueSearchIssuesServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue search issues service unavailable response
+func (o *IssueSearchIssuesServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueSearchIssuesServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue search issues service unavailable response
+func (o *IssueSearchIssuesServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue search issues service unavailable response
+func (o *IssueSearchIssuesServiceUnavailable) WithPayload(payload *models.APIError) *IssueSearchIssuesServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue search issues service unavailable response
+func (o *IssueSearchIssuesServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueSearchIssuesServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

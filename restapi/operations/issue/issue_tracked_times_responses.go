@@ -286,6 +286,73 @@ func (o *IssueTrackedTimesUnprocessableEntity) WriteResponse(rw http.ResponseWri
 	}
 }
 
+// IssueTrackedTimesTooManyRequestsCode is the HTTP code returned for type IssueTrackedTimesTooManyRequests
+const IssueTrackedTimesTooManyRequestsCode int = 429
+
+/*
+IssueTrackedTimesTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response issueTrackedTimesTooManyRequests
+*/
+type IssueTrackedTimesTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueTrackedTimesTooManyRequests creates IssueTrackedTimesTooManyRequests with default headers values
+func NewIssueTrackedTimesTooManyRequests() *IssueTrackedTimesTooManyRequests {
+
+	return &IssueTrackedTimesTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue tracked times too many requests response
+func (o *IssueTrackedTimesTooManyRequests) WithRetryAfter(retryAfter int64) *IssueTrackedTimesTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue tracked times too many requests response
+func (o *IssueTrackedTimesTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue tracked times too many requests response
+func (o *IssueTrackedTimesTooManyRequests) WithPayload(payload *models.APIError) *IssueTrackedTimesTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue tracked times too many requests response
+func (o *IssueTrackedTimesTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueTrackedTimesTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // IssueTrackedTimesInternalServerErrorCode is the HTTP code returned for type IssueTrackedTimesInternalServerError
 const IssueTrackedTimesInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *IssueTrackedTimesInternalServerError) SetPayload(payload *models.APIErr
 func (o *IssueTrackedTimesInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// IssueTrackedTimesServiceUnavailableCode is the HTTP code returned for type IssueTrackedTimesServiceUnavailable
+const IssueTrackedTimesServiceUnavailableCode int = 503
+
+/*
+IssueTrackedTimesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response issueTrackedTimesServiceUnavailable
+*/
+type IssueTrackedTimesServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewIssueTrackedTimesServiceUnavailable creates IssueTrackedTimesServiceUnavailable with default headers values
+func NewIssueTrackedTimesServiceUnavailable() *IssueTrackedTimesServiceUnavailable {
+
+	return &IssueTrackedTimesServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the issue tracked times service unavailable response
+func (o *IssueTrackedTimesServiceUnavailable) WithRetryAfter(retryAfter int64) *IssueTrackedTimesServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the issue tracked times service unavailable response
+func (o *IssueTrackedTimesServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the issue tracked times service unavailable response
+func (o *IssueTrackedTimesServiceUnavailable) WithPayload(payload *models.APIError) *IssueTrackedTimesServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the issue tracked times service unavailable response
+func (o *IssueTrackedTimesServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *IssueTrackedTimesServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *RepoCreateProjectNotFound) WriteResponse(rw http.ResponseWriter, produc
 	}
 }
 
+// RepoCreateProjectRequestEntityTooLargeCode is the HTTP code returned for type RepoCreateProjectRequestEntityTooLarge
+const RepoCreateProjectRequestEntityTooLargeCode int = 413
+
+/*
+RepoCreateProjectRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoCreateProjectRequestEntityTooLarge
+*/
+type RepoCreateProjectRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateProjectRequestEntityTooLarge creates RepoCreateProjectRequestEntityTooLarge with default headers values
+func NewRepoCreateProjectRequestEntityTooLarge() *RepoCreateProjectRequestEntityTooLarge {
+
+	return &RepoCreateProjectRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo create project request entity too large response
+func (o *RepoCreateProjectRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoCreateProjectRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create project request entity too large response
+func (o *RepoCreateProjectRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateProjectRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateProjectUnprocessableEntityCode is the HTTP code returned for type RepoCreateProjectUnprocessableEntity
 const RepoCreateProjectUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *RepoCreateProjectLocked) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// RepoCreateProjectTooManyRequestsCode is the HTTP code returned for type RepoCreateProjectTooManyRequests
+const RepoCreateProjectTooManyRequestsCode int = 429
+
+/*
+RepoCreateProjectTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoCreateProjectTooManyRequests
+*/
+type RepoCreateProjectTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateProjectTooManyRequests creates RepoCreateProjectTooManyRequests with default headers values
+func NewRepoCreateProjectTooManyRequests() *RepoCreateProjectTooManyRequests {
+
+	return &RepoCreateProjectTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create project too many requests response
+func (o *RepoCreateProjectTooManyRequests) WithRetryAfter(retryAfter int64) *RepoCreateProjectTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create project too many requests response
+func (o *RepoCreateProjectTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create project too many requests response
+func (o *RepoCreateProjectTooManyRequests) WithPayload(payload *models.APIError) *RepoCreateProjectTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create project too many requests response
+func (o *RepoCreateProjectTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateProjectTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateProjectInternalServerErrorCode is the HTTP code returned for type RepoCreateProjectInternalServerError
 const RepoCreateProjectInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *RepoCreateProjectInternalServerError) SetPayload(payload *models.APIErr
 func (o *RepoCreateProjectInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoCreateProjectServiceUnavailableCode is the HTTP code returned for type RepoCreateProjectServiceUnavailable
+const RepoCreateProjectServiceUnavailableCode int = 503
+
+/*
+RepoCreateProjectServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoCreateProjectServiceUnavailable
+*/
+type RepoCreateProjectServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateProjectServiceUnavailable creates RepoCreateProjectServiceUnavailable with default headers values
+func NewRepoCreateProjectServiceUnavailable() *RepoCreateProjectServiceUnavailable {
+
+	return &RepoCreateProjectServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create project service unavailable response
+func (o *RepoCreateProjectServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoCreateProjectServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create project service unavailable response
+func (o *RepoCreateProjectServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create project service unavailable response
+func (o *RepoCreateProjectServiceUnavailable) WithPayload(payload *models.APIError) *RepoCreateProjectServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create project service unavailable response
+func (o *RepoCreateProjectServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateProjectServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

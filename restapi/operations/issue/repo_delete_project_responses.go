@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *RepoDeleteProjectLocked) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// RepoDeleteProjectTooManyRequestsCode is the HTTP code returned for type RepoDeleteProjectTooManyRequests
+const RepoDeleteProjectTooManyRequestsCode int = 429
+
+/*
+RepoDeleteProjectTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoDeleteProjectTooManyRequests
+*/
+type RepoDeleteProjectTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteProjectTooManyRequests creates RepoDeleteProjectTooManyRequests with default headers values
+func NewRepoDeleteProjectTooManyRequests() *RepoDeleteProjectTooManyRequests {
+
+	return &RepoDeleteProjectTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete project too many requests response
+func (o *RepoDeleteProjectTooManyRequests) WithRetryAfter(retryAfter int64) *RepoDeleteProjectTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete project too many requests response
+func (o *RepoDeleteProjectTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete project too many requests response
+func (o *RepoDeleteProjectTooManyRequests) WithPayload(payload *models.APIError) *RepoDeleteProjectTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete project too many requests response
+func (o *RepoDeleteProjectTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteProjectTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteProjectInternalServerErrorCode is the HTTP code returned for type RepoDeleteProjectInternalServerError
 const RepoDeleteProjectInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *RepoDeleteProjectInternalServerError) SetPayload(payload *models.APIErr
 func (o *RepoDeleteProjectInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoDeleteProjectServiceUnavailableCode is the HTTP code returned for type RepoDeleteProjectServiceUnavailable
+const RepoDeleteProjectServiceUnavailableCode int = 503
+
+/*
+RepoDeleteProjectServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoDeleteProjectServiceUnavailable
+*/
+type RepoDeleteProjectServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteProjectServiceUnavailable creates RepoDeleteProjectServiceUnavailable with default headers values
+func NewRepoDeleteProjectServiceUnavailable() *RepoDeleteProjectServiceUnavailable {
+
+	return &RepoDeleteProjectServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete project service unavailable response
+func (o *RepoDeleteProjectServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoDeleteProjectServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete project service unavailable response
+func (o *RepoDeleteProjectServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete project service unavailable response
+func (o *RepoDeleteProjectServiceUnavailable) WithPayload(payload *models.APIError) *RepoDeleteProjectServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete project service unavailable response
+func (o *RepoDeleteProjectServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteProjectServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *RepoEditProjectNotFound) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// RepoEditProjectRequestEntityTooLargeCode is the HTTP code returned for type RepoEditProjectRequestEntityTooLarge
+const RepoEditProjectRequestEntityTooLargeCode int = 413
+
+/*
+RepoEditProjectRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoEditProjectRequestEntityTooLarge
+*/
+type RepoEditProjectRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditProjectRequestEntityTooLarge creates RepoEditProjectRequestEntityTooLarge with default headers values
+func NewRepoEditProjectRequestEntityTooLarge() *RepoEditProjectRequestEntityTooLarge {
+
+	return &RepoEditProjectRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo edit project request entity too large response
+func (o *RepoEditProjectRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoEditProjectRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit project request entity too large response
+func (o *RepoEditProjectRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditProjectRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoEditProjectUnprocessableEntityCode is the HTTP code returned for type RepoEditProjectUnprocessableEntity
 const RepoEditProjectUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *RepoEditProjectLocked) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// RepoEditProjectTooManyRequestsCode is the HTTP code returned for type RepoEditProjectTooManyRequests
+const RepoEditProjectTooManyRequestsCode int = 429
+
+/*
+RepoEditProjectTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoEditProjectTooManyRequests
+*/
+type RepoEditProjectTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditProjectTooManyRequests creates RepoEditProjectTooManyRequests with default headers values
+func NewRepoEditProjectTooManyRequests() *RepoEditProjectTooManyRequests {
+
+	return &RepoEditProjectTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo edit project too many requests response
+func (o *RepoEditProjectTooManyRequests) WithRetryAfter(retryAfter int64) *RepoEditProjectTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo edit project too many requests response
+func (o *RepoEditProjectTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo edit project too many requests response
+func (o *RepoEditProjectTooManyRequests) WithPayload(payload *models.APIError) *RepoEditProjectTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit project too many requests response
+func (o *RepoEditProjectTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditProjectTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoEditProjectInternalServerErrorCode is the HTTP code returned for type RepoEditProjectInternalServerError
 const RepoEditProjectInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *RepoEditProjectInternalServerError) SetPayload(payload *models.APIError
 func (o *RepoEditProjectInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoEditProjectServiceUnavailableCode is the HTTP code returned for type RepoEditProjectServiceUnavailable
+const RepoEditProjectServiceUnavailableCode int = 503
+
+/*
+RepoEditProjectServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoEditProjectServiceUnavailable
+*/
+type RepoEditProjectServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditProjectServiceUnavailable creates RepoEditProjectServiceUnavailable with default headers values
+func NewRepoEditProjectServiceUnavailable() *RepoEditProjectServiceUnavailable {
+
+	return &RepoEditProjectServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo edit project service unavailable response
+func (o *RepoEditProjectServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoEditProjectServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo edit project service unavailable response
+func (o *RepoEditProjectServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo edit project service unavailable response
+func (o *RepoEditProjectServiceUnavailable) WithPayload(payload *models.APIError) *RepoEditProjectServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit project service unavailable response
+func (o *RepoEditProjectServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditProjectServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *RepoGetProjectUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// RepoGetProjectTooManyRequestsCode is the HTTP code returned for type RepoGetProjectTooManyRequests
+const RepoGetProjectTooManyRequestsCode int = 429
+
+/*
+RepoGetProjectTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetProjectTooManyRequests
+*/
+type RepoGetProjectTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetProjectTooManyRequests creates RepoGetProjectTooManyRequests with default headers values
+func NewRepoGetProjectTooManyRequests() *RepoGetProjectTooManyRequests {
+
+	return &RepoGetProjectTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get project too many requests response
+func (o *RepoGetProjectTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetProjectTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get project too many requests response
+func (o *RepoGetProjectTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get project too many requests response
+func (o *RepoGetProjectTooManyRequests) WithPayload(payload *models.APIError) *RepoGetProjectTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get project too many requests response
+func (o *RepoGetProjectTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetProjectTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetProjectInternalServerErrorCode is the HTTP code returned for type RepoGetProjectInternalServerError
 const RepoGetProjectInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *RepoGetProjectInternalServerError) SetPayload(payload *models.APIError)
 func (o *RepoGetProjectInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetProjectServiceUnavailableCode is the HTTP code returned for type RepoGetProjectServiceUnavailable
+const RepoGetProjectServiceUnavailableCode int = 503
+
+/*
+RepoGetProjectServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetProjectServiceUnavailable
+*/
+type RepoGetProjectServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetProjectServiceUnavailable creates RepoGetProjectServiceUnavailable with default headers values
+func NewRepoGetProjectServiceUnavailable() *RepoGetProjectServiceUnavailable {
+
+	return &RepoGetProjectServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get project service unavailable response
+func (o *RepoGetProjectServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetProjectServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get project service unavailable response
+func (o *RepoGetProjectServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get project service unavailable response
+func (o *RepoGetProjectServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetProjectServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get project service unavailable response
+func (o *RepoGetProjectServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetProjectServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *RepoListProjectsUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// RepoListProjectsTooManyRequestsCode is the HTTP code returned for type RepoListProjectsTooManyRequests
+const RepoListProjectsTooManyRequestsCode int = 429
+
+/*
+RepoListProjectsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoListProjectsTooManyRequests
+*/
+type RepoListProjectsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListProjectsTooManyRequests creates RepoListProjectsTooManyRequests with default headers values
+func NewRepoListProjectsTooManyRequests() *RepoListProjectsTooManyRequests {
+
+	return &RepoListProjectsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list projects too many requests response
+func (o *RepoListProjectsTooManyRequests) WithRetryAfter(retryAfter int64) *RepoListProjectsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list projects too many requests response
+func (o *RepoListProjectsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list projects too many requests response
+func (o *RepoListProjectsTooManyRequests) WithPayload(payload *models.APIError) *RepoListProjectsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list projects too many requests response
+func (o *RepoListProjectsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListProjectsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListProjectsInternalServerErrorCode is the HTTP code returned for type RepoListProjectsInternalServerError
 const RepoListProjectsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *RepoListProjectsInternalServerError) SetPayload(payload *models.APIErro
 func (o *RepoListProjectsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoListProjectsServiceUnavailableCode is the HTTP code returned for type RepoListProjectsServiceUnavailable
+const RepoListProjectsServiceUnavailableCode int = 503
+
+/*
+RepoListProjectsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoListProjectsServiceUnavailable
+*/
+type RepoListProjectsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListProjectsServiceUnavailable creates RepoListProjectsServiceUnavailable with default headers values
+func NewRepoListProjectsServiceUnavailable() *RepoListProjectsServiceUnavailable {
+
+	return &RepoListProjectsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list projects service unavailable response
+func (o *RepoListProjectsServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoListProjectsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list projects service unavailable response
+func (o *RepoListProjectsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list projects service unavailable response
+func (o *RepoListProjectsServiceUnavailable) WithPayload(payload *models.APIError) *RepoListProjectsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list projects service unavailable response
+func (o *RepoListProjectsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListProjectsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

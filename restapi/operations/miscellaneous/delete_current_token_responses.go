@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *DeleteCurrentTokenUnprocessableEntity) WriteResponse(rw http.ResponseWr
 	}
 }
 
+// DeleteCurrentTokenTooManyRequestsCode is the HTTP code returned for type DeleteCurrentTokenTooManyRequests
+const DeleteCurrentTokenTooManyRequestsCode int = 429
+
+/*
+DeleteCurrentTokenTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response deleteCurrentTokenTooManyRequests
+*/
+type DeleteCurrentTokenTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewDeleteCurrentTokenTooManyRequests creates DeleteCurrentTokenTooManyRequests with default headers values
+func NewDeleteCurrentTokenTooManyRequests() *DeleteCurrentTokenTooManyRequests {
+
+	return &DeleteCurrentTokenTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the delete current token too many requests response
+func (o *DeleteCurrentTokenTooManyRequests) WithRetryAfter(retryAfter int64) *DeleteCurrentTokenTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the delete current token too many requests response
+func (o *DeleteCurrentTokenTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the delete current token too many requests response
+func (o *DeleteCurrentTokenTooManyRequests) WithPayload(payload *models.APIError) *DeleteCurrentTokenTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the delete current token too many requests response
+func (o *DeleteCurrentTokenTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *DeleteCurrentTokenTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // DeleteCurrentTokenInternalServerErrorCode is the HTTP code returned for type DeleteCurrentTokenInternalServerError
 const DeleteCurrentTokenInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *DeleteCurrentTokenInternalServerError) SetPayload(payload *models.APIEr
 func (o *DeleteCurrentTokenInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// DeleteCurrentTokenServiceUnavailableCode is the HTTP code returned for type DeleteCurrentTokenServiceUnavailable
+const DeleteCurrentTokenServiceUnavailableCode int = 503
+
+/*
+DeleteCurrentTokenServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response deleteCurrentTokenServiceUnavailable
+*/
+type DeleteCurrentTokenServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewDeleteCurrentTokenServiceUnavailable creates DeleteCurrentTokenServiceUnavailable with default headers values
+func NewDeleteCurrentTokenServiceUnavailable() *DeleteCurrentTokenServiceUnavailable {
+
+	return &DeleteCurrentTokenServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the delete current token service unavailable response
+func (o *DeleteCurrentTokenServiceUnavailable) WithRetryAfter(retryAfter int64) *DeleteCurrentTokenServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the delete current token service unavailable response
+func (o *DeleteCurrentTokenServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the delete current token service unavailable response
+func (o *DeleteCurrentTokenServiceUnavailable) WithPayload(payload *models.APIError) *DeleteCurrentTokenServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the delete current token service unavailable response
+func (o *DeleteCurrentTokenServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *DeleteCurrentTokenServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -283,6 +284,73 @@ func (o *GetCurrentTokenUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// GetCurrentTokenTooManyRequestsCode is the HTTP code returned for type GetCurrentTokenTooManyRequests
+const GetCurrentTokenTooManyRequestsCode int = 429
+
+/*
+GetCurrentTokenTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response getCurrentTokenTooManyRequests
+*/
+type GetCurrentTokenTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetCurrentTokenTooManyRequests creates GetCurrentTokenTooManyRequests with default headers values
+func NewGetCurrentTokenTooManyRequests() *GetCurrentTokenTooManyRequests {
+
+	return &GetCurrentTokenTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the get current token too many requests response
+func (o *GetCurrentTokenTooManyRequests) WithRetryAfter(retryAfter int64) *GetCurrentTokenTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get current token too many requests response
+func (o *GetCurrentTokenTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get current token too many requests response
+func (o *GetCurrentTokenTooManyRequests) WithPayload(payload *models.APIError) *GetCurrentTokenTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get current token too many requests response
+func (o *GetCurrentTokenTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetCurrentTokenTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GetCurrentTokenInternalServerErrorCode is the HTTP code returned for type GetCurrentTokenInternalServerError
 const GetCurrentTokenInternalServerErrorCode int = 500
 
@@ -320,6 +388,73 @@ func (o *GetCurrentTokenInternalServerError) SetPayload(payload *models.APIError
 func (o *GetCurrentTokenInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// GetCurrentTokenServiceUnavailableCode is the HTTP code returned for type GetCurrentTokenServiceUnavailable
+const GetCurrentTokenServiceUnavailableCode int = 503
+
+/*
+GetCurrentTokenServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response getCurrentTokenServiceUnavailable
+*/
+type GetCurrentTokenServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetCurrentTokenServiceUnavailable creates GetCurrentTokenServiceUnavailable with default headers values
+func NewGetCurrentTokenServiceUnavailable() *GetCurrentTokenServiceUnavailable {
+
+	return &GetCurrentTokenServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the get current token service unavailable response
+func (o *GetCurrentTokenServiceUnavailable) WithRetryAfter(retryAfter int64) *GetCurrentTokenServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get current token service unavailable response
+func (o *GetCurrentTokenServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get current token service unavailable response
+func (o *GetCurrentTokenServiceUnavailable) WithPayload(payload *models.APIError) *GetCurrentTokenServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get current token service unavailable response
+func (o *GetCurrentTokenServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetCurrentTokenServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

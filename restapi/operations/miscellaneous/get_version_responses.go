@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *GetVersionUnprocessableEntity) WriteResponse(rw http.ResponseWriter, pr
 	}
 }
 
+// GetVersionTooManyRequestsCode is the HTTP code returned for type GetVersionTooManyRequests
+const GetVersionTooManyRequestsCode int = 429
+
+/*
+GetVersionTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response getVersionTooManyRequests
+*/
+type GetVersionTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetVersionTooManyRequests creates GetVersionTooManyRequests with default headers values
+func NewGetVersionTooManyRequests() *GetVersionTooManyRequests {
+
+	return &GetVersionTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the get version too many requests response
+func (o *GetVersionTooManyRequests) WithRetryAfter(retryAfter int64) *GetVersionTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get version too many requests response
+func (o *GetVersionTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get version too many requests response
+func (o *GetVersionTooManyRequests) WithPayload(payload *models.APIError) *GetVersionTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get version too many requests response
+func (o *GetVersionTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetVersionTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GetVersionInternalServerErrorCode is the HTTP code returned for type GetVersionInternalServerError
 const GetVersionInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *GetVersionInternalServerError) SetPayload(payload *models.APIError) {
 func (o *GetVersionInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// GetVersionServiceUnavailableCode is the HTTP code returned for type GetVersionServiceUnavailable
+const GetVersionServiceUnavailableCode int = 503
+
+/*
+GetVersionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response getVersionServiceUnavailable
+*/
+type GetVersionServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetVersionServiceUnavailable creates GetVersionServiceUnavailable with default headers values
+func NewGetVersionServiceUnavailable() *GetVersionServiceUnavailable {
+
+	return &GetVersionServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the get version service unavailable response
+func (o *GetVersionServiceUnavailable) WithRetryAfter(retryAfter int64) *GetVersionServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get version service unavailable response
+func (o *GetVersionServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get version service unavailable response
+func (o *GetVersionServiceUnavailable) WithPayload(payload *models.APIError) *GetVersionServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get version service unavailable response
+func (o *GetVersionServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetVersionServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

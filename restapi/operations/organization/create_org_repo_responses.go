@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -283,6 +284,51 @@ func (o *CreateOrgRepoConflict) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// CreateOrgRepoRequestEntityTooLargeCode is the HTTP code returned for type CreateOrgRepoRequestEntityTooLarge
+const CreateOrgRepoRequestEntityTooLargeCode int = 413
+
+/*
+CreateOrgRepoRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response createOrgRepoRequestEntityTooLarge
+*/
+type CreateOrgRepoRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewCreateOrgRepoRequestEntityTooLarge creates CreateOrgRepoRequestEntityTooLarge with default headers values
+func NewCreateOrgRepoRequestEntityTooLarge() *CreateOrgRepoRequestEntityTooLarge {
+
+	return &CreateOrgRepoRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the create org repo request entity too large response
+func (o *CreateOrgRepoRequestEntityTooLarge) WithPayload(payload *models.APIError) *CreateOrgRepoRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the create org repo request entity too large response
+func (o *CreateOrgRepoRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *CreateOrgRepoRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // CreateOrgRepoUnprocessableEntityCode is the HTTP code returned for type CreateOrgRepoUnprocessableEntity
 const CreateOrgRepoUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *CreateOrgRepoUnprocessableEntity) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// CreateOrgRepoTooManyRequestsCode is the HTTP code returned for type CreateOrgRepoTooManyRequests
+const CreateOrgRepoTooManyRequestsCode int = 429
+
+/*
+CreateOrgRepoTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response createOrgRepoTooManyRequests
+*/
+type CreateOrgRepoTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewCreateOrgRepoTooManyRequests creates CreateOrgRepoTooManyRequests with default headers values
+func NewCreateOrgRepoTooManyRequests() *CreateOrgRepoTooManyRequests {
+
+	return &CreateOrgRepoTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the create org repo too many requests response
+func (o *CreateOrgRepoTooManyRequests) WithRetryAfter(retryAfter int64) *CreateOrgRepoTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the create org repo too many requests response
+func (o *CreateOrgRepoTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the create org repo too many requests response
+func (o *CreateOrgRepoTooManyRequests) WithPayload(payload *models.APIError) *CreateOrgRepoTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the create org repo too many requests response
+func (o *CreateOrgRepoTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *CreateOrgRepoTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // CreateOrgRepoInternalServerErrorCode is the HTTP code returned for type CreateOrgRepoInternalServerError
 const CreateOrgRepoInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *CreateOrgRepoInternalServerError) SetPayload(payload *models.APIError) 
 func (o *CreateOrgRepoInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// CreateOrgRepoServiceUnavailableCode is the HTTP code returned for type CreateOrgRepoServiceUnavailable
+const CreateOrgRepoServiceUnavailableCode int = 503
+
+/*
+CreateOrgRepoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response createOrgRepoServiceUnavailable
+*/
+type CreateOrgRepoServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewCreateOrgRepoServiceUnavailable creates CreateOrgRepoServiceUnavailable with default headers values
+func NewCreateOrgRepoServiceUnavailable() *CreateOrgRepoServiceUnavailable {
+
+	return &CreateOrgRepoServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the create org repo service unavailable response
+func (o *CreateOrgRepoServiceUnavailable) WithRetryAfter(retryAfter int64) *CreateOrgRepoServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the create org repo service unavailable response
+func (o *CreateOrgRepoServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the create org repo service unavailable response
+func (o *CreateOrgRepoServiceUnavailable) WithPayload(payload *models.APIError) *CreateOrgRepoServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the create org repo service unavailable response
+func (o *CreateOrgRepoServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *CreateOrgRepoServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

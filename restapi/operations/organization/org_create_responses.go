@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *OrgCreateNotFound) WriteResponse(rw http.ResponseWriter, producer runti
 	}
 }
 
+// OrgCreateRequestEntityTooLargeCode is the HTTP code returned for type OrgCreateRequestEntityTooLarge
+const OrgCreateRequestEntityTooLargeCode int = 413
+
+/*
+OrgCreateRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response orgCreateRequestEntityTooLarge
+*/
+type OrgCreateRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgCreateRequestEntityTooLarge creates OrgCreateRequestEntityTooLarge with default headers values
+func NewOrgCreateRequestEntityTooLarge() *OrgCreateRequestEntityTooLarge {
+
+	return &OrgCreateRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the org create request entity too large response
+func (o *OrgCreateRequestEntityTooLarge) WithPayload(payload *models.APIError) *OrgCreateRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org create request entity too large response
+func (o *OrgCreateRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgCreateRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgCreateUnprocessableEntityCode is the HTTP code returned for type OrgCreateUnprocessableEntity
 const OrgCreateUnprocessableEntityCode int = 422
 
@@ -238,6 +284,73 @@ func (o *OrgCreateUnprocessableEntity) WriteResponse(rw http.ResponseWriter, pro
 	}
 }
 
+// OrgCreateTooManyRequestsCode is the HTTP code returned for type OrgCreateTooManyRequests
+const OrgCreateTooManyRequestsCode int = 429
+
+/*
+OrgCreateTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response orgCreateTooManyRequests
+*/
+type OrgCreateTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgCreateTooManyRequests creates OrgCreateTooManyRequests with default headers values
+func NewOrgCreateTooManyRequests() *OrgCreateTooManyRequests {
+
+	return &OrgCreateTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the org create too many requests response
+func (o *OrgCreateTooManyRequests) WithRetryAfter(retryAfter int64) *OrgCreateTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org create too many requests response
+func (o *OrgCreateTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org create too many requests response
+func (o *OrgCreateTooManyRequests) WithPayload(payload *models.APIError) *OrgCreateTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org create too many requests response
+func (o *OrgCreateTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgCreateTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgCreateInternalServerErrorCode is the HTTP code returned for type OrgCreateInternalServerError
 const OrgCreateInternalServerErrorCode int = 500
 
@@ -275,6 +388,73 @@ func (o *OrgCreateInternalServerError) SetPayload(payload *models.APIError) {
 func (o *OrgCreateInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// OrgCreateServiceUnavailableCode is the HTTP code returned for type OrgCreateServiceUnavailable
+const OrgCreateServiceUnavailableCode int = 503
+
+/*
+OrgCreateServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response orgCreateServiceUnavailable
+*/
+type OrgCreateServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgCreateServiceUnavailable creates OrgCreateServiceUnavailable with default headers values
+func NewOrgCreateServiceUnavailable() *OrgCreateServiceUnavailable {
+
+	return &OrgCreateServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the org create service unavailable response
+func (o *OrgCreateServiceUnavailable) WithRetryAfter(retryAfter int64) *OrgCreateServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org create service unavailable response
+func (o *OrgCreateServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org create service unavailable response
+func (o *OrgCreateServiceUnavailable) WithPayload(payload *models.APIError) *OrgCreateServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org create service unavailable response
+func (o *OrgCreateServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgCreateServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,73 @@ func (o *OrgDeleteMemberUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// OrgDeleteMemberTooManyRequestsCode is the HTTP code returned for type OrgDeleteMemberTooManyRequests
+const OrgDeleteMemberTooManyRequestsCode int = 429
+
+/*
+OrgDeleteMemberTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response orgDeleteMemberTooManyRequests
+*/
+type OrgDeleteMemberTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgDeleteMemberTooManyRequests creates OrgDeleteMemberTooManyRequests with default headers values
+func NewOrgDeleteMemberTooManyRequests() *OrgDeleteMemberTooManyRequests {
+
+	return &OrgDeleteMemberTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the org delete member too many requests response
+func (o *OrgDeleteMemberTooManyRequests) WithRetryAfter(retryAfter int64) *OrgDeleteMemberTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org delete member too many requests response
+func (o *OrgDeleteMemberTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org delete member too many requests response
+func (o *OrgDeleteMemberTooManyRequests) WithPayload(payload *models.APIError) *OrgDeleteMemberTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org delete member too many requests response
+func (o *OrgDeleteMemberTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgDeleteMemberTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgDeleteMemberInternalServerErrorCode is the HTTP code returned for type OrgDeleteMemberInternalServerError
 const OrgDeleteMemberInternalServerErrorCode int = 500
 
@@ -255,6 +323,73 @@ func (o *OrgDeleteMemberInternalServerError) SetPayload(payload *models.APIError
 func (o *OrgDeleteMemberInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// OrgDeleteMemberServiceUnavailableCode is the HTTP code returned for type OrgDeleteMemberServiceUnavailable
+const OrgDeleteMemberServiceUnavailableCode int = 503
+
+/*
+OrgDeleteMemberServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response orgDeleteMemberServiceUnavailable
+*/
+type OrgDeleteMemberServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgDeleteMemberServiceUnavailable creates OrgDeleteMemberServiceUnavailable with default headers values
+func NewOrgDeleteMemberServiceUnavailable() *OrgDeleteMemberServiceUnavailable {
+
+	return &OrgDeleteMemberServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the org delete member service unavailable response
+func (o *OrgDeleteMemberServiceUnavailable) WithRetryAfter(retryAfter int64) *OrgDeleteMemberServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org delete member service unavailable response
+func (o *OrgDeleteMemberServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org delete member service unavailable response
+func (o *OrgDeleteMemberServiceUnavailable) WithPayload(payload *models.APIError) *OrgDeleteMemberServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org delete member service unavailable response
+func (o *OrgDeleteMemberServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgDeleteMemberServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

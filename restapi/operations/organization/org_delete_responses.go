@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,73 @@ func (o *OrgDeleteUnprocessableEntity) WriteResponse(rw http.ResponseWriter, pro
 	}
 }
 
+// OrgDeleteTooManyRequestsCode is the HTTP code returned for type OrgDeleteTooManyRequests
+const OrgDeleteTooManyRequestsCode int = 429
+
+/*
+OrgDeleteTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response orgDeleteTooManyRequests
+*/
+type OrgDeleteTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgDeleteTooManyRequests creates OrgDeleteTooManyRequests with default headers values
+func NewOrgDeleteTooManyRequests() *OrgDeleteTooManyRequests {
+
+	return &OrgDeleteTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the org delete too many requests response
+func (o *OrgDeleteTooManyRequests) WithRetryAfter(retryAfter int64) *OrgDeleteTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org delete too many requests response
+func (o *OrgDeleteTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org delete too many requests response
+func (o *OrgDeleteTooManyRequests) WithPayload(payload *models.APIError) *OrgDeleteTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org delete too many requests response
+func (o *OrgDeleteTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgDeleteTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgDeleteInternalServerErrorCode is the HTTP code returned for type OrgDeleteInternalServerError
 const OrgDeleteInternalServerErrorCode int = 500
 
@@ -255,6 +323,73 @@ func (o *OrgDeleteInternalServerError) SetPayload(payload *models.APIError) {
 func (o *OrgDeleteInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// OrgDeleteServiceUnavailableCode is the HTTP code returned for type OrgDeleteServiceUnavailable
+const OrgDeleteServiceUnavailableCode int = 503
+
+/*
+OrgDeleteServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response orgDeleteServiceUnavailable
+*/
+type OrgDeleteServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgDeleteServiceUnavailable creates OrgDeleteServiceUnavailable with default headers values
+func NewOrgDeleteServiceUnavailable() *OrgDeleteServiceUnavailable {
+
+	return &OrgDeleteServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the org delete service unavailable response
+func (o *OrgDeleteServiceUnavailable) WithRetryAfter(retryAfter int64) *OrgDeleteServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org delete service unavailable response
+func (o *OrgDeleteServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org delete service unavailable response
+func (o *OrgDeleteServiceUnavailable) WithPayload(payload *models.APIError) *OrgDeleteServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org delete service unavailable response
+func (o *OrgDeleteServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgDeleteServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

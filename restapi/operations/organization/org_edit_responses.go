@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *OrgEditNotFound) WriteResponse(rw http.ResponseWriter, producer runtime
 	}
 }
 
+// OrgEditRequestEntityTooLargeCode is the HTTP code returned for type OrgEditRequestEntityTooLarge
+const OrgEditRequestEntityTooLargeCode int = 413
+
+/*
+OrgEditRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response orgEditRequestEntityTooLarge
+*/
+type OrgEditRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgEditRequestEntityTooLarge creates OrgEditRequestEntityTooLarge with default headers values
+func NewOrgEditRequestEntityTooLarge() *OrgEditRequestEntityTooLarge {
+
+	return &OrgEditRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the org edit request entity too large response
+func (o *OrgEditRequestEntityTooLarge) WithPayload(payload *models.APIError) *OrgEditRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org edit request entity too large response
+func (o *OrgEditRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgEditRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgEditUnprocessableEntityCode is the HTTP code returned for type OrgEditUnprocessableEntity
 const OrgEditUnprocessableEntityCode int = 422
 
@@ -238,6 +284,73 @@ func (o *OrgEditUnprocessableEntity) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// OrgEditTooManyRequestsCode is the HTTP code returned for type OrgEditTooManyRequests
+const OrgEditTooManyRequestsCode int = 429
+
+/*
+OrgEditTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response orgEditTooManyRequests
+*/
+type OrgEditTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgEditTooManyRequests creates OrgEditTooManyRequests with default headers values
+func NewOrgEditTooManyRequests() *OrgEditTooManyRequests {
+
+	return &OrgEditTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the org edit too many requests response
+func (o *OrgEditTooManyRequests) WithRetryAfter(retryAfter int64) *OrgEditTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org edit too many requests response
+func (o *OrgEditTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org edit too many requests response
+func (o *OrgEditTooManyRequests) WithPayload(payload *models.APIError) *OrgEditTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org edit too many requests response
+func (o *OrgEditTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgEditTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgEditInternalServerErrorCode is the HTTP code returned for type OrgEditInternalServerError
 const OrgEditInternalServerErrorCode int = 500
 
@@ -275,6 +388,73 @@ func (o *OrgEditInternalServerError) SetPayload(payload *models.APIError) {
 func (o *OrgEditInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// OrgEditServiceUnavailableCode is the HTTP code returned for type OrgEditServiceUnavailable
+const OrgEditServiceUnavailableCode int = 503
+
+/*
+OrgEditServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response orgEditServiceUnavailable
+*/
+type OrgEditServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgEditServiceUnavailable creates OrgEditServiceUnavailable with default headers values
+func NewOrgEditServiceUnavailable() *OrgEditServiceUnavailable {
+
+	return &OrgEditServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the org edit service unavailable response
+func (o *OrgEditServiceUnavailable) WithRetryAfter(retryAfter int64) *OrgEditServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org edit service unavailable response
+func (o *OrgEditServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org edit service unavailable response
+func (o *OrgEditServiceUnavailable) WithPayload(payload *models.APIError) *OrgEditServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org edit service unavailable response
+func (o *OrgEditServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgEditServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

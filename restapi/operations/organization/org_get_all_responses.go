@@ -286,6 +286,73 @@ func (o *OrgGetAllUnprocessableEntity) WriteResponse(rw http.ResponseWriter, pro
 	}
 }
 
+// OrgGetAllTooManyRequestsCode is the HTTP code returned for type OrgGetAllTooManyRequests
+const OrgGetAllTooManyRequestsCode int = 429
+
+/*
+OrgGetAllTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response orgGetAllTooManyRequests
+*/
+type OrgGetAllTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgGetAllTooManyRequests creates OrgGetAllTooManyRequests with default headers values
+func NewOrgGetAllTooManyRequests() *OrgGetAllTooManyRequests {
+
+	return &OrgGetAllTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the org get all too many requests response
+func (o *OrgGetAllTooManyRequests) WithRetryAfter(retryAfter int64) *OrgGetAllTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org get all too many requests response
+func (o *OrgGetAllTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org get all too many requests response
+func (o *OrgGetAllTooManyRequests) WithPayload(payload *models.APIError) *OrgGetAllTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org get all too many requests response
+func (o *OrgGetAllTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgGetAllTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgGetAllInternalServerErrorCode is the HTTP code returned for type OrgGetAllInternalServerError
 const OrgGetAllInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *OrgGetAllInternalServerError) SetPayload(payload *models.APIError) {
 func (o *OrgGetAllInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// OrgGetAllServiceUnavailableCode is the HTTP code returned for type OrgGetAllServiceUnavailable
+const OrgGetAllServiceUnavailableCode int = 503
+
+/*
+OrgGetAllServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response orgGetAllServiceUnavailable
+*/
+type OrgGetAllServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgGetAllServiceUnavailable creates OrgGetAllServiceUnavailable with default headers values
+func NewOrgGetAllServiceUnavailable() *OrgGetAllServiceUnavailable {
+
+	return &OrgGetAllServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the org get all service unavailable response
+func (o *OrgGetAllServiceUnavailable) WithRetryAfter(retryAfter int64) *OrgGetAllServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org get all service unavailable response
+func (o *OrgGetAllServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org get all service unavailable response
+func (o *OrgGetAllServiceUnavailable) WithPayload(payload *models.APIError) *OrgGetAllServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org get all service unavailable response
+func (o *OrgGetAllServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgGetAllServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

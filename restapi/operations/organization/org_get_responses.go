@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *OrgGetUnprocessableEntity) WriteResponse(rw http.ResponseWriter, produc
 	}
 }
 
+// OrgGetTooManyRequestsCode is the HTTP code returned for type OrgGetTooManyRequests
+const OrgGetTooManyRequestsCode int = 429
+
+/*
+OrgGetTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response orgGetTooManyRequests
+*/
+type OrgGetTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgGetTooManyRequests creates OrgGetTooManyRequests with default headers values
+func NewOrgGetTooManyRequests() *OrgGetTooManyRequests {
+
+	return &OrgGetTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the org get too many requests response
+func (o *OrgGetTooManyRequests) WithRetryAfter(retryAfter int64) *OrgGetTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org get too many requests response
+func (o *OrgGetTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org get too many requests response
+func (o *OrgGetTooManyRequests) WithPayload(payload *models.APIError) *OrgGetTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org get too many requests response
+func (o *OrgGetTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgGetTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgGetInternalServerErrorCode is the HTTP code returned for type OrgGetInternalServerError
 const OrgGetInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *OrgGetInternalServerError) SetPayload(payload *models.APIError) {
 func (o *OrgGetInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// OrgGetServiceUnavailableCode is the HTTP code returned for type OrgGetServiceUnavailable
+const OrgGetServiceUnavailableCode int = 503
+
+/*
+OrgGetServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response orgGetServiceUnavailable
+*/
+type OrgGetServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgGetServiceUnavailable creates OrgGetServiceUnavailable with default headers values
+func NewOrgGetServiceUnavailable() *OrgGetServiceUnavailable {
+
+	return &OrgGetServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the org get service unavailable response
+func (o *OrgGetServiceUnavailable) WithRetryAfter(retryAfter int64) *OrgGetServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org get service unavailable response
+func (o *OrgGetServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org get service unavailable response
+func (o *OrgGetServiceUnavailable) WithPayload(payload *models.APIError) *OrgGetServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org get service unavailable response
+func (o *OrgGetServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgGetServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,73 @@ func (o *OrgIsMemberUnprocessableEntity) WriteResponse(rw http.ResponseWriter, p
 	}
 }
 
+// OrgIsMemberTooManyRequestsCode is the HTTP code returned for type OrgIsMemberTooManyRequests
+const OrgIsMemberTooManyRequestsCode int = 429
+
+/*
+OrgIsMemberTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response orgIsMemberTooManyRequests
+*/
+type OrgIsMemberTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgIsMemberTooManyRequests creates OrgIsMemberTooManyRequests with default headers values
+func NewOrgIsMemberTooManyRequests() *OrgIsMemberTooManyRequests {
+
+	return &OrgIsMemberTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the org is member too many requests response
+func (o *OrgIsMemberTooManyRequests) WithRetryAfter(retryAfter int64) *OrgIsMemberTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org is member too many requests response
+func (o *OrgIsMemberTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org is member too many requests response
+func (o *OrgIsMemberTooManyRequests) WithPayload(payload *models.APIError) *OrgIsMemberTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org is member too many requests response
+func (o *OrgIsMemberTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgIsMemberTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgIsMemberInternalServerErrorCode is the HTTP code returned for type OrgIsMemberInternalServerError
 const OrgIsMemberInternalServerErrorCode int = 500
 
@@ -255,6 +323,73 @@ func (o *OrgIsMemberInternalServerError) SetPayload(payload *models.APIError) {
 func (o *OrgIsMemberInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// OrgIsMemberServiceUnavailableCode is the HTTP code returned for type OrgIsMemberServiceUnavailable
+const OrgIsMemberServiceUnavailableCode int = 503
+
+/*
+OrgIsMemberServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response orgIsMemberServiceUnavailable
+*/
+type OrgIsMemberServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgIsMemberServiceUnavailable creates OrgIsMemberServiceUnavailable with default headers values
+func NewOrgIsMemberServiceUnavailable() *OrgIsMemberServiceUnavailable {
+
+	return &OrgIsMemberServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the org is member service unavailable response
+func (o *OrgIsMemberServiceUnavailable) WithRetryAfter(retryAfter int64) *OrgIsMemberServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org is member service unavailable response
+func (o *OrgIsMemberServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org is member service unavailable response
+func (o *OrgIsMemberServiceUnavailable) WithPayload(payload *models.APIError) *OrgIsMemberServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org is member service unavailable response
+func (o *OrgIsMemberServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgIsMemberServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

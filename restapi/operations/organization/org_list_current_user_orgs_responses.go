@@ -286,6 +286,73 @@ func (o *OrgListCurrentUserOrgsUnprocessableEntity) WriteResponse(rw http.Respon
 	}
 }
 
+// OrgListCurrentUserOrgsTooManyRequestsCode is the HTTP code returned for type OrgListCurrentUserOrgsTooManyRequests
+const OrgListCurrentUserOrgsTooManyRequestsCode int = 429
+
+/*
+OrgListCurrentUserOrgsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response orgListCurrentUserOrgsTooManyRequests
+*/
+type OrgListCurrentUserOrgsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgListCurrentUserOrgsTooManyRequests creates OrgListCurrentUserOrgsTooManyRequests with default headers values
+func NewOrgListCurrentUserOrgsTooManyRequests() *OrgListCurrentUserOrgsTooManyRequests {
+
+	return &OrgListCurrentUserOrgsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the org list current user orgs too many requests response
+func (o *OrgListCurrentUserOrgsTooManyRequests) WithRetryAfter(retryAfter int64) *OrgListCurrentUserOrgsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org list current user orgs too many requests response
+func (o *OrgListCurrentUserOrgsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org list current user orgs too many requests response
+func (o *OrgListCurrentUserOrgsTooManyRequests) WithPayload(payload *models.APIError) *OrgListCurrentUserOrgsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org list current user orgs too many requests response
+func (o *OrgListCurrentUserOrgsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgListCurrentUserOrgsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgListCurrentUserOrgsInternalServerErrorCode is the HTTP code returned for type OrgListCurrentUserOrgsInternalServerError
 const OrgListCurrentUserOrgsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *OrgListCurrentUserOrgsInternalServerError) SetPayload(payload *models.A
 func (o *OrgListCurrentUserOrgsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// OrgListCurrentUserOrgsServiceUnavailableCode is the HTTP code returned for type OrgListCurrentUserOrgsServiceUnavailable
+const OrgListCurrentUserOrgsServiceUnavailableCode int = 503
+
+/*
+OrgListCurrentUserOrgsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response orgListCurrentUserOrgsServiceUnavailable
+*/
+type OrgListCurrentUserOrgsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgListCurrentUserOrgsServiceUnavailable creates OrgListCurrentUserOrgsServiceUnavailable with default headers values
+func NewOrgListCurrentUserOrgsServiceUnavailable() *OrgListCurrentUserOrgsServiceUnavailable {
+
+	return &OrgListCurrentUserOrgsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the org list current user orgs service unavailable response
+func (o *OrgListCurrentUserOrgsServiceUnavailable) WithRetryAfter(retryAfter int64) *OrgListCurrentUserOrgsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org list current user orgs service unavailable response
+func (o *OrgListCurrentUserOrgsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org list current user orgs service unavailable response
+func (o *OrgListCurrentUserOrgsServiceUnavailable) WithPayload(payload *models.APIError) *OrgListCurrentUserOrgsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org list current user orgs service unavailable response
+func (o *OrgListCurrentUserOrgsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgListCurrentUserOrgsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

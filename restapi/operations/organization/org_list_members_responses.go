@@ -286,6 +286,73 @@ func (o *OrgListMembersUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// OrgListMembersTooManyRequestsCode is the HTTP code returned for type OrgListMembersTooManyRequests
+const OrgListMembersTooManyRequestsCode int = 429
+
+/*
+OrgListMembersTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response orgListMembersTooManyRequests
+*/
+type OrgListMembersTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgListMembersTooManyRequests creates OrgListMembersTooManyRequests with default headers values
+func NewOrgListMembersTooManyRequests() *OrgListMembersTooManyRequests {
+
+	return &OrgListMembersTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the org list members too many requests response
+func (o *OrgListMembersTooManyRequests) WithRetryAfter(retryAfter int64) *OrgListMembersTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org list members too many requests response
+func (o *OrgListMembersTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org list members too many requests response
+func (o *OrgListMembersTooManyRequests) WithPayload(payload *models.APIError) *OrgListMembersTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org list members too many requests response
+func (o *OrgListMembersTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgListMembersTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgListMembersInternalServerErrorCode is the HTTP code returned for type OrgListMembersInternalServerError
 const OrgListMembersInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *OrgListMembersInternalServerError) SetPayload(payload *models.APIError)
 func (o *OrgListMembersInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// OrgListMembersServiceUnavailableCode is the HTTP code returned for type OrgListMembersServiceUnavailable
+const OrgListMembersServiceUnavailableCode int = 503
+
+/*
+OrgListMembersServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response orgListMembersServiceUnavailable
+*/
+type OrgListMembersServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgListMembersServiceUnavailable creates OrgListMembersServiceUnavailable with default headers values
+func NewOrgListMembersServiceUnavailable() *OrgListMembersServiceUnavailable {
+
+	return &OrgListMembersServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the org list members service unavailable response
+func (o *OrgListMembersServiceUnavailable) WithRetryAfter(retryAfter int64) *OrgListMembersServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org list members service unavailable response
+func (o *OrgListMembersServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org list members service unavailable response
+func (o *OrgListMembersServiceUnavailable) WithPayload(payload *models.APIError) *OrgListMembersServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org list members service unavailable response
+func (o *OrgListMembersServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgListMembersServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *OrgListReposUnprocessableEntity) WriteResponse(rw http.ResponseWriter, 
 	}
 }
 
+// OrgListReposTooManyRequestsCode is the HTTP code returned for type OrgListReposTooManyRequests
+const OrgListReposTooManyRequestsCode int = 429
+
+/*
+OrgListReposTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response orgListReposTooManyRequests
+*/
+type OrgListReposTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgListReposTooManyRequests creates OrgListReposTooManyRequests with default headers values
+func NewOrgListReposTooManyRequests() *OrgListReposTooManyRequests {
+
+	return &OrgListReposTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the org list repos too many requests response
+func (o *OrgListReposTooManyRequests) WithRetryAfter(retryAfter int64) *OrgListReposTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org list repos too many requests response
+func (o *OrgListReposTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org list repos too many requests response
+func (o *OrgListReposTooManyRequests) WithPayload(payload *models.APIError) *OrgListReposTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org list repos too many requests response
+func (o *OrgListReposTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgListReposTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgListReposInternalServerErrorCode is the HTTP code returned for type OrgListReposInternalServerError
 const OrgListReposInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *OrgListReposInternalServerError) SetPayload(payload *models.APIError) {
 func (o *OrgListReposInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// OrgListReposServiceUnavailableCode is the HTTP code returned for type OrgListReposServiceUnavailable
+const OrgListReposServiceUnavailableCode int = 503
+
+/*
+OrgListReposServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response orgListReposServiceUnavailable
+*/
+type OrgListReposServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgListReposServiceUnavailable creates OrgListReposServiceUnavailable with default headers values
+func NewOrgListReposServiceUnavailable() *OrgListReposServiceUnavailable {
+
+	return &OrgListReposServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the org list repos service unavailable response
+func (o *OrgListReposServiceUnavailable) WithRetryAfter(retryAfter int64) *OrgListReposServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the org list repos service unavailable response
+func (o *OrgListReposServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the org list repos service unavailable response
+func (o *OrgListReposServiceUnavailable) WithPayload(payload *models.APIError) *OrgListReposServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org list repos service unavailable response
+func (o *OrgListReposServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgListReposServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -283,6 +284,51 @@ func (o *CreateCurrentUserRepoConflict) WriteResponse(rw http.ResponseWriter, pr
 	}
 }
 
+// CreateCurrentUserRepoRequestEntityTooLargeCode is the HTTP code returned for type CreateCurrentUserRepoRequestEntityTooLarge
+const CreateCurrentUserRepoRequestEntityTooLargeCode int = 413
+
+/*
+CreateCurrentUserRepoRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response createCurrentUserRepoRequestEntityTooLarge
+*/
+type CreateCurrentUserRepoRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewCreateCurrentUserRepoRequestEntityTooLarge creates CreateCurrentUserRepoRequestEntityTooLarge with default headers values
+func NewCreateCurrentUserRepoRequestEntityTooLarge() *CreateCurrentUserRepoRequestEntityTooLarge {
+
+	return &CreateCurrentUserRepoRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the create current user repo request entity too large response
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) WithPayload(payload *models.APIError) *CreateCurrentUserRepoRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the create current user repo request entity too large response
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *CreateCurrentUserRepoRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // CreateCurrentUserRepoUnprocessableEntityCode is the HTTP code returned for type CreateCurrentUserRepoUnprocessableEntity
 const CreateCurrentUserRepoUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *CreateCurrentUserRepoUnprocessableEntity) WriteResponse(rw http.Respons
 	}
 }
 
+// CreateCurrentUserRepoTooManyRequestsCode is the HTTP code returned for type CreateCurrentUserRepoTooManyRequests
+const CreateCurrentUserRepoTooManyRequestsCode int = 429
+
+/*
+CreateCurrentUserRepoTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response createCurrentUserRepoTooManyRequests
+*/
+type CreateCurrentUserRepoTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewCreateCurrentUserRepoTooManyRequests creates CreateCurrentUserRepoTooManyRequests with default headers values
+func NewCreateCurrentUserRepoTooManyRequests() *CreateCurrentUserRepoTooManyRequests {
+
+	return &CreateCurrentUserRepoTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the create current user repo too many requests response
+func (o *CreateCurrentUserRepoTooManyRequests) WithRetryAfter(retryAfter int64) *CreateCurrentUserRepoTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the create current user repo too many requests response
+func (o *CreateCurrentUserRepoTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the create current user repo too many requests response
+func (o *CreateCurrentUserRepoTooManyRequests) WithPayload(payload *models.APIError) *CreateCurrentUserRepoTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the create current user repo too many requests response
+func (o *CreateCurrentUserRepoTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *CreateCurrentUserRepoTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // CreateCurrentUserRepoInternalServerErrorCode is the HTTP code returned for type CreateCurrentUserRepoInternalServerError
 const CreateCurrentUserRepoInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *CreateCurrentUserRepoInternalServerError) SetPayload(payload *models.AP
 func (o *CreateCurrentUserRepoInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// CreateCurrentUserRepoServiceUnavailableCode is the HTTP code returned for type CreateCurrentUserRepoServiceUnavailable
+const CreateCurrentUserRepoServiceUnavailableCode int = 503
+
+/*
+CreateCurrentUserRepoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response createCurrentUserRepoServiceUnavailable
+*/
+type CreateCurrentUserRepoServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewCreateCurrentUserRepoServiceUnavailable creates CreateCurrentUserRepoServiceUnavailable with default headers values
+func NewCreateCurrentUserRepoServiceUnavailable() *CreateCurrentUserRepoServiceUnavailable {
+
+	return &CreateCurrentUserRepoServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the create current user repo service unavailable response
+func (o *CreateCurrentUserRepoServiceUnavailable) WithRetryAfter(retryAfter int64) *CreateCurrentUserRepoServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the create current user repo service unavailable response
+func (o *CreateCurrentUserRepoServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the create current user repo service unavailable response
+func (o *CreateCurrentUserRepoServiceUnavailable) WithPayload(payload *models.APIError) *CreateCurrentUserRepoServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the create current user repo service unavailable response
+func (o *CreateCurrentUserRepoServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *CreateCurrentUserRepoServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *GenerateRepoConflict) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// GenerateRepoRequestEntityTooLargeCode is the HTTP code returned for type GenerateRepoRequestEntityTooLarge
+const GenerateRepoRequestEntityTooLargeCode int = 413
+
+/*
+GenerateRepoRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response generateRepoRequestEntityTooLarge
+*/
+type GenerateRepoRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGenerateRepoRequestEntityTooLarge creates GenerateRepoRequestEntityTooLarge with default headers values
+func NewGenerateRepoRequestEntityTooLarge() *GenerateRepoRequestEntityTooLarge {
+
+	return &GenerateRepoRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the generate repo request entity too large response
+func (o *GenerateRepoRequestEntityTooLarge) WithPayload(payload *models.APIError) *GenerateRepoRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the generate repo request entity too large response
+func (o *GenerateRepoRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GenerateRepoRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GenerateRepoUnprocessableEntityCode is the HTTP code returned for type GenerateRepoUnprocessableEntity
 const GenerateRepoUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *GenerateRepoUnprocessableEntity) WriteResponse(rw http.ResponseWriter, 
 	}
 }
 
+// GenerateRepoTooManyRequestsCode is the HTTP code returned for type GenerateRepoTooManyRequests
+const GenerateRepoTooManyRequestsCode int = 429
+
+/*
+GenerateRepoTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response generateRepoTooManyRequests
+*/
+type GenerateRepoTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGenerateRepoTooManyRequests creates GenerateRepoTooManyRequests with default headers values
+func NewGenerateRepoTooManyRequests() *GenerateRepoTooManyRequests {
+
+	return &GenerateRepoTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the generate repo too many requests response
+func (o *GenerateRepoTooManyRequests) WithRetryAfter(retryAfter int64) *GenerateRepoTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the generate repo too many requests response
+func (o *GenerateRepoTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the generate repo too many requests response
+func (o *GenerateRepoTooManyRequests) WithPayload(payload *models.APIError) *GenerateRepoTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the generate repo too many requests response
+func (o *GenerateRepoTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GenerateRepoTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GenerateRepoInternalServerErrorCode is the HTTP code returned for type GenerateRepoInternalServerError
 const GenerateRepoInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *GenerateRepoInternalServerError) SetPayload(payload *models.APIError) {
 func (o *GenerateRepoInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// GenerateRepoServiceUnavailableCode is the HTTP code returned for type GenerateRepoServiceUnavailable
+const GenerateRepoServiceUnavailableCode int = 503
+
+/*
+GenerateRepoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response generateRepoServiceUnavailable
+*/
+type GenerateRepoServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGenerateRepoServiceUnavailable creates GenerateRepoServiceUnavailable with default headers values
+func NewGenerateRepoServiceUnavailable() *GenerateRepoServiceUnavailable {
+
+	return &GenerateRepoServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the generate repo service unavailable response
+func (o *GenerateRepoServiceUnavailable) WithRetryAfter(retryAfter int64) *GenerateRepoServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the generate repo service unavailable response
+func (o *GenerateRepoServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the generate repo service unavailable response
+func (o *GenerateRepoServiceUnavailable) WithPayload(payload *models.APIError) *GenerateRepoServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the generate repo service unavailable response
+func (o *GenerateRepoServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GenerateRepoServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *RepoAddTopicLocked) WriteResponse(rw http.ResponseWriter, producer runt
 	}
 }
 
+// RepoAddTopicTooManyRequestsCode is the HTTP code returned for type RepoAddTopicTooManyRequests
+const RepoAddTopicTooManyRequestsCode int = 429
+
+/*
+RepoAddTopicTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoAddTopicTooManyRequests
+*/
+type RepoAddTopicTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoAddTopicTooManyRequests creates RepoAddTopicTooManyRequests with default headers values
+func NewRepoAddTopicTooManyRequests() *RepoAddTopicTooManyRequests {
+
+	return &RepoAddTopicTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo add topic too many requests response
+func (o *RepoAddTopicTooManyRequests) WithRetryAfter(retryAfter int64) *RepoAddTopicTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo add topic too many requests response
+func (o *RepoAddTopicTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo add topic too many requests response
+func (o *RepoAddTopicTooManyRequests) WithPayload(payload *models.APIError) *RepoAddTopicTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo add topic too many requests response
+func (o *RepoAddTopicTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoAddTopicTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoAddTopicInternalServerErrorCode is the HTTP code returned for type RepoAddTopicInternalServerError
 const RepoAddTopicInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *RepoAddTopicInternalServerError) SetPayload(payload *models.APIError) {
 func (o *RepoAddTopicInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoAddTopicServiceUnavailableCode is the HTTP code returned for type RepoAddTopicServiceUnavailable
+const RepoAddTopicServiceUnavailableCode int = 503
+
+/*
+RepoAddTopicServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoAddTopicServiceUnavailable
+*/
+type RepoAddTopicServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoAddTopicServiceUnavailable creates RepoAddTopicServiceUnavailable with default headers values
+func NewRepoAddTopicServiceUnavailable() *RepoAddTopicServiceUnavailable {
+
+	return &RepoAddTopicServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo add topic service unavailable response
+func (o *RepoAddTopicServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoAddTopicServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo add topic service unavailable response
+func (o *RepoAddTopicServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo add topic service unavailable response
+func (o *RepoAddTopicServiceUnavailable) WithPayload(payload *models.APIError) *RepoAddTopicServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo add topic service unavailable response
+func (o *RepoAddTopicServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoAddTopicServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *RepoCreateBranchProtectionNotFound) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// RepoCreateBranchProtectionRequestEntityTooLargeCode is the HTTP code returned for type RepoCreateBranchProtectionRequestEntityTooLarge
+const RepoCreateBranchProtectionRequestEntityTooLargeCode int = 413
+
+/*
+RepoCreateBranchProtectionRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoCreateBranchProtectionRequestEntityTooLarge
+*/
+type RepoCreateBranchProtectionRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateBranchProtectionRequestEntityTooLarge creates RepoCreateBranchProtectionRequestEntityTooLarge with default headers values
+func NewRepoCreateBranchProtectionRequestEntityTooLarge() *RepoCreateBranchProtectionRequestEntityTooLarge {
+
+	return &RepoCreateBranchProtectionRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo create branch protection request entity too large response
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoCreateBranchProtectionRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create branch protection request entity too large response
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateBranchProtectionRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateBranchProtectionUnprocessableEntityCode is the HTTP code returned for type RepoCreateBranchProtectionUnprocessableEntity
 const RepoCreateBranchProtectionUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *RepoCreateBranchProtectionLocked) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// RepoCreateBranchProtectionTooManyRequestsCode is the HTTP code returned for type RepoCreateBranchProtectionTooManyRequests
+const RepoCreateBranchProtectionTooManyRequestsCode int = 429
+
+/*
+RepoCreateBranchProtectionTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoCreateBranchProtectionTooManyRequests
+*/
+type RepoCreateBranchProtectionTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateBranchProtectionTooManyRequests creates RepoCreateBranchProtectionTooManyRequests with default headers values
+func NewRepoCreateBranchProtectionTooManyRequests() *RepoCreateBranchProtectionTooManyRequests {
+
+	return &RepoCreateBranchProtectionTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create branch protection too many requests response
+func (o *RepoCreateBranchProtectionTooManyRequests) WithRetryAfter(retryAfter int64) *RepoCreateBranchProtectionTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create branch protection too many requests response
+func (o *RepoCreateBranchProtectionTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create branch protection too many requests response
+func (o *RepoCreateBranchProtectionTooManyRequests) WithPayload(payload *models.APIError) *RepoCreateBranchProtectionTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create branch protection too many requests response
+func (o *RepoCreateBranchProtectionTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateBranchProtectionTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateBranchProtectionInternalServerErrorCode is the HTTP code returned for type RepoCreateBranchProtectionInternalServerError
 const RepoCreateBranchProtectionInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *RepoCreateBranchProtectionInternalServerError) SetPayload(payload *mode
 func (o *RepoCreateBranchProtectionInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoCreateBranchProtectionServiceUnavailableCode is the HTTP code returned for type RepoCreateBranchProtectionServiceUnavailable
+const RepoCreateBranchProtectionServiceUnavailableCode int = 503
+
+/*
+RepoCreateBranchProtectionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoCreateBranchProtectionServiceUnavailable
+*/
+type RepoCreateBranchProtectionServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateBranchProtectionServiceUnavailable creates RepoCreateBranchProtectionServiceUnavailable with default headers values
+func NewRepoCreateBranchProtectionServiceUnavailable() *RepoCreateBranchProtectionServiceUnavailable {
+
+	return &RepoCreateBranchProtectionServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create branch protection service unavailable response
+func (o *RepoCreateBranchProtectionServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoCreateBranchProtectionServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create branch protection service unavailable response
+func (o *RepoCreateBranchProtectionServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create branch protection service unavailable response
+func (o *RepoCreateBranchProtectionServiceUnavailable) WithPayload(payload *models.APIError) *RepoCreateBranchProtectionServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create branch protection service unavailable response
+func (o *RepoCreateBranchProtectionServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateBranchProtectionServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *RepoCreateBranchConflict) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// RepoCreateBranchRequestEntityTooLargeCode is the HTTP code returned for type RepoCreateBranchRequestEntityTooLarge
+const RepoCreateBranchRequestEntityTooLargeCode int = 413
+
+/*
+RepoCreateBranchRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoCreateBranchRequestEntityTooLarge
+*/
+type RepoCreateBranchRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateBranchRequestEntityTooLarge creates RepoCreateBranchRequestEntityTooLarge with default headers values
+func NewRepoCreateBranchRequestEntityTooLarge() *RepoCreateBranchRequestEntityTooLarge {
+
+	return &RepoCreateBranchRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo create branch request entity too large response
+func (o *RepoCreateBranchRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoCreateBranchRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create branch request entity too large response
+func (o *RepoCreateBranchRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateBranchRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateBranchUnprocessableEntityCode is the HTTP code returned for type RepoCreateBranchUnprocessableEntity
 const RepoCreateBranchUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *RepoCreateBranchLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoCreateBranchTooManyRequestsCode is the HTTP code returned for type RepoCreateBranchTooManyRequests
+const RepoCreateBranchTooManyRequestsCode int = 429
+
+/*
+RepoCreateBranchTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoCreateBranchTooManyRequests
+*/
+type RepoCreateBranchTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateBranchTooManyRequests creates RepoCreateBranchTooManyRequests with default headers values
+func NewRepoCreateBranchTooManyRequests() *RepoCreateBranchTooManyRequests {
+
+	return &RepoCreateBranchTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create branch too many requests response
+func (o *RepoCreateBranchTooManyRequests) WithRetryAfter(retryAfter int64) *RepoCreateBranchTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create branch too many requests response
+func (o *RepoCreateBranchTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create branch too many requests response
+func (o *RepoCreateBranchTooManyRequests) WithPayload(payload *models.APIError) *RepoCreateBranchTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create branch too many requests response
+func (o *RepoCreateBranchTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateBranchTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateBranchInternalServerErrorCode is the HTTP code returned for type RepoCreateBranchInternalServerError
 const RepoCreateBranchInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *RepoCreateBranchInternalServerError) SetPayload(payload *models.APIErro
 func (o *RepoCreateBranchInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoCreateBranchServiceUnavailableCode is the HTTP code returned for type RepoCreateBranchServiceUnavailable
+const RepoCreateBranchServiceUnavailableCode int = 503
+
+/*
+RepoCreateBranchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoCreateBranchServiceUnavailable
+*/
+type RepoCreateBranchServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateBranchServiceUnavailable creates RepoCreateBranchServiceUnavailable with default headers values
+func NewRepoCreateBranchServiceUnavailable() *RepoCreateBranchServiceUnavailable {
+
+	return &RepoCreateBranchServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create branch service unavailable response
+func (o *RepoCreateBranchServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoCreateBranchServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create branch service unavailable response
+func (o *RepoCreateBranchServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create branch service unavailable response
+func (o *RepoCreateBranchServiceUnavailable) WithPayload(payload *models.APIError) *RepoCreateBranchServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create branch service unavailable response
+func (o *RepoCreateBranchServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateBranchServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

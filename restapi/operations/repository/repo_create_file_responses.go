@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *RepoCreateFileConflict) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoCreateFileRequestEntityTooLargeCode is the HTTP code returned for type RepoCreateFileRequestEntityTooLarge
+const RepoCreateFileRequestEntityTooLargeCode int = 413
+
+/*
+RepoCreateFileRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoCreateFileRequestEntityTooLarge
+*/
+type RepoCreateFileRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateFileRequestEntityTooLarge creates RepoCreateFileRequestEntityTooLarge with default headers values
+func NewRepoCreateFileRequestEntityTooLarge() *RepoCreateFileRequestEntityTooLarge {
+
+	return &RepoCreateFileRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo create file request entity too large response
+func (o *RepoCreateFileRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoCreateFileRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create file request entity too large response
+func (o *RepoCreateFileRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateFileRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateFileUnprocessableEntityCode is the HTTP code returned for type RepoCreateFileUnprocessableEntity
 const RepoCreateFileUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *RepoCreateFileLocked) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// RepoCreateFileTooManyRequestsCode is the HTTP code returned for type RepoCreateFileTooManyRequests
+const RepoCreateFileTooManyRequestsCode int = 429
+
+/*
+RepoCreateFileTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoCreateFileTooManyRequests
+*/
+type RepoCreateFileTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateFileTooManyRequests creates RepoCreateFileTooManyRequests with default headers values
+func NewRepoCreateFileTooManyRequests() *RepoCreateFileTooManyRequests {
+
+	return &RepoCreateFileTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create file too many requests response
+func (o *RepoCreateFileTooManyRequests) WithRetryAfter(retryAfter int64) *RepoCreateFileTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create file too many requests response
+func (o *RepoCreateFileTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create file too many requests response
+func (o *RepoCreateFileTooManyRequests) WithPayload(payload *models.APIError) *RepoCreateFileTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create file too many requests response
+func (o *RepoCreateFileTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateFileTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateFileInternalServerErrorCode is the HTTP code returned for type RepoCreateFileInternalServerError
 const RepoCreateFileInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *RepoCreateFileInternalServerError) SetPayload(payload *models.APIError)
 func (o *RepoCreateFileInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoCreateFileServiceUnavailableCode is the HTTP code returned for type RepoCreateFileServiceUnavailable
+const RepoCreateFileServiceUnavailableCode int = 503
+
+/*
+RepoCreateFileServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoCreateFileServiceUnavailable
+*/
+type RepoCreateFileServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateFileServiceUnavailable creates RepoCreateFileServiceUnavailable with default headers values
+func NewRepoCreateFileServiceUnavailable() *RepoCreateFileServiceUnavailable {
+
+	return &RepoCreateFileServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create file service unavailable response
+func (o *RepoCreateFileServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoCreateFileServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create file service unavailable response
+func (o *RepoCreateFileServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create file service unavailable response
+func (o *RepoCreateFileServiceUnavailable) WithPayload(payload *models.APIError) *RepoCreateFileServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create file service unavailable response
+func (o *RepoCreateFileServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateFileServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

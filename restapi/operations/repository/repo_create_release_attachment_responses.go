@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -242,7 +243,7 @@ func (o *RepoCreateReleaseAttachmentNotFound) WriteResponse(rw http.ResponseWrit
 const RepoCreateReleaseAttachmentRequestEntityTooLargeCode int = 413
 
 /*
-RepoCreateReleaseAttachmentRequestEntityTooLarge The request cannot be carried out.
+RepoCreateReleaseAttachmentRequestEntityTooLarge The request body is larger than the server accepts.
 
 swagger:response repoCreateReleaseAttachmentRequestEntityTooLarge
 */
@@ -373,6 +374,73 @@ func (o *RepoCreateReleaseAttachmentLocked) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// RepoCreateReleaseAttachmentTooManyRequestsCode is the HTTP code returned for type RepoCreateReleaseAttachmentTooManyRequests
+const RepoCreateReleaseAttachmentTooManyRequestsCode int = 429
+
+/*
+RepoCreateReleaseAttachmentTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoCreateReleaseAttachmentTooManyRequests
+*/
+type RepoCreateReleaseAttachmentTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateReleaseAttachmentTooManyRequests creates RepoCreateReleaseAttachmentTooManyRequests with default headers values
+func NewRepoCreateReleaseAttachmentTooManyRequests() *RepoCreateReleaseAttachmentTooManyRequests {
+
+	return &RepoCreateReleaseAttachmentTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create release attachment too many requests response
+func (o *RepoCreateReleaseAttachmentTooManyRequests) WithRetryAfter(retryAfter int64) *RepoCreateReleaseAttachmentTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create release attachment too many requests response
+func (o *RepoCreateReleaseAttachmentTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create release attachment too many requests response
+func (o *RepoCreateReleaseAttachmentTooManyRequests) WithPayload(payload *models.APIError) *RepoCreateReleaseAttachmentTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create release attachment too many requests response
+func (o *RepoCreateReleaseAttachmentTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateReleaseAttachmentTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateReleaseAttachmentInternalServerErrorCode is the HTTP code returned for type RepoCreateReleaseAttachmentInternalServerError
 const RepoCreateReleaseAttachmentInternalServerErrorCode int = 500
 
@@ -410,6 +478,73 @@ func (o *RepoCreateReleaseAttachmentInternalServerError) SetPayload(payload *mod
 func (o *RepoCreateReleaseAttachmentInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoCreateReleaseAttachmentServiceUnavailableCode is the HTTP code returned for type RepoCreateReleaseAttachmentServiceUnavailable
+const RepoCreateReleaseAttachmentServiceUnavailableCode int = 503
+
+/*
+RepoCreateReleaseAttachmentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoCreateReleaseAttachmentServiceUnavailable
+*/
+type RepoCreateReleaseAttachmentServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateReleaseAttachmentServiceUnavailable creates RepoCreateReleaseAttachmentServiceUnavailable with default headers values
+func NewRepoCreateReleaseAttachmentServiceUnavailable() *RepoCreateReleaseAttachmentServiceUnavailable {
+
+	return &RepoCreateReleaseAttachmentServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create release attachment service unavailable response
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoCreateReleaseAttachmentServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create release attachment service unavailable response
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create release attachment service unavailable response
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) WithPayload(payload *models.APIError) *RepoCreateReleaseAttachmentServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create release attachment service unavailable response
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateReleaseAttachmentServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

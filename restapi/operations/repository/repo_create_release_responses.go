@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *RepoCreateReleaseConflict) WriteResponse(rw http.ResponseWriter, produc
 	}
 }
 
+// RepoCreateReleaseRequestEntityTooLargeCode is the HTTP code returned for type RepoCreateReleaseRequestEntityTooLarge
+const RepoCreateReleaseRequestEntityTooLargeCode int = 413
+
+/*
+RepoCreateReleaseRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoCreateReleaseRequestEntityTooLarge
+*/
+type RepoCreateReleaseRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateReleaseRequestEntityTooLarge creates RepoCreateReleaseRequestEntityTooLarge with default headers values
+func NewRepoCreateReleaseRequestEntityTooLarge() *RepoCreateReleaseRequestEntityTooLarge {
+
+	return &RepoCreateReleaseRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo create release request entity too large response
+func (o *RepoCreateReleaseRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoCreateReleaseRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create release request entity too large response
+func (o *RepoCreateReleaseRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateReleaseRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateReleaseUnprocessableEntityCode is the HTTP code returned for type RepoCreateReleaseUnprocessableEntity
 const RepoCreateReleaseUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *RepoCreateReleaseLocked) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// RepoCreateReleaseTooManyRequestsCode is the HTTP code returned for type RepoCreateReleaseTooManyRequests
+const RepoCreateReleaseTooManyRequestsCode int = 429
+
+/*
+RepoCreateReleaseTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoCreateReleaseTooManyRequests
+*/
+type RepoCreateReleaseTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateReleaseTooManyRequests creates RepoCreateReleaseTooManyRequests with default headers values
+func NewRepoCreateReleaseTooManyRequests() *RepoCreateReleaseTooManyRequests {
+
+	return &RepoCreateReleaseTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create release too many requests response
+func (o *RepoCreateReleaseTooManyRequests) WithRetryAfter(retryAfter int64) *RepoCreateReleaseTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create release too many requests response
+func (o *RepoCreateReleaseTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create release too many requests response
+func (o *RepoCreateReleaseTooManyRequests) WithPayload(payload *models.APIError) *RepoCreateReleaseTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create release too many requests response
+func (o *RepoCreateReleaseTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateReleaseTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateReleaseInternalServerErrorCode is the HTTP code returned for type RepoCreateReleaseInternalServerError
 const RepoCreateReleaseInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *RepoCreateReleaseInternalServerError) SetPayload(payload *models.APIErr
 func (o *RepoCreateReleaseInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoCreateReleaseServiceUnavailableCode is the HTTP code returned for type RepoCreateReleaseServiceUnavailable
+const RepoCreateReleaseServiceUnavailableCode int = 503
+
+/*
+RepoCreateReleaseServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoCreateReleaseServiceUnavailable
+*/
+type RepoCreateReleaseServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateReleaseServiceUnavailable creates RepoCreateReleaseServiceUnavailable with default headers values
+func NewRepoCreateReleaseServiceUnavailable() *RepoCreateReleaseServiceUnavailable {
+
+	return &RepoCreateReleaseServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create release service unavailable response
+func (o *RepoCreateReleaseServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoCreateReleaseServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create release service unavailable response
+func (o *RepoCreateReleaseServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create release service unavailable response
+func (o *RepoCreateReleaseServiceUnavailable) WithPayload(payload *models.APIError) *RepoCreateReleaseServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create release service unavailable response
+func (o *RepoCreateReleaseServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateReleaseServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,51 @@ func (o *RepoCreateTagConflict) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// RepoCreateTagRequestEntityTooLargeCode is the HTTP code returned for type RepoCreateTagRequestEntityTooLarge
+const RepoCreateTagRequestEntityTooLargeCode int = 413
+
+/*
+RepoCreateTagRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoCreateTagRequestEntityTooLarge
+*/
+type RepoCreateTagRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateTagRequestEntityTooLarge creates RepoCreateTagRequestEntityTooLarge with default headers values
+func NewRepoCreateTagRequestEntityTooLarge() *RepoCreateTagRequestEntityTooLarge {
+
+	return &RepoCreateTagRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo create tag request entity too large response
+func (o *RepoCreateTagRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoCreateTagRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create tag request entity too large response
+func (o *RepoCreateTagRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateTagRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateTagUnprocessableEntityCode is the HTTP code returned for type RepoCreateTagUnprocessableEntity
 const RepoCreateTagUnprocessableEntityCode int = 422
 
@@ -353,6 +399,73 @@ func (o *RepoCreateTagLocked) WriteResponse(rw http.ResponseWriter, producer run
 	}
 }
 
+// RepoCreateTagTooManyRequestsCode is the HTTP code returned for type RepoCreateTagTooManyRequests
+const RepoCreateTagTooManyRequestsCode int = 429
+
+/*
+RepoCreateTagTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoCreateTagTooManyRequests
+*/
+type RepoCreateTagTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateTagTooManyRequests creates RepoCreateTagTooManyRequests with default headers values
+func NewRepoCreateTagTooManyRequests() *RepoCreateTagTooManyRequests {
+
+	return &RepoCreateTagTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create tag too many requests response
+func (o *RepoCreateTagTooManyRequests) WithRetryAfter(retryAfter int64) *RepoCreateTagTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create tag too many requests response
+func (o *RepoCreateTagTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create tag too many requests response
+func (o *RepoCreateTagTooManyRequests) WithPayload(payload *models.APIError) *RepoCreateTagTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create tag too many requests response
+func (o *RepoCreateTagTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateTagTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoCreateTagInternalServerErrorCode is the HTTP code returned for type RepoCreateTagInternalServerError
 const RepoCreateTagInternalServerErrorCode int = 500
 
@@ -390,6 +503,73 @@ func (o *RepoCreateTagInternalServerError) SetPayload(payload *models.APIError) 
 func (o *RepoCreateTagInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoCreateTagServiceUnavailableCode is the HTTP code returned for type RepoCreateTagServiceUnavailable
+const RepoCreateTagServiceUnavailableCode int = 503
+
+/*
+RepoCreateTagServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoCreateTagServiceUnavailable
+*/
+type RepoCreateTagServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoCreateTagServiceUnavailable creates RepoCreateTagServiceUnavailable with default headers values
+func NewRepoCreateTagServiceUnavailable() *RepoCreateTagServiceUnavailable {
+
+	return &RepoCreateTagServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo create tag service unavailable response
+func (o *RepoCreateTagServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoCreateTagServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo create tag service unavailable response
+func (o *RepoCreateTagServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo create tag service unavailable response
+func (o *RepoCreateTagServiceUnavailable) WithPayload(payload *models.APIError) *RepoCreateTagServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo create tag service unavailable response
+func (o *RepoCreateTagServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoCreateTagServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

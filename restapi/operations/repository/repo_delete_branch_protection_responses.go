@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,73 @@ func (o *RepoDeleteBranchProtectionUnprocessableEntity) WriteResponse(rw http.Re
 	}
 }
 
+// RepoDeleteBranchProtectionTooManyRequestsCode is the HTTP code returned for type RepoDeleteBranchProtectionTooManyRequests
+const RepoDeleteBranchProtectionTooManyRequestsCode int = 429
+
+/*
+RepoDeleteBranchProtectionTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoDeleteBranchProtectionTooManyRequests
+*/
+type RepoDeleteBranchProtectionTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteBranchProtectionTooManyRequests creates RepoDeleteBranchProtectionTooManyRequests with default headers values
+func NewRepoDeleteBranchProtectionTooManyRequests() *RepoDeleteBranchProtectionTooManyRequests {
+
+	return &RepoDeleteBranchProtectionTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete branch protection too many requests response
+func (o *RepoDeleteBranchProtectionTooManyRequests) WithRetryAfter(retryAfter int64) *RepoDeleteBranchProtectionTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete branch protection too many requests response
+func (o *RepoDeleteBranchProtectionTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete branch protection too many requests response
+func (o *RepoDeleteBranchProtectionTooManyRequests) WithPayload(payload *models.APIError) *RepoDeleteBranchProtectionTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete branch protection too many requests response
+func (o *RepoDeleteBranchProtectionTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteBranchProtectionTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteBranchProtectionInternalServerErrorCode is the HTTP code returned for type RepoDeleteBranchProtectionInternalServerError
 const RepoDeleteBranchProtectionInternalServerErrorCode int = 500
 
@@ -255,6 +323,73 @@ func (o *RepoDeleteBranchProtectionInternalServerError) SetPayload(payload *mode
 func (o *RepoDeleteBranchProtectionInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoDeleteBranchProtectionServiceUnavailableCode is the HTTP code returned for type RepoDeleteBranchProtectionServiceUnavailable
+const RepoDeleteBranchProtectionServiceUnavailableCode int = 503
+
+/*
+RepoDeleteBranchProtectionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoDeleteBranchProtectionServiceUnavailable
+*/
+type RepoDeleteBranchProtectionServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteBranchProtectionServiceUnavailable creates RepoDeleteBranchProtectionServiceUnavailable with default headers values
+func NewRepoDeleteBranchProtectionServiceUnavailable() *RepoDeleteBranchProtectionServiceUnavailable {
+
+	return &RepoDeleteBranchProtectionServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete branch protection service unavailable response
+func (o *RepoDeleteBranchProtectionServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoDeleteBranchProtectionServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete branch protection service unavailable response
+func (o *RepoDeleteBranchProtectionServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete branch protection service unavailable response
+func (o *RepoDeleteBranchProtectionServiceUnavailable) WithPayload(payload *models.APIError) *RepoDeleteBranchProtectionServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete branch protection service unavailable response
+func (o *RepoDeleteBranchProtectionServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteBranchProtectionServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *RepoDeleteBranchLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoDeleteBranchTooManyRequestsCode is the HTTP code returned for type RepoDeleteBranchTooManyRequests
+const RepoDeleteBranchTooManyRequestsCode int = 429
+
+/*
+RepoDeleteBranchTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoDeleteBranchTooManyRequests
+*/
+type RepoDeleteBranchTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteBranchTooManyRequests creates RepoDeleteBranchTooManyRequests with default headers values
+func NewRepoDeleteBranchTooManyRequests() *RepoDeleteBranchTooManyRequests {
+
+	return &RepoDeleteBranchTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete branch too many requests response
+func (o *RepoDeleteBranchTooManyRequests) WithRetryAfter(retryAfter int64) *RepoDeleteBranchTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete branch too many requests response
+func (o *RepoDeleteBranchTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete branch too many requests response
+func (o *RepoDeleteBranchTooManyRequests) WithPayload(payload *models.APIError) *RepoDeleteBranchTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete branch too many requests response
+func (o *RepoDeleteBranchTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteBranchTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteBranchInternalServerErrorCode is the HTTP code returned for type RepoDeleteBranchInternalServerError
 const RepoDeleteBranchInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *RepoDeleteBranchInternalServerError) SetPayload(payload *models.APIErro
 func (o *RepoDeleteBranchInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoDeleteBranchServiceUnavailableCode is the HTTP code returned for type RepoDeleteBranchServiceUnavailable
+const RepoDeleteBranchServiceUnavailableCode int = 503
+
+/*
+RepoDeleteBranchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoDeleteBranchServiceUnavailable
+*/
+type RepoDeleteBranchServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteBranchServiceUnavailable creates RepoDeleteBranchServiceUnavailable with default headers values
+func NewRepoDeleteBranchServiceUnavailable() *RepoDeleteBranchServiceUnavailable {
+
+	return &RepoDeleteBranchServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete branch service unavailable response
+func (o *RepoDeleteBranchServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoDeleteBranchServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete branch service unavailable response
+func (o *RepoDeleteBranchServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete branch service unavailable response
+func (o *RepoDeleteBranchServiceUnavailable) WithPayload(payload *models.APIError) *RepoDeleteBranchServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete branch service unavailable response
+func (o *RepoDeleteBranchServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteBranchServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -283,6 +284,51 @@ func (o *RepoDeleteFileConflict) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoDeleteFileRequestEntityTooLargeCode is the HTTP code returned for type RepoDeleteFileRequestEntityTooLarge
+const RepoDeleteFileRequestEntityTooLargeCode int = 413
+
+/*
+RepoDeleteFileRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoDeleteFileRequestEntityTooLarge
+*/
+type RepoDeleteFileRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteFileRequestEntityTooLarge creates RepoDeleteFileRequestEntityTooLarge with default headers values
+func NewRepoDeleteFileRequestEntityTooLarge() *RepoDeleteFileRequestEntityTooLarge {
+
+	return &RepoDeleteFileRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo delete file request entity too large response
+func (o *RepoDeleteFileRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoDeleteFileRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete file request entity too large response
+func (o *RepoDeleteFileRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteFileRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteFileUnprocessableEntityCode is the HTTP code returned for type RepoDeleteFileUnprocessableEntity
 const RepoDeleteFileUnprocessableEntityCode int = 422
 
@@ -373,6 +419,73 @@ func (o *RepoDeleteFileLocked) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// RepoDeleteFileTooManyRequestsCode is the HTTP code returned for type RepoDeleteFileTooManyRequests
+const RepoDeleteFileTooManyRequestsCode int = 429
+
+/*
+RepoDeleteFileTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoDeleteFileTooManyRequests
+*/
+type RepoDeleteFileTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteFileTooManyRequests creates RepoDeleteFileTooManyRequests with default headers values
+func NewRepoDeleteFileTooManyRequests() *RepoDeleteFileTooManyRequests {
+
+	return &RepoDeleteFileTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete file too many requests response
+func (o *RepoDeleteFileTooManyRequests) WithRetryAfter(retryAfter int64) *RepoDeleteFileTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete file too many requests response
+func (o *RepoDeleteFileTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete file too many requests response
+func (o *RepoDeleteFileTooManyRequests) WithPayload(payload *models.APIError) *RepoDeleteFileTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete file too many requests response
+func (o *RepoDeleteFileTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteFileTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteFileInternalServerErrorCode is the HTTP code returned for type RepoDeleteFileInternalServerError
 const RepoDeleteFileInternalServerErrorCode int = 500
 
@@ -410,6 +523,73 @@ func (o *RepoDeleteFileInternalServerError) SetPayload(payload *models.APIError)
 func (o *RepoDeleteFileInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoDeleteFileServiceUnavailableCode is the HTTP code returned for type RepoDeleteFileServiceUnavailable
+const RepoDeleteFileServiceUnavailableCode int = 503
+
+/*
+RepoDeleteFileServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoDeleteFileServiceUnavailable
+*/
+type RepoDeleteFileServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteFileServiceUnavailable creates RepoDeleteFileServiceUnavailable with default headers values
+func NewRepoDeleteFileServiceUnavailable() *RepoDeleteFileServiceUnavailable {
+
+	return &RepoDeleteFileServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete file service unavailable response
+func (o *RepoDeleteFileServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoDeleteFileServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete file service unavailable response
+func (o *RepoDeleteFileServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete file service unavailable response
+func (o *RepoDeleteFileServiceUnavailable) WithPayload(payload *models.APIError) *RepoDeleteFileServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete file service unavailable response
+func (o *RepoDeleteFileServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteFileServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *RepoDeleteReleaseAttachmentLocked) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// RepoDeleteReleaseAttachmentTooManyRequestsCode is the HTTP code returned for type RepoDeleteReleaseAttachmentTooManyRequests
+const RepoDeleteReleaseAttachmentTooManyRequestsCode int = 429
+
+/*
+RepoDeleteReleaseAttachmentTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoDeleteReleaseAttachmentTooManyRequests
+*/
+type RepoDeleteReleaseAttachmentTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteReleaseAttachmentTooManyRequests creates RepoDeleteReleaseAttachmentTooManyRequests with default headers values
+func NewRepoDeleteReleaseAttachmentTooManyRequests() *RepoDeleteReleaseAttachmentTooManyRequests {
+
+	return &RepoDeleteReleaseAttachmentTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete release attachment too many requests response
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) WithRetryAfter(retryAfter int64) *RepoDeleteReleaseAttachmentTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete release attachment too many requests response
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete release attachment too many requests response
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) WithPayload(payload *models.APIError) *RepoDeleteReleaseAttachmentTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete release attachment too many requests response
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteReleaseAttachmentTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteReleaseAttachmentInternalServerErrorCode is the HTTP code returned for type RepoDeleteReleaseAttachmentInternalServerError
 const RepoDeleteReleaseAttachmentInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *RepoDeleteReleaseAttachmentInternalServerError) SetPayload(payload *mod
 func (o *RepoDeleteReleaseAttachmentInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoDeleteReleaseAttachmentServiceUnavailableCode is the HTTP code returned for type RepoDeleteReleaseAttachmentServiceUnavailable
+const RepoDeleteReleaseAttachmentServiceUnavailableCode int = 503
+
+/*
+RepoDeleteReleaseAttachmentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoDeleteReleaseAttachmentServiceUnavailable
+*/
+type RepoDeleteReleaseAttachmentServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteReleaseAttachmentServiceUnavailable creates RepoDeleteReleaseAttachmentServiceUnavailable with default headers values
+func NewRepoDeleteReleaseAttachmentServiceUnavailable() *RepoDeleteReleaseAttachmentServiceUnavailable {
+
+	return &RepoDeleteReleaseAttachmentServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete release attachment service unavailable response
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoDeleteReleaseAttachmentServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete release attachment service unavailable response
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete release attachment service unavailable response
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) WithPayload(payload *models.APIError) *RepoDeleteReleaseAttachmentServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete release attachment service unavailable response
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteReleaseAttachmentServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *RepoDeleteReleaseByTagLocked) WriteResponse(rw http.ResponseWriter, pro
 	}
 }
 
+// RepoDeleteReleaseByTagTooManyRequestsCode is the HTTP code returned for type RepoDeleteReleaseByTagTooManyRequests
+const RepoDeleteReleaseByTagTooManyRequestsCode int = 429
+
+/*
+RepoDeleteReleaseByTagTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoDeleteReleaseByTagTooManyRequests
+*/
+type RepoDeleteReleaseByTagTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteReleaseByTagTooManyRequests creates RepoDeleteReleaseByTagTooManyRequests with default headers values
+func NewRepoDeleteReleaseByTagTooManyRequests() *RepoDeleteReleaseByTagTooManyRequests {
+
+	return &RepoDeleteReleaseByTagTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete release by tag too many requests response
+func (o *RepoDeleteReleaseByTagTooManyRequests) WithRetryAfter(retryAfter int64) *RepoDeleteReleaseByTagTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete release by tag too many requests response
+func (o *RepoDeleteReleaseByTagTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete release by tag too many requests response
+func (o *RepoDeleteReleaseByTagTooManyRequests) WithPayload(payload *models.APIError) *RepoDeleteReleaseByTagTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete release by tag too many requests response
+func (o *RepoDeleteReleaseByTagTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteReleaseByTagTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteReleaseByTagInternalServerErrorCode is the HTTP code returned for type RepoDeleteReleaseByTagInternalServerError
 const RepoDeleteReleaseByTagInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *RepoDeleteReleaseByTagInternalServerError) SetPayload(payload *models.A
 func (o *RepoDeleteReleaseByTagInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoDeleteReleaseByTagServiceUnavailableCode is the HTTP code returned for type RepoDeleteReleaseByTagServiceUnavailable
+const RepoDeleteReleaseByTagServiceUnavailableCode int = 503
+
+/*
+RepoDeleteReleaseByTagServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoDeleteReleaseByTagServiceUnavailable
+*/
+type RepoDeleteReleaseByTagServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteReleaseByTagServiceUnavailable creates RepoDeleteReleaseByTagServiceUnavailable with default headers values
+func NewRepoDeleteReleaseByTagServiceUnavailable() *RepoDeleteReleaseByTagServiceUnavailable {
+
+	return &RepoDeleteReleaseByTagServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete release by tag service unavailable response
+func (o *RepoDeleteReleaseByTagServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoDeleteReleaseByTagServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete release by tag service unavailable response
+func (o *RepoDeleteReleaseByTagServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete release by tag service unavailable response
+func (o *RepoDeleteReleaseByTagServiceUnavailable) WithPayload(payload *models.APIError) *RepoDeleteReleaseByTagServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete release by tag service unavailable response
+func (o *RepoDeleteReleaseByTagServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteReleaseByTagServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

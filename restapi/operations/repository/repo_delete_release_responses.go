@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *RepoDeleteReleaseLocked) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// RepoDeleteReleaseTooManyRequestsCode is the HTTP code returned for type RepoDeleteReleaseTooManyRequests
+const RepoDeleteReleaseTooManyRequestsCode int = 429
+
+/*
+RepoDeleteReleaseTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoDeleteReleaseTooManyRequests
+*/
+type RepoDeleteReleaseTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteReleaseTooManyRequests creates RepoDeleteReleaseTooManyRequests with default headers values
+func NewRepoDeleteReleaseTooManyRequests() *RepoDeleteReleaseTooManyRequests {
+
+	return &RepoDeleteReleaseTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete release too many requests response
+func (o *RepoDeleteReleaseTooManyRequests) WithRetryAfter(retryAfter int64) *RepoDeleteReleaseTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete release too many requests response
+func (o *RepoDeleteReleaseTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete release too many requests response
+func (o *RepoDeleteReleaseTooManyRequests) WithPayload(payload *models.APIError) *RepoDeleteReleaseTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete release too many requests response
+func (o *RepoDeleteReleaseTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteReleaseTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteReleaseInternalServerErrorCode is the HTTP code returned for type RepoDeleteReleaseInternalServerError
 const RepoDeleteReleaseInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *RepoDeleteReleaseInternalServerError) SetPayload(payload *models.APIErr
 func (o *RepoDeleteReleaseInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoDeleteReleaseServiceUnavailableCode is the HTTP code returned for type RepoDeleteReleaseServiceUnavailable
+const RepoDeleteReleaseServiceUnavailableCode int = 503
+
+/*
+RepoDeleteReleaseServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoDeleteReleaseServiceUnavailable
+*/
+type RepoDeleteReleaseServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteReleaseServiceUnavailable creates RepoDeleteReleaseServiceUnavailable with default headers values
+func NewRepoDeleteReleaseServiceUnavailable() *RepoDeleteReleaseServiceUnavailable {
+
+	return &RepoDeleteReleaseServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete release service unavailable response
+func (o *RepoDeleteReleaseServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoDeleteReleaseServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete release service unavailable response
+func (o *RepoDeleteReleaseServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete release service unavailable response
+func (o *RepoDeleteReleaseServiceUnavailable) WithPayload(payload *models.APIError) *RepoDeleteReleaseServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete release service unavailable response
+func (o *RepoDeleteReleaseServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteReleaseServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

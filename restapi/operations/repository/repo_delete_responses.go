@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,73 @@ func (o *RepoDeleteUnprocessableEntity) WriteResponse(rw http.ResponseWriter, pr
 	}
 }
 
+// RepoDeleteTooManyRequestsCode is the HTTP code returned for type RepoDeleteTooManyRequests
+const RepoDeleteTooManyRequestsCode int = 429
+
+/*
+RepoDeleteTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoDeleteTooManyRequests
+*/
+type RepoDeleteTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteTooManyRequests creates RepoDeleteTooManyRequests with default headers values
+func NewRepoDeleteTooManyRequests() *RepoDeleteTooManyRequests {
+
+	return &RepoDeleteTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete too many requests response
+func (o *RepoDeleteTooManyRequests) WithRetryAfter(retryAfter int64) *RepoDeleteTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete too many requests response
+func (o *RepoDeleteTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete too many requests response
+func (o *RepoDeleteTooManyRequests) WithPayload(payload *models.APIError) *RepoDeleteTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete too many requests response
+func (o *RepoDeleteTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteInternalServerErrorCode is the HTTP code returned for type RepoDeleteInternalServerError
 const RepoDeleteInternalServerErrorCode int = 500
 
@@ -255,6 +323,73 @@ func (o *RepoDeleteInternalServerError) SetPayload(payload *models.APIError) {
 func (o *RepoDeleteInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoDeleteServiceUnavailableCode is the HTTP code returned for type RepoDeleteServiceUnavailable
+const RepoDeleteServiceUnavailableCode int = 503
+
+/*
+RepoDeleteServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoDeleteServiceUnavailable
+*/
+type RepoDeleteServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteServiceUnavailable creates RepoDeleteServiceUnavailable with default headers values
+func NewRepoDeleteServiceUnavailable() *RepoDeleteServiceUnavailable {
+
+	return &RepoDeleteServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete service unavailable response
+func (o *RepoDeleteServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoDeleteServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete service unavailable response
+func (o *RepoDeleteServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete service unavailable response
+func (o *RepoDeleteServiceUnavailable) WithPayload(payload *models.APIError) *RepoDeleteServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete service unavailable response
+func (o *RepoDeleteServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -333,6 +334,73 @@ func (o *RepoDeleteTagLocked) WriteResponse(rw http.ResponseWriter, producer run
 	}
 }
 
+// RepoDeleteTagTooManyRequestsCode is the HTTP code returned for type RepoDeleteTagTooManyRequests
+const RepoDeleteTagTooManyRequestsCode int = 429
+
+/*
+RepoDeleteTagTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoDeleteTagTooManyRequests
+*/
+type RepoDeleteTagTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteTagTooManyRequests creates RepoDeleteTagTooManyRequests with default headers values
+func NewRepoDeleteTagTooManyRequests() *RepoDeleteTagTooManyRequests {
+
+	return &RepoDeleteTagTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete tag too many requests response
+func (o *RepoDeleteTagTooManyRequests) WithRetryAfter(retryAfter int64) *RepoDeleteTagTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete tag too many requests response
+func (o *RepoDeleteTagTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete tag too many requests response
+func (o *RepoDeleteTagTooManyRequests) WithPayload(payload *models.APIError) *RepoDeleteTagTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete tag too many requests response
+func (o *RepoDeleteTagTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteTagTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteTagInternalServerErrorCode is the HTTP code returned for type RepoDeleteTagInternalServerError
 const RepoDeleteTagInternalServerErrorCode int = 500
 
@@ -370,6 +438,73 @@ func (o *RepoDeleteTagInternalServerError) SetPayload(payload *models.APIError) 
 func (o *RepoDeleteTagInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoDeleteTagServiceUnavailableCode is the HTTP code returned for type RepoDeleteTagServiceUnavailable
+const RepoDeleteTagServiceUnavailableCode int = 503
+
+/*
+RepoDeleteTagServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoDeleteTagServiceUnavailable
+*/
+type RepoDeleteTagServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteTagServiceUnavailable creates RepoDeleteTagServiceUnavailable with default headers values
+func NewRepoDeleteTagServiceUnavailable() *RepoDeleteTagServiceUnavailable {
+
+	return &RepoDeleteTagServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete tag service unavailable response
+func (o *RepoDeleteTagServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoDeleteTagServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete tag service unavailable response
+func (o *RepoDeleteTagServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete tag service unavailable response
+func (o *RepoDeleteTagServiceUnavailable) WithPayload(payload *models.APIError) *RepoDeleteTagServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete tag service unavailable response
+func (o *RepoDeleteTagServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteTagServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -263,6 +264,73 @@ func (o *RepoDeleteTopicLocked) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// RepoDeleteTopicTooManyRequestsCode is the HTTP code returned for type RepoDeleteTopicTooManyRequests
+const RepoDeleteTopicTooManyRequestsCode int = 429
+
+/*
+RepoDeleteTopicTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoDeleteTopicTooManyRequests
+*/
+type RepoDeleteTopicTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteTopicTooManyRequests creates RepoDeleteTopicTooManyRequests with default headers values
+func NewRepoDeleteTopicTooManyRequests() *RepoDeleteTopicTooManyRequests {
+
+	return &RepoDeleteTopicTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete topic too many requests response
+func (o *RepoDeleteTopicTooManyRequests) WithRetryAfter(retryAfter int64) *RepoDeleteTopicTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete topic too many requests response
+func (o *RepoDeleteTopicTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete topic too many requests response
+func (o *RepoDeleteTopicTooManyRequests) WithPayload(payload *models.APIError) *RepoDeleteTopicTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete topic too many requests response
+func (o *RepoDeleteTopicTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteTopicTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteTopicInternalServerErrorCode is the HTTP code returned for type RepoDeleteTopicInternalServerError
 const RepoDeleteTopicInternalServerErrorCode int = 500
 
@@ -300,6 +368,73 @@ func (o *RepoDeleteTopicInternalServerError) SetPayload(payload *models.APIError
 func (o *RepoDeleteTopicInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoDeleteTopicServiceUnavailableCode is the HTTP code returned for type RepoDeleteTopicServiceUnavailable
+const RepoDeleteTopicServiceUnavailableCode int = 503
+
+/*
+RepoDeleteTopicServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoDeleteTopicServiceUnavailable
+*/
+type RepoDeleteTopicServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteTopicServiceUnavailable creates RepoDeleteTopicServiceUnavailable with default headers values
+func NewRepoDeleteTopicServiceUnavailable() *RepoDeleteTopicServiceUnavailable {
+
+	return &RepoDeleteTopicServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo delete topic service unavailable response
+func (o *RepoDeleteTopicServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoDeleteTopicServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo delete topic service unavailable response
+func (o *RepoDeleteTopicServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo delete topic service unavailable response
+func (o *RepoDeleteTopicServiceUnavailable) WithPayload(payload *models.APIError) *RepoDeleteTopicServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete topic service unavailable response
+func (o *RepoDeleteTopicServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteTopicServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

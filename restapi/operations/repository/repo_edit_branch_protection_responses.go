@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *RepoEditBranchProtectionNotFound) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// RepoEditBranchProtectionRequestEntityTooLargeCode is the HTTP code returned for type RepoEditBranchProtectionRequestEntityTooLarge
+const RepoEditBranchProtectionRequestEntityTooLargeCode int = 413
+
+/*
+RepoEditBranchProtectionRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoEditBranchProtectionRequestEntityTooLarge
+*/
+type RepoEditBranchProtectionRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditBranchProtectionRequestEntityTooLarge creates RepoEditBranchProtectionRequestEntityTooLarge with default headers values
+func NewRepoEditBranchProtectionRequestEntityTooLarge() *RepoEditBranchProtectionRequestEntityTooLarge {
+
+	return &RepoEditBranchProtectionRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo edit branch protection request entity too large response
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoEditBranchProtectionRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit branch protection request entity too large response
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditBranchProtectionRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoEditBranchProtectionUnprocessableEntityCode is the HTTP code returned for type RepoEditBranchProtectionUnprocessableEntity
 const RepoEditBranchProtectionUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *RepoEditBranchProtectionLocked) WriteResponse(rw http.ResponseWriter, p
 	}
 }
 
+// RepoEditBranchProtectionTooManyRequestsCode is the HTTP code returned for type RepoEditBranchProtectionTooManyRequests
+const RepoEditBranchProtectionTooManyRequestsCode int = 429
+
+/*
+RepoEditBranchProtectionTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoEditBranchProtectionTooManyRequests
+*/
+type RepoEditBranchProtectionTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditBranchProtectionTooManyRequests creates RepoEditBranchProtectionTooManyRequests with default headers values
+func NewRepoEditBranchProtectionTooManyRequests() *RepoEditBranchProtectionTooManyRequests {
+
+	return &RepoEditBranchProtectionTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo edit branch protection too many requests response
+func (o *RepoEditBranchProtectionTooManyRequests) WithRetryAfter(retryAfter int64) *RepoEditBranchProtectionTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo edit branch protection too many requests response
+func (o *RepoEditBranchProtectionTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo edit branch protection too many requests response
+func (o *RepoEditBranchProtectionTooManyRequests) WithPayload(payload *models.APIError) *RepoEditBranchProtectionTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit branch protection too many requests response
+func (o *RepoEditBranchProtectionTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditBranchProtectionTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoEditBranchProtectionInternalServerErrorCode is the HTTP code returned for type RepoEditBranchProtectionInternalServerError
 const RepoEditBranchProtectionInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *RepoEditBranchProtectionInternalServerError) SetPayload(payload *models
 func (o *RepoEditBranchProtectionInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoEditBranchProtectionServiceUnavailableCode is the HTTP code returned for type RepoEditBranchProtectionServiceUnavailable
+const RepoEditBranchProtectionServiceUnavailableCode int = 503
+
+/*
+RepoEditBranchProtectionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoEditBranchProtectionServiceUnavailable
+*/
+type RepoEditBranchProtectionServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditBranchProtectionServiceUnavailable creates RepoEditBranchProtectionServiceUnavailable with default headers values
+func NewRepoEditBranchProtectionServiceUnavailable() *RepoEditBranchProtectionServiceUnavailable {
+
+	return &RepoEditBranchProtectionServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo edit branch protection service unavailable response
+func (o *RepoEditBranchProtectionServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoEditBranchProtectionServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo edit branch protection service unavailable response
+func (o *RepoEditBranchProtectionServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo edit branch protection service unavailable response
+func (o *RepoEditBranchProtectionServiceUnavailable) WithPayload(payload *models.APIError) *RepoEditBranchProtectionServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit branch protection service unavailable response
+func (o *RepoEditBranchProtectionServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditBranchProtectionServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *RepoEditReleaseConflict) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// RepoEditReleaseRequestEntityTooLargeCode is the HTTP code returned for type RepoEditReleaseRequestEntityTooLarge
+const RepoEditReleaseRequestEntityTooLargeCode int = 413
+
+/*
+RepoEditReleaseRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoEditReleaseRequestEntityTooLarge
+*/
+type RepoEditReleaseRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditReleaseRequestEntityTooLarge creates RepoEditReleaseRequestEntityTooLarge with default headers values
+func NewRepoEditReleaseRequestEntityTooLarge() *RepoEditReleaseRequestEntityTooLarge {
+
+	return &RepoEditReleaseRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo edit release request entity too large response
+func (o *RepoEditReleaseRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoEditReleaseRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit release request entity too large response
+func (o *RepoEditReleaseRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditReleaseRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoEditReleaseUnprocessableEntityCode is the HTTP code returned for type RepoEditReleaseUnprocessableEntity
 const RepoEditReleaseUnprocessableEntityCode int = 422
 
@@ -328,6 +374,73 @@ func (o *RepoEditReleaseLocked) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// RepoEditReleaseTooManyRequestsCode is the HTTP code returned for type RepoEditReleaseTooManyRequests
+const RepoEditReleaseTooManyRequestsCode int = 429
+
+/*
+RepoEditReleaseTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoEditReleaseTooManyRequests
+*/
+type RepoEditReleaseTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditReleaseTooManyRequests creates RepoEditReleaseTooManyRequests with default headers values
+func NewRepoEditReleaseTooManyRequests() *RepoEditReleaseTooManyRequests {
+
+	return &RepoEditReleaseTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo edit release too many requests response
+func (o *RepoEditReleaseTooManyRequests) WithRetryAfter(retryAfter int64) *RepoEditReleaseTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo edit release too many requests response
+func (o *RepoEditReleaseTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo edit release too many requests response
+func (o *RepoEditReleaseTooManyRequests) WithPayload(payload *models.APIError) *RepoEditReleaseTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit release too many requests response
+func (o *RepoEditReleaseTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditReleaseTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoEditReleaseInternalServerErrorCode is the HTTP code returned for type RepoEditReleaseInternalServerError
 const RepoEditReleaseInternalServerErrorCode int = 500
 
@@ -365,6 +478,73 @@ func (o *RepoEditReleaseInternalServerError) SetPayload(payload *models.APIError
 func (o *RepoEditReleaseInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoEditReleaseServiceUnavailableCode is the HTTP code returned for type RepoEditReleaseServiceUnavailable
+const RepoEditReleaseServiceUnavailableCode int = 503
+
+/*
+RepoEditReleaseServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoEditReleaseServiceUnavailable
+*/
+type RepoEditReleaseServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditReleaseServiceUnavailable creates RepoEditReleaseServiceUnavailable with default headers values
+func NewRepoEditReleaseServiceUnavailable() *RepoEditReleaseServiceUnavailable {
+
+	return &RepoEditReleaseServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo edit release service unavailable response
+func (o *RepoEditReleaseServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoEditReleaseServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo edit release service unavailable response
+func (o *RepoEditReleaseServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo edit release service unavailable response
+func (o *RepoEditReleaseServiceUnavailable) WithPayload(payload *models.APIError) *RepoEditReleaseServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit release service unavailable response
+func (o *RepoEditReleaseServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditReleaseServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

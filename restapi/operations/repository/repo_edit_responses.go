@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -193,6 +194,51 @@ func (o *RepoEditNotFound) WriteResponse(rw http.ResponseWriter, producer runtim
 	}
 }
 
+// RepoEditRequestEntityTooLargeCode is the HTTP code returned for type RepoEditRequestEntityTooLarge
+const RepoEditRequestEntityTooLargeCode int = 413
+
+/*
+RepoEditRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoEditRequestEntityTooLarge
+*/
+type RepoEditRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditRequestEntityTooLarge creates RepoEditRequestEntityTooLarge with default headers values
+func NewRepoEditRequestEntityTooLarge() *RepoEditRequestEntityTooLarge {
+
+	return &RepoEditRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo edit request entity too large response
+func (o *RepoEditRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoEditRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit request entity too large response
+func (o *RepoEditRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoEditUnprocessableEntityCode is the HTTP code returned for type RepoEditUnprocessableEntity
 const RepoEditUnprocessableEntityCode int = 422
 
@@ -238,6 +284,73 @@ func (o *RepoEditUnprocessableEntity) WriteResponse(rw http.ResponseWriter, prod
 	}
 }
 
+// RepoEditTooManyRequestsCode is the HTTP code returned for type RepoEditTooManyRequests
+const RepoEditTooManyRequestsCode int = 429
+
+/*
+RepoEditTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoEditTooManyRequests
+*/
+type RepoEditTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditTooManyRequests creates RepoEditTooManyRequests with default headers values
+func NewRepoEditTooManyRequests() *RepoEditTooManyRequests {
+
+	return &RepoEditTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo edit too many requests response
+func (o *RepoEditTooManyRequests) WithRetryAfter(retryAfter int64) *RepoEditTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo edit too many requests response
+func (o *RepoEditTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo edit too many requests response
+func (o *RepoEditTooManyRequests) WithPayload(payload *models.APIError) *RepoEditTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit too many requests response
+func (o *RepoEditTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoEditInternalServerErrorCode is the HTTP code returned for type RepoEditInternalServerError
 const RepoEditInternalServerErrorCode int = 500
 
@@ -275,6 +388,73 @@ func (o *RepoEditInternalServerError) SetPayload(payload *models.APIError) {
 func (o *RepoEditInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoEditServiceUnavailableCode is the HTTP code returned for type RepoEditServiceUnavailable
+const RepoEditServiceUnavailableCode int = 503
+
+/*
+RepoEditServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoEditServiceUnavailable
+*/
+type RepoEditServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoEditServiceUnavailable creates RepoEditServiceUnavailable with default headers values
+func NewRepoEditServiceUnavailable() *RepoEditServiceUnavailable {
+
+	return &RepoEditServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo edit service unavailable response
+func (o *RepoEditServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoEditServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo edit service unavailable response
+func (o *RepoEditServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo edit service unavailable response
+func (o *RepoEditServiceUnavailable) WithPayload(payload *models.APIError) *RepoEditServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo edit service unavailable response
+func (o *RepoEditServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoEditServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -237,6 +238,73 @@ func (o *RepoGetArchiveUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// RepoGetArchiveTooManyRequestsCode is the HTTP code returned for type RepoGetArchiveTooManyRequests
+const RepoGetArchiveTooManyRequestsCode int = 429
+
+/*
+RepoGetArchiveTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetArchiveTooManyRequests
+*/
+type RepoGetArchiveTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetArchiveTooManyRequests creates RepoGetArchiveTooManyRequests with default headers values
+func NewRepoGetArchiveTooManyRequests() *RepoGetArchiveTooManyRequests {
+
+	return &RepoGetArchiveTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get archive too many requests response
+func (o *RepoGetArchiveTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetArchiveTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get archive too many requests response
+func (o *RepoGetArchiveTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get archive too many requests response
+func (o *RepoGetArchiveTooManyRequests) WithPayload(payload *models.APIError) *RepoGetArchiveTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get archive too many requests response
+func (o *RepoGetArchiveTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetArchiveTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetArchiveInternalServerErrorCode is the HTTP code returned for type RepoGetArchiveInternalServerError
 const RepoGetArchiveInternalServerErrorCode int = 500
 
@@ -274,6 +342,73 @@ func (o *RepoGetArchiveInternalServerError) SetPayload(payload *models.APIError)
 func (o *RepoGetArchiveInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetArchiveServiceUnavailableCode is the HTTP code returned for type RepoGetArchiveServiceUnavailable
+const RepoGetArchiveServiceUnavailableCode int = 503
+
+/*
+RepoGetArchiveServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetArchiveServiceUnavailable
+*/
+type RepoGetArchiveServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetArchiveServiceUnavailable creates RepoGetArchiveServiceUnavailable with default headers values
+func NewRepoGetArchiveServiceUnavailable() *RepoGetArchiveServiceUnavailable {
+
+	return &RepoGetArchiveServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get archive service unavailable response
+func (o *RepoGetArchiveServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetArchiveServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get archive service unavailable response
+func (o *RepoGetArchiveServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get archive service unavailable response
+func (o *RepoGetArchiveServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetArchiveServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get archive service unavailable response
+func (o *RepoGetArchiveServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetArchiveServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *RepoGetBranchProtectionUnprocessableEntity) WriteResponse(rw http.Respo
 	}
 }
 
+// RepoGetBranchProtectionTooManyRequestsCode is the HTTP code returned for type RepoGetBranchProtectionTooManyRequests
+const RepoGetBranchProtectionTooManyRequestsCode int = 429
+
+/*
+RepoGetBranchProtectionTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetBranchProtectionTooManyRequests
+*/
+type RepoGetBranchProtectionTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetBranchProtectionTooManyRequests creates RepoGetBranchProtectionTooManyRequests with default headers values
+func NewRepoGetBranchProtectionTooManyRequests() *RepoGetBranchProtectionTooManyRequests {
+
+	return &RepoGetBranchProtectionTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get branch protection too many requests response
+func (o *RepoGetBranchProtectionTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetBranchProtectionTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get branch protection too many requests response
+func (o *RepoGetBranchProtectionTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get branch protection too many requests response
+func (o *RepoGetBranchProtectionTooManyRequests) WithPayload(payload *models.APIError) *RepoGetBranchProtectionTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get branch protection too many requests response
+func (o *RepoGetBranchProtectionTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetBranchProtectionTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetBranchProtectionInternalServerErrorCode is the HTTP code returned for type RepoGetBranchProtectionInternalServerError
 const RepoGetBranchProtectionInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *RepoGetBranchProtectionInternalServerError) SetPayload(payload *models.
 func (o *RepoGetBranchProtectionInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetBranchProtectionServiceUnavailableCode is the HTTP code returned for type RepoGetBranchProtectionServiceUnavailable
+const RepoGetBranchProtectionServiceUnavailableCode int = 503
+
+/*
+RepoGetBranchProtectionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetBranchProtectionServiceUnavailable
+*/
+type RepoGetBranchProtectionServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetBranchProtectionServiceUnavailable creates RepoGetBranchProtectionServiceUnavailable with default headers values
+func NewRepoGetBranchProtectionServiceUnavailable() *RepoGetBranchProtectionServiceUnavailable {
+
+	return &RepoGetBranchProtectionServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get branch protection service unavailable response
+func (o *RepoGetBranchProtectionServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetBranchProtectionServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get branch protection service unavailable response
+func (o *RepoGetBranchProtectionServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get branch protection service unavailable response
+func (o *RepoGetBranchProtectionServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetBranchProtectionServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get branch protection service unavailable response
+func (o *RepoGetBranchProtectionServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetBranchProtectionServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *RepoGetBranchUnprocessableEntity) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// RepoGetBranchTooManyRequestsCode is the HTTP code returned for type RepoGetBranchTooManyRequests
+const RepoGetBranchTooManyRequestsCode int = 429
+
+/*
+RepoGetBranchTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetBranchTooManyRequests
+*/
+type RepoGetBranchTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetBranchTooManyRequests creates RepoGetBranchTooManyRequests with default headers values
+func NewRepoGetBranchTooManyRequests() *RepoGetBranchTooManyRequests {
+
+	return &RepoGetBranchTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get branch too many requests response
+func (o *RepoGetBranchTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetBranchTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get branch too many requests response
+func (o *RepoGetBranchTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get branch too many requests response
+func (o *RepoGetBranchTooManyRequests) WithPayload(payload *models.APIError) *RepoGetBranchTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get branch too many requests response
+func (o *RepoGetBranchTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetBranchTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetBranchInternalServerErrorCode is the HTTP code returned for type RepoGetBranchInternalServerError
 const RepoGetBranchInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *RepoGetBranchInternalServerError) SetPayload(payload *models.APIError) 
 func (o *RepoGetBranchInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetBranchServiceUnavailableCode is the HTTP code returned for type RepoGetBranchServiceUnavailable
+const RepoGetBranchServiceUnavailableCode int = 503
+
+/*
+RepoGetBranchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetBranchServiceUnavailable
+*/
+type RepoGetBranchServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetBranchServiceUnavailable creates RepoGetBranchServiceUnavailable with default headers values
+func NewRepoGetBranchServiceUnavailable() *RepoGetBranchServiceUnavailable {
+
+	return &RepoGetBranchServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get branch service unavailable response
+func (o *RepoGetBranchServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetBranchServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get branch service unavailable response
+func (o *RepoGetBranchServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get branch service unavailable response
+func (o *RepoGetBranchServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetBranchServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get branch service unavailable response
+func (o *RepoGetBranchServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetBranchServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

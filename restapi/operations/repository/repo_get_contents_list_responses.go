@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -241,6 +242,73 @@ func (o *RepoGetContentsListUnprocessableEntity) WriteResponse(rw http.ResponseW
 	}
 }
 
+// RepoGetContentsListTooManyRequestsCode is the HTTP code returned for type RepoGetContentsListTooManyRequests
+const RepoGetContentsListTooManyRequestsCode int = 429
+
+/*
+RepoGetContentsListTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetContentsListTooManyRequests
+*/
+type RepoGetContentsListTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetContentsListTooManyRequests creates RepoGetContentsListTooManyRequests with default headers values
+func NewRepoGetContentsListTooManyRequests() *RepoGetContentsListTooManyRequests {
+
+	return &RepoGetContentsListTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get contents list too many requests response
+func (o *RepoGetContentsListTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetContentsListTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get contents list too many requests response
+func (o *RepoGetContentsListTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get contents list too many requests response
+func (o *RepoGetContentsListTooManyRequests) WithPayload(payload *models.APIError) *RepoGetContentsListTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get contents list too many requests response
+func (o *RepoGetContentsListTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetContentsListTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetContentsListInternalServerErrorCode is the HTTP code returned for type RepoGetContentsListInternalServerError
 const RepoGetContentsListInternalServerErrorCode int = 500
 
@@ -278,6 +346,73 @@ func (o *RepoGetContentsListInternalServerError) SetPayload(payload *models.APIE
 func (o *RepoGetContentsListInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetContentsListServiceUnavailableCode is the HTTP code returned for type RepoGetContentsListServiceUnavailable
+const RepoGetContentsListServiceUnavailableCode int = 503
+
+/*
+RepoGetContentsListServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetContentsListServiceUnavailable
+*/
+type RepoGetContentsListServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetContentsListServiceUnavailable creates RepoGetContentsListServiceUnavailable with default headers values
+func NewRepoGetContentsListServiceUnavailable() *RepoGetContentsListServiceUnavailable {
+
+	return &RepoGetContentsListServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get contents list service unavailable response
+func (o *RepoGetContentsListServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetContentsListServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get contents list service unavailable response
+func (o *RepoGetContentsListServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get contents list service unavailable response
+func (o *RepoGetContentsListServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetContentsListServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get contents list service unavailable response
+func (o *RepoGetContentsListServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetContentsListServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

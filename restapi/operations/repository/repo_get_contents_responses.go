@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -236,6 +237,73 @@ func (o *RepoGetContentsUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// RepoGetContentsTooManyRequestsCode is the HTTP code returned for type RepoGetContentsTooManyRequests
+const RepoGetContentsTooManyRequestsCode int = 429
+
+/*
+RepoGetContentsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetContentsTooManyRequests
+*/
+type RepoGetContentsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetContentsTooManyRequests creates RepoGetContentsTooManyRequests with default headers values
+func NewRepoGetContentsTooManyRequests() *RepoGetContentsTooManyRequests {
+
+	return &RepoGetContentsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get contents too many requests response
+func (o *RepoGetContentsTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetContentsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get contents too many requests response
+func (o *RepoGetContentsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get contents too many requests response
+func (o *RepoGetContentsTooManyRequests) WithPayload(payload *models.APIError) *RepoGetContentsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get contents too many requests response
+func (o *RepoGetContentsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetContentsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetContentsInternalServerErrorCode is the HTTP code returned for type RepoGetContentsInternalServerError
 const RepoGetContentsInternalServerErrorCode int = 500
 
@@ -273,6 +341,73 @@ func (o *RepoGetContentsInternalServerError) SetPayload(payload *models.APIError
 func (o *RepoGetContentsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetContentsServiceUnavailableCode is the HTTP code returned for type RepoGetContentsServiceUnavailable
+const RepoGetContentsServiceUnavailableCode int = 503
+
+/*
+RepoGetContentsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetContentsServiceUnavailable
+*/
+type RepoGetContentsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetContentsServiceUnavailable creates RepoGetContentsServiceUnavailable with default headers values
+func NewRepoGetContentsServiceUnavailable() *RepoGetContentsServiceUnavailable {
+
+	return &RepoGetContentsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get contents service unavailable response
+func (o *RepoGetContentsServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetContentsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get contents service unavailable response
+func (o *RepoGetContentsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get contents service unavailable response
+func (o *RepoGetContentsServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetContentsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get contents service unavailable response
+func (o *RepoGetContentsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetContentsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *RepoGetLatestReleaseUnprocessableEntity) WriteResponse(rw http.Response
 	}
 }
 
+// RepoGetLatestReleaseTooManyRequestsCode is the HTTP code returned for type RepoGetLatestReleaseTooManyRequests
+const RepoGetLatestReleaseTooManyRequestsCode int = 429
+
+/*
+RepoGetLatestReleaseTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetLatestReleaseTooManyRequests
+*/
+type RepoGetLatestReleaseTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetLatestReleaseTooManyRequests creates RepoGetLatestReleaseTooManyRequests with default headers values
+func NewRepoGetLatestReleaseTooManyRequests() *RepoGetLatestReleaseTooManyRequests {
+
+	return &RepoGetLatestReleaseTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get latest release too many requests response
+func (o *RepoGetLatestReleaseTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetLatestReleaseTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get latest release too many requests response
+func (o *RepoGetLatestReleaseTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get latest release too many requests response
+func (o *RepoGetLatestReleaseTooManyRequests) WithPayload(payload *models.APIError) *RepoGetLatestReleaseTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get latest release too many requests response
+func (o *RepoGetLatestReleaseTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetLatestReleaseTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetLatestReleaseInternalServerErrorCode is the HTTP code returned for type RepoGetLatestReleaseInternalServerError
 const RepoGetLatestReleaseInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *RepoGetLatestReleaseInternalServerError) SetPayload(payload *models.API
 func (o *RepoGetLatestReleaseInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetLatestReleaseServiceUnavailableCode is the HTTP code returned for type RepoGetLatestReleaseServiceUnavailable
+const RepoGetLatestReleaseServiceUnavailableCode int = 503
+
+/*
+RepoGetLatestReleaseServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetLatestReleaseServiceUnavailable
+*/
+type RepoGetLatestReleaseServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetLatestReleaseServiceUnavailable creates RepoGetLatestReleaseServiceUnavailable with default headers values
+func NewRepoGetLatestReleaseServiceUnavailable() *RepoGetLatestReleaseServiceUnavailable {
+
+	return &RepoGetLatestReleaseServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get latest release service unavailable response
+func (o *RepoGetLatestReleaseServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetLatestReleaseServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get latest release service unavailable response
+func (o *RepoGetLatestReleaseServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get latest release service unavailable response
+func (o *RepoGetLatestReleaseServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetLatestReleaseServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get latest release service unavailable response
+func (o *RepoGetLatestReleaseServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetLatestReleaseServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

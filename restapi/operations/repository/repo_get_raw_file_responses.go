@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -237,6 +238,73 @@ func (o *RepoGetRawFileUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// RepoGetRawFileTooManyRequestsCode is the HTTP code returned for type RepoGetRawFileTooManyRequests
+const RepoGetRawFileTooManyRequestsCode int = 429
+
+/*
+RepoGetRawFileTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetRawFileTooManyRequests
+*/
+type RepoGetRawFileTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetRawFileTooManyRequests creates RepoGetRawFileTooManyRequests with default headers values
+func NewRepoGetRawFileTooManyRequests() *RepoGetRawFileTooManyRequests {
+
+	return &RepoGetRawFileTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get raw file too many requests response
+func (o *RepoGetRawFileTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetRawFileTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get raw file too many requests response
+func (o *RepoGetRawFileTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get raw file too many requests response
+func (o *RepoGetRawFileTooManyRequests) WithPayload(payload *models.APIError) *RepoGetRawFileTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get raw file too many requests response
+func (o *RepoGetRawFileTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetRawFileTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetRawFileInternalServerErrorCode is the HTTP code returned for type RepoGetRawFileInternalServerError
 const RepoGetRawFileInternalServerErrorCode int = 500
 
@@ -274,6 +342,73 @@ func (o *RepoGetRawFileInternalServerError) SetPayload(payload *models.APIError)
 func (o *RepoGetRawFileInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetRawFileServiceUnavailableCode is the HTTP code returned for type RepoGetRawFileServiceUnavailable
+const RepoGetRawFileServiceUnavailableCode int = 503
+
+/*
+RepoGetRawFileServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetRawFileServiceUnavailable
+*/
+type RepoGetRawFileServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetRawFileServiceUnavailable creates RepoGetRawFileServiceUnavailable with default headers values
+func NewRepoGetRawFileServiceUnavailable() *RepoGetRawFileServiceUnavailable {
+
+	return &RepoGetRawFileServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get raw file service unavailable response
+func (o *RepoGetRawFileServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetRawFileServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get raw file service unavailable response
+func (o *RepoGetRawFileServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get raw file service unavailable response
+func (o *RepoGetRawFileServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetRawFileServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get raw file service unavailable response
+func (o *RepoGetRawFileServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetRawFileServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *RepoGetReleaseAttachmentUnprocessableEntity) WriteResponse(rw http.Resp
 	}
 }
 
+// RepoGetReleaseAttachmentTooManyRequestsCode is the HTTP code returned for type RepoGetReleaseAttachmentTooManyRequests
+const RepoGetReleaseAttachmentTooManyRequestsCode int = 429
+
+/*
+RepoGetReleaseAttachmentTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetReleaseAttachmentTooManyRequests
+*/
+type RepoGetReleaseAttachmentTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetReleaseAttachmentTooManyRequests creates RepoGetReleaseAttachmentTooManyRequests with default headers values
+func NewRepoGetReleaseAttachmentTooManyRequests() *RepoGetReleaseAttachmentTooManyRequests {
+
+	return &RepoGetReleaseAttachmentTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get release attachment too many requests response
+func (o *RepoGetReleaseAttachmentTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetReleaseAttachmentTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get release attachment too many requests response
+func (o *RepoGetReleaseAttachmentTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get release attachment too many requests response
+func (o *RepoGetReleaseAttachmentTooManyRequests) WithPayload(payload *models.APIError) *RepoGetReleaseAttachmentTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get release attachment too many requests response
+func (o *RepoGetReleaseAttachmentTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetReleaseAttachmentTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetReleaseAttachmentInternalServerErrorCode is the HTTP code returned for type RepoGetReleaseAttachmentInternalServerError
 const RepoGetReleaseAttachmentInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *RepoGetReleaseAttachmentInternalServerError) SetPayload(payload *models
 func (o *RepoGetReleaseAttachmentInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetReleaseAttachmentServiceUnavailableCode is the HTTP code returned for type RepoGetReleaseAttachmentServiceUnavailable
+const RepoGetReleaseAttachmentServiceUnavailableCode int = 503
+
+/*
+RepoGetReleaseAttachmentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetReleaseAttachmentServiceUnavailable
+*/
+type RepoGetReleaseAttachmentServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetReleaseAttachmentServiceUnavailable creates RepoGetReleaseAttachmentServiceUnavailable with default headers values
+func NewRepoGetReleaseAttachmentServiceUnavailable() *RepoGetReleaseAttachmentServiceUnavailable {
+
+	return &RepoGetReleaseAttachmentServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get release attachment service unavailable response
+func (o *RepoGetReleaseAttachmentServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetReleaseAttachmentServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get release attachment service unavailable response
+func (o *RepoGetReleaseAttachmentServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get release attachment service unavailable response
+func (o *RepoGetReleaseAttachmentServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetReleaseAttachmentServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get release attachment service unavailable response
+func (o *RepoGetReleaseAttachmentServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetReleaseAttachmentServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

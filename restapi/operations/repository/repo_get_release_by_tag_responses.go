@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *RepoGetReleaseByTagUnprocessableEntity) WriteResponse(rw http.ResponseW
 	}
 }
 
+// RepoGetReleaseByTagTooManyRequestsCode is the HTTP code returned for type RepoGetReleaseByTagTooManyRequests
+const RepoGetReleaseByTagTooManyRequestsCode int = 429
+
+/*
+RepoGetReleaseByTagTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetReleaseByTagTooManyRequests
+*/
+type RepoGetReleaseByTagTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetReleaseByTagTooManyRequests creates RepoGetReleaseByTagTooManyRequests with default headers values
+func NewRepoGetReleaseByTagTooManyRequests() *RepoGetReleaseByTagTooManyRequests {
+
+	return &RepoGetReleaseByTagTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get release by tag too many requests response
+func (o *RepoGetReleaseByTagTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetReleaseByTagTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get release by tag too many requests response
+func (o *RepoGetReleaseByTagTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get release by tag too many requests response
+func (o *RepoGetReleaseByTagTooManyRequests) WithPayload(payload *models.APIError) *RepoGetReleaseByTagTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get release by tag too many requests response
+func (o *RepoGetReleaseByTagTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetReleaseByTagTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetReleaseByTagInternalServerErrorCode is the HTTP code returned for type RepoGetReleaseByTagInternalServerError
 const RepoGetReleaseByTagInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *RepoGetReleaseByTagInternalServerError) SetPayload(payload *models.APIE
 func (o *RepoGetReleaseByTagInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetReleaseByTagServiceUnavailableCode is the HTTP code returned for type RepoGetReleaseByTagServiceUnavailable
+const RepoGetReleaseByTagServiceUnavailableCode int = 503
+
+/*
+RepoGetReleaseByTagServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetReleaseByTagServiceUnavailable
+*/
+type RepoGetReleaseByTagServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetReleaseByTagServiceUnavailable creates RepoGetReleaseByTagServiceUnavailable with default headers values
+func NewRepoGetReleaseByTagServiceUnavailable() *RepoGetReleaseByTagServiceUnavailable {
+
+	return &RepoGetReleaseByTagServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get release by tag service unavailable response
+func (o *RepoGetReleaseByTagServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetReleaseByTagServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get release by tag service unavailable response
+func (o *RepoGetReleaseByTagServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get release by tag service unavailable response
+func (o *RepoGetReleaseByTagServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetReleaseByTagServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get release by tag service unavailable response
+func (o *RepoGetReleaseByTagServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetReleaseByTagServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *RepoGetReleaseUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// RepoGetReleaseTooManyRequestsCode is the HTTP code returned for type RepoGetReleaseTooManyRequests
+const RepoGetReleaseTooManyRequestsCode int = 429
+
+/*
+RepoGetReleaseTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetReleaseTooManyRequests
+*/
+type RepoGetReleaseTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetReleaseTooManyRequests creates RepoGetReleaseTooManyRequests with default headers values
+func NewRepoGetReleaseTooManyRequests() *RepoGetReleaseTooManyRequests {
+
+	return &RepoGetReleaseTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get release too many requests response
+func (o *RepoGetReleaseTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetReleaseTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get release too many requests response
+func (o *RepoGetReleaseTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get release too many requests response
+func (o *RepoGetReleaseTooManyRequests) WithPayload(payload *models.APIError) *RepoGetReleaseTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get release too many requests response
+func (o *RepoGetReleaseTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetReleaseTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetReleaseInternalServerErrorCode is the HTTP code returned for type RepoGetReleaseInternalServerError
 const RepoGetReleaseInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *RepoGetReleaseInternalServerError) SetPayload(payload *models.APIError)
 func (o *RepoGetReleaseInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetReleaseServiceUnavailableCode is the HTTP code returned for type RepoGetReleaseServiceUnavailable
+const RepoGetReleaseServiceUnavailableCode int = 503
+
+/*
+RepoGetReleaseServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetReleaseServiceUnavailable
+*/
+type RepoGetReleaseServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetReleaseServiceUnavailable creates RepoGetReleaseServiceUnavailable with default headers values
+func NewRepoGetReleaseServiceUnavailable() *RepoGetReleaseServiceUnavailable {
+
+	return &RepoGetReleaseServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get release service unavailable response
+func (o *RepoGetReleaseServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetReleaseServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get release service unavailable response
+func (o *RepoGetReleaseServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get release service unavailable response
+func (o *RepoGetReleaseServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetReleaseServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get release service unavailable response
+func (o *RepoGetReleaseServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetReleaseServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *RepoGetUnprocessableEntity) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// RepoGetTooManyRequestsCode is the HTTP code returned for type RepoGetTooManyRequests
+const RepoGetTooManyRequestsCode int = 429
+
+/*
+RepoGetTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetTooManyRequests
+*/
+type RepoGetTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetTooManyRequests creates RepoGetTooManyRequests with default headers values
+func NewRepoGetTooManyRequests() *RepoGetTooManyRequests {
+
+	return &RepoGetTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get too many requests response
+func (o *RepoGetTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get too many requests response
+func (o *RepoGetTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get too many requests response
+func (o *RepoGetTooManyRequests) WithPayload(payload *models.APIError) *RepoGetTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get too many requests response
+func (o *RepoGetTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetInternalServerErrorCode is the HTTP code returned for type RepoGetInternalServerError
 const RepoGetInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *RepoGetInternalServerError) SetPayload(payload *models.APIError) {
 func (o *RepoGetInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetServiceUnavailableCode is the HTTP code returned for type RepoGetServiceUnavailable
+const RepoGetServiceUnavailableCode int = 503
+
+/*
+RepoGetServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetServiceUnavailable
+*/
+type RepoGetServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetServiceUnavailable creates RepoGetServiceUnavailable with default headers values
+func NewRepoGetServiceUnavailable() *RepoGetServiceUnavailable {
+
+	return &RepoGetServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get service unavailable response
+func (o *RepoGetServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get service unavailable response
+func (o *RepoGetServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get service unavailable response
+func (o *RepoGetServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get service unavailable response
+func (o *RepoGetServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *RepoGetTagUnprocessableEntity) WriteResponse(rw http.ResponseWriter, pr
 	}
 }
 
+// RepoGetTagTooManyRequestsCode is the HTTP code returned for type RepoGetTagTooManyRequests
+const RepoGetTagTooManyRequestsCode int = 429
+
+/*
+RepoGetTagTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoGetTagTooManyRequests
+*/
+type RepoGetTagTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetTagTooManyRequests creates RepoGetTagTooManyRequests with default headers values
+func NewRepoGetTagTooManyRequests() *RepoGetTagTooManyRequests {
+
+	return &RepoGetTagTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get tag too many requests response
+func (o *RepoGetTagTooManyRequests) WithRetryAfter(retryAfter int64) *RepoGetTagTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get tag too many requests response
+func (o *RepoGetTagTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get tag too many requests response
+func (o *RepoGetTagTooManyRequests) WithPayload(payload *models.APIError) *RepoGetTagTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get tag too many requests response
+func (o *RepoGetTagTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetTagTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetTagInternalServerErrorCode is the HTTP code returned for type RepoGetTagInternalServerError
 const RepoGetTagInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *RepoGetTagInternalServerError) SetPayload(payload *models.APIError) {
 func (o *RepoGetTagInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoGetTagServiceUnavailableCode is the HTTP code returned for type RepoGetTagServiceUnavailable
+const RepoGetTagServiceUnavailableCode int = 503
+
+/*
+RepoGetTagServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoGetTagServiceUnavailable
+*/
+type RepoGetTagServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetTagServiceUnavailable creates RepoGetTagServiceUnavailable with default headers values
+func NewRepoGetTagServiceUnavailable() *RepoGetTagServiceUnavailable {
+
+	return &RepoGetTagServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo get tag service unavailable response
+func (o *RepoGetTagServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoGetTagServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo get tag service unavailable response
+func (o *RepoGetTagServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo get tag service unavailable response
+func (o *RepoGetTagServiceUnavailable) WithPayload(payload *models.APIError) *RepoGetTagServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get tag service unavailable response
+func (o *RepoGetTagServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetTagServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *RepoListBranchProtectionUnprocessableEntity) WriteResponse(rw http.Resp
 	}
 }
 
+// RepoListBranchProtectionTooManyRequestsCode is the HTTP code returned for type RepoListBranchProtectionTooManyRequests
+const RepoListBranchProtectionTooManyRequestsCode int = 429
+
+/*
+RepoListBranchProtectionTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoListBranchProtectionTooManyRequests
+*/
+type RepoListBranchProtectionTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListBranchProtectionTooManyRequests creates RepoListBranchProtectionTooManyRequests with default headers values
+func NewRepoListBranchProtectionTooManyRequests() *RepoListBranchProtectionTooManyRequests {
+
+	return &RepoListBranchProtectionTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list branch protection too many requests response
+func (o *RepoListBranchProtectionTooManyRequests) WithRetryAfter(retryAfter int64) *RepoListBranchProtectionTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list branch protection too many requests response
+func (o *RepoListBranchProtectionTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list branch protection too many requests response
+func (o *RepoListBranchProtectionTooManyRequests) WithPayload(payload *models.APIError) *RepoListBranchProtectionTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list branch protection too many requests response
+func (o *RepoListBranchProtectionTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListBranchProtectionTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListBranchProtectionInternalServerErrorCode is the HTTP code returned for type RepoListBranchProtectionInternalServerError
 const RepoListBranchProtectionInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *RepoListBranchProtectionInternalServerError) SetPayload(payload *models
 func (o *RepoListBranchProtectionInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoListBranchProtectionServiceUnavailableCode is the HTTP code returned for type RepoListBranchProtectionServiceUnavailable
+const RepoListBranchProtectionServiceUnavailableCode int = 503
+
+/*
+RepoListBranchProtectionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoListBranchProtectionServiceUnavailable
+*/
+type RepoListBranchProtectionServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListBranchProtectionServiceUnavailable creates RepoListBranchProtectionServiceUnavailable with default headers values
+func NewRepoListBranchProtectionServiceUnavailable() *RepoListBranchProtectionServiceUnavailable {
+
+	return &RepoListBranchProtectionServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list branch protection service unavailable response
+func (o *RepoListBranchProtectionServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoListBranchProtectionServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list branch protection service unavailable response
+func (o *RepoListBranchProtectionServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list branch protection service unavailable response
+func (o *RepoListBranchProtectionServiceUnavailable) WithPayload(payload *models.APIError) *RepoListBranchProtectionServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list branch protection service unavailable response
+func (o *RepoListBranchProtectionServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListBranchProtectionServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *RepoListBranchesUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// RepoListBranchesTooManyRequestsCode is the HTTP code returned for type RepoListBranchesTooManyRequests
+const RepoListBranchesTooManyRequestsCode int = 429
+
+/*
+RepoListBranchesTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoListBranchesTooManyRequests
+*/
+type RepoListBranchesTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListBranchesTooManyRequests creates RepoListBranchesTooManyRequests with default headers values
+func NewRepoListBranchesTooManyRequests() *RepoListBranchesTooManyRequests {
+
+	return &RepoListBranchesTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list branches too many requests response
+func (o *RepoListBranchesTooManyRequests) WithRetryAfter(retryAfter int64) *RepoListBranchesTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list branches too many requests response
+func (o *RepoListBranchesTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list branches too many requests response
+func (o *RepoListBranchesTooManyRequests) WithPayload(payload *models.APIError) *RepoListBranchesTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list branches too many requests response
+func (o *RepoListBranchesTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListBranchesTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListBranchesInternalServerErrorCode is the HTTP code returned for type RepoListBranchesInternalServerError
 const RepoListBranchesInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *RepoListBranchesInternalServerError) SetPayload(payload *models.APIErro
 func (o *RepoListBranchesInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoListBranchesServiceUnavailableCode is the HTTP code returned for type RepoListBranchesServiceUnavailable
+const RepoListBranchesServiceUnavailableCode int = 503
+
+/*
+RepoListBranchesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoListBranchesServiceUnavailable
+*/
+type RepoListBranchesServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListBranchesServiceUnavailable creates RepoListBranchesServiceUnavailable with default headers values
+func NewRepoListBranchesServiceUnavailable() *RepoListBranchesServiceUnavailable {
+
+	return &RepoListBranchesServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list branches service unavailable response
+func (o *RepoListBranchesServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoListBranchesServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list branches service unavailable response
+func (o *RepoListBranchesServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list branches service unavailable response
+func (o *RepoListBranchesServiceUnavailable) WithPayload(payload *models.APIError) *RepoListBranchesServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list branches service unavailable response
+func (o *RepoListBranchesServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListBranchesServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *RepoListReleaseAttachmentsUnprocessableEntity) WriteResponse(rw http.Re
 	}
 }
 
+// RepoListReleaseAttachmentsTooManyRequestsCode is the HTTP code returned for type RepoListReleaseAttachmentsTooManyRequests
+const RepoListReleaseAttachmentsTooManyRequestsCode int = 429
+
+/*
+RepoListReleaseAttachmentsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoListReleaseAttachmentsTooManyRequests
+*/
+type RepoListReleaseAttachmentsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListReleaseAttachmentsTooManyRequests creates RepoListReleaseAttachmentsTooManyRequests with default headers values
+func NewRepoListReleaseAttachmentsTooManyRequests() *RepoListReleaseAttachmentsTooManyRequests {
+
+	return &RepoListReleaseAttachmentsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list release attachments too many requests response
+func (o *RepoListReleaseAttachmentsTooManyRequests) WithRetryAfter(retryAfter int64) *RepoListReleaseAttachmentsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list release attachments too many requests response
+func (o *RepoListReleaseAttachmentsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list release attachments too many requests response
+func (o *RepoListReleaseAttachmentsTooManyRequests) WithPayload(payload *models.APIError) *RepoListReleaseAttachmentsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list release attachments too many requests response
+func (o *RepoListReleaseAttachmentsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListReleaseAttachmentsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListReleaseAttachmentsInternalServerErrorCode is the HTTP code returned for type RepoListReleaseAttachmentsInternalServerError
 const RepoListReleaseAttachmentsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *RepoListReleaseAttachmentsInternalServerError) SetPayload(payload *mode
 func (o *RepoListReleaseAttachmentsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoListReleaseAttachmentsServiceUnavailableCode is the HTTP code returned for type RepoListReleaseAttachmentsServiceUnavailable
+const RepoListReleaseAttachmentsServiceUnavailableCode int = 503
+
+/*
+RepoListReleaseAttachmentsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoListReleaseAttachmentsServiceUnavailable
+*/
+type RepoListReleaseAttachmentsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListReleaseAttachmentsServiceUnavailable creates RepoListReleaseAttachmentsServiceUnavailable with default headers values
+func NewRepoListReleaseAttachmentsServiceUnavailable() *RepoListReleaseAttachmentsServiceUnavailable {
+
+	return &RepoListReleaseAttachmentsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list release attachments service unavailable response
+func (o *RepoListReleaseAttachmentsServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoListReleaseAttachmentsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list release attachments service unavailable response
+func (o *RepoListReleaseAttachmentsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list release attachments service unavailable response
+func (o *RepoListReleaseAttachmentsServiceUnavailable) WithPayload(payload *models.APIError) *RepoListReleaseAttachmentsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list release attachments service unavailable response
+func (o *RepoListReleaseAttachmentsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListReleaseAttachmentsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *RepoListReleasesUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// RepoListReleasesTooManyRequestsCode is the HTTP code returned for type RepoListReleasesTooManyRequests
+const RepoListReleasesTooManyRequestsCode int = 429
+
+/*
+RepoListReleasesTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoListReleasesTooManyRequests
+*/
+type RepoListReleasesTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListReleasesTooManyRequests creates RepoListReleasesTooManyRequests with default headers values
+func NewRepoListReleasesTooManyRequests() *RepoListReleasesTooManyRequests {
+
+	return &RepoListReleasesTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list releases too many requests response
+func (o *RepoListReleasesTooManyRequests) WithRetryAfter(retryAfter int64) *RepoListReleasesTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list releases too many requests response
+func (o *RepoListReleasesTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list releases too many requests response
+func (o *RepoListReleasesTooManyRequests) WithPayload(payload *models.APIError) *RepoListReleasesTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list releases too many requests response
+func (o *RepoListReleasesTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListReleasesTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListReleasesInternalServerErrorCode is the HTTP code returned for type RepoListReleasesInternalServerError
 const RepoListReleasesInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *RepoListReleasesInternalServerError) SetPayload(payload *models.APIErro
 func (o *RepoListReleasesInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoListReleasesServiceUnavailableCode is the HTTP code returned for type RepoListReleasesServiceUnavailable
+const RepoListReleasesServiceUnavailableCode int = 503
+
+/*
+RepoListReleasesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoListReleasesServiceUnavailable
+*/
+type RepoListReleasesServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListReleasesServiceUnavailable creates RepoListReleasesServiceUnavailable with default headers values
+func NewRepoListReleasesServiceUnavailable() *RepoListReleasesServiceUnavailable {
+
+	return &RepoListReleasesServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list releases service unavailable response
+func (o *RepoListReleasesServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoListReleasesServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list releases service unavailable response
+func (o *RepoListReleasesServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list releases service unavailable response
+func (o *RepoListReleasesServiceUnavailable) WithPayload(payload *models.APIError) *RepoListReleasesServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list releases service unavailable response
+func (o *RepoListReleasesServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListReleasesServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *RepoListTagsUnprocessableEntity) WriteResponse(rw http.ResponseWriter, 
 	}
 }
 
+// RepoListTagsTooManyRequestsCode is the HTTP code returned for type RepoListTagsTooManyRequests
+const RepoListTagsTooManyRequestsCode int = 429
+
+/*
+RepoListTagsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoListTagsTooManyRequests
+*/
+type RepoListTagsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListTagsTooManyRequests creates RepoListTagsTooManyRequests with default headers values
+func NewRepoListTagsTooManyRequests() *RepoListTagsTooManyRequests {
+
+	return &RepoListTagsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list tags too many requests response
+func (o *RepoListTagsTooManyRequests) WithRetryAfter(retryAfter int64) *RepoListTagsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list tags too many requests response
+func (o *RepoListTagsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list tags too many requests response
+func (o *RepoListTagsTooManyRequests) WithPayload(payload *models.APIError) *RepoListTagsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list tags too many requests response
+func (o *RepoListTagsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListTagsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListTagsInternalServerErrorCode is the HTTP code returned for type RepoListTagsInternalServerError
 const RepoListTagsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *RepoListTagsInternalServerError) SetPayload(payload *models.APIError) {
 func (o *RepoListTagsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoListTagsServiceUnavailableCode is the HTTP code returned for type RepoListTagsServiceUnavailable
+const RepoListTagsServiceUnavailableCode int = 503
+
+/*
+RepoListTagsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoListTagsServiceUnavailable
+*/
+type RepoListTagsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListTagsServiceUnavailable creates RepoListTagsServiceUnavailable with default headers values
+func NewRepoListTagsServiceUnavailable() *RepoListTagsServiceUnavailable {
+
+	return &RepoListTagsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list tags service unavailable response
+func (o *RepoListTagsServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoListTagsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list tags service unavailable response
+func (o *RepoListTagsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list tags service unavailable response
+func (o *RepoListTagsServiceUnavailable) WithPayload(payload *models.APIError) *RepoListTagsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list tags service unavailable response
+func (o *RepoListTagsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListTagsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -331,6 +331,73 @@ func (o *RepoListTeamsUnprocessableEntity) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// RepoListTeamsTooManyRequestsCode is the HTTP code returned for type RepoListTeamsTooManyRequests
+const RepoListTeamsTooManyRequestsCode int = 429
+
+/*
+RepoListTeamsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoListTeamsTooManyRequests
+*/
+type RepoListTeamsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListTeamsTooManyRequests creates RepoListTeamsTooManyRequests with default headers values
+func NewRepoListTeamsTooManyRequests() *RepoListTeamsTooManyRequests {
+
+	return &RepoListTeamsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list teams too many requests response
+func (o *RepoListTeamsTooManyRequests) WithRetryAfter(retryAfter int64) *RepoListTeamsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list teams too many requests response
+func (o *RepoListTeamsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list teams too many requests response
+func (o *RepoListTeamsTooManyRequests) WithPayload(payload *models.APIError) *RepoListTeamsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list teams too many requests response
+func (o *RepoListTeamsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListTeamsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListTeamsInternalServerErrorCode is the HTTP code returned for type RepoListTeamsInternalServerError
 const RepoListTeamsInternalServerErrorCode int = 500
 
@@ -368,6 +435,73 @@ func (o *RepoListTeamsInternalServerError) SetPayload(payload *models.APIError) 
 func (o *RepoListTeamsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoListTeamsServiceUnavailableCode is the HTTP code returned for type RepoListTeamsServiceUnavailable
+const RepoListTeamsServiceUnavailableCode int = 503
+
+/*
+RepoListTeamsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoListTeamsServiceUnavailable
+*/
+type RepoListTeamsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListTeamsServiceUnavailable creates RepoListTeamsServiceUnavailable with default headers values
+func NewRepoListTeamsServiceUnavailable() *RepoListTeamsServiceUnavailable {
+
+	return &RepoListTeamsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list teams service unavailable response
+func (o *RepoListTeamsServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoListTeamsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list teams service unavailable response
+func (o *RepoListTeamsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list teams service unavailable response
+func (o *RepoListTeamsServiceUnavailable) WithPayload(payload *models.APIError) *RepoListTeamsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list teams service unavailable response
+func (o *RepoListTeamsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListTeamsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -283,6 +283,73 @@ func (o *RepoListTopicsUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// RepoListTopicsTooManyRequestsCode is the HTTP code returned for type RepoListTopicsTooManyRequests
+const RepoListTopicsTooManyRequestsCode int = 429
+
+/*
+RepoListTopicsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoListTopicsTooManyRequests
+*/
+type RepoListTopicsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListTopicsTooManyRequests creates RepoListTopicsTooManyRequests with default headers values
+func NewRepoListTopicsTooManyRequests() *RepoListTopicsTooManyRequests {
+
+	return &RepoListTopicsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list topics too many requests response
+func (o *RepoListTopicsTooManyRequests) WithRetryAfter(retryAfter int64) *RepoListTopicsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list topics too many requests response
+func (o *RepoListTopicsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list topics too many requests response
+func (o *RepoListTopicsTooManyRequests) WithPayload(payload *models.APIError) *RepoListTopicsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list topics too many requests response
+func (o *RepoListTopicsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListTopicsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListTopicsInternalServerErrorCode is the HTTP code returned for type RepoListTopicsInternalServerError
 const RepoListTopicsInternalServerErrorCode int = 500
 
@@ -320,6 +387,73 @@ func (o *RepoListTopicsInternalServerError) SetPayload(payload *models.APIError)
 func (o *RepoListTopicsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoListTopicsServiceUnavailableCode is the HTTP code returned for type RepoListTopicsServiceUnavailable
+const RepoListTopicsServiceUnavailableCode int = 503
+
+/*
+RepoListTopicsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoListTopicsServiceUnavailable
+*/
+type RepoListTopicsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListTopicsServiceUnavailable creates RepoListTopicsServiceUnavailable with default headers values
+func NewRepoListTopicsServiceUnavailable() *RepoListTopicsServiceUnavailable {
+
+	return &RepoListTopicsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo list topics service unavailable response
+func (o *RepoListTopicsServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoListTopicsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo list topics service unavailable response
+func (o *RepoListTopicsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo list topics service unavailable response
+func (o *RepoListTopicsServiceUnavailable) WithPayload(payload *models.APIError) *RepoListTopicsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list topics service unavailable response
+func (o *RepoListTopicsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListTopicsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -173,6 +174,51 @@ func (o *RepoRenameBranchNotFound) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// RepoRenameBranchRequestEntityTooLargeCode is the HTTP code returned for type RepoRenameBranchRequestEntityTooLarge
+const RepoRenameBranchRequestEntityTooLargeCode int = 413
+
+/*
+RepoRenameBranchRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoRenameBranchRequestEntityTooLarge
+*/
+type RepoRenameBranchRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoRenameBranchRequestEntityTooLarge creates RepoRenameBranchRequestEntityTooLarge with default headers values
+func NewRepoRenameBranchRequestEntityTooLarge() *RepoRenameBranchRequestEntityTooLarge {
+
+	return &RepoRenameBranchRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo rename branch request entity too large response
+func (o *RepoRenameBranchRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoRenameBranchRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo rename branch request entity too large response
+func (o *RepoRenameBranchRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoRenameBranchRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoRenameBranchUnprocessableEntityCode is the HTTP code returned for type RepoRenameBranchUnprocessableEntity
 const RepoRenameBranchUnprocessableEntityCode int = 422
 
@@ -263,6 +309,73 @@ func (o *RepoRenameBranchLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoRenameBranchTooManyRequestsCode is the HTTP code returned for type RepoRenameBranchTooManyRequests
+const RepoRenameBranchTooManyRequestsCode int = 429
+
+/*
+RepoRenameBranchTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoRenameBranchTooManyRequests
+*/
+type RepoRenameBranchTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoRenameBranchTooManyRequests creates RepoRenameBranchTooManyRequests with default headers values
+func NewRepoRenameBranchTooManyRequests() *RepoRenameBranchTooManyRequests {
+
+	return &RepoRenameBranchTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo rename branch too many requests response
+func (o *RepoRenameBranchTooManyRequests) WithRetryAfter(retryAfter int64) *RepoRenameBranchTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo rename branch too many requests response
+func (o *RepoRenameBranchTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo rename branch too many requests response
+func (o *RepoRenameBranchTooManyRequests) WithPayload(payload *models.APIError) *RepoRenameBranchTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo rename branch too many requests response
+func (o *RepoRenameBranchTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoRenameBranchTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoRenameBranchInternalServerErrorCode is the HTTP code returned for type RepoRenameBranchInternalServerError
 const RepoRenameBranchInternalServerErrorCode int = 500
 
@@ -300,6 +413,73 @@ func (o *RepoRenameBranchInternalServerError) SetPayload(payload *models.APIErro
 func (o *RepoRenameBranchInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoRenameBranchServiceUnavailableCode is the HTTP code returned for type RepoRenameBranchServiceUnavailable
+const RepoRenameBranchServiceUnavailableCode int = 503
+
+/*
+RepoRenameBranchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoRenameBranchServiceUnavailable
+*/
+type RepoRenameBranchServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoRenameBranchServiceUnavailable creates RepoRenameBranchServiceUnavailable with default headers values
+func NewRepoRenameBranchServiceUnavailable() *RepoRenameBranchServiceUnavailable {
+
+	return &RepoRenameBranchServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo rename branch service unavailable response
+func (o *RepoRenameBranchServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoRenameBranchServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo rename branch service unavailable response
+func (o *RepoRenameBranchServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo rename branch service unavailable response
+func (o *RepoRenameBranchServiceUnavailable) WithPayload(payload *models.APIError) *RepoRenameBranchServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo rename branch service unavailable response
+func (o *RepoRenameBranchServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoRenameBranchServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

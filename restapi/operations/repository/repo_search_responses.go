@@ -283,6 +283,73 @@ func (o *RepoSearchUnprocessableEntity) WriteResponse(rw http.ResponseWriter, pr
 	}
 }
 
+// RepoSearchTooManyRequestsCode is the HTTP code returned for type RepoSearchTooManyRequests
+const RepoSearchTooManyRequestsCode int = 429
+
+/*
+RepoSearchTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoSearchTooManyRequests
+*/
+type RepoSearchTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoSearchTooManyRequests creates RepoSearchTooManyRequests with default headers values
+func NewRepoSearchTooManyRequests() *RepoSearchTooManyRequests {
+
+	return &RepoSearchTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo search too many requests response
+func (o *RepoSearchTooManyRequests) WithRetryAfter(retryAfter int64) *RepoSearchTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo search too many requests response
+func (o *RepoSearchTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo search too many requests response
+func (o *RepoSearchTooManyRequests) WithPayload(payload *models.APIError) *RepoSearchTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo search too many requests response
+func (o *RepoSearchTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoSearchTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoSearchInternalServerErrorCode is the HTTP code returned for type RepoSearchInternalServerError
 const RepoSearchInternalServerErrorCode int = 500
 
@@ -320,6 +387,73 @@ func (o *RepoSearchInternalServerError) SetPayload(payload *models.APIError) {
 func (o *RepoSearchInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoSearchServiceUnavailableCode is the HTTP code returned for type RepoSearchServiceUnavailable
+const RepoSearchServiceUnavailableCode int = 503
+
+/*
+RepoSearchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoSearchServiceUnavailable
+*/
+type RepoSearchServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoSearchServiceUnavailable creates RepoSearchServiceUnavailable with default headers values
+func NewRepoSearchServiceUnavailable() *RepoSearchServiceUnavailable {
+
+	return &RepoSearchServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo search service unavailable response
+func (o *RepoSearchServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoSearchServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo search service unavailable response
+func (o *RepoSearchServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo search service unavailable response
+func (o *RepoSearchServiceUnavailable) WithPayload(payload *models.APIError) *RepoSearchServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo search service unavailable response
+func (o *RepoSearchServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoSearchServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -331,6 +331,73 @@ func (o *RepoTrackedTimesUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// RepoTrackedTimesTooManyRequestsCode is the HTTP code returned for type RepoTrackedTimesTooManyRequests
+const RepoTrackedTimesTooManyRequestsCode int = 429
+
+/*
+RepoTrackedTimesTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoTrackedTimesTooManyRequests
+*/
+type RepoTrackedTimesTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoTrackedTimesTooManyRequests creates RepoTrackedTimesTooManyRequests with default headers values
+func NewRepoTrackedTimesTooManyRequests() *RepoTrackedTimesTooManyRequests {
+
+	return &RepoTrackedTimesTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo tracked times too many requests response
+func (o *RepoTrackedTimesTooManyRequests) WithRetryAfter(retryAfter int64) *RepoTrackedTimesTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo tracked times too many requests response
+func (o *RepoTrackedTimesTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo tracked times too many requests response
+func (o *RepoTrackedTimesTooManyRequests) WithPayload(payload *models.APIError) *RepoTrackedTimesTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo tracked times too many requests response
+func (o *RepoTrackedTimesTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoTrackedTimesTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoTrackedTimesInternalServerErrorCode is the HTTP code returned for type RepoTrackedTimesInternalServerError
 const RepoTrackedTimesInternalServerErrorCode int = 500
 
@@ -368,6 +435,73 @@ func (o *RepoTrackedTimesInternalServerError) SetPayload(payload *models.APIErro
 func (o *RepoTrackedTimesInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoTrackedTimesServiceUnavailableCode is the HTTP code returned for type RepoTrackedTimesServiceUnavailable
+const RepoTrackedTimesServiceUnavailableCode int = 503
+
+/*
+RepoTrackedTimesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoTrackedTimesServiceUnavailable
+*/
+type RepoTrackedTimesServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoTrackedTimesServiceUnavailable creates RepoTrackedTimesServiceUnavailable with default headers values
+func NewRepoTrackedTimesServiceUnavailable() *RepoTrackedTimesServiceUnavailable {
+
+	return &RepoTrackedTimesServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo tracked times service unavailable response
+func (o *RepoTrackedTimesServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoTrackedTimesServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo tracked times service unavailable response
+func (o *RepoTrackedTimesServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo tracked times service unavailable response
+func (o *RepoTrackedTimesServiceUnavailable) WithPayload(payload *models.APIError) *RepoTrackedTimesServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo tracked times service unavailable response
+func (o *RepoTrackedTimesServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoTrackedTimesServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

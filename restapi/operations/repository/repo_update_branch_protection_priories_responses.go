@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -173,6 +174,51 @@ func (o *RepoUpdateBranchProtectionPrioriesNotFound) WriteResponse(rw http.Respo
 	}
 }
 
+// RepoUpdateBranchProtectionPrioriesRequestEntityTooLargeCode is the HTTP code returned for type RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge
+const RepoUpdateBranchProtectionPrioriesRequestEntityTooLargeCode int = 413
+
+/*
+RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoUpdateBranchProtectionPrioriesRequestEntityTooLarge
+*/
+type RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateBranchProtectionPrioriesRequestEntityTooLarge creates RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge with default headers values
+func NewRepoUpdateBranchProtectionPrioriesRequestEntityTooLarge() *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge {
+
+	return &RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo update branch protection priories request entity too large response
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update branch protection priories request entity too large response
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateBranchProtectionPrioriesRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoUpdateBranchProtectionPrioriesUnprocessableEntityCode is the HTTP code returned for type RepoUpdateBranchProtectionPrioriesUnprocessableEntity
 const RepoUpdateBranchProtectionPrioriesUnprocessableEntityCode int = 422
 
@@ -263,6 +309,73 @@ func (o *RepoUpdateBranchProtectionPrioriesLocked) WriteResponse(rw http.Respons
 	}
 }
 
+// RepoUpdateBranchProtectionPrioriesTooManyRequestsCode is the HTTP code returned for type RepoUpdateBranchProtectionPrioriesTooManyRequests
+const RepoUpdateBranchProtectionPrioriesTooManyRequestsCode int = 429
+
+/*
+RepoUpdateBranchProtectionPrioriesTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoUpdateBranchProtectionPrioriesTooManyRequests
+*/
+type RepoUpdateBranchProtectionPrioriesTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateBranchProtectionPrioriesTooManyRequests creates RepoUpdateBranchProtectionPrioriesTooManyRequests with default headers values
+func NewRepoUpdateBranchProtectionPrioriesTooManyRequests() *RepoUpdateBranchProtectionPrioriesTooManyRequests {
+
+	return &RepoUpdateBranchProtectionPrioriesTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo update branch protection priories too many requests response
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) WithRetryAfter(retryAfter int64) *RepoUpdateBranchProtectionPrioriesTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo update branch protection priories too many requests response
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo update branch protection priories too many requests response
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) WithPayload(payload *models.APIError) *RepoUpdateBranchProtectionPrioriesTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update branch protection priories too many requests response
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateBranchProtectionPrioriesTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoUpdateBranchProtectionPrioriesInternalServerErrorCode is the HTTP code returned for type RepoUpdateBranchProtectionPrioriesInternalServerError
 const RepoUpdateBranchProtectionPrioriesInternalServerErrorCode int = 500
 
@@ -300,6 +413,73 @@ func (o *RepoUpdateBranchProtectionPrioriesInternalServerError) SetPayload(paylo
 func (o *RepoUpdateBranchProtectionPrioriesInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoUpdateBranchProtectionPrioriesServiceUnavailableCode is the HTTP code returned for type RepoUpdateBranchProtectionPrioriesServiceUnavailable
+const RepoUpdateBranchProtectionPrioriesServiceUnavailableCode int = 503
+
+/*
+RepoUpdateBranchProtectionPrioriesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoUpdateBranchProtectionPrioriesServiceUnavailable
+*/
+type RepoUpdateBranchProtectionPrioriesServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateBranchProtectionPrioriesServiceUnavailable creates RepoUpdateBranchProtectionPrioriesServiceUnavailable with default headers values
+func NewRepoUpdateBranchProtectionPrioriesServiceUnavailable() *RepoUpdateBranchProtectionPrioriesServiceUnavailable {
+
+	return &RepoUpdateBranchProtectionPrioriesServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo update branch protection priories service unavailable response
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoUpdateBranchProtectionPrioriesServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo update branch protection priories service unavailable response
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo update branch protection priories service unavailable response
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) WithPayload(payload *models.APIError) *RepoUpdateBranchProtectionPrioriesServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update branch protection priories service unavailable response
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateBranchProtectionPrioriesServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

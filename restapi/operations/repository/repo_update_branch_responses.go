@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,51 @@ func (o *RepoUpdateBranchConflict) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// RepoUpdateBranchRequestEntityTooLargeCode is the HTTP code returned for type RepoUpdateBranchRequestEntityTooLarge
+const RepoUpdateBranchRequestEntityTooLargeCode int = 413
+
+/*
+RepoUpdateBranchRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoUpdateBranchRequestEntityTooLarge
+*/
+type RepoUpdateBranchRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateBranchRequestEntityTooLarge creates RepoUpdateBranchRequestEntityTooLarge with default headers values
+func NewRepoUpdateBranchRequestEntityTooLarge() *RepoUpdateBranchRequestEntityTooLarge {
+
+	return &RepoUpdateBranchRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo update branch request entity too large response
+func (o *RepoUpdateBranchRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoUpdateBranchRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update branch request entity too large response
+func (o *RepoUpdateBranchRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateBranchRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoUpdateBranchUnprocessableEntityCode is the HTTP code returned for type RepoUpdateBranchUnprocessableEntity
 const RepoUpdateBranchUnprocessableEntityCode int = 422
 
@@ -308,6 +354,73 @@ func (o *RepoUpdateBranchLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoUpdateBranchTooManyRequestsCode is the HTTP code returned for type RepoUpdateBranchTooManyRequests
+const RepoUpdateBranchTooManyRequestsCode int = 429
+
+/*
+RepoUpdateBranchTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoUpdateBranchTooManyRequests
+*/
+type RepoUpdateBranchTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateBranchTooManyRequests creates RepoUpdateBranchTooManyRequests with default headers values
+func NewRepoUpdateBranchTooManyRequests() *RepoUpdateBranchTooManyRequests {
+
+	return &RepoUpdateBranchTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo update branch too many requests response
+func (o *RepoUpdateBranchTooManyRequests) WithRetryAfter(retryAfter int64) *RepoUpdateBranchTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo update branch too many requests response
+func (o *RepoUpdateBranchTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo update branch too many requests response
+func (o *RepoUpdateBranchTooManyRequests) WithPayload(payload *models.APIError) *RepoUpdateBranchTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update branch too many requests response
+func (o *RepoUpdateBranchTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateBranchTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoUpdateBranchInternalServerErrorCode is the HTTP code returned for type RepoUpdateBranchInternalServerError
 const RepoUpdateBranchInternalServerErrorCode int = 500
 
@@ -345,6 +458,73 @@ func (o *RepoUpdateBranchInternalServerError) SetPayload(payload *models.APIErro
 func (o *RepoUpdateBranchInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoUpdateBranchServiceUnavailableCode is the HTTP code returned for type RepoUpdateBranchServiceUnavailable
+const RepoUpdateBranchServiceUnavailableCode int = 503
+
+/*
+RepoUpdateBranchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoUpdateBranchServiceUnavailable
+*/
+type RepoUpdateBranchServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateBranchServiceUnavailable creates RepoUpdateBranchServiceUnavailable with default headers values
+func NewRepoUpdateBranchServiceUnavailable() *RepoUpdateBranchServiceUnavailable {
+
+	return &RepoUpdateBranchServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo update branch service unavailable response
+func (o *RepoUpdateBranchServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoUpdateBranchServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo update branch service unavailable response
+func (o *RepoUpdateBranchServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo update branch service unavailable response
+func (o *RepoUpdateBranchServiceUnavailable) WithPayload(payload *models.APIError) *RepoUpdateBranchServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update branch service unavailable response
+func (o *RepoUpdateBranchServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateBranchServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -283,6 +284,51 @@ func (o *RepoUpdateFileConflict) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoUpdateFileRequestEntityTooLargeCode is the HTTP code returned for type RepoUpdateFileRequestEntityTooLarge
+const RepoUpdateFileRequestEntityTooLargeCode int = 413
+
+/*
+RepoUpdateFileRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoUpdateFileRequestEntityTooLarge
+*/
+type RepoUpdateFileRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateFileRequestEntityTooLarge creates RepoUpdateFileRequestEntityTooLarge with default headers values
+func NewRepoUpdateFileRequestEntityTooLarge() *RepoUpdateFileRequestEntityTooLarge {
+
+	return &RepoUpdateFileRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo update file request entity too large response
+func (o *RepoUpdateFileRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoUpdateFileRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update file request entity too large response
+func (o *RepoUpdateFileRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateFileRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoUpdateFileUnprocessableEntityCode is the HTTP code returned for type RepoUpdateFileUnprocessableEntity
 const RepoUpdateFileUnprocessableEntityCode int = 422
 
@@ -373,6 +419,73 @@ func (o *RepoUpdateFileLocked) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// RepoUpdateFileTooManyRequestsCode is the HTTP code returned for type RepoUpdateFileTooManyRequests
+const RepoUpdateFileTooManyRequestsCode int = 429
+
+/*
+RepoUpdateFileTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoUpdateFileTooManyRequests
+*/
+type RepoUpdateFileTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateFileTooManyRequests creates RepoUpdateFileTooManyRequests with default headers values
+func NewRepoUpdateFileTooManyRequests() *RepoUpdateFileTooManyRequests {
+
+	return &RepoUpdateFileTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo update file too many requests response
+func (o *RepoUpdateFileTooManyRequests) WithRetryAfter(retryAfter int64) *RepoUpdateFileTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo update file too many requests response
+func (o *RepoUpdateFileTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo update file too many requests response
+func (o *RepoUpdateFileTooManyRequests) WithPayload(payload *models.APIError) *RepoUpdateFileTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update file too many requests response
+func (o *RepoUpdateFileTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateFileTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoUpdateFileInternalServerErrorCode is the HTTP code returned for type RepoUpdateFileInternalServerError
 const RepoUpdateFileInternalServerErrorCode int = 500
 
@@ -410,6 +523,73 @@ func (o *RepoUpdateFileInternalServerError) SetPayload(payload *models.APIError)
 func (o *RepoUpdateFileInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoUpdateFileServiceUnavailableCode is the HTTP code returned for type RepoUpdateFileServiceUnavailable
+const RepoUpdateFileServiceUnavailableCode int = 503
+
+/*
+RepoUpdateFileServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoUpdateFileServiceUnavailable
+*/
+type RepoUpdateFileServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateFileServiceUnavailable creates RepoUpdateFileServiceUnavailable with default headers values
+func NewRepoUpdateFileServiceUnavailable() *RepoUpdateFileServiceUnavailable {
+
+	return &RepoUpdateFileServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo update file service unavailable response
+func (o *RepoUpdateFileServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoUpdateFileServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo update file service unavailable response
+func (o *RepoUpdateFileServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo update file service unavailable response
+func (o *RepoUpdateFileServiceUnavailable) WithPayload(payload *models.APIError) *RepoUpdateFileServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update file service unavailable response
+func (o *RepoUpdateFileServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateFileServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -173,6 +174,51 @@ func (o *RepoUpdateTopicsNotFound) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// RepoUpdateTopicsRequestEntityTooLargeCode is the HTTP code returned for type RepoUpdateTopicsRequestEntityTooLarge
+const RepoUpdateTopicsRequestEntityTooLargeCode int = 413
+
+/*
+RepoUpdateTopicsRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response repoUpdateTopicsRequestEntityTooLarge
+*/
+type RepoUpdateTopicsRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateTopicsRequestEntityTooLarge creates RepoUpdateTopicsRequestEntityTooLarge with default headers values
+func NewRepoUpdateTopicsRequestEntityTooLarge() *RepoUpdateTopicsRequestEntityTooLarge {
+
+	return &RepoUpdateTopicsRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the repo update topics request entity too large response
+func (o *RepoUpdateTopicsRequestEntityTooLarge) WithPayload(payload *models.APIError) *RepoUpdateTopicsRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update topics request entity too large response
+func (o *RepoUpdateTopicsRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateTopicsRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoUpdateTopicsUnprocessableEntityCode is the HTTP code returned for type RepoUpdateTopicsUnprocessableEntity
 const RepoUpdateTopicsUnprocessableEntityCode int = 422
 
@@ -263,6 +309,73 @@ func (o *RepoUpdateTopicsLocked) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoUpdateTopicsTooManyRequestsCode is the HTTP code returned for type RepoUpdateTopicsTooManyRequests
+const RepoUpdateTopicsTooManyRequestsCode int = 429
+
+/*
+RepoUpdateTopicsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response repoUpdateTopicsTooManyRequests
+*/
+type RepoUpdateTopicsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateTopicsTooManyRequests creates RepoUpdateTopicsTooManyRequests with default headers values
+func NewRepoUpdateTopicsTooManyRequests() *RepoUpdateTopicsTooManyRequests {
+
+	return &RepoUpdateTopicsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo update topics too many requests response
+func (o *RepoUpdateTopicsTooManyRequests) WithRetryAfter(retryAfter int64) *RepoUpdateTopicsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo update topics too many requests response
+func (o *RepoUpdateTopicsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo update topics too many requests response
+func (o *RepoUpdateTopicsTooManyRequests) WithPayload(payload *models.APIError) *RepoUpdateTopicsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update topics too many requests response
+func (o *RepoUpdateTopicsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateTopicsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoUpdateTopicsInternalServerErrorCode is the HTTP code returned for type RepoUpdateTopicsInternalServerError
 const RepoUpdateTopicsInternalServerErrorCode int = 500
 
@@ -300,6 +413,73 @@ func (o *RepoUpdateTopicsInternalServerError) SetPayload(payload *models.APIErro
 func (o *RepoUpdateTopicsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// RepoUpdateTopicsServiceUnavailableCode is the HTTP code returned for type RepoUpdateTopicsServiceUnavailable
+const RepoUpdateTopicsServiceUnavailableCode int = 503
+
+/*
+RepoUpdateTopicsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response repoUpdateTopicsServiceUnavailable
+*/
+type RepoUpdateTopicsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoUpdateTopicsServiceUnavailable creates RepoUpdateTopicsServiceUnavailable with default headers values
+func NewRepoUpdateTopicsServiceUnavailable() *RepoUpdateTopicsServiceUnavailable {
+
+	return &RepoUpdateTopicsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the repo update topics service unavailable response
+func (o *RepoUpdateTopicsServiceUnavailable) WithRetryAfter(retryAfter int64) *RepoUpdateTopicsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the repo update topics service unavailable response
+func (o *RepoUpdateTopicsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the repo update topics service unavailable response
+func (o *RepoUpdateTopicsServiceUnavailable) WithPayload(payload *models.APIError) *RepoUpdateTopicsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo update topics service unavailable response
+func (o *RepoUpdateTopicsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoUpdateTopicsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -283,6 +283,73 @@ func (o *TopicSearchUnprocessableEntity) WriteResponse(rw http.ResponseWriter, p
 	}
 }
 
+// TopicSearchTooManyRequestsCode is the HTTP code returned for type TopicSearchTooManyRequests
+const TopicSearchTooManyRequestsCode int = 429
+
+/*
+TopicSearchTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response topicSearchTooManyRequests
+*/
+type TopicSearchTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewTopicSearchTooManyRequests creates TopicSearchTooManyRequests with default headers values
+func NewTopicSearchTooManyRequests() *TopicSearchTooManyRequests {
+
+	return &TopicSearchTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the topic search too many requests response
+func (o *TopicSearchTooManyRequests) WithRetryAfter(retryAfter int64) *TopicSearchTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the topic search too many requests response
+func (o *TopicSearchTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the topic search too many requests response
+func (o *TopicSearchTooManyRequests) WithPayload(payload *models.APIError) *TopicSearchTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the topic search too many requests response
+func (o *TopicSearchTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *TopicSearchTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // TopicSearchInternalServerErrorCode is the HTTP code returned for type TopicSearchInternalServerError
 const TopicSearchInternalServerErrorCode int = 500
 
@@ -320,6 +387,73 @@ func (o *TopicSearchInternalServerError) SetPayload(payload *models.APIError) {
 func (o *TopicSearchInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// TopicSearchServiceUnavailableCode is the HTTP code returned for type TopicSearchServiceUnavailable
+const TopicSearchServiceUnavailableCode int = 503
+
+/*
+TopicSearchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response topicSearchServiceUnavailable
+*/
+type TopicSearchServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewTopicSearchServiceUnavailable creates TopicSearchServiceUnavailable with default headers values
+func NewTopicSearchServiceUnavailable() *TopicSearchServiceUnavailable {
+
+	return &TopicSearchServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the topic search service unavailable response
+func (o *TopicSearchServiceUnavailable) WithRetryAfter(retryAfter int64) *TopicSearchServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the topic search service unavailable response
+func (o *TopicSearchServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the topic search service unavailable response
+func (o *TopicSearchServiceUnavailable) WithPayload(payload *models.APIError) *TopicSearchServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the topic search service unavailable response
+func (o *TopicSearchServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *TopicSearchServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -331,6 +331,73 @@ func (o *UserTrackedTimesUnprocessableEntity) WriteResponse(rw http.ResponseWrit
 	}
 }
 
+// UserTrackedTimesTooManyRequestsCode is the HTTP code returned for type UserTrackedTimesTooManyRequests
+const UserTrackedTimesTooManyRequestsCode int = 429
+
+/*
+UserTrackedTimesTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userTrackedTimesTooManyRequests
+*/
+type UserTrackedTimesTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserTrackedTimesTooManyRequests creates UserTrackedTimesTooManyRequests with default headers values
+func NewUserTrackedTimesTooManyRequests() *UserTrackedTimesTooManyRequests {
+
+	return &UserTrackedTimesTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user tracked times too many requests response
+func (o *UserTrackedTimesTooManyRequests) WithRetryAfter(retryAfter int64) *UserTrackedTimesTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user tracked times too many requests response
+func (o *UserTrackedTimesTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user tracked times too many requests response
+func (o *UserTrackedTimesTooManyRequests) WithPayload(payload *models.APIError) *UserTrackedTimesTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user tracked times too many requests response
+func (o *UserTrackedTimesTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserTrackedTimesTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserTrackedTimesInternalServerErrorCode is the HTTP code returned for type UserTrackedTimesInternalServerError
 const UserTrackedTimesInternalServerErrorCode int = 500
 
@@ -368,6 +435,73 @@ func (o *UserTrackedTimesInternalServerError) SetPayload(payload *models.APIErro
 func (o *UserTrackedTimesInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserTrackedTimesServiceUnavailableCode is the HTTP code returned for type UserTrackedTimesServiceUnavailable
+const UserTrackedTimesServiceUnavailableCode int = 503
+
+/*
+UserTrackedTimesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userTrackedTimesServiceUnavailable
+*/
+type UserTrackedTimesServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserTrackedTimesServiceUnavailable creates UserTrackedTimesServiceUnavailable with default headers values
+func NewUserTrackedTimesServiceUnavailable() *UserTrackedTimesServiceUnavailable {
+
+	return &UserTrackedTimesServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user tracked times service unavailable response
+func (o *UserTrackedTimesServiceUnavailable) WithRetryAfter(retryAfter int64) *UserTrackedTimesServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user tracked times service unavailable response
+func (o *UserTrackedTimesServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user tracked times service unavailable response
+func (o *UserTrackedTimesServiceUnavailable) WithPayload(payload *models.APIError) *UserTrackedTimesServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user tracked times service unavailable response
+func (o *UserTrackedTimesServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserTrackedTimesServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *GetGeneralAPISettingsUnprocessableEntity) WriteResponse(rw http.Respons
 	}
 }
 
+// GetGeneralAPISettingsTooManyRequestsCode is the HTTP code returned for type GetGeneralAPISettingsTooManyRequests
+const GetGeneralAPISettingsTooManyRequestsCode int = 429
+
+/*
+GetGeneralAPISettingsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response getGeneralApiSettingsTooManyRequests
+*/
+type GetGeneralAPISettingsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetGeneralAPISettingsTooManyRequests creates GetGeneralAPISettingsTooManyRequests with default headers values
+func NewGetGeneralAPISettingsTooManyRequests() *GetGeneralAPISettingsTooManyRequests {
+
+	return &GetGeneralAPISettingsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the get general Api settings too many requests response
+func (o *GetGeneralAPISettingsTooManyRequests) WithRetryAfter(retryAfter int64) *GetGeneralAPISettingsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get general Api settings too many requests response
+func (o *GetGeneralAPISettingsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get general Api settings too many requests response
+func (o *GetGeneralAPISettingsTooManyRequests) WithPayload(payload *models.APIError) *GetGeneralAPISettingsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get general Api settings too many requests response
+func (o *GetGeneralAPISettingsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetGeneralAPISettingsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GetGeneralAPISettingsInternalServerErrorCode is the HTTP code returned for type GetGeneralAPISettingsInternalServerError
 const GetGeneralAPISettingsInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *GetGeneralAPISettingsInternalServerError) SetPayload(payload *models.AP
 func (o *GetGeneralAPISettingsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// GetGeneralAPISettingsServiceUnavailableCode is the HTTP code returned for type GetGeneralAPISettingsServiceUnavailable
+const GetGeneralAPISettingsServiceUnavailableCode int = 503
+
+/*
+GetGeneralAPISettingsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response getGeneralApiSettingsServiceUnavailable
+*/
+type GetGeneralAPISettingsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetGeneralAPISettingsServiceUnavailable creates GetGeneralAPISettingsServiceUnavailable with default headers values
+func NewGetGeneralAPISettingsServiceUnavailable() *GetGeneralAPISettingsServiceUnavailable {
+
+	return &GetGeneralAPISettingsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the get general Api settings service unavailable response
+func (o *GetGeneralAPISettingsServiceUnavailable) WithRetryAfter(retryAfter int64) *GetGeneralAPISettingsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get general Api settings service unavailable response
+func (o *GetGeneralAPISettingsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get general Api settings service unavailable response
+func (o *GetGeneralAPISettingsServiceUnavailable) WithPayload(payload *models.APIError) *GetGeneralAPISettingsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get general Api settings service unavailable response
+func (o *GetGeneralAPISettingsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetGeneralAPISettingsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

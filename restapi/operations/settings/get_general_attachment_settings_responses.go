@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *GetGeneralAttachmentSettingsUnprocessableEntity) WriteResponse(rw http.
 	}
 }
 
+// GetGeneralAttachmentSettingsTooManyRequestsCode is the HTTP code returned for type GetGeneralAttachmentSettingsTooManyRequests
+const GetGeneralAttachmentSettingsTooManyRequestsCode int = 429
+
+/*
+GetGeneralAttachmentSettingsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response getGeneralAttachmentSettingsTooManyRequests
+*/
+type GetGeneralAttachmentSettingsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetGeneralAttachmentSettingsTooManyRequests creates GetGeneralAttachmentSettingsTooManyRequests with default headers values
+func NewGetGeneralAttachmentSettingsTooManyRequests() *GetGeneralAttachmentSettingsTooManyRequests {
+
+	return &GetGeneralAttachmentSettingsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the get general attachment settings too many requests response
+func (o *GetGeneralAttachmentSettingsTooManyRequests) WithRetryAfter(retryAfter int64) *GetGeneralAttachmentSettingsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get general attachment settings too many requests response
+func (o *GetGeneralAttachmentSettingsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get general attachment settings too many requests response
+func (o *GetGeneralAttachmentSettingsTooManyRequests) WithPayload(payload *models.APIError) *GetGeneralAttachmentSettingsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get general attachment settings too many requests response
+func (o *GetGeneralAttachmentSettingsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetGeneralAttachmentSettingsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GetGeneralAttachmentSettingsInternalServerErrorCode is the HTTP code returned for type GetGeneralAttachmentSettingsInternalServerError
 const GetGeneralAttachmentSettingsInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *GetGeneralAttachmentSettingsInternalServerError) SetPayload(payload *mo
 func (o *GetGeneralAttachmentSettingsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// GetGeneralAttachmentSettingsServiceUnavailableCode is the HTTP code returned for type GetGeneralAttachmentSettingsServiceUnavailable
+const GetGeneralAttachmentSettingsServiceUnavailableCode int = 503
+
+/*
+GetGeneralAttachmentSettingsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response getGeneralAttachmentSettingsServiceUnavailable
+*/
+type GetGeneralAttachmentSettingsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetGeneralAttachmentSettingsServiceUnavailable creates GetGeneralAttachmentSettingsServiceUnavailable with default headers values
+func NewGetGeneralAttachmentSettingsServiceUnavailable() *GetGeneralAttachmentSettingsServiceUnavailable {
+
+	return &GetGeneralAttachmentSettingsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the get general attachment settings service unavailable response
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) WithRetryAfter(retryAfter int64) *GetGeneralAttachmentSettingsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get general attachment settings service unavailable response
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get general attachment settings service unavailable response
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) WithPayload(payload *models.APIError) *GetGeneralAttachmentSettingsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get general attachment settings service unavailable response
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetGeneralAttachmentSettingsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

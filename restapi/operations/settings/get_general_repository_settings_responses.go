@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *GetGeneralRepositorySettingsUnprocessableEntity) WriteResponse(rw http.
 	}
 }
 
+// GetGeneralRepositorySettingsTooManyRequestsCode is the HTTP code returned for type GetGeneralRepositorySettingsTooManyRequests
+const GetGeneralRepositorySettingsTooManyRequestsCode int = 429
+
+/*
+GetGeneralRepositorySettingsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response getGeneralRepositorySettingsTooManyRequests
+*/
+type GetGeneralRepositorySettingsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetGeneralRepositorySettingsTooManyRequests creates GetGeneralRepositorySettingsTooManyRequests with default headers values
+func NewGetGeneralRepositorySettingsTooManyRequests() *GetGeneralRepositorySettingsTooManyRequests {
+
+	return &GetGeneralRepositorySettingsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the get general repository settings too many requests response
+func (o *GetGeneralRepositorySettingsTooManyRequests) WithRetryAfter(retryAfter int64) *GetGeneralRepositorySettingsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get general repository settings too many requests response
+func (o *GetGeneralRepositorySettingsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get general repository settings too many requests response
+func (o *GetGeneralRepositorySettingsTooManyRequests) WithPayload(payload *models.APIError) *GetGeneralRepositorySettingsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get general repository settings too many requests response
+func (o *GetGeneralRepositorySettingsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetGeneralRepositorySettingsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GetGeneralRepositorySettingsInternalServerErrorCode is the HTTP code returned for type GetGeneralRepositorySettingsInternalServerError
 const GetGeneralRepositorySettingsInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *GetGeneralRepositorySettingsInternalServerError) SetPayload(payload *mo
 func (o *GetGeneralRepositorySettingsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// GetGeneralRepositorySettingsServiceUnavailableCode is the HTTP code returned for type GetGeneralRepositorySettingsServiceUnavailable
+const GetGeneralRepositorySettingsServiceUnavailableCode int = 503
+
+/*
+GetGeneralRepositorySettingsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response getGeneralRepositorySettingsServiceUnavailable
+*/
+type GetGeneralRepositorySettingsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetGeneralRepositorySettingsServiceUnavailable creates GetGeneralRepositorySettingsServiceUnavailable with default headers values
+func NewGetGeneralRepositorySettingsServiceUnavailable() *GetGeneralRepositorySettingsServiceUnavailable {
+
+	return &GetGeneralRepositorySettingsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the get general repository settings service unavailable response
+func (o *GetGeneralRepositorySettingsServiceUnavailable) WithRetryAfter(retryAfter int64) *GetGeneralRepositorySettingsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get general repository settings service unavailable response
+func (o *GetGeneralRepositorySettingsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get general repository settings service unavailable response
+func (o *GetGeneralRepositorySettingsServiceUnavailable) WithPayload(payload *models.APIError) *GetGeneralRepositorySettingsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get general repository settings service unavailable response
+func (o *GetGeneralRepositorySettingsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetGeneralRepositorySettingsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *GetGeneralUISettingsUnprocessableEntity) WriteResponse(rw http.Response
 	}
 }
 
+// GetGeneralUISettingsTooManyRequestsCode is the HTTP code returned for type GetGeneralUISettingsTooManyRequests
+const GetGeneralUISettingsTooManyRequestsCode int = 429
+
+/*
+GetGeneralUISettingsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response getGeneralUiSettingsTooManyRequests
+*/
+type GetGeneralUISettingsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetGeneralUISettingsTooManyRequests creates GetGeneralUISettingsTooManyRequests with default headers values
+func NewGetGeneralUISettingsTooManyRequests() *GetGeneralUISettingsTooManyRequests {
+
+	return &GetGeneralUISettingsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the get general Ui settings too many requests response
+func (o *GetGeneralUISettingsTooManyRequests) WithRetryAfter(retryAfter int64) *GetGeneralUISettingsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get general Ui settings too many requests response
+func (o *GetGeneralUISettingsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get general Ui settings too many requests response
+func (o *GetGeneralUISettingsTooManyRequests) WithPayload(payload *models.APIError) *GetGeneralUISettingsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get general Ui settings too many requests response
+func (o *GetGeneralUISettingsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetGeneralUISettingsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GetGeneralUISettingsInternalServerErrorCode is the HTTP code returned for type GetGeneralUISettingsInternalServerError
 const GetGeneralUISettingsInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *GetGeneralUISettingsInternalServerError) SetPayload(payload *models.API
 func (o *GetGeneralUISettingsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// GetGeneralUISettingsServiceUnavailableCode is the HTTP code returned for type GetGeneralUISettingsServiceUnavailable
+const GetGeneralUISettingsServiceUnavailableCode int = 503
+
+/*
+GetGeneralUISettingsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response getGeneralUiSettingsServiceUnavailable
+*/
+type GetGeneralUISettingsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetGeneralUISettingsServiceUnavailable creates GetGeneralUISettingsServiceUnavailable with default headers values
+func NewGetGeneralUISettingsServiceUnavailable() *GetGeneralUISettingsServiceUnavailable {
+
+	return &GetGeneralUISettingsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the get general Ui settings service unavailable response
+func (o *GetGeneralUISettingsServiceUnavailable) WithRetryAfter(retryAfter int64) *GetGeneralUISettingsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the get general Ui settings service unavailable response
+func (o *GetGeneralUISettingsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the get general Ui settings service unavailable response
+func (o *GetGeneralUISettingsServiceUnavailable) WithPayload(payload *models.APIError) *GetGeneralUISettingsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get general Ui settings service unavailable response
+func (o *GetGeneralUISettingsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetGeneralUISettingsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

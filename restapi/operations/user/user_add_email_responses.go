@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -196,6 +197,51 @@ func (o *UserAddEmailNotFound) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// UserAddEmailRequestEntityTooLargeCode is the HTTP code returned for type UserAddEmailRequestEntityTooLarge
+const UserAddEmailRequestEntityTooLargeCode int = 413
+
+/*
+UserAddEmailRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response userAddEmailRequestEntityTooLarge
+*/
+type UserAddEmailRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserAddEmailRequestEntityTooLarge creates UserAddEmailRequestEntityTooLarge with default headers values
+func NewUserAddEmailRequestEntityTooLarge() *UserAddEmailRequestEntityTooLarge {
+
+	return &UserAddEmailRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the user add email request entity too large response
+func (o *UserAddEmailRequestEntityTooLarge) WithPayload(payload *models.APIError) *UserAddEmailRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user add email request entity too large response
+func (o *UserAddEmailRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserAddEmailRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserAddEmailUnprocessableEntityCode is the HTTP code returned for type UserAddEmailUnprocessableEntity
 const UserAddEmailUnprocessableEntityCode int = 422
 
@@ -241,6 +287,73 @@ func (o *UserAddEmailUnprocessableEntity) WriteResponse(rw http.ResponseWriter, 
 	}
 }
 
+// UserAddEmailTooManyRequestsCode is the HTTP code returned for type UserAddEmailTooManyRequests
+const UserAddEmailTooManyRequestsCode int = 429
+
+/*
+UserAddEmailTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userAddEmailTooManyRequests
+*/
+type UserAddEmailTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserAddEmailTooManyRequests creates UserAddEmailTooManyRequests with default headers values
+func NewUserAddEmailTooManyRequests() *UserAddEmailTooManyRequests {
+
+	return &UserAddEmailTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user add email too many requests response
+func (o *UserAddEmailTooManyRequests) WithRetryAfter(retryAfter int64) *UserAddEmailTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user add email too many requests response
+func (o *UserAddEmailTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user add email too many requests response
+func (o *UserAddEmailTooManyRequests) WithPayload(payload *models.APIError) *UserAddEmailTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user add email too many requests response
+func (o *UserAddEmailTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserAddEmailTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserAddEmailInternalServerErrorCode is the HTTP code returned for type UserAddEmailInternalServerError
 const UserAddEmailInternalServerErrorCode int = 500
 
@@ -278,6 +391,73 @@ func (o *UserAddEmailInternalServerError) SetPayload(payload *models.APIError) {
 func (o *UserAddEmailInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserAddEmailServiceUnavailableCode is the HTTP code returned for type UserAddEmailServiceUnavailable
+const UserAddEmailServiceUnavailableCode int = 503
+
+/*
+UserAddEmailServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userAddEmailServiceUnavailable
+*/
+type UserAddEmailServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserAddEmailServiceUnavailable creates UserAddEmailServiceUnavailable with default headers values
+func NewUserAddEmailServiceUnavailable() *UserAddEmailServiceUnavailable {
+
+	return &UserAddEmailServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user add email service unavailable response
+func (o *UserAddEmailServiceUnavailable) WithRetryAfter(retryAfter int64) *UserAddEmailServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user add email service unavailable response
+func (o *UserAddEmailServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user add email service unavailable response
+func (o *UserAddEmailServiceUnavailable) WithPayload(payload *models.APIError) *UserAddEmailServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user add email service unavailable response
+func (o *UserAddEmailServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserAddEmailServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,51 @@ func (o *UserCreateTokenNotFound) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// UserCreateTokenRequestEntityTooLargeCode is the HTTP code returned for type UserCreateTokenRequestEntityTooLarge
+const UserCreateTokenRequestEntityTooLargeCode int = 413
+
+/*
+UserCreateTokenRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response userCreateTokenRequestEntityTooLarge
+*/
+type UserCreateTokenRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserCreateTokenRequestEntityTooLarge creates UserCreateTokenRequestEntityTooLarge with default headers values
+func NewUserCreateTokenRequestEntityTooLarge() *UserCreateTokenRequestEntityTooLarge {
+
+	return &UserCreateTokenRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the user create token request entity too large response
+func (o *UserCreateTokenRequestEntityTooLarge) WithPayload(payload *models.APIError) *UserCreateTokenRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user create token request entity too large response
+func (o *UserCreateTokenRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserCreateTokenRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserCreateTokenUnprocessableEntityCode is the HTTP code returned for type UserCreateTokenUnprocessableEntity
 const UserCreateTokenUnprocessableEntityCode int = 422
 
@@ -283,6 +329,73 @@ func (o *UserCreateTokenUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// UserCreateTokenTooManyRequestsCode is the HTTP code returned for type UserCreateTokenTooManyRequests
+const UserCreateTokenTooManyRequestsCode int = 429
+
+/*
+UserCreateTokenTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userCreateTokenTooManyRequests
+*/
+type UserCreateTokenTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserCreateTokenTooManyRequests creates UserCreateTokenTooManyRequests with default headers values
+func NewUserCreateTokenTooManyRequests() *UserCreateTokenTooManyRequests {
+
+	return &UserCreateTokenTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user create token too many requests response
+func (o *UserCreateTokenTooManyRequests) WithRetryAfter(retryAfter int64) *UserCreateTokenTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user create token too many requests response
+func (o *UserCreateTokenTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user create token too many requests response
+func (o *UserCreateTokenTooManyRequests) WithPayload(payload *models.APIError) *UserCreateTokenTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user create token too many requests response
+func (o *UserCreateTokenTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserCreateTokenTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserCreateTokenInternalServerErrorCode is the HTTP code returned for type UserCreateTokenInternalServerError
 const UserCreateTokenInternalServerErrorCode int = 500
 
@@ -320,6 +433,73 @@ func (o *UserCreateTokenInternalServerError) SetPayload(payload *models.APIError
 func (o *UserCreateTokenInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserCreateTokenServiceUnavailableCode is the HTTP code returned for type UserCreateTokenServiceUnavailable
+const UserCreateTokenServiceUnavailableCode int = 503
+
+/*
+UserCreateTokenServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userCreateTokenServiceUnavailable
+*/
+type UserCreateTokenServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserCreateTokenServiceUnavailable creates UserCreateTokenServiceUnavailable with default headers values
+func NewUserCreateTokenServiceUnavailable() *UserCreateTokenServiceUnavailable {
+
+	return &UserCreateTokenServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user create token service unavailable response
+func (o *UserCreateTokenServiceUnavailable) WithRetryAfter(retryAfter int64) *UserCreateTokenServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user create token service unavailable response
+func (o *UserCreateTokenServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user create token service unavailable response
+func (o *UserCreateTokenServiceUnavailable) WithPayload(payload *models.APIError) *UserCreateTokenServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user create token service unavailable response
+func (o *UserCreateTokenServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserCreateTokenServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

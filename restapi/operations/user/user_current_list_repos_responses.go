@@ -286,6 +286,73 @@ func (o *UserCurrentListReposUnprocessableEntity) WriteResponse(rw http.Response
 	}
 }
 
+// UserCurrentListReposTooManyRequestsCode is the HTTP code returned for type UserCurrentListReposTooManyRequests
+const UserCurrentListReposTooManyRequestsCode int = 429
+
+/*
+UserCurrentListReposTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userCurrentListReposTooManyRequests
+*/
+type UserCurrentListReposTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserCurrentListReposTooManyRequests creates UserCurrentListReposTooManyRequests with default headers values
+func NewUserCurrentListReposTooManyRequests() *UserCurrentListReposTooManyRequests {
+
+	return &UserCurrentListReposTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user current list repos too many requests response
+func (o *UserCurrentListReposTooManyRequests) WithRetryAfter(retryAfter int64) *UserCurrentListReposTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user current list repos too many requests response
+func (o *UserCurrentListReposTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user current list repos too many requests response
+func (o *UserCurrentListReposTooManyRequests) WithPayload(payload *models.APIError) *UserCurrentListReposTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user current list repos too many requests response
+func (o *UserCurrentListReposTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserCurrentListReposTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserCurrentListReposInternalServerErrorCode is the HTTP code returned for type UserCurrentListReposInternalServerError
 const UserCurrentListReposInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *UserCurrentListReposInternalServerError) SetPayload(payload *models.API
 func (o *UserCurrentListReposInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserCurrentListReposServiceUnavailableCode is the HTTP code returned for type UserCurrentListReposServiceUnavailable
+const UserCurrentListReposServiceUnavailableCode int = 503
+
+/*
+UserCurrentListReposServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userCurrentListReposServiceUnavailable
+*/
+type UserCurrentListReposServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserCurrentListReposServiceUnavailable creates UserCurrentListReposServiceUnavailable with default headers values
+func NewUserCurrentListReposServiceUnavailable() *UserCurrentListReposServiceUnavailable {
+
+	return &UserCurrentListReposServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user current list repos service unavailable response
+func (o *UserCurrentListReposServiceUnavailable) WithRetryAfter(retryAfter int64) *UserCurrentListReposServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user current list repos service unavailable response
+func (o *UserCurrentListReposServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user current list repos service unavailable response
+func (o *UserCurrentListReposServiceUnavailable) WithPayload(payload *models.APIError) *UserCurrentListReposServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user current list repos service unavailable response
+func (o *UserCurrentListReposServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserCurrentListReposServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *UserCurrentTrackedTimesUnprocessableEntity) WriteResponse(rw http.Respo
 	}
 }
 
+// UserCurrentTrackedTimesTooManyRequestsCode is the HTTP code returned for type UserCurrentTrackedTimesTooManyRequests
+const UserCurrentTrackedTimesTooManyRequestsCode int = 429
+
+/*
+UserCurrentTrackedTimesTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userCurrentTrackedTimesTooManyRequests
+*/
+type UserCurrentTrackedTimesTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserCurrentTrackedTimesTooManyRequests creates UserCurrentTrackedTimesTooManyRequests with default headers values
+func NewUserCurrentTrackedTimesTooManyRequests() *UserCurrentTrackedTimesTooManyRequests {
+
+	return &UserCurrentTrackedTimesTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user current tracked times too many requests response
+func (o *UserCurrentTrackedTimesTooManyRequests) WithRetryAfter(retryAfter int64) *UserCurrentTrackedTimesTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user current tracked times too many requests response
+func (o *UserCurrentTrackedTimesTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user current tracked times too many requests response
+func (o *UserCurrentTrackedTimesTooManyRequests) WithPayload(payload *models.APIError) *UserCurrentTrackedTimesTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user current tracked times too many requests response
+func (o *UserCurrentTrackedTimesTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserCurrentTrackedTimesTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserCurrentTrackedTimesInternalServerErrorCode is the HTTP code returned for type UserCurrentTrackedTimesInternalServerError
 const UserCurrentTrackedTimesInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *UserCurrentTrackedTimesInternalServerError) SetPayload(payload *models.
 func (o *UserCurrentTrackedTimesInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserCurrentTrackedTimesServiceUnavailableCode is the HTTP code returned for type UserCurrentTrackedTimesServiceUnavailable
+const UserCurrentTrackedTimesServiceUnavailableCode int = 503
+
+/*
+UserCurrentTrackedTimesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userCurrentTrackedTimesServiceUnavailable
+*/
+type UserCurrentTrackedTimesServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserCurrentTrackedTimesServiceUnavailable creates UserCurrentTrackedTimesServiceUnavailable with default headers values
+func NewUserCurrentTrackedTimesServiceUnavailable() *UserCurrentTrackedTimesServiceUnavailable {
+
+	return &UserCurrentTrackedTimesServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user current tracked times service unavailable response
+func (o *UserCurrentTrackedTimesServiceUnavailable) WithRetryAfter(retryAfter int64) *UserCurrentTrackedTimesServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user current tracked times service unavailable response
+func (o *UserCurrentTrackedTimesServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user current tracked times service unavailable response
+func (o *UserCurrentTrackedTimesServiceUnavailable) WithPayload(payload *models.APIError) *UserCurrentTrackedTimesServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user current tracked times service unavailable response
+func (o *UserCurrentTrackedTimesServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserCurrentTrackedTimesServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

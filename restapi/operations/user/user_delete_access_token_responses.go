@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -218,6 +219,73 @@ func (o *UserDeleteAccessTokenUnprocessableEntity) WriteResponse(rw http.Respons
 	}
 }
 
+// UserDeleteAccessTokenTooManyRequestsCode is the HTTP code returned for type UserDeleteAccessTokenTooManyRequests
+const UserDeleteAccessTokenTooManyRequestsCode int = 429
+
+/*
+UserDeleteAccessTokenTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userDeleteAccessTokenTooManyRequests
+*/
+type UserDeleteAccessTokenTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserDeleteAccessTokenTooManyRequests creates UserDeleteAccessTokenTooManyRequests with default headers values
+func NewUserDeleteAccessTokenTooManyRequests() *UserDeleteAccessTokenTooManyRequests {
+
+	return &UserDeleteAccessTokenTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user delete access token too many requests response
+func (o *UserDeleteAccessTokenTooManyRequests) WithRetryAfter(retryAfter int64) *UserDeleteAccessTokenTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user delete access token too many requests response
+func (o *UserDeleteAccessTokenTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user delete access token too many requests response
+func (o *UserDeleteAccessTokenTooManyRequests) WithPayload(payload *models.APIError) *UserDeleteAccessTokenTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user delete access token too many requests response
+func (o *UserDeleteAccessTokenTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserDeleteAccessTokenTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserDeleteAccessTokenInternalServerErrorCode is the HTTP code returned for type UserDeleteAccessTokenInternalServerError
 const UserDeleteAccessTokenInternalServerErrorCode int = 500
 
@@ -255,6 +323,73 @@ func (o *UserDeleteAccessTokenInternalServerError) SetPayload(payload *models.AP
 func (o *UserDeleteAccessTokenInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserDeleteAccessTokenServiceUnavailableCode is the HTTP code returned for type UserDeleteAccessTokenServiceUnavailable
+const UserDeleteAccessTokenServiceUnavailableCode int = 503
+
+/*
+UserDeleteAccessTokenServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userDeleteAccessTokenServiceUnavailable
+*/
+type UserDeleteAccessTokenServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserDeleteAccessTokenServiceUnavailable creates UserDeleteAccessTokenServiceUnavailable with default headers values
+func NewUserDeleteAccessTokenServiceUnavailable() *UserDeleteAccessTokenServiceUnavailable {
+
+	return &UserDeleteAccessTokenServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user delete access token service unavailable response
+func (o *UserDeleteAccessTokenServiceUnavailable) WithRetryAfter(retryAfter int64) *UserDeleteAccessTokenServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user delete access token service unavailable response
+func (o *UserDeleteAccessTokenServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user delete access token service unavailable response
+func (o *UserDeleteAccessTokenServiceUnavailable) WithPayload(payload *models.APIError) *UserDeleteAccessTokenServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user delete access token service unavailable response
+func (o *UserDeleteAccessTokenServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserDeleteAccessTokenServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

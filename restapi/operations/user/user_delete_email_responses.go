@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -173,6 +174,51 @@ func (o *UserDeleteEmailNotFound) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// UserDeleteEmailRequestEntityTooLargeCode is the HTTP code returned for type UserDeleteEmailRequestEntityTooLarge
+const UserDeleteEmailRequestEntityTooLargeCode int = 413
+
+/*
+UserDeleteEmailRequestEntityTooLarge The request body is larger than the server accepts.
+
+swagger:response userDeleteEmailRequestEntityTooLarge
+*/
+type UserDeleteEmailRequestEntityTooLarge struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserDeleteEmailRequestEntityTooLarge creates UserDeleteEmailRequestEntityTooLarge with default headers values
+func NewUserDeleteEmailRequestEntityTooLarge() *UserDeleteEmailRequestEntityTooLarge {
+
+	return &UserDeleteEmailRequestEntityTooLarge{}
+}
+
+// WithPayload adds the payload to the user delete email request entity too large response
+func (o *UserDeleteEmailRequestEntityTooLarge) WithPayload(payload *models.APIError) *UserDeleteEmailRequestEntityTooLarge {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user delete email request entity too large response
+func (o *UserDeleteEmailRequestEntityTooLarge) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserDeleteEmailRequestEntityTooLarge) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(413)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserDeleteEmailUnprocessableEntityCode is the HTTP code returned for type UserDeleteEmailUnprocessableEntity
 const UserDeleteEmailUnprocessableEntityCode int = 422
 
@@ -218,6 +264,73 @@ func (o *UserDeleteEmailUnprocessableEntity) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// UserDeleteEmailTooManyRequestsCode is the HTTP code returned for type UserDeleteEmailTooManyRequests
+const UserDeleteEmailTooManyRequestsCode int = 429
+
+/*
+UserDeleteEmailTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userDeleteEmailTooManyRequests
+*/
+type UserDeleteEmailTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserDeleteEmailTooManyRequests creates UserDeleteEmailTooManyRequests with default headers values
+func NewUserDeleteEmailTooManyRequests() *UserDeleteEmailTooManyRequests {
+
+	return &UserDeleteEmailTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user delete email too many requests response
+func (o *UserDeleteEmailTooManyRequests) WithRetryAfter(retryAfter int64) *UserDeleteEmailTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user delete email too many requests response
+func (o *UserDeleteEmailTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user delete email too many requests response
+func (o *UserDeleteEmailTooManyRequests) WithPayload(payload *models.APIError) *UserDeleteEmailTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user delete email too many requests response
+func (o *UserDeleteEmailTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserDeleteEmailTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserDeleteEmailInternalServerErrorCode is the HTTP code returned for type UserDeleteEmailInternalServerError
 const UserDeleteEmailInternalServerErrorCode int = 500
 
@@ -255,6 +368,73 @@ func (o *UserDeleteEmailInternalServerError) SetPayload(payload *models.APIError
 func (o *UserDeleteEmailInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserDeleteEmailServiceUnavailableCode is the HTTP code returned for type UserDeleteEmailServiceUnavailable
+const UserDeleteEmailServiceUnavailableCode int = 503
+
+/*
+UserDeleteEmailServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userDeleteEmailServiceUnavailable
+*/
+type UserDeleteEmailServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserDeleteEmailServiceUnavailable creates UserDeleteEmailServiceUnavailable with default headers values
+func NewUserDeleteEmailServiceUnavailable() *UserDeleteEmailServiceUnavailable {
+
+	return &UserDeleteEmailServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user delete email service unavailable response
+func (o *UserDeleteEmailServiceUnavailable) WithRetryAfter(retryAfter int64) *UserDeleteEmailServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user delete email service unavailable response
+func (o *UserDeleteEmailServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user delete email service unavailable response
+func (o *UserDeleteEmailServiceUnavailable) WithPayload(payload *models.APIError) *UserDeleteEmailServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user delete email service unavailable response
+func (o *UserDeleteEmailServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserDeleteEmailServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *UserGetCurrentUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// UserGetCurrentTooManyRequestsCode is the HTTP code returned for type UserGetCurrentTooManyRequests
+const UserGetCurrentTooManyRequestsCode int = 429
+
+/*
+UserGetCurrentTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userGetCurrentTooManyRequests
+*/
+type UserGetCurrentTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserGetCurrentTooManyRequests creates UserGetCurrentTooManyRequests with default headers values
+func NewUserGetCurrentTooManyRequests() *UserGetCurrentTooManyRequests {
+
+	return &UserGetCurrentTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user get current too many requests response
+func (o *UserGetCurrentTooManyRequests) WithRetryAfter(retryAfter int64) *UserGetCurrentTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user get current too many requests response
+func (o *UserGetCurrentTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user get current too many requests response
+func (o *UserGetCurrentTooManyRequests) WithPayload(payload *models.APIError) *UserGetCurrentTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user get current too many requests response
+func (o *UserGetCurrentTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserGetCurrentTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserGetCurrentInternalServerErrorCode is the HTTP code returned for type UserGetCurrentInternalServerError
 const UserGetCurrentInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *UserGetCurrentInternalServerError) SetPayload(payload *models.APIError)
 func (o *UserGetCurrentInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserGetCurrentServiceUnavailableCode is the HTTP code returned for type UserGetCurrentServiceUnavailable
+const UserGetCurrentServiceUnavailableCode int = 503
+
+/*
+UserGetCurrentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userGetCurrentServiceUnavailable
+*/
+type UserGetCurrentServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserGetCurrentServiceUnavailable creates UserGetCurrentServiceUnavailable with default headers values
+func NewUserGetCurrentServiceUnavailable() *UserGetCurrentServiceUnavailable {
+
+	return &UserGetCurrentServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user get current service unavailable response
+func (o *UserGetCurrentServiceUnavailable) WithRetryAfter(retryAfter int64) *UserGetCurrentServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user get current service unavailable response
+func (o *UserGetCurrentServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user get current service unavailable response
+func (o *UserGetCurrentServiceUnavailable) WithPayload(payload *models.APIError) *UserGetCurrentServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user get current service unavailable response
+func (o *UserGetCurrentServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserGetCurrentServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

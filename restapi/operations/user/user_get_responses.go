@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/swag"
 
 	"repohost/models"
 )
@@ -238,6 +239,73 @@ func (o *UserGetUnprocessableEntity) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// UserGetTooManyRequestsCode is the HTTP code returned for type UserGetTooManyRequests
+const UserGetTooManyRequestsCode int = 429
+
+/*
+UserGetTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userGetTooManyRequests
+*/
+type UserGetTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserGetTooManyRequests creates UserGetTooManyRequests with default headers values
+func NewUserGetTooManyRequests() *UserGetTooManyRequests {
+
+	return &UserGetTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user get too many requests response
+func (o *UserGetTooManyRequests) WithRetryAfter(retryAfter int64) *UserGetTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user get too many requests response
+func (o *UserGetTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user get too many requests response
+func (o *UserGetTooManyRequests) WithPayload(payload *models.APIError) *UserGetTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user get too many requests response
+func (o *UserGetTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserGetTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserGetInternalServerErrorCode is the HTTP code returned for type UserGetInternalServerError
 const UserGetInternalServerErrorCode int = 500
 
@@ -275,6 +343,73 @@ func (o *UserGetInternalServerError) SetPayload(payload *models.APIError) {
 func (o *UserGetInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserGetServiceUnavailableCode is the HTTP code returned for type UserGetServiceUnavailable
+const UserGetServiceUnavailableCode int = 503
+
+/*
+UserGetServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userGetServiceUnavailable
+*/
+type UserGetServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserGetServiceUnavailable creates UserGetServiceUnavailable with default headers values
+func NewUserGetServiceUnavailable() *UserGetServiceUnavailable {
+
+	return &UserGetServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user get service unavailable response
+func (o *UserGetServiceUnavailable) WithRetryAfter(retryAfter int64) *UserGetServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user get service unavailable response
+func (o *UserGetServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user get service unavailable response
+func (o *UserGetServiceUnavailable) WithPayload(payload *models.APIError) *UserGetServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user get service unavailable response
+func (o *UserGetServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserGetServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *UserGetTokensUnprocessableEntity) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// UserGetTokensTooManyRequestsCode is the HTTP code returned for type UserGetTokensTooManyRequests
+const UserGetTokensTooManyRequestsCode int = 429
+
+/*
+UserGetTokensTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userGetTokensTooManyRequests
+*/
+type UserGetTokensTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserGetTokensTooManyRequests creates UserGetTokensTooManyRequests with default headers values
+func NewUserGetTokensTooManyRequests() *UserGetTokensTooManyRequests {
+
+	return &UserGetTokensTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user get tokens too many requests response
+func (o *UserGetTokensTooManyRequests) WithRetryAfter(retryAfter int64) *UserGetTokensTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user get tokens too many requests response
+func (o *UserGetTokensTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user get tokens too many requests response
+func (o *UserGetTokensTooManyRequests) WithPayload(payload *models.APIError) *UserGetTokensTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user get tokens too many requests response
+func (o *UserGetTokensTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserGetTokensTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserGetTokensInternalServerErrorCode is the HTTP code returned for type UserGetTokensInternalServerError
 const UserGetTokensInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *UserGetTokensInternalServerError) SetPayload(payload *models.APIError) 
 func (o *UserGetTokensInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserGetTokensServiceUnavailableCode is the HTTP code returned for type UserGetTokensServiceUnavailable
+const UserGetTokensServiceUnavailableCode int = 503
+
+/*
+UserGetTokensServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userGetTokensServiceUnavailable
+*/
+type UserGetTokensServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserGetTokensServiceUnavailable creates UserGetTokensServiceUnavailable with default headers values
+func NewUserGetTokensServiceUnavailable() *UserGetTokensServiceUnavailable {
+
+	return &UserGetTokensServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user get tokens service unavailable response
+func (o *UserGetTokensServiceUnavailable) WithRetryAfter(retryAfter int64) *UserGetTokensServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user get tokens service unavailable response
+func (o *UserGetTokensServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user get tokens service unavailable response
+func (o *UserGetTokensServiceUnavailable) WithPayload(payload *models.APIError) *UserGetTokensServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user get tokens service unavailable response
+func (o *UserGetTokensServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserGetTokensServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -286,6 +286,73 @@ func (o *UserListEmailsUnprocessableEntity) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// UserListEmailsTooManyRequestsCode is the HTTP code returned for type UserListEmailsTooManyRequests
+const UserListEmailsTooManyRequestsCode int = 429
+
+/*
+UserListEmailsTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userListEmailsTooManyRequests
+*/
+type UserListEmailsTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserListEmailsTooManyRequests creates UserListEmailsTooManyRequests with default headers values
+func NewUserListEmailsTooManyRequests() *UserListEmailsTooManyRequests {
+
+	return &UserListEmailsTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user list emails too many requests response
+func (o *UserListEmailsTooManyRequests) WithRetryAfter(retryAfter int64) *UserListEmailsTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user list emails too many requests response
+func (o *UserListEmailsTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user list emails too many requests response
+func (o *UserListEmailsTooManyRequests) WithPayload(payload *models.APIError) *UserListEmailsTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user list emails too many requests response
+func (o *UserListEmailsTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserListEmailsTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserListEmailsInternalServerErrorCode is the HTTP code returned for type UserListEmailsInternalServerError
 const UserListEmailsInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *UserListEmailsInternalServerError) SetPayload(payload *models.APIError)
 func (o *UserListEmailsInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserListEmailsServiceUnavailableCode is the HTTP code returned for type UserListEmailsServiceUnavailable
+const UserListEmailsServiceUnavailableCode int = 503
+
+/*
+UserListEmailsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userListEmailsServiceUnavailable
+*/
+type UserListEmailsServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserListEmailsServiceUnavailable creates UserListEmailsServiceUnavailable with default headers values
+func NewUserListEmailsServiceUnavailable() *UserListEmailsServiceUnavailable {
+
+	return &UserListEmailsServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user list emails service unavailable response
+func (o *UserListEmailsServiceUnavailable) WithRetryAfter(retryAfter int64) *UserListEmailsServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user list emails service unavailable response
+func (o *UserListEmailsServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user list emails service unavailable response
+func (o *UserListEmailsServiceUnavailable) WithPayload(payload *models.APIError) *UserListEmailsServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user list emails service unavailable response
+func (o *UserListEmailsServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserListEmailsServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

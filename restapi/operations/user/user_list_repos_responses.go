@@ -286,6 +286,73 @@ func (o *UserListReposUnprocessableEntity) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// UserListReposTooManyRequestsCode is the HTTP code returned for type UserListReposTooManyRequests
+const UserListReposTooManyRequestsCode int = 429
+
+/*
+UserListReposTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userListReposTooManyRequests
+*/
+type UserListReposTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserListReposTooManyRequests creates UserListReposTooManyRequests with default headers values
+func NewUserListReposTooManyRequests() *UserListReposTooManyRequests {
+
+	return &UserListReposTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user list repos too many requests response
+func (o *UserListReposTooManyRequests) WithRetryAfter(retryAfter int64) *UserListReposTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user list repos too many requests response
+func (o *UserListReposTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user list repos too many requests response
+func (o *UserListReposTooManyRequests) WithPayload(payload *models.APIError) *UserListReposTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user list repos too many requests response
+func (o *UserListReposTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserListReposTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserListReposInternalServerErrorCode is the HTTP code returned for type UserListReposInternalServerError
 const UserListReposInternalServerErrorCode int = 500
 
@@ -323,6 +390,73 @@ func (o *UserListReposInternalServerError) SetPayload(payload *models.APIError) 
 func (o *UserListReposInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserListReposServiceUnavailableCode is the HTTP code returned for type UserListReposServiceUnavailable
+const UserListReposServiceUnavailableCode int = 503
+
+/*
+UserListReposServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userListReposServiceUnavailable
+*/
+type UserListReposServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserListReposServiceUnavailable creates UserListReposServiceUnavailable with default headers values
+func NewUserListReposServiceUnavailable() *UserListReposServiceUnavailable {
+
+	return &UserListReposServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user list repos service unavailable response
+func (o *UserListReposServiceUnavailable) WithRetryAfter(retryAfter int64) *UserListReposServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user list repos service unavailable response
+func (o *UserListReposServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user list repos service unavailable response
+func (o *UserListReposServiceUnavailable) WithPayload(payload *models.APIError) *UserListReposServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user list repos service unavailable response
+func (o *UserListReposServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserListReposServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

@@ -283,6 +283,73 @@ func (o *UserSearchUnprocessableEntity) WriteResponse(rw http.ResponseWriter, pr
 	}
 }
 
+// UserSearchTooManyRequestsCode is the HTTP code returned for type UserSearchTooManyRequests
+const UserSearchTooManyRequestsCode int = 429
+
+/*
+UserSearchTooManyRequests Too many failed sign-in attempts for this account or address; retry after the given time.
+
+swagger:response userSearchTooManyRequests
+*/
+type UserSearchTooManyRequests struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserSearchTooManyRequests creates UserSearchTooManyRequests with default headers values
+func NewUserSearchTooManyRequests() *UserSearchTooManyRequests {
+
+	return &UserSearchTooManyRequests{}
+}
+
+// WithRetryAfter adds the retryAfter to the user search too many requests response
+func (o *UserSearchTooManyRequests) WithRetryAfter(retryAfter int64) *UserSearchTooManyRequests {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user search too many requests response
+func (o *UserSearchTooManyRequests) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user search too many requests response
+func (o *UserSearchTooManyRequests) WithPayload(payload *models.APIError) *UserSearchTooManyRequests {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user search too many requests response
+func (o *UserSearchTooManyRequests) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserSearchTooManyRequests) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(429)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserSearchInternalServerErrorCode is the HTTP code returned for type UserSearchInternalServerError
 const UserSearchInternalServerErrorCode int = 500
 
@@ -320,6 +387,73 @@ func (o *UserSearchInternalServerError) SetPayload(payload *models.APIError) {
 func (o *UserSearchInternalServerError) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
 
 	rw.WriteHeader(500)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
+// UserSearchServiceUnavailableCode is the HTTP code returned for type UserSearchServiceUnavailable
+const UserSearchServiceUnavailableCode int = 503
+
+/*
+UserSearchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+
+swagger:response userSearchServiceUnavailable
+*/
+type UserSearchServiceUnavailable struct {
+	/*Seconds to wait before trying again.
+
+	 */
+	RetryAfter int64 `json:"Retry-After"`
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserSearchServiceUnavailable creates UserSearchServiceUnavailable with default headers values
+func NewUserSearchServiceUnavailable() *UserSearchServiceUnavailable {
+
+	return &UserSearchServiceUnavailable{}
+}
+
+// WithRetryAfter adds the retryAfter to the user search service unavailable response
+func (o *UserSearchServiceUnavailable) WithRetryAfter(retryAfter int64) *UserSearchServiceUnavailable {
+	o.RetryAfter = retryAfter
+	return o
+}
+
+// SetRetryAfter sets the retryAfter to the user search service unavailable response
+func (o *UserSearchServiceUnavailable) SetRetryAfter(retryAfter int64) {
+	o.RetryAfter = retryAfter
+}
+
+// WithPayload adds the payload to the user search service unavailable response
+func (o *UserSearchServiceUnavailable) WithPayload(payload *models.APIError) *UserSearchServiceUnavailable {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user search service unavailable response
+func (o *UserSearchServiceUnavailable) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserSearchServiceUnavailable) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Retry-After
+
+	retryAfter := swag.FormatInt64(o.RetryAfter)
+	if retryAfter != "" {
+		rw.Header().Set("Retry-After", retryAfter)
+	}
+
+	rw.WriteHeader(503)
 	if o.Payload != nil {
 		payload := o.Payload
 		if err := producer.Produce(rw, payload); err != nil {

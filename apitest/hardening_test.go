@@ -1,0 +1,172 @@
+package apitest_test
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"repohost/apitest"
+	"repohost/impl/app"
+)
+
+func TestBodyOverTheLimitIs413(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWithConfig(t, func(c *app.Config) { c.MaxBodyBytes = 1024 })
+	u := e.CreateUser("alice", false)
+	big := map[string]any{"name": "big", "description": strings.Repeat("x", 2048)}
+	e.Do("POST", "user/repos", big, apitest.Basic(u)).Expect(t, http.StatusRequestEntityTooLarge)
+	// Nothing was created, and a body within the limit still works.
+	e.Do("GET", "repos/alice/big", nil, apitest.Basic(u)).Expect(t, http.StatusNotFound)
+	e.Do("POST", "user/repos", map[string]any{"name": "small"}, apitest.Basic(u)).Expect(t, http.StatusCreated)
+}
+
+func TestPasswordsLongerThanBcryptTakesAreAccepted(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	for _, n := range []int{72, 73, 100, 255} {
+		name := fmt.Sprintf("long%d", n)
+		pw := strings.Repeat("p", n-1) + "!"
+		e.Do("POST", "admin/users", map[string]any{
+			"username": name, "email": name + "@example.com", "password": pw, "must_change_password": false,
+		}, apitest.Basic(e.Admin)).Expect(t, http.StatusCreated)
+		signIn := func(password string) int {
+			return e.Do("GET", "user", nil, func(r *http.Request) { r.SetBasicAuth(name, password) }).Status
+		}
+		if got := signIn(pw); got != http.StatusOK {
+			t.Errorf("%d-byte password: sign-in answered %d", n, got)
+		}
+		// Every byte counts: bcrypt alone would ignore what follows byte 72.
+		if n > 72 {
+			if got := signIn(pw[:72]); got != http.StatusUnauthorized {
+				t.Errorf("%d-byte password: its first 72 bytes signed in (%d)", n, got)
+			}
+		}
+	}
+	// Changing to a long password through the admin edit works too.
+	pw := strings.Repeat("q", 200)
+	e.Do("PATCH", "admin/users/long72", map[string]any{"login_name": "long72", "source_id": 0, "password": pw},
+		apitest.Basic(e.Admin)).Expect(t, http.StatusOK)
+	e.Do("GET", "user", nil, func(r *http.Request) { r.SetBasicAuth("long72", pw) }).Expect(t, http.StatusOK)
+}
+
+func TestFailedSignInsAreThrottled(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWithConfig(t, func(c *app.Config) { c.LoginFailures = 3; c.LoginWindow = time.Hour })
+	alice := e.CreateUser("alice", false)
+	bob := e.CreateUser("bob", false)
+	token := e.Token(alice, "read:user")
+	wrong := func(r *http.Request) { r.SetBasicAuth("alice", "not-her-password") }
+	for i := 0; i < 3; i++ {
+		e.Do("GET", "user", nil, wrong).Expect(t, http.StatusUnauthorized)
+	}
+	// Locked now, even with the right password, and told for how long.
+	r := e.Do("GET", "user", nil, apitest.Basic(alice)).Expect(t, http.StatusTooManyRequests)
+	if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1 || s > 3600 {
+		t.Errorf("Retry-After = %q", r.Header.Get("Retry-After"))
+	}
+	// Another account from the same address is still fine...
+	e.Do("GET", "user", nil, apitest.Basic(bob)).Expect(t, http.StatusOK)
+	// ...until the address has failed five times the account limit: then
+	// guessing cannot simply move on from account to account.
+	for i := 0; i < 12; i++ {
+		name := fmt.Sprintf("nobody%d", i)
+		e.Do("GET", "user", nil, func(r *http.Request) { r.SetBasicAuth(name, "guess") }).Expect(t, http.StatusUnauthorized)
+	}
+	e.Do("GET", "user", nil, apitest.Basic(bob)).Expect(t, http.StatusTooManyRequests)
+	// Tokens are not passwords: they keep working.
+	e.Do("GET", "user", nil, apitest.TokenCred(token)).Expect(t, http.StatusOK)
+}
+
+func TestCorrectSignInsAreNeverThrottled(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWithConfig(t, func(c *app.Config) { c.LoginFailures = 3; c.LoginWindow = time.Hour })
+	alice := e.CreateUser("alice", false)
+	wrong := func(r *http.Request) { r.SetBasicAuth("alice", "typo") }
+	for i := 0; i < 20; i++ {
+		if i%5 == 0 {
+			// Two typos, then the right password, which clears the count.
+			e.Do("GET", "user", nil, wrong).Expect(t, http.StatusUnauthorized)
+		}
+		e.Do("GET", "user", nil, apitest.Basic(alice)).Expect(t, http.StatusOK)
+	}
+}
+
+func TestAbsoluteURLsIgnoreTheHostHeader(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	u := e.CreateUser("alice", false)
+	e.Do("POST", "user/repos", map[string]any{"name": "r"}, apitest.Basic(u)).Expect(t, http.StatusCreated)
+	for i := 0; i < 3; i++ {
+		e.Do("POST", "user/repos", map[string]any{"name": fmt.Sprintf("more%d", i)}, apitest.Basic(u)).Expect(t, http.StatusCreated)
+	}
+	evil := func(r *http.Request) { r.SetBasicAuth(u.User.Name, u.Password); r.Host = "evil.example" }
+	var repo struct {
+		CloneURL string `json:"clone_url"`
+		HTMLURL  string `json:"html_url"`
+	}
+	e.Do("GET", "repos/alice/r", nil, evil).Expect(t, http.StatusOK).JSON(t, &repo)
+	for _, got := range []string{repo.CloneURL, repo.HTMLURL} {
+		if !strings.HasPrefix(got, e.URL) {
+			t.Errorf("URL %q does not start with the root URL %q", got, e.URL)
+		}
+	}
+	link := e.Do("GET", "users/alice/repos?limit=1", nil, evil).Expect(t, http.StatusOK).Header.Get("Link")
+	if link == "" || strings.Contains(link, "evil.example") || !strings.Contains(link, e.URL) {
+		t.Errorf("Link = %q, want links under %q", link, e.URL)
+	}
+}
+
+func TestStalledRequestBodiesAndIdleConnectionsAreClosed(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWithConfig(t, func(c *app.Config) {
+		c.StallTimeout = 500 * time.Millisecond
+		c.IdleTimeout = 500 * time.Millisecond
+	})
+	addr := strings.TrimPrefix(strings.TrimSuffix(e.URL, "/"), "http://")
+	closedWithin := func(conn net.Conn, limit time.Duration) bool {
+		_ = conn.SetReadDeadline(time.Now().Add(limit))
+		_, err := bufio.NewReader(conn).ReadString(0)
+		ne, isNetErr := err.(net.Error)
+		return err != nil && !(isNetErr && ne.Timeout())
+	}
+
+	// A body trickled a byte at a time never reaches a handler.
+	slow, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprintf(slow, "POST /api/v1/user/repos HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+	go func() {
+		for i := 0; i < 20; i++ {
+			time.Sleep(300 * time.Millisecond)
+			if _, err := slow.Write([]byte(" ")); err != nil {
+				return
+			}
+		}
+	}()
+	if !closedWithin(slow, 5*time.Second) {
+		t.Error("a trickled body held its connection open")
+	}
+
+	// An idle keep-alive connection is closed.
+	idle, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	fmt.Fprintf(idle, "GET /api/v1/version HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(idle), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !closedWithin(idle, 5*time.Second) {
+		t.Error("an idle keep-alive connection stayed open")
+	}
+}
