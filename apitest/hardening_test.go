@@ -170,3 +170,45 @@ func TestStalledRequestBodiesAndIdleConnectionsAreClosed(t *testing.T) {
 		t.Error("an idle keep-alive connection stayed open")
 	}
 }
+
+func TestOverlongQueryStringsAre422(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	u := e.CreateUser("alice", false)
+	e.Do("POST", "user/repos", map[string]any{"name": "r"}, apitest.Basic(u)).Expect(t, http.StatusCreated)
+	long := strings.Repeat("a", 60_000)
+	for _, path := range []string{
+		"users/search?q=" + long,
+		"topics/search?q=" + long,
+		"admin/users?q=" + long,
+		"admin/emails/search?q=" + long,
+		"repos/search?q=" + long,
+		"repos/issues/search?q=" + long,
+		"repos/alice/r/issues?q=" + long,
+		"repos/alice/r/milestones?name=" + long,
+	} {
+		r := e.Do("GET", path, nil, apitest.Basic(e.Admin))
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Errorf("GET %s…: %d, want 422", path[:30], r.Status)
+		}
+		if len(r.Header.Get("Link")) > 4096 {
+			t.Errorf("GET %s…: a %d-byte Link header", path[:30], len(r.Header.Get("Link")))
+		}
+	}
+}
+
+func TestOverlongListsInBodiesAre422(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	u := e.CreateUser("alice", false)
+	e.Do("POST", "user/repos", map[string]any{"name": "r", "auto_init": true}, apitest.Basic(u)).Expect(t, http.StatusCreated)
+	ids := make([]int64, 32767)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	e.Do("POST", "repos/alice/r/branch_protections/priority", map[string]any{"ids": ids}, apitest.Basic(u)).
+		Expect(t, http.StatusUnprocessableEntity)
+	labels := make([]int64, 5000)
+	e.Do("POST", "repos/alice/r/issues", map[string]any{"title": "t", "labels": labels}, apitest.Basic(u)).
+		Expect(t, http.StatusUnprocessableEntity)
+}

@@ -26,6 +26,7 @@ type CreateAccessTokenOption struct {
 
 	// scopes
 	// Example: ["all","read:activitypub","read:issue","write:misc","read:notification","read:organization","read:package","read:repository","read:user"]
+	// Max Items: 1000
 	Scopes []string `json:"scopes"`
 }
 
@@ -34,6 +35,10 @@ func (m *CreateAccessTokenOption) Validate(formats strfmt.Registry) error {
 	var res []error
 
 	if err := m.validateName(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateScopes(formats); err != nil {
 		res = append(res, err)
 	}
 
@@ -50,6 +55,20 @@ func (m *CreateAccessTokenOption) validateName(formats strfmt.Registry) error {
 	}
 
 	if err := validate.MaxLength("name", "body", *m.Name, 255); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateAccessTokenOption) validateScopes(formats strfmt.Registry) error {
+	if swag.IsZero(m.Scopes) { // not required
+		return nil
+	}
+
+	iScopesSize := int64(len(m.Scopes))
+
+	if err := validate.MaxItems("scopes", "body", iScopesSize, 1000); err != nil {
 		return err
 	}
 

@@ -8,8 +8,10 @@ package models
 import (
 	"context"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // CreateBranchProtectionOption CreateBranchProtectionOption.
@@ -18,9 +20,11 @@ import (
 type CreateBranchProtectionOption struct {
 
 	// approvals whitelist teams
+	// Max Items: 1000
 	ApprovalsWhitelistTeams []string `json:"approvals_whitelist_teams"`
 
 	// approvals whitelist usernames
+	// Max Items: 1000
 	ApprovalsWhitelistUsernames []string `json:"approvals_whitelist_username"`
 
 	// block admin merge override
@@ -39,9 +43,11 @@ type CreateBranchProtectionOption struct {
 	BranchName *string `json:"branch_name,omitempty"`
 
 	// bypass allowlist teams
+	// Max Items: 1000
 	BypassAllowlistTeams []string `json:"bypass_allowlist_teams"`
 
 	// bypass allowlist usernames
+	// Max Items: 1000
 	BypassAllowlistUsernames []string `json:"bypass_allowlist_usernames"`
 
 	// dismiss stale approvals
@@ -75,18 +81,22 @@ type CreateBranchProtectionOption struct {
 	ForcePushAllowlistDeployKeys *bool `json:"force_push_allowlist_deploy_keys,omitempty"`
 
 	// force push allowlist teams
+	// Max Items: 1000
 	ForcePushAllowlistTeams []string `json:"force_push_allowlist_teams"`
 
 	// force push allowlist usernames
+	// Max Items: 1000
 	ForcePushAllowlistUsernames []string `json:"force_push_allowlist_usernames"`
 
 	// ignore stale approvals
 	IgnoreStaleApprovals *bool `json:"ignore_stale_approvals,omitempty"`
 
 	// merge whitelist teams
+	// Max Items: 1000
 	MergeWhitelistTeams []string `json:"merge_whitelist_teams"`
 
 	// merge whitelist usernames
+	// Max Items: 1000
 	MergeWhitelistUsernames []string `json:"merge_whitelist_usernames"`
 
 	// priority
@@ -99,9 +109,11 @@ type CreateBranchProtectionOption struct {
 	PushWhitelistDeployKeys *bool `json:"push_whitelist_deploy_keys,omitempty"`
 
 	// push whitelist teams
+	// Max Items: 1000
 	PushWhitelistTeams []string `json:"push_whitelist_teams"`
 
 	// push whitelist usernames
+	// Max Items: 1000
 	PushWhitelistUsernames []string `json:"push_whitelist_usernames"`
 
 	// require signed commits
@@ -114,6 +126,7 @@ type CreateBranchProtectionOption struct {
 	RuleName *string `json:"rule_name,omitempty"`
 
 	// status check contexts
+	// Max Items: 1000
 	StatusCheckContexts []string `json:"status_check_contexts"`
 
 	// unprotected file patterns
@@ -122,6 +135,209 @@ type CreateBranchProtectionOption struct {
 
 // Validate validates this create branch protection option
 func (m *CreateBranchProtectionOption) Validate(formats strfmt.Registry) error {
+	var res []error
+
+	if err := m.validateApprovalsWhitelistTeams(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateApprovalsWhitelistUsernames(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateBypassAllowlistTeams(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateBypassAllowlistUsernames(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateForcePushAllowlistTeams(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateForcePushAllowlistUsernames(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateMergeWhitelistTeams(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateMergeWhitelistUsernames(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validatePushWhitelistTeams(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validatePushWhitelistUsernames(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateStatusCheckContexts(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if len(res) > 0 {
+		return errors.CompositeValidationError(res...)
+	}
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validateApprovalsWhitelistTeams(formats strfmt.Registry) error {
+	if swag.IsZero(m.ApprovalsWhitelistTeams) { // not required
+		return nil
+	}
+
+	iApprovalsWhitelistTeamsSize := int64(len(m.ApprovalsWhitelistTeams))
+
+	if err := validate.MaxItems("approvals_whitelist_teams", "body", iApprovalsWhitelistTeamsSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validateApprovalsWhitelistUsernames(formats strfmt.Registry) error {
+	if swag.IsZero(m.ApprovalsWhitelistUsernames) { // not required
+		return nil
+	}
+
+	iApprovalsWhitelistUsernamesSize := int64(len(m.ApprovalsWhitelistUsernames))
+
+	if err := validate.MaxItems("approvals_whitelist_username", "body", iApprovalsWhitelistUsernamesSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validateBypassAllowlistTeams(formats strfmt.Registry) error {
+	if swag.IsZero(m.BypassAllowlistTeams) { // not required
+		return nil
+	}
+
+	iBypassAllowlistTeamsSize := int64(len(m.BypassAllowlistTeams))
+
+	if err := validate.MaxItems("bypass_allowlist_teams", "body", iBypassAllowlistTeamsSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validateBypassAllowlistUsernames(formats strfmt.Registry) error {
+	if swag.IsZero(m.BypassAllowlistUsernames) { // not required
+		return nil
+	}
+
+	iBypassAllowlistUsernamesSize := int64(len(m.BypassAllowlistUsernames))
+
+	if err := validate.MaxItems("bypass_allowlist_usernames", "body", iBypassAllowlistUsernamesSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validateForcePushAllowlistTeams(formats strfmt.Registry) error {
+	if swag.IsZero(m.ForcePushAllowlistTeams) { // not required
+		return nil
+	}
+
+	iForcePushAllowlistTeamsSize := int64(len(m.ForcePushAllowlistTeams))
+
+	if err := validate.MaxItems("force_push_allowlist_teams", "body", iForcePushAllowlistTeamsSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validateForcePushAllowlistUsernames(formats strfmt.Registry) error {
+	if swag.IsZero(m.ForcePushAllowlistUsernames) { // not required
+		return nil
+	}
+
+	iForcePushAllowlistUsernamesSize := int64(len(m.ForcePushAllowlistUsernames))
+
+	if err := validate.MaxItems("force_push_allowlist_usernames", "body", iForcePushAllowlistUsernamesSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validateMergeWhitelistTeams(formats strfmt.Registry) error {
+	if swag.IsZero(m.MergeWhitelistTeams) { // not required
+		return nil
+	}
+
+	iMergeWhitelistTeamsSize := int64(len(m.MergeWhitelistTeams))
+
+	if err := validate.MaxItems("merge_whitelist_teams", "body", iMergeWhitelistTeamsSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validateMergeWhitelistUsernames(formats strfmt.Registry) error {
+	if swag.IsZero(m.MergeWhitelistUsernames) { // not required
+		return nil
+	}
+
+	iMergeWhitelistUsernamesSize := int64(len(m.MergeWhitelistUsernames))
+
+	if err := validate.MaxItems("merge_whitelist_usernames", "body", iMergeWhitelistUsernamesSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validatePushWhitelistTeams(formats strfmt.Registry) error {
+	if swag.IsZero(m.PushWhitelistTeams) { // not required
+		return nil
+	}
+
+	iPushWhitelistTeamsSize := int64(len(m.PushWhitelistTeams))
+
+	if err := validate.MaxItems("push_whitelist_teams", "body", iPushWhitelistTeamsSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validatePushWhitelistUsernames(formats strfmt.Registry) error {
+	if swag.IsZero(m.PushWhitelistUsernames) { // not required
+		return nil
+	}
+
+	iPushWhitelistUsernamesSize := int64(len(m.PushWhitelistUsernames))
+
+	if err := validate.MaxItems("push_whitelist_usernames", "body", iPushWhitelistUsernamesSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateBranchProtectionOption) validateStatusCheckContexts(formats strfmt.Registry) error {
+	if swag.IsZero(m.StatusCheckContexts) { // not required
+		return nil
+	}
+
+	iStatusCheckContextsSize := int64(len(m.StatusCheckContexts))
+
+	if err := validate.MaxItems("status_check_contexts", "body", iStatusCheckContextsSize, 1000); err != nil {
+		return err
+	}
+
 	return nil
 }
 

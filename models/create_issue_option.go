@@ -23,6 +23,7 @@ type CreateIssueOption struct {
 	Assignee *string `json:"assignee,omitempty"`
 
 	// assignees
+	// Max Items: 1000
 	Assignees []string `json:"assignees"`
 
 	// body
@@ -36,12 +37,14 @@ type CreateIssueOption struct {
 	Deadline *strfmt.DateTime `json:"due_date,omitempty"`
 
 	// labels
+	// Max Items: 1000
 	Labels []int64 `json:"labels"`
 
 	// milestone
 	Milestone *int64 `json:"milestone,omitempty"`
 
 	// projects
+	// Max Items: 1000
 	Projects []int64 `json:"projects"`
 
 	// ref
@@ -56,7 +59,19 @@ type CreateIssueOption struct {
 func (m *CreateIssueOption) Validate(formats strfmt.Registry) error {
 	var res []error
 
+	if err := m.validateAssignees(formats); err != nil {
+		res = append(res, err)
+	}
+
 	if err := m.validateDeadline(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateLabels(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateProjects(formats); err != nil {
 		res = append(res, err)
 	}
 
@@ -70,12 +85,54 @@ func (m *CreateIssueOption) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
+func (m *CreateIssueOption) validateAssignees(formats strfmt.Registry) error {
+	if swag.IsZero(m.Assignees) { // not required
+		return nil
+	}
+
+	iAssigneesSize := int64(len(m.Assignees))
+
+	if err := validate.MaxItems("assignees", "body", iAssigneesSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
 func (m *CreateIssueOption) validateDeadline(formats strfmt.Registry) error {
 	if swag.IsZero(m.Deadline) { // not required
 		return nil
 	}
 
 	if err := validate.FormatOf("due_date", "body", "date-time", m.Deadline.String(), formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateIssueOption) validateLabels(formats strfmt.Registry) error {
+	if swag.IsZero(m.Labels) { // not required
+		return nil
+	}
+
+	iLabelsSize := int64(len(m.Labels))
+
+	if err := validate.MaxItems("labels", "body", iLabelsSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *CreateIssueOption) validateProjects(formats strfmt.Registry) error {
+	if swag.IsZero(m.Projects) { // not required
+		return nil
+	}
+
+	iProjectsSize := int64(len(m.Projects))
+
+	if err := validate.MaxItems("projects", "body", iProjectsSize, 1000); err != nil {
 		return err
 	}
 

@@ -8,8 +8,10 @@ package models
 import (
 	"context"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // DeleteEmailOption DeleteEmailOption.
@@ -18,11 +20,35 @@ import (
 type DeleteEmailOption struct {
 
 	// emails
+	// Max Items: 1000
 	Emails []string `json:"emails"`
 }
 
 // Validate validates this delete email option
 func (m *DeleteEmailOption) Validate(formats strfmt.Registry) error {
+	var res []error
+
+	if err := m.validateEmails(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if len(res) > 0 {
+		return errors.CompositeValidationError(res...)
+	}
+	return nil
+}
+
+func (m *DeleteEmailOption) validateEmails(formats strfmt.Registry) error {
+	if swag.IsZero(m.Emails) { // not required
+		return nil
+	}
+
+	iEmailsSize := int64(len(m.Emails))
+
+	if err := validate.MaxItems("emails", "body", iEmailsSize, 1000); err != nil {
+		return err
+	}
+
 	return nil
 }
 

@@ -23,6 +23,7 @@ type EditIssueOption struct {
 	Assignee *string `json:"assignee,omitempty"`
 
 	// assignees
+	// Max Items: 1000
 	Assignees []string `json:"assignees"`
 
 	// body
@@ -39,6 +40,7 @@ type EditIssueOption struct {
 	Milestone *int64 `json:"milestone,omitempty"`
 
 	// projects
+	// Max Items: 1000
 	Projects []int64 `json:"projects"`
 
 	// ref
@@ -58,7 +60,15 @@ type EditIssueOption struct {
 func (m *EditIssueOption) Validate(formats strfmt.Registry) error {
 	var res []error
 
+	if err := m.validateAssignees(formats); err != nil {
+		res = append(res, err)
+	}
+
 	if err := m.validateDeadline(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if err := m.validateProjects(formats); err != nil {
 		res = append(res, err)
 	}
 
@@ -68,12 +78,40 @@ func (m *EditIssueOption) Validate(formats strfmt.Registry) error {
 	return nil
 }
 
+func (m *EditIssueOption) validateAssignees(formats strfmt.Registry) error {
+	if swag.IsZero(m.Assignees) { // not required
+		return nil
+	}
+
+	iAssigneesSize := int64(len(m.Assignees))
+
+	if err := validate.MaxItems("assignees", "body", iAssigneesSize, 1000); err != nil {
+		return err
+	}
+
+	return nil
+}
+
 func (m *EditIssueOption) validateDeadline(formats strfmt.Registry) error {
 	if swag.IsZero(m.Deadline) { // not required
 		return nil
 	}
 
 	if err := validate.FormatOf("due_date", "body", "date-time", m.Deadline.String(), formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+func (m *EditIssueOption) validateProjects(formats strfmt.Registry) error {
+	if swag.IsZero(m.Projects) { // not required
+		return nil
+	}
+
+	iProjectsSize := int64(len(m.Projects))
+
+	if err := validate.MaxItems("projects", "body", iProjectsSize, 1000); err != nil {
 		return err
 	}
 

@@ -8,8 +8,10 @@ package models
 import (
 	"context"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // IssueLabelsOption IssueLabelsOption.
@@ -18,11 +20,35 @@ import (
 type IssueLabelsOption struct {
 
 	// labels
+	// Max Items: 1000
 	Labels []any `json:"labels"`
 }
 
 // Validate validates this issue labels option
 func (m *IssueLabelsOption) Validate(formats strfmt.Registry) error {
+	var res []error
+
+	if err := m.validateLabels(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if len(res) > 0 {
+		return errors.CompositeValidationError(res...)
+	}
+	return nil
+}
+
+func (m *IssueLabelsOption) validateLabels(formats strfmt.Registry) error {
+	if swag.IsZero(m.Labels) { // not required
+		return nil
+	}
+
+	iLabelsSize := int64(len(m.Labels))
+
+	if err := validate.MaxItems("labels", "body", iLabelsSize, 1000); err != nil {
+		return err
+	}
+
 	return nil
 }
 

@@ -8,8 +8,10 @@ package models
 import (
 	"context"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // RepoTopicOptions RepoTopicOptions.
@@ -18,11 +20,35 @@ import (
 type RepoTopicOptions struct {
 
 	// topics
+	// Max Items: 1000
 	Topics []string `json:"topics"`
 }
 
 // Validate validates this repo topic options
 func (m *RepoTopicOptions) Validate(formats strfmt.Registry) error {
+	var res []error
+
+	if err := m.validateTopics(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if len(res) > 0 {
+		return errors.CompositeValidationError(res...)
+	}
+	return nil
+}
+
+func (m *RepoTopicOptions) validateTopics(formats strfmt.Registry) error {
+	if swag.IsZero(m.Topics) { // not required
+		return nil
+	}
+
+	iTopicsSize := int64(len(m.Topics))
+
+	if err := validate.MaxItems("topics", "body", iTopicsSize, 1000); err != nil {
+		return err
+	}
+
 	return nil
 }
 

@@ -8,8 +8,10 @@ package models
 import (
 	"context"
 
+	"github.com/go-openapi/errors"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // UpdateBranchProtectionPriories UpdateBranchProtectionPriories.
@@ -18,11 +20,35 @@ import (
 type UpdateBranchProtectionPriories struct {
 
 	// i ds
+	// Max Items: 1000
 	IDs []int64 `json:"ids"`
 }
 
 // Validate validates this update branch protection priories
 func (m *UpdateBranchProtectionPriories) Validate(formats strfmt.Registry) error {
+	var res []error
+
+	if err := m.validateIDs(formats); err != nil {
+		res = append(res, err)
+	}
+
+	if len(res) > 0 {
+		return errors.CompositeValidationError(res...)
+	}
+	return nil
+}
+
+func (m *UpdateBranchProtectionPriories) validateIDs(formats strfmt.Registry) error {
+	if swag.IsZero(m.IDs) { // not required
+		return nil
+	}
+
+	iIDsSize := int64(len(m.IDs))
+
+	if err := validate.MaxItems("ids", "body", iIDsSize, 1000); err != nil {
+		return err
+	}
+
 	return nil
 }
 

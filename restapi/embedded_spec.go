@@ -114,6 +114,7 @@ func init() {
         "operationId": "adminSearchEmails",
         "parameters": [
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -264,12 +265,14 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Glob over \"owner\" or \"owner/repo\" selecting the directories to list.",
             "name": "query",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "The same glob under the reference's older name; query wins when both are given.",
             "name": "pattern",
@@ -437,6 +440,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "login name.",
             "name": "login_name",
@@ -455,24 +459,28 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "Sort key: name (the default), created, updated or id; anything else answers 422.",
             "name": "sort",
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "asc (the default) or desc; only read together with sort.",
             "name": "order",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword matched against login name, full name and email address.",
             "name": "q",
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "Keep users with this visibility: public, limited or private.",
             "name": "visibility",
@@ -1489,18 +1497,21 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 1000,
             "type": "string",
             "description": "labels.",
             "name": "labels",
             "in": "query"
           },
           {
+            "maxLength": 1000,
             "type": "string",
             "description": "milestones.",
             "name": "milestones",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -1517,6 +1528,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -1524,6 +1536,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -1566,18 +1579,21 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Owner of the repository.",
             "name": "owner",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "created by.",
             "name": "created_by",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "team.",
             "name": "team",
@@ -1653,6 +1669,7 @@ func init() {
         "operationId": "repoSearch",
         "parameters": [
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -1723,6 +1740,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "mode.",
             "name": "mode",
@@ -1735,12 +1753,14 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "sort.",
             "name": "sort",
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "order.",
             "name": "order",
@@ -2000,6 +2020,7 @@ func init() {
             "required": true
           },
           {
+            "maxItems": 100,
             "type": "array",
             "items": {
               "type": "string"
@@ -2477,6 +2498,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -2883,6 +2905,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 1024,
             "type": "string",
             "description": "ref.",
             "name": "ref",
@@ -2953,6 +2976,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 1024,
             "type": "string",
             "description": "ref.",
             "name": "ref",
@@ -3262,12 +3286,14 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 1000,
             "type": "string",
             "description": "labels.",
             "name": "labels",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -3284,12 +3310,14 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 1000,
             "type": "string",
             "description": "milestones.",
             "name": "milestones",
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -3297,6 +3325,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -3304,18 +3333,21 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "created by.",
             "name": "created_by",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "assigned by.",
             "name": "assigned_by",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "mentioned by.",
             "name": "mentioned_by",
@@ -4122,6 +4154,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -4129,6 +4162,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -5007,12 +5041,14 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "user.",
             "name": "user",
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -5020,6 +5056,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -5662,12 +5699,14 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "Which milestones to list, open (the default), closed or all.",
             "name": "state",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "name.",
             "name": "name",
@@ -6013,6 +6052,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 32,
             "enum": [
               "open",
               "closed",
@@ -6378,6 +6418,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 1024,
             "type": "string",
             "description": "ref.",
             "name": "ref",
@@ -7069,6 +7110,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "name.",
             "name": "name",
@@ -7647,12 +7689,14 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "user.",
             "name": "user",
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -7660,6 +7704,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -8383,6 +8428,7 @@ func init() {
         "operationId": "topicSearch",
         "parameters": [
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for; without one every topic in use is listed.",
             "name": "q",
@@ -8839,6 +8885,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -8846,6 +8893,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -8907,6 +8955,7 @@ func init() {
         "operationId": "userSearch",
         "parameters": [
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -10025,6 +10074,7 @@ func init() {
         },
         "scopes": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10050,6 +10100,7 @@ func init() {
       "properties": {
         "approvals_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10058,6 +10109,7 @@ func init() {
         },
         "approvals_whitelist_username": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10092,6 +10144,7 @@ func init() {
         },
         "bypass_allowlist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10100,6 +10153,7 @@ func init() {
         },
         "bypass_allowlist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10158,6 +10212,7 @@ func init() {
         },
         "force_push_allowlist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10166,6 +10221,7 @@ func init() {
         },
         "force_push_allowlist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10179,6 +10235,7 @@ func init() {
         },
         "merge_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10187,6 +10244,7 @@ func init() {
         },
         "merge_whitelist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10211,6 +10269,7 @@ func init() {
         },
         "push_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10219,6 +10278,7 @@ func init() {
         },
         "push_whitelist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10243,6 +10303,7 @@ func init() {
         },
         "status_check_contexts": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10289,6 +10350,7 @@ func init() {
       "properties": {
         "emails": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10371,6 +10433,7 @@ func init() {
         },
         "assignees": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10395,6 +10458,7 @@ func init() {
         },
         "labels": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "integer",
             "format": "int64"
@@ -10410,6 +10474,7 @@ func init() {
         },
         "projects": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "integer",
             "format": "int64"
@@ -10868,6 +10933,7 @@ func init() {
       "properties": {
         "emails": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10929,6 +10995,7 @@ func init() {
       "properties": {
         "approvals_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10937,6 +11004,7 @@ func init() {
         },
         "approvals_whitelist_username": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10965,6 +11033,7 @@ func init() {
         },
         "bypass_allowlist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -10973,6 +11042,7 @@ func init() {
         },
         "bypass_allowlist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -11031,6 +11101,7 @@ func init() {
         },
         "force_push_allowlist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -11039,6 +11110,7 @@ func init() {
         },
         "force_push_allowlist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -11052,6 +11124,7 @@ func init() {
         },
         "merge_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -11060,6 +11133,7 @@ func init() {
         },
         "merge_whitelist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -11084,6 +11158,7 @@ func init() {
         },
         "push_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -11092,6 +11167,7 @@ func init() {
         },
         "push_whitelist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -11111,6 +11187,7 @@ func init() {
         },
         "status_check_contexts": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -11162,6 +11239,7 @@ func init() {
         },
         "assignees": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -11193,6 +11271,7 @@ func init() {
         },
         "projects": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "integer",
             "format": "int64"
@@ -12366,6 +12445,7 @@ func init() {
       "properties": {
         "labels": {
           "type": "array",
+          "maxItems": 1000,
           "items": {},
           "x-go-name": "Labels",
           "x-nullable": true
@@ -13018,6 +13098,7 @@ func init() {
       "properties": {
         "topics": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -13747,6 +13828,7 @@ func init() {
       "properties": {
         "ids": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "integer",
             "format": "int64"
@@ -14299,6 +14381,7 @@ func init() {
         "operationId": "adminSearchEmails",
         "parameters": [
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -14515,12 +14598,14 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Glob over \"owner\" or \"owner/repo\" selecting the directories to list.",
             "name": "query",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "The same glob under the reference's older name; query wins when both are given.",
             "name": "pattern",
@@ -14787,6 +14872,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "login name.",
             "name": "login_name",
@@ -14805,24 +14891,28 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "Sort key: name (the default), created, updated or id; anything else answers 422.",
             "name": "sort",
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "asc (the default) or desc; only read together with sort.",
             "name": "order",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword matched against login name, full name and email address.",
             "name": "q",
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "Keep users with this visibility: public, limited or private.",
             "name": "visibility",
@@ -16439,18 +16529,21 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 1000,
             "type": "string",
             "description": "labels.",
             "name": "labels",
             "in": "query"
           },
           {
+            "maxLength": 1000,
             "type": "string",
             "description": "milestones.",
             "name": "milestones",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -16467,6 +16560,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -16474,6 +16568,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -16516,18 +16611,21 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Owner of the repository.",
             "name": "owner",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "created by.",
             "name": "created_by",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "team.",
             "name": "team",
@@ -16639,6 +16737,7 @@ func init() {
         "operationId": "repoSearch",
         "parameters": [
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -16709,6 +16808,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "mode.",
             "name": "mode",
@@ -16721,12 +16821,14 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "sort.",
             "name": "sort",
             "in": "query"
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "order.",
             "name": "order",
@@ -17121,6 +17223,7 @@ func init() {
             "required": true
           },
           {
+            "maxItems": 100,
             "type": "array",
             "items": {
               "type": "string"
@@ -17847,6 +17950,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -18478,6 +18582,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 1024,
             "type": "string",
             "description": "ref.",
             "name": "ref",
@@ -18581,6 +18686,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 1024,
             "type": "string",
             "description": "ref.",
             "name": "ref",
@@ -19052,12 +19158,14 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 1000,
             "type": "string",
             "description": "labels.",
             "name": "labels",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -19074,12 +19182,14 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 1000,
             "type": "string",
             "description": "milestones.",
             "name": "milestones",
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -19087,6 +19197,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -19094,18 +19205,21 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "created by.",
             "name": "created_by",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "assigned by.",
             "name": "assigned_by",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "mentioned by.",
             "name": "mentioned_by",
@@ -20320,6 +20434,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -20327,6 +20442,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -21610,12 +21726,14 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "user.",
             "name": "user",
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -21623,6 +21741,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -22598,12 +22717,14 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 32,
             "type": "string",
             "description": "Which milestones to list, open (the default), closed or all.",
             "name": "state",
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "name.",
             "name": "name",
@@ -23129,6 +23250,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 32,
             "enum": [
               "open",
               "closed",
@@ -23674,6 +23796,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 1024,
             "type": "string",
             "description": "ref.",
             "name": "ref",
@@ -24719,6 +24842,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "name.",
             "name": "name",
@@ -25588,12 +25712,14 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "user.",
             "name": "user",
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -25601,6 +25727,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -26783,6 +26910,7 @@ func init() {
         "operationId": "topicSearch",
         "parameters": [
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for; without one every topic in use is listed.",
             "name": "q",
@@ -27518,6 +27646,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "since.",
@@ -27525,6 +27654,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 64,
             "type": "string",
             "format": "date-time",
             "description": "before.",
@@ -27619,6 +27749,7 @@ func init() {
         "operationId": "userSearch",
         "parameters": [
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword to search for.",
             "name": "q",
@@ -28974,6 +29105,7 @@ func init() {
         },
         "scopes": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -28999,6 +29131,7 @@ func init() {
       "properties": {
         "approvals_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29007,6 +29140,7 @@ func init() {
         },
         "approvals_whitelist_username": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29041,6 +29175,7 @@ func init() {
         },
         "bypass_allowlist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29049,6 +29184,7 @@ func init() {
         },
         "bypass_allowlist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29107,6 +29243,7 @@ func init() {
         },
         "force_push_allowlist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29115,6 +29252,7 @@ func init() {
         },
         "force_push_allowlist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29128,6 +29266,7 @@ func init() {
         },
         "merge_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29136,6 +29275,7 @@ func init() {
         },
         "merge_whitelist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29160,6 +29300,7 @@ func init() {
         },
         "push_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29168,6 +29309,7 @@ func init() {
         },
         "push_whitelist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29192,6 +29334,7 @@ func init() {
         },
         "status_check_contexts": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29238,6 +29381,7 @@ func init() {
       "properties": {
         "emails": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29320,6 +29464,7 @@ func init() {
         },
         "assignees": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29344,6 +29489,7 @@ func init() {
         },
         "labels": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "integer",
             "format": "int64"
@@ -29359,6 +29505,7 @@ func init() {
         },
         "projects": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "integer",
             "format": "int64"
@@ -29817,6 +29964,7 @@ func init() {
       "properties": {
         "emails": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29878,6 +30026,7 @@ func init() {
       "properties": {
         "approvals_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29886,6 +30035,7 @@ func init() {
         },
         "approvals_whitelist_username": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29914,6 +30064,7 @@ func init() {
         },
         "bypass_allowlist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29922,6 +30073,7 @@ func init() {
         },
         "bypass_allowlist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29980,6 +30132,7 @@ func init() {
         },
         "force_push_allowlist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -29988,6 +30141,7 @@ func init() {
         },
         "force_push_allowlist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -30001,6 +30155,7 @@ func init() {
         },
         "merge_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -30009,6 +30164,7 @@ func init() {
         },
         "merge_whitelist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -30033,6 +30189,7 @@ func init() {
         },
         "push_whitelist_teams": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -30041,6 +30198,7 @@ func init() {
         },
         "push_whitelist_usernames": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -30060,6 +30218,7 @@ func init() {
         },
         "status_check_contexts": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -30111,6 +30270,7 @@ func init() {
         },
         "assignees": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -30142,6 +30302,7 @@ func init() {
         },
         "projects": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "integer",
             "format": "int64"
@@ -31315,6 +31476,7 @@ func init() {
       "properties": {
         "labels": {
           "type": "array",
+          "maxItems": 1000,
           "items": {},
           "x-go-name": "Labels",
           "x-nullable": true
@@ -31967,6 +32129,7 @@ func init() {
       "properties": {
         "topics": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "string"
           },
@@ -32696,6 +32859,7 @@ func init() {
       "properties": {
         "ids": {
           "type": "array",
+          "maxItems": 1000,
           "items": {
             "type": "integer",
             "format": "int64"

@@ -242,7 +242,7 @@ func describeValidation(v *oaerrors.Validation) string {
 	switch v.Code() {
 	case oaerrors.RequiredFailCode:
 		rule = "Required"
-	case oaerrors.TooLongFailCode:
+	case oaerrors.TooLongFailCode, oaerrors.MaxItemsFailCode:
 		rule = "MaxSize"
 	case oaerrors.TooShortFailCode:
 		rule = "MinSize"

@@ -13,6 +13,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // NewAdminSearchEmailsParams creates a new AdminSearchEmailsParams object
@@ -42,6 +43,7 @@ type AdminSearchEmailsParams struct {
 	Page *int64
 
 	/*Keyword to search for.
+	  Max Length: 255
 	  In: query
 	*/
 	Q *string
@@ -137,6 +139,20 @@ func (o *AdminSearchEmailsParams) bindQ(rawData []string, hasKey bool, formats s
 		return nil
 	}
 	o.Q = &raw
+
+	if err := o.validateQ(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQ carries out validations for parameter Q
+func (o *AdminSearchEmailsParams) validateQ(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("q", "query", *o.Q, 255); err != nil {
+		return err
+	}
 
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // NewAdminSearchUsersParams creates a new AdminSearchUsersParams object
@@ -62,11 +63,13 @@ type AdminSearchUsersParams struct {
 	Limit *int64
 
 	/*login name.
+	  Max Length: 255
 	  In: query
 	*/
 	LoginName *string
 
 	/*asc (the default) or desc; only read together with sort.
+	  Max Length: 32
 	  In: query
 	*/
 	Order *string
@@ -77,11 +80,13 @@ type AdminSearchUsersParams struct {
 	Page *int64
 
 	/*Keyword matched against login name, full name and email address.
+	  Max Length: 255
 	  In: query
 	*/
 	Q *string
 
 	/*Sort key: name (the default), created, updated or id; anything else answers 422.
+	  Max Length: 32
 	  In: query
 	*/
 	Sort *string
@@ -92,6 +97,7 @@ type AdminSearchUsersParams struct {
 	SourceID *int64
 
 	/*Keep users with this visibility: public, limited or private.
+	  Max Length: 32
 	  In: query
 	*/
 	Visibility *string
@@ -330,6 +336,20 @@ func (o *AdminSearchUsersParams) bindLoginName(rawData []string, hasKey bool, fo
 	}
 	o.LoginName = &raw
 
+	if err := o.validateLoginName(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateLoginName carries out validations for parameter LoginName
+func (o *AdminSearchUsersParams) validateLoginName(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("login_name", "query", *o.LoginName, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -347,6 +367,20 @@ func (o *AdminSearchUsersParams) bindOrder(rawData []string, hasKey bool, format
 		return nil
 	}
 	o.Order = &raw
+
+	if err := o.validateOrder(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateOrder carries out validations for parameter Order
+func (o *AdminSearchUsersParams) validateOrder(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("order", "query", *o.Order, 32); err != nil {
+		return err
+	}
 
 	return nil
 }
@@ -389,6 +423,20 @@ func (o *AdminSearchUsersParams) bindQ(rawData []string, hasKey bool, formats st
 	}
 	o.Q = &raw
 
+	if err := o.validateQ(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQ carries out validations for parameter Q
+func (o *AdminSearchUsersParams) validateQ(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("q", "query", *o.Q, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -406,6 +454,20 @@ func (o *AdminSearchUsersParams) bindSort(rawData []string, hasKey bool, formats
 		return nil
 	}
 	o.Sort = &raw
+
+	if err := o.validateSort(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateSort carries out validations for parameter Sort
+func (o *AdminSearchUsersParams) validateSort(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("sort", "query", *o.Sort, 32); err != nil {
+		return err
+	}
 
 	return nil
 }
@@ -447,6 +509,20 @@ func (o *AdminSearchUsersParams) bindVisibility(rawData []string, hasKey bool, f
 		return nil
 	}
 	o.Visibility = &raw
+
+	if err := o.validateVisibility(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateVisibility carries out validations for parameter Visibility
+func (o *AdminSearchUsersParams) validateVisibility(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("visibility", "query", *o.Visibility, 32); err != nil {
+		return err
+	}
 
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // NewAdminUnadoptedListParams creates a new AdminUnadoptedListParams object
@@ -42,11 +43,13 @@ type AdminUnadoptedListParams struct {
 	Page *int64
 
 	/*The same glob under the reference's older name; query wins when both are given.
+	  Max Length: 255
 	  In: query
 	*/
 	Pattern *string
 
 	/*Glob over "owner" or "owner/repo" selecting the directories to list.
+	  Max Length: 255
 	  In: query
 	*/
 	Query *string
@@ -148,6 +151,20 @@ func (o *AdminUnadoptedListParams) bindPattern(rawData []string, hasKey bool, fo
 	}
 	o.Pattern = &raw
 
+	if err := o.validatePattern(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validatePattern carries out validations for parameter Pattern
+func (o *AdminUnadoptedListParams) validatePattern(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("pattern", "query", *o.Pattern, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -165,6 +182,20 @@ func (o *AdminUnadoptedListParams) bindQuery(rawData []string, hasKey bool, form
 		return nil
 	}
 	o.Query = &raw
+
+	if err := o.validateQuery(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQuery carries out validations for parameter Query
+func (o *AdminUnadoptedListParams) validateQuery(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("query", "query", *o.Query, 255); err != nil {
+		return err
+	}
 
 	return nil
 }

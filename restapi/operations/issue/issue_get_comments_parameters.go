@@ -33,6 +33,7 @@ type IssueGetCommentsParams struct {
 	HTTPRequest *http.Request `json:"-"`
 
 	/*before.
+	  Max Length: 64
 	  In: query
 	*/
 	Before *strfmt.DateTime
@@ -66,6 +67,7 @@ type IssueGetCommentsParams struct {
 	Repo string
 
 	/*since.
+	  Max Length: 64
 	  In: query
 	*/
 	Since *strfmt.DateTime
@@ -151,6 +153,10 @@ func (o *IssueGetCommentsParams) bindBefore(rawData []string, hasKey bool, forma
 
 // validateBefore carries out validations for parameter Before
 func (o *IssueGetCommentsParams) validateBefore(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("before", "query", o.Before.String(), 64); err != nil {
+		return err
+	}
 
 	if err := validate.FormatOf("before", "query", "date-time", o.Before.String(), formats); err != nil {
 		return err
@@ -281,6 +287,10 @@ func (o *IssueGetCommentsParams) bindSince(rawData []string, hasKey bool, format
 
 // validateSince carries out validations for parameter Since
 func (o *IssueGetCommentsParams) validateSince(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("since", "query", o.Since.String(), 64); err != nil {
+		return err
+	}
 
 	if err := validate.FormatOf("since", "query", "date-time", o.Since.String(), formats); err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // NewIssueGetMilestonesListParams creates a new IssueGetMilestonesListParams object
@@ -37,6 +38,7 @@ type IssueGetMilestonesListParams struct {
 	Limit *int64
 
 	/*name.
+	  Max Length: 255
 	  In: query
 	*/
 	Name *string
@@ -59,6 +61,7 @@ type IssueGetMilestonesListParams struct {
 	Repo string
 
 	/*Which milestones to list, open (the default), closed or all.
+	  Max Length: 32
 	  In: query
 	*/
 	State *string
@@ -147,6 +150,20 @@ func (o *IssueGetMilestonesListParams) bindName(rawData []string, hasKey bool, f
 	}
 	o.Name = &raw
 
+	if err := o.validateName(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateName carries out validations for parameter Name
+func (o *IssueGetMilestonesListParams) validateName(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("name", "query", *o.Name, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -215,6 +232,20 @@ func (o *IssueGetMilestonesListParams) bindState(rawData []string, hasKey bool, 
 		return nil
 	}
 	o.State = &raw
+
+	if err := o.validateState(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateState carries out validations for parameter State
+func (o *IssueGetMilestonesListParams) validateState(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("state", "query", *o.State, 32); err != nil {
+		return err
+	}
 
 	return nil
 }

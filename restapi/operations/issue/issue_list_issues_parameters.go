@@ -33,21 +33,25 @@ type IssueListIssuesParams struct {
 	HTTPRequest *http.Request `json:"-"`
 
 	/*assigned by.
+	  Max Length: 255
 	  In: query
 	*/
 	AssignedBy *string
 
 	/*before.
+	  Max Length: 64
 	  In: query
 	*/
 	Before *strfmt.DateTime
 
 	/*created by.
+	  Max Length: 255
 	  In: query
 	*/
 	CreatedBy *string
 
 	/*labels.
+	  Max Length: 1000
 	  In: query
 	*/
 	Labels *string
@@ -58,11 +62,13 @@ type IssueListIssuesParams struct {
 	Limit *int64
 
 	/*mentioned by.
+	  Max Length: 255
 	  In: query
 	*/
 	MentionedBy *string
 
 	/*milestones.
+	  Max Length: 1000
 	  In: query
 	*/
 	Milestones *string
@@ -79,6 +85,7 @@ type IssueListIssuesParams struct {
 	Page *int64
 
 	/*Keyword to search for.
+	  Max Length: 255
 	  In: query
 	*/
 	Q *string
@@ -90,6 +97,7 @@ type IssueListIssuesParams struct {
 	Repo string
 
 	/*since.
+	  Max Length: 64
 	  In: query
 	*/
 	Since *strfmt.DateTime
@@ -205,6 +213,20 @@ func (o *IssueListIssuesParams) bindAssignedBy(rawData []string, hasKey bool, fo
 	}
 	o.AssignedBy = &raw
 
+	if err := o.validateAssignedBy(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateAssignedBy carries out validations for parameter AssignedBy
+func (o *IssueListIssuesParams) validateAssignedBy(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("assigned_by", "query", *o.AssignedBy, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -239,6 +261,10 @@ func (o *IssueListIssuesParams) bindBefore(rawData []string, hasKey bool, format
 // validateBefore carries out validations for parameter Before
 func (o *IssueListIssuesParams) validateBefore(formats strfmt.Registry) error {
 
+	if err := validate.MaxLength("before", "query", o.Before.String(), 64); err != nil {
+		return err
+	}
+
 	if err := validate.FormatOf("before", "query", "date-time", o.Before.String(), formats); err != nil {
 		return err
 	}
@@ -260,6 +286,20 @@ func (o *IssueListIssuesParams) bindCreatedBy(rawData []string, hasKey bool, for
 	}
 	o.CreatedBy = &raw
 
+	if err := o.validateCreatedBy(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateCreatedBy carries out validations for parameter CreatedBy
+func (o *IssueListIssuesParams) validateCreatedBy(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("created_by", "query", *o.CreatedBy, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -277,6 +317,20 @@ func (o *IssueListIssuesParams) bindLabels(rawData []string, hasKey bool, format
 		return nil
 	}
 	o.Labels = &raw
+
+	if err := o.validateLabels(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateLabels carries out validations for parameter Labels
+func (o *IssueListIssuesParams) validateLabels(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("labels", "query", *o.Labels, 1000); err != nil {
+		return err
+	}
 
 	return nil
 }
@@ -319,6 +373,20 @@ func (o *IssueListIssuesParams) bindMentionedBy(rawData []string, hasKey bool, f
 	}
 	o.MentionedBy = &raw
 
+	if err := o.validateMentionedBy(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateMentionedBy carries out validations for parameter MentionedBy
+func (o *IssueListIssuesParams) validateMentionedBy(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("mentioned_by", "query", *o.MentionedBy, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -336,6 +404,20 @@ func (o *IssueListIssuesParams) bindMilestones(rawData []string, hasKey bool, fo
 		return nil
 	}
 	o.Milestones = &raw
+
+	if err := o.validateMilestones(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateMilestones carries out validations for parameter Milestones
+func (o *IssueListIssuesParams) validateMilestones(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("milestones", "query", *o.Milestones, 1000); err != nil {
+		return err
+	}
 
 	return nil
 }
@@ -392,6 +474,20 @@ func (o *IssueListIssuesParams) bindQ(rawData []string, hasKey bool, formats str
 	}
 	o.Q = &raw
 
+	if err := o.validateQ(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQ carries out validations for parameter Q
+func (o *IssueListIssuesParams) validateQ(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("q", "query", *o.Q, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -439,6 +535,10 @@ func (o *IssueListIssuesParams) bindSince(rawData []string, hasKey bool, formats
 
 // validateSince carries out validations for parameter Since
 func (o *IssueListIssuesParams) validateSince(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("since", "query", o.Since.String(), 64); err != nil {
+		return err
+	}
 
 	if err := validate.FormatOf("since", "query", "date-time", o.Since.String(), formats); err != nil {
 		return err

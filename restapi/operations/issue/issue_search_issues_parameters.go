@@ -65,6 +65,7 @@ type IssueSearchIssuesParams struct {
 	Assigned *bool
 
 	/*before.
+	  Max Length: 64
 	  In: query
 	*/
 	Before *strfmt.DateTime
@@ -76,11 +77,13 @@ type IssueSearchIssuesParams struct {
 	Created *bool
 
 	/*created by.
+	  Max Length: 255
 	  In: query
 	*/
 	CreatedBy *string
 
 	/*labels.
+	  Max Length: 1000
 	  In: query
 	*/
 	Labels *string
@@ -97,11 +100,13 @@ type IssueSearchIssuesParams struct {
 	Mentioned *bool
 
 	/*milestones.
+	  Max Length: 1000
 	  In: query
 	*/
 	Milestones *string
 
 	/*Owner of the repository.
+	  Max Length: 255
 	  In: query
 	*/
 	Owner *string
@@ -112,6 +117,7 @@ type IssueSearchIssuesParams struct {
 	Page *int64
 
 	/*Keyword to search for.
+	  Max Length: 255
 	  In: query
 	*/
 	Q *string
@@ -129,6 +135,7 @@ type IssueSearchIssuesParams struct {
 	Reviewed *bool
 
 	/*since.
+	  Max Length: 64
 	  In: query
 	*/
 	Since *strfmt.DateTime
@@ -140,6 +147,7 @@ type IssueSearchIssuesParams struct {
 	State *string
 
 	/*team.
+	  Max Length: 255
 	  In: query
 	*/
 	Team *string
@@ -305,6 +313,10 @@ func (o *IssueSearchIssuesParams) bindBefore(rawData []string, hasKey bool, form
 // validateBefore carries out validations for parameter Before
 func (o *IssueSearchIssuesParams) validateBefore(formats strfmt.Registry) error {
 
+	if err := validate.MaxLength("before", "query", o.Before.String(), 64); err != nil {
+		return err
+	}
+
 	if err := validate.FormatOf("before", "query", "date-time", o.Before.String(), formats); err != nil {
 		return err
 	}
@@ -350,6 +362,20 @@ func (o *IssueSearchIssuesParams) bindCreatedBy(rawData []string, hasKey bool, f
 	}
 	o.CreatedBy = &raw
 
+	if err := o.validateCreatedBy(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateCreatedBy carries out validations for parameter CreatedBy
+func (o *IssueSearchIssuesParams) validateCreatedBy(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("created_by", "query", *o.CreatedBy, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -367,6 +393,20 @@ func (o *IssueSearchIssuesParams) bindLabels(rawData []string, hasKey bool, form
 		return nil
 	}
 	o.Labels = &raw
+
+	if err := o.validateLabels(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateLabels carries out validations for parameter Labels
+func (o *IssueSearchIssuesParams) validateLabels(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("labels", "query", *o.Labels, 1000); err != nil {
+		return err
+	}
 
 	return nil
 }
@@ -433,6 +473,20 @@ func (o *IssueSearchIssuesParams) bindMilestones(rawData []string, hasKey bool, 
 	}
 	o.Milestones = &raw
 
+	if err := o.validateMilestones(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateMilestones carries out validations for parameter Milestones
+func (o *IssueSearchIssuesParams) validateMilestones(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("milestones", "query", *o.Milestones, 1000); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -450,6 +504,20 @@ func (o *IssueSearchIssuesParams) bindOwner(rawData []string, hasKey bool, forma
 		return nil
 	}
 	o.Owner = &raw
+
+	if err := o.validateOwner(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateOwner carries out validations for parameter Owner
+func (o *IssueSearchIssuesParams) validateOwner(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("owner", "query", *o.Owner, 255); err != nil {
+		return err
+	}
 
 	return nil
 }
@@ -491,6 +559,20 @@ func (o *IssueSearchIssuesParams) bindQ(rawData []string, hasKey bool, formats s
 		return nil
 	}
 	o.Q = &raw
+
+	if err := o.validateQ(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQ carries out validations for parameter Q
+func (o *IssueSearchIssuesParams) validateQ(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("q", "query", *o.Q, 255); err != nil {
+		return err
+	}
 
 	return nil
 }
@@ -574,6 +656,10 @@ func (o *IssueSearchIssuesParams) bindSince(rawData []string, hasKey bool, forma
 // validateSince carries out validations for parameter Since
 func (o *IssueSearchIssuesParams) validateSince(formats strfmt.Registry) error {
 
+	if err := validate.MaxLength("since", "query", o.Since.String(), 64); err != nil {
+		return err
+	}
+
 	if err := validate.FormatOf("since", "query", "date-time", o.Since.String(), formats); err != nil {
 		return err
 	}
@@ -627,6 +713,20 @@ func (o *IssueSearchIssuesParams) bindTeam(rawData []string, hasKey bool, format
 		return nil
 	}
 	o.Team = &raw
+
+	if err := o.validateTeam(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateTeam carries out validations for parameter Team
+func (o *IssueSearchIssuesParams) validateTeam(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("team", "query", *o.Team, 255); err != nil {
+		return err
+	}
 
 	return nil
 }

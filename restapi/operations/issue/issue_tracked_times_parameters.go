@@ -33,6 +33,7 @@ type IssueTrackedTimesParams struct {
 	HTTPRequest *http.Request `json:"-"`
 
 	/*before.
+	  Max Length: 64
 	  In: query
 	*/
 	Before *strfmt.DateTime
@@ -66,11 +67,13 @@ type IssueTrackedTimesParams struct {
 	Repo string
 
 	/*since.
+	  Max Length: 64
 	  In: query
 	*/
 	Since *strfmt.DateTime
 
 	/*user.
+	  Max Length: 255
 	  In: query
 	*/
 	User *string
@@ -161,6 +164,10 @@ func (o *IssueTrackedTimesParams) bindBefore(rawData []string, hasKey bool, form
 
 // validateBefore carries out validations for parameter Before
 func (o *IssueTrackedTimesParams) validateBefore(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("before", "query", o.Before.String(), 64); err != nil {
+		return err
+	}
 
 	if err := validate.FormatOf("before", "query", "date-time", o.Before.String(), formats); err != nil {
 		return err
@@ -292,6 +299,10 @@ func (o *IssueTrackedTimesParams) bindSince(rawData []string, hasKey bool, forma
 // validateSince carries out validations for parameter Since
 func (o *IssueTrackedTimesParams) validateSince(formats strfmt.Registry) error {
 
+	if err := validate.MaxLength("since", "query", o.Since.String(), 64); err != nil {
+		return err
+	}
+
 	if err := validate.FormatOf("since", "query", "date-time", o.Since.String(), formats); err != nil {
 		return err
 	}
@@ -312,6 +323,20 @@ func (o *IssueTrackedTimesParams) bindUser(rawData []string, hasKey bool, format
 		return nil
 	}
 	o.User = &raw
+
+	if err := o.validateUser(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateUser carries out validations for parameter User
+func (o *IssueTrackedTimesParams) validateUser(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("user", "query", *o.User, 255); err != nil {
+		return err
+	}
 
 	return nil
 }

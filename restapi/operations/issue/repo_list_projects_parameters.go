@@ -55,6 +55,7 @@ type RepoListProjectsParams struct {
 	Repo string
 
 	/*Which projects to list (default open).
+	  Max Length: 32
 	  In: query
 	*/
 	State *string
@@ -198,6 +199,10 @@ func (o *RepoListProjectsParams) bindState(rawData []string, hasKey bool, format
 
 // validateState carries out validations for parameter State
 func (o *RepoListProjectsParams) validateState(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("state", "query", *o.State, 32); err != nil {
+		return err
+	}
 
 	if err := validate.EnumCase("state", "query", *o.State, []any{"open", "closed", "all"}, true); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // RepoCreateReleaseAttachmentMaxParseMemory sets the maximum size in bytes for
@@ -53,6 +54,7 @@ type RepoCreateReleaseAttachmentParams struct {
 	ID int64
 
 	/*name.
+	  Max Length: 255
 	  In: query
 	*/
 	Name *string
@@ -167,6 +169,20 @@ func (o *RepoCreateReleaseAttachmentParams) bindName(rawData []string, hasKey bo
 		return nil
 	}
 	o.Name = &raw
+
+	if err := o.validateName(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateName carries out validations for parameter Name
+func (o *RepoCreateReleaseAttachmentParams) validateName(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("name", "query", *o.Name, 255); err != nil {
+		return err
+	}
 
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/validate"
 )
 
 // NewRepoGetArchiveParams creates a new RepoGetArchiveParams object
@@ -43,6 +44,7 @@ type RepoGetArchiveParams struct {
 	Owner string
 
 	/*path.
+	  Max Items: 100
 	  In: query
 	  Collection Format: multi
 	*/
@@ -136,7 +138,22 @@ func (o *RepoGetArchiveParams) bindPath(rawData []string, hasKey bool, formats s
 	}
 
 	o.Path = pathIR
+	if err := o.validatePath(formats); err != nil {
+		return err
+	}
 
+	return nil
+}
+
+// validatePath carries out validations for parameter Path
+func (o *RepoGetArchiveParams) validatePath(formats strfmt.Registry) error {
+
+	pathSize := int64(len(o.Path))
+
+	// maxItems: 100
+	if err := validate.MaxItems("path", "query", pathSize, 100); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/validate"
 )
 
 // NewRepoGetContentsListParams creates a new RepoGetContentsListParams object
@@ -37,6 +38,7 @@ type RepoGetContentsListParams struct {
 	Owner string
 
 	/*ref.
+	  Max Length: 1024
 	  In: query
 	*/
 	Ref *string
@@ -106,6 +108,20 @@ func (o *RepoGetContentsListParams) bindRef(rawData []string, hasKey bool, forma
 		return nil
 	}
 	o.Ref = &raw
+
+	if err := o.validateRef(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateRef carries out validations for parameter Ref
+func (o *RepoGetContentsListParams) validateRef(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("ref", "query", *o.Ref, 1024); err != nil {
+		return err
+	}
 
 	return nil
 }

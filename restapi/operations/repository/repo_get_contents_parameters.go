@@ -12,6 +12,7 @@ import (
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/validate"
 )
 
 // NewRepoGetContentsParams creates a new RepoGetContentsParams object
@@ -43,6 +44,7 @@ type RepoGetContentsParams struct {
 	Owner string
 
 	/*ref.
+	  Max Length: 1024
 	  In: query
 	*/
 	Ref *string
@@ -131,6 +133,20 @@ func (o *RepoGetContentsParams) bindRef(rawData []string, hasKey bool, formats s
 		return nil
 	}
 	o.Ref = &raw
+
+	if err := o.validateRef(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateRef carries out validations for parameter Ref
+func (o *RepoGetContentsParams) validateRef(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("ref", "query", *o.Ref, 1024); err != nil {
+		return err
+	}
 
 	return nil
 }

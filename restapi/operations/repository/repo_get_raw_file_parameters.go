@@ -12,6 +12,7 @@ import (
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/validate"
 )
 
 // NewRepoGetRawFileParams creates a new RepoGetRawFileParams object
@@ -43,6 +44,7 @@ type RepoGetRawFileParams struct {
 	Owner string
 
 	/*ref.
+	  Max Length: 1024
 	  In: query
 	*/
 	Ref *string
@@ -131,6 +133,20 @@ func (o *RepoGetRawFileParams) bindRef(rawData []string, hasKey bool, formats st
 		return nil
 	}
 	o.Ref = &raw
+
+	if err := o.validateRef(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateRef carries out validations for parameter Ref
+func (o *RepoGetRawFileParams) validateRef(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("ref", "query", *o.Ref, 1024); err != nil {
+		return err
+	}
 
 	return nil
 }

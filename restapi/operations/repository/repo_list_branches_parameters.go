@@ -13,6 +13,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // NewRepoListBranchesParams creates a new RepoListBranchesParams object
@@ -48,6 +49,7 @@ type RepoListBranchesParams struct {
 	Page *int64
 
 	/*Keyword to search for.
+	  Max Length: 255
 	  In: query
 	*/
 	Q *string
@@ -173,6 +175,20 @@ func (o *RepoListBranchesParams) bindQ(rawData []string, hasKey bool, formats st
 		return nil
 	}
 	o.Q = &raw
+
+	if err := o.validateQ(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQ carries out validations for parameter Q
+func (o *RepoListBranchesParams) validateQ(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("q", "query", *o.Q, 255); err != nil {
+		return err
+	}
 
 	return nil
 }

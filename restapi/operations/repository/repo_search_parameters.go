@@ -13,6 +13,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // NewRepoSearchParams creates a new RepoSearchParams object
@@ -57,11 +58,13 @@ type RepoSearchParams struct {
 	Limit *int64
 
 	/*mode.
+	  Max Length: 32
 	  In: query
 	*/
 	Mode *string
 
 	/*order.
+	  Max Length: 32
 	  In: query
 	*/
 	Order *string
@@ -82,11 +85,13 @@ type RepoSearchParams struct {
 	Private *bool
 
 	/*Keyword to search for.
+	  Max Length: 255
 	  In: query
 	*/
 	Q *string
 
 	/*sort.
+	  Max Length: 32
 	  In: query
 	*/
 	Sort *string
@@ -347,6 +352,20 @@ func (o *RepoSearchParams) bindMode(rawData []string, hasKey bool, formats strfm
 	}
 	o.Mode = &raw
 
+	if err := o.validateMode(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateMode carries out validations for parameter Mode
+func (o *RepoSearchParams) validateMode(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("mode", "query", *o.Mode, 32); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -364,6 +383,20 @@ func (o *RepoSearchParams) bindOrder(rawData []string, hasKey bool, formats strf
 		return nil
 	}
 	o.Order = &raw
+
+	if err := o.validateOrder(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateOrder carries out validations for parameter Order
+func (o *RepoSearchParams) validateOrder(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("order", "query", *o.Order, 32); err != nil {
+		return err
+	}
 
 	return nil
 }
@@ -452,6 +485,20 @@ func (o *RepoSearchParams) bindQ(rawData []string, hasKey bool, formats strfmt.R
 	}
 	o.Q = &raw
 
+	if err := o.validateQ(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQ carries out validations for parameter Q
+func (o *RepoSearchParams) validateQ(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("q", "query", *o.Q, 255); err != nil {
+		return err
+	}
+
 	return nil
 }
 
@@ -469,6 +516,20 @@ func (o *RepoSearchParams) bindSort(rawData []string, hasKey bool, formats strfm
 		return nil
 	}
 	o.Sort = &raw
+
+	if err := o.validateSort(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateSort carries out validations for parameter Sort
+func (o *RepoSearchParams) validateSort(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("sort", "query", *o.Sort, 32); err != nil {
+		return err
+	}
 
 	return nil
 }

@@ -33,6 +33,7 @@ type RepoTrackedTimesParams struct {
 	HTTPRequest *http.Request `json:"-"`
 
 	/*before.
+	  Max Length: 64
 	  In: query
 	*/
 	Before *strfmt.DateTime
@@ -60,11 +61,13 @@ type RepoTrackedTimesParams struct {
 	Repo string
 
 	/*since.
+	  Max Length: 64
 	  In: query
 	*/
 	Since *strfmt.DateTime
 
 	/*user.
+	  Max Length: 255
 	  In: query
 	*/
 	User *string
@@ -150,6 +153,10 @@ func (o *RepoTrackedTimesParams) bindBefore(rawData []string, hasKey bool, forma
 
 // validateBefore carries out validations for parameter Before
 func (o *RepoTrackedTimesParams) validateBefore(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("before", "query", o.Before.String(), 64); err != nil {
+		return err
+	}
 
 	if err := validate.FormatOf("before", "query", "date-time", o.Before.String(), formats); err != nil {
 		return err
@@ -262,6 +269,10 @@ func (o *RepoTrackedTimesParams) bindSince(rawData []string, hasKey bool, format
 // validateSince carries out validations for parameter Since
 func (o *RepoTrackedTimesParams) validateSince(formats strfmt.Registry) error {
 
+	if err := validate.MaxLength("since", "query", o.Since.String(), 64); err != nil {
+		return err
+	}
+
 	if err := validate.FormatOf("since", "query", "date-time", o.Since.String(), formats); err != nil {
 		return err
 	}
@@ -282,6 +293,20 @@ func (o *RepoTrackedTimesParams) bindUser(rawData []string, hasKey bool, formats
 		return nil
 	}
 	o.User = &raw
+
+	if err := o.validateUser(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateUser carries out validations for parameter User
+func (o *RepoTrackedTimesParams) validateUser(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("user", "query", *o.User, 255); err != nil {
+		return err
+	}
 
 	return nil
 }

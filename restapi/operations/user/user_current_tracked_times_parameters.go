@@ -33,6 +33,7 @@ type UserCurrentTrackedTimesParams struct {
 	HTTPRequest *http.Request `json:"-"`
 
 	/*before.
+	  Max Length: 64
 	  In: query
 	*/
 	Before *strfmt.DateTime
@@ -48,6 +49,7 @@ type UserCurrentTrackedTimesParams struct {
 	Page *int64
 
 	/*since.
+	  Max Length: 64
 	  In: query
 	*/
 	Since *strfmt.DateTime
@@ -118,6 +120,10 @@ func (o *UserCurrentTrackedTimesParams) bindBefore(rawData []string, hasKey bool
 
 // validateBefore carries out validations for parameter Before
 func (o *UserCurrentTrackedTimesParams) validateBefore(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("before", "query", o.Before.String(), 64); err != nil {
+		return err
+	}
 
 	if err := validate.FormatOf("before", "query", "date-time", o.Before.String(), formats); err != nil {
 		return err
@@ -201,6 +207,10 @@ func (o *UserCurrentTrackedTimesParams) bindSince(rawData []string, hasKey bool,
 
 // validateSince carries out validations for parameter Since
 func (o *UserCurrentTrackedTimesParams) validateSince(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("since", "query", o.Since.String(), 64); err != nil {
+		return err
+	}
 
 	if err := validate.FormatOf("since", "query", "date-time", o.Since.String(), formats); err != nil {
 		return err

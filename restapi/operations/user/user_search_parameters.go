@@ -13,6 +13,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // NewUserSearchParams creates a new UserSearchParams object
@@ -42,6 +43,7 @@ type UserSearchParams struct {
 	Page *int64
 
 	/*Keyword to search for.
+	  Max Length: 255
 	  In: query
 	*/
 	Q *string
@@ -147,6 +149,20 @@ func (o *UserSearchParams) bindQ(rawData []string, hasKey bool, formats strfmt.R
 		return nil
 	}
 	o.Q = &raw
+
+	if err := o.validateQ(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQ carries out validations for parameter Q
+func (o *UserSearchParams) validateQ(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("q", "query", *o.Q, 255); err != nil {
+		return err
+	}
 
 	return nil
 }
