@@ -30,10 +30,16 @@ type UserSearch struct {
 type UserStore interface {
 	Create(ctx context.Context, u *User) error
 	FindByID(ctx context.Context, id int64) (*User, error)
+	// FindByIDForUpdate is FindByID for a read-change-Update: it must run
+	// inside WithTx, and no other FindByIDForUpdate of the row proceeds
+	// until that transaction ends, so concurrent edits of different fields
+	// cannot write each other's old values back.
+	FindByIDForUpdate(ctx context.Context, id int64) (*User, error)
 	// FindByName matches case-insensitively.
 	FindByName(ctx context.Context, name string) (*User, error)
 	FindByIDs(ctx context.Context, ids []int64) (map[int64]*User, error)
-	// Update writes every column of u.
+	// Update writes every column of u; read u with FindByIDForUpdate in the
+	// same transaction.
 	Update(ctx context.Context, u *User) error
 	Delete(ctx context.Context, id int64) error
 	Search(ctx context.Context, q UserSearch, p Page) ([]*User, int64, error)
@@ -133,6 +139,11 @@ type RepoStore interface {
 	// FindByName matches case-insensitively and loads the owner.
 	FindByName(ctx context.Context, ownerID int64, name string) (*Repository, error)
 	FindByID(ctx context.Context, id int64) (*Repository, error)
+	// FindByIDForUpdate is FindByID for a read-change-Update, with the same
+	// rules as UserStore.FindByIDForUpdate.
+	FindByIDForUpdate(ctx context.Context, id int64) (*Repository, error)
+	// Update writes every column of r except the counters kept elsewhere;
+	// read r with FindByIDForUpdate in the same transaction.
 	Update(ctx context.Context, r *Repository) error
 	Delete(ctx context.Context, id int64) error
 	// Search returns one page with owners loaded, and the size of the whole

@@ -27,8 +27,23 @@ func (s repoStore) FindByName(ctx context.Context, ownerID int64, name string) (
 }
 
 func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, error) {
+	return findRepoByID(s.d.conn(ctx), id)
+}
+
+func (s repoStore) FindByIDForUpdate(ctx context.Context, id int64) (*store.Repository, error) {
+	db, err := s.d.lockingConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findRepoByID(db, id)
+}
+
+// findRepoByID reads the row with db (which may lock it) and its owner. The
+// owner comes from a separate statement that does not inherit the lock, so
+// editing a repository never blocks its owner's other repositories.
+func findRepoByID(db *gorm.DB, id int64) (*store.Repository, error) {
 	var r store.Repository
-	if err := s.d.conn(ctx).Preload("Owner").Take(&r, id).Error; err != nil {
+	if err := db.Preload("Owner").Take(&r, id).Error; err != nil {
 		return nil, translate(err, "find repository")
 	}
 	return &r, nil
