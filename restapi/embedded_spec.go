@@ -13021,6 +13021,12 @@ func init() {
           ],
           "x-omitempty": false
         },
+        "username": {
+          "description": "The same value as login; the reference sends both and some clients read this one.",
+          "type": "string",
+          "x-go-name": "Username",
+          "x-omitempty": false
+        },
         "visibility": {
           "type": "string",
           "enum": [
@@ -28452,6 +28458,12 @@ func init() {
             "Organization",
             "Bot"
           ],
+          "x-omitempty": false
+        },
+        "username": {
+          "description": "The same value as login; the reference sends both and some clients read this one.",
+          "type": "string",
+          "x-go-name": "Username",
           "x-omitempty": false
         },
         "visibility": {
