@@ -30,7 +30,7 @@ func init() {
   ],
   "swagger": "2.0",
   "info": {
-    "description": "The REST interface of repohost, a git hosting service. It speaks the Gitea\ndialect of ` + "`" + `/api/v1` + "`" + `: the same paths, operation names, fields and status codes,\nso existing Gitea clients work unchanged.\n\nConventions that hold for every operation:\n- Errors are JSON ` + "`" + `{\"message\": ..., \"url\": ...}` + "`" + `; bad input answers 422.\n- Lists take ` + "`" + `page` + "`" + ` (1-based) and ` + "`" + `limit` + "`" + ` (default 30, at most 50) and answer\n  with ` + "`" + `X-Total-Count` + "`" + ` and ` + "`" + `Link` + "`" + ` headers.\n- Times are RFC 3339 with second precision; an unset time is ` + "`" + `null` + "`" + `.\n- A private resource the caller may not see answers 404, like a missing one.\n",
+    "description": "The REST interface of repohost, a git hosting service. It speaks the Gitea\ndialect of ` + "`" + `/api/v1` + "`" + `: the same paths, operation names, fields and status codes,\nso existing Gitea clients work unchanged.\n\nConventions that hold for every operation:\n- Errors are JSON ` + "`" + `{\"message\": ..., \"url\": ...}` + "`" + `; bad input answers 422.\n- Lists take ` + "`" + `page` + "`" + ` (1-based) and ` + "`" + `limit` + "`" + ` (default 30, at most 50) and answer\n  with an ` + "`" + `X-Total-Count` + "`" + ` header and, when other pages exist, a ` + "`" + `Link` + "`" + ` header.\n  Response headers named in a response's ` + "`" + `x-optional-headers` + "`" + ` may be absent.\n- Times are RFC 3339 with second precision; an unset time is ` + "`" + `null` + "`" + `.\n- A private resource the caller may not see answers 404, like a missing one.\n",
     "title": "repohost API",
     "license": {
       "name": "MIT"
@@ -72,14 +72,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -138,14 +141,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -198,14 +204,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -270,14 +279,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -485,14 +497,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -835,14 +850,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -1068,14 +1086,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -1223,14 +1244,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -1446,14 +1470,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "$ref": "#/responses/error"
@@ -1600,14 +1627,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -1887,14 +1917,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -2249,14 +2282,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -3016,14 +3052,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -3339,14 +3378,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -3749,14 +3791,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -3963,14 +4008,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -4039,14 +4087,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -4118,14 +4169,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -4321,14 +4375,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -4556,14 +4613,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -4822,14 +4882,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -5140,14 +5203,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -5454,14 +5520,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -5838,14 +5907,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -6314,14 +6386,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -6592,14 +6667,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -6844,14 +6922,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -6944,14 +7025,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "$ref": "#/responses/error"
@@ -7028,14 +7112,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "$ref": "#/responses/error"
@@ -7102,14 +7189,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -7579,14 +7669,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -7657,14 +7750,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -7797,14 +7893,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -7857,14 +7956,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -7977,14 +8079,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -8047,14 +8152,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -8155,14 +8263,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -8222,14 +8333,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -13219,7 +13333,7 @@ func init() {
   ],
   "swagger": "2.0",
   "info": {
-    "description": "The REST interface of repohost, a git hosting service. It speaks the Gitea\ndialect of ` + "`" + `/api/v1` + "`" + `: the same paths, operation names, fields and status codes,\nso existing Gitea clients work unchanged.\n\nConventions that hold for every operation:\n- Errors are JSON ` + "`" + `{\"message\": ..., \"url\": ...}` + "`" + `; bad input answers 422.\n- Lists take ` + "`" + `page` + "`" + ` (1-based) and ` + "`" + `limit` + "`" + ` (default 30, at most 50) and answer\n  with ` + "`" + `X-Total-Count` + "`" + ` and ` + "`" + `Link` + "`" + ` headers.\n- Times are RFC 3339 with second precision; an unset time is ` + "`" + `null` + "`" + `.\n- A private resource the caller may not see answers 404, like a missing one.\n",
+    "description": "The REST interface of repohost, a git hosting service. It speaks the Gitea\ndialect of ` + "`" + `/api/v1` + "`" + `: the same paths, operation names, fields and status codes,\nso existing Gitea clients work unchanged.\n\nConventions that hold for every operation:\n- Errors are JSON ` + "`" + `{\"message\": ..., \"url\": ...}` + "`" + `; bad input answers 422.\n- Lists take ` + "`" + `page` + "`" + ` (1-based) and ` + "`" + `limit` + "`" + ` (default 30, at most 50) and answer\n  with an ` + "`" + `X-Total-Count` + "`" + ` header and, when other pages exist, a ` + "`" + `Link` + "`" + ` header.\n  Response headers named in a response's ` + "`" + `x-optional-headers` + "`" + ` may be absent.\n- Times are RFC 3339 with second precision; an unset time is ` + "`" + `null` + "`" + `.\n- A private resource the caller may not see answers 404, like a missing one.\n",
     "title": "repohost API",
     "license": {
       "name": "MIT"
@@ -13261,14 +13375,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -13342,14 +13459,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -13417,14 +13537,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -13504,14 +13627,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -13764,14 +13890,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -14231,14 +14360,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -14539,14 +14671,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -14739,14 +14874,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -14995,14 +15133,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "description": "The request cannot be carried out.",
@@ -15167,14 +15308,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -15529,14 +15673,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -15990,14 +16137,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -16961,14 +17111,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -17371,14 +17524,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -17889,14 +18045,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -18154,14 +18313,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -18245,14 +18407,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -18342,14 +18507,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -18599,14 +18767,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -18885,14 +19056,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -19229,14 +19403,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -19631,14 +19808,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -20029,14 +20209,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -20512,14 +20695,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -21126,14 +21312,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -21476,14 +21665,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -21800,14 +21992,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -21915,14 +22110,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "description": "The request cannot be carried out.",
@@ -22017,14 +22215,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "description": "The request cannot be carried out.",
@@ -22109,14 +22310,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -22769,14 +22973,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -22877,14 +23084,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -23062,14 +23272,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -23137,14 +23350,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -23293,14 +23509,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -23378,14 +23597,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -23516,14 +23738,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -23598,14 +23823,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
