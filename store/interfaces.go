@@ -96,10 +96,14 @@ type OrgStore interface {
 }
 
 // RepoViewer describes who looks at repositories, so the store can keep the
-// ones they may see in SQL instead of filtering page by page.
+// ones they may see in SQL instead of filtering page by page. It carries the
+// facts the visibility rule of impl/access depends on; the zero value is an
+// anonymous caller.
 type RepoViewer struct {
-	UserID  int64 // 0 for anonymous
-	IsAdmin bool  // sees everything
+	UserID     int64 // 0 for anonymous
+	IsAdmin    bool
+	PublicOnly bool // the caller's token is limited to public data
+	Restricted bool // the caller is a restricted user
 }
 
 // RepoSearch filters repositories. Nil pointers mean "any".
