@@ -84,8 +84,9 @@ func TestAdminSearchUsers(t *testing.T) {
 		r := e.Do("GET", "admin/users"+query, nil, apitest.Basic(e.Admin)).Expect(t, 200)
 		var users []*models.User
 		r.JSON(t, &users)
-		if r.Header.Get("X-Total-Count") == "" || r.Header.Get("Link") == "" {
-			t.Fatalf("paging headers missing: %v", r.Header)
+		// Every answer here fits on one page, which sends no Link.
+		if r.Header.Get("X-Total-Count") == "" || r.Header.Get("Link") != "" {
+			t.Fatalf("paging headers: %v", r.Header)
 		}
 		return users, r
 	}

@@ -83,6 +83,9 @@ type User struct {
 	// user name
 	UserName string `json:"login"`
 
+	// The same value as login; the reference sends both and some clients read this one.
+	Username string `json:"username"`
+
 	// visibility
 	// Enum: ["public","limited","private"]
 	Visibility string `json:"visibility"`

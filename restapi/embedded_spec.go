@@ -30,7 +30,7 @@ func init() {
   ],
   "swagger": "2.0",
   "info": {
-    "description": "The REST interface of repohost, a git hosting service. It speaks the Gitea\ndialect of ` + "`" + `/api/v1` + "`" + `: the same paths, operation names, fields and status codes,\nso existing Gitea clients work unchanged.\n\nConventions that hold for every operation:\n- Errors are JSON ` + "`" + `{\"message\": ..., \"url\": ...}` + "`" + `; bad input answers 422.\n- Lists take ` + "`" + `page` + "`" + ` (1-based) and ` + "`" + `limit` + "`" + ` (default 30, at most 50) and answer\n  with ` + "`" + `X-Total-Count` + "`" + ` and ` + "`" + `Link` + "`" + ` headers.\n- Times are RFC 3339 with second precision; an unset time is ` + "`" + `null` + "`" + `.\n- A private resource the caller may not see answers 404, like a missing one.\n",
+    "description": "The REST interface of repohost, a git hosting service. It speaks the Gitea\ndialect of ` + "`" + `/api/v1` + "`" + `: the same paths, operation names, fields and status codes,\nso existing Gitea clients work unchanged.\n\nConventions that hold for every operation:\n- Errors are JSON ` + "`" + `{\"message\": ..., \"url\": ...}` + "`" + `; bad input answers 422.\n- Lists take ` + "`" + `page` + "`" + ` (1-based) and ` + "`" + `limit` + "`" + ` (default 30, at most 50) and answer\n  with an ` + "`" + `X-Total-Count` + "`" + ` header and, when other pages exist, a ` + "`" + `Link` + "`" + ` header.\n  Response headers named in a response's ` + "`" + `x-optional-headers` + "`" + ` may be absent.\n- Times are RFC 3339 with second precision; an unset time is ` + "`" + `null` + "`" + `.\n- A private resource the caller may not see answers 404, like a missing one.\n",
     "title": "repohost API",
     "license": {
       "name": "MIT"
@@ -72,14 +72,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -145,14 +148,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -211,14 +217,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -291,14 +300,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -529,14 +541,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -936,14 +951,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -1205,14 +1223,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -1378,14 +1399,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -1624,14 +1648,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "$ref": "#/responses/error"
@@ -1788,14 +1815,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -2109,14 +2139,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -2517,14 +2550,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -3378,14 +3414,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -3737,14 +3776,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -4194,14 +4236,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -4432,14 +4477,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -4514,14 +4562,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -4602,14 +4653,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -4826,14 +4880,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -5088,14 +5145,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -5381,14 +5441,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -5737,14 +5800,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -6088,14 +6154,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -6515,14 +6584,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -7045,14 +7117,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -7348,14 +7423,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -7627,14 +7705,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -7736,14 +7817,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "$ref": "#/responses/error"
@@ -7826,14 +7910,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "$ref": "#/responses/error"
@@ -7906,14 +7993,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -8456,14 +8546,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -8546,14 +8639,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -8710,14 +8806,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -8776,14 +8875,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -8913,14 +9015,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -8990,14 +9095,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -9110,14 +9218,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -9183,14 +9294,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -14040,6 +14154,12 @@ func init() {
             "Organization",
             "Bot"
           ],
+          "x-omitempty": false
+        },
+        "username": {
+          "description": "The same value as login; the reference sends both and some clients read this one.",
+          "type": "string",
+          "x-go-name": "Username",
           "x-omitempty": false
         },
         "visibility": {
@@ -14264,7 +14384,7 @@ func init() {
   ],
   "swagger": "2.0",
   "info": {
-    "description": "The REST interface of repohost, a git hosting service. It speaks the Gitea\ndialect of ` + "`" + `/api/v1` + "`" + `: the same paths, operation names, fields and status codes,\nso existing Gitea clients work unchanged.\n\nConventions that hold for every operation:\n- Errors are JSON ` + "`" + `{\"message\": ..., \"url\": ...}` + "`" + `; bad input answers 422.\n- Lists take ` + "`" + `page` + "`" + ` (1-based) and ` + "`" + `limit` + "`" + ` (default 30, at most 50) and answer\n  with ` + "`" + `X-Total-Count` + "`" + ` and ` + "`" + `Link` + "`" + ` headers.\n- Times are RFC 3339 with second precision; an unset time is ` + "`" + `null` + "`" + `.\n- A private resource the caller may not see answers 404, like a missing one.\n",
+    "description": "The REST interface of repohost, a git hosting service. It speaks the Gitea\ndialect of ` + "`" + `/api/v1` + "`" + `: the same paths, operation names, fields and status codes,\nso existing Gitea clients work unchanged.\n\nConventions that hold for every operation:\n- Errors are JSON ` + "`" + `{\"message\": ..., \"url\": ...}` + "`" + `; bad input answers 422.\n- Lists take ` + "`" + `page` + "`" + ` (1-based) and ` + "`" + `limit` + "`" + ` (default 30, at most 50) and answer\n  with an ` + "`" + `X-Total-Count` + "`" + ` header and, when other pages exist, a ` + "`" + `Link` + "`" + ` header.\n  Response headers named in a response's ` + "`" + `x-optional-headers` + "`" + ` may be absent.\n- Times are RFC 3339 with second precision; an unset time is ` + "`" + `null` + "`" + `.\n- A private resource the caller may not see answers 404, like a missing one.\n",
     "title": "repohost API",
     "license": {
       "name": "MIT"
@@ -14306,14 +14426,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -14412,14 +14535,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -14511,14 +14637,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -14624,14 +14753,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -14961,14 +15093,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -15626,14 +15761,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -16066,14 +16204,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -16338,14 +16479,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -16656,14 +16800,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "description": "The request cannot be carried out.",
@@ -16856,14 +17003,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -17345,14 +17495,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -17969,14 +18122,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -19250,14 +19406,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -19792,14 +19951,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -20474,14 +20636,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -20823,14 +20988,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -20938,14 +21106,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -21065,14 +21236,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -21400,14 +21574,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -21773,14 +21950,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -22219,14 +22399,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -22755,14 +22938,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -23286,14 +23472,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -23926,14 +24115,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -24744,14 +24936,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -25191,14 +25386,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -25617,14 +25815,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -25759,14 +25960,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "description": "The request cannot be carried out.",
@@ -25885,14 +26089,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "400": {
             "description": "The request cannot be carried out.",
@@ -26001,14 +26208,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -26938,14 +27148,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -27094,14 +27307,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -27363,14 +27579,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -27462,14 +27681,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -27674,14 +27896,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -27784,14 +28009,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -27970,14 +28198,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -28076,14 +28307,17 @@ func init() {
             "headers": {
               "Link": {
                 "type": "string",
-                "description": "RFC 8288 links to the first, previous, next and last pages."
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
               },
               "X-Total-Count": {
                 "type": "integer",
                 "format": "int64",
                 "description": "Number of items in the whole filtered set."
               }
-            }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -33071,6 +33305,12 @@ func init() {
             "Organization",
             "Bot"
           ],
+          "x-omitempty": false
+        },
+        "username": {
+          "description": "The same value as login; the reference sends both and some clients read this one.",
+          "type": "string",
+          "x-go-name": "Username",
           "x-omitempty": false
         },
         "visibility": {

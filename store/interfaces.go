@@ -30,10 +30,16 @@ type UserSearch struct {
 type UserStore interface {
 	Create(ctx context.Context, u *User) error
 	FindByID(ctx context.Context, id int64) (*User, error)
+	// FindByIDForUpdate is FindByID for a read-change-Update: it must run
+	// inside WithTx, and no other FindByIDForUpdate of the row proceeds
+	// until that transaction ends, so concurrent edits of different fields
+	// cannot write each other's old values back.
+	FindByIDForUpdate(ctx context.Context, id int64) (*User, error)
 	// FindByName matches case-insensitively.
 	FindByName(ctx context.Context, name string) (*User, error)
 	FindByIDs(ctx context.Context, ids []int64) (map[int64]*User, error)
-	// Update writes every column of u.
+	// Update writes every column of u; read u with FindByIDForUpdate in the
+	// same transaction.
 	Update(ctx context.Context, u *User) error
 	Delete(ctx context.Context, id int64) error
 	Search(ctx context.Context, q UserSearch, p Page) ([]*User, int64, error)
@@ -90,10 +96,14 @@ type OrgStore interface {
 }
 
 // RepoViewer describes who looks at repositories, so the store can keep the
-// ones they may see in SQL instead of filtering page by page.
+// ones they may see in SQL instead of filtering page by page. It carries the
+// facts the visibility rule of impl/access depends on; the zero value is an
+// anonymous caller.
 type RepoViewer struct {
-	UserID  int64 // 0 for anonymous
-	IsAdmin bool  // sees everything
+	UserID     int64 // 0 for anonymous
+	IsAdmin    bool
+	PublicOnly bool // the caller's token is limited to public data
+	Restricted bool // the caller is a restricted user
 }
 
 // RepoSearch filters repositories. Nil pointers mean "any".
@@ -133,6 +143,11 @@ type RepoStore interface {
 	// FindByName matches case-insensitively and loads the owner.
 	FindByName(ctx context.Context, ownerID int64, name string) (*Repository, error)
 	FindByID(ctx context.Context, id int64) (*Repository, error)
+	// FindByIDForUpdate is FindByID for a read-change-Update, with the same
+	// rules as UserStore.FindByIDForUpdate.
+	FindByIDForUpdate(ctx context.Context, id int64) (*Repository, error)
+	// Update writes every column of r except the counters kept elsewhere;
+	// read r with FindByIDForUpdate in the same transaction.
 	Update(ctx context.Context, r *Repository) error
 	Delete(ctx context.Context, id int64) error
 	// Search returns one page with owners loaded, and the size of the whole

@@ -1,6 +1,32 @@
 // Package access decides who may see and change what. Every visibility and
 // permission rule lives here, so the handlers and the store's SQL filters
 // (store.RepoViewer) agree.
+//
+// # Who sees a repository
+//
+// This is the one statement of the rule. The first step that applies decides:
+//
+//  1. A token limited to public data (scope public-only) never sees a
+//     private repository nor any repository of a non-public owner, whoever
+//     holds it, site admins included. Otherwise the steps below apply.
+//  2. A site admin sees every repository, with full rights.
+//  3. The owning user sees its repositories, with full rights.
+//  4. A member of the owning organization sees all its repositories: its
+//     owners with full rights, other members with read access.
+//  5. Anyone else, anonymous callers included, sees a public repository
+//     whose owner they may see (below) with read access, and no private one.
+//
+// An account or organization is seen by everyone when public. When it is
+// not, anonymous callers and public-only tokens never see it; it sees
+// itself, site admins and an organization's members see it; a limited one
+// is also seen by every other signed-in caller who is not restricted; a
+// private one by nobody else.
+//
+// RepoFor is the rule as a function of facts loaded beforehand; Checker.Repo
+// loads those facts for one repository; Viewer hands the same facts to the
+// store, whose SQL filter for lists (sqlstore's visibleTo) restates the
+// rule. apitest's TestRepoVisibilityIsOneRule holds them equal for every
+// kind of caller and owner.
 package access
 
 import (
@@ -43,23 +69,13 @@ func (c Checker) membership(ctx context.Context, orgID, userID int64) (*store.Or
 	return m, err
 }
 
-// CanSeeUser tells whether p may see the user or organization u: public ones
-// are visible to all, limited ones to signed-in callers, private ones only to
-// themselves, their members and site admins.
+// CanSeeUser tells whether p may see the user or organization u (see the
+// package comment). Membership is read only when it can change the answer.
 func (c Checker) CanSeeUser(ctx context.Context, p *auth.Principal, u *store.User) (bool, error) {
-	if p.IsAdmin() || u.Visibility == store.VisibilityPublic {
+	if canSeeUserWith(p, u, false) {
 		return true, nil
 	}
-	if p == nil || p.PublicOnly() {
-		return false, nil
-	}
-	if p.UserID() == u.ID {
-		return true, nil
-	}
-	if u.Visibility == store.VisibilityLimited {
-		return !p.User.Restricted, nil
-	}
-	if !u.IsOrganization() {
+	if p == nil || p.PublicOnly() || !u.IsOrganization() {
 		return false, nil
 	}
 	m, err := c.membership(ctx, u.ID, p.UserID())
@@ -84,45 +100,28 @@ func (c Checker) IsOrgMember(ctx context.Context, p *auth.Principal, org *store.
 // Repo computes p's permission on r (whose Owner is loaded). None means the
 // repository must answer 404.
 func (c Checker) Repo(ctx context.Context, p *auth.Principal, r *store.Repository) (Permission, error) {
-	if p.IsAdmin() {
-		return full, nil
-	}
-	if p != nil && p.PublicOnly() && (r.IsPrivate || r.Owner.Visibility != store.VisibilityPublic) {
-		return None, nil
-	}
-	if p != nil && r.OwnerID == p.UserID() {
-		return full, nil
-	}
-	if p != nil && r.Owner.IsOrganization() {
-		m, err := c.membership(ctx, r.OwnerID, p.UserID())
-		if err != nil {
+	var m *store.OrgMember
+	if p != nil && !p.IsAdmin() && r.Owner.IsOrganization() {
+		var err error
+		if m, err = c.membership(ctx, r.OwnerID, p.UserID()); err != nil {
 			return None, err
 		}
-		if m != nil && m.IsOwner {
-			return full, nil
-		}
-		if m != nil {
-			// Without teams, membership grants read access to every
-			// repository of the organization.
-			return Permission{Pull: true}, nil
-		}
 	}
-	if r.IsPrivate {
-		return None, nil
-	}
-	visible, err := c.CanSeeUser(ctx, p, r.Owner)
-	if err != nil || !visible {
-		return None, err
-	}
-	return Permission{Pull: true}, nil
+	return RepoFor(p, r, m), nil
 }
 
-// Viewer is the store-side description of p, for SQL visibility filters.
+// Viewer gives the store the facts about p that the rule depends on, so
+// its SQL filter keeps exactly the repositories RepoFor lets p see.
 func Viewer(p *auth.Principal) store.RepoViewer {
-	if p == nil || p.PublicOnly() {
+	if p == nil {
 		return store.RepoViewer{}
 	}
-	return store.RepoViewer{UserID: p.UserID(), IsAdmin: p.IsAdmin()}
+	return store.RepoViewer{
+		UserID:     p.UserID(),
+		IsAdmin:    p.IsAdmin(),
+		PublicOnly: p.PublicOnly(),
+		Restricted: p.User.Restricted,
+	}
 }
 
 // CanCreateIn tells whether p may create repositories owned by owner.
@@ -136,46 +135,41 @@ func (c Checker) CanCreateIn(ctx context.Context, p *auth.Principal, owner *stor
 	return c.IsOrgOwner(ctx, p, owner)
 }
 
-// RepoFor is Repo without the store, for lists: m is p's membership of the
-// organization that owns r (nil when there is none or r is user-owned). A
-// list loads the caller's memberships once and calls RepoFor per item, so
-// its query count does not grow with the page. It must answer exactly as
-// Repo does.
+// RepoFor is the rule of the package comment without the store, for
+// lists: m is p's membership of the organization that owns r (nil when
+// there is none, r is user-owned, or p is a site admin). A list loads the
+// caller's memberships once and calls RepoFor per item, so its query count
+// does not grow with the page.
 func RepoFor(p *auth.Principal, r *store.Repository, m *store.OrgMember) Permission {
-	if p.IsAdmin() {
-		return full
-	}
-	if p != nil && p.PublicOnly() && (r.IsPrivate || r.Owner.Visibility != store.VisibilityPublic) {
+	if p.PublicOnly() && (r.IsPrivate || r.Owner.Visibility != store.VisibilityPublic) {
 		return None
 	}
-	if p != nil && r.OwnerID == p.UserID() {
+	switch {
+	case p.IsAdmin() || (p != nil && r.OwnerID == p.UserID()):
 		return full
-	}
-	if p != nil && r.Owner.IsOrganization() && m != nil {
-		if m.IsOwner {
-			return full
-		}
+	case m != nil && m.IsOwner:
+		return full
+	case m != nil:
 		return Permission{Pull: true}
-	}
-	if r.IsPrivate || !canSeeUserWith(p, r.Owner, m != nil) {
+	case r.IsPrivate || !canSeeUserWith(p, r.Owner, false):
 		return None
 	}
 	return Permission{Pull: true}
 }
 
-// canSeeUserWith is CanSeeUser with the membership already known.
+// canSeeUserWith is CanSeeUser with p's membership of u already known.
 func canSeeUserWith(p *auth.Principal, u *store.User, member bool) bool {
 	switch {
-	case p.IsAdmin() || u.Visibility == store.VisibilityPublic:
+	case u.Visibility == store.VisibilityPublic:
 		return true
 	case p == nil || p.PublicOnly():
 		return false
-	case p.UserID() == u.ID:
+	case p.IsAdmin() || p.UserID() == u.ID || member:
 		return true
 	case u.Visibility == store.VisibilityLimited:
 		return !p.User.Restricted
 	}
-	return u.IsOrganization() && member
+	return false
 }
 
 // UserVisibilities is the SQL form of CanSeeUser for individual accounts:
@@ -183,10 +177,10 @@ func canSeeUserWith(p *auth.Principal, u *store.User, member bool) bool {
 // sees (0 when anonymous or when p's token is limited to public data).
 func UserVisibilities(p *auth.Principal) ([]store.Visibility, int64) {
 	switch {
-	case p.IsAdmin():
-		return nil, 0
 	case p == nil || p.PublicOnly():
 		return []store.Visibility{store.VisibilityPublic}, 0
+	case p.IsAdmin():
+		return nil, 0
 	case p.User.Restricted:
 		return []store.Visibility{store.VisibilityPublic}, p.UserID()
 	}

@@ -164,6 +164,17 @@ func (h Handlers) individual(ctx context.Context, name string) (*store.User, err
 	return u, nil
 }
 
+// lockedIndividual is individual for a read-change-write inside a
+// transaction: the row is read again locked, so a concurrent edit of other
+// fields waits for this one instead of being overwritten by it.
+func (h Handlers) lockedIndividual(ctx context.Context, name string) (*store.User, error) {
+	u, err := h.individual(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return h.Store.Users().FindByIDForUpdate(ctx, u.ID)
+}
+
 // isLastAdmin tells whether u is the only site admin left.
 func (h Handlers) isLastAdmin(ctx context.Context, u *store.User) (bool, error) {
 	if !u.IsAdmin {
@@ -191,7 +202,7 @@ func (h Handlers) AdminEditUser(ctx context.Context, params admin.AdminEditUserP
 	}
 	var u *store.User
 	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		found, err := h.individual(ctx, params.Username)
+		found, err := h.lockedIndividual(ctx, params.Username)
 		if err != nil {
 			return err
 		}
@@ -409,6 +420,19 @@ func (h Handlers) deleteOrgIfLastOwner(ctx context.Context, m *store.OrgMember, 
 	return gone, h.Store.Users().Delete(ctx, org.ID)
 }
 
+// setName renames the account's row. The row is read again, locked, so the
+// rename cannot write back fields an edit changed since u was loaded.
+func (h Handlers) setName(ctx context.Context, id int64, name string) error {
+	return h.Store.WithTx(ctx, func(ctx context.Context) error {
+		u, err := h.Store.Users().FindByIDForUpdate(ctx, id)
+		if err != nil {
+			return err
+		}
+		u.Name = name
+		return h.Store.Users().Update(ctx, u)
+	})
+}
+
 // AdminRenameUser gives an account a new name and moves its repositories'
 // directories: the directory first, then the row, moving the directory
 // back if the row cannot change.
@@ -447,8 +471,7 @@ func (h Handlers) AdminRenameUser(ctx context.Context, params admin.AdminRenameU
 		}
 		return h.Fail(err)
 	}
-	u.Name = newName
-	if err := h.Store.Users().Update(ctx, u); err != nil {
+	if err := h.setName(ctx, u.ID, newName); err != nil {
 		if gerr := h.Git.RenameOwner(newName, oldName); gerr != nil {
 			h.Log.Error("move repositories back after a failed rename", "from", newName, "to", oldName, "err", gerr)
 		}

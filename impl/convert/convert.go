@@ -52,6 +52,7 @@ func User(base string, u *store.User, viewer *store.User) *models.User {
 	out := &models.User{
 		ID:          u.ID,
 		UserName:    u.Name,
+		Username:    u.Name, // the reference sends the login under both names
 		FullName:    u.FullName,
 		AvatarURL:   AvatarURL(base, u),
 		HTMLURL:     base + u.Name,

@@ -107,9 +107,9 @@ func (h Handlers) OrgEdit(ctx context.Context, params organization.OrgEditParams
 			return h.Fail(err)
 		}
 		err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-			// Re-read inside the transaction so fields changed meanwhile by
-			// someone else are not written back with old values.
-			fresh, err := h.Store.Users().FindByID(ctx, o.ID)
+			// Re-read, locked, inside the transaction so fields changed
+			// meanwhile by someone else are not written back with old values.
+			fresh, err := h.Store.Users().FindByIDForUpdate(ctx, o.ID)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 // Package paging holds the one pagination rule every list follows: page is
 // 1-based (below 1 means 1), limit defaults to 30 and is capped at 50, and
-// each answer carries X-Total-Count and a Link header.
+// each answer carries X-Total-Count and, when other pages exist, a Link
+// header.
 package paging
 
 import (
@@ -51,27 +52,33 @@ func (p Params) Store() store.Page {
 	return store.Page{Offset: (p.Page - 1) * p.Limit, Limit: p.Limit}
 }
 
-// Link returns the Link header for a list answer to r. Link always
-// names the first and last pages (so a client past the end can find its way
-// back), plus prev and next where they exist.
-func Link(r *http.Request, p Params, total int64) (link string) {
-	last := int((total + int64(p.Limit) - 1) / int64(p.Limit))
-	if last < 1 {
-		last = 1
-	}
+// Link returns the Link header for a list answer to r, following the
+// reference: "next" and "last" only when a later page exists, "first" and
+// "prev" only when an earlier one does, in the order next, last, first, prev.
+// Everything on one page gives "", which sends no header at all. A page
+// beyond the end has no later page; its "prev" names the last page, the
+// nearest one that holds items.
+func Link(r *http.Request, p Params, total int64) string {
+	last := lastPage(p, total)
 	var links []string
 	add := func(page int, rel string) {
 		links = append(links, fmt.Sprintf(`<%s>; rel="%s"`, pageURL(r, page), rel))
 	}
 	if p.Page < last {
 		add(p.Page+1, "next")
+		add(last, "last")
 	}
-	add(last, "last")
-	add(1, "first")
 	if p.Page > 1 {
+		add(1, "first")
 		add(min(p.Page-1, last), "prev")
 	}
 	return strings.Join(links, ",")
+}
+
+// lastPage is the number of the last page of total items; an empty list
+// still has one (empty) page.
+func lastPage(p Params, total int64) int {
+	return max(1, int((total+int64(p.Limit)-1)/int64(p.Limit)))
 }
 
 func pageURL(r *http.Request, page int) string {

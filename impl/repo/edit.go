@@ -192,9 +192,9 @@ func (h Handlers) RepoEdit(ctx context.Context, params repository.RepoEditParams
 }
 
 // edit applies o to r: checks first, then the git changes (rename, HEAD),
-// then the row in a transaction that re-reads it, so concurrent edits of
-// different fields do not undo each other. A failed write undoes the git
-// changes.
+// then the row in a transaction that re-reads it locked, so concurrent
+// edits of different fields wait for each other instead of writing back
+// each other's old values. A failed write undoes the git changes.
 func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditRepoOption) (*store.Repository, error) {
 	if err := checkEdit(o); err != nil {
 		return nil, err
@@ -259,7 +259,7 @@ func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditR
 
 	var updated *store.Repository
 	err := h.Store.WithTx(ctx, func(ctx context.Context) error {
-		fresh, err := h.Store.Repos().FindByID(ctx, r.ID)
+		fresh, err := h.Store.Repos().FindByIDForUpdate(ctx, r.ID)
 		if err != nil {
 			return err
 		}

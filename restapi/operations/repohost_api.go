@@ -1040,7 +1040,8 @@ so existing Gitea clients work unchanged.
 Conventions that hold for every operation:
   - Errors are JSON `{"message": ..., "url": ...}`; bad input answers 422.
   - Lists take `page` (1-based) and `limit` (default 30, at most 50) and answer
-    with `X-Total-Count` and `Link` headers.
+    with an `X-Total-Count` header and, when other pages exist, a `Link` header.
+    Response headers named in a response's `x-optional-headers` may be absent.
   - Times are RFC 3339 with second precision; an unset time is `null`.
   - A private resource the caller may not see answers 404, like a missing one.
 */

@@ -18,6 +18,7 @@ import (
 	"github.com/ncruces/go-sqlite3/gormlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
 
 	"repohost/store"
@@ -168,6 +169,29 @@ func (d *DB) conn(ctx context.Context) *gorm.DB {
 		return state.tx.WithContext(ctx)
 	}
 	return d.outsideTx.WithContext(ctx)
+}
+
+// errNoTx is returned by a locking read outside a transaction, where the
+// lock would end with the statement and protect nothing.
+var errNoTx = errors.New("a locking read needs a transaction (store.WithTx)")
+
+// lockingConn is conn for a read whose row the transaction in ctx will write
+// back: on PostgreSQL the rows read stay locked (SELECT ... FOR UPDATE) until
+// the transaction ends, so a concurrent read-change-write of the same row
+// waits for this one instead of overwriting it with what it read before.
+// SQLite needs no clause (it has none): its immediate transactions hold the
+// database's write lock from their first statement, so they already run one
+// at a time.
+func (d *DB) lockingConn(ctx context.Context) (*gorm.DB, error) {
+	tx, ok := ctx.Value(txKey{}).(*gorm.DB)
+	if !ok {
+		return nil, errNoTx
+	}
+	db := tx.WithContext(ctx)
+	if d.usesPostgres() {
+		db = db.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	return db, nil
 }
 
 // affected translates the result of a statement that must touch a row:

@@ -27,8 +27,23 @@ func (s repoStore) FindByName(ctx context.Context, ownerID int64, name string) (
 }
 
 func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, error) {
+	return findRepoByID(s.d.conn(ctx), id)
+}
+
+func (s repoStore) FindByIDForUpdate(ctx context.Context, id int64) (*store.Repository, error) {
+	db, err := s.d.lockingConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findRepoByID(db, id)
+}
+
+// findRepoByID reads the row with db (which may lock it) and its owner. The
+// owner comes from a separate statement that does not inherit the lock, so
+// editing a repository never blocks its owner's other repositories.
+func findRepoByID(db *gorm.DB, id int64) (*store.Repository, error) {
 	var r store.Repository
-	if err := s.d.conn(ctx).Preload("Owner").Take(&r, id).Error; err != nil {
+	if err := db.Preload("Owner").Take(&r, id).Error; err != nil {
 		return nil, translate(err, "find repository")
 	}
 	return &r, nil
@@ -78,20 +93,25 @@ func (s repoStore) CountByOwner(ctx context.Context, ownerID int64) (int64, erro
 	return n, translate(err, "count repositories")
 }
 
-// visibleTo keeps the repositories v may see: everything for a site admin;
-// otherwise public repositories of owners v may see, plus whatever v owns or
-// reaches as an organization member.
+// visibleTo keeps the repositories v may see. It restates in SQL the rule
+// written in impl/access (see its package comment, steps 1 to 5); apitest's
+// TestRepoVisibilityIsOneRule holds the two equal, so change them together.
 func visibleTo(db *gorm.DB, v store.RepoViewer) *gorm.DB {
-	if v.IsAdmin {
+	switch {
+	case v.UserID == 0 || v.PublicOnly: // anonymous (step 5), public-only (step 1)
+		return db.Where("repositories.is_private = ? AND owner.visibility = ?", false, store.VisibilityPublic)
+	case v.IsAdmin: // step 2
 		return db
 	}
-	if v.UserID == 0 {
-		return db.Where("repositories.is_private = ? AND owner.visibility = ?", false, store.VisibilityPublic)
+	// Step 5's owners that v may see without being them or their member.
+	owners := []store.Visibility{store.VisibilityPublic}
+	if !v.Restricted {
+		owners = append(owners, store.VisibilityLimited)
 	}
-	return db.Where(`((repositories.is_private = ? AND owner.visibility IN ?)
-		OR repositories.owner_id = ?
-		OR repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?))`,
-		false, []store.Visibility{store.VisibilityPublic, store.VisibilityLimited}, v.UserID, v.UserID)
+	return db.Where(`(repositories.owner_id = ?
+		OR repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)
+		OR (repositories.is_private = ? AND owner.visibility IN ?))`,
+		v.UserID, v.UserID, false, owners)
 }
 
 func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page) ([]*store.Repository, int64, error) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"gorm.io/gorm"
+
 	"repohost/store"
 )
 
@@ -15,8 +17,20 @@ func (s userStore) Create(ctx context.Context, u *store.User) error {
 }
 
 func (s userStore) FindByID(ctx context.Context, id int64) (*store.User, error) {
+	return findUserByID(s.d.conn(ctx), id)
+}
+
+func (s userStore) FindByIDForUpdate(ctx context.Context, id int64) (*store.User, error) {
+	db, err := s.d.lockingConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return findUserByID(db, id)
+}
+
+func findUserByID(db *gorm.DB, id int64) (*store.User, error) {
 	var u store.User
-	if err := s.d.conn(ctx).Take(&u, id).Error; err != nil {
+	if err := db.Take(&u, id).Error; err != nil {
 		return nil, translate(err, "find user")
 	}
 	return &u, nil

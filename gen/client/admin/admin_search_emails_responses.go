@@ -92,7 +92,7 @@ The requested page of items.
 */
 type AdminSearchEmailsOK struct {
 
-	/* RFC 8288 links to the first, previous, next and last pages.
+	/* RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page.
 	 */
 	Link string
 

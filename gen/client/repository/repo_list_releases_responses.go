@@ -92,7 +92,7 @@ ReleaseList
 */
 type RepoListReleasesOK struct {
 
-	/* RFC 8288 links to the first, previous, next and last pages.
+	/* RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page.
 	 */
 	Link string
 

@@ -23,7 +23,7 @@ AdminSearchUsersOK The requested page of items.
 swagger:response adminSearchUsersOK
 */
 type AdminSearchUsersOK struct {
-	/*RFC 8288 links to the first, previous, next and last pages.
+	/*RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page.
 
 	 */
 	Link string `json:"Link"`

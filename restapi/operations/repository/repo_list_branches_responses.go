@@ -23,7 +23,7 @@ RepoListBranchesOK BranchList
 swagger:response repoListBranchesOK
 */
 type RepoListBranchesOK struct {
-	/*RFC 8288 links to the first, previous, next and last pages.
+	/*RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page.
 
 	 */
 	Link string `json:"Link"`
