@@ -106,18 +106,18 @@ func (h Handlers) IssueEditIssue(ctx context.Context, params issue.IssueEditIssu
 }
 
 func (h Handlers) IssueDelete(ctx context.Context, params issue.IssueDeleteParams) middleware.Responder {
-	_, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
+	p, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	if err := h.svc().Delete(ctx, r, perm, params.Index); err != nil {
+	if err := h.svc().Delete(ctx, p.User, r, perm, params.Index); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueDeleteNoContent()
 }
 
 func (h Handlers) IssueEditIssueDeadline(ctx context.Context, params issue.IssueEditIssueDeadlineParams) middleware.Responder {
-	_, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
+	p, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -127,7 +127,7 @@ func (h Handlers) IssueEditIssueDeadline(ctx context.Context, params issue.Issue
 		d := dueDate(*params.Body.Deadline)
 		due = &d
 	}
-	is, err := h.svc().SetDeadline(ctx, r, perm, params.Index, due)
+	is, err := h.svc().SetDeadline(ctx, p.User, r, perm, params.Index, due)
 	if err != nil {
 		return h.Fail(err)
 	}
