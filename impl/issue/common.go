@@ -80,6 +80,17 @@ func (s Service) signedIn(ctx context.Context, load repoLoader, owner, name stri
 	return p, r, perm, nil
 }
 
+// remove is the whole of a deletion route: it loads the repository with
+// load for the signed-in caller, then has del delete what key names.
+func remove[K any](ctx context.Context, s Service, load repoLoader, owner, name string, key K,
+	del func(context.Context, *store.User, *store.Repository, access.Permission, K) error) error {
+	p, r, perm, err := s.signedIn(ctx, load, owner, name)
+	if err != nil {
+		return err
+	}
+	return del(ctx, p.User, r, perm, key)
+}
+
 // userTracker is Tracker for a signed-in caller.
 func (s Service) userTracker(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
 	return s.signedIn(ctx, s.Tracker, owner, name)
@@ -111,6 +122,18 @@ func writable(r *store.Repository) error {
 func requireWriter(perm access.Permission) error {
 	if !perm.Push {
 		return apierr.Forbidden(msgWriter)
+	}
+	return nil
+}
+
+// checkRequired refuses a blank value of field, and one longer than max
+// bytes (0: no limit), with the reference's messages.
+func checkRequired(field, value string, max int) error {
+	switch {
+	case strings.TrimSpace(value) == "":
+		return apierr.Validation("[%s]: Required", field)
+	case max > 0 && len(value) > max:
+		return apierr.Validation("[%s]: MaxSize", field)
 	}
 	return nil
 }

@@ -49,10 +49,7 @@ func (h Handlers) IssueCreateLabel(ctx context.Context, params issue.IssueCreate
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.CreateLabelOption{}
-	}
+	o := orEmpty(params.Body)
 	l, err := s.CreateLabel(ctx, p.User, r, perm, LabelInput{Name: deref(o.Name), Color: deref(o.Color),
 		Description: deref(o.Description), Exclusive: flag(o.Exclusive), Archived: flag(o.IsArchived)})
 	if err != nil {
@@ -67,10 +64,7 @@ func (h Handlers) IssueEditLabel(ctx context.Context, params issue.IssueEditLabe
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.EditLabelOption{}
-	}
+	o := orEmpty(params.Body)
 	l, err := s.EditLabel(ctx, p.User, r, perm, params.ID, LabelEdit{Name: o.Name, Color: o.Color,
 		Description: o.Description, Exclusive: o.Exclusive, Archived: o.IsArchived})
 	if err != nil {
@@ -81,11 +75,7 @@ func (h Handlers) IssueEditLabel(ctx context.Context, params issue.IssueEditLabe
 
 func (h Handlers) IssueDeleteLabel(ctx context.Context, params issue.IssueDeleteLabelParams) middleware.Responder {
 	s := h.svc()
-	p, r, perm, err := s.userTracker(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := s.DeleteLabel(ctx, p.User, r, perm, params.ID); err != nil {
+	if err := remove(ctx, s, s.Tracker, params.Owner, params.Repo, params.ID, s.DeleteLabel); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueDeleteLabelNoContent()

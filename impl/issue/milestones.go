@@ -72,10 +72,7 @@ func (h Handlers) IssueCreateMilestone(ctx context.Context, params issue.IssueCr
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.CreateMilestoneOption{}
-	}
+	o := orEmpty(params.Body)
 	m, err := s.CreateMilestone(ctx, p.User, r, perm, MilestoneInput{Title: deref(o.Title), Description: deref(o.Description),
 		Deadline: milestoneDeadline(o.Deadline), Closed: deref(o.State) == "closed"})
 	if err != nil {
@@ -90,10 +87,7 @@ func (h Handlers) IssueEditMilestone(ctx context.Context, params issue.IssueEdit
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.EditMilestoneOption{}
-	}
+	o := orEmpty(params.Body)
 	in := MilestoneEdit{Title: o.Title, Description: o.Description}
 	// A zero due date clears it.
 	if o.Deadline != nil {
@@ -114,11 +108,7 @@ func (h Handlers) IssueEditMilestone(ctx context.Context, params issue.IssueEdit
 
 func (h Handlers) IssueDeleteMilestone(ctx context.Context, params issue.IssueDeleteMilestoneParams) middleware.Responder {
 	s := h.svc()
-	p, r, perm, err := s.userTracker(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := s.DeleteMilestone(ctx, p.User, r, perm, params.ID); err != nil {
+	if err := remove(ctx, s, s.Tracker, params.Owner, params.Repo, params.ID, s.DeleteMilestone); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueDeleteMilestoneNoContent()

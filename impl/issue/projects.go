@@ -102,10 +102,7 @@ func (h Handlers) RepoCreateProject(ctx context.Context, params issue.RepoCreate
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.CreateProjectOption{}
-	}
+	o := orEmpty(params.Body)
 	pr, err := s.CreateProject(ctx, p.User, r, perm, ProjectInput{Title: deref(o.Title), Description: deref(o.Description),
 		CardType: deref(o.CardType), TemplateType: deref(o.TemplateType)})
 	if err != nil {
@@ -124,10 +121,7 @@ func (h Handlers) RepoEditProject(ctx context.Context, params issue.RepoEditProj
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.EditProjectOption{}
-	}
+	o := orEmpty(params.Body)
 	in := ProjectEdit{Title: o.Title, Description: o.Description, CardType: o.CardType}
 	if o.State != nil {
 		closed := *o.State == "closed"
@@ -146,11 +140,7 @@ func (h Handlers) RepoEditProject(ctx context.Context, params issue.RepoEditProj
 
 func (h Handlers) RepoDeleteProject(ctx context.Context, params issue.RepoDeleteProjectParams) middleware.Responder {
 	s := h.svc()
-	p, r, perm, err := s.signedIn(ctx, s.projectRepo, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := s.DeleteProject(ctx, p.User, r, perm, params.ID); err != nil {
+	if err := remove(ctx, s, s.projectRepo, params.Owner, params.Repo, params.ID, s.DeleteProject); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewRepoDeleteProjectNoContent()

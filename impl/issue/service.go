@@ -35,7 +35,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	if !IssuesEnabled(r) {
 		return nil, apierr.Forbidden(msgReader)
 	}
-	if err := checkTitle(in.Title); err != nil {
+	if err := checkRequired("Title", in.Title, MaxTitleLength); err != nil {
 		return nil, err
 	}
 	if !perm.Push {
@@ -157,7 +157,7 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		in.Title = nil
 	}
 	if in.Title != nil {
-		if err := checkTitle(*in.Title); err != nil {
+		if err := checkRequired("Title", *in.Title, MaxTitleLength); err != nil {
 			return nil, err
 		}
 	}
@@ -181,13 +181,9 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		}
 	}
 	var out *store.Issue
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err = s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
 		st := s.Store
 		t := s.Clock.Now()
-		is, err := st.Issues().Lock(ctx, r.ID, index, t)
-		if err != nil {
-			return err
-		}
 		// Checked on the locked row, before any write: a stale version
 		// changes nothing at all, not even the title.
 		if in.ContentVersion != nil && *in.ContentVersion != is.ContentVersion {
@@ -290,11 +286,7 @@ func (s Service) SetState(ctx context.Context, doer *store.User, r *store.Reposi
 		return nil, err
 	}
 	var out *store.Issue
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
-		is, err := s.Store.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
-		if err != nil {
-			return err
-		}
+	err := s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
 		changed, err := s.setState(ctx, r, is.ID, closed)
 		if err != nil {
 			return err
@@ -310,6 +302,19 @@ func (s Service) SetState(ctx context.Context, doer *store.User, r *store.Reposi
 		return nil, err
 	}
 	return out, nil
+}
+
+// inLockedIssue runs fn in one transaction that first takes the row lock
+// of issue number index of r, so that changes of one issue queue up, and
+// hands fn the issue's fresh state.
+func (s Service) inLockedIssue(ctx context.Context, r *store.Repository, index int64, fn func(ctx context.Context, is *store.Issue) error) error {
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		is, err := s.Store.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
+		if err != nil {
+			return err
+		}
+		return fn(ctx, is)
+	})
 }
 
 // setState changes the state inside the caller's transaction and moves
@@ -402,13 +407,8 @@ func (s Service) Delete(ctx context.Context, doer *store.User, r *store.Reposito
 	if _, err := s.issue(ctx, r, index); err != nil {
 		return err
 	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
-		st := s.Store
-		is, err := st.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
-		if err != nil {
-			return err
-		}
-		if err := st.Issues().Delete(ctx, is.ID); err != nil {
+	return s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
+		if err := s.Store.Issues().Delete(ctx, is.ID); err != nil {
 			return err
 		}
 		c := counts{repoTotal: -1, repoClosed: -b2i(is.IsClosed), milestones: map[int64]counterDelta{}}
@@ -434,11 +434,7 @@ func (s Service) SetDeadline(ctx context.Context, doer *store.User, r *store.Rep
 		return nil, err
 	}
 	var out *store.Issue
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
-		is, err := s.Store.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
-		if err != nil {
-			return err
-		}
+	err := s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
 		changed := !sameTime(is.Deadline, due)
 		is.Deadline = due
 		if err := s.Store.Issues().Update(ctx, is, "deadline"); err != nil {
@@ -705,16 +701,6 @@ func (s Service) DeleteTime(ctx context.Context, doer *store.User, r *store.Repo
 		}
 		return s.emitIssue(ctx, doer, is, events.IssueTimeDeleted)
 	})
-}
-
-func checkTitle(title string) error {
-	switch {
-	case strings.TrimSpace(title) == "":
-		return apierr.Validation("[Title]: Required")
-	case len(title) > MaxTitleLength:
-		return apierr.Validation("[Title]: MaxSize")
-	}
-	return nil
 }
 
 // resolveAssignees turns names into ids: each must be an existing user who

@@ -31,16 +31,6 @@ func normalizeColor(c string) (string, error) {
 	return "#" + hex, nil
 }
 
-func checkLabelName(name string) error {
-	switch {
-	case strings.TrimSpace(name) == "":
-		return apierr.Validation("[Name]: Required")
-	case len(name) > MaxLabelNameLength:
-		return apierr.Validation("[Name]: MaxSize")
-	}
-	return nil
-}
-
 // LabelInput is a new label as the caller asked for it. Color may be
 // "#rgb", "rgb", "#rrggbb" or "rrggbb".
 type LabelInput struct {
@@ -59,7 +49,7 @@ func (s Service) CreateLabel(ctx context.Context, doer *store.User, r *store.Rep
 	if err := canManage(r, perm); err != nil {
 		return nil, err
 	}
-	if err := checkLabelName(in.Name); err != nil {
+	if err := checkRequired("Name", in.Name, MaxLabelNameLength); err != nil {
 		return nil, err
 	}
 	color, err := normalizeColor(in.Color)
@@ -90,7 +80,7 @@ func (s Service) EditLabel(ctx context.Context, doer *store.User, r *store.Repos
 		return nil, err
 	}
 	if in.Name != nil {
-		if err := checkLabelName(*in.Name); err != nil {
+		if err := checkRequired("Name", *in.Name, MaxLabelNameLength); err != nil {
 			return nil, err
 		}
 	}
@@ -231,14 +221,10 @@ func (s Service) Relabel(ctx context.Context, doer *store.User, r *store.Reposit
 		return nil, err
 	}
 	var out []*store.Label
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+	// Locking the issue serialises concurrent label changes, so two
+	// exclusive labels of one scope cannot both end up on it.
+	err = s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
 		st := s.Store
-		// Locking the issue serialises concurrent label changes, so two
-		// exclusive labels of one scope cannot both end up on it.
-		is, err := st.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
-		if err != nil {
-			return err
-		}
 		current, err := s.labelsOf(ctx, is)
 		if err != nil {
 			return err

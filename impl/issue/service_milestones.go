@@ -7,23 +7,12 @@ import (
 	"time"
 
 	"repohost/impl/access"
-	"repohost/impl/apierr"
 	"repohost/impl/events"
 	"repohost/store"
 )
 
 // MaxMilestoneTitleLength bounds milestone titles.
 const MaxMilestoneTitleLength = 255
-
-func checkMilestoneTitle(title string) error {
-	switch {
-	case strings.TrimSpace(title) == "":
-		return apierr.Validation("[Title]: Required")
-	case len(title) > MaxMilestoneTitleLength:
-		return apierr.Validation("[Title]: MaxSize")
-	}
-	return nil
-}
 
 // milestone finds a milestone of r by id or, failing that, by title, as
 // the reference's {id} segment allows.
@@ -58,7 +47,7 @@ func (s Service) CreateMilestone(ctx context.Context, doer *store.User, r *store
 	if err := canManage(r, perm); err != nil {
 		return nil, err
 	}
-	if err := checkMilestoneTitle(in.Title); err != nil {
+	if err := checkRequired("Title", in.Title, MaxMilestoneTitleLength); err != nil {
 		return nil, err
 	}
 	t := s.Clock.Now()
@@ -90,7 +79,7 @@ func (s Service) EditMilestone(ctx context.Context, doer *store.User, r *store.R
 		in.Title = nil
 	}
 	if in.Title != nil {
-		if err := checkMilestoneTitle(*in.Title); err != nil {
+		if err := checkRequired("Title", *in.Title, MaxMilestoneTitleLength); err != nil {
 			return nil, err
 		}
 	}

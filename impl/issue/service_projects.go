@@ -2,20 +2,11 @@ package issue
 
 import (
 	"context"
-	"strings"
 
 	"repohost/impl/access"
-	"repohost/impl/apierr"
 	"repohost/impl/events"
 	"repohost/store"
 )
-
-func checkProjectTitle(title string) error {
-	if strings.TrimSpace(title) == "" {
-		return apierr.Validation("[Title]: Required")
-	}
-	return nil
-}
 
 // ProjectInput is a new project as the caller asked for it; empty card
 // and template types take the defaults.
@@ -35,7 +26,7 @@ func (s Service) CreateProject(ctx context.Context, doer *store.User, r *store.R
 	if err := canManage(r, perm); err != nil {
 		return nil, err
 	}
-	if err := checkProjectTitle(in.Title); err != nil {
+	if err := checkRequired("Title", in.Title, 0); err != nil {
 		return nil, err
 	}
 	t := s.Clock.Now()
@@ -65,7 +56,7 @@ func (s Service) EditProject(ctx context.Context, doer *store.User, r *store.Rep
 		return nil, err
 	}
 	if in.Title != nil {
-		if err := checkProjectTitle(*in.Title); err != nil {
+		if err := checkRequired("Title", *in.Title, 0); err != nil {
 			return nil, err
 		}
 	}
