@@ -33,6 +33,12 @@ import (
 // and an issue created with labels is issue.opened then
 // issue.label_updated. Deleting a label, milestone or project announces
 // only that deletion, not a change of each issue that lost it.
+//
+// Reactions: issue.reaction_added or comment.reaction_added when the
+// reaction is new (not when it was already given). Tracked time:
+// issue.time_tracked, and issue.time_deleted when an entry or a reset
+// removed time. Taking a reaction back announces nothing yet: the store
+// does not tell whether a reaction was there to take back.
 
 // actorID is the id of doer, 0 when nobody in particular acted.
 func actorID(doer *store.User) int64 {
