@@ -66,6 +66,9 @@ const (
 	OrgCreated  Kind = "org.created"  // Named
 	OrgEdited   Kind = "org.edited"   // Named
 	OrgDeleted  Kind = "org.deleted"  // Named
+
+	CommentReacted   Kind = "comment.reaction_added" // Comment
+	IssueTimeDeleted Kind = "issue.time_deleted"     // Issue
 )
 
 // Repo describes a repository event.

@@ -108,11 +108,7 @@ func (h Handlers) IssueEditComment(ctx context.Context, params issue.IssueEditCo
 
 func (h Handlers) IssueDeleteComment(ctx context.Context, params issue.IssueDeleteCommentParams) middleware.Responder {
 	s := h.svc()
-	p, r, perm, err := s.userTracker(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := s.DeleteComment(ctx, p.User, r, perm, params.ID); err != nil {
+	if err := remove(ctx, s, s.Tracker, params.Owner, params.Repo, params.ID, s.DeleteComment); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueDeleteCommentNoContent()

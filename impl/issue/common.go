@@ -28,10 +28,11 @@ const (
 // MaxTitleLength is the reference's limit on issue titles.
 const MaxTitleLength = 255
 
-// Service holds one function per issue action (create, edit, close or
-// reopen, comment, react, track time): handlers call these and nothing
-// else changes issues, so webhook delivery can later be attached in
-// exactly one place per action, after the transaction commits.
+// Service holds one function per issue-tracker action (issues, comments,
+// reactions, tracked time, labels, milestones, projects): handlers call
+// these and nothing else writes, and each announces its change through
+// Deps.Events inside its transaction (see notify.go for which events).
+// Inputs are domain values, not API models.
 type Service struct{ *app.Deps }
 
 func (h Handlers) svc() Service { return Service{h.Deps} }
@@ -47,8 +48,6 @@ func TimeTrackerEnabled(r *store.Repository) bool {
 	return IssuesEnabled(r) && r.EnableTimeTracker
 }
 
-// now is the store's clock resolution: whole seconds, UTC.
-
 // Tracker loads the repository of an issue-tracker route with p's
 // permission: 404 when p may not see it, or when it has neither issues
 // nor pull requests (the reference's mustEnableIssuesOrPulls).
@@ -63,18 +62,38 @@ func (s Service) Tracker(ctx context.Context, p *auth.Principal, owner, name str
 	return r, perm, nil
 }
 
-// userTracker is Tracker for routes that need a signed-in caller: 401 for
+// repoLoader loads the repository of a route with p's permission, like
+// Tracker.
+type repoLoader func(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error)
+
+// signedIn is load for routes that need a signed-in caller: 401 for
 // anonymous callers before anything is looked up.
-func (s Service) userTracker(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
+func (s Service) signedIn(ctx context.Context, load repoLoader, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
 	p, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, nil, access.None, err
 	}
-	r, perm, err := s.Tracker(ctx, p, owner, name)
+	r, perm, err := load(ctx, p, owner, name)
 	if err != nil {
 		return nil, nil, access.None, err
 	}
 	return p, r, perm, nil
+}
+
+// remove is the whole of a deletion route: it loads the repository with
+// load for the signed-in caller, then has del delete what key names.
+func remove[K any](ctx context.Context, s Service, load repoLoader, owner, name string, key K,
+	del func(context.Context, *store.User, *store.Repository, access.Permission, K) error) error {
+	p, r, perm, err := s.signedIn(ctx, load, owner, name)
+	if err != nil {
+		return err
+	}
+	return del(ctx, p.User, r, perm, key)
+}
+
+// userTracker is Tracker for a signed-in caller.
+func (s Service) userTracker(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
+	return s.signedIn(ctx, s.Tracker, owner, name)
 }
 
 // writableTracker loads the repository of an issue-tracker change: 401 for
@@ -105,6 +124,27 @@ func requireWriter(perm access.Permission) error {
 		return apierr.Forbidden(msgWriter)
 	}
 	return nil
+}
+
+// checkRequired refuses a blank value of field, and one longer than max
+// bytes (0: no limit), with the reference's messages.
+func checkRequired(field, value string, max int) error {
+	switch {
+	case strings.TrimSpace(value) == "":
+		return apierr.Validation("[%s]: Required", field)
+	case max > 0 && len(value) > max:
+		return apierr.Validation("[%s]: MaxSize", field)
+	}
+	return nil
+}
+
+// canManage guards changes to r's labels, milestones and projects: 423
+// when r is archived, 403 for callers who cannot write to it.
+func canManage(r *store.Repository, perm access.Permission) error {
+	if err := writable(r); err != nil {
+		return err
+	}
+	return requireWriter(perm)
 }
 
 // issue loads issue number index of r. An issue (not a pull request) of a

@@ -23,10 +23,7 @@ func (h Handlers) IssueCreateIssue(ctx context.Context, params issue.IssueCreate
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.CreateIssueOption{}
-	}
+	o := orEmpty(params.Body)
 	in := CreateInput{Title: deref(o.Title), Body: deref(o.Body), Ref: deref(o.Ref), Closed: o.Closed != nil && *o.Closed,
 		LabelIDs: o.Labels, Assignees: o.Assignees, ProjectIDs: o.Projects}
 	if o.Assignee != nil && *o.Assignee != "" {
@@ -72,10 +69,7 @@ func (h Handlers) IssueEditIssue(ctx context.Context, params issue.IssueEditIssu
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.EditIssueOption{}
-	}
+	o := orEmpty(params.Body)
 	in := EditInput{Title: o.Title, Body: o.Body, Ref: o.Ref, ContentVersion: o.ContentVersion, Milestone: o.Milestone, State: o.State,
 		UnsetDeadline: o.RemoveDeadline != nil && *o.RemoveDeadline}
 	if o.Deadline != nil && !time.Time(*o.Deadline).IsZero() {
@@ -106,18 +100,15 @@ func (h Handlers) IssueEditIssue(ctx context.Context, params issue.IssueEditIssu
 }
 
 func (h Handlers) IssueDelete(ctx context.Context, params issue.IssueDeleteParams) middleware.Responder {
-	_, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := h.svc().Delete(ctx, r, perm, params.Index); err != nil {
+	s := h.svc()
+	if err := remove(ctx, s, s.Tracker, params.Owner, params.Repo, params.Index, s.Delete); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueDeleteNoContent()
 }
 
 func (h Handlers) IssueEditIssueDeadline(ctx context.Context, params issue.IssueEditIssueDeadlineParams) middleware.Responder {
-	_, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
+	p, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -127,7 +118,7 @@ func (h Handlers) IssueEditIssueDeadline(ctx context.Context, params issue.Issue
 		d := dueDate(*params.Body.Deadline)
 		due = &d
 	}
-	is, err := h.svc().SetDeadline(ctx, r, perm, params.Index, due)
+	is, err := h.svc().SetDeadline(ctx, p.User, r, perm, params.Index, due)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -325,3 +316,11 @@ func deref[T any](v *T) T {
 }
 
 func flag(b *bool) bool { return b != nil && *b }
+
+// orEmpty stands in an empty body for a missing one.
+func orEmpty[T any](body *T) *T {
+	if body == nil {
+		return new(T)
+	}
+	return body
+}

@@ -2,8 +2,6 @@ package issue
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-openapi/runtime/middleware"
@@ -15,33 +13,7 @@ import (
 	"repohost/impl/paging"
 	"repohost/models"
 	"repohost/restapi/operations/issue"
-	"repohost/store"
 )
-
-// MaxMilestoneTitleLength bounds milestone titles.
-const MaxMilestoneTitleLength = 255
-
-// milestone finds a milestone of r by id or, failing that, by title, as
-// the reference's {id} segment allows.
-func (s Service) milestone(ctx context.Context, r *store.Repository, ref string) (*store.Milestone, error) {
-	if id, err := strconv.ParseInt(ref, 10, 64); err == nil && id > 0 {
-		m, err := s.Store.Milestones().Find(ctx, r.ID, id)
-		if err == nil || !isNotFound(err) {
-			return m, err
-		}
-	}
-	return s.Store.Milestones().FindByTitle(ctx, r.ID, ref)
-}
-
-func checkMilestoneTitle(title string) error {
-	switch {
-	case strings.TrimSpace(title) == "":
-		return apierr.Validation("[Title]: Required")
-	case len(title) > MaxMilestoneTitleLength:
-		return apierr.Validation("[Title]: MaxSize")
-	}
-	return nil
-}
 
 // milestoneDeadline keeps the date of a due date, like issue due dates;
 // a zero time means none.
@@ -95,79 +67,39 @@ func (h Handlers) IssueGetMilestone(ctx context.Context, params issue.IssueGetMi
 }
 
 func (h Handlers) IssueCreateMilestone(ctx context.Context, params issue.IssueCreateMilestoneParams) middleware.Responder {
-	r, err := h.trackerWriter(ctx, params.Owner, params.Repo)
+	s := h.svc()
+	p, r, perm, err := s.userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.CreateMilestoneOption{}
-	}
-	if err := checkMilestoneTitle(deref(o.Title)); err != nil {
-		return h.Fail(err)
-	}
-	t := h.Clock.Now()
-	m := &store.Milestone{RepoID: r.ID, Title: deref(o.Title), Description: deref(o.Description),
-		Deadline: milestoneDeadline(o.Deadline), CreatedAt: t, UpdatedAt: t}
-	if deref(o.State) == "closed" {
-		m.IsClosed, m.ClosedAt = true, &t
-	}
-	if err := h.Store.Milestones().Create(ctx, m); err != nil {
+	o := orEmpty(params.Body)
+	m, err := s.CreateMilestone(ctx, p.User, r, perm, MilestoneInput{Title: deref(o.Title), Description: deref(o.Description),
+		Deadline: milestoneDeadline(o.Deadline), Closed: deref(o.State) == "closed"})
+	if err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueCreateMilestoneCreated().WithPayload(convert.Milestone(m))
 }
 
 func (h Handlers) IssueEditMilestone(ctx context.Context, params issue.IssueEditMilestoneParams) middleware.Responder {
-	r, err := h.trackerWriter(ctx, params.Owner, params.Repo)
+	s := h.svc()
+	p, r, perm, err := s.userTracker(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.EditMilestoneOption{}
+	o := orEmpty(params.Body)
+	in := MilestoneEdit{Title: o.Title, Description: o.Description}
+	// A zero due date clears it.
+	if o.Deadline != nil {
+		in.Deadline = milestoneDeadline(o.Deadline)
+		in.UnsetDeadline = in.Deadline == nil
 	}
-	// As in the reference, an empty title leaves the title alone (the SDK
-	// always sends the field).
-	if o.Title != nil && strings.TrimSpace(*o.Title) == "" {
-		o.Title = nil
+	// An empty state leaves the state alone.
+	if o.State != nil && *o.State != "" {
+		closed := *o.State == "closed"
+		in.Closed = &closed
 	}
-	if o.Title != nil {
-		if err := checkMilestoneTitle(*o.Title); err != nil {
-			return h.Fail(err)
-		}
-	}
-	s := h.svc()
-	var m *store.Milestone
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		if m, err = s.milestone(ctx, r, params.ID); err != nil {
-			return err
-		}
-		t := h.Clock.Now()
-		if o.Title != nil {
-			m.Title = *o.Title
-		}
-		if o.Description != nil {
-			m.Description = *o.Description
-		}
-		if o.Deadline != nil {
-			m.Deadline = milestoneDeadline(o.Deadline)
-		}
-		if o.State != nil && *o.State != "" && (*o.State == "closed") != m.IsClosed {
-			m.IsClosed = *o.State == "closed"
-			m.ClosedAt = nil
-			if m.IsClosed {
-				m.ClosedAt = &t
-			}
-		}
-		m.UpdatedAt = t
-		if err := h.Store.Milestones().Update(ctx, m); err != nil {
-			return err
-		}
-		// Re-read for the counters, which Update leaves alone.
-		m, err = h.Store.Milestones().Find(ctx, r.ID, m.ID)
-		return err
-	})
+	m, err := s.EditMilestone(ctx, p.User, r, perm, params.ID, in)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -175,19 +107,8 @@ func (h Handlers) IssueEditMilestone(ctx context.Context, params issue.IssueEdit
 }
 
 func (h Handlers) IssueDeleteMilestone(ctx context.Context, params issue.IssueDeleteMilestoneParams) middleware.Responder {
-	r, err := h.trackerWriter(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
 	s := h.svc()
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		m, err := s.milestone(ctx, r, params.ID)
-		if err != nil {
-			return err
-		}
-		return h.Store.Milestones().Delete(ctx, m.ID)
-	})
-	if err != nil {
+	if err := remove(ctx, s, s.Tracker, params.Owner, params.Repo, params.ID, s.DeleteMilestone); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueDeleteMilestoneNoContent()

@@ -2,7 +2,6 @@ package issue
 
 import (
 	"context"
-	"strings"
 
 	"github.com/go-openapi/runtime/middleware"
 
@@ -17,10 +16,10 @@ import (
 	"repohost/store"
 )
 
-// projectRepo loads the repository of a project route: 404 when the caller
-// may not see it or its projects are turned off.
-func (h Handlers) projectRepo(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error) {
-	r, perm, err := h.Repo(ctx, p, owner, name)
+// projectRepo loads the repository of a project route with p's
+// permission: 404 when p may not see it or its projects are turned off.
+func (s Service) projectRepo(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error) {
+	r, perm, err := s.Repo(ctx, p, owner, name)
 	if err != nil {
 		return nil, perm, err
 	}
@@ -28,22 +27,6 @@ func (h Handlers) projectRepo(ctx context.Context, p *auth.Principal, owner, nam
 		return nil, access.None, apierr.NotFound("not found")
 	}
 	return r, perm, nil
-}
-
-// projectWriter is projectRepo for changes: signed in, not archived, writer.
-func (h Handlers) projectWriter(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, perm, err := h.projectRepo(ctx, p, owner, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := writable(r); err != nil {
-		return nil, nil, err
-	}
-	return p, r, requireWriter(perm)
 }
 
 // renderProjects renders projects of r with their counts and creators in
@@ -78,16 +61,9 @@ func (s Service) renderProject(ctx context.Context, base string, viewer *store.U
 	return out[0], nil
 }
 
-func checkProjectTitle(title string) error {
-	if strings.TrimSpace(title) == "" {
-		return apierr.Validation("[Title]: Required")
-	}
-	return nil
-}
-
 func (h Handlers) RepoListProjects(ctx context.Context, params issue.RepoListProjectsParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.projectRepo(ctx, p, params.Owner, params.Repo)
+	r, _, err := h.svc().projectRepo(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -105,7 +81,7 @@ func (h Handlers) RepoListProjects(ctx context.Context, params issue.RepoListPro
 
 func (h Handlers) RepoGetProject(ctx context.Context, params issue.RepoGetProjectParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.projectRepo(ctx, p, params.Owner, params.Repo)
+	r, _, err := h.svc().projectRepo(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -121,30 +97,18 @@ func (h Handlers) RepoGetProject(ctx context.Context, params issue.RepoGetProjec
 }
 
 func (h Handlers) RepoCreateProject(ctx context.Context, params issue.RepoCreateProjectParams) middleware.Responder {
-	p, r, err := h.projectWriter(ctx, params.Owner, params.Repo)
+	s := h.svc()
+	p, r, perm, err := s.signedIn(ctx, s.projectRepo, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.CreateProjectOption{}
-	}
-	if err := checkProjectTitle(deref(o.Title)); err != nil {
+	o := orEmpty(params.Body)
+	pr, err := s.CreateProject(ctx, p.User, r, perm, ProjectInput{Title: deref(o.Title), Description: deref(o.Description),
+		CardType: deref(o.CardType), TemplateType: deref(o.TemplateType)})
+	if err != nil {
 		return h.Fail(err)
 	}
-	t := h.Clock.Now()
-	pr := &store.Project{RepoID: r.ID, CreatorID: p.UserID(), Title: deref(o.Title), Description: deref(o.Description),
-		CardType: "text_only", TemplateType: "none", CreatedAt: t, UpdatedAt: t}
-	if v := deref(o.CardType); v != "" {
-		pr.CardType = v
-	}
-	if v := deref(o.TemplateType); v != "" {
-		pr.TemplateType = v
-	}
-	if err := h.Store.Projects().Create(ctx, pr); err != nil {
-		return h.Fail(err)
-	}
-	out, err := h.svc().renderProject(ctx, app.BaseURL(params.HTTPRequest), p.User, r, pr)
+	out, err := s.renderProject(ctx, app.BaseURL(params.HTTPRequest), p.User, r, pr)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -152,48 +116,22 @@ func (h Handlers) RepoCreateProject(ctx context.Context, params issue.RepoCreate
 }
 
 func (h Handlers) RepoEditProject(ctx context.Context, params issue.RepoEditProjectParams) middleware.Responder {
-	p, r, err := h.projectWriter(ctx, params.Owner, params.Repo)
+	s := h.svc()
+	p, r, perm, err := s.signedIn(ctx, s.projectRepo, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.EditProjectOption{}
+	o := orEmpty(params.Body)
+	in := ProjectEdit{Title: o.Title, Description: o.Description, CardType: o.CardType}
+	if o.State != nil {
+		closed := *o.State == "closed"
+		in.Closed = &closed
 	}
-	if o.Title != nil {
-		if err := checkProjectTitle(*o.Title); err != nil {
-			return h.Fail(err)
-		}
-	}
-	var pr *store.Project
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		if pr, err = h.Store.Projects().Find(ctx, r.ID, params.ID); err != nil {
-			return err
-		}
-		t := h.Clock.Now()
-		if o.Title != nil {
-			pr.Title = *o.Title
-		}
-		if o.Description != nil {
-			pr.Description = *o.Description
-		}
-		if o.CardType != nil {
-			pr.CardType = *o.CardType
-		}
-		if o.State != nil && (*o.State == "closed") != pr.IsClosed {
-			pr.IsClosed = *o.State == "closed"
-			pr.ClosedAt = nil
-			if pr.IsClosed {
-				pr.ClosedAt = &t
-			}
-		}
-		pr.UpdatedAt = t
-		return h.Store.Projects().Update(ctx, pr)
-	})
+	pr, err := s.EditProject(ctx, p.User, r, perm, params.ID, in)
 	if err != nil {
 		return h.Fail(err)
 	}
-	out, err := h.svc().renderProject(ctx, app.BaseURL(params.HTTPRequest), p.User, r, pr)
+	out, err := s.renderProject(ctx, app.BaseURL(params.HTTPRequest), p.User, r, pr)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -201,15 +139,8 @@ func (h Handlers) RepoEditProject(ctx context.Context, params issue.RepoEditProj
 }
 
 func (h Handlers) RepoDeleteProject(ctx context.Context, params issue.RepoDeleteProjectParams) middleware.Responder {
-	_, r, err := h.projectWriter(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if _, err := h.Store.Projects().Find(ctx, r.ID, params.ID); err != nil {
-		return h.Fail(err)
-	}
-	// The links go with the project (ON DELETE CASCADE); the issues stay.
-	if err := h.Store.Projects().Delete(ctx, params.ID); err != nil {
+	s := h.svc()
+	if err := remove(ctx, s, s.projectRepo, params.Owner, params.Repo, params.ID, s.DeleteProject); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewRepoDeleteProjectNoContent()

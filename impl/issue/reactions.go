@@ -2,6 +2,7 @@ package issue
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/go-openapi/runtime/middleware"
 
@@ -23,32 +24,40 @@ type reactionTarget struct {
 	commentID int64
 }
 
-// issueTarget resolves the issue a reaction route names.
-func (h Handlers) issueTarget(ctx context.Context, p *auth.Principal, owner, name string, index int64) (*reactionTarget, error) {
-	s := h.svc()
-	r, perm, err := s.Tracker(ctx, p, owner, name)
-	if err != nil {
-		return nil, err
-	}
-	is, err := s.issue(ctx, r, index)
-	if err != nil {
-		return nil, err
-	}
-	return &reactionTarget{r: r, perm: perm, issue: is}, nil
+// reactionRoute names what a reaction route is about: issue number index,
+// or, on the comment routes, comment id.
+type reactionRoute struct {
+	owner, name string
+	comment     bool
+	id          int64
 }
 
-// commentTarget resolves the comment a reaction route names.
-func (h Handlers) commentTarget(ctx context.Context, p *auth.Principal, owner, name string, id int64) (*reactionTarget, error) {
+func issueReactions(owner, name string, index int64) reactionRoute {
+	return reactionRoute{owner: owner, name: name, id: index}
+}
+
+func commentReactions(owner, name string, id int64) reactionRoute {
+	return reactionRoute{owner: owner, name: name, comment: true, id: id}
+}
+
+// target resolves the issue or comment a reaction route names for p.
+func (h Handlers) target(ctx context.Context, p *auth.Principal, rt reactionRoute) (*reactionTarget, error) {
 	s := h.svc()
-	r, perm, err := s.Tracker(ctx, p, owner, name)
+	r, perm, err := s.Tracker(ctx, p, rt.owner, rt.name)
 	if err != nil {
 		return nil, err
 	}
-	c, is, err := s.comment(ctx, r, id)
+	t := &reactionTarget{r: r, perm: perm}
+	if !rt.comment {
+		t.issue, err = s.issue(ctx, r, rt.id)
+		return t, err
+	}
+	c, is, err := s.comment(ctx, r, rt.id)
 	if err != nil {
 		return nil, err
 	}
-	return &reactionTarget{r: r, perm: perm, issue: is, commentID: c.ID}, nil
+	t.issue, t.commentID = is, c.ID
+	return t, nil
 }
 
 // listReactions renders one page of a target's reactions.
@@ -72,14 +81,47 @@ func (s Service) listReactions(ctx context.Context, base string, viewer *store.U
 	return out, total, nil
 }
 
-// react adds p's reaction to t and renders it; created tells a new reaction
-// (201) from one p had already given (200).
-func (h Handlers) react(ctx context.Context, base string, p *auth.Principal, t *reactionTarget, o *models.EditReactionOption) (*models.Reaction, bool, error) {
+// reactions renders one page of the reactions of what rt names.
+func (h Handlers) reactions(ctx context.Context, req *http.Request, rt reactionRoute, page, limit *int64) ([]*models.Reaction, int64, paging.Params, error) {
+	p := auth.FromContext(ctx)
+	pg := h.Page(page, limit)
+	t, err := h.target(ctx, p, rt)
+	if err != nil {
+		return nil, 0, pg, err
+	}
+	out, total, err := h.svc().listReactions(ctx, app.BaseURL(req), app.Viewer(p), t, pg)
+	return out, total, pg, err
+}
+
+// react adds the caller's reaction to what rt names and renders it;
+// created tells a new reaction (201) from one given before (200).
+func (h Handlers) react(ctx context.Context, req *http.Request, rt reactionRoute, o *models.EditReactionOption) (*models.Reaction, bool, error) {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	t, err := h.target(ctx, p, rt)
+	if err != nil {
+		return nil, false, err
+	}
 	rc, created, err := h.svc().React(ctx, p.User, t.r, t.perm, t.issue, t.commentID, content(o))
 	if err != nil {
 		return nil, false, err
 	}
-	return convert.Reaction(base, rc, p.User, p.User), created, nil
+	return convert.Reaction(app.BaseURL(req), rc, p.User, p.User), created, nil
+}
+
+// unreact takes the caller's reaction off what rt names.
+func (h Handlers) unreact(ctx context.Context, rt reactionRoute, o *models.EditReactionOption) error {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := h.target(ctx, p, rt)
+	if err != nil {
+		return err
+	}
+	return h.svc().Unreact(ctx, p.User, t.r, t.perm, t.issue, t.commentID, content(o))
 }
 
 func content(o *models.EditReactionOption) string {
@@ -90,13 +132,7 @@ func content(o *models.EditReactionOption) string {
 }
 
 func (h Handlers) IssueGetIssueReactions(ctx context.Context, params issue.IssueGetIssueReactionsParams) middleware.Responder {
-	p := auth.FromContext(ctx)
-	t, err := h.issueTarget(ctx, p, params.Owner, params.Repo, params.Index)
-	if err != nil {
-		return h.Fail(err)
-	}
-	pg := h.Page(params.Page, params.Limit)
-	out, total, err := h.svc().listReactions(ctx, app.BaseURL(params.HTTPRequest), app.Viewer(p), t, pg)
+	out, total, pg, err := h.reactions(ctx, params.HTTPRequest, issueReactions(params.Owner, params.Repo, params.Index), params.Page, params.Limit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -104,13 +140,7 @@ func (h Handlers) IssueGetIssueReactions(ctx context.Context, params issue.Issue
 }
 
 func (h Handlers) IssueGetCommentReactions(ctx context.Context, params issue.IssueGetCommentReactionsParams) middleware.Responder {
-	p := auth.FromContext(ctx)
-	t, err := h.commentTarget(ctx, p, params.Owner, params.Repo, params.ID)
-	if err != nil {
-		return h.Fail(err)
-	}
-	pg := h.Page(params.Page, params.Limit)
-	out, total, err := h.svc().listReactions(ctx, app.BaseURL(params.HTTPRequest), app.Viewer(p), t, pg)
+	out, total, pg, err := h.reactions(ctx, params.HTTPRequest, commentReactions(params.Owner, params.Repo, params.ID), params.Page, params.Limit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -118,68 +148,36 @@ func (h Handlers) IssueGetCommentReactions(ctx context.Context, params issue.Iss
 }
 
 func (h Handlers) IssuePostIssueReaction(ctx context.Context, params issue.IssuePostIssueReactionParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
+	out, created, err := h.react(ctx, params.HTTPRequest, issueReactions(params.Owner, params.Repo, params.Index), params.Content)
+	switch {
+	case err != nil:
 		return h.Fail(err)
-	}
-	t, err := h.issueTarget(ctx, p, params.Owner, params.Repo, params.Index)
-	if err != nil {
-		return h.Fail(err)
-	}
-	out, created, err := h.react(ctx, app.BaseURL(params.HTTPRequest), p, t, params.Content)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if created {
+	case created:
 		return issue.NewIssuePostIssueReactionCreated().WithPayload(out)
 	}
 	return issue.NewIssuePostIssueReactionOK().WithPayload(out)
 }
 
 func (h Handlers) IssuePostCommentReaction(ctx context.Context, params issue.IssuePostCommentReactionParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
+	out, created, err := h.react(ctx, params.HTTPRequest, commentReactions(params.Owner, params.Repo, params.ID), params.Content)
+	switch {
+	case err != nil:
 		return h.Fail(err)
-	}
-	t, err := h.commentTarget(ctx, p, params.Owner, params.Repo, params.ID)
-	if err != nil {
-		return h.Fail(err)
-	}
-	out, created, err := h.react(ctx, app.BaseURL(params.HTTPRequest), p, t, params.Content)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if created {
+	case created:
 		return issue.NewIssuePostCommentReactionCreated().WithPayload(out)
 	}
 	return issue.NewIssuePostCommentReactionOK().WithPayload(out)
 }
 
 func (h Handlers) IssueDeleteIssueReaction(ctx context.Context, params issue.IssueDeleteIssueReactionParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	t, err := h.issueTarget(ctx, p, params.Owner, params.Repo, params.Index)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := h.svc().Unreact(ctx, p.User, t.r, t.perm, t.issue, t.commentID, content(params.Content)); err != nil {
+	if err := h.unreact(ctx, issueReactions(params.Owner, params.Repo, params.Index), params.Content); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueDeleteIssueReactionNoContent()
 }
 
 func (h Handlers) IssueDeleteCommentReaction(ctx context.Context, params issue.IssueDeleteCommentReactionParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	t, err := h.commentTarget(ctx, p, params.Owner, params.Repo, params.ID)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := h.svc().Unreact(ctx, p.User, t.r, t.perm, t.issue, t.commentID, content(params.Content)); err != nil {
+	if err := h.unreact(ctx, commentReactions(params.Owner, params.Repo, params.ID), params.Content); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueDeleteCommentReactionNoContent()

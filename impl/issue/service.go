@@ -9,6 +9,7 @@ import (
 	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/auth"
+	"repohost/impl/events"
 	"repohost/store"
 )
 
@@ -34,7 +35,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	if !IssuesEnabled(r) {
 		return nil, apierr.Forbidden(msgReader)
 	}
-	if err := checkTitle(in.Title); err != nil {
+	if err := checkRequired("Title", in.Title, MaxTitleLength); err != nil {
 		return nil, err
 	}
 	if !perm.Push {
@@ -95,12 +96,16 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		if err := st.Projects().SetIssueProjects(ctx, is.ID, projects); err != nil {
 			return projectGone(err)
 		}
-		return st.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body))
+		if err := st.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body)); err != nil {
+			return err
+		}
+		ch := issueChanges{opened: true, closed: in.Closed, labels: len(labels) > 0,
+			milestone: is.MilestoneID != 0, assignees: len(assignees) > 0}
+		return s.emitIssue(ctx, doer, is, ch.kinds()...)
 	})
 	if err != nil {
 		return nil, err
 	}
-	// Webhook point: issues "opened" (and "closed" when created closed).
 	return is, nil
 }
 
@@ -152,7 +157,7 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		in.Title = nil
 	}
 	if in.Title != nil {
-		if err := checkTitle(*in.Title); err != nil {
+		if err := checkRequired("Title", *in.Title, MaxTitleLength); err != nil {
 			return nil, err
 		}
 	}
@@ -176,13 +181,9 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		}
 	}
 	var out *store.Issue
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err = s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
 		st := s.Store
 		t := s.Clock.Now()
-		is, err := st.Issues().Lock(ctx, r.ID, index, t)
-		if err != nil {
-			return err
-		}
 		// Checked on the locked row, before any write: a stale version
 		// changes nothing at all, not even the title.
 		if in.ContentVersion != nil && *in.ContentVersion != is.ContentVersion {
@@ -190,6 +191,7 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		}
 		cols := []string{"updated_at"}
 		is.UpdatedAt = t
+		var ch issueChanges
 		if in.Title != nil && *in.Title != is.Title {
 			is.Title = *in.Title
 			cols = append(cols, "title")
@@ -199,30 +201,27 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 			is.ContentVersion++
 			cols = append(cols, "body", "content_version")
 		}
-		if in.Ref != nil {
+		if in.Ref != nil && *in.Ref != is.Ref {
 			is.Ref = *in.Ref
 			cols = append(cols, "ref")
 		}
-		switch {
-		case in.UnsetDeadline:
-			is.Deadline = nil
-			cols = append(cols, "deadline")
-		case in.Deadline != nil:
-			is.Deadline = in.Deadline
+		var moved bool
+		if applyDeadline(&moved, &is.Deadline, in.Deadline, in.UnsetDeadline); moved {
 			cols = append(cols, "deadline")
 		}
+		// Everything but updated_at and the milestone is the issue's own.
+		ch.edited = len(cols) > 1
 		oldMilestone, oldClosed := is.MilestoneID, is.IsClosed
 		if in.Milestone != nil && *in.Milestone != oldMilestone {
 			is.MilestoneID = *in.Milestone
 			cols = append(cols, "milestone_id")
+			ch.milestone = true
 		}
 		if err := st.Issues().Update(ctx, is, cols...); err != nil {
 			return err
 		}
 		newClosed := oldClosed
 		if closeTo != nil {
-			// Webhook point: with a state change, Edit also stands for the
-			// "closed"/"reopened" action of SetState.
 			changed, err := st.Issues().SetClosed(ctx, is.ID, *closeTo, t)
 			if err != nil {
 				return err
@@ -230,6 +229,7 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 			if changed {
 				newClosed = *closeTo
 			}
+			ch.setState(changed, *closeTo)
 		}
 		c := counts{repoClosed: b2i(newClosed) - b2i(oldClosed), milestones: map[int64]counterDelta{}}
 		if oldMilestone != 0 {
@@ -242,11 +242,23 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 			return err
 		}
 		if in.SetAssignees {
+			old, err := st.Issues().Assignees(ctx, []int64{is.ID})
+			if err != nil {
+				return err
+			}
+			ch.assignees = !sameSet(old[is.ID], assignees)
 			if err := st.Issues().SetAssignees(ctx, is.ID, assignees); err != nil {
 				return err
 			}
 		}
 		if in.SetProjects {
+			old, err := st.Projects().ForIssues(ctx, []int64{is.ID})
+			if err != nil {
+				return err
+			}
+			if !sameSet(projectIDs(old[is.ID]), projects) {
+				ch.edited = true
+			}
 			if err := st.Projects().SetIssueProjects(ctx, is.ID, projects); err != nil {
 				return projectGone(err)
 			}
@@ -256,39 +268,53 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 				return err
 			}
 		}
-		out, err = st.Issues().FindByID(ctx, is.ID)
-		return err
+		if out, err = st.Issues().FindByID(ctx, is.ID); err != nil {
+			return err
+		}
+		return s.emitIssue(ctx, doer, out, ch.kinds()...)
 	})
 	if err != nil {
 		return nil, err
 	}
-	// Webhook point: issues "edited" (plus the state change, see above).
 	return out, nil
 }
 
-// SetState closes or reopens issue number index of r on its own, for
-// callers other than an edit (such as a future pull-request merge).
-func (s Service) SetState(ctx context.Context, r *store.Repository, index int64, closed bool) (*store.Issue, error) {
+// SetState closes or reopens issue number index of r on its own for doer,
+// for callers other than an edit (such as a future pull-request merge).
+func (s Service) SetState(ctx context.Context, doer *store.User, r *store.Repository, index int64, closed bool) (*store.Issue, error) {
 	if err := writable(r); err != nil {
 		return nil, err
 	}
 	var out *store.Issue
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
-		is, err := s.Store.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
+	err := s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
+		changed, err := s.setState(ctx, r, is.ID, closed)
 		if err != nil {
 			return err
 		}
-		if _, err := s.setState(ctx, r, is.ID, closed); err != nil {
+		if out, err = s.Store.Issues().FindByID(ctx, is.ID); err != nil {
 			return err
 		}
-		out, err = s.Store.Issues().FindByID(ctx, is.ID)
-		return err
+		var ch issueChanges
+		ch.setState(changed, closed)
+		return s.emitIssue(ctx, doer, out, ch.kinds()...)
 	})
 	if err != nil {
 		return nil, err
 	}
-	// Webhook point: issues "closed" or "reopened" when the state changed.
 	return out, nil
+}
+
+// inLockedIssue runs fn in one transaction that first takes the row lock
+// of issue number index of r, so that changes of one issue queue up, and
+// hands fn the issue's fresh state.
+func (s Service) inLockedIssue(ctx context.Context, r *store.Repository, index int64, fn func(ctx context.Context, is *store.Issue) error) error {
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		is, err := s.Store.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
+		if err != nil {
+			return err
+		}
+		return fn(ctx, is)
+	})
 }
 
 // setState changes the state inside the caller's transaction and moves
@@ -371,7 +397,7 @@ func (s Service) applyCounts(ctx context.Context, r *store.Repository, c counts,
 
 // Delete removes issue number index of r (repository admins only) with
 // everything attached to it; its number is never handed out again.
-func (s Service) Delete(ctx context.Context, r *store.Repository, perm access.Permission, index int64) error {
+func (s Service) Delete(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, index int64) error {
 	if err := writable(r); err != nil {
 		return err
 	}
@@ -381,25 +407,23 @@ func (s Service) Delete(ctx context.Context, r *store.Repository, perm access.Pe
 	if _, err := s.issue(ctx, r, index); err != nil {
 		return err
 	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
-		st := s.Store
-		is, err := st.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
-		if err != nil {
-			return err
-		}
-		if err := st.Issues().Delete(ctx, is.ID); err != nil {
+	return s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
+		if err := s.Store.Issues().Delete(ctx, is.ID); err != nil {
 			return err
 		}
 		c := counts{repoTotal: -1, repoClosed: -b2i(is.IsClosed), milestones: map[int64]counterDelta{}}
 		if is.MilestoneID != 0 {
 			c.add(is.MilestoneID, -1, -b2i(is.IsClosed))
 		}
-		return s.applyCounts(ctx, r, c, 0)
+		if err := s.applyCounts(ctx, r, c, 0); err != nil {
+			return err
+		}
+		return s.emitIssue(ctx, doer, is, events.IssueDeleted)
 	})
 }
 
 // SetDeadline sets (or, with nil, clears) the due date (writers only).
-func (s Service) SetDeadline(ctx context.Context, r *store.Repository, perm access.Permission, index int64, due *time.Time) (*store.Issue, error) {
+func (s Service) SetDeadline(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, index int64, due *time.Time) (*store.Issue, error) {
 	if err := writable(r); err != nil {
 		return nil, err
 	}
@@ -410,17 +434,17 @@ func (s Service) SetDeadline(ctx context.Context, r *store.Repository, perm acce
 		return nil, err
 	}
 	var out *store.Issue
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
-		is, err := s.Store.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
-		if err != nil {
-			return err
-		}
+	err := s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
+		changed := !sameTime(is.Deadline, due)
 		is.Deadline = due
 		if err := s.Store.Issues().Update(ctx, is, "deadline"); err != nil {
 			return err
 		}
 		out = is
-		return nil
+		if !changed {
+			return nil
+		}
+		return s.emitIssue(ctx, doer, is, events.IssueEdited)
 	})
 	return out, err
 }
@@ -445,12 +469,14 @@ func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Reposit
 		if err := s.Store.Issues().AdjustComments(ctx, is.ID, 1, t); err != nil {
 			return err
 		}
-		return s.Store.Issues().AddMentions(ctx, is.ID, mentions(body))
+		if err := s.Store.Issues().AddMentions(ctx, is.ID, mentions(body)); err != nil {
+			return err
+		}
+		return s.emitComment(ctx, events.CommentCreated, doer, is, c.ID)
 	})
 	if err != nil {
 		return nil, err
 	}
-	// Webhook point: issue_comment "created".
 	return c, nil
 }
 
@@ -469,17 +495,23 @@ func (s Service) EditComment(ctx context.Context, doer *store.User, r *store.Rep
 	if strings.TrimSpace(body) == "" {
 		return nil, nil, apierr.Validation("[Body]: Required")
 	}
+	changed := body != c.Body
 	c.Body, c.UpdatedAt = body, s.Clock.Now()
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Comments().Update(ctx, c); err != nil {
 			return err
 		}
-		return s.Store.Issues().AddMentions(ctx, is.ID, mentions(body))
+		if err := s.Store.Issues().AddMentions(ctx, is.ID, mentions(body)); err != nil {
+			return err
+		}
+		if !changed {
+			return nil
+		}
+		return s.emitComment(ctx, events.CommentEdited, doer, is, c.ID)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	// Webhook point: issue_comment "edited".
 	return c, is, nil
 }
 
@@ -495,7 +527,7 @@ func (s Service) DeleteComment(ctx context.Context, doer *store.User, r *store.R
 	if c.PosterID != doer.ID && !perm.Push {
 		return apierr.Forbidden("only the poster of the comment or a writer may delete it")
 	}
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Reactions().DeleteByComment(ctx, c.ID); err != nil {
 			return err
 		}
@@ -504,13 +536,11 @@ func (s Service) DeleteComment(ctx context.Context, doer *store.User, r *store.R
 		if err := s.Store.Comments().Delete(ctx, c.ID); err != nil {
 			return err
 		}
-		return s.Store.Issues().AdjustComments(ctx, is.ID, -1, s.Clock.Now())
+		if err := s.Store.Issues().AdjustComments(ctx, is.ID, -1, s.Clock.Now()); err != nil {
+			return err
+		}
+		return s.emitComment(ctx, events.CommentDeleted, doer, is, c.ID)
 	})
-	if err != nil {
-		return err
-	}
-	// Webhook point: issue_comment "deleted".
-	return nil
 }
 
 // allowedReaction tells whether content is one of the server's reactions.
@@ -533,11 +563,20 @@ func (s Service) React(ctx context.Context, doer *store.User, r *store.Repositor
 		return nil, false, apierr.Forbidden("'%s' is not an allowed reaction", content)
 	}
 	rc := &store.Reaction{Type: content, IssueID: is.ID, CommentID: commentID, UserID: doer.ID, CreatedAt: s.Clock.Now()}
-	created, err := s.Store.Reactions().Create(ctx, rc)
+	var created bool
+	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+		var err error
+		if created, err = s.Store.Reactions().Create(ctx, rc); err != nil || !created {
+			return err
+		}
+		if commentID != 0 {
+			return s.emitComment(ctx, events.CommentReacted, doer, is, commentID)
+		}
+		return s.emitIssue(ctx, doer, is, events.IssueReacted)
+	})
 	if err != nil {
 		return nil, false, err
 	}
-	// Webhook point: reaction added (when created).
 	return rc, created, nil
 }
 
@@ -603,10 +642,15 @@ func (s Service) TrackTime(ctx context.Context, doer *store.User, r *store.Repos
 	if created != nil && !created.IsZero() {
 		t.CreatedAt = created.UTC().Truncate(time.Second)
 	}
-	if err := s.Store.TrackedTimes().Create(ctx, t); err != nil {
+	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.Store.TrackedTimes().Create(ctx, t); err != nil {
+			return err
+		}
+		return s.emitIssue(ctx, doer, is, events.IssueTimeTracked)
+	})
+	if err != nil {
 		return nil, nil, err
 	}
-	// Webhook point: time tracked.
 	return t, user, nil
 }
 
@@ -618,7 +662,17 @@ func (s Service) ResetTime(ctx context.Context, doer *store.User, r *store.Repos
 	if err := s.canTrack(ctx, doer, r, perm, is); err != nil {
 		return err
 	}
-	return s.Store.TrackedTimes().DeleteByIssueUser(ctx, is.ID, doer.ID)
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		// Counted first so that resetting nothing announces nothing.
+		_, n, err := s.Store.TrackedTimes().List(ctx, store.TimeFilter{IssueID: is.ID, UserID: doer.ID}, store.Page{Limit: 1})
+		if err != nil || n == 0 {
+			return err
+		}
+		if err := s.Store.TrackedTimes().DeleteByIssueUser(ctx, is.ID, doer.ID); err != nil {
+			return err
+		}
+		return s.emitIssue(ctx, doer, is, events.IssueTimeDeleted)
+	})
 }
 
 // DeleteTime deletes one entry of issue is: one's own, or anyone's for a
@@ -640,17 +694,13 @@ func (s Service) DeleteTime(ctx context.Context, doer *store.User, r *store.Repo
 	if t.UserID != doer.ID && !doer.IsAdmin {
 		return apierr.Forbidden("not allowed to delete another user's tracked time")
 	}
-	return s.Store.TrackedTimes().Delete(ctx, id)
-}
-
-func checkTitle(title string) error {
-	switch {
-	case strings.TrimSpace(title) == "":
-		return apierr.Validation("[Title]: Required")
-	case len(title) > MaxTitleLength:
-		return apierr.Validation("[Title]: MaxSize")
-	}
-	return nil
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		// Delete reports not-found when a concurrent delete won.
+		if err := s.Store.TrackedTimes().Delete(ctx, id); err != nil {
+			return err
+		}
+		return s.emitIssue(ctx, doer, is, events.IssueTimeDeleted)
+	})
 }
 
 // resolveAssignees turns names into ids: each must be an existing user who
@@ -751,9 +801,18 @@ func keepLastOfScope(labels []*store.Label) []*store.Label {
 }
 
 func labelIDs(labels []*store.Label) []int64 {
-	out := make([]int64, 0, len(labels))
-	for _, l := range labels {
-		out = append(out, l.ID)
+	return idsOf(labels, func(l *store.Label) int64 { return l.ID })
+}
+
+func projectIDs(projects []*store.Project) []int64 {
+	return idsOf(projects, func(pr *store.Project) int64 { return pr.ID })
+}
+
+// idsOf lists the ids of rows, in order.
+func idsOf[T any](rows []T, id func(T) int64) []int64 {
+	out := make([]int64, 0, len(rows))
+	for _, row := range rows {
+		out = append(out, id(row))
 	}
 	return out
 }

@@ -177,10 +177,7 @@ func (h Handlers) IssueAddTime(ctx context.Context, params issue.IssueAddTimePar
 	if err != nil {
 		return h.Fail(err)
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.AddTimeOption{}
-	}
+	o := orEmpty(params.Body)
 	tt, user, err := h.svc().TrackTime(ctx, p.User, t.r, t.perm, t.issue, deref(o.Time), QueryTime(o.Created), deref(o.User))
 	if err != nil {
 		return h.Fail(err)
