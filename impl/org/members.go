@@ -92,26 +92,7 @@ func (h Handlers) OrgDeleteMember(ctx context.Context, params organization.OrgDe
 	if err != nil {
 		return h.Fail(err)
 	}
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		m, err := h.Store.Orgs().FindMember(ctx, o.ID, u.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return apierr.NotFound("user is not a member")
-		}
-		if err != nil {
-			return err
-		}
-		if m.IsOwner {
-			n, err := h.Store.Orgs().CountOwners(ctx, o.ID)
-			if err != nil {
-				return err
-			}
-			if n <= 1 {
-				return apierr.Validation("cannot remove the last owner of an organization")
-			}
-		}
-		return h.Store.Orgs().RemoveMember(ctx, o.ID, u.ID)
-	})
-	if err != nil {
+	if err := h.Orgs.RemoveMember(ctx, p.User, o, u); err != nil {
 		return h.Fail(err)
 	}
 	return organization.NewOrgDeleteMemberNoContent()

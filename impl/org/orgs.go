@@ -42,7 +42,11 @@ func (h Handlers) OrgCreate(ctx context.Context, params organization.OrgCreatePa
 	if !p.User.IsAdmin && (!p.User.AllowCreateOrg || p.User.Restricted) {
 		return h.Fail(apierr.Forbidden("Create organization not allowed"))
 	}
-	o, err := Create(ctx, h.Deps, p.User, params.Organization)
+	in, err := CreateInputFrom(params.Organization)
+	if err != nil {
+		return h.Fail(err)
+	}
+	o, err := h.Orgs.Create(ctx, p.User, p.User, in)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -101,39 +105,13 @@ func (h Handlers) OrgEdit(ctx context.Context, params organization.OrgEditParams
 	if err != nil {
 		return h.Fail(err)
 	}
-	opt := params.Body
-	if opt != nil {
-		if err := checkProfile(opt.Email, opt.Website); err != nil {
-			return h.Fail(err)
-		}
-		err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-			// Re-read inside the transaction so fields changed meanwhile by
-			// someone else are not written back with old values.
-			fresh, err := h.Store.Users().FindByID(ctx, o.ID)
-			if err != nil {
-				return err
-			}
-			set(&fresh.FullName, opt.FullName)
-			set(&fresh.Email, opt.Email)
-			set(&fresh.Description, opt.Description)
-			set(&fresh.Website, opt.Website)
-			set(&fresh.Location, opt.Location)
-			set(&fresh.RepoAdminChangeTeamAcc, opt.RepoAdminChangeTeamAccess)
-			fresh.Visibility = visibility(opt.Visibility, fresh.Visibility)
-			o = fresh
-			return h.Store.Users().Update(ctx, fresh)
-		})
-		if err != nil {
+	// No body changes nothing.
+	if params.Body != nil {
+		if o, err = h.Orgs.Edit(ctx, p.User, o, editInput(params.Body)); err != nil {
 			return h.Fail(err)
 		}
 	}
 	return organization.NewOrgEditOK().WithPayload(convert.Org(app.BaseURL(params.HTTPRequest), o))
-}
-
-func set[T any](dst *T, src *T) {
-	if src != nil {
-		*dst = *src
-	}
 }
 
 func (h Handlers) OrgDelete(ctx context.Context, params organization.OrgDeleteParams) middleware.Responder {
@@ -145,23 +123,7 @@ func (h Handlers) OrgDelete(ctx context.Context, params organization.OrgDeletePa
 	if err != nil {
 		return h.Fail(err)
 	}
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		// Counted inside the transaction, right before the delete, so the
-		// window for a repository created concurrently is as small as the
-		// database allows.
-		n, err := h.Store.Repos().CountByOwner(ctx, o.ID)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			return apierr.Validation("organization still has ownership of repositories")
-		}
-		if err := h.Store.Orgs().DeleteOrgMembers(ctx, o.ID); err != nil {
-			return err
-		}
-		return h.Store.Users().Delete(ctx, o.ID)
-	})
-	if err != nil {
+	if err := h.Orgs.Delete(ctx, p.User, o, false); err != nil {
 		return h.Fail(err)
 	}
 	return organization.NewOrgDeleteNoContent()
