@@ -15,11 +15,7 @@ import (
 )
 
 func (h Handlers) AdminCreateOrg(ctx context.Context, params admin.AdminCreateOrgParams) middleware.Responder {
-	p, err := auth.RequireAdmin(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	owner, err := h.Store.Users().FindByName(ctx, params.Username)
+	p, owner, err := h.adminFor(ctx, params.Username)
 	if err != nil {
 		return h.Fail(err)
 	}

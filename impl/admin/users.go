@@ -31,6 +31,15 @@ func str(s *string) string {
 	return *s
 }
 
+// visibility reads a visibility a client named.
+func visibility(s string) (store.Visibility, error) {
+	vis, ok := store.ParseVisibility(s)
+	if !ok {
+		return vis, apierr.Validation("Invalid visibility: %q", s)
+	}
+	return vis, nil
+}
+
 // userSearchOrder reads sort and order. order only counts together with
 // sort, as in the reference.
 func userSearchOrder(sort, order *string) (string, error) {
@@ -73,9 +82,9 @@ func (h Handlers) AdminSearchUsers(ctx context.Context, params admin.AdminSearch
 		OrderBy:       orderBy,
 	}
 	if v := strings.TrimSpace(str(params.Visibility)); v != "" {
-		vis, ok := store.ParseVisibility(v)
-		if !ok {
-			return h.Fail(apierr.Validation("Invalid visibility: %q", v))
+		vis, err := visibility(v)
+		if err != nil {
+			return h.Fail(err)
 		}
 		q.Visibilities = []store.Visibility{vis}
 	}
@@ -132,11 +141,9 @@ func (h Handlers) AdminCreateUser(ctx context.Context, params admin.AdminCreateU
 		return h.Fail(apierr.Validation("[Password]: Required"))
 	}
 	if b.Visibility != nil {
-		vis, ok := store.ParseVisibility(*b.Visibility)
-		if !ok {
-			return h.Fail(apierr.Validation("Invalid visibility: %q", *b.Visibility))
+		if n.Visibility, err = visibility(*b.Visibility); err != nil {
+			return h.Fail(err)
 		}
-		n.Visibility = vis
 	}
 	if b.Created != nil {
 		n.CreatedAt = time.Time(*b.Created).UTC().Truncate(time.Second)
@@ -146,6 +153,20 @@ func (h Handlers) AdminCreateUser(ctx context.Context, params admin.AdminCreateU
 		return h.Fail(err)
 	}
 	return admin.NewAdminCreateUserCreated().WithPayload(convert.User(app.BaseURL(params.HTTPRequest), u, p.User))
+}
+
+// adminFor checks that the caller is a site admin and loads the account
+// or organization name that an admin route acts on.
+func (h Handlers) adminFor(ctx context.Context, name string) (*auth.Principal, *store.User, error) {
+	p, err := auth.RequireAdmin(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := h.Store.Users().FindByName(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, u, nil
 }
 
 // individual loads an account by name for the admin routes: an unknown name
@@ -203,9 +224,9 @@ func (h Handlers) AdminEditUser(ctx context.Context, params admin.AdminEditUserP
 		in.Email = &addr
 	}
 	if b.Visibility != nil {
-		vis, ok := store.ParseVisibility(*b.Visibility)
-		if !ok {
-			return h.Fail(apierr.Validation("Invalid visibility: %q", *b.Visibility))
+		vis, err := visibility(*b.Visibility)
+		if err != nil {
+			return h.Fail(err)
 		}
 		in.Visibility = &vis
 	}
@@ -218,11 +239,7 @@ func (h Handlers) AdminEditUser(ctx context.Context, params admin.AdminEditUserP
 // AdminDeleteUser deletes an account; with purge also its repositories and
 // the organizations it was the last owner of.
 func (h Handlers) AdminDeleteUser(ctx context.Context, params admin.AdminDeleteUserParams) middleware.Responder {
-	p, err := auth.RequireAdmin(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	u, err := h.Store.Users().FindByName(ctx, params.Username)
+	p, u, err := h.adminFor(ctx, params.Username)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -234,11 +251,7 @@ func (h Handlers) AdminDeleteUser(ctx context.Context, params admin.AdminDeleteU
 
 // AdminRenameUser gives an account a new name.
 func (h Handlers) AdminRenameUser(ctx context.Context, params admin.AdminRenameUserParams) middleware.Responder {
-	p, err := auth.RequireAdmin(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	u, err := h.Store.Users().FindByName(ctx, params.Username)
+	p, u, err := h.adminFor(ctx, params.Username)
 	if err != nil {
 		return h.Fail(err)
 	}

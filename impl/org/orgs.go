@@ -17,21 +17,26 @@ import (
 
 func errNotOwner() error { return apierr.Forbidden("Must be an organization owner") }
 
-// ownedOrg loads an organization p may see and checks that p owns it: 404
-// when hidden, 403 when visible but not owned.
-func (h Handlers) ownedOrg(ctx context.Context, p *auth.Principal, name string) (*store.User, error) {
+// ownedOrg loads an organization the signed-in caller may see and checks
+// that they own it: 401 when anonymous, 404 when hidden, 403 when visible
+// but not owned.
+func (h Handlers) ownedOrg(ctx context.Context, name string) (*auth.Principal, *store.User, error) {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	o, err := h.VisibleOrg(ctx, p, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ok, err := h.Access.IsOrgOwner(ctx, p, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !ok {
-		return nil, errNotOwner()
+		return nil, nil, errNotOwner()
 	}
-	return o, nil
+	return p, o, nil
 }
 
 func (h Handlers) OrgCreate(ctx context.Context, params organization.OrgCreateParams) middleware.Responder {
@@ -97,11 +102,7 @@ func (h Handlers) OrgListCurrentUserOrgs(ctx context.Context, params organizatio
 }
 
 func (h Handlers) OrgEdit(ctx context.Context, params organization.OrgEditParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	o, err := h.ownedOrg(ctx, p, params.Org)
+	p, o, err := h.ownedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -115,11 +116,7 @@ func (h Handlers) OrgEdit(ctx context.Context, params organization.OrgEditParams
 }
 
 func (h Handlers) OrgDelete(ctx context.Context, params organization.OrgDeleteParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	o, err := h.ownedOrg(ctx, p, params.Org)
+	p, o, err := h.ownedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -49,10 +49,6 @@ func checkProfile(email, website string) error {
 	return nil
 }
 
-func errNameTaken(name string) error {
-	return apierr.Validation("user already exists [name: %s]", name)
-}
-
 // CreateInput describes an organization to create.
 type CreateInput struct {
 	Name                      string
@@ -91,17 +87,11 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		RepoAdminChangeTeamAcc: in.RepoAdminChangeTeamAccess,
 	}
 	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
-		// Users and organizations share one namespace.
-		if _, err := s.Store.Users().FindByName(ctx, in.Name); err == nil {
-			return errNameTaken(in.Name)
-		} else if !errors.Is(err, store.ErrNotFound) {
+		if err := user.NameFree(ctx, s.Store, in.Name); err != nil {
 			return err
 		}
 		if err := s.Store.Users().Create(ctx, org); err != nil {
-			if errors.Is(err, store.ErrDuplicate) {
-				return errNameTaken(in.Name)
-			}
-			return err
+			return user.NameTakenIfDuplicate(err, in.Name)
 		}
 		if err := s.Store.Orgs().AddMember(ctx, &store.OrgMember{OrgID: org.ID, UserID: owner.ID, IsOwner: true}); err != nil {
 			return err

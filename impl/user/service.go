@@ -59,6 +59,32 @@ func (s Service) emit(ctx context.Context, kind events.Kind, doer, u *store.User
 	return s.Events.Emit(ctx, kind, 0, ActorID(doer), Named(u))
 }
 
+// ErrNameTaken answers a name some account or organization already has.
+func ErrNameTaken(name string) error {
+	return apierr.Validation("user already exists [name: %s]", name)
+}
+
+// NameFree refuses a name some account or organization already has
+// (matched case-insensitively): both share one namespace.
+func NameFree(ctx context.Context, st store.Store, name string) error {
+	if _, err := st.Users().FindByName(ctx, name); err == nil {
+		return ErrNameTaken(name)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// NameTakenIfDuplicate turns the store's duplicate-key error of a write
+// that sets name into ErrNameTaken: another request took the name since
+// NameFree looked.
+func NameTakenIfDuplicate(err error, name string) error {
+	if errors.Is(err, store.ErrDuplicate) {
+		return ErrNameTaken(name)
+	}
+	return err
+}
+
 // CreateInput describes an account to create.
 type CreateInput struct {
 	Name               string
@@ -122,21 +148,16 @@ func (s Service) Create(ctx context.Context, doer *store.User, n CreateInput) (*
 		UpdatedAt:          n.CreatedAt,
 	}
 	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
-		if _, err := s.Store.Users().FindByName(ctx, n.Name); err == nil {
-			return apierr.Validation("user already exists [name: %s]", n.Name)
-		} else if !errors.Is(err, store.ErrNotFound) {
+		if err := NameFree(ctx, s.Store, n.Name); err != nil {
 			return err
 		}
-		if _, err := s.Store.Emails().FindByEmail(ctx, n.Email); err == nil {
-			return apierr.Validation("e-mail already in use [email: %s]", n.Email)
-		} else if !errors.Is(err, store.ErrNotFound) {
+		if taken, err := s.emailOwnedByOther(ctx, n.Email, 0); err != nil {
 			return err
+		} else if taken {
+			return apierr.Validation("e-mail already in use [email: %s]", n.Email)
 		}
 		if err := s.Store.Users().Create(ctx, u); err != nil {
-			if errors.Is(err, store.ErrDuplicate) {
-				return apierr.Validation("user already exists [name: %s]", n.Name)
-			}
-			return err
+			return NameTakenIfDuplicate(err, n.Name)
 		}
 		if err := s.Store.Emails().Create(ctx, &store.Email{UserID: u.ID, Email: n.Email, IsPrimary: true, IsActivated: true}); err != nil {
 			return err
@@ -291,7 +312,7 @@ func set[T any](dst *T, src *T) {
 }
 
 // emailOwnedByOther tells whether addr belongs to an account other than
-// userID.
+// userID (to any account when userID is 0).
 func (s Service) emailOwnedByOther(ctx context.Context, addr string, userID int64) (bool, error) {
 	e, err := s.Store.Emails().FindByEmail(ctx, addr)
 	switch {
@@ -323,20 +344,14 @@ func (s Service) Rename(ctx context.Context, doer, u *store.User, newName string
 	if newName == u.Name {
 		return nil
 	}
-	taken := func() error { return apierr.Validation("user already exists [name: %s]", newName) }
 	if !strings.EqualFold(newName, u.Name) {
-		if _, err := s.Store.Users().FindByName(ctx, newName); err == nil {
-			return taken()
-		} else if !errors.Is(err, store.ErrNotFound) {
+		if err := NameFree(ctx, s.Store, newName); err != nil {
 			return err
 		}
 	}
 	oldName := u.Name
 	if err := s.Git.RenameOwner(oldName, newName); err != nil {
-		if errors.Is(err, store.ErrDuplicate) {
-			return taken()
-		}
-		return err
+		return NameTakenIfDuplicate(err, newName)
 	}
 	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
 		u.Name = newName
@@ -349,10 +364,7 @@ func (s Service) Rename(ctx context.Context, doer, u *store.User, newName string
 		if gerr := s.Git.RenameOwner(newName, oldName); gerr != nil {
 			s.Log.Error("move repositories back after a failed rename", "from", newName, "to", oldName, "err", gerr)
 		}
-		if errors.Is(err, store.ErrDuplicate) {
-			return taken()
-		}
-		return err
+		return NameTakenIfDuplicate(err, newName)
 	}
 	return nil
 }
@@ -458,14 +470,15 @@ func (s Service) AddEmails(ctx context.Context, doer, u *store.User, addrs []str
 	}
 	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
 		for _, e := range added {
-			if _, err := s.Store.Emails().FindByEmail(ctx, e.Email); err == nil {
-				return apierr.Validation("Email address has been used: %s", e.Email)
-			} else if !errors.Is(err, store.ErrNotFound) {
+			used := apierr.Validation("Email address has been used: %s", e.Email)
+			if taken, err := s.emailOwnedByOther(ctx, e.Email, 0); err != nil {
 				return err
+			} else if taken {
+				return used
 			}
 			if err := s.Store.Emails().Create(ctx, e); err != nil {
 				if errors.Is(err, store.ErrDuplicate) {
-					return apierr.Validation("Email address has been used: %s", e.Email)
+					return used
 				}
 				return err
 			}
