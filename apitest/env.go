@@ -138,7 +138,7 @@ func randomHex(n int) string {
 func (e *Env) CreateUser(name string, admin bool) *Account {
 	e.T.Helper()
 	pw := name + "-pw"
-	u, err := user.Create(context.Background(), e.Deps, user.NewUser{
+	u, err := impl.NewServices(e.Deps).Users.Create(context.Background(), nil, user.CreateInput{
 		Name: name, Password: pw, Email: name + "@example.com", IsAdmin: admin,
 	})
 	if err != nil {

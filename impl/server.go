@@ -35,14 +35,15 @@ func init() {
 // Config embeds one interface per tag, an operation added to swagger.yml
 // does not compile until some area implements it.
 func Config(d *app.Deps) restapi.Config {
+	s := NewServices(d)
 	return restapi.Config{
-		AdminAPI:         admin.Handlers{Deps: d},
+		AdminAPI:         admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs},
 		IssueAPI:         issue.Handlers{Deps: d},
-		MiscellaneousAPI: misc.Handlers{Deps: d},
-		OrganizationAPI:  org.Handlers{Deps: d},
+		MiscellaneousAPI: misc.Handlers{Deps: d, Users: s.Users},
+		OrganizationAPI:  org.Handlers{Deps: d, Orgs: s.Orgs},
 		RepositoryAPI:    repo.Handlers{Deps: d},
-		SettingsAPI:      misc.Handlers{Deps: d},
-		UserAPI:          user.Handlers{Deps: d},
+		SettingsAPI:      misc.Handlers{Deps: d, Users: s.Users},
+		UserAPI:          user.Handlers{Deps: d, Users: s.Users},
 		JSONConsumer:     jsonConsumer(d.Config.MaxBodyBytes),
 		Logger:           func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
 	}

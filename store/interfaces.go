@@ -78,6 +78,8 @@ type OrgStore interface {
 	AddMember(ctx context.Context, m *OrgMember) error
 	RemoveMember(ctx context.Context, orgID, userID int64) error
 	FindMember(ctx context.Context, orgID, userID int64) (*OrgMember, error)
+	// SetMemberPublic shows or hides a membership; ErrNotFound if there is none.
+	SetMemberPublic(ctx context.Context, orgID, userID int64, public bool) error
 	CountOwners(ctx context.Context, orgID int64) (int64, error)
 	// ListMembers lists members by name; publicOnly keeps public members.
 	ListMembers(ctx context.Context, orgID int64, publicOnly bool, p Page) ([]*User, int64, error)

@@ -142,7 +142,7 @@ func createUser(args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	u, err := user.Create(ctx, d, user.NewUser{Name: *name, Password: *password, Email: *email,
+	u, err := impl.NewServices(d).Users.Create(ctx, nil, user.CreateInput{Name: *name, Password: *password, Email: *email,
 		IsAdmin: *admin, MustChangePassword: *mustChange})
 	if err != nil {
 		return fmt.Errorf("cannot create user %q: %w", *name, err)
@@ -165,7 +165,7 @@ func ensureFirstAdmin(ctx context.Context, d *app.Deps) error {
 			return err
 		}
 	}
-	if _, err := user.Create(ctx, d, user.NewUser{Name: "admin", Password: password,
+	if _, err := impl.NewServices(d).Users.Create(ctx, nil, user.CreateInput{Name: "admin", Password: password,
 		Email: "admin@repohost.localhost", IsAdmin: true}); err != nil {
 		return fmt.Errorf("create first admin: %w", err)
 	}

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/go-openapi/runtime/middleware"
@@ -12,7 +11,6 @@ import (
 	"repohost/impl/paging"
 	"repohost/models"
 	"repohost/restapi/operations/admin"
-	"repohost/store"
 )
 
 func (h Handlers) AdminGetAllEmails(ctx context.Context, params admin.AdminGetAllEmailsParams) middleware.Responder {
@@ -62,17 +60,4 @@ func (h Handlers) searchEmails(ctx context.Context, keyword string, pg paging.Pa
 		out = append(out, convert.Email(&e.Email, e.UserName))
 	}
 	return out, total, nil
-}
-
-// emailOwnedByOther tells whether addr belongs to an account other than
-// userID.
-func (h Handlers) emailOwnedByOther(ctx context.Context, addr string, userID int64) (bool, error) {
-	e, err := h.Store.Emails().FindByEmail(ctx, addr)
-	switch {
-	case err == nil:
-		return e.UserID != userID, nil
-	case errors.Is(err, store.ErrNotFound):
-		return false, nil
-	}
-	return false, err
 }

@@ -1,6 +1,15 @@
 package admin
 
-import "repohost/impl/app"
+import (
+	"repohost/impl/app"
+	"repohost/impl/org"
+	"repohost/impl/user"
+)
 
-// Handlers implements restapi.AdminAPI.
-type Handlers struct{ *app.Deps }
+// Handlers implements restapi.AdminAPI. It changes accounts and
+// organizations only through their areas' services.
+type Handlers struct {
+	*app.Deps
+	Users user.Service
+	Orgs  org.Service
+}

@@ -15,14 +15,15 @@ import (
 )
 
 func (h Handlers) AdminCreateOrg(ctx context.Context, params admin.AdminCreateOrgParams) middleware.Responder {
-	if _, err := auth.RequireAdmin(ctx); err != nil {
-		return h.Fail(err)
-	}
-	owner, err := h.Store.Users().FindByName(ctx, params.Username)
+	p, owner, err := h.adminFor(ctx, params.Username)
 	if err != nil {
 		return h.Fail(err)
 	}
-	o, err := org.Create(ctx, h.Deps, owner, params.Organization)
+	in, err := org.CreateInputFrom(params.Organization)
+	if err != nil {
+		return h.Fail(err)
+	}
+	o, err := h.Orgs.Create(ctx, p.User, owner, in)
 	if err != nil {
 		return h.Fail(err)
 	}

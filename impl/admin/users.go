@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -12,9 +11,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
-	"repohost/impl/names"
 	"repohost/impl/paging"
-	"repohost/impl/repo"
 	usersvc "repohost/impl/user"
 	"repohost/restapi/operations/admin"
 	"repohost/store"
@@ -32,6 +29,15 @@ func str(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// visibility reads a visibility a client named.
+func visibility(s string) (store.Visibility, error) {
+	vis, ok := store.ParseVisibility(s)
+	if !ok {
+		return vis, apierr.Validation("Invalid visibility: %q", s)
+	}
+	return vis, nil
 }
 
 // userSearchOrder reads sort and order. order only counts together with
@@ -76,9 +82,9 @@ func (h Handlers) AdminSearchUsers(ctx context.Context, params admin.AdminSearch
 		OrderBy:       orderBy,
 	}
 	if v := strings.TrimSpace(str(params.Visibility)); v != "" {
-		vis, ok := store.ParseVisibility(v)
-		if !ok {
-			return h.Fail(apierr.Validation("Invalid visibility: %q", v))
+		vis, err := visibility(v)
+		if err != nil {
+			return h.Fail(err)
 		}
 		q.Visibilities = []store.Visibility{vis}
 	}
@@ -115,7 +121,7 @@ func (h Handlers) AdminCreateUser(ctx context.Context, params admin.AdminCreateU
 	if b.Email == nil || *b.Email == "" {
 		return h.Fail(apierr.Validation("[Email]: Required"))
 	}
-	n := usersvc.NewUser{
+	n := usersvc.CreateInput{
 		Name:      *b.Username,
 		Email:     *b.Email,
 		Password:  str(b.Password),
@@ -135,20 +141,32 @@ func (h Handlers) AdminCreateUser(ctx context.Context, params admin.AdminCreateU
 		return h.Fail(apierr.Validation("[Password]: Required"))
 	}
 	if b.Visibility != nil {
-		vis, ok := store.ParseVisibility(*b.Visibility)
-		if !ok {
-			return h.Fail(apierr.Validation("Invalid visibility: %q", *b.Visibility))
+		if n.Visibility, err = visibility(*b.Visibility); err != nil {
+			return h.Fail(err)
 		}
-		n.Visibility = vis
 	}
 	if b.Created != nil {
 		n.CreatedAt = time.Time(*b.Created).UTC().Truncate(time.Second)
 	}
-	u, err := usersvc.Create(ctx, h.Deps, n)
+	u, err := h.Users.Create(ctx, p.User, n)
 	if err != nil {
 		return h.Fail(err)
 	}
 	return admin.NewAdminCreateUserCreated().WithPayload(convert.User(app.BaseURL(params.HTTPRequest), u, p.User))
+}
+
+// adminFor checks that the caller is a site admin and loads the account
+// or organization name that an admin route acts on.
+func (h Handlers) adminFor(ctx context.Context, name string) (*auth.Principal, *store.User, error) {
+	p, err := auth.RequireAdmin(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := h.Store.Users().FindByName(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, u, nil
 }
 
 // individual loads an account by name for the admin routes: an unknown name
@@ -164,27 +182,6 @@ func (h Handlers) individual(ctx context.Context, name string) (*store.User, err
 	return u, nil
 }
 
-// lockedIndividual is individual for a read-change-write inside a
-// transaction: the row is read again locked, so a concurrent edit of other
-// fields waits for this one instead of being overwritten by it.
-func (h Handlers) lockedIndividual(ctx context.Context, name string) (*store.User, error) {
-	u, err := h.individual(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return h.Store.Users().FindByIDForUpdate(ctx, u.ID)
-}
-
-// isLastAdmin tells whether u is the only site admin left.
-func (h Handlers) isLastAdmin(ctx context.Context, u *store.User) (bool, error) {
-	if !u.IsAdmin {
-		return false, nil
-	}
-	yes := true
-	_, n, err := h.Store.Users().Search(ctx, store.UserSearch{Type: store.UserTypeIndividual, IsAdmin: &yes}, store.Page{Limit: 1})
-	return n <= 1, err
-}
-
 func (h Handlers) AdminEditUser(ctx context.Context, params admin.AdminEditUserParams) middleware.Responder {
 	p, err := auth.RequireAdmin(ctx)
 	if err != nil {
@@ -197,250 +194,64 @@ func (h Handlers) AdminEditUser(ctx context.Context, params admin.AdminEditUserP
 	if b.SourceID == nil {
 		return h.Fail(apierr.Validation("[SourceID]: Required"))
 	}
-	if b.MaxRepoCreation != nil && *b.MaxRepoCreation < -1 {
-		return h.Fail(apierr.Validation("[MaxRepoCreation]: must be -1 (the site default) or more"))
+	if err := usersvc.CheckMaxRepoCreation(b.MaxRepoCreation); err != nil {
+		return h.Fail(err)
 	}
-	var u *store.User
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		found, err := h.lockedIndividual(ctx, params.Username)
-		if err != nil {
-			return err
-		}
-		if err := h.applyEdit(ctx, found, params); err != nil {
-			return err
-		}
-		u = found
-		return h.Store.Users().Update(ctx, found)
-	})
+	u, err := h.individual(ctx, params.Username)
 	if err != nil {
+		return h.Fail(err)
+	}
+	in := usersvc.EditInput{
+		LoginName:          b.LoginName,
+		SourceID:           *b.SourceID,
+		Password:           str(b.Password),
+		FullName:           b.FullName,
+		Website:            b.Website,
+		Location:           b.Location,
+		Description:        b.Description,
+		MustChangePassword: b.MustChangePassword,
+		ProhibitLogin:      b.ProhibitLogin,
+		Active:             b.Active,
+		Admin:              b.Admin,
+		AllowGitHook:       b.AllowGitHook,
+		AllowImportLocal:   b.AllowImportLocal,
+		AllowCreateOrg:     b.AllowCreateOrganization,
+		Restricted:         b.Restricted,
+		MaxRepoCreation:    b.MaxRepoCreation,
+	}
+	if b.Email != nil {
+		addr := string(*b.Email)
+		in.Email = &addr
+	}
+	if b.Visibility != nil {
+		vis, err := visibility(*b.Visibility)
+		if err != nil {
+			return h.Fail(err)
+		}
+		in.Visibility = &vis
+	}
+	if u, err = h.Users.Edit(ctx, p.User, u, in); err != nil {
 		return h.Fail(err)
 	}
 	return admin.NewAdminEditUserOK().WithPayload(convert.User(app.BaseURL(params.HTTPRequest), u, p.User))
 }
 
-// applyEdit copies every field the body sets onto u, and makes a changed
-// email the primary address (an address already the user's is promoted;
-// the old primary stays as a secondary address).
-func (h Handlers) applyEdit(ctx context.Context, u *store.User, params admin.AdminEditUserParams) error {
-	b := params.Body
-	u.LoginName = *b.LoginName
-	// As in the reference, source_id 0 leaves the source alone.
-	if *b.SourceID != 0 {
-		u.SourceID = *b.SourceID
-	}
-	if pw := str(b.Password); pw != "" {
-		hash, err := h.Hasher.HashPassword(pw)
-		if err != nil {
-			return err
-		}
-		u.PasswordHash = hash
-	}
-	if b.Email != nil && !strings.EqualFold(string(*b.Email), u.Email) {
-		addr := string(*b.Email)
-		if err := usersvc.CheckEmail(addr); err != nil {
-			return err
-		}
-		taken, err := h.emailOwnedByOther(ctx, addr, u.ID)
-		if err != nil {
-			return err
-		}
-		if taken {
-			return apierr.BadRequest("e-mail already in use [email: %s]", addr)
-		}
-		if err := h.Store.Emails().SetPrimary(ctx, u.ID, addr); err != nil {
-			return err
-		}
-		u.Email = addr
-	}
-	if b.Admin != nil && !*b.Admin {
-		last, err := h.isLastAdmin(ctx, u)
-		if err != nil {
-			return err
-		}
-		if last {
-			return apierr.BadRequest("can not remove the last admin user [uid: %d]", u.ID)
-		}
-	}
-	if b.Visibility != nil {
-		vis, ok := store.ParseVisibility(*b.Visibility)
-		if !ok {
-			return apierr.Validation("Invalid visibility: %q", *b.Visibility)
-		}
-		u.Visibility = vis
-	}
-	setBool := func(dst *bool, src *bool) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setString := func(dst *string, src *string) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	setString(&u.FullName, b.FullName)
-	setString(&u.Website, b.Website)
-	setString(&u.Location, b.Location)
-	setString(&u.Description, b.Description)
-	setBool(&u.MustChangePassword, b.MustChangePassword)
-	setBool(&u.ProhibitLogin, b.ProhibitLogin)
-	setBool(&u.IsActive, b.Active)
-	setBool(&u.IsAdmin, b.Admin)
-	setBool(&u.AllowGitHook, b.AllowGitHook)
-	setBool(&u.AllowImportLocal, b.AllowImportLocal)
-	setBool(&u.AllowCreateOrg, b.AllowCreateOrganization)
-	setBool(&u.Restricted, b.Restricted)
-	if b.MaxRepoCreation != nil {
-		u.MaxRepoCreation = *b.MaxRepoCreation
-	}
-	return nil
-}
-
-// doomedRepo is a repository whose files go once the rows are gone.
-type doomedRepo struct {
-	owner, name string
-	id          int64
-}
-
-// AdminDeleteUser deletes an account with its addresses, tokens and
-// memberships. An account that still owns repositories or belongs to
-// organizations is refused unless purge is set; purge deletes its
-// repositories too, and the organizations it was the last owner of. The
-// rows go in one transaction; the git directories after it commits, so no
-// transaction waits on the disk.
+// AdminDeleteUser deletes an account; with purge also its repositories and
+// the organizations it was the last owner of.
 func (h Handlers) AdminDeleteUser(ctx context.Context, params admin.AdminDeleteUserParams) middleware.Responder {
-	p, err := auth.RequireAdmin(ctx)
+	p, u, err := h.adminFor(ctx, params.Username)
 	if err != nil {
 		return h.Fail(err)
 	}
-	purge := params.Purge != nil && *params.Purge
-	var doomed []doomedRepo
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		u, err := h.Store.Users().FindByName(ctx, params.Username)
-		if err != nil {
-			return err
-		}
-		switch {
-		case u.IsOrganization():
-			return apierr.Validation("%s is an organization not a user", u.Name)
-		case u.ID == p.UserID():
-			return apierr.Validation("you cannot delete yourself")
-		}
-		if last, err := h.isLastAdmin(ctx, u); err != nil {
-			return err
-		} else if last {
-			return apierr.Validation("can not delete the last admin user [uid: %d]", u.ID)
-		}
-		repos, err := h.Store.Repos().ListByOwner(ctx, u.ID)
-		if err != nil {
-			return err
-		}
-		if len(repos) > 0 && !purge {
-			return apierr.Validation("user still has ownership of repositories [uid: %d, count: %d]", u.ID, len(repos))
-		}
-		ms, err := h.Store.Orgs().ListMemberships(ctx, u.ID)
-		if err != nil {
-			return err
-		}
-		if len(ms) > 0 && !purge {
-			return apierr.Validation("user still has membership of organizations [uid: %d]", u.ID)
-		}
-		gone, err := h.deleteRepos(ctx, u, repos)
-		if err != nil {
-			return err
-		}
-		doomed = append(doomed, gone...)
-		for _, m := range ms {
-			gone, err := h.deleteOrgIfLastOwner(ctx, m, u.ID)
-			if err != nil {
-				return err
-			}
-			doomed = append(doomed, gone...)
-		}
-		if err := h.Store.Orgs().DeleteUserMemberships(ctx, u.ID); err != nil {
-			return err
-		}
-		if err := h.Store.Tokens().DeleteByUser(ctx, u.ID); err != nil {
-			return err
-		}
-		if err := h.Store.Emails().DeleteByUser(ctx, u.ID); err != nil {
-			return err
-		}
-		return h.Store.Users().Delete(ctx, u.ID)
-	})
-	if err != nil {
+	if err := h.Users.Delete(ctx, p.User, u, params.Purge != nil && *params.Purge); err != nil {
 		return h.Fail(err)
-	}
-	for _, r := range doomed {
-		repo.RemoveFiles(h.Deps, r.owner, r.name, r.id)
 	}
 	return admin.NewAdminDeleteUserNoContent()
 }
 
-func (h Handlers) deleteRepos(ctx context.Context, owner *store.User, repos []*store.Repository) ([]doomedRepo, error) {
-	out := make([]doomedRepo, 0, len(repos))
-	for _, r := range repos {
-		if err := h.Store.Repos().Delete(ctx, r.ID); err != nil {
-			return nil, err
-		}
-		out = append(out, doomedRepo{owner: owner.Name, name: r.Name, id: r.ID})
-	}
-	return out, nil
-}
-
-// deleteOrgIfLastOwner deletes the organization of m, with its
-// repositories and memberships, when userID is its only owner: purging a
-// user must not leave an organization nobody can manage.
-func (h Handlers) deleteOrgIfLastOwner(ctx context.Context, m *store.OrgMember, userID int64) ([]doomedRepo, error) {
-	if !m.IsOwner {
-		return nil, nil
-	}
-	owners, err := h.Store.Orgs().CountOwners(ctx, m.OrgID)
-	if err != nil || owners > 1 {
-		return nil, err
-	}
-	org, err := h.Store.Users().FindByID(ctx, m.OrgID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	repos, err := h.Store.Repos().ListByOwner(ctx, org.ID)
-	if err != nil {
-		return nil, err
-	}
-	gone, err := h.deleteRepos(ctx, org, repos)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.Store.Orgs().DeleteOrgMembers(ctx, org.ID); err != nil {
-		return nil, err
-	}
-	return gone, h.Store.Users().Delete(ctx, org.ID)
-}
-
-// setName renames the account's row. The row is read again, locked, so the
-// rename cannot write back fields an edit changed since u was loaded.
-func (h Handlers) setName(ctx context.Context, id int64, name string) error {
-	return h.Store.WithTx(ctx, func(ctx context.Context) error {
-		u, err := h.Store.Users().FindByIDForUpdate(ctx, id)
-		if err != nil {
-			return err
-		}
-		u.Name = name
-		return h.Store.Users().Update(ctx, u)
-	})
-}
-
-// AdminRenameUser gives an account a new name and moves its repositories'
-// directories: the directory first, then the row, moving the directory
-// back if the row cannot change.
+// AdminRenameUser gives an account a new name.
 func (h Handlers) AdminRenameUser(ctx context.Context, params admin.AdminRenameUserParams) middleware.Responder {
-	if _, err := auth.RequireAdmin(ctx); err != nil {
-		return h.Fail(err)
-	}
-	u, err := h.Store.Users().FindByName(ctx, params.Username)
+	p, u, err := h.adminFor(ctx, params.Username)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -450,34 +261,7 @@ func (h Handlers) AdminRenameUser(ctx context.Context, params admin.AdminRenameU
 	if params.Body == nil || params.Body.NewName == nil {
 		return h.Fail(apierr.Validation("[NewName]: Required"))
 	}
-	newName := *params.Body.NewName
-	if err := names.CheckUser("NewName", newName); err != nil {
-		return h.Fail(err)
-	}
-	if newName == u.Name {
-		return admin.NewAdminRenameUserNoContent()
-	}
-	if !strings.EqualFold(newName, u.Name) {
-		if _, err := h.Store.Users().FindByName(ctx, newName); err == nil {
-			return h.Fail(apierr.Validation("user already exists [name: %s]", newName))
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return h.Fail(err)
-		}
-	}
-	oldName := u.Name
-	if err := h.Git.RenameOwner(oldName, newName); err != nil {
-		if errors.Is(err, store.ErrDuplicate) {
-			return h.Fail(apierr.Validation("user already exists [name: %s]", newName))
-		}
-		return h.Fail(err)
-	}
-	if err := h.setName(ctx, u.ID, newName); err != nil {
-		if gerr := h.Git.RenameOwner(newName, oldName); gerr != nil {
-			h.Log.Error("move repositories back after a failed rename", "from", newName, "to", oldName, "err", gerr)
-		}
-		if errors.Is(err, store.ErrDuplicate) {
-			return h.Fail(apierr.Validation("user already exists [name: %s]", newName))
-		}
+	if err := h.Users.Rename(ctx, p.User, u, *params.Body.NewName); err != nil {
 		return h.Fail(err)
 	}
 	return admin.NewAdminRenameUserNoContent()

@@ -67,8 +67,17 @@ const (
 	OrgEdited   Kind = "org.edited"   // Named
 	OrgDeleted  Kind = "org.deleted"  // Named
 
-	CommentReacted   Kind = "comment.reaction_added" // Comment
-	IssueTimeDeleted Kind = "issue.time_deleted"     // Issue
+	CommentReacted      Kind = "comment.reaction_added" // Comment
+	IssueTimeDeleted    Kind = "issue.time_deleted"     // Issue
+	UserRenamed         Kind = "user.renamed"           // Renamed
+	UserEmailsAdded     Kind = "user.emails_added"      // Named (the user)
+	UserEmailsDeleted   Kind = "user.emails_deleted"    // Named (the user)
+	TokenCreated        Kind = "token.created"          // Token
+	TokenDeleted        Kind = "token.deleted"          // Token
+	OrgMemberAdded      Kind = "org.member_added"       // Member
+	OrgMemberRemoved    Kind = "org.member_removed"     // Member
+	OrgMemberPublicized Kind = "org.member_publicized"  // Member
+	OrgMemberConcealed  Kind = "org.member_concealed"   // Member
 )
 
 // Repo describes a repository event.
@@ -113,6 +122,26 @@ type Comment struct {
 type Named struct {
 	ID   int64  `json:"id"`
 	Name string `json:"name"`
+}
+
+// Renamed describes a rename of a user or organization.
+type Renamed struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	OldName string `json:"old_name"`
+}
+
+// Token describes an access token event; the secret is never part of it.
+type Token struct {
+	ID    int64  `json:"id"`
+	Name  string `json:"name"`
+	Owner Named  `json:"owner"`
+}
+
+// Member describes a change of one organization membership.
+type Member struct {
+	Org  Named `json:"org"`
+	User Named `json:"user"`
 }
 
 // Event is what consumers receive.

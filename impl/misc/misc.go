@@ -11,13 +11,17 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/impl/user"
 	"repohost/models"
 	"repohost/restapi/operations/miscellaneous"
 	"repohost/restapi/operations/settings"
 )
 
 // Handlers implements restapi.MiscellaneousAPI and restapi.SettingsAPI.
-type Handlers struct{ *app.Deps }
+type Handlers struct {
+	*app.Deps
+	Users user.Service
+}
 
 // Limits the settings endpoints report and the server enforces.
 const (
@@ -106,7 +110,7 @@ func (h Handlers) DeleteCurrentToken(ctx context.Context, _ miscellaneous.Delete
 	if err != nil {
 		return h.Fail(err)
 	}
-	if err := h.Store.Tokens().Delete(ctx, p.Token.ID); err != nil {
+	if err := h.Users.DeleteToken(ctx, p.User, p.Signer, p.Token); err != nil {
 		return h.Fail(err)
 	}
 	return miscellaneous.NewDeleteCurrentTokenNoContent()

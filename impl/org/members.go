@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-openapi/runtime/middleware"
 
-	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
@@ -71,7 +70,7 @@ func (h Handlers) OrgIsMember(ctx context.Context, params organization.OrgIsMemb
 	m, err := h.Store.Orgs().FindMember(ctx, o.ID, u.ID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !all && !m.IsPublic) {
 		// A hidden membership answers exactly like no membership.
-		return h.Fail(apierr.NotFound("user is not a member"))
+		return h.Fail(errNotMember())
 	}
 	if err != nil {
 		return h.Fail(err)
@@ -80,11 +79,7 @@ func (h Handlers) OrgIsMember(ctx context.Context, params organization.OrgIsMemb
 }
 
 func (h Handlers) OrgDeleteMember(ctx context.Context, params organization.OrgDeleteMemberParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	o, err := h.ownedOrg(ctx, p, params.Org)
+	p, o, err := h.ownedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -92,26 +87,7 @@ func (h Handlers) OrgDeleteMember(ctx context.Context, params organization.OrgDe
 	if err != nil {
 		return h.Fail(err)
 	}
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		m, err := h.Store.Orgs().FindMember(ctx, o.ID, u.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return apierr.NotFound("user is not a member")
-		}
-		if err != nil {
-			return err
-		}
-		if m.IsOwner {
-			n, err := h.Store.Orgs().CountOwners(ctx, o.ID)
-			if err != nil {
-				return err
-			}
-			if n <= 1 {
-				return apierr.Validation("cannot remove the last owner of an organization")
-			}
-		}
-		return h.Store.Orgs().RemoveMember(ctx, o.ID, u.ID)
-	})
-	if err != nil {
+	if err := h.Orgs.RemoveMember(ctx, p.User, o, u); err != nil {
 		return h.Fail(err)
 	}
 	return organization.NewOrgDeleteMemberNoContent()

@@ -17,21 +17,26 @@ import (
 
 func errNotOwner() error { return apierr.Forbidden("Must be an organization owner") }
 
-// ownedOrg loads an organization p may see and checks that p owns it: 404
-// when hidden, 403 when visible but not owned.
-func (h Handlers) ownedOrg(ctx context.Context, p *auth.Principal, name string) (*store.User, error) {
+// ownedOrg loads an organization the signed-in caller may see and checks
+// that they own it: 401 when anonymous, 404 when hidden, 403 when visible
+// but not owned.
+func (h Handlers) ownedOrg(ctx context.Context, name string) (*auth.Principal, *store.User, error) {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	o, err := h.VisibleOrg(ctx, p, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ok, err := h.Access.IsOrgOwner(ctx, p, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !ok {
-		return nil, errNotOwner()
+		return nil, nil, errNotOwner()
 	}
-	return o, nil
+	return p, o, nil
 }
 
 func (h Handlers) OrgCreate(ctx context.Context, params organization.OrgCreateParams) middleware.Responder {
@@ -42,7 +47,11 @@ func (h Handlers) OrgCreate(ctx context.Context, params organization.OrgCreatePa
 	if !p.User.IsAdmin && (!p.User.AllowCreateOrg || p.User.Restricted) {
 		return h.Fail(apierr.Forbidden("Create organization not allowed"))
 	}
-	o, err := Create(ctx, h.Deps, p.User, params.Organization)
+	in, err := CreateInputFrom(params.Organization)
+	if err != nil {
+		return h.Fail(err)
+	}
+	o, err := h.Orgs.Create(ctx, p.User, p.User, in)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -93,75 +102,25 @@ func (h Handlers) OrgListCurrentUserOrgs(ctx context.Context, params organizatio
 }
 
 func (h Handlers) OrgEdit(ctx context.Context, params organization.OrgEditParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
+	p, o, err := h.ownedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
-	o, err := h.ownedOrg(ctx, p, params.Org)
-	if err != nil {
-		return h.Fail(err)
-	}
-	opt := params.Body
-	if opt != nil {
-		if err := checkProfile(opt.Email, opt.Website); err != nil {
-			return h.Fail(err)
-		}
-		err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-			// Re-read, locked, inside the transaction so fields changed
-			// meanwhile by someone else are not written back with old values.
-			fresh, err := h.Store.Users().FindByIDForUpdate(ctx, o.ID)
-			if err != nil {
-				return err
-			}
-			set(&fresh.FullName, opt.FullName)
-			set(&fresh.Email, opt.Email)
-			set(&fresh.Description, opt.Description)
-			set(&fresh.Website, opt.Website)
-			set(&fresh.Location, opt.Location)
-			set(&fresh.RepoAdminChangeTeamAcc, opt.RepoAdminChangeTeamAccess)
-			fresh.Visibility = visibility(opt.Visibility, fresh.Visibility)
-			o = fresh
-			return h.Store.Users().Update(ctx, fresh)
-		})
-		if err != nil {
+	// No body changes nothing.
+	if params.Body != nil {
+		if o, err = h.Orgs.Edit(ctx, p.User, o, editInput(params.Body)); err != nil {
 			return h.Fail(err)
 		}
 	}
 	return organization.NewOrgEditOK().WithPayload(convert.Org(app.BaseURL(params.HTTPRequest), o))
 }
 
-func set[T any](dst *T, src *T) {
-	if src != nil {
-		*dst = *src
-	}
-}
-
 func (h Handlers) OrgDelete(ctx context.Context, params organization.OrgDeleteParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
+	p, o, err := h.ownedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
-	o, err := h.ownedOrg(ctx, p, params.Org)
-	if err != nil {
-		return h.Fail(err)
-	}
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		// Counted inside the transaction, right before the delete, so the
-		// window for a repository created concurrently is as small as the
-		// database allows.
-		n, err := h.Store.Repos().CountByOwner(ctx, o.ID)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			return apierr.Validation("organization still has ownership of repositories")
-		}
-		if err := h.Store.Orgs().DeleteOrgMembers(ctx, o.ID); err != nil {
-			return err
-		}
-		return h.Store.Users().Delete(ctx, o.ID)
-	})
-	if err != nil {
+	if err := h.Orgs.Delete(ctx, p.User, o, false); err != nil {
 		return h.Fail(err)
 	}
 	return organization.NewOrgDeleteNoContent()

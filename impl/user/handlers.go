@@ -3,4 +3,7 @@ package user
 import "repohost/impl/app"
 
 // Handlers implements restapi.UserAPI.
-type Handlers struct{ *app.Deps }
+type Handlers struct {
+	*app.Deps
+	Users Service
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/go-openapi/runtime/middleware"
 
@@ -97,42 +96,18 @@ func (h Handlers) UserCreateToken(ctx context.Context, params user.UserCreateTok
 	if err != nil {
 		return h.Fail(err)
 	}
-	if params.Body == nil || params.Body.Name == nil || strings.TrimSpace(*params.Body.Name) == "" {
-		return h.Fail(apierr.Validation("[Name]: Required"))
+	var in TokenInput
+	if b := params.Body; b != nil {
+		in.Scopes = b.Scopes
+		if b.Name != nil {
+			in.Name = *b.Name
+		}
 	}
-	name := *params.Body.Name
-	if _, err := h.Store.Tokens().FindByName(ctx, u.ID, name); err == nil {
-		return h.Fail(apierr.BadRequest("access token name has been used already"))
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return h.Fail(err)
-	}
-	scopes, bad, ok := auth.ParseScopes(params.Body.Scopes)
-	if !ok {
-		return h.Fail(apierr.BadRequest("invalid access token scope provided: unknown scope %q", bad))
-	}
-	scopes = normalizeScopes(scopes)
-	if len(scopes) == 0 || (len(scopes) == 1 && scopes.PublicOnly()) {
-		return h.Fail(apierr.BadRequest("access token must have a scope"))
-	}
-	secret, hash, err := auth.NewToken()
+	t, secret, err := h.Users.CreateToken(ctx, auth.FromContext(ctx).User, u, in)
 	if err != nil {
 		return h.Fail(err)
 	}
-	t := &store.AccessToken{
-		UserID:         u.ID,
-		Name:           name,
-		TokenHash:      hash,
-		TokenLastEight: secret[len(secret)-8:],
-		Scopes:         scopes.String(),
-	}
-	if err := h.Store.Tokens().Create(ctx, t); err != nil {
-		if errors.Is(err, store.ErrDuplicate) {
-			// Lost a race with a concurrent create of the same name.
-			return h.Fail(apierr.BadRequest("access token name has been used already"))
-		}
-		return h.Fail(err)
-	}
-	return user.NewUserCreateTokenCreated().WithPayload(convert.Token(t, secret, scopes.List()))
+	return user.NewUserCreateTokenCreated().WithPayload(convert.Token(t, secret, storedScopes(t)))
 }
 
 // UserDeleteAccessToken revokes a token named by its id or, failing that,
@@ -149,7 +124,7 @@ func (h Handlers) UserDeleteAccessToken(ctx context.Context, params user.UserDel
 		}
 		return h.Fail(err)
 	}
-	if err := h.Store.Tokens().Delete(ctx, t.ID); err != nil {
+	if err := h.Users.DeleteToken(ctx, auth.FromContext(ctx).User, u, t); err != nil {
 		return h.Fail(err)
 	}
 	return user.NewUserDeleteAccessTokenNoContent()

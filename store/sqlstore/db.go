@@ -183,11 +183,11 @@ var errNoTx = errors.New("a locking read needs a transaction (store.WithTx)")
 // database's write lock from their first statement, so they already run one
 // at a time.
 func (d *DB) lockingConn(ctx context.Context) (*gorm.DB, error) {
-	tx, ok := ctx.Value(txKey{}).(*gorm.DB)
+	state, ok := ctx.Value(txKey{}).(*txState)
 	if !ok {
 		return nil, errNoTx
 	}
-	db := tx.WithContext(ctx)
+	db := state.tx.WithContext(ctx)
 	if d.usesPostgres() {
 		db = db.Clauses(clause.Locking{Strength: "UPDATE"})
 	}

@@ -34,6 +34,11 @@ func (s orgStore) FindMember(ctx context.Context, orgID, userID int64) (*store.O
 	return &m, nil
 }
 
+func (s orgStore) SetMemberPublic(ctx context.Context, orgID, userID int64, public bool) error {
+	res := s.d.conn(ctx).Model(&store.OrgMember{}).Where("org_id = ? AND user_id = ?", orgID, userID).Update("is_public", public)
+	return affected(res, "set member visibility")
+}
+
 func (s orgStore) CountOwners(ctx context.Context, orgID int64) (int64, error) {
 	var n int64
 	err := s.d.conn(ctx).Model(&store.OrgMember{}).Where("org_id = ? AND is_owner = ?", orgID, true).Count(&n).Error
