@@ -3,19 +3,15 @@ package repo
 import (
 	"context"
 	"errors"
-	"strings"
-	"time"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
-	"repohost/impl/convert"
 	"repohost/impl/names"
 	"repohost/models"
 	"repohost/store"
 	"repohost/store/gitstore"
+
+	"github.com/go-openapi/swag/conv"
 )
 
 // DefaultBranch is the branch a new repository starts with unless the
@@ -25,23 +21,6 @@ const DefaultBranch = "main"
 // errRepoExists is the 409 for a name the owner already uses.
 func errRepoExists() error {
 	return apierr.Conflict("The repository with the same name already exists.")
-}
-
-// CheckBranchName validates a branch name as git does for refs/heads/<name>.
-func CheckBranchName(field, name string) error {
-	if name == "" || len(name) > 255 || strings.HasPrefix(name, "-") ||
-		plumbing.NewBranchReferenceName(name).Validate() != nil {
-		return apierr.Validation("[%s]: invalid branch name %q", field, name)
-	}
-	return nil
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
 
 // Create makes a repository owned by owner on behalf of doer: the bare git
@@ -56,28 +35,28 @@ func Create(ctx context.Context, d *app.Deps, doer, owner *store.User, opt *mode
 	if err := names.CheckRepo("Name", name); err != nil {
 		return nil, err
 	}
-	branch := deref(opt.DefaultBranch)
+	branch := conv.Value(opt.DefaultBranch)
 	if branch == "" {
 		branch = DefaultBranch
 	}
-	if err := CheckBranchName("DefaultBranch", branch); err != nil {
+	if err := names.CheckBranch("DefaultBranch", branch); err != nil {
 		return nil, err
 	}
-	format := deref(opt.ObjectFormatName)
+	format := conv.Value(opt.ObjectFormatName)
 	if format == "" {
 		format = "sha1"
 	}
 	if !d.Git.SupportsObjectFormat(format) {
 		return nil, apierr.Validation("object format %q is not supported by this server", format)
 	}
-	autoInit := deref(opt.AutoInit)
-	description := deref(opt.Description)
+	autoInit := conv.Value(opt.AutoInit)
+	description := conv.Value(opt.Description)
 	// Template names are checked even without auto_init, so a typo is
 	// reported instead of silently ignored.
-	if err := checkReadme(deref(opt.Readme)); err != nil {
+	if err := checkReadme(conv.Value(opt.Readme)); err != nil {
 		return nil, err
 	}
-	ignore, err := gitignore(deref(opt.Gitignores))
+	ignore, err := gitignore(conv.Value(opt.Gitignores))
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +64,7 @@ func Create(ctx context.Context, d *app.Deps, doer, owner *store.User, opt *mode
 	if holder == "" {
 		holder = owner.Name
 	}
-	lic, err := license(deref(opt.License), holder, d.Clock.Now())
+	lic, err := license(conv.Value(opt.License), holder, d.Clock.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +87,7 @@ func Create(ctx context.Context, d *app.Deps, doer, owner *store.User, opt *mode
 			gitOpts.Files["LICENSE"] = lic
 		}
 		gitOpts.CommitMessage = "Initial commit\n"
-		gitOpts.Author = signature(doer, d.Clock.Now())
+		gitOpts.Author = app.Signature(doer, d.Clock.Now())
 	}
 	if err := d.Git.Create(owner.Name, name, gitOpts); err != nil {
 		return nil, createError(ctx, d, owner, name, err)
@@ -119,8 +98,8 @@ func Create(ctx context.Context, d *app.Deps, doer, owner *store.User, opt *mode
 		Name:          name,
 		Description:   description,
 		DefaultBranch: branch,
-		IsPrivate:     deref(opt.Private),
-		IsTemplate:    deref(opt.Template),
+		IsPrivate:     conv.Value(opt.Private),
+		IsTemplate:    conv.Value(opt.Template),
 		IsEmpty:       !autoInit,
 		ObjectFormat:  format,
 	}
@@ -199,18 +178,4 @@ func applyDefaults(r *store.Repository) {
 	r.EnableTimeTracker = true
 	r.AllowOnlyContributorsToTrackTime = true
 	r.EnableIssueDependencies = true
-}
-
-// signature is doer as the author of a commit the server writes for them;
-// a hidden address is replaced by the placeholder the API shows.
-func signature(doer *store.User, when time.Time) object.Signature {
-	name := doer.FullName
-	if name == "" {
-		name = doer.Name
-	}
-	email := doer.Email
-	if email == "" || doer.KeepEmailPrivate {
-		email = doer.LowerName + "@" + convert.NoReplyDomain
-	}
-	return object.Signature{Name: name, Email: email, When: when}
 }

@@ -53,12 +53,12 @@ func checkEdit(o *models.EditRepoOption) error {
 		}
 	}
 	if o.DefaultBranch != nil {
-		if err := CheckBranchName("DefaultBranch", *o.DefaultBranch); err != nil {
+		if err := names.CheckBranch("DefaultBranch", *o.DefaultBranch); err != nil {
 			return err
 		}
 	}
 	if o.DefaultTargetBranch != nil && *o.DefaultTargetBranch != "" {
-		if err := CheckBranchName("DefaultTargetBranch", *o.DefaultTargetBranch); err != nil {
+		if err := names.CheckBranch("DefaultTargetBranch", *o.DefaultTargetBranch); err != nil {
 			return err
 		}
 	}
@@ -98,20 +98,14 @@ func checkEdit(o *models.EditRepoOption) error {
 	return nil
 }
 
-func set[T any](dst *T, src *T) {
-	if src != nil {
-		*dst = *src
-	}
-}
-
 // applyEdit copies the fields present in o onto r; absent ones stay.
 func applyEdit(r *store.Repository, o *models.EditRepoOption, now time.Time) {
-	set(&r.Name, o.Name)
-	set(&r.Description, o.Description)
-	set(&r.Website, o.Website)
-	set(&r.IsPrivate, o.Private)
-	set(&r.IsTemplate, o.Template)
-	set(&r.DefaultBranch, o.DefaultBranch)
+	app.Set(&r.Name, o.Name)
+	app.Set(&r.Description, o.Description)
+	app.Set(&r.Website, o.Website)
+	app.Set(&r.IsPrivate, o.Private)
+	app.Set(&r.IsTemplate, o.Template)
+	app.Set(&r.DefaultBranch, o.DefaultBranch)
 	if o.Archived != nil && *o.Archived != r.IsArchived {
 		r.IsArchived = *o.Archived
 		r.ArchivedAt = nil
@@ -119,28 +113,28 @@ func applyEdit(r *store.Repository, o *models.EditRepoOption, now time.Time) {
 			r.ArchivedAt = &now
 		}
 	}
-	set(&r.HasIssues, o.HasIssues)
-	set(&r.HasWiki, o.HasWiki)
-	set(&r.HasPullRequests, o.HasPullRequests)
-	set(&r.HasProjects, o.HasProjects)
-	set(&r.HasReleases, o.HasReleases)
-	set(&r.HasPackages, o.HasPackages)
-	set(&r.HasActions, o.HasActions)
-	set(&r.HasCode, o.HasCode)
-	set(&r.ProjectsMode, o.ProjectsMode)
-	set(&r.IgnoreWhitespaceConflicts, o.IgnoreWhitespaceConflicts)
-	set(&r.AllowMerge, o.AllowMerge)
-	set(&r.AllowRebase, o.AllowRebase)
-	set(&r.AllowRebaseMerge, o.AllowRebaseMerge)
-	set(&r.AllowSquash, o.AllowSquash)
-	set(&r.AllowFastForwardOnly, o.AllowFastForwardOnly)
-	set(&r.AllowManualMerge, o.AllowManualMerge)
-	set(&r.AutodetectManualMerge, o.AutodetectManualMerge)
-	set(&r.AllowRebaseUpdate, o.AllowRebaseUpdate)
-	set(&r.DefaultMergeStyle, o.DefaultMergeStyle)
-	set(&r.DefaultDeleteBranchAfterMerge, o.DefaultDeleteBranchAfterMerge)
-	set(&r.DefaultAllowMaintainerEdit, o.DefaultAllowMaintainerEdit)
-	set(&r.DefaultTargetBranch, o.DefaultTargetBranch)
+	app.Set(&r.HasIssues, o.HasIssues)
+	app.Set(&r.HasWiki, o.HasWiki)
+	app.Set(&r.HasPullRequests, o.HasPullRequests)
+	app.Set(&r.HasProjects, o.HasProjects)
+	app.Set(&r.HasReleases, o.HasReleases)
+	app.Set(&r.HasPackages, o.HasPackages)
+	app.Set(&r.HasActions, o.HasActions)
+	app.Set(&r.HasCode, o.HasCode)
+	app.Set(&r.ProjectsMode, o.ProjectsMode)
+	app.Set(&r.IgnoreWhitespaceConflicts, o.IgnoreWhitespaceConflicts)
+	app.Set(&r.AllowMerge, o.AllowMerge)
+	app.Set(&r.AllowRebase, o.AllowRebase)
+	app.Set(&r.AllowRebaseMerge, o.AllowRebaseMerge)
+	app.Set(&r.AllowSquash, o.AllowSquash)
+	app.Set(&r.AllowFastForwardOnly, o.AllowFastForwardOnly)
+	app.Set(&r.AllowManualMerge, o.AllowManualMerge)
+	app.Set(&r.AutodetectManualMerge, o.AutodetectManualMerge)
+	app.Set(&r.AllowRebaseUpdate, o.AllowRebaseUpdate)
+	app.Set(&r.DefaultMergeStyle, o.DefaultMergeStyle)
+	app.Set(&r.DefaultDeleteBranchAfterMerge, o.DefaultDeleteBranchAfterMerge)
+	app.Set(&r.DefaultAllowMaintainerEdit, o.DefaultAllowMaintainerEdit)
+	app.Set(&r.DefaultTargetBranch, o.DefaultTargetBranch)
 	// Sending one tracker selects it: an external tracker with a URL
 	// replaces the built-in one, the built-in settings (or an external
 	// tracker without URL) switch back to it.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
@@ -37,7 +38,7 @@ func NewRow(owner *store.User, name, defaultBranch string) *store.Repository {
 // template.
 func templateItems(o *models.GenerateRepoOption) bool {
 	for _, b := range []*bool{o.GitContent, o.Topics, o.GitHooks, o.Webhooks, o.Avatar, o.Labels, o.ProtectedBranch} {
-		if deref(b) {
+		if conv.Value(b) {
 			return true
 		}
 	}
@@ -74,11 +75,11 @@ func (h Handlers) GenerateRepo(ctx context.Context, params repository.GenerateRe
 	if err != nil {
 		return h.Fail(err)
 	}
-	branch := deref(o.DefaultBranch)
+	branch := conv.Value(o.DefaultBranch)
 	if branch == "" {
 		branch = tpl.DefaultBranch
 	}
-	if err := CheckBranchName("DefaultBranch", branch); err != nil {
+	if err := names.CheckBranch("DefaultBranch", branch); err != nil {
 		return h.Fail(err)
 	}
 	r, err := h.generate(ctx, app.BaseURL(params.HTTPRequest), p.User, tpl, owner, name, branch, o)
@@ -135,17 +136,17 @@ func (h Handlers) generate(ctx context.Context, base string, doer *store.User, t
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	src, err := h.openGit(tpl)
+	src, err := h.OpenGit(tpl)
 	if err != nil {
 		return nil, err
 	}
-	content := gitstore.TemplateContent{Hooks: deref(o.GitHooks)}
-	if deref(o.GitContent) {
+	content := gitstore.TemplateContent{Hooks: conv.Value(o.GitHooks)}
+	if conv.Value(o.GitContent) {
 		b, err := src.GetBranch(tpl.DefaultBranch)
 		switch {
 		case err == nil:
 			content.Commit = b.Commit
-			vars := templateVars(base, tpl, owner, name, deref(o.Description), h.Clock.Now())
+			vars := templateVars(base, tpl, owner, name, conv.Value(o.Description), h.Clock.Now())
 			if rw := templateRewrite(b.Commit, vars); rw != nil {
 				content.Rewrite = rw
 				content.Omit = map[string]bool{templateFile: true}
@@ -160,31 +161,31 @@ func (h Handlers) generate(ctx context.Context, base string, doer *store.User, t
 		format = "sha1"
 	}
 	opts := gitstore.InitOptions{DefaultBranch: branch, ObjectFormat: format,
-		CommitMessage: "Initial commit\n", Author: signature(doer, h.Clock.Now())}
+		CommitMessage: "Initial commit\n", Author: app.Signature(doer, h.Clock.Now())}
 	if err := h.Git.CreateFromTemplate(src, owner.Name, name, opts, content); err != nil {
 		return nil, createError(ctx, h.Deps, owner, name, err)
 	}
 
 	r := NewRow(owner, name, branch)
-	r.Description = deref(o.Description)
-	r.IsPrivate = deref(o.Private)
+	r.Description = conv.Value(o.Description)
+	r.IsPrivate = conv.Value(o.Private)
 	r.IsEmpty = content.Commit == nil
 	r.ObjectFormat = format
 	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := h.Store.Repos().Create(ctx, r); err != nil {
 			return err
 		}
-		if deref(o.Topics) {
+		if conv.Value(o.Topics) {
 			if err := h.Store.Topics().Copy(ctx, tpl.ID, r.ID); err != nil {
 				return err
 			}
 		}
-		if deref(o.ProtectedBranch) {
+		if conv.Value(o.ProtectedBranch) {
 			if err := h.Store.Protections().CopyAll(ctx, tpl.ID, r.ID); err != nil {
 				return err
 			}
 		}
-		if deref(o.Labels) {
+		if conv.Value(o.Labels) {
 			if err := h.Store.GitRepos().CopyLabels(ctx, tpl.ID, r.ID); err != nil {
 				return err
 			}

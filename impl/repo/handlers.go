@@ -2,5 +2,6 @@ package repo
 
 import "repohost/impl/app"
 
-// Handlers implements restapi.RepositoryAPI.
+// Handlers implements the repository operations of restapi.RepositoryAPI
+// (impl/branch, impl/contents and impl/release implement the rest).
 type Handlers struct{ *app.Deps }

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"os"
 
 	"github.com/go-openapi/runtime/middleware"
 
@@ -76,7 +77,7 @@ func RemoveFiles(d *app.Deps, owner, name string, id int64) {
 	if err := d.Git.Delete(owner, name); err != nil {
 		d.Log.Error("remove repository directory", "repo", owner+"/"+name, "err", err)
 	}
-	if err := removeRepoAttachments(d, id); err != nil {
+	if err := os.RemoveAll(d.RepoAttachmentsDir(id)); err != nil {
 		d.Log.Error("remove release files", "repo", owner+"/"+name, "err", err)
 	}
 }
