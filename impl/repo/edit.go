@@ -11,7 +11,6 @@ import (
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
-	"repohost/impl/auth"
 	"repohost/impl/convert"
 	"repohost/impl/events"
 	"repohost/impl/names"
@@ -200,11 +199,7 @@ func applyEdit(r *store.Repository, o EditInput, now time.Time) {
 }
 
 func (h Handlers) RepoEdit(ctx context.Context, params repository.RepoEditParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	r, perm, err := h.Repo(ctx, p, params.Owner, params.Repo)
+	p, r, perm, err := h.SignedInRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}

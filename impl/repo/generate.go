@@ -25,11 +25,7 @@ import (
 )
 
 func (h Handlers) GenerateRepo(ctx context.Context, params repository.GenerateRepoParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	tpl, _, err := h.Repo(ctx, p, params.TemplateOwner, params.TemplateRepo)
+	p, tpl, _, err := h.SignedInRepo(ctx, params.TemplateOwner, params.TemplateRepo)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -69,11 +69,7 @@ func (h Handlers) RepoGet(ctx context.Context, params repository.RepoGetParams) 
 }
 
 func (h Handlers) RepoDelete(ctx context.Context, params repository.RepoDeleteParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	r, perm, err := h.Repo(ctx, p, params.Owner, params.Repo)
+	p, r, perm, err := h.SignedInRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
