@@ -13,10 +13,13 @@ import (
 	"repohost/impl/admin"
 	"repohost/impl/app"
 	"repohost/impl/auth"
+	"repohost/impl/branch"
+	"repohost/impl/contents"
 	"repohost/impl/githttp"
 	"repohost/impl/issue"
 	"repohost/impl/misc"
 	"repohost/impl/org"
+	"repohost/impl/release"
 	"repohost/impl/repo"
 	"repohost/impl/rooturl"
 	"repohost/impl/user"
@@ -31,6 +34,29 @@ func init() {
 	strfmt.MarshalFormat = time.RFC3339
 }
 
+// repositoryAPI is the generated "repository" tag, one interface for
+// repositories, branches, contents and releases; each package implements
+// its part.
+type repositoryAPI struct {
+	repoHandlers
+	branchHandlers
+	contentsHandlers
+	releaseHandlers
+}
+
+// Embedded fields are named after their type; these names keep the four
+// Handlers apart.
+type (
+	repoHandlers     = repo.Handlers
+	branchHandlers   = branch.Handlers
+	contentsHandlers = contents.Handlers
+	releaseHandlers  = release.Handlers
+)
+
+func newRepositoryAPI(d *app.Deps) repositoryAPI {
+	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d}}
+}
+
 // Config hands every API area its implementation. Because the generated
 // Config embeds one interface per tag, an operation added to swagger.yml
 // does not compile until some area implements it.
@@ -41,7 +67,7 @@ func Config(d *app.Deps) restapi.Config {
 		IssueAPI:         issue.Handlers{Deps: d},
 		MiscellaneousAPI: misc.Handlers{Deps: d, Users: s.Users},
 		OrganizationAPI:  org.Handlers{Deps: d, Orgs: s.Orgs},
-		RepositoryAPI:    repo.Handlers{Deps: d},
+		RepositoryAPI:    newRepositoryAPI(d),
 		SettingsAPI:      misc.Handlers{Deps: d, Users: s.Users},
 		UserAPI:          user.Handlers{Deps: d, Users: s.Users},
 		JSONConsumer:     jsonConsumer(d.Config.MaxBodyBytes),
@@ -74,15 +100,14 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 	apiAuthn := authn.Middleware(api)
 	mux.Handle("/api/v1/", apiAuthn)
 	// Operations whose last parameter may hold slashes.
-	repo.MountSlashParams(mux, apiAuthn)
+	mountSlashParams(mux, apiAuthn)
 	// Downloads outside the API: browser_download_url, tarball_url and
 	// zipball_url point here.
-	repoWeb := repo.Handlers{Deps: d}
-	mux.Handle("GET /attachments/{uuid}", authn.Middleware(http.HandlerFunc(repoWeb.ServeAttachment)))
+	mux.Handle("GET /attachments/{uuid}", authn.Middleware(http.HandlerFunc(release.Handlers{Deps: d}.ServeAttachment)))
 	// Routes under /{owner}/{repo}/ go on a second mux: on this one they
 	// would overlap /api/v1/ (an owner named "api"), which ServeMux refuses.
 	web := http.NewServeMux()
-	web.Handle("GET /{owner}/{repo}/archive/{file...}", authn.Middleware(http.HandlerFunc(repoWeb.ServeArchive)))
+	web.Handle("GET /{owner}/{repo}/archive/{file...}", authn.Middleware(http.HandlerFunc(contents.Handlers{Deps: d}.ServeArchive)))
 	// Git over smart HTTP ({repo} may end in ".git"); it authenticates
 	// itself, answering git's way (401 with a challenge, plain text).
 	gitHTTP := githttp.New(d, authn)

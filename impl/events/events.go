@@ -144,6 +144,15 @@ type Member struct {
 	User Named `json:"user"`
 }
 
+// ActorID is the id an event records for doer: 0 when nobody in
+// particular acted (the command line, the first start).
+func ActorID(doer *store.User) int64 {
+	if doer == nil {
+		return 0
+	}
+	return doer.ID
+}
+
 // Event is what consumers receive.
 type Event struct {
 	ID      int64

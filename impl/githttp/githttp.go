@@ -23,7 +23,6 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/names"
-	"repohost/impl/repo"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -259,7 +258,7 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "open repository", err)
 		return
 	}
-	policy, err := repo.LoadPushPolicy(ctx, h.d, req.repo, req.p)
+	policy, err := h.d.Access.PushPolicy(ctx, req.repo, req.p)
 	if err != nil {
 		h.fail(w, "load branch protection", err)
 		return

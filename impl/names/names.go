@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"repohost/impl/apierr"
 )
 
@@ -68,6 +70,15 @@ func CheckRepo(field, name string) error {
 		if strings.HasSuffix(lower, suffix) {
 			return apierr.Validation("name pattern is not allowed [pattern: *%s]", suffix)
 		}
+	}
+	return nil
+}
+
+// CheckBranch validates a branch name as git does for refs/heads/<name>.
+func CheckBranch(field, name string) error {
+	if name == "" || len(name) > 255 || strings.HasPrefix(name, "-") ||
+		plumbing.NewBranchReferenceName(name).Validate() != nil {
+		return apierr.Validation("[%s]: invalid branch name %q", field, name)
 	}
 	return nil
 }

@@ -25,11 +25,11 @@ type Service struct {
 }
 
 func (s Service) emit(ctx context.Context, kind events.Kind, doer, o *store.User) error {
-	return s.Events.Emit(ctx, kind, 0, user.ActorID(doer), user.Named(o))
+	return s.Events.Emit(ctx, kind, 0, events.ActorID(doer), user.Named(o))
 }
 
 func (s Service) emitMember(ctx context.Context, kind events.Kind, doer, o, u *store.User) error {
-	return s.Events.Emit(ctx, kind, 0, user.ActorID(doer), events.Member{Org: user.Named(o), User: user.Named(u)})
+	return s.Events.Emit(ctx, kind, 0, events.ActorID(doer), events.Member{Org: user.Named(o), User: user.Named(u)})
 }
 
 // checkProfile validates the free-form profile fields shared by create and

@@ -2,5 +2,8 @@ package repo
 
 import "repohost/impl/app"
 
-// Handlers implements restapi.RepositoryAPI.
+// Handlers implements the repository operations of restapi.RepositoryAPI
+// (impl/branch, impl/contents and impl/release implement the rest).
 type Handlers struct{ *app.Deps }
+
+func (h Handlers) svc() Service { return Service{h.Deps} }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/access"
 	"repohost/impl/apierr"
@@ -33,7 +34,7 @@ var sortColumns = map[string]string{
 // searchOrder builds the ORDER BY clause from the fixed lists above, or a
 // 422 for a value outside them.
 func searchOrder(sortParam, orderParam *string) (string, error) {
-	sortBy, order := deref(sortParam), deref(orderParam)
+	sortBy, order := conv.Value(sortParam), conv.Value(orderParam)
 	if sortBy == "" {
 		sortBy = "alpha"
 	}
@@ -58,13 +59,13 @@ func searchOrder(sortParam, orderParam *string) (string, error) {
 func searchQuery(p *auth.Principal, params repository.RepoSearchParams) (q store.RepoSearch, none bool, err error) {
 	q = store.RepoSearch{
 		Viewer:             access.Viewer(p),
-		Keyword:            deref(params.Q),
-		TopicOnly:          deref(params.Topic),
-		IncludeDescription: deref(params.IncludeDesc),
+		Keyword:            conv.Value(params.Q),
+		TopicOnly:          conv.Value(params.Topic),
+		IncludeDescription: conv.Value(params.IncludeDesc),
 		IsPrivate:          params.IsPrivate,
 		IsTemplate:         params.Template,
 		IsArchived:         params.Archived,
-		PriorityOwnerID:    deref(params.PriorityOwnerID),
+		PriorityOwnerID:    conv.Value(params.PriorityOwnerID),
 	}
 	// private=false leaves out every private repository, even the ones the
 	// caller may see, and everything of non-public owners: the caller then
@@ -77,7 +78,7 @@ func searchQuery(p *auth.Principal, params repository.RepoSearchParams) (q store
 	}
 	collaborative := false
 	yes, no := true, false
-	switch mode := deref(params.Mode); mode {
+	switch mode := conv.Value(params.Mode); mode {
 	case "":
 	case "fork":
 		q.IsFork = &yes
@@ -91,10 +92,10 @@ func searchQuery(p *auth.Principal, params repository.RepoSearchParams) (q store
 	default:
 		return q, false, apierr.Validation("Invalid search mode: %q", mode)
 	}
-	if uid := deref(params.UID); uid > 0 {
+	if uid := conv.Value(params.UID); uid > 0 {
 		q.RelatedUserID = uid
 		switch {
-		case deref(params.Exclusive):
+		case conv.Value(params.Exclusive):
 			q.RelatedOwned = true
 		case collaborative:
 			q.RelatedMember = true
@@ -102,7 +103,7 @@ func searchQuery(p *auth.Principal, params repository.RepoSearchParams) (q store
 			q.RelatedOwned, q.RelatedMember = true, true
 		}
 	}
-	none = deref(params.TeamID) > 0 || deref(params.StarredBy) > 0
+	none = conv.Value(params.TeamID) > 0 || conv.Value(params.StarredBy) > 0
 	return q, none, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/apierr"
 	"repohost/impl/auth"
@@ -67,7 +68,7 @@ func (h Handlers) RepoListTopics(ctx context.Context, params repository.RepoList
 }
 
 func (h Handlers) RepoUpdateTopics(ctx context.Context, params repository.RepoUpdateTopicsParams) middleware.Responder {
-	r, err := h.adminWriteRepo(ctx, params.Owner, params.Repo)
+	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -91,7 +92,7 @@ func (h Handlers) RepoUpdateTopics(ctx context.Context, params repository.RepoUp
 }
 
 func (h Handlers) RepoAddTopic(ctx context.Context, params repository.RepoAddTopicParams) middleware.Responder {
-	r, err := h.adminWriteRepo(ctx, params.Owner, params.Repo)
+	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -115,7 +116,7 @@ func (h Handlers) RepoAddTopic(ctx context.Context, params repository.RepoAddTop
 var errTopicNotSet = errors.New("topic not set")
 
 func (h Handlers) RepoDeleteTopic(ctx context.Context, params repository.RepoDeleteTopicParams) middleware.Responder {
-	r, err := h.adminWriteRepo(ctx, params.Owner, params.Repo)
+	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -146,7 +147,7 @@ func (h Handlers) RepoDeleteTopic(ctx context.Context, params repository.RepoDel
 
 func (h Handlers) TopicSearch(ctx context.Context, params repository.TopicSearchParams) middleware.Responder {
 	pg := h.Page(params.Page, params.Limit)
-	topics, total, err := h.Store.Topics().Search(ctx, deref(params.Q), pg.Store())
+	topics, total, err := h.Store.Topics().Search(ctx, conv.Value(params.Q), pg.Store())
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -43,20 +43,11 @@ type OrgRemover interface {
 	Delete(ctx context.Context, doer, org *store.User, purge bool) error
 }
 
-// ActorID is the id events record for doer, 0 when nobody in particular
-// acts.
-func ActorID(doer *store.User) int64 {
-	if doer == nil {
-		return 0
-	}
-	return doer.ID
-}
-
 // Named is the event payload naming u.
 func Named(u *store.User) events.Named { return events.Named{ID: u.ID, Name: u.Name} }
 
 func (s Service) emit(ctx context.Context, kind events.Kind, doer, u *store.User) error {
-	return s.Events.Emit(ctx, kind, 0, ActorID(doer), Named(u))
+	return s.Events.Emit(ctx, kind, 0, events.ActorID(doer), Named(u))
 }
 
 // ErrNameTaken answers a name some account or organization already has.
@@ -367,7 +358,7 @@ func (s Service) Rename(ctx context.Context, doer, u *store.User, newName string
 			return err
 		}
 		u.Name = newName
-		return s.Events.Emit(ctx, events.UserRenamed, 0, ActorID(doer), events.Renamed{ID: u.ID, Name: newName, OldName: oldName})
+		return s.Events.Emit(ctx, events.UserRenamed, 0, events.ActorID(doer), events.Renamed{ID: u.ID, Name: newName, OldName: oldName})
 	})
 	if err != nil {
 		if gerr := s.Git.RenameOwner(newName, oldName); gerr != nil {
@@ -604,5 +595,5 @@ func (s Service) DeleteToken(ctx context.Context, doer, owner *store.User, t *st
 }
 
 func (s Service) emitToken(ctx context.Context, kind events.Kind, doer, owner *store.User, t *store.AccessToken) error {
-	return s.Events.Emit(ctx, kind, 0, ActorID(doer), events.Token{ID: t.ID, Name: t.Name, Owner: Named(owner)})
+	return s.Events.Emit(ctx, kind, 0, events.ActorID(doer), events.Token{ID: t.ID, Name: t.Name, Owner: Named(owner)})
 }

@@ -1,4 +1,4 @@
-package repo
+package release
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/access"
 	"repohost/impl/apierr"
@@ -50,7 +51,7 @@ func byTag(tag string) releaseLookup {
 // readRelease loads the repository of a release route and the release as p
 // may see it (drafts only for writers).
 func (h Handlers) readRelease(ctx context.Context, p *auth.Principal, owner, name string, find releaseLookup) (*store.Repository, *store.Release, error) {
-	r, perm, err := h.unitRepo(ctx, p, owner, name, releasesUnit)
+	r, perm, err := h.UnitRepo(ctx, p, owner, name, app.ReleasesUnit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,9 +63,9 @@ func (h Handlers) readRelease(ctx context.Context, p *auth.Principal, owner, nam
 }
 
 // writeRelease loads the repository and the release of a route that changes
-// it, after unitWriteRepo's refusals.
+// it, after UnitWriteRepo's refusals.
 func (h Handlers) writeRelease(ctx context.Context, owner, name string, find releaseLookup) (*auth.Principal, *store.Repository, *store.Release, error) {
-	p, r, err := h.unitWriteRepo(ctx, owner, name, releasesUnit)
+	p, r, err := h.UnitWriteRepo(ctx, owner, name, app.ReleasesUnit)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -95,7 +96,7 @@ func ensureTag(g *gitstore.GitRepo, tag, target, message string, p *auth.Princip
 		}
 		return "", plumbing.ZeroHash, err
 	}
-	t, err := g.CreateTag(tag, res.Commit.Hash, message, signature(p.User, when))
+	t, err := g.CreateTag(tag, res.Commit.Hash, message, app.Signature(p.User, when))
 	if errors.Is(err, gitstore.ErrTagExists) {
 		// Someone tagged it meanwhile; the release stands on their tag.
 		return ensureTag(g, tag, target, message, p, when)
@@ -135,7 +136,7 @@ func (h Handlers) tagFree(ctx context.Context, r *store.Repository, tag string) 
 // and records the tagged commit. It returns the opened repository and the
 // tag it made, for saveRelease to take back.
 func (h Handlers) tagRelease(r *store.Repository, rel *store.Release, target, message string, p *auth.Principal) (*gitstore.GitRepo, plumbing.Hash, error) {
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
@@ -164,7 +165,7 @@ func (h Handlers) saveRelease(ctx context.Context, g *gitstore.GitRepo, r *store
 }
 
 func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoCreateReleaseParams) middleware.Responder {
-	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, releasesUnit)
+	p, r, err := h.UnitWriteRepo(ctx, params.Owner, params.Repo, app.ReleasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -179,8 +180,8 @@ func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoC
 		return h.Fail(err)
 	}
 	rel := &store.Release{
-		RepoID: r.ID, PublisherID: p.UserID(), TagName: *o.TagName, Target: deref(o.Target),
-		Title: deref(o.Title), Note: deref(o.Note), IsDraft: deref(o.IsDraft), IsPrerelease: deref(o.IsPrerelease),
+		RepoID: r.ID, PublisherID: p.UserID(), TagName: *o.TagName, Target: conv.Value(o.Target),
+		Title: conv.Value(o.Title), Note: conv.Value(o.Note), IsDraft: conv.Value(o.IsDraft), IsPrerelease: conv.Value(o.IsPrerelease),
 	}
 	if rel.Target == "" {
 		rel.Target = r.DefaultBranch
@@ -190,7 +191,7 @@ func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoC
 	// Git first: a published release needs its tag before the row exists.
 	// A draft gets its tag only when it is published.
 	if !rel.IsDraft {
-		if g, made, err = h.tagRelease(r, rel, rel.Target, deref(o.TagMessage), p); err != nil {
+		if g, made, err = h.tagRelease(r, rel, rel.Target, conv.Value(o.TagMessage), p); err != nil {
 			return h.Fail(err)
 		}
 		now := h.Clock.Now()
@@ -205,7 +206,7 @@ func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoC
 
 func (h Handlers) RepoListReleases(ctx context.Context, params repository.RepoListReleasesParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, perm, err := h.unitRepo(ctx, p, params.Owner, params.Repo, releasesUnit)
+	r, perm, err := h.UnitRepo(ctx, p, params.Owner, params.Repo, app.ReleasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -238,7 +239,7 @@ func (h Handlers) RepoGetReleaseByTag(ctx context.Context, params repository.Rep
 
 func (h Handlers) RepoGetLatestRelease(ctx context.Context, params repository.RepoGetLatestReleaseParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.unitRepo(ctx, p, params.Owner, params.Repo, releasesUnit)
+	r, _, err := h.UnitRepo(ctx, p, params.Owner, params.Repo, app.ReleasesUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -261,7 +262,7 @@ func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEdi
 	wasDraft := rel.IsDraft
 	// Empty strings leave a field as it is, as in the reference; the
 	// flags apply whenever they are sent.
-	if s := deref(o.TagName); s != "" && s != rel.TagName {
+	if s := conv.Value(o.TagName); s != "" && s != rel.TagName {
 		if err := checkTagName("TagName", s); err != nil {
 			return h.Fail(err)
 		}
@@ -271,7 +272,7 @@ func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEdi
 		rel.TagName = s
 	}
 	for _, f := range []struct{ dst, src *string }{{&rel.Target, o.Target}, {&rel.Title, o.Title}, {&rel.Note, o.Note}} {
-		if s := deref(f.src); s != "" {
+		if s := conv.Value(f.src); s != "" {
 			*f.dst = s
 		}
 	}

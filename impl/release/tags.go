@@ -1,4 +1,4 @@
-package repo
+package release
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
@@ -29,11 +30,7 @@ func checkTagName(field, name string) error {
 
 func (h Handlers) RepoListTags(ctx context.Context, params repository.RepoListTagsParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.unitRepo(ctx, p, params.Owner, params.Repo, codeUnit)
-	if err != nil {
-		return h.Fail(err)
-	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	r, g, err := h.CodeRepo(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -54,11 +51,7 @@ func (h Handlers) RepoListTags(ctx context.Context, params repository.RepoListTa
 
 func (h Handlers) RepoGetTag(ctx context.Context, params repository.RepoGetTagParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.unitRepo(ctx, p, params.Owner, params.Repo, codeUnit)
-	if err != nil {
-		return h.Fail(err)
-	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	r, g, err := h.CodeRepo(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -70,7 +63,7 @@ func (h Handlers) RepoGetTag(ctx context.Context, params repository.RepoGetTagPa
 }
 
 func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreateTagParams) middleware.Responder {
-	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, codeUnit)
+	p, r, err := h.UnitWriteRepo(ctx, params.Owner, params.Repo, app.CodeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -82,19 +75,19 @@ func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreat
 	if err := checkTagName("TagName", name); err != nil {
 		return h.Fail(err)
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
 	}
 	// Without a target the reference tags the default branch.
-	target, err := g.Resolve(deref(o.Target))
+	target, err := g.Resolve(conv.Value(o.Target))
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return h.Fail(apierr.NotFound("target not found"))
 		}
 		return h.Fail(err)
 	}
-	t, err := g.CreateTag(name, target.Commit.Hash, deref(o.Message), signature(p.User, h.Clock.Now()))
+	t, err := g.CreateTag(name, target.Commit.Hash, conv.Value(o.Message), app.Signature(p.User, h.Clock.Now()))
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -102,11 +95,11 @@ func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreat
 }
 
 func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDeleteTagParams) middleware.Responder {
-	_, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, codeUnit)
+	_, r, err := h.UnitWriteRepo(ctx, params.Owner, params.Repo, app.CodeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
 	}

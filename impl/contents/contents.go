@@ -1,10 +1,9 @@
-package repo
+package contents
 
 import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,22 +14,17 @@ import (
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/impl/names"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
 	"repohost/store/gitstore"
-)
-
-// The reference's refusals for a missing unit permission and for a reader
-// who tries to write.
-const (
-	msgUnitRead  = "user should have specific read permission or be a repo admin or a site admin"
-	msgRepoWrite = "user should have a permission to write to a repo"
 )
 
 // treePath validates a file path from the URL (422 for "..", ".git" and the
@@ -98,7 +92,7 @@ func (h Handlers) listDir(base string, r *store.Repository, g *gitstore.GitRepo,
 // file, an array for a directory.
 func (h Handlers) contents(ctx context.Context, req *http.Request, owner, name, rawPath string, refParam *string) (any, error) {
 	p := auth.FromContext(ctx)
-	r, _, err := h.unitRepo(ctx, p, owner, name, codeUnit)
+	r, _, err := h.UnitRepo(ctx, p, owner, name, app.CodeUnit)
 	if err != nil {
 		return nil, err
 	}
@@ -106,14 +100,14 @@ func (h Handlers) contents(ctx context.Context, req *http.Request, owner, name, 
 	if err != nil {
 		return nil, err
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := g.Resolve(deref(refParam))
+	ref, err := g.Resolve(conv.Value(refParam))
 	if err != nil {
 		// An empty repository has an empty top directory, not a missing one.
-		if empty, _ := g.IsEmpty(); empty && path == "" && deref(refParam) == "" {
+		if empty, _ := g.IsEmpty(); empty && path == "" && conv.Value(refParam) == "" {
 			return []*models.ContentsResponse{}, nil
 		}
 		return nil, err
@@ -180,15 +174,11 @@ func (w withHeaders) WriteResponse(rw http.ResponseWriter, p runtime.Producer) {
 
 func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.unitRepo(ctx, p, params.Owner, params.Repo, codeUnit)
+	_, g, err := h.CodeRepo(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
-	if err != nil {
-		return h.Fail(err)
-	}
-	refName, rawPath := deref(params.Ref), params.Filepath
+	refName, rawPath := conv.Value(params.Ref), params.Filepath
 	if refName == "" {
 		// Without ?ref the path may start with the ref, as clients of the
 		// reference send it ("main/docs/a.md").
@@ -224,7 +214,7 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 	hdr.Set("Content-Type", "application/octet-stream")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Content-Length", strconv.FormatInt(size, 10))
-	hdr.Set("Content-Disposition", contentDisposition("inline", e.Name))
+	hdr.Set("Content-Disposition", app.ContentDisposition("inline", e.Name))
 	return withHeaders{hdr, repository.NewRepoGetRawFileOK().WithPayload(rd)}
 }
 
@@ -281,21 +271,21 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 	}
 	for field, b := range map[string]*string{"Branch": w.branch, "NewBranch": w.newBranch} {
 		if b != nil && *b != "" {
-			if err := CheckBranchName(field, *b); err != nil {
+			if err := names.CheckBranch(field, *b); err != nil {
 				return nil, nil, err
 			}
 		}
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	base := deref(w.branch)
+	base := conv.Value(w.branch)
 	if base == "" {
 		base = r.DefaultBranch
 	}
 	target := base
-	if nb := deref(w.newBranch); nb != "" {
+	if nb := conv.Value(w.newBranch); nb != "" {
 		target = nb
 	}
 	if err := h.checkBranchPush(ctx, p, r, target); err != nil {
@@ -303,20 +293,20 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 	}
 
 	now := h.Clock.Now()
-	doer := signature(p.User, h.Clock.Now())
+	doer := app.Signature(p.User, h.Clock.Now())
 	author := *identity(w.author, identity(w.committer, &doer))
 	committer := *identity(w.committer, &author)
 	author.When = dateOr(datesAuthor(w.dates), now)
 	committer.When = dateOr(datesCommitter(w.dates), now)
-	msg := deref(w.message)
+	msg := conv.Value(w.message)
 	if strings.TrimSpace(msg) == "" {
 		msg = w.defaultVerb + " " + path
 	}
-	if deref(w.signoff) {
+	if conv.Value(w.signoff) {
 		msg = strings.TrimRight(msg, "\n") + "\n\nSigned-off-by: " + committer.Name + " <" + committer.Email + ">"
 	}
 	res, err := g.ChangeFile(gitstore.FileChange{
-		Op: w.op, Branch: base, NewBranch: deref(w.newBranch), Force: deref(w.force),
+		Op: w.op, Branch: base, NewBranch: conv.Value(w.newBranch), Force: conv.Value(w.force),
 		Path: path, FromPath: w.fromPath, Content: w.content, SHA: w.sha,
 		Author: author, Committer: committer, Message: msg,
 	})
@@ -404,7 +394,7 @@ func decodeContent(s *string) ([]byte, error) {
 }
 
 func (h Handlers) RepoCreateFile(ctx context.Context, params repository.RepoCreateFileParams) middleware.Responder {
-	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, codeUnit)
+	p, r, err := h.UnitWriteRepo(ctx, params.Owner, params.Repo, app.CodeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -429,7 +419,7 @@ func (h Handlers) RepoCreateFile(ctx context.Context, params repository.RepoCrea
 }
 
 func (h Handlers) RepoUpdateFile(ctx context.Context, params repository.RepoUpdateFileParams) middleware.Responder {
-	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, codeUnit)
+	p, r, err := h.UnitWriteRepo(ctx, params.Owner, params.Repo, app.CodeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -443,7 +433,7 @@ func (h Handlers) RepoUpdateFile(ctx context.Context, params repository.RepoUpda
 	w := fileWrite{
 		op: gitstore.OpUpdate, branch: o.BranchName, newBranch: o.NewBranchName, force: o.ForcePush, signoff: o.Signoff,
 		message: o.Message, author: o.Author, committer: o.Committer, dates: o.Dates,
-		rawPath: params.Filepath, fromPath: deref(o.FromPath), sha: deref(o.SHA), content: content, defaultVerb: "Update",
+		rawPath: params.Filepath, fromPath: conv.Value(o.FromPath), sha: conv.Value(o.SHA), content: content, defaultVerb: "Update",
 	}
 	if w.sha == "" {
 		w.op, w.fromPath, w.defaultVerb = gitstore.OpCreate, "", "Add"
@@ -463,18 +453,18 @@ func (h Handlers) RepoUpdateFile(ctx context.Context, params repository.RepoUpda
 }
 
 func (h Handlers) RepoDeleteFile(ctx context.Context, params repository.RepoDeleteFileParams) middleware.Responder {
-	p, r, err := h.unitWriteRepo(ctx, params.Owner, params.Repo, codeUnit)
+	p, r, err := h.UnitWriteRepo(ctx, params.Owner, params.Repo, app.CodeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
 	o := params.Body
-	if deref(o.SHA) == "" {
+	if conv.Value(o.SHA) == "" {
 		return h.Fail(apierr.Validation("[SHA]: Required"))
 	}
 	_, res, err := h.commitFile(ctx, p, r, fileWrite{
 		op: gitstore.OpDelete, branch: o.BranchName, newBranch: o.NewBranchName, force: o.ForcePush, signoff: o.Signoff,
 		message: o.Message, author: o.Author, committer: o.Committer, dates: o.Dates,
-		rawPath: params.Filepath, sha: deref(o.SHA), defaultVerb: "Delete",
+		rawPath: params.Filepath, sha: conv.Value(o.SHA), defaultVerb: "Delete",
 	})
 	if err != nil {
 		return h.Fail(err)
@@ -482,10 +472,4 @@ func (h Handlers) RepoDeleteFile(ctx context.Context, params repository.RepoDele
 	return repository.NewRepoDeleteFileOK().WithPayload(&models.FileDeleteResponse{
 		Commit: convert.FileCommit(app.BaseURL(params.HTTPRequest), r, res.Commit), Verification: convert.Unsigned(),
 	})
-}
-
-// contentDisposition names a download; the name is quoted and encoded by
-// the standard library, so no name can break out of the header.
-func contentDisposition(kind, name string) string {
-	return mime.FormatMediaType(kind, map[string]string{"filename": name})
 }

@@ -1,4 +1,4 @@
-package repo
+package branch
 
 import (
 	"context"
@@ -9,12 +9,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/impl/names"
 	"repohost/impl/paging"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
@@ -41,7 +43,7 @@ func checkNewBranchName(field, name string) error {
 	if len(name) > maxNewBranchLength {
 		return apierr.Validation("[%s]: MaxSize", field)
 	}
-	return CheckBranchName(field, name)
+	return names.CheckBranch(field, name)
 }
 
 // nameClash tells whether name cannot coexist with an existing branch
@@ -53,32 +55,6 @@ func nameClash(existing []string, name string) bool {
 		}
 	}
 	return false
-}
-
-// branchWriter loads the repository for a signed-in writer: 401, 404, 403,
-// then 423 for an archived repository, in the reference's order.
-func (h Handlers) branchWriter(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, nil, access.None, err
-	}
-	r, perm, err := h.Repo(ctx, p, owner, name)
-	if err != nil {
-		return nil, nil, access.None, err
-	}
-	if !perm.Push {
-		return nil, nil, access.None, apierr.Forbidden(msgNeedWrite)
-	}
-	if r.IsArchived {
-		return nil, nil, access.None, apierr.RepoArchived()
-	}
-	return p, r, perm, nil
-}
-
-// openGit opens r's repository; a repository row whose directory is gone
-// is reported, not hidden.
-func (h Handlers) openGit(r *store.Repository) (*gitstore.GitRepo, error) {
-	return h.Git.OpenGit(r.Owner.Name, r.Name)
 }
 
 // payloadCommit renders a commit as the branch API shows it.
@@ -103,7 +79,7 @@ func payloadCommit(base string, r *store.Repository, c *object.Commit) *models.P
 }
 
 // renderBranch converts b with what the caller may do to it.
-func renderBranch(base string, r *store.Repository, b *gitstore.BranchInfo, pp *PushPolicy, perm access.Permission) *models.Branch {
+func renderBranch(base string, r *store.Repository, b *gitstore.BranchInfo, pp *access.PushPolicy, perm access.Permission) *models.Branch {
 	out := &models.Branch{
 		Name:                b.Name,
 		Commit:              payloadCommit(base, r, b.Commit),
@@ -128,7 +104,7 @@ func (h Handlers) RepoListBranches(ctx context.Context, params repository.RepoLi
 		return h.Fail(err)
 	}
 	pg := h.Page(params.Page, params.Limit)
-	g, err := h.openGit(r)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -136,7 +112,7 @@ func (h Handlers) RepoListBranches(ctx context.Context, params repository.RepoLi
 	if err != nil {
 		return h.Fail(err)
 	}
-	if kw := strings.ToLower(strings.TrimSpace(deref(params.Q))); kw != "" {
+	if kw := strings.ToLower(strings.TrimSpace(conv.Value(params.Q))); kw != "" {
 		kept := names[:0]
 		for _, n := range names {
 			if strings.Contains(strings.ToLower(n), kw) {
@@ -148,7 +124,7 @@ func (h Handlers) RepoListBranches(ctx context.Context, params repository.RepoLi
 	total := int64(len(names))
 	win := pg.Store()
 	page := names[min(win.Offset, len(names)):min(win.Offset+win.Limit, len(names))]
-	pp, err := LoadPushPolicy(ctx, h.Deps, r, p)
+	pp, err := h.Access.PushPolicy(ctx, r, p)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -174,7 +150,7 @@ func (h Handlers) RepoGetBranch(ctx context.Context, params repository.RepoGetBr
 	if err != nil {
 		return h.Fail(err)
 	}
-	g, err := h.openGit(r)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -185,7 +161,7 @@ func (h Handlers) RepoGetBranch(ctx context.Context, params repository.RepoGetBr
 	if err != nil {
 		return h.Fail(err)
 	}
-	pp, err := LoadPushPolicy(ctx, h.Deps, r, p)
+	pp, err := h.Access.PushPolicy(ctx, r, p)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -193,7 +169,7 @@ func (h Handlers) RepoGetBranch(ctx context.Context, params repository.RepoGetBr
 }
 
 func (h Handlers) RepoCreateBranch(ctx context.Context, params repository.RepoCreateBranchParams) middleware.Responder {
-	p, r, perm, err := h.branchWriter(ctx, params.Owner, params.Repo)
+	p, r, perm, err := h.WriterRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -208,7 +184,7 @@ func (h Handlers) RepoCreateBranch(ctx context.Context, params repository.RepoCr
 	if r.IsMirror {
 		return h.Fail(apierr.Forbidden(msgRepoMirror))
 	}
-	g, err := h.openGit(r)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -219,13 +195,13 @@ func (h Handlers) RepoCreateBranch(ctx context.Context, params repository.RepoCr
 	}
 	var from plumbing.Hash
 	switch {
-	case deref(o.OldRefName) != "":
+	case conv.Value(o.OldRefName) != "":
 		res, err := g.Resolve(*o.OldRefName)
 		if err != nil {
 			return h.Fail(refError(err, "The old ref does not exist"))
 		}
 		from = res.Commit.Hash
-	case deref(o.OldBranchName) != "":
+	case conv.Value(o.OldBranchName) != "":
 		b, err := g.GetBranch(*o.OldBranchName)
 		if err != nil {
 			return h.Fail(refError(err, "The old branch does not exist"))
@@ -245,7 +221,7 @@ func (h Handlers) RepoCreateBranch(ctx context.Context, params repository.RepoCr
 	if nameClash(names, name) {
 		return h.Fail(apierr.Conflict("The branch with the same name already exists."))
 	}
-	pp, err := LoadPushPolicy(ctx, h.Deps, r, p)
+	pp, err := h.Access.PushPolicy(ctx, r, p)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -275,7 +251,7 @@ func refError(err error, msg string) error {
 }
 
 func (h Handlers) RepoUpdateBranch(ctx context.Context, params repository.RepoUpdateBranchParams) middleware.Responder {
-	p, r, _, err := h.branchWriter(ctx, params.Owner, params.Repo)
+	p, r, _, err := h.WriterRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -286,7 +262,7 @@ func (h Handlers) RepoUpdateBranch(ctx context.Context, params repository.RepoUp
 	if r.IsMirror {
 		return h.Fail(apierr.Forbidden(msgRepoMirror))
 	}
-	g, err := h.openGit(r)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -304,7 +280,7 @@ func (h Handlers) RepoUpdateBranch(ctx context.Context, params repository.RepoUp
 		}
 		return h.Fail(err)
 	}
-	if old := deref(o.OldCommitID); old != "" && !strings.EqualFold(old, cur.String()) {
+	if old := conv.Value(o.OldCommitID); old != "" && !strings.EqualFold(old, cur.String()) {
 		return h.Fail(apierr.Validation("branch commit does not match [expected: %s, given: %s]", cur, old))
 	}
 	to := target.Commit.Hash
@@ -315,10 +291,10 @@ func (h Handlers) RepoUpdateBranch(ctx context.Context, params repository.RepoUp
 	if err != nil {
 		return h.Fail(err)
 	}
-	if !ff && !deref(o.Force) {
+	if !ff && !conv.Value(o.Force) {
 		return h.Fail(apierr.Validation("Force push %s need a confirm force parameter", params.Branch))
 	}
-	pp, err := LoadPushPolicy(ctx, h.Deps, r, p)
+	pp, err := h.Access.PushPolicy(ctx, r, p)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -335,7 +311,7 @@ func (h Handlers) RepoUpdateBranch(ctx context.Context, params repository.RepoUp
 }
 
 func (h Handlers) RepoRenameBranch(ctx context.Context, params repository.RepoRenameBranchParams) middleware.Responder {
-	_, r, perm, err := h.branchWriter(ctx, params.Owner, params.Repo)
+	_, r, perm, err := h.WriterRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -352,7 +328,7 @@ func (h Handlers) RepoRenameBranch(ctx context.Context, params repository.RepoRe
 	if r.IsMirror {
 		return h.Fail(apierr.Forbidden(msgRepoMirror))
 	}
-	g, err := h.openGit(r)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -425,7 +401,7 @@ func (h Handlers) RepoRenameBranch(ctx context.Context, params repository.RepoRe
 }
 
 func (h Handlers) RepoDeleteBranch(ctx context.Context, params repository.RepoDeleteBranchParams) middleware.Responder {
-	p, r, _, err := h.branchWriter(ctx, params.Owner, params.Repo)
+	p, r, _, err := h.WriterRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -438,7 +414,7 @@ func (h Handlers) RepoDeleteBranch(ctx context.Context, params repository.RepoDe
 	if params.Branch == r.DefaultBranch {
 		return h.Fail(apierr.Forbidden("can not delete default branch"))
 	}
-	g, err := h.openGit(r)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -449,7 +425,7 @@ func (h Handlers) RepoDeleteBranch(ctx context.Context, params repository.RepoDe
 	if cur.IsZero() {
 		return h.Fail(apierr.NotFound(msgNoBranch))
 	}
-	pp, err := LoadPushPolicy(ctx, h.Deps, r, p)
+	pp, err := h.Access.PushPolicy(ctx, r, p)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -1,4 +1,4 @@
-package repo
+package impl
 
 import (
 	"net/http"
@@ -20,11 +20,11 @@ var slashParamRoutes = []string{
 	"/api/v1/repos/{owner}/{repo}/branch_protections/{rest...}",
 }
 
-// MountSlashParams routes slashParamRoutes to api with the rest of the path
+// mountSlashParams routes slashParamRoutes to api with the rest of the path
 // escaped into one segment: the generated router matches a parameter within
 // one segment only and unescapes it afterwards, so the handler receives the
 // slashes intact.
-func MountSlashParams(mux *http.ServeMux, api http.Handler) {
+func mountSlashParams(mux *http.ServeMux, api http.Handler) {
 	for _, pattern := range slashParamRoutes {
 		prefix := pattern[:strings.Index(pattern, "{rest...}")]
 		// The collection itself, so the mux does not redirect ".../tags"

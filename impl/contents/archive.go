@@ -1,4 +1,4 @@
-package repo
+package contents
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 
 	"repohost/impl/apierr"
+	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/restapi/operations/repository"
 	"repohost/store/gitstore"
@@ -24,7 +25,7 @@ type archiveJob struct {
 // prepareArchive checks p's access and resolves file ("<ref>.tar.gz" or
 // "<ref>.zip"); paths, when given, limit the archive to those subtrees.
 func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, name, file string, paths []string) (*archiveJob, error) {
-	r, _, err := h.unitRepo(ctx, p, owner, name, codeUnit)
+	r, _, err := h.UnitRepo(ctx, p, owner, name, app.CodeUnit)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, 
 			keep = append(keep, clean)
 		}
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, 
 	// The file is named <repo>-<ref>, with a ref's slashes flattened so
 	// the name is never a path.
 	download := r.Name + "-" + strings.ReplaceAll(refName, "/", "-") + "." + string(format)
-	hdr.Set("Content-Disposition", contentDisposition("attachment", download))
+	hdr.Set("Content-Disposition", app.ContentDisposition("attachment", download))
 	prefix := r.Name + "/"
 	return &archiveJob{header: hdr, write: func(w io.Writer) error {
 		return g.WriteArchive(w, ref.Commit, format, prefix, keep)
@@ -90,7 +91,7 @@ func (h Handlers) RepoGetArchive(ctx context.Context, params repository.RepoGetA
 func (h Handlers) ServeArchive(w http.ResponseWriter, req *http.Request) {
 	ctx := req.Context()
 	p := auth.FromContext(ctx)
-	if err := webScope(p); err != nil {
+	if err := app.WebScope(p); err != nil {
 		h.Errors.Write(w, err)
 		return
 	}

@@ -1,12 +1,12 @@
-package repo
+package branch
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
@@ -18,103 +18,8 @@ import (
 	"repohost/store"
 )
 
-// The reference's refusals for repository routes.
-const (
-	msgNeedAdmin = "user should be an owner or a collaborator with admin write of a repository"
-	msgNeedWrite = "user should have a permission to write to a repo"
-)
-
 // maxRuleNameLength bounds a protection rule's name (a branch name or glob).
 const maxRuleNameLength = 255
-
-// repoAdmin loads the repository for a signed-in repository admin.
-func (h Handlers) repoAdmin(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, perm, err := h.Repo(ctx, p, owner, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !perm.Admin {
-		return nil, nil, apierr.Forbidden(msgNeedAdmin)
-	}
-	return p, r, nil
-}
-
-// adminWriteRepo is repoAdmin for a change: an archived repository answers
-// 423 (for topics that is the service spec's rule, stricter than the
-// reference).
-func (h Handlers) adminWriteRepo(ctx context.Context, owner, name string) (*store.Repository, error) {
-	_, r, err := h.repoAdmin(ctx, owner, name)
-	if err != nil {
-		return nil, err
-	}
-	if r.IsArchived {
-		return nil, apierr.RepoArchived()
-	}
-	return r, nil
-}
-
-// PushPolicy applies a repository's branch protection rules to one pusher
-// who already has write access. The git server and the branch API both
-// decide with it, so a rule means the same over HTTP git and the API.
-type PushPolicy struct {
-	rules   []*store.ProtectedBranch
-	userID  int64
-	teamIDs []int64
-}
-
-// LoadPushPolicy reads r's rules and p's teams (two statements at most).
-func LoadPushPolicy(ctx context.Context, d *app.Deps, r *store.Repository, p *auth.Principal) (*PushPolicy, error) {
-	rules, err := d.Store.Protections().ListAll(ctx, r.ID)
-	if err != nil {
-		return nil, err
-	}
-	pp := &PushPolicy{rules: rules, userID: p.UserID()}
-	if len(rules) > 0 && p != nil && r.Owner != nil && r.Owner.IsOrganization() {
-		if pp.teamIDs, err = d.Store.Teams().UserTeamIDs(ctx, r.OwnerID, p.UserID()); err != nil {
-			return nil, err
-		}
-	}
-	return pp, nil
-}
-
-// Rule is the rule governing branch, nil when it is unprotected.
-func (pp *PushPolicy) Rule(branch string) *store.ProtectedBranch {
-	return store.MatchRule(pp.rules, branch)
-}
-
-// Refusal says why a change of branch may not be made, "" when it may: a
-// protected branch is never deleted, rewritten only where the rule allows
-// force pushes (to this user), and changed at all only by allowed pushers.
-func (pp *PushPolicy) Refusal(branch string, create, remove, fastForward bool) string {
-	rule := pp.Rule(branch)
-	switch {
-	case rule == nil:
-		return ""
-	case remove:
-		return fmt.Sprintf("branch %s is protected from deletion", branch)
-	case !create && !fastForward && !rule.CanForcePush(pp.userID, pp.teamIDs):
-		return fmt.Sprintf("branch %s is protected from force push", branch)
-	case !rule.CanPush(pp.userID, pp.teamIDs):
-		return fmt.Sprintf("not allowed to push to protected branch %s", branch)
-	}
-	return ""
-}
-
-// CanPush and CanMerge are the user_can_push and user_can_merge of a branch
-// for a writer.
-func (pp *PushPolicy) CanPush(branch string) bool {
-	rule := pp.Rule(branch)
-	return rule == nil || rule.CanPush(pp.userID, pp.teamIDs)
-}
-
-func (pp *PushPolicy) CanMerge(branch string) bool {
-	rule := pp.Rule(branch)
-	return rule == nil || rule.CanMerge(pp.userID, pp.teamIDs)
-}
 
 // whitelists resolves the names of users and teams a rule lists. Unknown
 // names are a 422; users without write access and teams of other owners
@@ -188,7 +93,7 @@ func checkRuleName(name string) error {
 }
 
 func (h Handlers) RepoCreateBranchProtection(ctx context.Context, params repository.RepoCreateBranchProtectionParams) middleware.Responder {
-	r, err := h.adminWriteRepo(ctx, params.Owner, params.Repo)
+	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -196,9 +101,9 @@ func (h Handlers) RepoCreateBranchProtection(ctx context.Context, params reposit
 	if o == nil {
 		o = &models.CreateBranchProtectionOption{}
 	}
-	name := deref(o.RuleName)
+	name := conv.Value(o.RuleName)
 	if name == "" {
-		name = deref(o.BranchName)
+		name = conv.Value(o.BranchName)
 	}
 	if err := checkRuleName(name); err != nil {
 		return h.Fail(err)
@@ -208,33 +113,33 @@ func (h Handlers) RepoCreateBranchProtection(ctx context.Context, params reposit
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return h.Fail(err)
 	}
-	push := deref(o.EnablePush)
-	force := push && deref(o.EnableForcePush)
+	push := conv.Value(o.EnablePush)
+	force := push && conv.Value(o.EnableForcePush)
 	pb := &store.ProtectedBranch{
 		RepoID:                        r.ID,
 		RuleName:                      name,
-		Priority:                      max(deref(o.Priority), 0),
+		Priority:                      max(conv.Value(o.Priority), 0),
 		EnablePush:                    push,
-		EnablePushWhitelist:           push && deref(o.EnablePushWhitelist),
-		PushWhitelistDeployKeys:       push && deref(o.PushWhitelistDeployKeys),
+		EnablePushWhitelist:           push && conv.Value(o.EnablePushWhitelist),
+		PushWhitelistDeployKeys:       push && conv.Value(o.PushWhitelistDeployKeys),
 		EnableForcePush:               force,
-		EnableForcePushAllowlist:      force && deref(o.EnableForcePushAllowlist),
-		ForcePushAllowlistDeployKeys:  force && deref(o.ForcePushAllowlistDeployKeys),
-		EnableMergeWhitelist:          deref(o.EnableMergeWhitelist),
-		EnableStatusCheck:             deref(o.EnableStatusCheck),
+		EnableForcePushAllowlist:      force && conv.Value(o.EnableForcePushAllowlist),
+		ForcePushAllowlistDeployKeys:  force && conv.Value(o.ForcePushAllowlistDeployKeys),
+		EnableMergeWhitelist:          conv.Value(o.EnableMergeWhitelist),
+		EnableStatusCheck:             conv.Value(o.EnableStatusCheck),
 		StatusCheckContexts:           nonNil(o.StatusCheckContexts),
-		RequiredApprovals:             max(deref(o.RequiredApprovals), 0),
-		EnableApprovalsWhitelist:      deref(o.EnableApprovalsWhitelist),
-		EnableBypassAllowlist:         deref(o.EnableBypassAllowlist),
-		BlockOnRejectedReviews:        deref(o.BlockOnRejectedReviews),
-		BlockOnOfficialReviewRequests: deref(o.BlockOnOfficialReviewRequests),
-		BlockOnOutdatedBranch:         deref(o.BlockOnOutdatedBranch),
-		DismissStaleApprovals:         deref(o.DismissStaleApprovals),
-		IgnoreStaleApprovals:          deref(o.IgnoreStaleApprovals),
-		RequireSignedCommits:          deref(o.RequireSignedCommits),
-		ProtectedFilePatterns:         deref(o.ProtectedFilePatterns),
-		UnprotectedFilePatterns:       deref(o.UnprotectedFilePatterns),
-		BlockAdminMergeOverride:       deref(o.BlockAdminMergeOverride),
+		RequiredApprovals:             max(conv.Value(o.RequiredApprovals), 0),
+		EnableApprovalsWhitelist:      conv.Value(o.EnableApprovalsWhitelist),
+		EnableBypassAllowlist:         conv.Value(o.EnableBypassAllowlist),
+		BlockOnRejectedReviews:        conv.Value(o.BlockOnRejectedReviews),
+		BlockOnOfficialReviewRequests: conv.Value(o.BlockOnOfficialReviewRequests),
+		BlockOnOutdatedBranch:         conv.Value(o.BlockOnOutdatedBranch),
+		DismissStaleApprovals:         conv.Value(o.DismissStaleApprovals),
+		IgnoreStaleApprovals:          conv.Value(o.IgnoreStaleApprovals),
+		RequireSignedCommits:          conv.Value(o.RequireSignedCommits),
+		ProtectedFilePatterns:         conv.Value(o.ProtectedFilePatterns),
+		UnprotectedFilePatterns:       conv.Value(o.UnprotectedFilePatterns),
+		BlockAdminMergeOverride:       conv.Value(o.BlockAdminMergeOverride),
 	}
 	w := &whitelists{ctx: ctx, d: h.Deps, repo: r}
 	pb.PushWhitelistUserIDs = w.users("PushWhitelistUsernames", o.PushWhitelistUsernames)
@@ -273,7 +178,7 @@ func nonNil(s []string) []string {
 }
 
 func (h Handlers) RepoListBranchProtection(ctx context.Context, params repository.RepoListBranchProtectionParams) middleware.Responder {
-	_, r, err := h.repoAdmin(ctx, params.Owner, params.Repo)
+	_, r, err := h.RepoAdmin(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -291,7 +196,7 @@ func (h Handlers) RepoListBranchProtection(ctx context.Context, params repositor
 }
 
 func (h Handlers) RepoGetBranchProtection(ctx context.Context, params repository.RepoGetBranchProtectionParams) middleware.Responder {
-	_, r, err := h.repoAdmin(ctx, params.Owner, params.Repo)
+	_, r, err := h.RepoAdmin(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -307,7 +212,7 @@ func (h Handlers) RepoGetBranchProtection(ctx context.Context, params repository
 }
 
 func (h Handlers) RepoEditBranchProtection(ctx context.Context, params repository.RepoEditBranchProtectionParams) middleware.Responder {
-	r, err := h.adminWriteRepo(ctx, params.Owner, params.Repo)
+	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -367,8 +272,8 @@ func (h Handlers) applyProtectionEdit(ctx context.Context, r *store.Repository, 
 			}
 		}
 	}
-	set(&pb.EnableMergeWhitelist, o.EnableMergeWhitelist)
-	set(&pb.EnableStatusCheck, o.EnableStatusCheck)
+	app.Set(&pb.EnableMergeWhitelist, o.EnableMergeWhitelist)
+	app.Set(&pb.EnableStatusCheck, o.EnableStatusCheck)
 	if o.StatusCheckContexts != nil {
 		pb.StatusCheckContexts = o.StatusCheckContexts
 	}
@@ -378,17 +283,17 @@ func (h Handlers) applyProtectionEdit(ctx context.Context, r *store.Repository, 
 	if o.Priority != nil && *o.Priority > 0 {
 		pb.Priority = *o.Priority
 	}
-	set(&pb.EnableApprovalsWhitelist, o.EnableApprovalsWhitelist)
-	set(&pb.EnableBypassAllowlist, o.EnableBypassAllowlist)
-	set(&pb.BlockOnRejectedReviews, o.BlockOnRejectedReviews)
-	set(&pb.BlockOnOfficialReviewRequests, o.BlockOnOfficialReviewRequests)
-	set(&pb.BlockOnOutdatedBranch, o.BlockOnOutdatedBranch)
-	set(&pb.DismissStaleApprovals, o.DismissStaleApprovals)
-	set(&pb.IgnoreStaleApprovals, o.IgnoreStaleApprovals)
-	set(&pb.RequireSignedCommits, o.RequireSignedCommits)
-	set(&pb.ProtectedFilePatterns, o.ProtectedFilePatterns)
-	set(&pb.UnprotectedFilePatterns, o.UnprotectedFilePatterns)
-	set(&pb.BlockAdminMergeOverride, o.BlockAdminMergeOverride)
+	app.Set(&pb.EnableApprovalsWhitelist, o.EnableApprovalsWhitelist)
+	app.Set(&pb.EnableBypassAllowlist, o.EnableBypassAllowlist)
+	app.Set(&pb.BlockOnRejectedReviews, o.BlockOnRejectedReviews)
+	app.Set(&pb.BlockOnOfficialReviewRequests, o.BlockOnOfficialReviewRequests)
+	app.Set(&pb.BlockOnOutdatedBranch, o.BlockOnOutdatedBranch)
+	app.Set(&pb.DismissStaleApprovals, o.DismissStaleApprovals)
+	app.Set(&pb.IgnoreStaleApprovals, o.IgnoreStaleApprovals)
+	app.Set(&pb.RequireSignedCommits, o.RequireSignedCommits)
+	app.Set(&pb.ProtectedFilePatterns, o.ProtectedFilePatterns)
+	app.Set(&pb.UnprotectedFilePatterns, o.UnprotectedFilePatterns)
+	app.Set(&pb.BlockAdminMergeOverride, o.BlockAdminMergeOverride)
 	w := &whitelists{ctx: ctx, d: h.Deps, repo: r}
 	for _, l := range []struct {
 		field string
@@ -420,7 +325,7 @@ func (h Handlers) applyProtectionEdit(ctx context.Context, r *store.Repository, 
 }
 
 func (h Handlers) RepoDeleteBranchProtection(ctx context.Context, params repository.RepoDeleteBranchProtectionParams) middleware.Responder {
-	_, r, err := h.repoAdmin(ctx, params.Owner, params.Repo)
+	_, r, err := h.RepoAdmin(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -438,7 +343,7 @@ func (h Handlers) RepoDeleteBranchProtection(ctx context.Context, params reposit
 }
 
 func (h Handlers) RepoUpdateBranchProtectionPriories(ctx context.Context, params repository.RepoUpdateBranchProtectionPrioriesParams) middleware.Responder {
-	_, r, err := h.repoAdmin(ctx, params.Owner, params.Repo)
+	_, r, err := h.RepoAdmin(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}

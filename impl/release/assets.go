@@ -1,4 +1,4 @@
-package repo
+package release
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
@@ -29,25 +29,12 @@ import (
 // default ([repository.release] FILE_MAX_SIZE, 2 GiB).
 const MaxAttachmentSize = 2 << 30
 
-// attachmentPath is where an attachment's bytes live: one directory per
-// repository, so deleting a repository's files is one RemoveAll, and the
-// file named by its UUID, never by the name the uploader chose.
-func (h Handlers) attachmentPath(repoID int64, uuid string) string {
-	return filepath.Join(h.AttachmentsDir, strconv.FormatInt(repoID, 10), uuid)
-}
-
 // removeAttachmentFile deletes a file whose row is gone; a failure only
 // leaves an unreachable file behind, so it is logged.
 func (h Handlers) removeAttachmentFile(a *store.ReleaseAttachment) {
-	if err := os.Remove(h.attachmentPath(a.RepoID, a.UUID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(h.AttachmentPath(a.RepoID, a.UUID)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		h.Log.Error("remove attachment file", "uuid", a.UUID, "err", err)
 	}
-}
-
-// removeRepoAttachments deletes every release file of a repository, after
-// its row (and, by cascade, the attachment rows) is gone.
-func removeRepoAttachments(d *app.Deps, repoID int64) error {
-	return os.RemoveAll(filepath.Join(d.AttachmentsDir, strconv.FormatInt(repoID, 10)))
 }
 
 func newUUID() (string, error) {
@@ -83,7 +70,7 @@ func (h Handlers) storeAttachmentFile(repoID int64, src io.Reader) (string, int6
 	if err != nil {
 		return "", 0, err
 	}
-	final := h.attachmentPath(repoID, id)
+	final := h.AttachmentPath(repoID, id)
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return "", 0, err
 	}
@@ -144,7 +131,7 @@ func (h Handlers) RepoCreateReleaseAttachment(ctx context.Context, params reposi
 		return h.Fail(apierr.BadRequest("the multipart field \"attachment\" is required"))
 	}
 	defer params.Attachment.Close()
-	name := deref(params.Name)
+	name := conv.Value(params.Name)
 	if f, ok := params.Attachment.(*runtime.File); ok {
 		if f.Header.Size > MaxAttachmentSize {
 			return h.Fail(&apierr.Error{Status: http.StatusRequestEntityTooLarge, Message: "attachment is too large"})
@@ -190,23 +177,13 @@ func (h Handlers) RepoDeleteReleaseAttachment(ctx context.Context, params reposi
 	return repository.NewRepoDeleteReleaseAttachmentNoContent()
 }
 
-// webScope applies a token's scopes to a route outside the API (downloads),
-// where the authentication middleware cannot tell the category from the
-// path: reading repository content needs repository read access.
-func webScope(p *auth.Principal) error {
-	if p != nil && p.Token != nil && !p.Scopes.Allows("repository", "read") {
-		return apierr.Forbidden("token does not have at least one of required scope(s), required=[read:repository], token scope=%s", p.Scopes.String())
-	}
-	return nil
-}
-
 // ServeAttachment answers GET /attachments/{uuid}, the browser_download_url
 // of a release file: the same visibility as the release (drafts only for
 // writers), counted as a download.
 func (h Handlers) ServeAttachment(w http.ResponseWriter, req *http.Request) {
 	ctx := req.Context()
 	p := auth.FromContext(ctx)
-	if err := webScope(p); err != nil {
+	if err := app.WebScope(p); err != nil {
 		h.Errors.Write(w, err)
 		return
 	}
@@ -215,7 +192,7 @@ func (h Handlers) ServeAttachment(w http.ResponseWriter, req *http.Request) {
 		h.Errors.Write(w, err)
 		return
 	}
-	f, err := os.Open(h.attachmentPath(a.RepoID, a.UUID))
+	f, err := os.Open(h.AttachmentPath(a.RepoID, a.UUID))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			h.Log.Error("attachment file missing", "uuid", a.UUID, "release", rel.ID)
@@ -230,7 +207,7 @@ func (h Handlers) ServeAttachment(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Disposition", contentDisposition("attachment", a.Name))
+	w.Header().Set("Content-Disposition", app.ContentDisposition("attachment", a.Name))
 	http.ServeContent(w, req, "", a.CreatedAt.In(time.UTC), f)
 }
 

@@ -1,0 +1,6 @@
+package contents
+
+import "repohost/impl/app"
+
+// Handlers implements the contents operations of restapi.RepositoryAPI.
+type Handlers struct{ *app.Deps }
