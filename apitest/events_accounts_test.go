@@ -139,7 +139,7 @@ func TestUserEvents(t *testing.T) {
 	evNamed(t, log.ExpectKinds(t, "delete", events.UserDeleted)[0], adminID, bob.ID, "robert")
 
 	// Purge: alice owns a repository and is the only owner of an
-	// organization that owns one too; both go, each with its own event.
+	// organization that owns one too; all go, each with its own event.
 	var solo models.Organization
 	e.Do("POST", "orgs", map[string]any{"username": "solo"}, apitest.Basic(alice)).Expect(t, http.StatusCreated).JSON(t, &solo)
 	log.ExpectKinds(t, "create org", events.OrgCreated)
@@ -148,10 +148,12 @@ func TestUserEvents(t *testing.T) {
 	e.Do("DELETE", "admin/users/alice", nil, admin).Expect(t, http.StatusUnprocessableEntity)
 	log.ExpectKinds(t, "refused delete of an owner")
 	e.Do("DELETE", "admin/users/alice?purge=true", nil, admin).Expect(t, http.StatusNoContent)
-	got := log.ExpectKinds(t, "purge", events.OrgDeleted, events.UserDeleted)
-	if len(got) == 2 {
-		evNamed(t, got[0], adminID, solo.ID, "solo")
-		evNamed(t, got[1], adminID, alice.User.ID, "alice")
+	// Each repository goes through the repository service, which
+	// announces it, before its owner goes.
+	got := log.ExpectKinds(t, "purge", events.RepoDeleted, events.RepoDeleted, events.OrgDeleted, events.UserDeleted)
+	if len(got) == 4 {
+		evNamed(t, got[2], adminID, solo.ID, "solo")
+		evNamed(t, got[3], adminID, alice.User.ID, "alice")
 	}
 	for _, id := range []int64{alice.User.ID, solo.ID} {
 		if n, err := e.DB.Repos().CountByOwner(context.Background(), id); err != nil || n != 0 {
