@@ -7,6 +7,7 @@ import (
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/names"
+	"repohost/impl/refs"
 	"repohost/models"
 	"repohost/store"
 	"repohost/store/gitstore"
@@ -89,7 +90,8 @@ func Create(ctx context.Context, d *app.Deps, doer, owner *store.User, opt *mode
 		gitOpts.CommitMessage = "Initial commit\n"
 		gitOpts.Author = app.Signature(doer, d.Clock.Now())
 	}
-	if err := d.Git.Create(owner.Name, name, gitOpts); err != nil {
+	initial, err := d.Git.Create(owner.Name, name, gitOpts)
+	if err != nil {
 		return nil, createError(ctx, d, owner, name, err)
 	}
 
@@ -104,8 +106,14 @@ func Create(ctx context.Context, d *app.Deps, doer, owner *store.User, opt *mode
 		ObjectFormat:  format,
 	}
 	applyDefaults(r)
+	r.Owner = owner
 	err = d.Store.WithTx(ctx, func(ctx context.Context) error {
-		return d.Store.Repos().Create(ctx, r)
+		if err := d.Store.Repos().Create(ctx, r); err != nil {
+			return err
+		}
+		// The auto_init commit becomes the default branch, a ref change
+		// like any other.
+		return refs.New(d).InitialBranch(ctx, r, doer, initial)
 	})
 	if err != nil {
 		// Compensate: the directory is ours (Create refuses an existing

@@ -20,6 +20,7 @@ import (
 	"repohost/impl/auth"
 	"repohost/impl/convert"
 	"repohost/impl/names"
+	"repohost/impl/refs"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
@@ -162,7 +163,8 @@ func (h Handlers) generate(ctx context.Context, base string, doer *store.User, t
 	}
 	opts := gitstore.InitOptions{DefaultBranch: branch, ObjectFormat: format,
 		CommitMessage: "Initial commit\n", Author: app.Signature(doer, h.Clock.Now())}
-	if err := h.Git.CreateFromTemplate(src, owner.Name, name, opts, content); err != nil {
+	initial, err := h.Git.CreateFromTemplate(src, owner.Name, name, opts, content)
+	if err != nil {
 		return nil, createError(ctx, h.Deps, owner, name, err)
 	}
 
@@ -171,8 +173,14 @@ func (h Handlers) generate(ctx context.Context, base string, doer *store.User, t
 	r.IsPrivate = conv.Value(o.Private)
 	r.IsEmpty = content.Commit == nil
 	r.ObjectFormat = format
+	r.Owner = owner
 	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := h.Store.Repos().Create(ctx, r); err != nil {
+			return err
+		}
+		// The template's content becomes the default branch through
+		// impl/refs, before the template's rules are copied.
+		if err := refs.New(h.Deps).InitialBranch(ctx, r, doer, initial); err != nil {
 			return err
 		}
 		if conv.Value(o.Topics) {
