@@ -63,6 +63,7 @@ type Env struct {
 	Admin   *Account
 	stmts   atomic.Int64
 	checker *Contract
+	guard   *refGuard
 }
 
 // Account is a user a test can sign in as.
@@ -101,6 +102,10 @@ func New(t testing.TB) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every test server fails its test when code outside impl/refs moves
+	// a ref.
+	e.guard = &refGuard{Repos: e.Deps.Git, t: t}
+	e.Deps.Git = e.guard
 	h, err := impl.NewHandler(e.Deps)
 	if err != nil {
 		t.Fatalf("build handler: %v", err)
