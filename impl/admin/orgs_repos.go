@@ -38,7 +38,11 @@ func (h Handlers) AdminCreateRepo(ctx context.Context, params admin.AdminCreateR
 	if err != nil {
 		return h.Fail(err)
 	}
-	r, err := repo.Create(ctx, h.Deps, p.User, owner, params.Repository)
+	in, err := repo.CreateInputFrom(params.Repository)
+	if err != nil {
+		return h.Fail(err)
+	}
+	r, err := repo.Service{Deps: h.Deps}.Create(ctx, p.User, owner, in)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -122,41 +122,19 @@ func (h Handlers) strayDir(ctx context.Context, owner, name string) (*store.User
 }
 
 func (h Handlers) AdminAdoptRepository(ctx context.Context, params admin.AdminAdoptRepositoryParams) middleware.Responder {
-	if _, err := auth.RequireAdmin(ctx); err != nil {
+	p, err := auth.RequireAdmin(ctx)
+	if err != nil {
 		return h.Fail(err)
 	}
 	owner, err := h.strayDir(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	g, err := h.Git.OpenGit(owner.LowerName, params.Repo)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return h.Fail(apierr.Validation("%s/%s is not a git repository", params.Owner, params.Repo))
-		}
-		return h.Fail(err)
-	}
-	branches, err := g.BranchNames()
-	if err != nil {
-		return h.Fail(err)
-	}
-	// The default branch is where HEAD points; with HEAD on a missing
-	// branch the first existing one is taken, as the reference does.
-	branch := g.DefaultBranch()
-	if len(branches) > 0 && !contains(branches, branch) {
-		branch = branches[0]
-	}
-	if branch == "" {
-		branch = repo.DefaultBranch
-	}
-	r := repo.NewRow(owner, params.Repo, branch)
-	r.IsPrivate = true
-	r.IsEmpty = len(branches) == 0
-	r.ObjectFormat = g.ObjectFormat()
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		return h.Store.Repos().Create(ctx, r)
+	// Adopted repositories start private, as in the reference.
+	_, err = repo.Service{Deps: h.Deps}.Create(ctx, p.User, owner, repo.CreateInput{
+		Origin: repo.OriginAdopted, Name: params.Repo, Private: true,
 	})
-	if errors.Is(err, store.ErrDuplicate) {
+	if errors.Is(err, repo.ErrExists) {
 		return h.Fail(apierr.NotFound("repository %s/%s already exists", params.Owner, params.Repo))
 	}
 	if err != nil {
@@ -189,13 +167,4 @@ func (h Handlers) AdminDeleteUnadoptedRepository(ctx context.Context, params adm
 		return h.Fail(err)
 	}
 	return admin.NewAdminDeleteUnadoptedRepositoryNoContent()
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -285,12 +285,6 @@ func (h Handlers) applyEdit(ctx context.Context, u *store.User, params admin.Adm
 	return nil
 }
 
-// doomedRepo is a repository whose files go once the rows are gone.
-type doomedRepo struct {
-	owner, name string
-	id          int64
-}
-
 // AdminDeleteUser deletes an account with its addresses, tokens and
 // memberships. An account that still owns repositories or belongs to
 // organizations is refused unless purge is set; purge deletes its
@@ -303,7 +297,6 @@ func (h Handlers) AdminDeleteUser(ctx context.Context, params admin.AdminDeleteU
 		return h.Fail(err)
 	}
 	purge := params.Purge != nil && *params.Purge
-	var doomed []doomedRepo
 	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
 		u, err := h.Store.Users().FindByName(ctx, params.Username)
 		if err != nil {
@@ -334,17 +327,13 @@ func (h Handlers) AdminDeleteUser(ctx context.Context, params admin.AdminDeleteU
 		if len(ms) > 0 && !purge {
 			return apierr.Validation("user still has membership of organizations [uid: %d]", u.ID)
 		}
-		gone, err := h.deleteRepos(ctx, u, repos)
-		if err != nil {
+		if err := h.deleteRepos(ctx, p.User, u, repos); err != nil {
 			return err
 		}
-		doomed = append(doomed, gone...)
 		for _, m := range ms {
-			gone, err := h.deleteOrgIfLastOwner(ctx, m, u.ID)
-			if err != nil {
+			if err := h.deleteOrgIfLastOwner(ctx, p.User, m, u.ID); err != nil {
 				return err
 			}
-			doomed = append(doomed, gone...)
 		}
 		if err := h.Store.Orgs().DeleteUserMemberships(ctx, u.ID); err != nil {
 			return err
@@ -360,53 +349,50 @@ func (h Handlers) AdminDeleteUser(ctx context.Context, params admin.AdminDeleteU
 	if err != nil {
 		return h.Fail(err)
 	}
-	for _, r := range doomed {
-		repo.RemoveFiles(h.Deps, r.owner, r.name, r.id)
-	}
 	return admin.NewAdminDeleteUserNoContent()
 }
 
-func (h Handlers) deleteRepos(ctx context.Context, owner *store.User, repos []*store.Repository) ([]doomedRepo, error) {
-	out := make([]doomedRepo, 0, len(repos))
+// deleteRepos deletes owner's repositories through the repository service,
+// in the caller's transaction; their files go once it commits.
+func (h Handlers) deleteRepos(ctx context.Context, doer, owner *store.User, repos []*store.Repository) error {
 	for _, r := range repos {
-		if err := h.Store.Repos().Delete(ctx, r.ID); err != nil {
-			return nil, err
+		r.Owner = owner
+		if err := (repo.Service{Deps: h.Deps}).Delete(ctx, doer, r); err != nil {
+			return err
 		}
-		out = append(out, doomedRepo{owner: owner.Name, name: r.Name, id: r.ID})
 	}
-	return out, nil
+	return nil
 }
 
 // deleteOrgIfLastOwner deletes the organization of m, with its
 // repositories and memberships, when userID is its only owner: purging a
 // user must not leave an organization nobody can manage.
-func (h Handlers) deleteOrgIfLastOwner(ctx context.Context, m *store.OrgMember, userID int64) ([]doomedRepo, error) {
+func (h Handlers) deleteOrgIfLastOwner(ctx context.Context, doer *store.User, m *store.OrgMember, userID int64) error {
 	if !m.IsOwner {
-		return nil, nil
+		return nil
 	}
 	owners, err := h.Store.Orgs().CountOwners(ctx, m.OrgID)
 	if err != nil || owners > 1 {
-		return nil, err
+		return err
 	}
 	org, err := h.Store.Users().FindByID(ctx, m.OrgID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	repos, err := h.Store.Repos().ListByOwner(ctx, org.ID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	gone, err := h.deleteRepos(ctx, org, repos)
-	if err != nil {
-		return nil, err
+	if err := h.deleteRepos(ctx, doer, org, repos); err != nil {
+		return err
 	}
 	if err := h.Store.Orgs().DeleteOrgMembers(ctx, org.ID); err != nil {
-		return nil, err
+		return err
 	}
-	return gone, h.Store.Users().Delete(ctx, org.ID)
+	return h.Store.Users().Delete(ctx, org.ID)
 }
 
 // AdminRenameUser gives an account a new name and moves its repositories'

@@ -47,6 +47,20 @@ func (d *Deps) UnitRepo(ctx context.Context, p *auth.Principal, owner, name stri
 	return r, perm, nil
 }
 
+// CodeRepo loads a repository for reading its code, with its git
+// repository opened.
+func (d *Deps) CodeRepo(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, *gitstore.GitRepo, error) {
+	r, _, err := d.UnitRepo(ctx, p, owner, name, CodeUnit)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := d.OpenGit(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, g, nil
+}
+
 // UnitWriteRepo loads a repository for changing one of its units: 401, 404,
 // 403 (unit off, or no write access), then 423 when archived.
 func (d *Deps) UnitWriteRepo(ctx context.Context, owner, name string, enabled Unit) (*auth.Principal, *store.Repository, error) {
@@ -67,14 +81,24 @@ func (d *Deps) UnitWriteRepo(ctx context.Context, owner, name string, enabled Un
 	return p, r, nil
 }
 
-// WriterRepo loads the repository for a signed-in writer whatever its units:
-// 401, 404, 403, then 423 for an archived repository.
-func (d *Deps) WriterRepo(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
+// SignedInRepo loads owner/name for a signed-in caller, with the caller's
+// permission on it: 401, then 404.
+func (d *Deps) SignedInRepo(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
 	p, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, nil, access.None, err
 	}
 	r, perm, err := d.Repo(ctx, p, owner, name)
+	if err != nil {
+		return nil, nil, access.None, err
+	}
+	return p, r, perm, nil
+}
+
+// WriterRepo loads the repository for a signed-in writer whatever its units:
+// 401, 404, 403, then 423 for an archived repository.
+func (d *Deps) WriterRepo(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
+	p, r, perm, err := d.SignedInRepo(ctx, owner, name)
 	if err != nil {
 		return nil, nil, access.None, err
 	}
@@ -89,11 +113,7 @@ func (d *Deps) WriterRepo(ctx context.Context, owner, name string) (*auth.Princi
 
 // RepoAdmin loads the repository for a signed-in repository admin.
 func (d *Deps) RepoAdmin(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, perm, err := d.Repo(ctx, p, owner, name)
+	p, r, perm, err := d.SignedInRepo(ctx, owner, name)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,7 +43,7 @@ func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, 
 			keep = append(keep, clean)
 		}
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return nil, err
 	}

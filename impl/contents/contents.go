@@ -102,7 +102,7 @@ func (h Handlers) contents(ctx context.Context, req *http.Request, owner, name, 
 	if err != nil {
 		return nil, err
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return nil, err
 	}
@@ -176,11 +176,7 @@ func (w withHeaders) WriteResponse(rw http.ResponseWriter, p runtime.Producer) {
 
 func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.UnitRepo(ctx, p, params.Owner, params.Repo, app.CodeUnit)
-	if err != nil {
-		return h.Fail(err)
-	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	_, g, err := h.CodeRepo(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -282,7 +278,7 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 			}
 		}
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -32,7 +32,11 @@ func (h Handlers) CreateOrgRepo(ctx context.Context, params organization.CreateO
 	if !ok {
 		return h.Fail(apierr.Forbidden("Given user is not owner of organization."))
 	}
-	r, err := repo.Create(ctx, h.Deps, p.User, o, params.Body)
+	in, err := repo.CreateInputFrom(params.Body)
+	if err != nil {
+		return h.Fail(err)
+	}
+	r, err := repo.Service{Deps: h.Deps}.Create(ctx, p.User, o, in)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -143,7 +143,7 @@ func (h Handlers) tagFree(ctx context.Context, r *store.Repository, tag string) 
 // and records the tagged commit. It returns the opened repository and the
 // tag it made, for saveRelease to take back.
 func (h Handlers) tagRelease(ctx context.Context, r *store.Repository, rel *store.Release, target, message string, p *auth.Principal) (*gitstore.GitRepo, plumbing.Hash, error) {
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}

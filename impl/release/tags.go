@@ -32,11 +32,7 @@ func checkTagName(field, name string) error {
 
 func (h Handlers) RepoListTags(ctx context.Context, params repository.RepoListTagsParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.UnitRepo(ctx, p, params.Owner, params.Repo, app.CodeUnit)
-	if err != nil {
-		return h.Fail(err)
-	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	r, g, err := h.CodeRepo(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -57,11 +53,7 @@ func (h Handlers) RepoListTags(ctx context.Context, params repository.RepoListTa
 
 func (h Handlers) RepoGetTag(ctx context.Context, params repository.RepoGetTagParams) middleware.Responder {
 	p := auth.FromContext(ctx)
-	r, _, err := h.UnitRepo(ctx, p, params.Owner, params.Repo, app.CodeUnit)
-	if err != nil {
-		return h.Fail(err)
-	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	r, g, err := h.CodeRepo(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -85,7 +77,7 @@ func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreat
 	if err := checkTagName("TagName", name); err != nil {
 		return h.Fail(err)
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -118,7 +110,7 @@ func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDelet
 	if err != nil {
 		return h.Fail(err)
 	}
-	g, err := h.Git.OpenGit(r.Owner.Name, r.Name)
+	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -3,158 +3,75 @@ package repo
 import (
 	"context"
 	"errors"
+	"slices"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/names"
-	"repohost/impl/refs"
-	"repohost/models"
 	"repohost/store"
 	"repohost/store/gitstore"
-
-	"github.com/go-openapi/swag/conv"
 )
 
 // DefaultBranch is the branch a new repository starts with unless the
 // caller names another.
 const DefaultBranch = "main"
 
-// errRepoExists is the 409 for a name the owner already uses.
-func errRepoExists() error {
-	return apierr.Conflict("The repository with the same name already exists.")
-}
-
-// Create makes a repository owned by owner on behalf of doer: the bare git
-// repository first (with a first commit when auto_init is set), then the
-// database row; if the row cannot be written the new directory is removed
-// again. Callers check that doer may create repositories for owner.
-func Create(ctx context.Context, d *app.Deps, doer, owner *store.User, opt *models.CreateRepoOption) (*store.Repository, error) {
-	if opt == nil || opt.Name == nil {
-		return nil, apierr.Validation("[Name]: Required")
-	}
-	name := *opt.Name
-	if err := names.CheckRepo("Name", name); err != nil {
+// checkCreate validates in and fills in its defaults, before anything is
+// read or written, in the reference's order of refusals. It returns the
+// files of the first commit when in asks for auto-init.
+func (s Service) checkCreate(owner *store.User, in *CreateInput) (map[string]string, error) {
+	if err := names.CheckRepo("Name", in.Name); err != nil {
 		return nil, err
 	}
-	branch := conv.Value(opt.DefaultBranch)
-	if branch == "" {
-		branch = DefaultBranch
+	if in.Origin == OriginTemplate {
+		if !in.From.IsTemplate {
+			return nil, apierr.Validation("this is not a template repo")
+		}
+		if !in.Items.any() {
+			return nil, apierr.Validation("must select at least one template item")
+		}
+		if in.DefaultBranch == "" {
+			in.DefaultBranch = in.From.DefaultBranch
+		}
+		in.ObjectFormat = in.From.ObjectFormat
 	}
-	if err := names.CheckBranch("DefaultBranch", branch); err != nil {
+	if in.Origin == OriginAdopted {
+		// Branch and format are the directory's own.
+		return nil, nil
+	}
+	if in.DefaultBranch == "" {
+		in.DefaultBranch = DefaultBranch
+	}
+	if err := names.CheckBranch("DefaultBranch", in.DefaultBranch); err != nil {
 		return nil, err
 	}
-	format := conv.Value(opt.ObjectFormatName)
-	if format == "" {
-		format = "sha1"
+	if in.ObjectFormat == "" {
+		in.ObjectFormat = "sha1"
 	}
-	if !d.Git.SupportsObjectFormat(format) {
-		return nil, apierr.Validation("object format %q is not supported by this server", format)
+	if !s.Git.SupportsObjectFormat(in.ObjectFormat) {
+		return nil, apierr.Validation("object format %q is not supported by this server", in.ObjectFormat)
 	}
-	autoInit := conv.Value(opt.AutoInit)
-	description := conv.Value(opt.Description)
-	// Template names are checked even without auto_init, so a typo is
+	// Template names are checked even without auto-init, so a typo is
 	// reported instead of silently ignored.
-	if err := checkReadme(conv.Value(opt.Readme)); err != nil {
+	if err := checkReadme(in.Readme); err != nil {
 		return nil, err
 	}
-	ignore, err := gitignore(conv.Value(opt.Gitignores))
-	if err != nil {
+	files, err := s.initFiles(owner, *in)
+	if err != nil || !in.AutoInit {
 		return nil, err
 	}
-	holder := owner.FullName
-	if holder == "" {
-		holder = owner.Name
-	}
-	lic, err := license(conv.Value(opt.License), holder, d.Clock.Now())
-	if err != nil {
-		return nil, err
-	}
-	if err := checkQuota(ctx, d, doer, owner); err != nil {
-		return nil, err
-	}
-	if _, err := d.Store.Repos().FindByName(ctx, owner.ID, name); err == nil {
-		return nil, errRepoExists()
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-
-	gitOpts := gitstore.InitOptions{DefaultBranch: branch, ObjectFormat: format}
-	if autoInit {
-		gitOpts.Files = map[string]string{"README.md": readme(name, description)}
-		if ignore != "" {
-			gitOpts.Files[".gitignore"] = ignore
-		}
-		if lic != "" {
-			gitOpts.Files["LICENSE"] = lic
-		}
-		gitOpts.CommitMessage = "Initial commit\n"
-		gitOpts.Author = app.Signature(doer, d.Clock.Now())
-	}
-	initial, err := d.Git.Create(owner.Name, name, gitOpts)
-	if err != nil {
-		return nil, createError(ctx, d, owner, name, err)
-	}
-
-	r := &store.Repository{
-		OwnerID:       owner.ID,
-		Name:          name,
-		Description:   description,
-		DefaultBranch: branch,
-		IsPrivate:     conv.Value(opt.Private),
-		IsTemplate:    conv.Value(opt.Template),
-		IsEmpty:       !autoInit,
-		ObjectFormat:  format,
-	}
-	applyDefaults(r)
-	r.Owner = owner
-	err = d.Store.WithTx(ctx, func(ctx context.Context) error {
-		if err := d.Store.Repos().Create(ctx, r); err != nil {
-			return err
-		}
-		// The auto_init commit becomes the default branch, a ref change
-		// like any other.
-		return refs.New(d).InitialBranch(ctx, r, doer, initial)
-	})
-	if err != nil {
-		// Compensate: the directory is ours (Create refuses an existing
-		// one), so removing it cannot destroy anyone else's data.
-		if rmErr := d.Git.Delete(owner.Name, name); rmErr != nil {
-			d.Log.Error("remove repository directory after failed insert", "repo", owner.Name+"/"+name, "err", rmErr)
-		}
-		if errors.Is(err, store.ErrDuplicate) {
-			return nil, errRepoExists()
-		}
-		return nil, err
-	}
-	r.Owner = owner
-	return r, nil
-}
-
-// createError explains a failed git create: an existing directory is either
-// a repository created concurrently under the same name or stray files that
-// are never deleted on the caller's behalf.
-func createError(ctx context.Context, d *app.Deps, owner *store.User, name string, err error) error {
-	switch {
-	case errors.Is(err, store.ErrDuplicate):
-		if _, findErr := d.Store.Repos().FindByName(ctx, owner.ID, name); findErr == nil {
-			return errRepoExists()
-		}
-		return apierr.Conflict("The repository files already exist on disk; a site admin must adopt or delete them first.")
-	case errors.Is(err, gitstore.ErrUnsupported):
-		return apierr.Validation("%s", err.Error())
-	case errors.Is(err, gitstore.ErrBadName):
-		return apierr.Validation("[Name]: invalid repository name")
-	}
-	return err
+	return files, nil
 }
 
 // checkQuota enforces the owner's repository limit; site admins are exempt.
 // MaxRepoCreation below 0 means the site default, which is unlimited.
-func checkQuota(ctx context.Context, d *app.Deps, doer, owner *store.User) error {
+func (s Service) checkQuota(ctx context.Context, doer, owner *store.User) error {
 	if doer.IsAdmin || owner.MaxRepoCreation < 0 {
 		return nil
 	}
-	n, err := d.Store.Repos().CountByOwner(ctx, owner.ID)
+	n, err := s.Store.Repos().CountByOwner(ctx, owner.ID)
 	if err != nil {
 		return err
 	}
@@ -164,26 +81,125 @@ func checkQuota(ctx context.Context, d *app.Deps, doer, owner *store.User) error
 	return nil
 }
 
-// applyDefaults sets the settings a new repository starts with. The row is
-// written with every column, so the defaults must be explicit here.
-func applyDefaults(r *store.Repository) {
-	r.HasIssues = true
-	r.HasWiki = true
-	r.HasPullRequests = true
-	r.HasProjects = true
-	r.HasReleases = true
-	r.HasPackages = true
-	r.HasActions = true
-	r.HasCode = true
-	r.ProjectsMode = "all"
-	r.AllowMerge = true
-	r.AllowRebase = true
-	r.AllowRebaseMerge = true
-	r.AllowSquash = true
-	r.AllowFastForwardOnly = true
-	r.AllowRebaseUpdate = true
-	r.DefaultMergeStyle = "merge"
-	r.EnableTimeTracker = true
-	r.AllowOnlyContributorsToTrackTime = true
-	r.EnableIssueDependencies = true
+// newRow is the row of a new repository: what in asks for, over the
+// settings every repository starts with. The row is written with every
+// column, so the defaults must be explicit here.
+func newRow(owner *store.User, in CreateInput) *store.Repository {
+	return &store.Repository{
+		OwnerID: owner.ID, Owner: owner, Name: in.Name, Description: in.Description,
+		DefaultBranch: in.DefaultBranch, ObjectFormat: in.ObjectFormat,
+		IsPrivate: in.Private, IsTemplate: in.IsTemplate, IsEmpty: true,
+
+		HasIssues: true, HasWiki: true, HasPullRequests: true, HasProjects: true,
+		HasReleases: true, HasPackages: true, HasActions: true, HasCode: true,
+		ProjectsMode: "all",
+
+		AllowMerge: true, AllowRebase: true, AllowRebaseMerge: true, AllowSquash: true,
+		AllowFastForwardOnly: true, AllowRebaseUpdate: true, DefaultMergeStyle: "merge",
+
+		EnableTimeTracker: true, AllowOnlyContributorsToTrackTime: true, EnableIssueDependencies: true,
+	}
+}
+
+// createFiles is the one place a repository's files come into being: a
+// new bare repository (with a first commit when auto-initialised), a copy
+// of the template, or, for an adopted one, the directory already there,
+// read for its default branch and format. It completes r from what is on
+// disk, tells whether it made the directory (and so may remove it) and
+// returns the first commit it wrote, which no branch points at yet: Create
+// publishes it through impl/refs.
+func (s Service) createFiles(ctx context.Context, doer, owner *store.User, in CreateInput, files map[string]string, r *store.Repository) (made bool, initial plumbing.Hash, err error) {
+	if in.Origin == OriginAdopted {
+		return false, plumbing.ZeroHash, s.readAdopted(owner, r)
+	}
+	opts := gitstore.InitOptions{DefaultBranch: in.DefaultBranch, ObjectFormat: in.ObjectFormat,
+		CommitMessage: "Initial commit\n", Author: app.Signature(doer, s.Clock.Now())}
+	switch in.Origin {
+	case OriginTemplate:
+		src, content, err := s.templateContent(owner, in)
+		if err != nil {
+			return false, plumbing.ZeroHash, err
+		}
+		initial, err = s.Git.CreateFromTemplate(src, owner.Name, in.Name, opts, content)
+		if err != nil {
+			return false, plumbing.ZeroHash, s.createError(ctx, owner, in.Name, err)
+		}
+	default:
+		opts.Files = files
+		if initial, err = s.Git.Create(owner.Name, in.Name, opts); err != nil {
+			return false, plumbing.ZeroHash, s.createError(ctx, owner, in.Name, err)
+		}
+	}
+	r.IsEmpty = initial.IsZero()
+	return true, initial, nil
+}
+
+// initFiles are the files of an auto-initialised repository's first commit.
+func (s Service) initFiles(owner *store.User, in CreateInput) (map[string]string, error) {
+	files := map[string]string{"README.md": readme(in.Name, in.Description)}
+	ignore, err := gitignore(in.Gitignores)
+	if err != nil {
+		return nil, err
+	}
+	if ignore != "" {
+		files[".gitignore"] = ignore
+	}
+	holder := owner.FullName
+	if holder == "" {
+		holder = owner.Name
+	}
+	lic, err := license(in.License, holder, s.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if lic != "" {
+		files["LICENSE"] = lic
+	}
+	return files, nil
+}
+
+// readAdopted completes the row of an adopted directory: the default
+// branch is where HEAD points, or the first existing branch when HEAD
+// points at a missing one, as the reference does.
+func (s Service) readAdopted(owner *store.User, r *store.Repository) error {
+	g, err := s.Git.OpenGit(owner.LowerName, r.Name)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return apierr.Validation("%s/%s is not a git repository", owner.LowerName, r.Name)
+		}
+		return err
+	}
+	branches, err := g.BranchNames()
+	if err != nil {
+		return err
+	}
+	branch := g.DefaultBranch()
+	if len(branches) > 0 && !slices.Contains(branches, branch) {
+		branch = branches[0]
+	}
+	if branch == "" {
+		branch = DefaultBranch
+	}
+	r.DefaultBranch = branch
+	r.IsEmpty = len(branches) == 0
+	r.ObjectFormat = g.ObjectFormat()
+	return nil
+}
+
+// createError explains a failed git create: an existing directory is either
+// a repository created concurrently under the same name or stray files that
+// are never deleted on the caller's behalf.
+func (s Service) createError(ctx context.Context, owner *store.User, name string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrDuplicate):
+		if _, findErr := s.Store.Repos().FindByName(ctx, owner.ID, name); findErr == nil {
+			return ErrExists
+		}
+		return apierr.Conflict("The repository files already exist on disk; a site admin must adopt or delete them first.")
+	case errors.Is(err, gitstore.ErrUnsupported):
+		return apierr.Validation("%s", err.Error())
+	case errors.Is(err, gitstore.ErrBadName):
+		return apierr.Validation("[Name]: invalid repository name")
+	}
+	return err
 }

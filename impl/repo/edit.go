@@ -11,8 +11,8 @@ import (
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
-	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/impl/events"
 	"repohost/impl/names"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
@@ -44,9 +44,50 @@ func checkURL(field, raw string) error {
 	return nil
 }
 
+// EditInput is a change to a repository's settings; nil fields stay as
+// they are.
+type EditInput struct {
+	// Name renames the repository (its directory moves with it).
+	Name                 *string
+	Description, Website *string
+	Private, Template    *bool
+	// Archived archives or unarchives it.
+	Archived *bool
+	// DefaultBranch must exist unless the repository is empty; HEAD moves
+	// with it.
+	DefaultBranch *string
+
+	// Units.
+	HasIssues, HasWiki, HasPullRequests, HasProjects *bool
+	HasReleases, HasPackages, HasActions, HasCode    *bool
+	ProjectsMode                                     *string
+
+	// Pull request merging.
+	IgnoreWhitespaceConflicts, AllowMerge, AllowRebase, AllowRebaseMerge *bool
+	AllowSquash, AllowFastForwardOnly, AllowManualMerge                  *bool
+	AutodetectManualMerge, AllowRebaseUpdate                             *bool
+	DefaultDeleteBranchAfterMerge, DefaultAllowMaintainerEdit            *bool
+	DefaultMergeStyle, DefaultTargetBranch                               *string
+
+	// Sending one tracker selects it: an external tracker with a URL
+	// replaces the built-in one; the built-in settings (or an external
+	// tracker without URL) switch back to it.
+	ExternalTracker *ExternalTracker
+	InternalTracker *InternalTracker
+	ExternalWikiURL *string
+}
+
+// ExternalTracker is an issue tracker outside this server.
+type ExternalTracker struct{ URL, Format, Style, RegexpPattern string }
+
+// InternalTracker is the settings of the built-in issue tracker.
+type InternalTracker struct {
+	EnableTimeTracker, AllowOnlyContributorsToTrackTime, EnableIssueDependencies bool
+}
+
 // checkEdit validates everything in o that does not need git or the
 // database, before anything changes.
-func checkEdit(o *models.EditRepoOption) error {
+func checkEdit(o EditInput) error {
 	if o.Name != nil {
 		if err := names.CheckRepo("Name", *o.Name); err != nil {
 			return err
@@ -72,26 +113,26 @@ func checkEdit(o *models.EditRepoOption) error {
 			return err
 		}
 	}
-	if t := o.ExternalTracker; t != nil && t.ExternalTrackerURL != "" {
-		if err := checkURL("ExternalTrackerURL", t.ExternalTrackerURL); err != nil {
+	if t := o.ExternalTracker; t != nil && t.URL != "" {
+		if err := checkURL("ExternalTrackerURL", t.URL); err != nil {
 			return err
 		}
-		if t.ExternalTrackerFormat != "" {
+		if t.Format != "" {
 			// The placeholders stand for path segments; with sample values
 			// in their place the format must be a URL.
-			sample := strings.NewReplacer("{user}", "u", "{repo}", "r", "{index}", "1").Replace(t.ExternalTrackerFormat)
+			sample := strings.NewReplacer("{user}", "u", "{repo}", "r", "{index}", "1").Replace(t.Format)
 			if err := checkURL("ExternalTrackerFormat", sample); err != nil {
 				return err
 			}
 		}
-		if t.ExternalTrackerStyle != "" {
-			if err := oneOf("ExternalTrackerStyle", t.ExternalTrackerStyle, trackerStyles); err != nil {
+		if t.Style != "" {
+			if err := oneOf("ExternalTrackerStyle", t.Style, trackerStyles); err != nil {
 				return err
 			}
 		}
 	}
-	if w := o.ExternalWiki; w != nil && w.ExternalWikiURL != "" {
-		if err := checkURL("ExternalWikiURL", w.ExternalWikiURL); err != nil {
+	if w := o.ExternalWikiURL; w != nil && *w != "" {
+		if err := checkURL("ExternalWikiURL", *w); err != nil {
 			return err
 		}
 	}
@@ -99,7 +140,7 @@ func checkEdit(o *models.EditRepoOption) error {
 }
 
 // applyEdit copies the fields present in o onto r; absent ones stay.
-func applyEdit(r *store.Repository, o *models.EditRepoOption, now time.Time) {
+func applyEdit(r *store.Repository, o EditInput, now time.Time) {
 	app.Set(&r.Name, o.Name)
 	app.Set(&r.Description, o.Description)
 	app.Set(&r.Website, o.Website)
@@ -135,15 +176,12 @@ func applyEdit(r *store.Repository, o *models.EditRepoOption, now time.Time) {
 	app.Set(&r.DefaultDeleteBranchAfterMerge, o.DefaultDeleteBranchAfterMerge)
 	app.Set(&r.DefaultAllowMaintainerEdit, o.DefaultAllowMaintainerEdit)
 	app.Set(&r.DefaultTargetBranch, o.DefaultTargetBranch)
-	// Sending one tracker selects it: an external tracker with a URL
-	// replaces the built-in one, the built-in settings (or an external
-	// tracker without URL) switch back to it.
 	if t := o.ExternalTracker; t != nil {
-		r.ExternalTrackerURL = t.ExternalTrackerURL
-		r.ExternalTrackerFormat = t.ExternalTrackerFormat
-		r.ExternalTrackerStyle = t.ExternalTrackerStyle
-		r.ExternalTrackerRegexpPattern = t.ExternalTrackerRegexpPattern
-		if t.ExternalTrackerURL == "" {
+		r.ExternalTrackerURL = t.URL
+		r.ExternalTrackerFormat = t.Format
+		r.ExternalTrackerStyle = t.Style
+		r.ExternalTrackerRegexpPattern = t.RegexpPattern
+		if t.URL == "" {
 			r.ExternalTrackerFormat, r.ExternalTrackerStyle, r.ExternalTrackerRegexpPattern = "", "", ""
 		} else if r.ExternalTrackerStyle == "" {
 			r.ExternalTrackerStyle = "numeric"
@@ -157,39 +195,29 @@ func applyEdit(r *store.Repository, o *models.EditRepoOption, now time.Time) {
 			r.ExternalTrackerURL, r.ExternalTrackerFormat, r.ExternalTrackerStyle, r.ExternalTrackerRegexpPattern = "", "", "", ""
 		}
 	}
-	if w := o.ExternalWiki; w != nil {
-		r.ExternalWikiURL = w.ExternalWikiURL
-	}
+	app.Set(&r.ExternalWikiURL, o.ExternalWikiURL)
 }
 
 func (h Handlers) RepoEdit(ctx context.Context, params repository.RepoEditParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	r, perm, err := h.Repo(ctx, p, params.Owner, params.Repo)
+	p, r, perm, err := h.SignedInRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
 	if !perm.Admin {
-		return h.Fail(apierr.Forbidden("user should be an owner or a collaborator with admin write of a repository"))
+		return h.Fail(apierr.Forbidden(app.MsgNeedAdmin))
 	}
-	o := params.Body
-	if o == nil {
-		o = &models.EditRepoOption{}
-	}
-	updated, err := h.edit(ctx, r, o)
+	updated, err := h.svc().Edit(ctx, p.User, r, editInput(params.Body))
 	if err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoEditOK().WithPayload(convert.Repo(app.BaseURL(params.HTTPRequest), updated, perm, app.Viewer(p)))
 }
 
-// edit applies o to r: checks first, then the git changes (rename, HEAD),
-// then the row in a transaction that re-reads it, so concurrent edits of
-// different fields do not undo each other. A failed write undoes the git
-// changes.
-func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditRepoOption) (*store.Repository, error) {
+// Edit applies o to r (its Owner loaded): checks first, then the git
+// changes (rename, HEAD), then the row in a transaction that re-reads it,
+// so concurrent edits of different fields do not undo each other, and
+// records RepoEdited. A failed write undoes the git changes.
+func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository, o EditInput) (*store.Repository, error) {
 	if err := checkEdit(o); err != nil {
 		return nil, err
 	}
@@ -197,7 +225,7 @@ func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditR
 	oldName, newName := r.Name, r.Name
 	if o.Name != nil && *o.Name != r.Name {
 		newName = *o.Name
-		other, err := h.Store.Repos().FindByName(ctx, r.OwnerID, newName)
+		other, err := s.Store.Repos().FindByName(ctx, r.OwnerID, newName)
 		switch {
 		case err == nil && other.ID != r.ID:
 			return nil, apierr.Validation("The repository with the same name already exists.")
@@ -209,7 +237,7 @@ func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditR
 	if o.DefaultBranch != nil && *o.DefaultBranch != r.DefaultBranch {
 		newBranch = *o.DefaultBranch
 		if !r.IsEmpty {
-			ok, err := h.Git.HasBranch(owner, oldName, newBranch)
+			ok, err := s.Git.HasBranch(owner, oldName, newBranch)
 			if err != nil {
 				return nil, err
 			}
@@ -221,7 +249,7 @@ func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditR
 
 	renamed := false
 	if newName != oldName {
-		if err := h.Git.Rename(owner, oldName, owner, newName); err != nil {
+		if err := s.Git.Rename(owner, oldName, owner, newName); err != nil {
 			if errors.Is(err, store.ErrDuplicate) {
 				return nil, apierr.Validation("repository files named %q already exist on disk", newName)
 			}
@@ -231,20 +259,20 @@ func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditR
 	}
 	undo := func() {
 		if newBranch != oldBranch {
-			if err := h.Git.SetDefaultBranch(owner, newName, oldBranch); err != nil {
-				h.Log.Error("restore default branch", "repo", owner+"/"+newName, "err", err)
+			if err := s.Git.SetDefaultBranch(owner, newName, oldBranch); err != nil {
+				s.Log.Error("restore default branch", "repo", owner+"/"+newName, "err", err)
 			}
 		}
 		if renamed {
-			if err := h.Git.Rename(owner, newName, owner, oldName); err != nil {
-				h.Log.Error("undo repository rename", "repo", owner+"/"+newName, "err", err)
+			if err := s.Git.Rename(owner, newName, owner, oldName); err != nil {
+				s.Log.Error("undo repository rename", "repo", owner+"/"+newName, "err", err)
 			}
 		}
 	}
 	if newBranch != oldBranch {
 		// An empty repository gets its HEAD moved too, so the first push
 		// to the new default branch is what clones check out.
-		if err := h.Git.SetDefaultBranch(owner, newName, newBranch); err != nil {
+		if err := s.Git.SetDefaultBranch(owner, newName, newBranch); err != nil {
 			oldBranch = newBranch // nothing to restore
 			undo()
 			return nil, err
@@ -252,17 +280,21 @@ func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditR
 	}
 
 	var updated *store.Repository
-	err := h.Store.WithTx(ctx, func(ctx context.Context) error {
-		fresh, err := h.Store.Repos().FindByID(ctx, r.ID)
+	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+		fresh, err := s.Store.Repos().FindByID(ctx, r.ID)
 		if err != nil {
 			return err
 		}
-		applyEdit(fresh, o, h.Clock.Now())
-		if err := h.Store.Repos().Update(ctx, fresh); err != nil {
+		applyEdit(fresh, o, s.Clock.Now())
+		if err := s.Store.Repos().Update(ctx, fresh); err != nil {
 			return err
 		}
 		updated = fresh
-		return nil
+		ev := repoEvent(fresh)
+		if fresh.Name != oldName {
+			ev.OldName = oldName
+		}
+		return s.Events.Emit(ctx, events.RepoEdited, fresh.ID, doer.ID, ev)
 	})
 	if err != nil {
 		undo()
@@ -272,4 +304,40 @@ func (h Handlers) edit(ctx context.Context, r *store.Repository, o *models.EditR
 		return nil, err
 	}
 	return updated, nil
+}
+
+// editInput is the service's input for a PATCH body.
+func editInput(o *models.EditRepoOption) EditInput {
+	if o == nil {
+		return EditInput{}
+	}
+	in := EditInput{
+		Name: o.Name, Description: o.Description, Website: o.Website,
+		Private: o.Private, Template: o.Template, Archived: o.Archived, DefaultBranch: o.DefaultBranch,
+
+		HasIssues: o.HasIssues, HasWiki: o.HasWiki, HasPullRequests: o.HasPullRequests, HasProjects: o.HasProjects,
+		HasReleases: o.HasReleases, HasPackages: o.HasPackages, HasActions: o.HasActions, HasCode: o.HasCode,
+		ProjectsMode: o.ProjectsMode,
+
+		IgnoreWhitespaceConflicts: o.IgnoreWhitespaceConflicts, AllowMerge: o.AllowMerge,
+		AllowRebase: o.AllowRebase, AllowRebaseMerge: o.AllowRebaseMerge, AllowSquash: o.AllowSquash,
+		AllowFastForwardOnly: o.AllowFastForwardOnly, AllowManualMerge: o.AllowManualMerge,
+		AutodetectManualMerge: o.AutodetectManualMerge, AllowRebaseUpdate: o.AllowRebaseUpdate,
+		DefaultDeleteBranchAfterMerge: o.DefaultDeleteBranchAfterMerge,
+		DefaultAllowMaintainerEdit:    o.DefaultAllowMaintainerEdit,
+		DefaultMergeStyle:             o.DefaultMergeStyle, DefaultTargetBranch: o.DefaultTargetBranch,
+	}
+	if t := o.ExternalTracker; t != nil {
+		in.ExternalTracker = &ExternalTracker{URL: t.ExternalTrackerURL, Format: t.ExternalTrackerFormat,
+			Style: t.ExternalTrackerStyle, RegexpPattern: t.ExternalTrackerRegexpPattern}
+	}
+	if t := o.InternalTracker; t != nil {
+		in.InternalTracker = &InternalTracker{EnableTimeTracker: t.EnableTimeTracker,
+			AllowOnlyContributorsToTrackTime: t.AllowOnlyContributorsToTrackTime,
+			EnableIssueDependencies:          t.EnableIssueDependencies}
+	}
+	if w := o.ExternalWiki; w != nil {
+		in.ExternalWikiURL = &w.ExternalWikiURL
+	}
+	return in
 }

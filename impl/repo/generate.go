@@ -19,39 +19,13 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
-	"repohost/impl/names"
-	"repohost/impl/refs"
-	"repohost/models"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
 
-// NewRow is a repository row for owner with the settings every new
-// repository starts with; callers fill in the rest.
-func NewRow(owner *store.User, name, defaultBranch string) *store.Repository {
-	r := &store.Repository{OwnerID: owner.ID, Name: name, DefaultBranch: defaultBranch, ObjectFormat: "sha1", IsEmpty: true}
-	applyDefaults(r)
-	return r
-}
-
-// templateItems tells whether o asks for anything to be taken from the
-// template.
-func templateItems(o *models.GenerateRepoOption) bool {
-	for _, b := range []*bool{o.GitContent, o.Topics, o.GitHooks, o.Webhooks, o.Avatar, o.Labels, o.ProtectedBranch} {
-		if conv.Value(b) {
-			return true
-		}
-	}
-	return false
-}
-
 func (h Handlers) GenerateRepo(ctx context.Context, params repository.GenerateRepoParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	tpl, _, err := h.Repo(ctx, p, params.TemplateOwner, params.TemplateRepo)
+	p, tpl, _, err := h.SignedInRepo(ctx, params.TemplateOwner, params.TemplateRepo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -62,28 +36,21 @@ func (h Handlers) GenerateRepo(ctx context.Context, params repository.GenerateRe
 	case o.Name == nil:
 		return h.Fail(apierr.Validation("[Name]: Required"))
 	}
-	name := *o.Name
-	if err := names.CheckRepo("Name", name); err != nil {
-		return h.Fail(err)
-	}
-	if !tpl.IsTemplate {
-		return h.Fail(apierr.Validation("this is not a template repo"))
-	}
-	if !templateItems(o) {
-		return h.Fail(apierr.Validation("must select at least one template item"))
-	}
 	owner, err := h.generateOwner(ctx, p, *o.Owner)
 	if err != nil {
 		return h.Fail(err)
 	}
-	branch := conv.Value(o.DefaultBranch)
-	if branch == "" {
-		branch = tpl.DefaultBranch
-	}
-	if err := names.CheckBranch("DefaultBranch", branch); err != nil {
-		return h.Fail(err)
-	}
-	r, err := h.generate(ctx, app.BaseURL(params.HTTPRequest), p.User, tpl, owner, name, branch, o)
+	base := app.BaseURL(params.HTTPRequest)
+	r, err := h.svc().Create(ctx, p.User, owner, CreateInput{
+		Origin: OriginTemplate, From: tpl, LinkBase: base,
+		Name: *o.Name, Description: conv.Value(o.Description), Private: conv.Value(o.Private),
+		DefaultBranch: conv.Value(o.DefaultBranch),
+		Items: TemplateItems{
+			GitContent: conv.Value(o.GitContent), GitHooks: conv.Value(o.GitHooks), Topics: conv.Value(o.Topics),
+			Labels: conv.Value(o.Labels), ProtectedBranches: conv.Value(o.ProtectedBranch),
+			Webhooks: conv.Value(o.Webhooks), Avatar: conv.Value(o.Avatar),
+		},
+	})
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -91,7 +58,7 @@ func (h Handlers) GenerateRepo(ctx context.Context, params repository.GenerateRe
 	if err != nil {
 		return h.Fail(err)
 	}
-	return repository.NewGenerateRepoCreated().WithPayload(convert.Repo(app.BaseURL(params.HTTPRequest), r, perm, p.User))
+	return repository.NewGenerateRepoCreated().WithPayload(convert.Repo(base, r, perm, p.User))
 }
 
 // generateOwner loads the owner of the new repository and checks that p may
@@ -123,101 +90,53 @@ func (h Handlers) generateOwner(ctx context.Context, p *auth.Principal, name str
 	return owner, nil
 }
 
-// generate makes owner/name from tpl: the git repository first (the
-// template's default branch tree as one fresh commit, with the template
-// variables expanded where .gitea/template asks; the hooks), then the
-// row with the copied topics, protection rules and labels in one
-// transaction; if that fails the new directory is removed again.
-func (h Handlers) generate(ctx context.Context, base string, doer *store.User, tpl *store.Repository, owner *store.User, name, branch string, o *models.GenerateRepoOption) (*store.Repository, error) {
-	if err := checkQuota(ctx, h.Deps, doer, owner); err != nil {
-		return nil, err
-	}
-	if _, err := h.Store.Repos().FindByName(ctx, owner.ID, name); err == nil {
-		return nil, errRepoExists()
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	src, err := h.OpenGit(tpl)
+// templateContent is what a generated repository's files take from the
+// template in.From: its default branch's tree as one fresh commit, with
+// the template variables expanded where .gitea/template asks, and its
+// hooks. An empty template gives an empty repository.
+func (s Service) templateContent(owner *store.User, in CreateInput) (*gitstore.GitRepo, gitstore.TemplateContent, error) {
+	content := gitstore.TemplateContent{Hooks: in.Items.GitHooks}
+	src, err := s.OpenGit(in.From)
 	if err != nil {
-		return nil, err
+		return nil, content, err
 	}
-	content := gitstore.TemplateContent{Hooks: conv.Value(o.GitHooks)}
-	if conv.Value(o.GitContent) {
-		b, err := src.GetBranch(tpl.DefaultBranch)
-		switch {
-		case err == nil:
-			content.Commit = b.Commit
-			vars := templateVars(base, tpl, owner, name, conv.Value(o.Description), h.Clock.Now())
-			if rw := templateRewrite(b.Commit, vars); rw != nil {
-				content.Rewrite = rw
-				content.Omit = map[string]bool{templateFile: true}
-			}
-		case !errors.Is(err, store.ErrNotFound):
-			return nil, err
-		}
-		// An empty template gives an empty repository.
+	if !in.Items.GitContent {
+		return src, content, nil
 	}
-	format := tpl.ObjectFormat
-	if format == "" {
-		format = "sha1"
+	b, err := src.GetBranch(in.From.DefaultBranch)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return src, content, nil
+	case err != nil:
+		return nil, content, err
 	}
-	opts := gitstore.InitOptions{DefaultBranch: branch, ObjectFormat: format,
-		CommitMessage: "Initial commit\n", Author: app.Signature(doer, h.Clock.Now())}
-	initial, err := h.Git.CreateFromTemplate(src, owner.Name, name, opts, content)
-	if err != nil {
-		return nil, createError(ctx, h.Deps, owner, name, err)
+	content.Commit = b.Commit
+	vars := templateVars(in.LinkBase, in.From, owner, in.Name, in.Description, s.Clock.Now())
+	if rw := templateRewrite(b.Commit, vars); rw != nil {
+		content.Rewrite = rw
+		content.Omit = map[string]bool{templateFile: true}
 	}
+	return src, content, nil
+}
 
-	r := NewRow(owner, name, branch)
-	r.Description = conv.Value(o.Description)
-	r.IsPrivate = conv.Value(o.Private)
-	r.IsEmpty = content.Commit == nil
-	r.ObjectFormat = format
-	r.Owner = owner
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		if err := h.Store.Repos().Create(ctx, r); err != nil {
+// copyTemplateRows copies the template's topics, protection rules and
+// labels to the generated r, as in.Items asks, in the transaction that
+// inserts r. Webhooks and avatars: this server has neither yet.
+func (s Service) copyTemplateRows(ctx context.Context, in CreateInput, r *store.Repository) error {
+	if in.Items.Topics {
+		if err := s.Store.Topics().Copy(ctx, in.From.ID, r.ID); err != nil {
 			return err
 		}
-		// The template's content becomes the default branch through
-		// impl/refs, before the template's rules are copied.
-		if err := refs.New(h.Deps).InitialBranch(ctx, r, doer, initial); err != nil {
+	}
+	if in.Items.ProtectedBranches {
+		if err := s.Store.Protections().CopyAll(ctx, in.From.ID, r.ID); err != nil {
 			return err
 		}
-		if conv.Value(o.Topics) {
-			if err := h.Store.Topics().Copy(ctx, tpl.ID, r.ID); err != nil {
-				return err
-			}
-		}
-		if conv.Value(o.ProtectedBranch) {
-			if err := h.Store.Protections().CopyAll(ctx, tpl.ID, r.ID); err != nil {
-				return err
-			}
-		}
-		if conv.Value(o.Labels) {
-			if err := h.Store.GitRepos().CopyLabels(ctx, tpl.ID, r.ID); err != nil {
-				return err
-			}
-		}
-		// Webhooks and avatars: this server has neither yet, so a
-		// template has none to give.
-		return nil
-	})
-	if err != nil {
-		if rmErr := h.Git.Delete(owner.Name, name); rmErr != nil {
-			h.Log.Error("remove generated repository after failed insert", "repo", owner.Name+"/"+name, "err", rmErr)
-		}
-		if errors.Is(err, store.ErrDuplicate) {
-			return nil, errRepoExists()
-		}
-		return nil, err
 	}
-	// The topics column was written by the copy; read the row back so the
-	// answer shows it.
-	fresh, err := h.Store.Repos().FindByID(ctx, r.ID)
-	if err != nil {
-		return nil, err
+	if in.Items.Labels {
+		return s.Store.GitRepos().CopyLabels(ctx, in.From.ID, r.ID)
 	}
-	return fresh, nil
+	return nil
 }
 
 // templateFile lists, one glob per line, the files of a template whose

@@ -2,17 +2,33 @@ package repo
 
 import (
 	"context"
-	"os"
 
 	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/models"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
 )
+
+// CreateInputFrom is the service's input for a repository created through the
+// API (for the caller, an organization, or a user by a site admin).
+func CreateInputFrom(o *models.CreateRepoOption) (CreateInput, error) {
+	if o == nil || o.Name == nil {
+		return CreateInput{}, apierr.Validation("[Name]: Required")
+	}
+	return CreateInput{
+		Origin: OriginNew, Name: *o.Name, Description: conv.Value(o.Description),
+		Private: conv.Value(o.Private), IsTemplate: conv.Value(o.Template),
+		DefaultBranch: conv.Value(o.DefaultBranch), ObjectFormat: conv.Value(o.ObjectFormatName),
+		AutoInit: conv.Value(o.AutoInit), Readme: conv.Value(o.Readme),
+		Gitignores: conv.Value(o.Gitignores), License: conv.Value(o.License),
+	}, nil
+}
 
 // created renders a repository just made, with p's permission on it.
 func (h Handlers) created(ctx context.Context, p *auth.Principal, base string, r *store.Repository) (*repository.CreateCurrentUserRepoCreated, error) {
@@ -28,7 +44,11 @@ func (h Handlers) CreateCurrentUserRepo(ctx context.Context, params repository.C
 	if err != nil {
 		return h.Fail(err)
 	}
-	r, err := Create(ctx, h.Deps, p.User, p.User, params.Body)
+	in, err := CreateInputFrom(params.Body)
+	if err != nil {
+		return h.Fail(err)
+	}
+	r, err := h.svc().Create(ctx, p.User, p.User, in)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -49,35 +69,15 @@ func (h Handlers) RepoGet(ctx context.Context, params repository.RepoGetParams) 
 }
 
 func (h Handlers) RepoDelete(ctx context.Context, params repository.RepoDeleteParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	r, perm, err := h.Repo(ctx, p, params.Owner, params.Repo)
+	p, r, perm, err := h.SignedInRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
 	if !perm.Owner {
 		return h.Fail(apierr.Forbidden("user should be the owner of the repo"))
 	}
-	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
-		return h.Store.Repos().Delete(ctx, r.ID)
-	}); err != nil {
+	if err := h.svc().Delete(ctx, p.User, r); err != nil {
 		return h.Fail(err)
 	}
-	RemoveFiles(h.Deps, r.Owner.Name, r.Name, r.ID)
 	return repository.NewRepoDeleteNoContent()
-}
-
-// RemoveFiles deletes what a repository keeps on disk, its git directory and
-// its release files, once its row is gone. The repository no longer exists
-// for anyone then, so a failure is only logged: what is left is stray data,
-// which a later create refuses to overwrite.
-func RemoveFiles(d *app.Deps, owner, name string, id int64) {
-	if err := d.Git.Delete(owner, name); err != nil {
-		d.Log.Error("remove repository directory", "repo", owner+"/"+name, "err", err)
-	}
-	if err := os.RemoveAll(d.RepoAttachmentsDir(id)); err != nil {
-		d.Log.Error("remove release files", "repo", owner+"/"+name, "err", err)
-	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 
 	"repohost/impl/apierr"
-	"repohost/impl/auth"
 	"repohost/impl/paging"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
@@ -39,11 +38,7 @@ func renderTeam(t *store.Team) *models.Team {
 }
 
 func (h Handlers) RepoListTeams(ctx context.Context, params repository.RepoListTeamsParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return h.Fail(err)
-	}
-	r, _, err := h.Repo(ctx, p, params.Owner, params.Repo)
+	p, r, _, err := h.SignedInRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -1,0 +1,183 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/events"
+	"repohost/impl/refs"
+	"repohost/store"
+)
+
+// Service is the only place repositories are created, changed and deleted.
+// Handlers (repository, organization and admin routes alike) check access,
+// turn their parameters into the inputs below and call it. Every action
+// records exactly one event in the transaction of its change.
+type Service struct{ *app.Deps }
+
+// Origin says where a new repository's content comes from.
+type Origin int
+
+const (
+	// OriginNew is an empty repository, or one with a first commit of
+	// generated files (CreateInput.AutoInit).
+	OriginNew Origin = iota
+	// OriginTemplate generates the repository from CreateInput.From.
+	OriginTemplate
+	// OriginAdopted takes over a directory already on disk whose
+	// repository has no row (the admin's unadopted repositories).
+	OriginAdopted
+	// A fork will be one more origin: the content of From, with the new
+	// row pointing at it.
+)
+
+// CreateInput is a new repository as its creator asked for it.
+type CreateInput struct {
+	Origin      Origin
+	Name        string
+	Description string
+	Private     bool
+	// IsTemplate marks the new repository as a template for others.
+	IsTemplate bool
+	// DefaultBranch "" means DefaultBranch, the template's default branch
+	// when generating, and HEAD when adopting.
+	DefaultBranch string
+	// ObjectFormat "" means sha1; generated and adopted repositories keep
+	// the format of their source.
+	ObjectFormat string
+
+	// AutoInit writes a first commit with a README and, when named, a
+	// .gitignore and a LICENSE from the built-in templates. The names are
+	// checked even without AutoInit, so a typo is reported.
+	AutoInit                    bool
+	Readme, Gitignores, License string
+
+	// From is the repository the content comes from (the template when
+	// generating); nil for new and adopted repositories.
+	From *store.Repository
+	// Items says what a generated repository takes from its template.
+	Items TemplateItems
+	// LinkBase is the server's address ("https://host/"), for the links a
+	// template's variables expand to.
+	LinkBase string
+}
+
+// TemplateItems are the parts of a template a generated repository copies.
+type TemplateItems struct {
+	GitContent, GitHooks, Topics, Labels, ProtectedBranches bool
+	// Webhooks and Avatar are accepted; this server has neither, so a
+	// template has none to give.
+	Webhooks, Avatar bool
+}
+
+func (t TemplateItems) any() bool {
+	return t.GitContent || t.GitHooks || t.Topics || t.Labels || t.ProtectedBranches || t.Webhooks || t.Avatar
+}
+
+// ErrExists is the 409 for a name the owner already uses.
+var ErrExists = apierr.Conflict("The repository with the same name already exists.")
+
+// Create makes owner's repository on behalf of doer, whatever its origin:
+// the files first (a new bare repository, a copy of the template, or the
+// adopted directory as it is), then the row in a transaction that also
+// records RepoCreated and creates the first branch (impl/refs, which
+// records RefsChanged); when that transaction fails, files this call made
+// are removed again. Callers check that doer may create repositories for
+// owner.
+func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateInput) (*store.Repository, error) {
+	files, err := s.checkCreate(owner, &in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkQuota(ctx, doer, owner); err != nil {
+		return nil, err
+	}
+	if _, err := s.Store.Repos().FindByName(ctx, owner.ID, in.Name); err == nil {
+		return nil, ErrExists
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	r := newRow(owner, in)
+	made, initial, err := s.createFiles(ctx, doer, owner, in, files, r)
+	if err != nil {
+		return nil, err
+	}
+	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.Store.Repos().Create(ctx, r); err != nil {
+			return err
+		}
+		if err := s.Events.Emit(ctx, events.RepoCreated, r.ID, doer.ID, repoEvent(r)); err != nil {
+			return err
+		}
+		// The first commit (auto-init, template content) becomes the
+		// default branch through the one ref-change path, before the
+		// template's protection rules are copied in.
+		if err := refs.New(s.Deps).InitialBranch(ctx, r, doer, initial); err != nil {
+			return err
+		}
+		if in.Origin == OriginTemplate {
+			return s.copyTemplateRows(ctx, in, r)
+		}
+		return nil
+	})
+	if err != nil {
+		// Compensate: a directory this call made is ours (the git store
+		// refuses an existing one), so removing it destroys no one
+		// else's data; an adopted one stays as it was.
+		if made {
+			if rmErr := s.Git.Delete(owner.Name, in.Name); rmErr != nil {
+				s.Log.Error("remove repository directory after failed insert", "repo", r.FullName(), "err", rmErr)
+			}
+		}
+		if errors.Is(err, store.ErrDuplicate) {
+			return nil, ErrExists
+		}
+		return nil, err
+	}
+	if in.Origin == OriginTemplate {
+		// The copies wrote columns of the row (topics); read it back so
+		// the answer shows them.
+		return s.Store.Repos().FindByID(ctx, r.ID)
+	}
+	return r, nil
+}
+
+// Delete removes r (its Owner loaded): the rows in a transaction that
+// records RepoDeleted (issues, releases and the rest go with the row;
+// topic counts are corrected), then, once the outermost transaction has
+// committed, its git directory and release files. Inside a larger
+// transaction (deleting the owner) the files wait for that one.
+func (s Service) Delete(ctx context.Context, doer *store.User, r *store.Repository) error {
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.Store.Repos().Delete(ctx, r.ID); err != nil {
+			return err
+		}
+		if err := s.Events.Emit(ctx, events.RepoDeleted, r.ID, doer.ID, repoEvent(r)); err != nil {
+			return err
+		}
+		owner, name, id := r.Owner.Name, r.Name, r.ID
+		s.Store.AfterCommit(ctx, func() { s.removeFiles(owner, name, id) })
+		return nil
+	})
+}
+
+// removeFiles deletes what a repository keeps on disk once its row is
+// gone. The repository no longer exists for anyone then, so a failure is
+// only logged: what is left is stray data, which a later create refuses
+// to overwrite.
+func (s Service) removeFiles(owner, name string, id int64) {
+	if err := s.Git.Delete(owner, name); err != nil {
+		s.Log.Error("remove repository directory", "repo", owner+"/"+name, "err", err)
+	}
+	if err := os.RemoveAll(s.RepoAttachmentsDir(id)); err != nil {
+		s.Log.Error("remove release files", "repo", owner+"/"+name, "err", err)
+	}
+}
+
+// repoEvent is the payload of r's events (r.Owner loaded).
+func repoEvent(r *store.Repository) events.Repo {
+	return events.Repo{ID: r.ID, Owner: r.Owner.Name, Name: r.Name, Private: r.IsPrivate}
+}
