@@ -59,7 +59,7 @@ type Change struct {
 // updates was refused.
 var errNotApplied = &gitstore.RefError{Reason: "atomic change failed: another update was refused", Kind: store.ErrConflict}
 
-// Apply makes c's updates that the repository and PushPolicy allow and
+// Apply makes c's updates that the repository and access.PushPolicy allow and
 // returns those it made. It emits exactly one events.RefsChanged listing
 // them, nothing when none was made. With ctx carrying a transaction (a new
 // repository's row), the records join it; without, they get their own.
@@ -128,7 +128,10 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 		// Refused before anything moved, or one update lost a race
 		// after another was made: either way nothing stays.
 		s.undo(g, c.Repo, applied, errNotApplied)
-		return nil, firstErr(c.Updates)
+		if err := firstErr(c.Updates); err != nil {
+			return nil, err
+		}
+		return nil, errNotApplied
 	}
 	if len(applied) == 0 {
 		return nil, nil
