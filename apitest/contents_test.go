@@ -471,3 +471,57 @@ func TestContentsWriteValidGitObjects(t *testing.T) {
 		t.Fatalf("tags: %s", out)
 	}
 }
+
+// TestContentsNewBranchForcePush (regression): new_branch naming an
+// existing branch with force_push rewrites that branch, which is a force
+// push. It used to bypass branch protection (201 on a branch whose rule
+// forbids force pushes); the one push policy now refuses it with 403, as a
+// git push --force is refused, and lets it through where the rule allows.
+func TestContentsNewBranchForcePush(t *testing.T) {
+	t.Parallel()
+	w := ctSetup(t)
+	e := w.e
+	// "guarded" has a commit main lacks, so a commit built on main is not
+	// a fast-forward of it.
+	e.Do("POST", "repos/alice/pub/branches", map[string]any{"new_branch_name": "guarded"}, w.owner).Expect(t, http.StatusCreated)
+	e.Do("POST", "repos/alice/pub/contents/only-here.txt", map[string]any{"content": b64("g"), "branch": "guarded"}, w.owner).
+		Expect(t, http.StatusCreated)
+	e.Do("POST", "repos/alice/pub/branch_protections", map[string]any{"rule_name": "guarded", "enable_push": true}, w.owner).
+		Expect(t, http.StatusCreated)
+	before := ctBranchCommit(t, roGit(t, e, "alice", "pub"), "guarded").Hash
+	rewrite := map[string]any{"content": b64("x"), "branch": "main", "new_branch": "guarded", "force_push": true}
+
+	r := e.Do("POST", "repos/alice/pub/contents/rewrite.txt", rewrite, w.owner).Expect(t, http.StatusForbidden)
+	var body models.APIError
+	r.JSON(t, &body)
+	if body.Message != "branch guarded is protected from force push" {
+		t.Errorf("refusal message %q", body.Message)
+	}
+	if ctBranchCommit(t, roGit(t, e, "alice", "pub"), "guarded").Hash != before {
+		t.Fatal("a refused force push through the contents API rewrote the protected branch")
+	}
+	// The same through update and delete.
+	f := ctGetFile(t, e, nil, "repos/alice/pub/contents/README.md")
+	e.Do("PUT", "repos/alice/pub/contents/README.md", map[string]any{"content": b64("y"), "sha": f.SHA,
+		"branch": "main", "new_branch": "guarded", "force_push": true}, w.owner).Expect(t, http.StatusForbidden)
+	e.Do("DELETE", "repos/alice/pub/contents/README.md", map[string]any{"sha": f.SHA,
+		"branch": "main", "new_branch": "guarded", "force_push": true}, w.owner).Expect(t, http.StatusForbidden)
+	if ctBranchCommit(t, roGit(t, e, "alice", "pub"), "guarded").Hash != before {
+		t.Fatal("the protected branch moved")
+	}
+	// Without force_push an existing new_branch is refused as before.
+	delete(rewrite, "force_push")
+	e.Do("POST", "repos/alice/pub/contents/rewrite.txt", rewrite, w.owner).Expect(t, http.StatusUnprocessableEntity)
+
+	// Where the rule allows force pushes, the rewrite goes through; an
+	// unprotected branch always took it.
+	e.Do("PATCH", "repos/alice/pub/branch_protections/guarded", map[string]any{"enable_force_push": true}, w.owner).
+		Expect(t, http.StatusOK)
+	rewrite["force_push"] = true
+	var fr models.FileResponse
+	e.Do("POST", "repos/alice/pub/contents/rewrite.txt", rewrite, w.owner).Expect(t, http.StatusCreated).JSON(t, &fr)
+	got := ctBranchCommit(t, roGit(t, e, "alice", "pub"), "guarded")
+	if got.Hash.String() != fr.Commit.SHA || got.NumParents() != 1 || got.ParentHashes[0] == before {
+		t.Fatalf("guarded after an allowed force push: %s (parents %v)", got.Hash, got.ParentHashes)
+	}
+}

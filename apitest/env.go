@@ -63,6 +63,7 @@ type Env struct {
 	Admin   *Account
 	stmts   atomic.Int64
 	checker *Contract
+	guard   *refGuard
 }
 
 // Account is a user a test can sign in as.
@@ -108,6 +109,10 @@ func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every test server fails its test when code outside impl/refs moves
+	// a ref.
+	e.guard = &refGuard{Repos: e.Deps.Git, t: t}
+	e.Deps.Git = e.guard
 	if configure != nil {
 		configure(&e.Deps.Config)
 	}

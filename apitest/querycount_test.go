@@ -21,7 +21,7 @@ func TestListReposStatementCountIsFixed(t *testing.T) {
 	const total, private = 60, 20 // every third repository is private
 	for i := 0; i < total; i++ {
 		name := fmt.Sprintf("repo-%02d", i)
-		if err := e.Deps.Git.Create(owner.User.Name, name, gitstore.InitOptions{DefaultBranch: "main"}); err != nil {
+		if _, err := e.Deps.Git.Create(owner.User.Name, name, gitstore.InitOptions{DefaultBranch: "main"}); err != nil {
 			t.Fatal(err)
 		}
 		r := &store.Repository{

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"repohost/apitest"
@@ -26,10 +28,23 @@ func unStray(t *testing.T, e *apitest.Env, owner, name string, opts gitstore.Ini
 		opts.CommitMessage = "stray\n"
 		opts.Author = object.Signature{Name: "x", Email: "x@example.com"}
 	}
-	if err := e.Deps.Git.Create(owner, name, opts); err != nil {
+	initial, err := e.Deps.Git.Create(owner, name, opts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	p, _ := e.Deps.Git.Path(owner, name)
+	if !initial.IsZero() {
+		// Files left behind by some other tool: their branch is written
+		// with go-git directly, not by the server.
+		repo, err := git.PlainOpen(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := plumbing.NewHashReference(plumbing.NewBranchReferenceName(opts.DefaultBranch), initial)
+		if err := repo.Storer.SetReference(ref); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return p
 }
 

@@ -48,7 +48,7 @@ func utRepo(t *testing.T, e *apitest.Env, owner *store.User, name string, privat
 		t.Fatalf("create repo %s/%s: %v", owner.Name, name, err)
 	}
 	if git {
-		if err := e.Deps.Git.Create(owner.Name, name, gitstore.InitOptions{DefaultBranch: "main"}); err != nil {
+		if _, err := e.Deps.Git.Create(owner.Name, name, gitstore.InitOptions{DefaultBranch: "main"}); err != nil {
 			t.Fatalf("create git dir %s/%s: %v", owner.Name, name, err)
 		}
 	}

@@ -120,9 +120,12 @@ func (t Translator) classify(err error) *Error {
 		return Validation("a value contains characters that cannot be stored")
 	case errors.Is(err, store.ErrConflict):
 		return Conflict("the resource was changed by someone else meanwhile; retry with its new state")
+	case errors.Is(err, gitstore.ErrRefused):
+		// The push policy's refusal says which branch and which rule.
+		return Forbidden("%s", err.Error())
 	case errors.Is(err, gitstore.ErrBadPath), errors.Is(err, gitstore.ErrFileExists),
 		errors.Is(err, gitstore.ErrPathConflict), errors.Is(err, gitstore.ErrSHAMismatch),
-		errors.Is(err, gitstore.ErrBranchExists):
+		errors.Is(err, gitstore.ErrBranchExists), errors.Is(err, gitstore.ErrBadRefName):
 		// The git store's messages name the path or branch and what is
 		// wrong with it; none carries anything internal.
 		return Validation("%s", err.Error())
@@ -134,6 +137,8 @@ func (t Translator) classify(err error) *Error {
 		return NotFound("not found")
 	case errors.Is(err, gitstore.ErrUnsupported):
 		return Validation("%s", err.Error())
+	case errors.Is(err, gitstore.ErrProtocol):
+		return BadRequest("%s", err.Error())
 	default:
 		if t.Log != nil {
 			t.Log.Error("internal error", "err", err)

@@ -28,8 +28,9 @@ const Version = "28.1.0"
 
 // Deps is built once in main and handed to every area.
 type Deps struct {
-	Store  store.Store
-	Git    *gitstore.Store
+	Store store.Store
+	// Git is the bare-repository store; only impl/refs moves refs in it.
+	Git    gitstore.Repos
 	Access access.Checker
 	Hasher auth.Hasher
 	Errors apierr.Translator

@@ -18,6 +18,7 @@ import (
 	"repohost/impl/convert"
 	"repohost/impl/names"
 	"repohost/impl/paging"
+	"repohost/impl/refs"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
@@ -30,13 +31,11 @@ const maxNewBranchLength = 100
 
 // The reference's messages for branch refusals.
 const (
-	msgRepoEmpty     = "Git Repository is empty."
-	msgRepoMirror    = "Git Repository is a mirror."
-	msgNoBranch      = "Branch doesn't exist."
-	msgBranchExists  = "The branch already exists."
-	msgRenameTarget  = "Cannot rename a branch using the same name or rename to a branch that already exists."
-	msgRenameDefault = "User must be a repo or site admin to rename default or protected branches."
-	msgRenameGlob    = "Branch is protected by glob-based protection rules."
+	msgRepoEmpty    = "Git Repository is empty."
+	msgRepoMirror   = "Git Repository is a mirror."
+	msgNoBranch     = "Branch doesn't exist."
+	msgBranchExists = "The branch already exists."
+	msgRenameTarget = "Cannot rename a branch using the same name or rename to a branch that already exists."
 )
 
 func checkNewBranchName(field, name string) error {
@@ -193,26 +192,9 @@ func (h Handlers) RepoCreateBranch(ctx context.Context, params repository.RepoCr
 	} else if empty {
 		return h.Fail(apierr.NotFound(msgRepoEmpty))
 	}
-	var from plumbing.Hash
-	switch {
-	case conv.Value(o.OldRefName) != "":
-		res, err := g.Resolve(*o.OldRefName)
-		if err != nil {
-			return h.Fail(refError(err, "The old ref does not exist"))
-		}
-		from = res.Commit.Hash
-	case conv.Value(o.OldBranchName) != "":
-		b, err := g.GetBranch(*o.OldBranchName)
-		if err != nil {
-			return h.Fail(refError(err, "The old branch does not exist"))
-		}
-		from = b.Commit.Hash
-	default:
-		b, err := g.GetBranch(r.DefaultBranch)
-		if err != nil {
-			return h.Fail(refError(err, "The default branch does not exist"))
-		}
-		from = b.Commit.Hash
+	from, err := startPoint(g, r, o)
+	if err != nil {
+		return h.Fail(err)
 	}
 	names, err := g.BranchNames()
 	if err != nil {
@@ -221,33 +203,51 @@ func (h Handlers) RepoCreateBranch(ctx context.Context, params repository.RepoCr
 	if nameClash(names, name) {
 		return h.Fail(apierr.Conflict("The branch with the same name already exists."))
 	}
-	pp, err := h.Access.PushPolicy(ctx, r, p)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if why := pp.Refusal(name, true, false, true); why != "" {
-		return h.Fail(apierr.Forbidden("%s", why))
-	}
-	if err := g.CreateBranchAt(name, from); err != nil {
-		if errors.Is(err, gitstore.ErrBranchExists) || errors.Is(err, store.ErrConflict) {
-			return h.Fail(apierr.Conflict(msgBranchExists))
-		}
+	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+		Updates: []*gitstore.RefUpdate{{Name: plumbing.NewBranchReferenceName(name), New: from}}})
+	switch {
+	case errors.Is(err, gitstore.ErrBranchExists), errors.Is(err, store.ErrConflict):
+		return h.Fail(apierr.Conflict(msgBranchExists))
+	case err != nil:
 		return h.Fail(err)
 	}
 	b, err := g.GetBranch(name)
 	if err != nil {
 		return h.Fail(err)
 	}
+	pp, err := h.Access.PushPolicy(ctx, r, p)
+	if err != nil {
+		return h.Fail(err)
+	}
 	return repository.NewRepoCreateBranchCreated().WithPayload(renderBranch(app.BaseURL(params.HTTPRequest), r, b, pp, perm))
 }
 
-// refError turns a failed lookup of a ref the caller named into a 404 with
-// msg; anything else stays an error.
-func refError(err error, msg string) error {
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, gitstore.ErrNotACommit) {
-		return apierr.NotFound("%s", msg)
+// startPoint is the commit a new branch starts at: the old ref (a branch,
+// tag or commit), else the old branch, else the default branch; a missing
+// one is a 404 with the reference's message.
+func startPoint(g *gitstore.GitRepo, r *store.Repository, o *models.CreateBranchRepoOption) (plumbing.Hash, error) {
+	if ref := conv.Value(o.OldRefName); ref != "" {
+		res, err := g.Resolve(ref)
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, gitstore.ErrNotACommit) {
+			return plumbing.ZeroHash, apierr.NotFound("The old ref does not exist")
+		}
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return res.Commit.Hash, nil
 	}
-	return err
+	branch, missing := r.DefaultBranch, "The default branch does not exist"
+	if b := conv.Value(o.OldBranchName); b != "" {
+		branch, missing = b, "The old branch does not exist"
+	}
+	b, err := g.GetBranch(branch)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, gitstore.ErrNotACommit) {
+		return plumbing.ZeroHash, apierr.NotFound("%s", missing)
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return b.Commit.Hash, nil
 }
 
 func (h Handlers) RepoUpdateBranch(ctx context.Context, params repository.RepoUpdateBranchParams) middleware.Responder {
@@ -294,24 +294,22 @@ func (h Handlers) RepoUpdateBranch(ctx context.Context, params repository.RepoUp
 	if !ff && !conv.Value(o.Force) {
 		return h.Fail(apierr.Validation("Force push %s need a confirm force parameter", params.Branch))
 	}
-	pp, err := h.Access.PushPolicy(ctx, r, p)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if why := pp.Refusal(params.Branch, false, false, ff); why != "" {
-		return h.Fail(apierr.Conflict("%s", why))
-	}
-	if err := g.MoveBranch(params.Branch, cur, to); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return h.Fail(apierr.Conflict("the branch was changed meanwhile; try again"))
-		}
+	// On this route a protection rule's refusal has always answered 409.
+	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+		Updates: []*gitstore.RefUpdate{{Name: plumbing.NewBranchReferenceName(params.Branch), Old: cur, New: to}}})
+	switch {
+	case errors.Is(err, gitstore.ErrRefused):
+		return h.Fail(apierr.Conflict("%s", err.Error()))
+	case errors.Is(err, store.ErrConflict):
+		return h.Fail(apierr.Conflict("the branch was changed meanwhile; try again"))
+	case err != nil:
 		return h.Fail(err)
 	}
 	return repository.NewRepoUpdateBranchNoContent()
 }
 
 func (h Handlers) RepoRenameBranch(ctx context.Context, params repository.RepoRenameBranchParams) middleware.Responder {
-	_, r, perm, err := h.WriterRepo(ctx, params.Owner, params.Repo)
+	p, r, _, err := h.WriterRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -350,24 +348,6 @@ func (h Handlers) RepoRenameBranch(ctx context.Context, params repository.RepoRe
 	case !exists(from):
 		return h.Fail(apierr.NotFound(msgNoBranch))
 	}
-	rules, err := h.Store.Protections().ListAll(ctx, r.ID)
-	if err != nil {
-		return h.Fail(err)
-	}
-	exact := false
-	for _, rule := range rules {
-		if !rule.IsGlob() && rule.RuleName == from {
-			exact = true
-		}
-	}
-	if (from == r.DefaultBranch || exact) && !perm.Admin {
-		return h.Fail(apierr.Forbidden(msgRenameDefault))
-	}
-	for _, rule := range rules {
-		if rule.IsGlob() && rule.Matches(from) {
-			return h.Fail(apierr.Forbidden(msgRenameGlob))
-		}
-	}
 	others := make([]string, 0, len(names))
 	for _, n := range names {
 		if n != from {
@@ -377,24 +357,25 @@ func (h Handlers) RepoRenameBranch(ctx context.Context, params repository.RepoRe
 	if nameClash(others, to) {
 		return h.Fail(apierr.Validation("[Name]: %q clashes with an existing branch", to))
 	}
-	if err := g.RenameBranch(from, to); err != nil {
-		if errors.Is(err, gitstore.ErrBranchExists) || errors.Is(err, store.ErrConflict) {
-			return h.Fail(apierr.Validation(msgRenameTarget))
-		}
-		return h.Fail(refError(err, msgNoBranch))
-	}
-	// The ref moved; the default branch and the rules named after the
-	// branch follow in one transaction, or the ref moves back.
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		if err := h.Store.GitRepos().RenameDefaultBranch(ctx, r.ID, from, to); err != nil {
-			return err
-		}
-		return h.Store.Protections().Rename(ctx, r.ID, from, to)
-	})
+	at, err := g.BranchHash(from)
 	if err != nil {
-		if rbErr := g.RenameBranch(to, from); rbErr != nil {
-			h.Log.Error("undo branch rename", "repo", r.FullName(), "branch", to, "err", rbErr)
-		}
+		return h.Fail(err)
+	}
+	// Both refs move together, and the rules named after the branch follow
+	// in the same transaction, or nothing changes. A renamed default branch
+	// stays the default: refs makes the new name the default when the old
+	// one is gone.
+	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Rename: true,
+		Updates: []*gitstore.RefUpdate{
+			{Name: plumbing.NewBranchReferenceName(to), New: at},
+			{Name: plumbing.NewBranchReferenceName(from), Old: at},
+		},
+		Also: func(ctx context.Context) error { return h.Store.Protections().Rename(ctx, r.ID, from, to) },
+	})
+	switch {
+	case errors.Is(err, gitstore.ErrBranchExists), errors.Is(err, store.ErrConflict):
+		return h.Fail(apierr.Validation(msgRenameTarget))
+	case err != nil:
 		return h.Fail(err)
 	}
 	return repository.NewRepoRenameBranchNoContent()
@@ -411,9 +392,6 @@ func (h Handlers) RepoDeleteBranch(ctx context.Context, params repository.RepoDe
 	if r.IsMirror {
 		return h.Fail(apierr.Forbidden(msgRepoMirror))
 	}
-	if params.Branch == r.DefaultBranch {
-		return h.Fail(apierr.Forbidden("can not delete default branch"))
-	}
 	g, err := h.OpenGit(r)
 	if err != nil {
 		return h.Fail(err)
@@ -425,18 +403,19 @@ func (h Handlers) RepoDeleteBranch(ctx context.Context, params repository.RepoDe
 	if cur.IsZero() {
 		return h.Fail(apierr.NotFound(msgNoBranch))
 	}
-	pp, err := h.Access.PushPolicy(ctx, r, p)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if pp.Rule(params.Branch) != nil {
+	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+		Updates: []*gitstore.RefUpdate{{Name: plumbing.NewBranchReferenceName(params.Branch), Old: cur}}})
+	// The reference's words for the policy's two refusals of a deletion.
+	var refused *access.Refusal
+	switch {
+	case errors.As(err, &refused) && refused.Reason == access.DefaultBranchDeletion:
+		return h.Fail(apierr.Forbidden("can not delete default branch"))
+	case errors.As(err, &refused):
 		return h.Fail(apierr.Forbidden("branch protected"))
-	}
-	if err := g.DeleteBranch(params.Branch, cur); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return h.Fail(apierr.Validation("the branch was changed meanwhile; try again"))
-		}
-		return h.Fail(refError(err, msgNoBranch))
+	case errors.Is(err, store.ErrConflict):
+		return h.Fail(apierr.Validation("the branch was changed meanwhile; try again"))
+	case err != nil:
+		return h.Fail(err)
 	}
 	return repository.NewRepoDeleteBranchNoContent()
 }

@@ -4,23 +4,25 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag/conv"
 
+	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
 	"repohost/impl/names"
+	"repohost/impl/refs"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
@@ -253,8 +255,8 @@ func dateOr(d *strfmt.DateTime, now time.Time) time.Time {
 }
 
 // commitFile makes the one commit of a contents write, after the checks that
-// need neither git nor the database, and records a first commit in the
-// repository row.
+// need neither git nor the database, and moves its branch through
+// impl/refs.
 func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Repository, w fileWrite) (*gitstore.GitRepo, *gitstore.ChangeResult, error) {
 	path, err := treePath(w.rawPath)
 	if err != nil {
@@ -284,14 +286,6 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 	if base == "" {
 		base = r.DefaultBranch
 	}
-	target := base
-	if nb := conv.Value(w.newBranch); nb != "" {
-		target = nb
-	}
-	if err := h.checkBranchPush(ctx, p, r, target); err != nil {
-		return nil, nil, err
-	}
-
 	now := h.Clock.Now()
 	doer := app.Signature(p.User, h.Clock.Now())
 	author := *identity(w.author, identity(w.committer, &doer))
@@ -313,22 +307,21 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 	if err != nil {
 		return nil, nil, err
 	}
-	if res.WasEmpty || r.IsEmpty {
-		// Git first, then the row; if the row cannot follow, the first
-		// commit is taken back so disk and database agree again.
-		if err := h.Store.GitRepos().MarkPushed(ctx, r.ID, res.Branch); err != nil {
-			if res.WasEmpty {
-				if rmErr := g.RemoveRefIf(plumbing.NewBranchReferenceName(res.Branch), res.Commit.Hash); rmErr != nil {
-					h.Log.Error("undo first commit after failed update", "repo", r.FullName(), "err", rmErr)
-				}
-			}
-			return nil, nil, err
-		}
-		if res.WasEmpty && res.Branch != g.DefaultBranch() {
-			if err := g.SetHead(res.Branch); err != nil {
-				h.Log.Error("point HEAD at first branch", "repo", r.FullName(), "err", err)
-			}
-		}
+	// The commit is published like a push of it: the one push policy (a
+	// new_branch with force_push that rewrites a branch is a force push),
+	// a compare-and-swap from the tip the commit was built on, and the
+	// repository row and event that go with a ref change.
+	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+		Updates: []*gitstore.RefUpdate{res.Update()}})
+	var refused *access.Refusal
+	switch {
+	case errors.As(err, &refused) && refused.Reason == access.PushNotAllowed:
+		return nil, nil, apierr.Forbidden("user cannot commit to protected branch %q", res.Branch)
+	case errors.Is(err, gitstore.ErrBranchExists) && res.Branch == base:
+		// Another writer made the repository's first commit meanwhile.
+		return nil, nil, fmt.Errorf("branch %s: %w", base, store.ErrConflict)
+	case err != nil:
+		return nil, nil, err
 	}
 	return g, res, nil
 }
@@ -345,29 +338,6 @@ func datesCommitter(d *models.CommitDateOptions) *strfmt.DateTime {
 		return nil
 	}
 	return d.Committer
-}
-
-// checkBranchPush applies the branch's protection rule to a commit made
-// through the API, as a push would be checked.
-func (h Handlers) checkBranchPush(ctx context.Context, p *auth.Principal, r *store.Repository, branch string) error {
-	rules, err := h.Store.Protections().ListAll(ctx, r.ID)
-	if err != nil {
-		return err
-	}
-	rule := store.MatchRule(rules, branch)
-	if rule == nil {
-		return nil
-	}
-	var teams []int64
-	if r.Owner.IsOrganization() {
-		if teams, err = h.Store.Teams().UserTeamIDs(ctx, r.OwnerID, p.UserID()); err != nil {
-			return err
-		}
-	}
-	if !rule.CanPush(p.UserID(), teams) {
-		return apierr.Forbidden("user cannot commit to protected branch %q", branch)
-	}
-	return nil
 }
 
 // fileResponse renders the file after a write, with the commit that made it.

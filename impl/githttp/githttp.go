@@ -4,9 +4,9 @@
 //
 // The protocol work is go-git's: its server sessions advertise references
 // and build the packs sent to clients, and its pack writer stores what
-// clients push. Two pieces are done in gitstore instead (see there): the
-// have/ack negotiation before a pack, and applying ref updates, which here
-// pass the protection check first and are compare-and-set.
+// clients push. Two pieces are done here instead: the have/ack negotiation
+// before a pack (in gitstore), and the ref updates of a push, which go
+// through impl/refs like every other ref change.
 package githttp
 
 import (
@@ -23,6 +23,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/names"
+	"repohost/impl/refs"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -238,8 +239,9 @@ func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// ReceivePack answers POST /{owner}/{repo}/git-receive-pack: a push. Each
-// branch update is checked against the protection rules; refused ones are
+// ReceivePack answers POST /{owner}/{repo}/git-receive-pack: a push. The
+// objects are stored, then the ref updates go through impl/refs (the one
+// push policy, compare-and-swap, one event for the push); refused ones are
 // reported to the client ("ng") and the rest applied.
 func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 	req, ok := h.resolve(w, r, true)
@@ -252,80 +254,31 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer in.Close()
-	ctx := r.Context()
 	g, err := h.d.Git.OpenGit(req.repo.Owner.Name, req.repo.Name)
 	if err != nil {
 		h.fail(w, "open repository", err)
 		return
 	}
-	policy, err := h.d.Access.PushPolicy(ctx, req.repo, req.p)
-	if err != nil {
-		h.fail(w, "load branch protection", err)
+	push, err := g.ReadPush(in)
+	if errors.Is(err, gitstore.ErrProtocol) {
+		refuse(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	defaultBranch := req.repo.DefaultBranch
+	if err != nil {
+		h.fail(w, "receive-pack", err)
+		return
+	}
+	// The client may hang up while its refs move; the change and its
+	// records still have to happen together.
+	ctx := context.WithoutCancel(r.Context())
+	_, err = refs.New(h.d).Apply(ctx, refs.Change{Repo: req.repo, Doer: req.p, Git: g, Updates: push.Updates})
+	if err != nil {
+		// Every update carries its refusal; the report tells the client.
+		h.d.Log.Error("git http: apply push", "repo", req.repo.FullName(), "err", err)
+	}
 	noCache(w)
 	w.Header().Set("Content-Type", "application/x-git-receive-pack-result")
-	out := &countingWriter{w: w}
-	updates, err := g.ReceivePack(ctx, in, out, func(ups []*gitstore.RefUpdate) {
-		for _, u := range ups {
-			branch := u.Branch()
-			if branch == "" {
-				continue
-			}
-			if u.IsDelete() && branch == defaultBranch {
-				u.Refused = fmt.Sprintf("branch %s is the default branch and cannot be deleted", branch)
-				continue
-			}
-			u.Refused = policy.Refusal(branch, u.IsCreate(), u.IsDelete(), u.FastForward)
-		}
-	})
-	if err != nil {
-		if out.n == 0 && errors.Is(err, gitstore.ErrProtocol) {
-			refuse(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		if out.n == 0 {
-			h.fail(w, "receive-pack", err)
-			return
-		}
-		h.d.Log.Error("git http: receive-pack", "repo", req.repo.FullName(), "err", err)
-	}
-	// The client may hang up once it has its report; the bookkeeping
-	// still has to happen.
-	h.afterPush(context.WithoutCancel(ctx), g, req.repo, updates)
-}
-
-// afterPush records what a push changed: a repository that had no content
-// now has some, and when its default branch does not exist the first
-// pushed branch becomes the default (HEAD follows).
-func (h *Handler) afterPush(ctx context.Context, g *gitstore.GitRepo, rp *store.Repository, updates []*gitstore.RefUpdate) {
-	var pushed []string
-	for _, u := range updates {
-		if u.Refused == "" && !u.IsDelete() && u.Branch() != "" {
-			pushed = append(pushed, u.Branch())
-		}
-	}
-	if len(pushed) == 0 {
-		return
-	}
-	branch := ""
-	if at, err := g.BranchHash(rp.DefaultBranch); err == nil && at.IsZero() {
-		branch = pushed[0]
-	}
-	if !rp.IsEmpty && branch == "" {
-		return
-	}
-	if branch != "" {
-		if err := g.SetHead(branch); err != nil {
-			h.d.Log.Error("git http: set HEAD after first push", "repo", rp.FullName(), "err", err)
-			return
-		}
-	}
-	err := h.d.Store.WithTx(ctx, func(ctx context.Context) error {
-		return h.d.Store.GitRepos().MarkPushed(ctx, rp.ID, branch)
-	})
-	if err != nil {
-		h.d.Log.Error("git http: record push", "repo", rp.FullName(), "err", err)
+	if err := push.WriteReport(w); err != nil {
+		h.d.Log.Error("git http: receive-pack report", "repo", req.repo.FullName(), "err", err)
 	}
 }

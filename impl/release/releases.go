@@ -3,7 +3,6 @@ package release
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-openapi/runtime/middleware"
@@ -15,6 +14,7 @@ import (
 	"repohost/impl/auth"
 	"repohost/impl/convert"
 	"repohost/impl/paging"
+	"repohost/impl/refs"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
 	"repohost/store/gitstore"
@@ -78,9 +78,9 @@ func (h Handlers) writeRelease(ctx context.Context, owner, name string, find rel
 
 // ensureTag makes sure tag exists for a published release: an existing tag
 // is kept wherever it points; otherwise it is created at target (a branch or
-// commit). It returns the tagged commit and, when it created the tag, the
-// tag's id so a failed database write can take it back.
-func ensureTag(g *gitstore.GitRepo, tag, target, message string, p *auth.Principal, when time.Time) (sha string, made plumbing.Hash, err error) {
+// commit) through impl/refs. It returns the tagged commit and, when it
+// created the tag, the tag's id so a failed database write can take it back.
+func (h Handlers) ensureTag(ctx context.Context, g *gitstore.GitRepo, r *store.Repository, p *auth.Principal, tag, target, message string) (sha string, made plumbing.Hash, err error) {
 	if t, err := g.Tag(tag); err == nil {
 		if t.Commit == nil {
 			return "", plumbing.ZeroHash, apierr.Validation("tag %q does not name a commit", tag)
@@ -90,30 +90,37 @@ func ensureTag(g *gitstore.GitRepo, tag, target, message string, p *auth.Princip
 		return "", plumbing.ZeroHash, err
 	}
 	res, err := g.Resolve(target)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, gitstore.ErrNotACommit) {
+		return "", plumbing.ZeroHash, apierr.NotFound("target %q not found", target)
+	}
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) || errors.Is(err, gitstore.ErrNotACommit) {
-			return "", plumbing.ZeroHash, apierr.NotFound("target %q not found", target)
-		}
 		return "", plumbing.ZeroHash, err
 	}
-	t, err := g.CreateTag(tag, res.Commit.Hash, message, app.Signature(p.User, when))
+	id, err := g.MakeTag(tag, res.Commit.Hash, message, app.Signature(p.User, h.Clock.Now()))
+	if err != nil {
+		return "", plumbing.ZeroHash, err
+	}
+	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+		Updates: []*gitstore.RefUpdate{{Name: gitstore.TagRefName(tag), New: id}}})
 	if errors.Is(err, gitstore.ErrTagExists) {
 		// Someone tagged it meanwhile; the release stands on their tag.
-		return ensureTag(g, tag, target, message, p, when)
+		return h.ensureTag(ctx, g, r, p, tag, target, message)
 	}
 	if err != nil {
 		return "", plumbing.ZeroHash, err
 	}
-	return res.Commit.Hash.String(), t.ID, nil
+	return res.Commit.Hash.String(), id, nil
 }
 
 // untag takes back a tag this request created, after the database refused
-// the release.
-func (h Handlers) untag(g *gitstore.GitRepo, r *store.Repository, tag string, made plumbing.Hash) {
+// the release; it is a ref change like any other (and announced as one).
+func (h Handlers) untag(ctx context.Context, g *gitstore.GitRepo, r *store.Repository, p *auth.Principal, tag string, made plumbing.Hash) {
 	if made.IsZero() {
 		return
 	}
-	if err := g.RemoveRefIf(gitstore.TagRefName(tag), made); err != nil {
+	_, err := refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+		Updates: []*gitstore.RefUpdate{{Name: gitstore.TagRefName(tag), Old: made}}})
+	if err != nil {
 		h.Log.Error("remove tag after failed release write", "repo", r.FullName(), "tag", tag, "err", err)
 	}
 }
@@ -135,12 +142,12 @@ func (h Handlers) tagFree(ctx context.Context, r *store.Repository, tag string) 
 // tagRelease gives a release about to be published its tag (see ensureTag)
 // and records the tagged commit. It returns the opened repository and the
 // tag it made, for saveRelease to take back.
-func (h Handlers) tagRelease(r *store.Repository, rel *store.Release, target, message string, p *auth.Principal) (*gitstore.GitRepo, plumbing.Hash, error) {
+func (h Handlers) tagRelease(ctx context.Context, r *store.Repository, rel *store.Release, target, message string, p *auth.Principal) (*gitstore.GitRepo, plumbing.Hash, error) {
 	g, err := h.OpenGit(r)
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
-	sha, made, err := ensureTag(g, rel.TagName, target, message, p, h.Clock.Now())
+	sha, made, err := h.ensureTag(ctx, g, r, p, rel.TagName, target, message)
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
@@ -152,7 +159,7 @@ func (h Handlers) tagRelease(r *store.Repository, rel *store.Release, target, me
 // fails it takes back the tag this request made, unless the failure is a
 // duplicate: then another release of this tag won the race and may stand
 // on that tag, so it stays.
-func (h Handlers) saveRelease(ctx context.Context, g *gitstore.GitRepo, r *store.Repository, rel *store.Release, made plumbing.Hash, write func(context.Context, *store.Release) error) error {
+func (h Handlers) saveRelease(ctx context.Context, g *gitstore.GitRepo, r *store.Repository, p *auth.Principal, rel *store.Release, made plumbing.Hash, write func(context.Context, *store.Release) error) error {
 	err := h.Store.WithTx(ctx, func(ctx context.Context) error { return write(ctx, rel) })
 	switch {
 	case err == nil:
@@ -160,7 +167,7 @@ func (h Handlers) saveRelease(ctx context.Context, g *gitstore.GitRepo, r *store
 	case errors.Is(err, store.ErrDuplicate):
 		return errReleaseExists()
 	}
-	h.untag(g, r, rel.TagName, made)
+	h.untag(ctx, g, r, p, rel.TagName, made)
 	return err
 }
 
@@ -191,13 +198,13 @@ func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoC
 	// Git first: a published release needs its tag before the row exists.
 	// A draft gets its tag only when it is published.
 	if !rel.IsDraft {
-		if g, made, err = h.tagRelease(r, rel, rel.Target, conv.Value(o.TagMessage), p); err != nil {
+		if g, made, err = h.tagRelease(ctx, r, rel, rel.Target, conv.Value(o.TagMessage), p); err != nil {
 			return h.Fail(err)
 		}
 		now := h.Clock.Now()
 		rel.PublishedAt = &now
 	}
-	if err := h.saveRelease(ctx, g, r, rel, made, h.Store.Releases().Create); err != nil {
+	if err := h.saveRelease(ctx, g, r, p, rel, made, h.Store.Releases().Create); err != nil {
 		return h.Fail(err)
 	}
 	rel.Publisher, rel.Attachments = p.User, []*store.ReleaseAttachment{}
@@ -292,7 +299,7 @@ func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEdi
 		if target == "" {
 			target = r.DefaultBranch
 		}
-		if g, made, err = h.tagRelease(r, rel, target, "", p); err != nil {
+		if g, made, err = h.tagRelease(ctx, r, rel, target, "", p); err != nil {
 			return h.Fail(err)
 		}
 		if wasDraft || rel.PublishedAt == nil {
@@ -303,7 +310,7 @@ func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEdi
 		// Back to draft: no longer published (the tag stays).
 		rel.PublishedAt = nil
 	}
-	if err := h.saveRelease(ctx, g, r, rel, made, h.Store.Releases().Update); err != nil {
+	if err := h.saveRelease(ctx, g, r, p, rel, made, h.Store.Releases().Update); err != nil {
 		return h.Fail(err)
 	}
 	if rel, err = h.Store.Releases().FindByID(ctx, r.ID, rel.ID); err != nil {

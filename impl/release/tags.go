@@ -13,8 +13,10 @@ import (
 	"repohost/impl/auth"
 	"repohost/impl/convert"
 	"repohost/impl/paging"
+	"repohost/impl/refs"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
+	"repohost/store/gitstore"
 )
 
 // checkTagName validates a tag name as git does for refs/tags/<name>.
@@ -87,7 +89,16 @@ func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreat
 		}
 		return h.Fail(err)
 	}
-	t, err := g.CreateTag(name, target.Commit.Hash, conv.Value(o.Message), app.Signature(p.User, h.Clock.Now()))
+	id, err := g.MakeTag(name, target.Commit.Hash, conv.Value(o.Message), app.Signature(p.User, h.Clock.Now()))
+	if err != nil {
+		return h.Fail(err)
+	}
+	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+		Updates: []*gitstore.RefUpdate{{Name: gitstore.TagRefName(name), New: id}}})
+	if err != nil {
+		return h.Fail(err)
+	}
+	t, err := g.Tag(name)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -95,7 +106,7 @@ func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreat
 }
 
 func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDeleteTagParams) middleware.Responder {
-	_, r, err := h.UnitWriteRepo(ctx, params.Owner, params.Repo, app.CodeUnit)
+	p, r, err := h.UnitWriteRepo(ctx, params.Owner, params.Repo, app.CodeUnit)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -103,7 +114,8 @@ func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDelet
 	if err != nil {
 		return h.Fail(err)
 	}
-	if _, err := g.Tag(params.Tag); err != nil {
+	t, err := g.Tag(params.Tag)
+	if err != nil {
 		return h.Fail(err)
 	}
 	// A release stands on the tag: the reference refuses to pull it away.
@@ -112,7 +124,9 @@ func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDelet
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return h.Fail(err)
 	}
-	if err := g.DeleteTag(params.Tag); err != nil {
+	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+		Updates: []*gitstore.RefUpdate{{Name: gitstore.TagRefName(params.Tag), Old: t.ID}}})
+	if err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoDeleteTagNoContent()

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/names"
@@ -103,10 +105,12 @@ func newRow(owner *store.User, in CreateInput) *store.Repository {
 // new bare repository (with a first commit when auto-initialised), a copy
 // of the template, or, for an adopted one, the directory already there,
 // read for its default branch and format. It completes r from what is on
-// disk and tells whether it made the directory (and so may remove it).
-func (s Service) createFiles(ctx context.Context, doer, owner *store.User, in CreateInput, files map[string]string, r *store.Repository) (made bool, err error) {
+// disk, tells whether it made the directory (and so may remove it) and
+// returns the first commit it wrote, which no branch points at yet: Create
+// publishes it through impl/refs.
+func (s Service) createFiles(ctx context.Context, doer, owner *store.User, in CreateInput, files map[string]string, r *store.Repository) (made bool, initial plumbing.Hash, err error) {
 	if in.Origin == OriginAdopted {
-		return false, s.readAdopted(owner, r)
+		return false, plumbing.ZeroHash, s.readAdopted(owner, r)
 	}
 	opts := gitstore.InitOptions{DefaultBranch: in.DefaultBranch, ObjectFormat: in.ObjectFormat,
 		CommitMessage: "Initial commit\n", Author: app.Signature(doer, s.Clock.Now())}
@@ -114,21 +118,20 @@ func (s Service) createFiles(ctx context.Context, doer, owner *store.User, in Cr
 	case OriginTemplate:
 		src, content, err := s.templateContent(owner, in)
 		if err != nil {
-			return false, err
+			return false, plumbing.ZeroHash, err
 		}
-		err = s.Git.CreateFromTemplate(src, owner.Name, in.Name, opts, content)
-		r.IsEmpty = content.Commit == nil
+		initial, err = s.Git.CreateFromTemplate(src, owner.Name, in.Name, opts, content)
 		if err != nil {
-			return false, s.createError(ctx, owner, in.Name, err)
+			return false, plumbing.ZeroHash, s.createError(ctx, owner, in.Name, err)
 		}
 	default:
 		opts.Files = files
-		r.IsEmpty = len(files) == 0
-		if err := s.Git.Create(owner.Name, in.Name, opts); err != nil {
-			return false, s.createError(ctx, owner, in.Name, err)
+		if initial, err = s.Git.Create(owner.Name, in.Name, opts); err != nil {
+			return false, plumbing.ZeroHash, s.createError(ctx, owner, in.Name, err)
 		}
 	}
-	return true, nil
+	r.IsEmpty = initial.IsZero()
+	return true, initial, nil
 }
 
 // initFiles are the files of an auto-initialised repository's first commit.

@@ -8,6 +8,7 @@ import (
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/events"
+	"repohost/impl/refs"
 	"repohost/store"
 )
 
@@ -82,7 +83,8 @@ var ErrExists = apierr.Conflict("The repository with the same name already exist
 // Create makes owner's repository on behalf of doer, whatever its origin:
 // the files first (a new bare repository, a copy of the template, or the
 // adopted directory as it is), then the row in a transaction that also
-// records RepoCreated; when that transaction fails, files this call made
+// records RepoCreated and creates the first branch (impl/refs, which
+// records RefsChanged); when that transaction fails, files this call made
 // are removed again. Callers check that doer may create repositories for
 // owner.
 func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateInput) (*store.Repository, error) {
@@ -99,7 +101,7 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		return nil, err
 	}
 	r := newRow(owner, in)
-	made, err := s.createFiles(ctx, doer, owner, in, files, r)
+	made, initial, err := s.createFiles(ctx, doer, owner, in, files, r)
 	if err != nil {
 		return nil, err
 	}
@@ -107,12 +109,19 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		if err := s.Store.Repos().Create(ctx, r); err != nil {
 			return err
 		}
-		if in.Origin == OriginTemplate {
-			if err := s.copyTemplateRows(ctx, in, r); err != nil {
-				return err
-			}
+		if err := s.Events.Emit(ctx, events.RepoCreated, r.ID, events.ActorID(doer), repoEvent(r)); err != nil {
+			return err
 		}
-		return s.Events.Emit(ctx, events.RepoCreated, r.ID, events.ActorID(doer), repoEvent(r))
+		// The first commit (auto-init, template content) becomes the
+		// default branch through the one ref-change path, before the
+		// template's protection rules are copied in.
+		if err := refs.New(s.Deps).InitialBranch(ctx, r, doer, initial); err != nil {
+			return err
+		}
+		if in.Origin == OriginTemplate {
+			return s.copyTemplateRows(ctx, in, r)
+		}
+		return nil
 	})
 	if err != nil {
 		// Compensate: a directory this call made is ours (the git store

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"repohost/store"
@@ -433,8 +431,8 @@ type FileChange struct {
 	Op FileOp
 	// Branch is the branch to build on ("" for the default branch).
 	Branch string
-	// NewBranch, when set, receives the commit instead of Branch; it must
-	// not exist unless Force is set.
+	// NewBranch, when set, is the branch meant to receive the commit
+	// instead of Branch; it must not exist unless Force is set.
 	NewBranch string
 	Force     bool
 	Path      string // cleaned with CleanTreePath
@@ -448,20 +446,30 @@ type FileChange struct {
 	Message   string
 }
 
-// ChangeResult is what ChangeFile wrote.
+// ChangeResult is the commit ChangeFile wrote and the ref update that
+// would publish it.
 type ChangeResult struct {
 	Commit *object.Commit
+	// Branch receives the commit: NewBranch, else Branch.
 	Branch string
+	// Old is where Branch pointed when the commit was built (zero when
+	// it is to be created): the old value of the compare-and-swap.
+	Old plumbing.Hash
 	// Entry is the file after the change; nil after a delete.
 	Entry *Entry
 	// WasEmpty tells that the commit is the repository's first.
 	WasEmpty bool
 }
 
+// Update is the ref update that publishes the commit on Branch.
+func (res *ChangeResult) Update() *RefUpdate {
+	return &RefUpdate{Name: plumbing.NewBranchReferenceName(res.Branch), Old: res.Old, New: res.Commit.Hash}
+}
+
 // ChangeFile writes a single commit with one file added, replaced, moved or
-// removed, and moves the branch to it with a compare-and-swap: if someone
-// else moved the branch meanwhile the change fails with store.ErrConflict and
-// nothing is lost. Nothing but loose objects is written before the swap.
+// removed, on top of the branch's tip. It writes objects only: the branch
+// is moved by impl/refs, with a compare-and-swap from res.Old, so a branch
+// that moved meanwhile loses nothing.
 func (g *GitRepo) ChangeFile(fc FileChange) (*ChangeResult, error) {
 	if fc.Path == "" {
 		return nil, ErrBadPath
@@ -502,11 +510,10 @@ func (g *GitRepo) ChangeFile(fc FileChange) (*ChangeResult, error) {
 		return nil, err
 	}
 
-	// The old ref of the target branch, for the compare-and-swap; nil when
-	// the branch is to be created.
-	var oldTarget *plumbing.Reference
 	if target == base {
-		oldTarget = baseRef
+		if baseRef != nil {
+			res.Old = baseRef.Hash()
+		}
 	} else {
 		cur, err := g.r.Storer.Reference(plumbing.NewBranchReferenceName(target))
 		switch {
@@ -514,7 +521,7 @@ func (g *GitRepo) ChangeFile(fc FileChange) (*ChangeResult, error) {
 			if !fc.Force {
 				return nil, fmt.Errorf("branch %s: %w", target, ErrBranchExists)
 			}
-			oldTarget = cur
+			res.Old = cur.Hash()
 		case !errors.Is(err, plumbing.ErrReferenceNotFound):
 			return nil, err
 		}
@@ -538,24 +545,6 @@ func (g *GitRepo) ChangeFile(fc FileChange) (*ChangeResult, error) {
 	}
 	h, err := g.r.Storer.SetEncodedObject(obj)
 	if err != nil {
-		return nil, err
-	}
-	newRef := plumbing.NewHashReference(plumbing.NewBranchReferenceName(target), h)
-	if oldTarget == nil {
-		if err := g.createRef(newRef); err != nil {
-			if errors.Is(err, errRefExists) {
-				if target == base {
-					// Another writer made the first commit meanwhile.
-					return nil, fmt.Errorf("branch %s: %w", target, store.ErrConflict)
-				}
-				return nil, fmt.Errorf("branch %s: %w", target, ErrBranchExists)
-			}
-			return nil, err
-		}
-	} else if err := g.r.Storer.CheckAndSetReference(newRef, oldTarget); err != nil {
-		if errors.Is(err, storage.ErrReferenceHasChanged) {
-			return nil, fmt.Errorf("branch %s moved meanwhile: %w", target, store.ErrConflict)
-		}
 		return nil, err
 	}
 	if res.Commit, err = g.r.CommitObject(h); err != nil {
@@ -731,54 +720,6 @@ func treeSortKey(e object.TreeEntry) string {
 		return e.Name + "/"
 	}
 	return e.Name
-}
-
-var errRefExists = errors.New("reference already exists")
-
-// createRef writes a reference that must not exist yet. It holds git's own
-// "<ref>.lock" file meanwhile, so two creators (this server or git itself)
-// cannot both succeed.
-func (g *GitRepo) createRef(ref *plumbing.Reference) error {
-	lock := filepath.Join(g.path, filepath.FromSlash(ref.Name().String())) + ".lock"
-	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s is locked: %w", ref.Name(), store.ErrConflict)
-	}
-	if err != nil {
-		return err
-	}
-	_ = f.Close()
-	defer os.Remove(lock)
-	if _, err := g.r.Storer.Reference(ref.Name()); err == nil {
-		return errRefExists
-	} else if !errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return err
-	}
-	return g.r.Storer.SetReference(ref)
-}
-
-// RemoveRefIf deletes name if it still points at h (compensation after a
-// failed database write).
-func (g *GitRepo) RemoveRefIf(name plumbing.ReferenceName, h plumbing.Hash) error {
-	cur, err := g.r.Storer.Reference(name)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if cur.Hash() != h {
-		return nil
-	}
-	return g.r.Storer.RemoveReference(name)
-}
-
-// SetHead points HEAD at branch.
-func (g *GitRepo) SetHead(branch string) error {
-	return g.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch)))
 }
 
 // SymlinkTarget reads a symlink entry's target.

@@ -29,12 +29,14 @@ type TemplateContent struct {
 
 // CreateFromTemplate makes owner/name from src: an empty repository, then
 // the template tree as a fresh root commit by opts.Author with
-// opts.CommitMessage, then the hooks. Like Create it refuses an existing
-// directory, and it leaves nothing behind when it fails.
-func (s *Store) CreateFromTemplate(src *GitRepo, owner, name string, opts InitOptions, content TemplateContent) (err error) {
+// opts.CommitMessage, then the hooks. It returns that commit (zero without
+// content.Commit), which no branch points at yet: impl/refs creates
+// opts.DefaultBranch. Like Create it refuses an existing directory, and it
+// leaves nothing behind when it fails.
+func (s *Store) CreateFromTemplate(src *GitRepo, owner, name string, opts InitOptions, content TemplateContent) (initial plumbing.Hash, err error) {
 	opts.Files = nil
-	if err := s.Create(owner, name, opts); err != nil {
-		return err
+	if err := s.create(owner, name, opts); err != nil {
+		return plumbing.ZeroHash, err
 	}
 	defer func() {
 		if err != nil {
@@ -43,7 +45,7 @@ func (s *Store) CreateFromTemplate(src *GitRepo, owner, name string, opts InitOp
 	}()
 	dst, err := s.OpenGit(owner, name)
 	if err != nil {
-		return err
+		return plumbing.ZeroHash, err
 	}
 	if content.Commit != nil {
 		tree := content.Commit.TreeHash
@@ -53,28 +55,24 @@ func (s *Store) CreateFromTemplate(src *GitRepo, owner, name string, opts InitOp
 			tree, _, err = rewriteTree(src, dst, tree, "", content)
 		}
 		if err != nil {
-			return fmt.Errorf("copy template tree: %w", err)
+			return plumbing.ZeroHash, fmt.Errorf("copy template tree: %w", err)
 		}
 		sig := opts.Author
 		c := &object.Commit{Author: sig, Committer: sig, Message: opts.CommitMessage, TreeHash: tree}
 		obj := dst.r.Storer.NewEncodedObject()
 		if err := c.Encode(obj); err != nil {
-			return err
+			return plumbing.ZeroHash, err
 		}
-		h, err := dst.r.Storer.SetEncodedObject(obj)
-		if err != nil {
-			return err
-		}
-		if err := dst.CreateBranchAt(opts.DefaultBranch, h); err != nil {
-			return err
+		if initial, err = dst.r.Storer.SetEncodedObject(obj); err != nil {
+			return plumbing.ZeroHash, err
 		}
 	}
 	if content.Hooks {
 		if err := copyHooks(filepath.Join(src.path, "hooks"), filepath.Join(dst.path, "hooks")); err != nil {
-			return fmt.Errorf("copy template hooks: %w", err)
+			return plumbing.ZeroHash, fmt.Errorf("copy template hooks: %w", err)
 		}
 	}
-	return nil
+	return initial, nil
 }
 
 // copyTree copies the tree and everything below it that dst lacks. Objects

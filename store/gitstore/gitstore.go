@@ -94,9 +94,32 @@ type InitOptions struct {
 	Author        object.Signature
 }
 
-// Create makes a bare repository. It fails with store.ErrDuplicate if the
-// directory already exists, and leaves nothing behind when it fails.
-func (s *Store) Create(owner, name string, opts InitOptions) (err error) {
+// Create makes a bare repository whose HEAD names opts.DefaultBranch. With
+// opts.Files it also writes them as a root commit and returns that commit,
+// which no branch points at yet: impl/refs creates the branch. It fails
+// with store.ErrDuplicate if the directory already exists, and leaves
+// nothing behind when it fails.
+func (s *Store) Create(owner, name string, opts InitOptions) (initial plumbing.Hash, err error) {
+	if err := s.create(owner, name, opts); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if len(opts.Files) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	defer func() {
+		if err != nil {
+			_ = s.Delete(owner, name)
+		}
+	}()
+	g, err := s.OpenGit(owner, name)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return commitFiles(g.r, opts)
+}
+
+// create makes the empty bare repository.
+func (s *Store) create(owner, name string, opts InitOptions) (err error) {
 	path, err := s.Path(owner, name)
 	if err != nil {
 		return err
@@ -132,13 +155,7 @@ func (s *Store) Create(owner, name string, opts InitOptions) (err error) {
 	if err != nil {
 		return fmt.Errorf("init repository: %w", err)
 	}
-	if err := allowHTTPPush(repo); err != nil {
-		return err
-	}
-	if len(opts.Files) == 0 {
-		return nil
-	}
-	return commitFiles(repo, opts)
+	return allowHTTPPush(repo)
 }
 
 // allowHTTPPush marks the repository as served over smart HTTP.
@@ -151,25 +168,25 @@ func allowHTTPPush(repo *git.Repository) error {
 	return repo.Storer.SetConfig(cfg)
 }
 
-// commitFiles writes opts.Files as a single root commit on the default branch.
-func commitFiles(repo *git.Repository, opts InitOptions) error {
+// commitFiles writes opts.Files as a single root commit.
+func commitFiles(repo *git.Repository, opts InitOptions) (plumbing.Hash, error) {
 	var entries []object.TreeEntry
 	for name, content := range opts.Files {
 		obj := repo.Storer.NewEncodedObject()
 		obj.SetType(plumbing.BlobObject)
 		w, err := obj.Writer()
 		if err != nil {
-			return err
+			return plumbing.ZeroHash, err
 		}
 		if _, err := w.Write([]byte(content)); err != nil {
-			return err
+			return plumbing.ZeroHash, err
 		}
 		if err := w.Close(); err != nil {
-			return err
+			return plumbing.ZeroHash, err
 		}
 		h, err := repo.Storer.SetEncodedObject(obj)
 		if err != nil {
-			return err
+			return plumbing.ZeroHash, err
 		}
 		entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h})
 	}
@@ -177,25 +194,20 @@ func commitFiles(repo *git.Repository, opts InitOptions) error {
 	tree := &object.Tree{Entries: entries}
 	treeObj := repo.Storer.NewEncodedObject()
 	if err := tree.Encode(treeObj); err != nil {
-		return err
+		return plumbing.ZeroHash, err
 	}
 	treeHash, err := repo.Storer.SetEncodedObject(treeObj)
 	if err != nil {
-		return err
+		return plumbing.ZeroHash, err
 	}
 	// The caller's clock dates the commit (opts.Author.When).
 	sig := opts.Author
 	commit := &object.Commit{Author: sig, Committer: sig, Message: opts.CommitMessage, TreeHash: treeHash}
 	commitObj := repo.Storer.NewEncodedObject()
 	if err := commit.Encode(commitObj); err != nil {
-		return err
+		return plumbing.ZeroHash, err
 	}
-	commitHash, err := repo.Storer.SetEncodedObject(commitObj)
-	if err != nil {
-		return err
-	}
-	ref := plumbing.NewHashReference(plumbing.NewBranchReferenceName(opts.DefaultBranch), commitHash)
-	return repo.Storer.SetReference(ref)
+	return repo.Storer.SetEncodedObject(commitObj)
 }
 
 // sortTreeEntries orders entries as git requires for plain files (by name).

@@ -30,7 +30,7 @@ func TestCreateWithFilesMakesAReadableCommit(t *testing.T) {
 	s := newStore(t)
 	when := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	files := map[string]string{"README.md": "# Hello\n", "LICENSE": "MIT\n", ".gitignore": "*.o\n"}
-	err := s.Create("Alice", "Project", gitstore.InitOptions{
+	initial, err := s.Create("Alice", "Project", gitstore.InitOptions{
 		DefaultBranch: "trunk",
 		Files:         files,
 		CommitMessage: "Initial commit",
@@ -38,6 +38,20 @@ func TestCreateWithFilesMakesAReadableCommit(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Create writes the commit only; the branch is published as a ref
+	// update.
+	if ok, err := s.HasBranch("alice", "project", "trunk"); ok || err != nil {
+		t.Fatalf("HasBranch(trunk) before the ref update = %v, %v", ok, err)
+	}
+	g, err := s.OpenGit("alice", "project")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName("trunk"), New: initial}
+	s.UpdateRefs(g, []*gitstore.RefUpdate{up}, nil)
+	if up.Err != nil {
+		t.Fatal(up.Err)
 	}
 	path, err := s.Path("alice", "project")
 	if err != nil {
@@ -116,7 +130,7 @@ func TestCreateWithFilesMakesAReadableCommit(t *testing.T) {
 
 func TestCreateEmptyAndDuplicate(t *testing.T) {
 	s := newStore(t)
-	if err := s.Create("bob", "empty", gitstore.InitOptions{DefaultBranch: "main"}); err != nil {
+	if initial, err := s.Create("bob", "empty", gitstore.InitOptions{DefaultBranch: "main"}); err != nil || !initial.IsZero() {
 		t.Fatal(err)
 	}
 	path, _ := s.Path("bob", "empty")
@@ -132,7 +146,7 @@ func TestCreateEmptyAndDuplicate(t *testing.T) {
 	if ref.Target() != plumbing.NewBranchReferenceName("main") {
 		t.Errorf("HEAD -> %s", ref.Target())
 	}
-	err = s.Create("BOB", "Empty", gitstore.InitOptions{DefaultBranch: "main"})
+	_, err = s.Create("BOB", "Empty", gitstore.InitOptions{DefaultBranch: "main"})
 	if !errors.Is(err, store.ErrDuplicate) {
 		t.Fatalf("second create: err %v, want ErrDuplicate", err)
 	}
@@ -158,7 +172,7 @@ func TestPathRefusesUnsafeNames(t *testing.T) {
 		if p, err := s.Path(name, "repo"); !errors.Is(err, gitstore.ErrBadName) {
 			t.Errorf("Path(%q, repo) = %q, %v; want ErrBadName", name, p, err)
 		}
-		if err := s.Create("owner", name, gitstore.InitOptions{DefaultBranch: "main"}); !errors.Is(err, gitstore.ErrBadName) {
+		if _, err := s.Create("owner", name, gitstore.InitOptions{DefaultBranch: "main"}); !errors.Is(err, gitstore.ErrBadName) {
 			t.Errorf("Create(owner, %q): %v; want ErrBadName", name, err)
 		}
 	}

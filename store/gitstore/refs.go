@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage"
 
 	"repohost/store"
 )
@@ -63,66 +62,6 @@ func (g *GitRepo) BranchHash(name string) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	return ref.Hash(), nil
-}
-
-// CreateBranchAt creates branch name at commit; ErrBranchExists if it is
-// already there.
-func (g *GitRepo) CreateBranchAt(name string, commit plumbing.Hash) error {
-	err := g.createRef(plumbing.NewHashReference(plumbing.NewBranchReferenceName(name), commit))
-	if errors.Is(err, errRefExists) {
-		return fmt.Errorf("branch %q: %w", name, ErrBranchExists)
-	}
-	return err
-}
-
-// MoveBranch points an existing branch at to, provided it still points at
-// from (store.ErrConflict otherwise), so a concurrent push is never undone.
-func (g *GitRepo) MoveBranch(name string, from, to plumbing.Hash) error {
-	refName := plumbing.NewBranchReferenceName(name)
-	err := g.r.Storer.CheckAndSetReference(plumbing.NewHashReference(refName, to), plumbing.NewHashReference(refName, from))
-	if errors.Is(err, storage.ErrReferenceHasChanged) || errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return fmt.Errorf("branch %q moved meanwhile: %w", name, store.ErrConflict)
-	}
-	return err
-}
-
-// DeleteBranch removes a branch if it still points at at.
-func (g *GitRepo) DeleteBranch(name string, at plumbing.Hash) error {
-	refName := plumbing.NewBranchReferenceName(name)
-	cur, err := g.r.Storer.Reference(refName)
-	if err != nil {
-		return notFound(err, "branch "+name)
-	}
-	if cur.Hash() != at {
-		return fmt.Errorf("branch %q moved meanwhile: %w", name, store.ErrConflict)
-	}
-	return g.r.Storer.RemoveReference(refName)
-}
-
-// RenameBranch gives branch from the name to: the new ref is created first
-// (failing if it exists), then the old one removed; HEAD follows when it
-// named from.
-func (g *GitRepo) RenameBranch(from, to string) error {
-	at, err := g.BranchHash(from)
-	if err != nil {
-		return err
-	}
-	if at.IsZero() {
-		return fmt.Errorf("branch %q: %w", from, store.ErrNotFound)
-	}
-	if err := g.CreateBranchAt(to, at); err != nil {
-		return err
-	}
-	if g.DefaultBranch() == from {
-		if err := g.SetHead(to); err != nil {
-			_ = g.RemoveRefIf(plumbing.NewBranchReferenceName(to), at)
-			return err
-		}
-	}
-	if err := g.r.Storer.RemoveReference(plumbing.NewBranchReferenceName(from)); err != nil {
-		return err
-	}
-	return nil
 }
 
 // IsAncestor tells whether ancestor is reachable from descendant, that is

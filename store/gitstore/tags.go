@@ -92,44 +92,27 @@ func (g *GitRepo) Tag(name string) (*TagInfo, error) {
 	return g.tagInfo(ref)
 }
 
-// CreateTag tags target: lightweight when message is empty, else annotated
-// with tagger. It fails with ErrTagExists if the name is taken.
-func (g *GitRepo) CreateTag(name string, target plumbing.Hash, message string, tagger object.Signature) (*TagInfo, error) {
+// MakeTag prepares tag name on target: for an annotated tag (message not
+// empty) it writes the tag object by tagger. It returns what
+// refs/tags/<name> must point at (the tag object, or target itself for a
+// lightweight tag); the ref is created by impl/refs.
+func (g *GitRepo) MakeTag(name string, target plumbing.Hash, message string, tagger object.Signature) (plumbing.Hash, error) {
 	rn := plumbing.NewTagReferenceName(name)
 	if err := rn.Validate(); err != nil {
-		return nil, fmt.Errorf("tag %q: %w", name, ErrBadPath)
+		return plumbing.ZeroHash, fmt.Errorf("tag %q: %w", name, ErrBadRefName)
 	}
-	h := target
-	if message != "" {
-		if !strings.HasSuffix(message, "\n") {
-			message += "\n"
-		}
-		t := &object.Tag{Name: name, Tagger: tagger, Message: message, TargetType: plumbing.CommitObject, Target: target}
-		obj := g.r.Storer.NewEncodedObject()
-		if err := t.Encode(obj); err != nil {
-			return nil, err
-		}
-		var err error
-		if h, err = g.r.Storer.SetEncodedObject(obj); err != nil {
-			return nil, err
-		}
+	if message == "" {
+		return target, nil
 	}
-	if err := g.createRef(plumbing.NewHashReference(rn, h)); err != nil {
-		if errors.Is(err, errRefExists) {
-			return nil, fmt.Errorf("tag %s: %w", name, ErrTagExists)
-		}
-		return nil, err
+	if !strings.HasSuffix(message, "\n") {
+		message += "\n"
 	}
-	return g.Tag(name)
-}
-
-// DeleteTag removes a tag; a missing one is store.ErrNotFound.
-func (g *GitRepo) DeleteTag(name string) error {
-	rn := plumbing.NewTagReferenceName(name)
-	if _, err := g.r.Storer.Reference(rn); err != nil {
-		return notFound(err, "tag "+name)
+	t := &object.Tag{Name: name, Tagger: tagger, Message: message, TargetType: plumbing.CommitObject, Target: target}
+	obj := g.r.Storer.NewEncodedObject()
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
 	}
-	return g.r.Storer.RemoveReference(rn)
+	return g.r.Storer.SetEncodedObject(obj)
 }
 
 // TagRefName is the full reference name of a tag.

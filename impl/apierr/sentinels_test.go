@@ -1,0 +1,86 @@
+package apierr
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"repohost/store"
+	"repohost/store/gitstore"
+)
+
+// sentinels are the store's and the git store's exported errors, by name.
+var sentinels = map[string]error{
+	"store.ErrNotFound": store.ErrNotFound, "store.ErrDuplicate": store.ErrDuplicate,
+	"store.ErrConflict": store.ErrConflict, "store.ErrInvalid": store.ErrInvalid,
+	"gitstore.ErrBadPath": gitstore.ErrBadPath, "gitstore.ErrFileExists": gitstore.ErrFileExists,
+	"gitstore.ErrPathConflict": gitstore.ErrPathConflict, "gitstore.ErrSHAMismatch": gitstore.ErrSHAMismatch,
+	"gitstore.ErrBranchExists": gitstore.ErrBranchExists, "gitstore.ErrTagExists": gitstore.ErrTagExists,
+	"gitstore.ErrNotACommit": gitstore.ErrNotACommit, "gitstore.ErrBadName": gitstore.ErrBadName,
+	"gitstore.ErrUnsupported": gitstore.ErrUnsupported, "gitstore.ErrRefused": gitstore.ErrRefused,
+	"gitstore.ErrBadRefName": gitstore.ErrBadRefName, "gitstore.ErrProtocol": gitstore.ErrProtocol,
+}
+
+// TestSentinelsAreTranslated: every exported Err* of store and
+// store/gitstore (read from their source, so a new one cannot be missed)
+// answers a 4xx, wrapped or not, also inside a refused ref update.
+func TestSentinelsAreTranslated(t *testing.T) {
+	t.Parallel()
+	for pkg, dir := range map[string]string{"store": "../../store", "gitstore": "../../store/gitstore"} {
+		for _, name := range exportedErrors(t, dir) {
+			key := pkg + "." + name
+			err, ok := sentinels[key]
+			if !ok {
+				t.Errorf("%s is not in this test's list: add it, and translate it in classify", key)
+				continue
+			}
+			for _, e := range []error{err, fmt.Errorf("context: %w", err), &gitstore.RefError{Reason: "why", Kind: err}} {
+				if got := (Translator{}).classify(e); got.Status >= 500 {
+					t.Errorf("%s (%v) answers %d", key, e, got.Status)
+				}
+			}
+		}
+	}
+}
+
+// exportedErrors lists the package-level exported variables named Err* in
+// the non-test files of dir.
+func exportedErrors(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				for _, n := range spec.(*ast.ValueSpec).Names {
+					if strings.HasPrefix(n.Name, "Err") {
+						out = append(out, n.Name)
+					}
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no Err* variables found in %s", dir)
+	}
+	return out
+}

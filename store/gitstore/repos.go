@@ -1,0 +1,44 @@
+package gitstore
+
+import (
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"repohost/store"
+)
+
+// Repos is the bare-repository store as the rest of the program sees it
+// (app.Deps.Git). *Store implements it; tests wrap it to watch what the
+// program does to repositories.
+//
+// UpdateRefs is the only method that moves a branch, tag or other ref, and
+// only impl/refs calls it. The rest writes whole repositories (create,
+// delete, rename), objects without refs (Create and CreateFromTemplate
+// return their first commit for impl/refs to publish), or HEAD's symbolic
+// ref (SetDefaultBranch). An opened GitRepo reads, and writes objects only.
+type Repos interface {
+	// Root is the directory that holds every repository.
+	Root() string
+	// Path is the directory of owner/name, never outside Root.
+	Path(owner, name string) (string, error)
+	// SupportsObjectFormat tells whether "sha1" or "sha256" repositories
+	// can be created.
+	SupportsObjectFormat(format string) bool
+
+	Create(owner, name string, opts InitOptions) (initial plumbing.Hash, err error)
+	CreateFromTemplate(src *GitRepo, owner, name string, opts InitOptions, content TemplateContent) (initial plumbing.Hash, err error)
+	Delete(owner, name string) error
+	Rename(owner, name, newOwner, newName string) error
+	RenameOwner(owner, newOwner string) error
+	SetDefaultBranch(owner, name, branch string) error
+	HasBranch(owner, name, branch string) (bool, error)
+	OpenGit(owner, name string) (*GitRepo, error)
+
+	RepoDirs() ([]store.RepoDir, error)
+	IsRepoDir(owner, name string) (bool, error)
+	DeleteStray(owner, name string, stillStray func() (bool, error)) error
+
+	// UpdateRefs is the one primitive that moves refs (see Store.UpdateRefs).
+	UpdateRefs(g *GitRepo, updates []*RefUpdate, decide func(open []*RefUpdate))
+}
+
+var _ Repos = (*Store)(nil)
