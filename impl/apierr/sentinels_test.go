@@ -17,6 +17,7 @@ import (
 var sentinels = map[string]error{
 	"store.ErrNotFound": store.ErrNotFound, "store.ErrDuplicate": store.ErrDuplicate,
 	"store.ErrConflict": store.ErrConflict, "store.ErrInvalid": store.ErrInvalid,
+	"store.ErrUnavailable": store.ErrUnavailable,
 	"gitstore.ErrBadPath": gitstore.ErrBadPath, "gitstore.ErrFileExists": gitstore.ErrFileExists,
 	"gitstore.ErrPathConflict": gitstore.ErrPathConflict, "gitstore.ErrSHAMismatch": gitstore.ErrSHAMismatch,
 	"gitstore.ErrBranchExists": gitstore.ErrBranchExists, "gitstore.ErrTagExists": gitstore.ErrTagExists,
@@ -27,7 +28,9 @@ var sentinels = map[string]error{
 
 // TestSentinelsAreTranslated: every exported Err* of store and
 // store/gitstore (read from their source, so a new one cannot be missed)
-// answers a 4xx, wrapped or not, also inside a refused ref update.
+// answers a 4xx, wrapped or not, also inside a refused ref update; the
+// one exception is an unreachable database, which is the server's state,
+// not the request's fault, and answers 503.
 func TestSentinelsAreTranslated(t *testing.T) {
 	t.Parallel()
 	for pkg, dir := range map[string]string{"store": "../../store", "gitstore": "../../store/gitstore"} {
@@ -39,7 +42,11 @@ func TestSentinelsAreTranslated(t *testing.T) {
 				continue
 			}
 			for _, e := range []error{err, fmt.Errorf("context: %w", err), &gitstore.RefError{Reason: "why", Kind: err}} {
-				if got := (Translator{}).classify(e); got.Status >= 500 {
+				got := (Translator{}).classify(e)
+				switch {
+				case err == store.ErrUnavailable && got.Status != 503:
+					t.Errorf("%s (%v) answers %d, want 503", key, e, got.Status)
+				case err != store.ErrUnavailable && got.Status >= 500:
 					t.Errorf("%s (%v) answers %d", key, e, got.Status)
 				}
 			}
