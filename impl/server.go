@@ -25,6 +25,7 @@ import (
 	"repohost/impl/user"
 	"repohost/restapi"
 	"repohost/restapi/operations"
+	"repohost/store"
 )
 
 func init() {
@@ -120,7 +121,16 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(restapi.SwaggerJSON)
 	})
-	return logRequests(d.Log, rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), mux)), nil
+	return logRequests(d.Log, trackCommits(rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), mux))), nil
+}
+
+// trackCommits gives every request a commit marker: once the request has
+// committed a write, the store reads the rest of it through a short
+// database outage instead of failing (store.TrackCommits).
+func trackCommits(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(store.TrackCommits(r.Context())))
+	})
 }
 
 type statusRecorder struct {

@@ -35,7 +35,11 @@ type DB struct {
 	// such transactions, nothing moves (seen on PostgreSQL under
 	// concurrent issue updates).
 	outsideTx *gorm.DB
-	clock     store.Clock
+	// retrying, on PostgreSQL only, runs the statements outside a
+	// transaction of a request that has already committed a write: they
+	// wait through a short outage instead of failing (see commits.go).
+	retrying *gorm.DB
+	clock    store.Clock
 }
 
 var _ store.Store = (*DB)(nil)
@@ -46,6 +50,10 @@ type Options struct {
 	Logger logger.Interface
 	// Clock stamps rows the store dates itself; the system clock when nil.
 	Clock store.Clock
+	// CommittedRetry bounds how long a statement of a request that has
+	// committed retries while PostgreSQL is unreachable;
+	// DefaultCommittedRetry when zero.
+	CommittedRetry time.Duration
 }
 
 // IsPostgres tells whether a --db value selects PostgreSQL.
@@ -64,19 +72,24 @@ func Open(dsn string, opts Options) (*DB, error) {
 	if clock == nil {
 		clock = store.SystemClock{}
 	}
-	cfg := &gorm.Config{
-		TranslateError:         true,
-		SkipDefaultTransaction: true,
-		// Queries with IN lists of varying length each prepare anew, so
-		// the statement cache (see DB.outsideTx) is bounded and idle
-		// statements expire.
-		PrepareStmtMaxSize: 1000,
-		PrepareStmtTTL:     10 * time.Minute,
-		NowFunc:            clock.Now,
-		Logger:             opts.Logger,
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = logger.Discard
+	// Each handle needs a configuration of its own: GORM keeps its
+	// callbacks in it.
+	config := func() *gorm.Config {
+		cfg := &gorm.Config{
+			TranslateError:         true,
+			SkipDefaultTransaction: true,
+			// Queries with IN lists of varying length each prepare anew, so
+			// the statement cache (see DB.outsideTx) is bounded and idle
+			// statements expire.
+			PrepareStmtMaxSize: 1000,
+			PrepareStmtTTL:     10 * time.Minute,
+			NowFunc:            clock.Now,
+			Logger:             opts.Logger,
+		}
+		if cfg.Logger == nil {
+			cfg.Logger = logger.Discard
+		}
+		return cfg
 	}
 	var dialector gorm.Dialector
 	if IsPostgres(dsn) {
@@ -89,8 +102,11 @@ func Open(dsn string, opts Options) (*DB, error) {
 		dialector = gormlite.Open("file:" + dsn +
 			"?_pragma=busy_timeout(20000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(on)&_pragma=synchronous(normal)&_txlock=immediate")
 	}
-	g, err := gorm.Open(dialector, cfg)
+	g, err := gorm.Open(dialector, config())
 	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := registerCommitMarking(g); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	sqlDB, err := g.DB()
@@ -110,7 +126,19 @@ func Open(dsn string, opts Options) (*DB, error) {
 	}
 	// On the embedded database, parsing SQL was a quarter of the CPU time
 	// of a simple GET before statements were reused.
-	return &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true}), clock: clock}, nil
+	d := &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true}), clock: clock}
+	if IsPostgres(dsn) {
+		budget := opts.CommittedRetry
+		if budget <= 0 {
+			budget = DefaultCommittedRetry
+		}
+		// The same pool of connections, seen through retries.
+		d.retrying, err = gorm.Open(postgres.New(postgres.Config{Conn: &retryingPool{db: sqlDB, budget: budget}}), config())
+		if err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+	}
+	return d, nil
 }
 
 // Close releases the connection pool.
@@ -132,13 +160,20 @@ type txState struct {
 }
 
 // WithTx runs fn in a transaction carried by ctx; a nested call joins the
-// outer transaction instead of opening a second one.
+// outer transaction instead of opening a second one. Once the outermost
+// transaction has committed it sets the commit marker of ctx
+// (store.MarkCommitted); in a request that had already committed, starting
+// the transaction waits through an outage (see commits.go).
 func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) error {
 	if _, ok := ctx.Value(txKey{}).(*txState); ok {
 		return fn(ctx)
 	}
+	begin := d.gorm
+	if d.retrying != nil && store.Committed(ctx) {
+		begin = d.retrying
+	}
 	state := &txState{}
-	err := d.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := begin.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		state.tx = tx
 		return fn(context.WithValue(ctx, txKey{}, state))
 	})
@@ -148,6 +183,7 @@ func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) err
 		}
 		return err
 	}
+	store.MarkCommitted(ctx)
 	for _, f := range state.afterCommit {
 		f()
 	}
@@ -163,10 +199,15 @@ func (d *DB) AfterCommit(ctx context.Context, fn func()) {
 	fn()
 }
 
-// conn returns the transaction in ctx, or the pool.
+// conn returns the transaction in ctx, or else the pool: with retries
+// through an outage when the request has already committed a write (see
+// commits.go), failing fast otherwise.
 func (d *DB) conn(ctx context.Context) *gorm.DB {
 	if state, ok := ctx.Value(txKey{}).(*txState); ok {
 		return state.tx.WithContext(ctx)
+	}
+	if d.retrying != nil && store.Committed(ctx) {
+		return d.retrying.WithContext(ctx)
 	}
 	return d.outsideTx.WithContext(ctx)
 }
