@@ -14277,7 +14277,7 @@ func init() {
       }
     },
     "serviceUnavailable": {
-      "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+      "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
       "schema": {
         "$ref": "#/definitions/APIError"
       },
@@ -14481,7 +14481,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -14590,7 +14590,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -14692,7 +14692,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -14808,7 +14808,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -14892,7 +14892,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -14974,7 +14974,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -15148,7 +15148,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -15239,7 +15239,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -15322,7 +15322,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -15420,7 +15420,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -15515,7 +15515,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -15607,7 +15607,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -15714,7 +15714,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -15816,7 +15816,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -15902,7 +15902,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -15982,7 +15982,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16057,7 +16057,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16150,7 +16150,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16259,7 +16259,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16343,7 +16343,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16425,7 +16425,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16534,7 +16534,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16638,7 +16638,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16861,7 +16861,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -17058,7 +17058,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -17145,7 +17145,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -17227,7 +17227,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -17326,7 +17326,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -17434,7 +17434,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -17550,7 +17550,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -17655,7 +17655,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -17759,7 +17759,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -17853,7 +17853,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -17942,7 +17942,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -18054,7 +18054,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -18177,7 +18177,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -18288,7 +18288,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -18382,7 +18382,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -18497,7 +18497,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -18592,7 +18592,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -18701,7 +18701,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -18798,7 +18798,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -18897,7 +18897,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -19022,7 +19022,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -19141,7 +19141,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -19266,7 +19266,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -19461,7 +19461,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -19572,7 +19572,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -19670,7 +19670,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -19766,7 +19766,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -19882,7 +19882,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -20006,7 +20006,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -20125,7 +20125,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -20235,7 +20235,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -20330,7 +20330,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -20426,7 +20426,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -20551,7 +20551,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -20691,7 +20691,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -20804,7 +20804,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -20919,7 +20919,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -21043,7 +21043,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -21173,7 +21173,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -21303,7 +21303,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -21399,7 +21399,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -21505,7 +21505,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -21629,7 +21629,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -21748,7 +21748,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -21858,7 +21858,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -22005,7 +22005,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -22124,7 +22124,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -22226,7 +22226,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -22338,7 +22338,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -22454,7 +22454,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -22559,7 +22559,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -22654,7 +22654,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -22750,7 +22750,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -22863,7 +22863,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -22993,7 +22993,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -23098,7 +23098,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -23192,7 +23192,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -23287,7 +23287,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -23399,7 +23399,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -23527,7 +23527,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -23633,7 +23633,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -23728,7 +23728,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -23824,7 +23824,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -23938,7 +23938,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -24042,7 +24042,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -24170,7 +24170,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -24281,7 +24281,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -24368,7 +24368,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -24462,7 +24462,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -24557,7 +24557,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -24652,7 +24652,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -24748,7 +24748,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -24867,7 +24867,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -24991,7 +24991,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -25118,7 +25118,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -25221,7 +25221,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -25325,7 +25325,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -25441,7 +25441,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -25555,7 +25555,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -25649,7 +25649,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -25753,7 +25753,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -25876,7 +25876,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26021,7 +26021,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26150,7 +26150,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26263,7 +26263,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26365,7 +26365,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26462,7 +26462,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26557,7 +26557,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26664,7 +26664,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26735,7 +26735,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26806,7 +26806,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26877,7 +26877,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -26948,7 +26948,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27025,7 +27025,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27097,7 +27097,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27203,7 +27203,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27274,7 +27274,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27362,7 +27362,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27450,7 +27450,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27532,7 +27532,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27634,7 +27634,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27736,7 +27736,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27833,7 +27833,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -27951,7 +27951,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -28064,7 +28064,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -28144,7 +28144,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -28253,7 +28253,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -28362,7 +28362,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -28460,7 +28460,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -28544,7 +28544,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -28615,7 +28615,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -33428,7 +33428,7 @@ func init() {
       }
     },
     "serviceUnavailable": {
-      "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+      "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
       "schema": {
         "$ref": "#/definitions/APIError"
       },

@@ -113,7 +113,7 @@ func (t Translator) classify(err error) *Error {
 		if t.Log != nil {
 			t.Log.Warn("database unavailable", "err", err)
 		}
-		e := newf(http.StatusServiceUnavailable, "the service is unavailable for the moment; nothing was changed, retry later")
+		e := newf(http.StatusServiceUnavailable, "the database is unreachable for the moment; retry later")
 		e.RetryAfter = retryUnavailable
 		return e
 	case errors.Is(err, store.ErrInvalid):

@@ -335,7 +335,7 @@ func (o *AdminAdoptRepositoryInternalServerError) WriteResponse(rw http.Response
 const AdminAdoptRepositoryServiceUnavailableCode int = 503
 
 /*
-AdminAdoptRepositoryServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminAdoptRepositoryServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminAdoptRepositoryServiceUnavailable
 */

@@ -400,7 +400,7 @@ func (o *AdminCreateOrgInternalServerError) WriteResponse(rw http.ResponseWriter
 const AdminCreateOrgServiceUnavailableCode int = 503
 
 /*
-AdminCreateOrgServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminCreateOrgServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminCreateOrgServiceUnavailable
 */

@@ -490,7 +490,7 @@ func (o *AdminCreateRepoInternalServerError) WriteResponse(rw http.ResponseWrite
 const AdminCreateRepoServiceUnavailableCode int = 503
 
 /*
-AdminCreateRepoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminCreateRepoServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminCreateRepoServiceUnavailable
 */

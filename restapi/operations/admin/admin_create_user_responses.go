@@ -445,7 +445,7 @@ func (o *AdminCreateUserInternalServerError) WriteResponse(rw http.ResponseWrite
 const AdminCreateUserServiceUnavailableCode int = 503
 
 /*
-AdminCreateUserServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminCreateUserServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminCreateUserServiceUnavailable
 */

@@ -335,7 +335,7 @@ func (o *AdminDeleteUnadoptedRepositoryInternalServerError) WriteResponse(rw htt
 const AdminDeleteUnadoptedRepositoryServiceUnavailableCode int = 503
 
 /*
-AdminDeleteUnadoptedRepositoryServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminDeleteUnadoptedRepositoryServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminDeleteUnadoptedRepositoryServiceUnavailable
 */

@@ -335,7 +335,7 @@ func (o *AdminDeleteUserInternalServerError) WriteResponse(rw http.ResponseWrite
 const AdminDeleteUserServiceUnavailableCode int = 503
 
 /*
-AdminDeleteUserServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminDeleteUserServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminDeleteUserServiceUnavailable
 */

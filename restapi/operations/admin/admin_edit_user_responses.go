@@ -445,7 +445,7 @@ func (o *AdminEditUserInternalServerError) WriteResponse(rw http.ResponseWriter,
 const AdminEditUserServiceUnavailableCode int = 503
 
 /*
-AdminEditUserServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminEditUserServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminEditUserServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *AdminGetAllEmailsInternalServerError) WriteResponse(rw http.ResponseWri
 const AdminGetAllEmailsServiceUnavailableCode int = 503
 
 /*
-AdminGetAllEmailsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminGetAllEmailsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminGetAllEmailsServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *AdminGetAllOrgsInternalServerError) WriteResponse(rw http.ResponseWrite
 const AdminGetAllOrgsServiceUnavailableCode int = 503
 
 /*
-AdminGetAllOrgsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminGetAllOrgsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminGetAllOrgsServiceUnavailable
 */

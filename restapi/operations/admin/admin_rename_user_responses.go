@@ -380,7 +380,7 @@ func (o *AdminRenameUserInternalServerError) WriteResponse(rw http.ResponseWrite
 const AdminRenameUserServiceUnavailableCode int = 503
 
 /*
-AdminRenameUserServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminRenameUserServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminRenameUserServiceUnavailable
 */

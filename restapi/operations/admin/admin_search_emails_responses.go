@@ -402,7 +402,7 @@ func (o *AdminSearchEmailsInternalServerError) WriteResponse(rw http.ResponseWri
 const AdminSearchEmailsServiceUnavailableCode int = 503
 
 /*
-AdminSearchEmailsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminSearchEmailsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminSearchEmailsServiceUnavailable
 */

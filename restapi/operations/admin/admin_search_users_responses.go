@@ -402,7 +402,7 @@ func (o *AdminSearchUsersInternalServerError) WriteResponse(rw http.ResponseWrit
 const AdminSearchUsersServiceUnavailableCode int = 503
 
 /*
-AdminSearchUsersServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminSearchUsersServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminSearchUsersServiceUnavailable
 */

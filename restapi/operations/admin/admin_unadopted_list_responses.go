@@ -402,7 +402,7 @@ func (o *AdminUnadoptedListInternalServerError) WriteResponse(rw http.ResponseWr
 const AdminUnadoptedListServiceUnavailableCode int = 503
 
 /*
-AdminUnadoptedListServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+AdminUnadoptedListServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response adminUnadoptedListServiceUnavailable
 */

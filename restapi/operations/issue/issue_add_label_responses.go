@@ -492,7 +492,7 @@ func (o *IssueAddLabelInternalServerError) WriteResponse(rw http.ResponseWriter,
 const IssueAddLabelServiceUnavailableCode int = 503
 
 /*
-IssueAddLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueAddLabelServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueAddLabelServiceUnavailable
 */

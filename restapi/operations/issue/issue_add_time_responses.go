@@ -490,7 +490,7 @@ func (o *IssueAddTimeInternalServerError) WriteResponse(rw http.ResponseWriter, 
 const IssueAddTimeServiceUnavailableCode int = 503
 
 /*
-IssueAddTimeServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueAddTimeServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueAddTimeServiceUnavailable
 */

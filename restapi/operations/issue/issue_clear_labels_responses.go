@@ -380,7 +380,7 @@ func (o *IssueClearLabelsInternalServerError) WriteResponse(rw http.ResponseWrit
 const IssueClearLabelsServiceUnavailableCode int = 503
 
 /*
-IssueClearLabelsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueClearLabelsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueClearLabelsServiceUnavailable
 */

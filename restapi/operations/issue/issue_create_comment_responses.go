@@ -445,7 +445,7 @@ func (o *IssueCreateCommentInternalServerError) WriteResponse(rw http.ResponseWr
 const IssueCreateCommentServiceUnavailableCode int = 503
 
 /*
-IssueCreateCommentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueCreateCommentServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueCreateCommentServiceUnavailable
 */

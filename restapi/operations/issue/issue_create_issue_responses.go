@@ -490,7 +490,7 @@ func (o *IssueCreateIssueInternalServerError) WriteResponse(rw http.ResponseWrit
 const IssueCreateIssueServiceUnavailableCode int = 503
 
 /*
-IssueCreateIssueServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueCreateIssueServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueCreateIssueServiceUnavailable
 */

@@ -445,7 +445,7 @@ func (o *IssueCreateLabelInternalServerError) WriteResponse(rw http.ResponseWrit
 const IssueCreateLabelServiceUnavailableCode int = 503
 
 /*
-IssueCreateLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueCreateLabelServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueCreateLabelServiceUnavailable
 */

@@ -445,7 +445,7 @@ func (o *IssueCreateMilestoneInternalServerError) WriteResponse(rw http.Response
 const IssueCreateMilestoneServiceUnavailableCode int = 503
 
 /*
-IssueCreateMilestoneServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueCreateMilestoneServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueCreateMilestoneServiceUnavailable
 */

@@ -425,7 +425,7 @@ func (o *IssueDeleteCommentReactionInternalServerError) WriteResponse(rw http.Re
 const IssueDeleteCommentReactionServiceUnavailableCode int = 503
 
 /*
-IssueDeleteCommentReactionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueDeleteCommentReactionServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueDeleteCommentReactionServiceUnavailable
 */

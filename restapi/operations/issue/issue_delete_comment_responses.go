@@ -380,7 +380,7 @@ func (o *IssueDeleteCommentInternalServerError) WriteResponse(rw http.ResponseWr
 const IssueDeleteCommentServiceUnavailableCode int = 503
 
 /*
-IssueDeleteCommentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueDeleteCommentServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueDeleteCommentServiceUnavailable
 */

@@ -425,7 +425,7 @@ func (o *IssueDeleteIssueReactionInternalServerError) WriteResponse(rw http.Resp
 const IssueDeleteIssueReactionServiceUnavailableCode int = 503
 
 /*
-IssueDeleteIssueReactionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueDeleteIssueReactionServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueDeleteIssueReactionServiceUnavailable
 */

@@ -380,7 +380,7 @@ func (o *IssueDeleteLabelInternalServerError) WriteResponse(rw http.ResponseWrit
 const IssueDeleteLabelServiceUnavailableCode int = 503
 
 /*
-IssueDeleteLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueDeleteLabelServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueDeleteLabelServiceUnavailable
 */

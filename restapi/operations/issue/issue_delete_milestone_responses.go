@@ -380,7 +380,7 @@ func (o *IssueDeleteMilestoneInternalServerError) WriteResponse(rw http.Response
 const IssueDeleteMilestoneServiceUnavailableCode int = 503
 
 /*
-IssueDeleteMilestoneServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueDeleteMilestoneServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueDeleteMilestoneServiceUnavailable
 */

@@ -380,7 +380,7 @@ func (o *IssueDeleteInternalServerError) WriteResponse(rw http.ResponseWriter, p
 const IssueDeleteServiceUnavailableCode int = 503
 
 /*
-IssueDeleteServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueDeleteServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueDeleteServiceUnavailable
 */

@@ -425,7 +425,7 @@ func (o *IssueDeleteTimeInternalServerError) WriteResponse(rw http.ResponseWrite
 const IssueDeleteTimeServiceUnavailableCode int = 503
 
 /*
-IssueDeleteTimeServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueDeleteTimeServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueDeleteTimeServiceUnavailable
 */

@@ -470,7 +470,7 @@ func (o *IssueEditCommentInternalServerError) WriteResponse(rw http.ResponseWrit
 const IssueEditCommentServiceUnavailableCode int = 503
 
 /*
-IssueEditCommentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueEditCommentServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueEditCommentServiceUnavailable
 */

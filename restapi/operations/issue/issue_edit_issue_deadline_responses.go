@@ -445,7 +445,7 @@ func (o *IssueEditIssueDeadlineInternalServerError) WriteResponse(rw http.Respon
 const IssueEditIssueDeadlineServiceUnavailableCode int = 503
 
 /*
-IssueEditIssueDeadlineServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueEditIssueDeadlineServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueEditIssueDeadlineServiceUnavailable
 */

@@ -535,7 +535,7 @@ func (o *IssueEditIssueInternalServerError) WriteResponse(rw http.ResponseWriter
 const IssueEditIssueServiceUnavailableCode int = 503
 
 /*
-IssueEditIssueServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueEditIssueServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueEditIssueServiceUnavailable
 */

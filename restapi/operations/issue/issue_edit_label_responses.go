@@ -445,7 +445,7 @@ func (o *IssueEditLabelInternalServerError) WriteResponse(rw http.ResponseWriter
 const IssueEditLabelServiceUnavailableCode int = 503
 
 /*
-IssueEditLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueEditLabelServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueEditLabelServiceUnavailable
 */

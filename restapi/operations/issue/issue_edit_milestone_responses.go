@@ -445,7 +445,7 @@ func (o *IssueEditMilestoneInternalServerError) WriteResponse(rw http.ResponseWr
 const IssueEditMilestoneServiceUnavailableCode int = 503
 
 /*
-IssueEditMilestoneServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueEditMilestoneServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueEditMilestoneServiceUnavailable
 */

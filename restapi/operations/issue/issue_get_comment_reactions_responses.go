@@ -402,7 +402,7 @@ func (o *IssueGetCommentReactionsInternalServerError) WriteResponse(rw http.Resp
 const IssueGetCommentReactionsServiceUnavailableCode int = 503
 
 /*
-IssueGetCommentReactionsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueGetCommentReactionsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueGetCommentReactionsServiceUnavailable
 */

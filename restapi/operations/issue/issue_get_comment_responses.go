@@ -380,7 +380,7 @@ func (o *IssueGetCommentInternalServerError) WriteResponse(rw http.ResponseWrite
 const IssueGetCommentServiceUnavailableCode int = 503
 
 /*
-IssueGetCommentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueGetCommentServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueGetCommentServiceUnavailable
 */

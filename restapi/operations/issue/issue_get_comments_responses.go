@@ -402,7 +402,7 @@ func (o *IssueGetCommentsInternalServerError) WriteResponse(rw http.ResponseWrit
 const IssueGetCommentsServiceUnavailableCode int = 503
 
 /*
-IssueGetCommentsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueGetCommentsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueGetCommentsServiceUnavailable
 */

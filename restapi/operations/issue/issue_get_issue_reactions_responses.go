@@ -402,7 +402,7 @@ func (o *IssueGetIssueReactionsInternalServerError) WriteResponse(rw http.Respon
 const IssueGetIssueReactionsServiceUnavailableCode int = 503
 
 /*
-IssueGetIssueReactionsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueGetIssueReactionsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueGetIssueReactionsServiceUnavailable
 */

@@ -355,7 +355,7 @@ func (o *IssueGetIssueInternalServerError) WriteResponse(rw http.ResponseWriter,
 const IssueGetIssueServiceUnavailableCode int = 503
 
 /*
-IssueGetIssueServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueGetIssueServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueGetIssueServiceUnavailable
 */

@@ -355,7 +355,7 @@ func (o *IssueGetLabelInternalServerError) WriteResponse(rw http.ResponseWriter,
 const IssueGetLabelServiceUnavailableCode int = 503
 
 /*
-IssueGetLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueGetLabelServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueGetLabelServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *IssueGetLabelsInternalServerError) WriteResponse(rw http.ResponseWriter
 const IssueGetLabelsServiceUnavailableCode int = 503
 
 /*
-IssueGetLabelsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueGetLabelsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueGetLabelsServiceUnavailable
 */

@@ -355,7 +355,7 @@ func (o *IssueGetMilestoneInternalServerError) WriteResponse(rw http.ResponseWri
 const IssueGetMilestoneServiceUnavailableCode int = 503
 
 /*
-IssueGetMilestoneServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueGetMilestoneServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueGetMilestoneServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *IssueGetMilestonesListInternalServerError) WriteResponse(rw http.Respon
 const IssueGetMilestonesListServiceUnavailableCode int = 503
 
 /*
-IssueGetMilestonesListServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueGetMilestonesListServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueGetMilestonesListServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *IssueListIssuesInternalServerError) WriteResponse(rw http.ResponseWrite
 const IssueListIssuesServiceUnavailableCode int = 503
 
 /*
-IssueListIssuesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueListIssuesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueListIssuesServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *IssueListLabelsInternalServerError) WriteResponse(rw http.ResponseWrite
 const IssueListLabelsServiceUnavailableCode int = 503
 
 /*
-IssueListLabelsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueListLabelsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueListLabelsServiceUnavailable
 */

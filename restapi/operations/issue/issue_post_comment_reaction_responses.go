@@ -490,7 +490,7 @@ func (o *IssuePostCommentReactionInternalServerError) WriteResponse(rw http.Resp
 const IssuePostCommentReactionServiceUnavailableCode int = 503
 
 /*
-IssuePostCommentReactionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssuePostCommentReactionServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issuePostCommentReactionServiceUnavailable
 */

@@ -490,7 +490,7 @@ func (o *IssuePostIssueReactionInternalServerError) WriteResponse(rw http.Respon
 const IssuePostIssueReactionServiceUnavailableCode int = 503
 
 /*
-IssuePostIssueReactionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssuePostIssueReactionServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issuePostIssueReactionServiceUnavailable
 */

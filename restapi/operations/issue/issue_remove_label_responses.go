@@ -380,7 +380,7 @@ func (o *IssueRemoveLabelInternalServerError) WriteResponse(rw http.ResponseWrit
 const IssueRemoveLabelServiceUnavailableCode int = 503
 
 /*
-IssueRemoveLabelServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueRemoveLabelServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueRemoveLabelServiceUnavailable
 */

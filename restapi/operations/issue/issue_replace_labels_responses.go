@@ -492,7 +492,7 @@ func (o *IssueReplaceLabelsInternalServerError) WriteResponse(rw http.ResponseWr
 const IssueReplaceLabelsServiceUnavailableCode int = 503
 
 /*
-IssueReplaceLabelsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueReplaceLabelsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueReplaceLabelsServiceUnavailable
 */

@@ -425,7 +425,7 @@ func (o *IssueResetTimeInternalServerError) WriteResponse(rw http.ResponseWriter
 const IssueResetTimeServiceUnavailableCode int = 503
 
 /*
-IssueResetTimeServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueResetTimeServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueResetTimeServiceUnavailable
 */

@@ -447,7 +447,7 @@ func (o *IssueSearchIssuesInternalServerError) WriteResponse(rw http.ResponseWri
 const IssueSearchIssuesServiceUnavailableCode int = 503
 
 /*
-IssueSearchIssuesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueSearchIssuesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueSearchIssuesServiceUnavailable
 */

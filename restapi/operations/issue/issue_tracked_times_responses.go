@@ -402,7 +402,7 @@ func (o *IssueTrackedTimesInternalServerError) WriteResponse(rw http.ResponseWri
 const IssueTrackedTimesServiceUnavailableCode int = 503
 
 /*
-IssueTrackedTimesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+IssueTrackedTimesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response issueTrackedTimesServiceUnavailable
 */

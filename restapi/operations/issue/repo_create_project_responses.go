@@ -445,7 +445,7 @@ func (o *RepoCreateProjectInternalServerError) WriteResponse(rw http.ResponseWri
 const RepoCreateProjectServiceUnavailableCode int = 503
 
 /*
-RepoCreateProjectServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoCreateProjectServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoCreateProjectServiceUnavailable
 */

@@ -380,7 +380,7 @@ func (o *RepoDeleteProjectInternalServerError) WriteResponse(rw http.ResponseWri
 const RepoDeleteProjectServiceUnavailableCode int = 503
 
 /*
-RepoDeleteProjectServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoDeleteProjectServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoDeleteProjectServiceUnavailable
 */

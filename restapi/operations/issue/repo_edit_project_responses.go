@@ -445,7 +445,7 @@ func (o *RepoEditProjectInternalServerError) WriteResponse(rw http.ResponseWrite
 const RepoEditProjectServiceUnavailableCode int = 503
 
 /*
-RepoEditProjectServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoEditProjectServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoEditProjectServiceUnavailable
 */

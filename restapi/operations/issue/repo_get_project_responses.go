@@ -355,7 +355,7 @@ func (o *RepoGetProjectInternalServerError) WriteResponse(rw http.ResponseWriter
 const RepoGetProjectServiceUnavailableCode int = 503
 
 /*
-RepoGetProjectServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetProjectServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetProjectServiceUnavailable
 */

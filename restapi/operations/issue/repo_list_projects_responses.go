@@ -402,7 +402,7 @@ func (o *RepoListProjectsInternalServerError) WriteResponse(rw http.ResponseWrit
 const RepoListProjectsServiceUnavailableCode int = 503
 
 /*
-RepoListProjectsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoListProjectsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoListProjectsServiceUnavailable
 */

@@ -380,7 +380,7 @@ func (o *DeleteCurrentTokenInternalServerError) WriteResponse(rw http.ResponseWr
 const DeleteCurrentTokenServiceUnavailableCode int = 503
 
 /*
-DeleteCurrentTokenServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+DeleteCurrentTokenServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response deleteCurrentTokenServiceUnavailable
 */

@@ -400,7 +400,7 @@ func (o *GetCurrentTokenInternalServerError) WriteResponse(rw http.ResponseWrite
 const GetCurrentTokenServiceUnavailableCode int = 503
 
 /*
-GetCurrentTokenServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+GetCurrentTokenServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response getCurrentTokenServiceUnavailable
 */

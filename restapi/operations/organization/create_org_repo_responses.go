@@ -490,7 +490,7 @@ func (o *CreateOrgRepoInternalServerError) WriteResponse(rw http.ResponseWriter,
 const CreateOrgRepoServiceUnavailableCode int = 503
 
 /*
-CreateOrgRepoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+CreateOrgRepoServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response createOrgRepoServiceUnavailable
 */

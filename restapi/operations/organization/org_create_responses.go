@@ -400,7 +400,7 @@ func (o *OrgCreateInternalServerError) WriteResponse(rw http.ResponseWriter, pro
 const OrgCreateServiceUnavailableCode int = 503
 
 /*
-OrgCreateServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+OrgCreateServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response orgCreateServiceUnavailable
 */

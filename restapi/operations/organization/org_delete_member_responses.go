@@ -335,7 +335,7 @@ func (o *OrgDeleteMemberInternalServerError) WriteResponse(rw http.ResponseWrite
 const OrgDeleteMemberServiceUnavailableCode int = 503
 
 /*
-OrgDeleteMemberServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+OrgDeleteMemberServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response orgDeleteMemberServiceUnavailable
 */

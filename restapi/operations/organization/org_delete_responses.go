@@ -335,7 +335,7 @@ func (o *OrgDeleteInternalServerError) WriteResponse(rw http.ResponseWriter, pro
 const OrgDeleteServiceUnavailableCode int = 503
 
 /*
-OrgDeleteServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+OrgDeleteServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response orgDeleteServiceUnavailable
 */

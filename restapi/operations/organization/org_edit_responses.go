@@ -400,7 +400,7 @@ func (o *OrgEditInternalServerError) WriteResponse(rw http.ResponseWriter, produ
 const OrgEditServiceUnavailableCode int = 503
 
 /*
-OrgEditServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+OrgEditServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response orgEditServiceUnavailable
 */

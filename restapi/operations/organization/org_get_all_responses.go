@@ -402,7 +402,7 @@ func (o *OrgGetAllInternalServerError) WriteResponse(rw http.ResponseWriter, pro
 const OrgGetAllServiceUnavailableCode int = 503
 
 /*
-OrgGetAllServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+OrgGetAllServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response orgGetAllServiceUnavailable
 */

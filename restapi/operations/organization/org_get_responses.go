@@ -355,7 +355,7 @@ func (o *OrgGetInternalServerError) WriteResponse(rw http.ResponseWriter, produc
 const OrgGetServiceUnavailableCode int = 503
 
 /*
-OrgGetServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+OrgGetServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response orgGetServiceUnavailable
 */

@@ -335,7 +335,7 @@ func (o *OrgIsMemberInternalServerError) WriteResponse(rw http.ResponseWriter, p
 const OrgIsMemberServiceUnavailableCode int = 503
 
 /*
-OrgIsMemberServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+OrgIsMemberServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response orgIsMemberServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *OrgListCurrentUserOrgsInternalServerError) WriteResponse(rw http.Respon
 const OrgListCurrentUserOrgsServiceUnavailableCode int = 503
 
 /*
-OrgListCurrentUserOrgsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+OrgListCurrentUserOrgsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response orgListCurrentUserOrgsServiceUnavailable
 */

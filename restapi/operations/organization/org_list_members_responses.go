@@ -402,7 +402,7 @@ func (o *OrgListMembersInternalServerError) WriteResponse(rw http.ResponseWriter
 const OrgListMembersServiceUnavailableCode int = 503
 
 /*
-OrgListMembersServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+OrgListMembersServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response orgListMembersServiceUnavailable
 */

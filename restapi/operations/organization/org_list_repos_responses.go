@@ -402,7 +402,7 @@ func (o *OrgListReposInternalServerError) WriteResponse(rw http.ResponseWriter, 
 const OrgListReposServiceUnavailableCode int = 503
 
 /*
-OrgListReposServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+OrgListReposServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response orgListReposServiceUnavailable
 */

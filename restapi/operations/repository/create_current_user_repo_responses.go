@@ -490,7 +490,7 @@ func (o *CreateCurrentUserRepoInternalServerError) WriteResponse(rw http.Respons
 const CreateCurrentUserRepoServiceUnavailableCode int = 503
 
 /*
-CreateCurrentUserRepoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+CreateCurrentUserRepoServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response createCurrentUserRepoServiceUnavailable
 */

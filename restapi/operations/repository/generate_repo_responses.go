@@ -445,7 +445,7 @@ func (o *GenerateRepoInternalServerError) WriteResponse(rw http.ResponseWriter, 
 const GenerateRepoServiceUnavailableCode int = 503
 
 /*
-GenerateRepoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+GenerateRepoServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response generateRepoServiceUnavailable
 */

@@ -380,7 +380,7 @@ func (o *RepoAddTopicInternalServerError) WriteResponse(rw http.ResponseWriter, 
 const RepoAddTopicServiceUnavailableCode int = 503
 
 /*
-RepoAddTopicServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoAddTopicServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoAddTopicServiceUnavailable
 */

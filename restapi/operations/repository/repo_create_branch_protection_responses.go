@@ -445,7 +445,7 @@ func (o *RepoCreateBranchProtectionInternalServerError) WriteResponse(rw http.Re
 const RepoCreateBranchProtectionServiceUnavailableCode int = 503
 
 /*
-RepoCreateBranchProtectionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoCreateBranchProtectionServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoCreateBranchProtectionServiceUnavailable
 */

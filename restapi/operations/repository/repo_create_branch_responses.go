@@ -490,7 +490,7 @@ func (o *RepoCreateBranchInternalServerError) WriteResponse(rw http.ResponseWrit
 const RepoCreateBranchServiceUnavailableCode int = 503
 
 /*
-RepoCreateBranchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoCreateBranchServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoCreateBranchServiceUnavailable
 */

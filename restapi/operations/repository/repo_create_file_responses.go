@@ -490,7 +490,7 @@ func (o *RepoCreateFileInternalServerError) WriteResponse(rw http.ResponseWriter
 const RepoCreateFileServiceUnavailableCode int = 503
 
 /*
-RepoCreateFileServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoCreateFileServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoCreateFileServiceUnavailable
 */

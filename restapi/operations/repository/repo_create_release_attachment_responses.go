@@ -490,7 +490,7 @@ func (o *RepoCreateReleaseAttachmentInternalServerError) WriteResponse(rw http.R
 const RepoCreateReleaseAttachmentServiceUnavailableCode int = 503
 
 /*
-RepoCreateReleaseAttachmentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoCreateReleaseAttachmentServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoCreateReleaseAttachmentServiceUnavailable
 */

@@ -490,7 +490,7 @@ func (o *RepoCreateReleaseInternalServerError) WriteResponse(rw http.ResponseWri
 const RepoCreateReleaseServiceUnavailableCode int = 503
 
 /*
-RepoCreateReleaseServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoCreateReleaseServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoCreateReleaseServiceUnavailable
 */

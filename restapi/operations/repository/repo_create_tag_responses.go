@@ -515,7 +515,7 @@ func (o *RepoCreateTagInternalServerError) WriteResponse(rw http.ResponseWriter,
 const RepoCreateTagServiceUnavailableCode int = 503
 
 /*
-RepoCreateTagServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoCreateTagServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoCreateTagServiceUnavailable
 */

@@ -335,7 +335,7 @@ func (o *RepoDeleteBranchProtectionInternalServerError) WriteResponse(rw http.Re
 const RepoDeleteBranchProtectionServiceUnavailableCode int = 503
 
 /*
-RepoDeleteBranchProtectionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoDeleteBranchProtectionServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoDeleteBranchProtectionServiceUnavailable
 */

@@ -380,7 +380,7 @@ func (o *RepoDeleteBranchInternalServerError) WriteResponse(rw http.ResponseWrit
 const RepoDeleteBranchServiceUnavailableCode int = 503
 
 /*
-RepoDeleteBranchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoDeleteBranchServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoDeleteBranchServiceUnavailable
 */

@@ -535,7 +535,7 @@ func (o *RepoDeleteFileInternalServerError) WriteResponse(rw http.ResponseWriter
 const RepoDeleteFileServiceUnavailableCode int = 503
 
 /*
-RepoDeleteFileServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoDeleteFileServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoDeleteFileServiceUnavailable
 */

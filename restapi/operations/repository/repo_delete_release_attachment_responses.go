@@ -380,7 +380,7 @@ func (o *RepoDeleteReleaseAttachmentInternalServerError) WriteResponse(rw http.R
 const RepoDeleteReleaseAttachmentServiceUnavailableCode int = 503
 
 /*
-RepoDeleteReleaseAttachmentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoDeleteReleaseAttachmentServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoDeleteReleaseAttachmentServiceUnavailable
 */

@@ -380,7 +380,7 @@ func (o *RepoDeleteReleaseByTagInternalServerError) WriteResponse(rw http.Respon
 const RepoDeleteReleaseByTagServiceUnavailableCode int = 503
 
 /*
-RepoDeleteReleaseByTagServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoDeleteReleaseByTagServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoDeleteReleaseByTagServiceUnavailable
 */

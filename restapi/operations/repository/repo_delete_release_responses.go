@@ -380,7 +380,7 @@ func (o *RepoDeleteReleaseInternalServerError) WriteResponse(rw http.ResponseWri
 const RepoDeleteReleaseServiceUnavailableCode int = 503
 
 /*
-RepoDeleteReleaseServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoDeleteReleaseServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoDeleteReleaseServiceUnavailable
 */

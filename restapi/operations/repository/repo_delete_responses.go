@@ -335,7 +335,7 @@ func (o *RepoDeleteInternalServerError) WriteResponse(rw http.ResponseWriter, pr
 const RepoDeleteServiceUnavailableCode int = 503
 
 /*
-RepoDeleteServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoDeleteServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoDeleteServiceUnavailable
 */

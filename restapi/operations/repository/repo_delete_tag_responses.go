@@ -450,7 +450,7 @@ func (o *RepoDeleteTagInternalServerError) WriteResponse(rw http.ResponseWriter,
 const RepoDeleteTagServiceUnavailableCode int = 503
 
 /*
-RepoDeleteTagServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoDeleteTagServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoDeleteTagServiceUnavailable
 */

@@ -380,7 +380,7 @@ func (o *RepoDeleteTopicInternalServerError) WriteResponse(rw http.ResponseWrite
 const RepoDeleteTopicServiceUnavailableCode int = 503
 
 /*
-RepoDeleteTopicServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoDeleteTopicServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoDeleteTopicServiceUnavailable
 */

@@ -445,7 +445,7 @@ func (o *RepoEditBranchProtectionInternalServerError) WriteResponse(rw http.Resp
 const RepoEditBranchProtectionServiceUnavailableCode int = 503
 
 /*
-RepoEditBranchProtectionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoEditBranchProtectionServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoEditBranchProtectionServiceUnavailable
 */

@@ -490,7 +490,7 @@ func (o *RepoEditReleaseInternalServerError) WriteResponse(rw http.ResponseWrite
 const RepoEditReleaseServiceUnavailableCode int = 503
 
 /*
-RepoEditReleaseServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoEditReleaseServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoEditReleaseServiceUnavailable
 */

@@ -400,7 +400,7 @@ func (o *RepoEditInternalServerError) WriteResponse(rw http.ResponseWriter, prod
 const RepoEditServiceUnavailableCode int = 503
 
 /*
-RepoEditServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoEditServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoEditServiceUnavailable
 */

@@ -354,7 +354,7 @@ func (o *RepoGetArchiveInternalServerError) WriteResponse(rw http.ResponseWriter
 const RepoGetArchiveServiceUnavailableCode int = 503
 
 /*
-RepoGetArchiveServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetArchiveServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetArchiveServiceUnavailable
 */

@@ -355,7 +355,7 @@ func (o *RepoGetBranchProtectionInternalServerError) WriteResponse(rw http.Respo
 const RepoGetBranchProtectionServiceUnavailableCode int = 503
 
 /*
-RepoGetBranchProtectionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetBranchProtectionServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetBranchProtectionServiceUnavailable
 */

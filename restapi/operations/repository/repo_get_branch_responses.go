@@ -355,7 +355,7 @@ func (o *RepoGetBranchInternalServerError) WriteResponse(rw http.ResponseWriter,
 const RepoGetBranchServiceUnavailableCode int = 503
 
 /*
-RepoGetBranchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetBranchServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetBranchServiceUnavailable
 */

@@ -358,7 +358,7 @@ func (o *RepoGetContentsListInternalServerError) WriteResponse(rw http.ResponseW
 const RepoGetContentsListServiceUnavailableCode int = 503
 
 /*
-RepoGetContentsListServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetContentsListServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetContentsListServiceUnavailable
 */

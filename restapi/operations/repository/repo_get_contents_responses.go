@@ -353,7 +353,7 @@ func (o *RepoGetContentsInternalServerError) WriteResponse(rw http.ResponseWrite
 const RepoGetContentsServiceUnavailableCode int = 503
 
 /*
-RepoGetContentsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetContentsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetContentsServiceUnavailable
 */

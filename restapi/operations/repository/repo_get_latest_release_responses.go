@@ -355,7 +355,7 @@ func (o *RepoGetLatestReleaseInternalServerError) WriteResponse(rw http.Response
 const RepoGetLatestReleaseServiceUnavailableCode int = 503
 
 /*
-RepoGetLatestReleaseServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetLatestReleaseServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetLatestReleaseServiceUnavailable
 */

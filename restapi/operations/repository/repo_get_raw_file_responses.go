@@ -354,7 +354,7 @@ func (o *RepoGetRawFileInternalServerError) WriteResponse(rw http.ResponseWriter
 const RepoGetRawFileServiceUnavailableCode int = 503
 
 /*
-RepoGetRawFileServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetRawFileServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetRawFileServiceUnavailable
 */

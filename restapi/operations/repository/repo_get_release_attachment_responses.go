@@ -355,7 +355,7 @@ func (o *RepoGetReleaseAttachmentInternalServerError) WriteResponse(rw http.Resp
 const RepoGetReleaseAttachmentServiceUnavailableCode int = 503
 
 /*
-RepoGetReleaseAttachmentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetReleaseAttachmentServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetReleaseAttachmentServiceUnavailable
 */

@@ -355,7 +355,7 @@ func (o *RepoGetReleaseByTagInternalServerError) WriteResponse(rw http.ResponseW
 const RepoGetReleaseByTagServiceUnavailableCode int = 503
 
 /*
-RepoGetReleaseByTagServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetReleaseByTagServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetReleaseByTagServiceUnavailable
 */

@@ -355,7 +355,7 @@ func (o *RepoGetReleaseInternalServerError) WriteResponse(rw http.ResponseWriter
 const RepoGetReleaseServiceUnavailableCode int = 503
 
 /*
-RepoGetReleaseServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetReleaseServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetReleaseServiceUnavailable
 */

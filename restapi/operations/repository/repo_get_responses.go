@@ -355,7 +355,7 @@ func (o *RepoGetInternalServerError) WriteResponse(rw http.ResponseWriter, produ
 const RepoGetServiceUnavailableCode int = 503
 
 /*
-RepoGetServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetServiceUnavailable
 */

@@ -355,7 +355,7 @@ func (o *RepoGetTagInternalServerError) WriteResponse(rw http.ResponseWriter, pr
 const RepoGetTagServiceUnavailableCode int = 503
 
 /*
-RepoGetTagServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoGetTagServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoGetTagServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *RepoListBranchProtectionInternalServerError) WriteResponse(rw http.Resp
 const RepoListBranchProtectionServiceUnavailableCode int = 503
 
 /*
-RepoListBranchProtectionServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoListBranchProtectionServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoListBranchProtectionServiceUnavailable
 */

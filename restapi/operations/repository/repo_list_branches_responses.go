@@ -402,7 +402,7 @@ func (o *RepoListBranchesInternalServerError) WriteResponse(rw http.ResponseWrit
 const RepoListBranchesServiceUnavailableCode int = 503
 
 /*
-RepoListBranchesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoListBranchesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoListBranchesServiceUnavailable
 */

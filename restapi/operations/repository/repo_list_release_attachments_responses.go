@@ -402,7 +402,7 @@ func (o *RepoListReleaseAttachmentsInternalServerError) WriteResponse(rw http.Re
 const RepoListReleaseAttachmentsServiceUnavailableCode int = 503
 
 /*
-RepoListReleaseAttachmentsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoListReleaseAttachmentsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoListReleaseAttachmentsServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *RepoListReleasesInternalServerError) WriteResponse(rw http.ResponseWrit
 const RepoListReleasesServiceUnavailableCode int = 503
 
 /*
-RepoListReleasesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoListReleasesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoListReleasesServiceUnavailable
 */

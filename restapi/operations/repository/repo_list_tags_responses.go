@@ -402,7 +402,7 @@ func (o *RepoListTagsInternalServerError) WriteResponse(rw http.ResponseWriter, 
 const RepoListTagsServiceUnavailableCode int = 503
 
 /*
-RepoListTagsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoListTagsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoListTagsServiceUnavailable
 */

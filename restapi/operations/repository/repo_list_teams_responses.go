@@ -447,7 +447,7 @@ func (o *RepoListTeamsInternalServerError) WriteResponse(rw http.ResponseWriter,
 const RepoListTeamsServiceUnavailableCode int = 503
 
 /*
-RepoListTeamsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoListTeamsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoListTeamsServiceUnavailable
 */

@@ -399,7 +399,7 @@ func (o *RepoListTopicsInternalServerError) WriteResponse(rw http.ResponseWriter
 const RepoListTopicsServiceUnavailableCode int = 503
 
 /*
-RepoListTopicsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoListTopicsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoListTopicsServiceUnavailable
 */

@@ -425,7 +425,7 @@ func (o *RepoRenameBranchInternalServerError) WriteResponse(rw http.ResponseWrit
 const RepoRenameBranchServiceUnavailableCode int = 503
 
 /*
-RepoRenameBranchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoRenameBranchServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoRenameBranchServiceUnavailable
 */

@@ -399,7 +399,7 @@ func (o *RepoSearchInternalServerError) WriteResponse(rw http.ResponseWriter, pr
 const RepoSearchServiceUnavailableCode int = 503
 
 /*
-RepoSearchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoSearchServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoSearchServiceUnavailable
 */

@@ -447,7 +447,7 @@ func (o *RepoTrackedTimesInternalServerError) WriteResponse(rw http.ResponseWrit
 const RepoTrackedTimesServiceUnavailableCode int = 503
 
 /*
-RepoTrackedTimesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoTrackedTimesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoTrackedTimesServiceUnavailable
 */

@@ -425,7 +425,7 @@ func (o *RepoUpdateBranchProtectionPrioriesInternalServerError) WriteResponse(rw
 const RepoUpdateBranchProtectionPrioriesServiceUnavailableCode int = 503
 
 /*
-RepoUpdateBranchProtectionPrioriesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoUpdateBranchProtectionPrioriesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoUpdateBranchProtectionPrioriesServiceUnavailable
 */

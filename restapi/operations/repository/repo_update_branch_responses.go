@@ -470,7 +470,7 @@ func (o *RepoUpdateBranchInternalServerError) WriteResponse(rw http.ResponseWrit
 const RepoUpdateBranchServiceUnavailableCode int = 503
 
 /*
-RepoUpdateBranchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoUpdateBranchServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoUpdateBranchServiceUnavailable
 */

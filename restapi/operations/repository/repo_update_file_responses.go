@@ -535,7 +535,7 @@ func (o *RepoUpdateFileInternalServerError) WriteResponse(rw http.ResponseWriter
 const RepoUpdateFileServiceUnavailableCode int = 503
 
 /*
-RepoUpdateFileServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoUpdateFileServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoUpdateFileServiceUnavailable
 */

@@ -425,7 +425,7 @@ func (o *RepoUpdateTopicsInternalServerError) WriteResponse(rw http.ResponseWrit
 const RepoUpdateTopicsServiceUnavailableCode int = 503
 
 /*
-RepoUpdateTopicsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+RepoUpdateTopicsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response repoUpdateTopicsServiceUnavailable
 */

@@ -399,7 +399,7 @@ func (o *TopicSearchInternalServerError) WriteResponse(rw http.ResponseWriter, p
 const TopicSearchServiceUnavailableCode int = 503
 
 /*
-TopicSearchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+TopicSearchServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response topicSearchServiceUnavailable
 */

@@ -447,7 +447,7 @@ func (o *UserTrackedTimesInternalServerError) WriteResponse(rw http.ResponseWrit
 const UserTrackedTimesServiceUnavailableCode int = 503
 
 /*
-UserTrackedTimesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserTrackedTimesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userTrackedTimesServiceUnavailable
 */

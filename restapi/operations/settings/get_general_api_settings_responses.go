@@ -355,7 +355,7 @@ func (o *GetGeneralAPISettingsInternalServerError) WriteResponse(rw http.Respons
 const GetGeneralAPISettingsServiceUnavailableCode int = 503
 
 /*
-GetGeneralAPISettingsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+GetGeneralAPISettingsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response getGeneralApiSettingsServiceUnavailable
 */

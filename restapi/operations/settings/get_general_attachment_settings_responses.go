@@ -355,7 +355,7 @@ func (o *GetGeneralAttachmentSettingsInternalServerError) WriteResponse(rw http.
 const GetGeneralAttachmentSettingsServiceUnavailableCode int = 503
 
 /*
-GetGeneralAttachmentSettingsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+GetGeneralAttachmentSettingsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response getGeneralAttachmentSettingsServiceUnavailable
 */

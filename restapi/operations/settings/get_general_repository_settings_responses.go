@@ -355,7 +355,7 @@ func (o *GetGeneralRepositorySettingsInternalServerError) WriteResponse(rw http.
 const GetGeneralRepositorySettingsServiceUnavailableCode int = 503
 
 /*
-GetGeneralRepositorySettingsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+GetGeneralRepositorySettingsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response getGeneralRepositorySettingsServiceUnavailable
 */

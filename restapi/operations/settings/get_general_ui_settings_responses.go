@@ -355,7 +355,7 @@ func (o *GetGeneralUISettingsInternalServerError) WriteResponse(rw http.Response
 const GetGeneralUISettingsServiceUnavailableCode int = 503
 
 /*
-GetGeneralUISettingsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+GetGeneralUISettingsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response getGeneralUiSettingsServiceUnavailable
 */

@@ -403,7 +403,7 @@ func (o *UserAddEmailInternalServerError) WriteResponse(rw http.ResponseWriter, 
 const UserAddEmailServiceUnavailableCode int = 503
 
 /*
-UserAddEmailServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserAddEmailServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userAddEmailServiceUnavailable
 */

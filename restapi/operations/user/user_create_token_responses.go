@@ -445,7 +445,7 @@ func (o *UserCreateTokenInternalServerError) WriteResponse(rw http.ResponseWrite
 const UserCreateTokenServiceUnavailableCode int = 503
 
 /*
-UserCreateTokenServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserCreateTokenServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userCreateTokenServiceUnavailable
 */

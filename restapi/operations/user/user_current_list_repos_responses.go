@@ -402,7 +402,7 @@ func (o *UserCurrentListReposInternalServerError) WriteResponse(rw http.Response
 const UserCurrentListReposServiceUnavailableCode int = 503
 
 /*
-UserCurrentListReposServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserCurrentListReposServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userCurrentListReposServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *UserCurrentTrackedTimesInternalServerError) WriteResponse(rw http.Respo
 const UserCurrentTrackedTimesServiceUnavailableCode int = 503
 
 /*
-UserCurrentTrackedTimesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserCurrentTrackedTimesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userCurrentTrackedTimesServiceUnavailable
 */

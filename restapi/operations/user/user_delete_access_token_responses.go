@@ -335,7 +335,7 @@ func (o *UserDeleteAccessTokenInternalServerError) WriteResponse(rw http.Respons
 const UserDeleteAccessTokenServiceUnavailableCode int = 503
 
 /*
-UserDeleteAccessTokenServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserDeleteAccessTokenServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userDeleteAccessTokenServiceUnavailable
 */

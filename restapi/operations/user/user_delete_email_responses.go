@@ -380,7 +380,7 @@ func (o *UserDeleteEmailInternalServerError) WriteResponse(rw http.ResponseWrite
 const UserDeleteEmailServiceUnavailableCode int = 503
 
 /*
-UserDeleteEmailServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserDeleteEmailServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userDeleteEmailServiceUnavailable
 */

@@ -355,7 +355,7 @@ func (o *UserGetCurrentInternalServerError) WriteResponse(rw http.ResponseWriter
 const UserGetCurrentServiceUnavailableCode int = 503
 
 /*
-UserGetCurrentServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserGetCurrentServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userGetCurrentServiceUnavailable
 */

@@ -355,7 +355,7 @@ func (o *UserGetInternalServerError) WriteResponse(rw http.ResponseWriter, produ
 const UserGetServiceUnavailableCode int = 503
 
 /*
-UserGetServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserGetServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userGetServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *UserGetTokensInternalServerError) WriteResponse(rw http.ResponseWriter,
 const UserGetTokensServiceUnavailableCode int = 503
 
 /*
-UserGetTokensServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserGetTokensServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userGetTokensServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *UserListEmailsInternalServerError) WriteResponse(rw http.ResponseWriter
 const UserListEmailsServiceUnavailableCode int = 503
 
 /*
-UserListEmailsServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserListEmailsServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userListEmailsServiceUnavailable
 */

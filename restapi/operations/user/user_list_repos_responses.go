@@ -402,7 +402,7 @@ func (o *UserListReposInternalServerError) WriteResponse(rw http.ResponseWriter,
 const UserListReposServiceUnavailableCode int = 503
 
 /*
-UserListReposServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserListReposServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userListReposServiceUnavailable
 */

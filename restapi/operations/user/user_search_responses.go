@@ -399,7 +399,7 @@ func (o *UserSearchInternalServerError) WriteResponse(rw http.ResponseWriter, pr
 const UserSearchServiceUnavailableCode int = 503
 
 /*
-UserSearchServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+UserSearchServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response userSearchServiceUnavailable
 */
