@@ -131,24 +131,74 @@ type EditInput struct {
 // A content_version that is not the current one refuses the whole edit
 // with 409 before anything is written.
 func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, index int64, in EditInput) (*store.Issue, error) {
-	if err := writable(r); err != nil {
-		return nil, err
-	}
-	cur, err := s.issue(ctx, r, index)
+	plan, err := s.planEdit(ctx, doer, r, perm, index, &in)
 	if err != nil {
 		return nil, err
 	}
-	if cur.PosterID != doer.ID && !perm.Push {
-		return nil, apierr.Forbidden("only the poster of the issue or a writer may change it")
+	var out *store.Issue
+	err = s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
+		// Checked on the locked row, before any write: a stale version
+		// changes nothing at all, not even the title.
+		if in.ContentVersion != nil && *in.ContentVersion != is.ContentVersion {
+			return apierr.Conflict("the issue is already changed")
+		}
+		t := s.Clock.Now()
+		oldMilestone, oldClosed := is.MilestoneID, is.IsClosed
+		cols, ch := applyOwnFields(is, in, t)
+		if err := s.Store.Issues().Update(ctx, is, cols...); err != nil {
+			return err
+		}
+		if err := s.moveState(ctx, r, is, oldMilestone, oldClosed, plan.closeTo, t, &ch); err != nil {
+			return err
+		}
+		if err := s.replaceLinks(ctx, is, in, plan, &ch); err != nil {
+			return err
+		}
+		if in.Body != nil || in.Title != nil {
+			if err := s.Store.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body)); err != nil {
+				return err
+			}
+		}
+		var err error
+		if out, err = s.Store.Issues().FindByID(ctx, is.ID); err != nil {
+			return err
+		}
+		return s.emitIssue(ctx, doer, out, ch.kinds()...)
+	})
+	if err != nil {
+		return nil, err
 	}
-	var closeTo *bool
+	return out, nil
+}
+
+// editPlan is what an edit resolved before its transaction: the state to
+// move to (nil: unchanged) and the ids its assignees and projects name.
+type editPlan struct {
+	closeTo             *bool
+	assignees, projects []int64
+}
+
+// planEdit checks an edit and resolves what it names, before any lock is
+// taken; it drops (in in) what only writers may change when doer is not one.
+func (s Service) planEdit(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, index int64, in *EditInput) (editPlan, error) {
+	var plan editPlan
+	if err := writable(r); err != nil {
+		return plan, err
+	}
+	cur, err := s.issue(ctx, r, index)
+	if err != nil {
+		return plan, err
+	}
+	if cur.PosterID != doer.ID && !perm.Push {
+		return plan, apierr.Forbidden("only the poster of the issue or a writer may change it")
+	}
 	if in.State != nil {
 		switch *in.State {
 		case "open", "closed":
 			c := *in.State == "closed"
-			closeTo = &c
+			plan.closeTo = &c
 		default:
-			return nil, apierr.PreconditionFailed("unknown state: %s", *in.State)
+			return plan, apierr.PreconditionFailed("unknown state: %s", *in.State)
 		}
 	}
 	// The reference ignores an empty title rather than refusing it (its
@@ -158,125 +208,114 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 	}
 	if in.Title != nil {
 		if err := checkRequired("Title", *in.Title, MaxTitleLength); err != nil {
-			return nil, err
+			return plan, err
 		}
 	}
 	if !perm.Push {
 		in.Deadline, in.UnsetDeadline, in.SetAssignees, in.Milestone, in.SetProjects = nil, false, false, nil, false
 	}
-	var assignees, projects []int64
 	if in.SetAssignees {
-		if assignees, err = s.resolveAssignees(ctx, r, in.Assignees); err != nil {
-			return nil, err
+		if plan.assignees, err = s.resolveAssignees(ctx, r, in.Assignees); err != nil {
+			return plan, err
 		}
 	}
 	if in.Milestone != nil && *in.Milestone != 0 {
 		if err := s.checkMilestone(ctx, r, *in.Milestone); err != nil {
-			return nil, err
+			return plan, err
 		}
 	}
 	if in.SetProjects {
-		if projects, err = s.resolveProjects(ctx, r, in.Projects); err != nil {
-			return nil, err
+		if plan.projects, err = s.resolveProjects(ctx, r, in.Projects); err != nil {
+			return plan, err
 		}
 	}
-	var out *store.Issue
-	err = s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
-		st := s.Store
-		t := s.Clock.Now()
-		// Checked on the locked row, before any write: a stale version
-		// changes nothing at all, not even the title.
-		if in.ContentVersion != nil && *in.ContentVersion != is.ContentVersion {
-			return apierr.Conflict("the issue is already changed")
-		}
-		cols := []string{"updated_at"}
-		is.UpdatedAt = t
-		var ch issueChanges
-		if in.Title != nil && *in.Title != is.Title {
-			is.Title = *in.Title
-			cols = append(cols, "title")
-		}
-		if in.Body != nil && *in.Body != is.Body {
-			is.Body = *in.Body
-			is.ContentVersion++
-			cols = append(cols, "body", "content_version")
-		}
-		if in.Ref != nil && *in.Ref != is.Ref {
-			is.Ref = *in.Ref
-			cols = append(cols, "ref")
-		}
-		var moved bool
-		if applyDeadline(&moved, &is.Deadline, in.Deadline, in.UnsetDeadline); moved {
-			cols = append(cols, "deadline")
-		}
-		// Everything but updated_at and the milestone is the issue's own.
-		ch.edited = len(cols) > 1
-		oldMilestone, oldClosed := is.MilestoneID, is.IsClosed
-		if in.Milestone != nil && *in.Milestone != oldMilestone {
-			is.MilestoneID = *in.Milestone
-			cols = append(cols, "milestone_id")
-			ch.milestone = true
-		}
-		if err := st.Issues().Update(ctx, is, cols...); err != nil {
-			return err
-		}
-		newClosed := oldClosed
-		if closeTo != nil {
-			changed, err := st.Issues().SetClosed(ctx, is.ID, *closeTo, t)
-			if err != nil {
-				return err
-			}
-			if changed {
-				newClosed = *closeTo
-			}
-			ch.setState(changed, *closeTo)
-		}
-		c := counts{repoClosed: b2i(newClosed) - b2i(oldClosed), milestones: map[int64]counterDelta{}}
-		if oldMilestone != 0 {
-			c.add(oldMilestone, -1, -b2i(oldClosed))
-		}
-		if is.MilestoneID != 0 {
-			c.add(is.MilestoneID, 1, b2i(newClosed))
-		}
-		if err := s.applyCounts(ctx, r, c, is.MilestoneID); err != nil {
-			return err
-		}
-		if in.SetAssignees {
-			old, err := st.Issues().Assignees(ctx, []int64{is.ID})
-			if err != nil {
-				return err
-			}
-			ch.assignees = !sameSet(old[is.ID], assignees)
-			if err := st.Issues().SetAssignees(ctx, is.ID, assignees); err != nil {
-				return err
-			}
-		}
-		if in.SetProjects {
-			old, err := st.Projects().ForIssues(ctx, []int64{is.ID})
-			if err != nil {
-				return err
-			}
-			if !sameSet(projectIDs(old[is.ID]), projects) {
-				ch.edited = true
-			}
-			if err := st.Projects().SetIssueProjects(ctx, is.ID, projects); err != nil {
-				return projectGone(err)
-			}
-		}
-		if in.Body != nil || in.Title != nil {
-			if err := st.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body)); err != nil {
-				return err
-			}
-		}
-		if out, err = st.Issues().FindByID(ctx, is.ID); err != nil {
-			return err
-		}
-		return s.emitIssue(ctx, doer, out, ch.kinds()...)
-	})
-	if err != nil {
-		return nil, err
+	return plan, nil
+}
+
+// applyOwnFields sets the fields an edit changes on the issue row itself and
+// returns the columns to write and which events they make.
+func applyOwnFields(is *store.Issue, in EditInput, t time.Time) ([]string, issueChanges) {
+	cols := []string{"updated_at"}
+	is.UpdatedAt = t
+	var ch issueChanges
+	if in.Title != nil && *in.Title != is.Title {
+		is.Title = *in.Title
+		cols = append(cols, "title")
 	}
-	return out, nil
+	if in.Body != nil && *in.Body != is.Body {
+		is.Body = *in.Body
+		is.ContentVersion++
+		cols = append(cols, "body", "content_version")
+	}
+	if in.Ref != nil && *in.Ref != is.Ref {
+		is.Ref = *in.Ref
+		cols = append(cols, "ref")
+	}
+	var moved bool
+	if applyDeadline(&moved, &is.Deadline, in.Deadline, in.UnsetDeadline); moved {
+		cols = append(cols, "deadline")
+	}
+	// Everything but updated_at and the milestone is the issue's own.
+	ch.edited = len(cols) > 1
+	if in.Milestone != nil && *in.Milestone != is.MilestoneID {
+		is.MilestoneID = *in.Milestone
+		cols = append(cols, "milestone_id")
+		ch.milestone = true
+	}
+	return cols, ch
+}
+
+// moveState closes or reopens the issue when asked and moves the
+// repository's and milestones' counters for the state and milestone change.
+func (s Service) moveState(ctx context.Context, r *store.Repository, is *store.Issue, oldMilestone int64, oldClosed bool, closeTo *bool, t time.Time, ch *issueChanges) error {
+	newClosed := oldClosed
+	if closeTo != nil {
+		changed, err := s.Store.Issues().SetClosed(ctx, is.ID, *closeTo, t)
+		if err != nil {
+			return err
+		}
+		if changed {
+			newClosed = *closeTo
+		}
+		ch.setState(changed, *closeTo)
+	}
+	c := counts{repoClosed: b2i(newClosed) - b2i(oldClosed), milestones: map[int64]counterDelta{}}
+	if oldMilestone != 0 {
+		c.add(oldMilestone, -1, -b2i(oldClosed))
+	}
+	if is.MilestoneID != 0 {
+		c.add(is.MilestoneID, 1, b2i(newClosed))
+	}
+	return s.applyCounts(ctx, r, c, is.MilestoneID)
+}
+
+// replaceLinks replaces the issue's assignees and projects when the edit
+// names them.
+func (s Service) replaceLinks(ctx context.Context, is *store.Issue, in EditInput, plan editPlan, ch *issueChanges) error {
+	st := s.Store
+	if in.SetAssignees {
+		old, err := st.Issues().Assignees(ctx, []int64{is.ID})
+		if err != nil {
+			return err
+		}
+		ch.assignees = !sameSet(old[is.ID], plan.assignees)
+		if err := st.Issues().SetAssignees(ctx, is.ID, plan.assignees); err != nil {
+			return err
+		}
+	}
+	if in.SetProjects {
+		old, err := st.Projects().ForIssues(ctx, []int64{is.ID})
+		if err != nil {
+			return err
+		}
+		if !sameSet(projectIDs(old[is.ID]), plan.projects) {
+			ch.edited = true
+		}
+		if err := st.Projects().SetIssueProjects(ctx, is.ID, plan.projects); err != nil {
+			return projectGone(err)
+		}
+	}
+	return nil
 }
 
 // SetState closes or reopens issue number index of r on its own for doer,
