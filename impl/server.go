@@ -68,10 +68,7 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 	}
 	authn := &auth.Authenticator{Store: d.Store, Hasher: d.Hasher, Errors: d.Errors}
 	mux := http.NewServeMux()
-	apiAuthn := authn.Middleware(api)
-	mux.Handle("/api/v1/", apiAuthn)
-	// Operations whose last parameter may hold slashes.
-	repo.MountSlashParams(mux, apiAuthn)
+	MountAPI(mux, authn.Middleware(api))
 	// Downloads outside the API: browser_download_url, tarball_url and
 	// zipball_url point here.
 	repoWeb := repo.Handlers{Deps: d}
@@ -93,6 +90,15 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 		_, _ = w.Write(restapi.SwaggerJSON)
 	})
 	return logRequests(d.Log, mux), nil
+}
+
+// MountAPI routes /api/v1/ to api on mux, with the operations whose last
+// parameter may hold slashes first folded into the one segment the
+// generated router can match (repo.MountSlashParams). The API tests mount
+// the same routes to see each path as the generated router sees it.
+func MountAPI(mux *http.ServeMux, api http.Handler) {
+	mux.Handle("/api/v1/", api)
+	repo.MountSlashParams(mux, api)
 }
 
 type statusRecorder struct {
