@@ -243,6 +243,9 @@ func (c *Contract) Check(method, escapedPath string, status int, header http.Hea
 			method, escapedPath, status, truncate(body))
 	}
 	name := fmt.Sprintf("%s %s (%s)", method, tmpl, op.ID)
+	if routed := header.Get(OperationHeader); routed != "" && routed != op.ID {
+		return fmt.Errorf("%s %s: the server dispatched it to %s, the Contract checks it as %s", method, escapedPath, routed, name)
+	}
 	var resp *spec.Response
 	if op.Responses != nil {
 		if r, ok := op.Responses.StatusCodeResponses[status]; ok {

@@ -47,9 +47,24 @@ func Config(d *app.Deps) restapi.Config {
 	}
 }
 
+// Option adjusts the configuration NewHandler and API build.
+type Option func(*restapi.Config)
+
+// WithOperationMiddleware wraps the execution of every operation: mw sees a
+// request once the generated router has matched it to an operation
+// (middleware.MatchedRouteFrom names it), before authentication, binding and
+// the handler. The API tests use it to learn where each request went.
+func WithOperationMiddleware(mw func(http.Handler) http.Handler) Option {
+	return func(c *restapi.Config) { c.InnerMiddleware = mw }
+}
+
 // API builds the generated API with our error translator in place.
-func API(d *app.Deps) (http.Handler, *operations.RepohostAPI, error) {
-	h, api, err := restapi.HandlerAPI(Config(d))
+func API(d *app.Deps, opts ...Option) (http.Handler, *operations.RepohostAPI, error) {
+	cfg := Config(d)
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h, api, err := restapi.HandlerAPI(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,8 +76,8 @@ func API(d *app.Deps) (http.Handler, *operations.RepohostAPI, error) {
 }
 
 // NewHandler is the whole HTTP surface of the server.
-func NewHandler(d *app.Deps) (http.Handler, error) {
-	api, _, err := API(d)
+func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
+	api, _, err := API(d, opts...)
 	if err != nil {
 		return nil, err
 	}
