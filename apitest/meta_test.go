@@ -103,16 +103,33 @@ func TestEveryOperationIsDispatched(t *testing.T) {
 }
 
 // dispatchArguments creates what the operations' path parameters name
-// (alice, her repository demo with a branch feature/x, the organization
-// acme, issue 1) and returns a value for each parameter name.
+// (alice's repository demo with a branch feature/x, a file, a release with
+// the tag v1/rc, a protection rule release/x, issue 1 with a comment, label,
+// milestone and project 1, the organization acme) and returns a value for
+// each parameter name, so that most requests get past the lookups.
 func dispatchArguments(t *testing.T, e *apitest.Env) map[string]string {
 	t.Helper()
-	alice := e.CreateUser("alice", false)
-	a := apitest.Basic(alice)
+	a := apitest.Basic(e.CreateUser("alice", false))
 	roCreateRepo(t, e, a, map[string]any{"name": "demo", "auto_init": true})
 	roCreateOrg(t, e, a, map[string]any{"username": "acme"})
-	e.Do("POST", "repos/alice/demo/branches", map[string]any{"new_branch_name": "feature/x"}, a).Expect(t, http.StatusCreated)
-	isCreate(t, e, "alice/demo", a, map[string]any{"title": "first"})
+	for path, body := range map[string]map[string]any{
+		"branches":                     {"new_branch_name": "feature/x"},
+		"contents/docs/guide/intro.md": {"content": b64("hello\n")},
+		"releases":                     {"tag_name": "v1/rc", "target_commitish": "main", "name": "rc"},
+		"branch_protections":           {"rule_name": "release/x"},
+		"issues":                       {"title": "first"},
+		"labels":                       {"name": "bug", "color": "#ff0000"},
+		"milestones":                   {"title": "m1"},
+		"projects":                     {"title": "p1"},
+		"topics/go":                    nil,
+	} {
+		method := "POST"
+		if body == nil {
+			method = "PUT"
+		}
+		e.Do(method, "repos/alice/demo/"+path, body, a).Expect(t, statusFor(method))
+	}
+	e.Do("POST", "repos/alice/demo/issues/1/comments", map[string]any{"body": "hi"}, a).Expect(t, http.StatusCreated)
 	return map[string]string{
 		"owner": "alice", "repo": "demo", "template_owner": "alice", "template_repo": "demo",
 		"username": "alice", "user": "alice", "org": "acme", "index": "1",
@@ -132,6 +149,14 @@ func fillTemplate(tmpl string, args map[string]string) string {
 	})
 }
 
+// statusFor is what creating a fixture answers.
+func statusFor(method string) int {
+	if method == "PUT" {
+		return http.StatusNoContent
+	}
+	return http.StatusCreated
+}
+
 // deletesLast orders the "METHOD path" keys so that the run is the same
 // every time and deletions come after everything that needs what they
 // remove.
@@ -144,6 +169,11 @@ func deletesLast(ops map[string]*spec.Operation) []string {
 		di, dj := strings.HasPrefix(keys[i], "DELETE "), strings.HasPrefix(keys[j], "DELETE ")
 		if di != dj {
 			return dj
+		}
+		if di {
+			// Reverse order: a resource's children go before it, and
+			// /admin/users/{username} goes last.
+			return keys[i] > keys[j]
 		}
 		return keys[i] < keys[j]
 	})
