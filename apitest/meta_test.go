@@ -15,6 +15,7 @@ import (
 )
 
 func TestVersionAndSettings(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	token := e.Token(e.Admin, "read:repository")
 	for name, cred := range map[string]apitest.Cred{
@@ -44,6 +45,7 @@ func TestVersionAndSettings(t *testing.T) {
 }
 
 func TestBadCredentialsAnswer401Everywhere(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	bad := []apitest.Cred{
 		func(r *http.Request) { r.SetBasicAuth("admin", "wrong") },
@@ -63,6 +65,7 @@ func TestBadCredentialsAnswer401Everywhere(t *testing.T) {
 }
 
 func TestSwaggerDocumentServed(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	r := e.Do("GET", "/swagger.v1.json", nil, nil).Expect(t, http.StatusOK)
 	if !strings.Contains(string(r.Body), `"basePath":"/api/v1"`) && !strings.Contains(string(r.Body), `"basePath": "/api/v1"`) {

@@ -42,6 +42,7 @@ func unList(t *testing.T, e *apitest.Env, query string) ([]string, *apitest.Resp
 }
 
 func TestUnadoptedList(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	e.CreateUser("bob", false)
@@ -99,6 +100,7 @@ func TestUnadoptedList(t *testing.T) {
 }
 
 func TestUnadoptedAdoptAndDelete(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	admin := apitest.Basic(e.Admin)
@@ -188,6 +190,7 @@ func snapshot(t *testing.T, dir string) []string {
 // through API and git routes that reach the disk: every one is refused
 // (never a 500), and nothing on disk changes.
 func TestPathTraversalNames(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	token := e.Token(alice, "all")
