@@ -146,17 +146,21 @@ func apiFrontMux() http.Handler {
 
 // routedPath is the escaped path the generated router matches when the
 // server receives escapedPath: as the front mux rewrote it, then cleaned as
-// the router does (a trailing slash goes).
-func (c *Contract) routedPath(method, escapedPath string) string {
+// the router does (a trailing slash goes). ok is false when the request
+// never reaches the API: the front mux answers a path with "." or ".."
+// segments or doubled slashes itself, with a redirect to its clean form.
+func (c *Contract) routedPath(method, escapedPath string) (routed string, ok bool) {
 	req, err := http.NewRequest(method, "http://contract.invalid"+escapedPath, nil)
-	if err == nil {
-		rec := httptest.NewRecorder()
-		c.front.ServeHTTP(rec, req)
-		if routed := rec.Header().Get(routedPathHeader); routed != "" {
-			escapedPath = routed
-		}
+	if err != nil {
+		return "", false
 	}
-	return path.Clean(escapedPath)
+	rec := httptest.NewRecorder()
+	c.front.ServeHTTP(rec, req)
+	routed = rec.Header().Get(routedPathHeader)
+	if routed == "" {
+		return "", false
+	}
+	return path.Clean(routed), true
 }
 
 // nullableRefs rewrites properties written as {$ref, x-nullable: true} into
@@ -202,16 +206,25 @@ func nullableRefs(raw []byte) []byte {
 	return out
 }
 
-// InAPI reports whether escapedPath is under the API's base path, where
-// every response must belong to an operation.
-func (c *Contract) InAPI(escapedPath string) bool {
-	return strings.HasPrefix(escapedPath, c.base+"/")
+// InAPI reports whether a request to escapedPath reaches the API (it is
+// under the base path and the front mux hands it on), so that its response
+// must belong to an operation.
+func (c *Contract) InAPI(method, escapedPath string) bool {
+	if !strings.HasPrefix(escapedPath, c.base+"/") {
+		return false
+	}
+	_, ok := c.routedPath(method, escapedPath)
+	return ok
 }
 
 // Operation finds the operation the server dispatches method and
 // escapedPath (as on the wire, e.g. from URL.EscapedPath) to, or nil.
 func (c *Contract) Operation(method, escapedPath string) (*spec.Operation, string) {
-	parts := strings.Split(strings.TrimPrefix(c.routedPath(method, escapedPath), "/"), "/")
+	routed, ok := c.routedPath(method, escapedPath)
+	if !ok {
+		return nil, ""
+	}
+	parts := strings.Split(strings.TrimPrefix(routed, "/"), "/")
 	for _, r := range c.routes {
 		if r.method == method && r.matches(parts) {
 			return r.op, r.path
@@ -230,11 +243,11 @@ func (c *Contract) Operations() map[string]*spec.Operation {
 }
 
 // Check validates one response to method and escapedPath (as on the wire);
-// body is the raw response body. Responses outside the API's base path (git
-// over HTTP, downloads, /swagger.v1.json) are not checked; one inside it that
-// no operation serves is an error.
+// body is the raw response body. Responses from outside the API (git over
+// HTTP, downloads, /swagger.v1.json, the front mux's redirects) are not
+// checked; one from the API that no operation serves is an error.
 func (c *Contract) Check(method, escapedPath string, status int, header http.Header, body []byte) error {
-	if !c.InAPI(escapedPath) {
+	if !c.InAPI(method, escapedPath) {
 		return nil
 	}
 	op, tmpl := c.Operation(method, escapedPath)

@@ -47,6 +47,7 @@ func TestContractFindsOperationsAsTheServerRoutes(t *testing.T) {
 		{"GET", "/api/v1/repos/o/r/issues/1/labels/2/3", ""},
 		{"PUT", "/api/v1/version", ""},
 		{"GET", "/api/v1/nothing", ""},
+		{"GET", "/api/v1/repos/o/r/branches/a%2F..%2F..", "repoGetBranch"},
 	} {
 		op, _ := c.Operation(tc.method, tc.path)
 		got := ""
@@ -57,8 +58,9 @@ func TestContractFindsOperationsAsTheServerRoutes(t *testing.T) {
 			t.Errorf("%s %s: operation %q, want %q", tc.method, tc.path, got, tc.want)
 		}
 	}
-	for _, p := range []string{"/swagger.v1.json", "/alice/pub.git/info/refs", "/attachments/x", "/api/v1"} {
-		if c.InAPI(p) {
+	for _, p := range []string{"/swagger.v1.json", "/alice/pub.git/info/refs", "/attachments/x", "/api/v1",
+		"/api/v1/repos/../version", "/api/v1//version"} {
+		if c.InAPI("GET", p) {
 			t.Errorf("%s: counted as part of the API", p)
 		}
 	}
