@@ -32,9 +32,11 @@ import (
 // into one escaped segment before routing (impl.MountAPI). A matcher that
 // let every parameter match only "[^/]+" would find no operation for these
 // requests and skip their responses; one that let every parameter match
-// ".+" would pick operations the server never dispatches to. So the
-// Contract sends each path through the server's own front mux, and then
-// matches segment by segment as the generated router does.
+// ".+" would pick operations the server never dispatches to. In effect the
+// last parameter of those few routes matches ".+" and every other one
+// "[^/]+". Rather than keep its own copy of the list, the Contract sends
+// each path through the server's own front mux, and then matches segment by
+// segment as the generated router does.
 type Contract struct {
 	doc    *loads.Document
 	base   string
