@@ -20,6 +20,7 @@ import (
 // TestAdminUsersGate runs every admin user route as callers that may not
 // use it.
 func TestAdminUsersGate(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	routes := []struct {
@@ -64,6 +65,7 @@ func TestAdminUsersGate(t *testing.T) {
 }
 
 func TestAdminSearchUsers(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	carol := e.CreateUser("carol", false)
@@ -162,6 +164,7 @@ func TestAdminSearchUsers(t *testing.T) {
 // TestAdminSearchUsersSort checks every sort key in both directions on
 // accounts created (through the API) with back-dated creation times.
 func TestAdminSearchUsersSort(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	for _, u := range []struct{ name, created string }{
 		{"yan", "2003-01-01T00:00:00Z"}, {"zoe", "2001-01-01T00:00:00Z"}, {"xav", "2002-01-01T00:00:00Z"},
@@ -193,6 +196,7 @@ func TestAdminSearchUsersSort(t *testing.T) {
 }
 
 func TestAdminCreateUser(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	c, authw := e.Client(apitest.Basic(e.Admin))
@@ -275,6 +279,7 @@ func TestAdminCreateUser(t *testing.T) {
 }
 
 func TestAdminEditUser(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	patch := func(t *testing.T, name string, body map[string]any) *apitest.Response {
@@ -369,6 +374,7 @@ func TestAdminEditUser(t *testing.T) {
 }
 
 func TestAdminDeleteUser(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	carol := e.CreateUser("carol", false)
@@ -464,6 +470,7 @@ func TestAdminDeleteUser(t *testing.T) {
 }
 
 func TestAdminRenameUser(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	utRepo(t, e, cs.alice.User, "wonder", false, true)

@@ -37,6 +37,7 @@ func brNames(bs []*models.Branch) []string {
 }
 
 func TestBranchReadAccess(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -83,6 +84,7 @@ func TestBranchReadAccess(t *testing.T) {
 }
 
 func TestBranchCreate(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -154,6 +156,7 @@ func TestBranchCreate(t *testing.T) {
 }
 
 func TestBranchListPaging(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -192,6 +195,7 @@ func TestBranchListPaging(t *testing.T) {
 }
 
 func TestBranchUpdate(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -242,6 +246,7 @@ func TestBranchUpdate(t *testing.T) {
 }
 
 func TestBranchDelete(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -267,6 +272,7 @@ func TestBranchDelete(t *testing.T) {
 }
 
 func TestBranchRename(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -333,6 +339,7 @@ func TestBranchRename(t *testing.T) {
 // TestSDKBranchesAndProtections drives branches, protections, topics and
 // template generation with the unchanged official Gitea SDK.
 func TestSDKBranchesAndProtections(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)

@@ -82,6 +82,7 @@ func ctNames(cs []*models.ContentsResponse) string {
 }
 
 func TestContentsRoundTrip(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	repo := roGit(t, e, "alice", "pub")
@@ -207,6 +208,7 @@ func ctTime(t *testing.T, s string) time.Time {
 }
 
 func TestContentsRefsAndBranches(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	repo := roGit(t, e, "alice", "pub")
@@ -289,6 +291,7 @@ func TestContentsRefsAndBranches(t *testing.T) {
 // TestContentsPermissions drives reads and writes over the callers on a
 // public and a private repository, and an archived one.
 func TestContentsPermissions(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	org := roCreateOrg(t, e, w.owner, map[string]any{"username": "acme"})
@@ -340,6 +343,7 @@ func TestContentsPermissions(t *testing.T) {
 }
 
 func TestContentsEmptyRepository(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	roCreateRepo(t, e, w.owner, map[string]any{"name": "empty", "default_branch": "trunk"})
@@ -369,6 +373,7 @@ func TestContentsEmptyRepository(t *testing.T) {
 // TestContentsConcurrentWriters: parallel commits to one branch either land
 // (201) or lose the race cleanly (409); no landed commit is ever lost.
 func TestContentsConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	const n = 12
@@ -425,6 +430,7 @@ func TestContentsConcurrentWriters(t *testing.T) {
 // TestContentsRespectBranchProtection: a commit through the contents API is
 // a push to its branch, so a protection rule that forbids pushing refuses it.
 func TestContentsRespectBranchProtection(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	e.Do("POST", "repos/alice/pub/branch_protections", map[string]any{"rule_name": "main"}, w.owner).Expect(t, http.StatusCreated)
@@ -447,6 +453,7 @@ func TestContentsRespectBranchProtection(t *testing.T) {
 // keep git's entry order (a directory sorts as if its name ended in "/"),
 // so git itself accepts them, and a clone sees the files and tags.
 func TestContentsWriteValidGitObjects(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	g := newGitCLI(t)

@@ -27,6 +27,7 @@ func utAddresses(es []*models.Email) string {
 }
 
 func TestUserEmails(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	aliceCred := apitest.Basic(cs.alice)
@@ -131,6 +132,7 @@ func TestUserEmails(t *testing.T) {
 }
 
 func TestAdminEmails(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	utUpdate(t, e, cs.bob, func(u *store.User) { u.FullName = "Robert Tables" })

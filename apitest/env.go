@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-openapi/runtime"
 	httptransport "github.com/go-openapi/runtime/client"
+	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm/logger"
@@ -120,7 +121,7 @@ func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
 	// built, as `repohost serve` derives it from --listen.
 	e.Server = httptest.NewUnstartedServer(nil)
 	e.Deps.Config.RootURL = "http://" + e.Server.Listener.Addr().String() + "/"
-	h, err := impl.NewHandler(e.Deps)
+	h, err := impl.NewHandler(e.Deps, impl.WithOperationMiddleware(announceOperation))
 	if err != nil {
 		t.Fatalf("build handler: %v", err)
 	}
@@ -130,6 +131,24 @@ func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
 	e.URL = e.Server.URL + "/"
 	e.Admin = e.CreateUser("admin", true)
 	return e
+}
+
+// OperationHeader is the response header in which, in tests only, the
+// server names the operation (operationId) the generated router dispatched
+// the request to. A response without it never reached an operation: the
+// router answered 404 or 405 itself, or a middleware in front refused the
+// request.
+const OperationHeader = "X-Test-Operation"
+
+// announceOperation runs inside the generated router, once it has matched
+// the request to an operation with a handler, and sets OperationHeader.
+func announceOperation(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if route := middleware.MatchedRouteFrom(r); route != nil && route.Handler != nil && route.Operation != nil {
+			w.Header().Set(OperationHeader, route.Operation.ID)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func randomHex(n int) string {

@@ -52,6 +52,7 @@ func genPost(t *testing.T, e *apitest.Env, cred apitest.Cred, tpl string, body m
 }
 
 func TestGenerateFromTemplate(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -125,6 +126,7 @@ func TestGenerateFromTemplate(t *testing.T) {
 }
 
 func TestGenerateRefusals(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -184,6 +186,7 @@ func TestGenerateRefusals(t *testing.T) {
 }
 
 func TestGenerateExpandsTemplateVariables(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)

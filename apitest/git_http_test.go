@@ -97,6 +97,7 @@ func ghBranch(t *testing.T, e *apitest.Env, cred apitest.Cred, owner, repo, bran
 }
 
 func TestGitHTTPCloneCommitPush(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -161,6 +162,7 @@ func TestGitHTTPCloneCommitPush(t *testing.T) {
 }
 
 func TestGitHTTPAccess(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -258,6 +260,7 @@ func TestGitHTTPAccess(t *testing.T) {
 }
 
 func TestGitHTTPPushToEmptyRepository(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)
@@ -295,6 +298,7 @@ func TestGitHTTPPushToEmptyRepository(t *testing.T) {
 }
 
 func TestGitHTTPProtectedBranches(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	git := newGitCLI(t)
 	alice := e.CreateUser("alice", false)

@@ -20,6 +20,7 @@ func isComment(t *testing.T, e *apitest.Env, repo string, index int64, cred apit
 }
 
 func TestIssueComments(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a, b := w.e, apitest.Basic(w.alice), apitest.Basic(w.bob)
 	isCreate(t, e, "alice/pub", a, map[string]any{"title": "t"})
@@ -113,6 +114,7 @@ func TestIssueComments(t *testing.T) {
 }
 
 func TestIssueReactions(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a, b := w.e, apitest.Basic(w.alice), apitest.Basic(w.bob)
 	isCreate(t, e, "alice/pub", a, map[string]any{"title": "t"})

@@ -31,6 +31,7 @@ func isParallel(n int, fn func(i int)) {
 // 10 in each of three others, all answer 201 with numbers that are dense
 // and unique per repository; the counters match the rows.
 func TestIssueConcurrentCreates(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	var ms models.Milestone
@@ -102,6 +103,7 @@ func TestIssueConcurrentCreates(t *testing.T) {
 // comment deletions, milestone moves and creates on the same issues leave
 // every counter equal to COUNT(*).
 func TestIssueConcurrentStateAndComments(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	var m1, m2 models.Milestone
@@ -169,6 +171,7 @@ func TestIssueConcurrentStateAndComments(t *testing.T) {
 // TestIssueConcurrentReactions: 50 identical parallel reactions of one user
 // make exactly one row; exactly one request answers 201.
 func TestIssueConcurrentReactions(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	isCreate(t, e, "alice/pub", a, map[string]any{"title": "react"})
@@ -201,6 +204,7 @@ func TestIssueConcurrentReactions(t *testing.T) {
 // transaction may use up a number but never hands one out twice, and it
 // leaves the counters alone.
 func TestIssueRollbackSkipsNoNumberTwice(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	var pr models.Project

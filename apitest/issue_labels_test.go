@@ -28,6 +28,7 @@ func isLabelNames(ls []*models.Label) string {
 }
 
 func TestIssueLabelCRUD(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 
@@ -104,6 +105,7 @@ func TestIssueLabelCRUD(t *testing.T) {
 }
 
 func TestIssueLabelsOnIssue(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	bug := isLabel(t, e, "alice/pub", a, map[string]any{"name": "bug", "color": "#ff0000"})
@@ -160,6 +162,7 @@ func TestIssueLabelsOnIssue(t *testing.T) {
 // TestIssueExclusiveLabels: adding an exclusive scoped label takes off the
 // issue's other labels of that scope.
 func TestIssueExclusiveLabels(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	high := isLabel(t, e, "alice/pub", a, map[string]any{"name": "priority/high", "color": "#ff0000", "exclusive": true})

@@ -19,6 +19,7 @@ func isMilestone(t *testing.T, e *apitest.Env, repo string, cred apitest.Cred, b
 }
 
 func TestIssueMilestones(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 

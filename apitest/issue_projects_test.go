@@ -14,6 +14,7 @@ import (
 )
 
 func TestIssueProjects(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 
@@ -122,6 +123,7 @@ func TestIssueProjects(t *testing.T) {
 // TestIssueDataGoesWithRepository: deleting a repository removes its
 // issue data through the foreign keys, on both databases.
 func TestIssueDataGoesWithRepository(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	l := isLabel(t, e, "alice/pub", a, map[string]any{"name": "bug", "color": "#ff0000"})
@@ -162,6 +164,7 @@ func TestIssueDataGoesWithRepository(t *testing.T) {
 // TestIssueGeneratedClient drives a few operations through the generated
 // client, as a consumer of swagger.yml would.
 func TestIssueGeneratedClient(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	c, authw := w.e.Client(apitest.Basic(w.alice))
 	title, body := "from the client", "text"

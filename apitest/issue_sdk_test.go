@@ -16,6 +16,7 @@ import (
 // content_version, 423 on an archived repository, 201 then 200 for the
 // same reaction).
 func TestIssueSDKFlow(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e := w.e
 	c := sdkClient(t, e, gitea.SetBasicAuth("alice", w.alice.Password))

@@ -32,6 +32,7 @@ func isTimeOwners(ts []*models.TrackedTime) string {
 }
 
 func TestIssueTrackedTime(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a, b, c := w.e, apitest.Basic(w.alice), apitest.Basic(w.bob), apitest.Basic(w.carol)
 	isCreate(t, e, "alice/pub", a, map[string]any{"title": "alice's"})
@@ -158,6 +159,7 @@ func TestIssueTrackedTime(t *testing.T) {
 // TestIssueTimeTrackerSettings: the repository's internal_tracker settings
 // switch tracking off, or open it to everyone.
 func TestIssueTimeTrackerSettings(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a, b := w.e, apitest.Basic(w.alice), apitest.Basic(w.bob)
 	isCreate(t, e, "alice/pub", a, map[string]any{"title": "t"})

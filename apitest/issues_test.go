@@ -59,6 +59,7 @@ func isRepo(t *testing.T, e *apitest.Env, repo string) *models.Repository {
 }
 
 func TestIssueCreateAndGet(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 
@@ -123,6 +124,7 @@ func TestIssueCreateAndGet(t *testing.T) {
 
 // TestIssueCallers runs the main issue operations for every kind of caller.
 func TestIssueCallers(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e := w.e
 	admin := apitest.Basic(e.Admin)
@@ -168,6 +170,7 @@ func TestIssueCallers(t *testing.T) {
 // TestIssueWriterOnlyFields: a caller without write access gets an issue
 // without the labels, milestone, assignees and due date they sent.
 func TestIssueWriterOnlyFields(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a, b := w.e, apitest.Basic(w.alice), apitest.Basic(w.bob)
 	var label models.Label
@@ -218,6 +221,7 @@ func TestIssueWriterOnlyFields(t *testing.T) {
 
 // TestIssueDueDate: only the date counts, in the offset the client used.
 func TestIssueDueDate(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	for _, c := range []struct{ in, want string }{
@@ -260,6 +264,7 @@ func TestIssueDueDate(t *testing.T) {
 }
 
 func TestIssueEdit(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	var ms1, ms2 models.Milestone
@@ -375,6 +380,7 @@ func TestIssueEdit(t *testing.T) {
 // TestIssueArchived: every issue-tracker write on an archived repository
 // answers 423 and changes nothing; reads still work.
 func TestIssueArchived(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	is := isCreate(t, e, "alice/pub", a, map[string]any{"title": "before"})
@@ -440,6 +446,7 @@ func TestIssueArchived(t *testing.T) {
 }
 
 func TestIssueDeleteKeepsNumbersAndCounters(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	var ms models.Milestone
@@ -463,6 +470,7 @@ func TestIssueDeleteKeepsNumbersAndCounters(t *testing.T) {
 }
 
 func TestIssueList(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	var bug, ui models.Label
@@ -524,6 +532,7 @@ func TestIssueList(t *testing.T) {
 }
 
 func TestIssueSearch(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	isCreate(t, e, "alice/pub", a, map[string]any{"title": "public one"})
@@ -564,6 +573,7 @@ func TestIssueSearch(t *testing.T) {
 // TestIssueListStatementCount: the issue list runs the same number of SQL
 // statements for a page of 1 and a page of 50.
 func TestIssueListStatementCount(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	var l models.Label
@@ -626,6 +636,7 @@ func isCheckCounters(t *testing.T, e *apitest.Env) {
 // user, and removes what means nothing without it (reactions, assignments,
 // tracked time); deleting a user with repositories removes their issues.
 func TestIssueAuthorDeleted(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a, b := w.e, apitest.Basic(w.alice), apitest.Basic(w.bob)
 	dave := e.CreateUser("dave", false)
@@ -667,6 +678,7 @@ func TestIssueAuthorDeleted(t *testing.T) {
 // external one) issues are gone; with neither issues nor pull requests the
 // whole tracker answers 404.
 func TestIssueTrackerDisabled(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	isCreate(t, e, "alice/pub", a, map[string]any{"title": "t"})
@@ -699,6 +711,7 @@ func TestIssueTrackerDisabled(t *testing.T) {
 // TestIssueOutsiderEditsOwnIssue: the poster without write access edits
 // title and body; the writer-only fields they send are ignored.
 func TestIssueOutsiderEditsOwnIssue(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a, b := w.e, apitest.Basic(w.alice), apitest.Basic(w.bob)
 	ms := isMilestone(t, e, "alice/pub", a, map[string]any{"title": "m"})
@@ -714,6 +727,7 @@ func TestIssueOutsiderEditsOwnIssue(t *testing.T) {
 // TestIssueConcurrentContentVersion: of parallel body edits made against
 // the same content_version exactly one wins; the others get 409.
 func TestIssueConcurrentContentVersion(t *testing.T) {
+	t.Parallel()
 	w := isSetup(t)
 	e, a := w.e, apitest.Basic(w.alice)
 	isCreate(t, e, "alice/pub", a, map[string]any{"title": "t", "body": "v0"})

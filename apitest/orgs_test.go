@@ -32,6 +32,7 @@ func roUserNames(us []*models.User) []string {
 }
 
 func TestOrgCreate(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice, bob := e.CreateUser("alice", false), e.CreateUser("bob", false)
 	cred := apitest.Basic(alice)
@@ -110,6 +111,7 @@ func TestOrgCreate(t *testing.T) {
 }
 
 func TestAdminCreateOrg(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	body := map[string]any{"username": "acme", "visibility": "limited"}
@@ -151,6 +153,7 @@ func roOrgWorld(t *testing.T, e *apitest.Env) (alice, bob, carol *apitest.Accoun
 }
 
 func TestOrgVisibility(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice, bob, carol, _ := roOrgWorld(t, e)
 	for _, tc := range []struct {
@@ -203,6 +206,7 @@ func TestOrgVisibility(t *testing.T) {
 }
 
 func TestAdminGetAllOrgs(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	_, _, carol, _ := roOrgWorld(t, e)
 	roCreateOrg(t, e, apitest.Basic(carol), map[string]any{"username": "Zeta"})
@@ -224,6 +228,7 @@ func TestAdminGetAllOrgs(t *testing.T) {
 }
 
 func TestOrgEdit(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice, bob, carol, _ := roOrgWorld(t, e)
 	roAddMember(t, e, mustOrgID(t, e, "pub"), bob, false, true)
@@ -289,6 +294,7 @@ func mustOrgID(t *testing.T, e *apitest.Env, name string) int64 {
 }
 
 func TestOrgDelete(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice, bob, carol, _ := roOrgWorld(t, e)
 	roAddMember(t, e, mustOrgID(t, e, "pub"), bob, false, true)
@@ -322,6 +328,7 @@ func TestOrgDelete(t *testing.T) {
 }
 
 func TestOrgMembers(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice, bob, carol := e.CreateUser("alice", false), e.CreateUser("bob", false), e.CreateUser("carol", false)
 	dave := e.CreateUser("dave", false)
@@ -398,6 +405,7 @@ func TestOrgMembers(t *testing.T) {
 }
 
 func TestOrgDeleteMember(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice, bob, carol := e.CreateUser("alice", false), e.CreateUser("bob", false), e.CreateUser("carol", false)
 	dave := e.CreateUser("dave", false)
@@ -441,6 +449,7 @@ func TestOrgDeleteMember(t *testing.T) {
 }
 
 func TestOrgListCurrentUserOrgs(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	_, bob, carol, orgs := roOrgWorld(t, e)
 	roAddMember(t, e, orgs["pub"].ID, bob, false, false)

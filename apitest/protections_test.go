@@ -38,6 +38,7 @@ func bpOrder(list []*models.BranchProtection) string {
 }
 
 func TestBranchProtectionCRUD(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	bob := e.CreateUser("bob", false)
@@ -161,6 +162,7 @@ func TestBranchProtectionCRUD(t *testing.T) {
 }
 
 func TestBranchProtectionPriority(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	bob := e.CreateUser("bob", false)
@@ -234,6 +236,7 @@ func TestBranchProtectionPriority(t *testing.T) {
 }
 
 func TestRepoListTeams(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	carol := e.CreateUser("carol", false)

@@ -15,6 +15,7 @@ import (
 // runs the same number of SQL statements for a page of 1 and a page of 50:
 // no per-repository query (owner, permission, counts) may hide in the list.
 func TestListReposStatementCountIsFixed(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	owner := e.CreateUser("many", false)
 	ctx := context.Background()

@@ -102,6 +102,7 @@ func rlFetch(t *testing.T, e *apitest.Env, cred apitest.Cred, url string) (int, 
 }
 
 func TestReleasesLifecycle(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	repo := roGit(t, e, "alice", "pub")
@@ -239,6 +240,7 @@ func TestReleasesLifecycle(t *testing.T) {
 }
 
 func TestReleaseAssets(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	rel := rlCreate(t, e, w.owner, "alice/pub", map[string]any{"tag_name": "v1"})
@@ -394,6 +396,7 @@ func rlKeys(m map[string]string) string {
 }
 
 func TestReleaseArchives(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	e.Do("POST", "repos/alice/pub/contents/src/app/main.go", map[string]any{"content": b64("package main\n")}, w.owner).
@@ -452,6 +455,7 @@ func TestReleaseArchives(t *testing.T) {
 // TestReleaseListStatementCountIsFixed: a page of 1 and a page of 50 cost
 // the same number of SQL statements (publishers and assets are batch-loaded).
 func TestReleaseListStatementCountIsFixed(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	for i := 0; i < 6; i++ {
@@ -476,6 +480,7 @@ func TestReleaseListStatementCountIsFixed(t *testing.T) {
 // TestSDKReleases drives contents, tags, releases and assets with the
 // unchanged official SDK, as a release script would.
 func TestSDKReleases(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	e.CreateUser("rel", false)
 	c := sdkClient(t, e, gitea.SetBasicAuth("rel", "rel-pw"))

@@ -119,6 +119,7 @@ func roSorted(s []string) []string {
 }
 
 func TestRepoCreate(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	cred := apitest.Basic(alice)
@@ -249,6 +250,7 @@ func TestRepoCreate(t *testing.T) {
 }
 
 func TestRepoCreateInOrg(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice, bob, carol := e.CreateUser("alice", false), e.CreateUser("bob", false), e.CreateUser("carol", false)
 	acme := roCreateOrg(t, e, apitest.Basic(alice), map[string]any{"username": "acme"})
@@ -295,6 +297,7 @@ func TestRepoCreateInOrg(t *testing.T) {
 }
 
 func TestAdminCreateRepo(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	roCreateOrg(t, e, apitest.Basic(alice), map[string]any{"username": "acme", "visibility": "limited"})
@@ -351,6 +354,7 @@ func roSetup(t *testing.T, e *apitest.Env) roWorld {
 }
 
 func TestRepoVisibility(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	w := roSetup(t, e)
 	callers := []struct {
@@ -415,6 +419,7 @@ func TestRepoVisibility(t *testing.T) {
 }
 
 func TestRepoEditPermissions(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	w := roSetup(t, e)
 	body := map[string]any{"description": "changed"}
@@ -443,6 +448,7 @@ func TestRepoEditPermissions(t *testing.T) {
 }
 
 func TestRepoEditFields(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	cred := apitest.Basic(alice)
@@ -627,6 +633,7 @@ func TestRepoEditFields(t *testing.T) {
 }
 
 func TestRepoDelete(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	w := roSetup(t, e)
 	for _, tc := range []struct {
@@ -681,6 +688,7 @@ func roSearch(t *testing.T, e *apitest.Env, cred apitest.Cred, query string) ([]
 }
 
 func TestRepoSearch(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	w := roSetup(t, e)
 	admin := apitest.Basic(e.Admin)
@@ -821,6 +829,7 @@ func TestRepoSearch(t *testing.T) {
 }
 
 func TestOrgListRepos(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	w := roSetup(t, e)
 	for _, tc := range []struct {
@@ -883,6 +892,7 @@ func TestOrgListRepos(t *testing.T) {
 // TestRepoCreateConcurrent: parallel creates of one name leave exactly one
 // repository, with its directory, and answer 409 to every other caller.
 func TestRepoCreateConcurrent(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	cred := apitest.TokenCred(e.Token(alice, "write:repository"))

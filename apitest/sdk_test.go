@@ -25,6 +25,7 @@ func sdkClient(t *testing.T, e *apitest.Env, opts ...gitea.ClientOption) *gitea.
 // an admin creates a user, the user mints a token and, with it, creates an
 // organization and repositories and reads everything back.
 func TestSDKFoundationFlow(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	admin := sdkClient(t, e)
 

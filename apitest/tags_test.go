@@ -23,6 +23,7 @@ func tgRef(t *testing.T, r *git.Repository, tag string) (plumbing.Hash, bool) {
 }
 
 func TestTagsLifecycle(t *testing.T) {
+	t.Parallel()
 	w := ctSetup(t)
 	e := w.e
 	repo := roGit(t, e, "alice", "pub")

@@ -20,6 +20,7 @@ var hex40 = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // TestUserTokensGate checks who may list, create and delete a user's
 // tokens: the user with a password, or a site admin; never a token.
 func TestUserTokensGate(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	priv := e.CreateUser("priv", false)
@@ -67,6 +68,7 @@ func TestUserTokensGate(t *testing.T) {
 }
 
 func TestUserCreateToken(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	c, authw := e.Client(apitest.Basic(cs.alice))
@@ -143,6 +145,7 @@ func TestUserCreateToken(t *testing.T) {
 }
 
 func TestUserListTokens(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	for i := 0; i < 5; i++ {
@@ -191,6 +194,7 @@ func TestUserListTokens(t *testing.T) {
 }
 
 func TestUserDeleteToken(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	mk := func(a *apitest.Account, name string) models.AccessToken {

@@ -39,6 +39,7 @@ func tpSearch(t *testing.T, e *apitest.Env, q string) map[string]int64 {
 }
 
 func TestTopicsReplace(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	bob := e.CreateUser("bob", false)
@@ -127,6 +128,7 @@ func TestTopicsReplace(t *testing.T) {
 }
 
 func TestTopicsAddDelete(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	bob := e.CreateUser("bob", false)
@@ -168,6 +170,7 @@ func TestTopicsAddDelete(t *testing.T) {
 }
 
 func TestTopicSearch(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	cred := apitest.Basic(alice)
@@ -224,6 +227,7 @@ func TestTopicSearch(t *testing.T) {
 }
 
 func TestTopicsConcurrentReplace(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	cred := apitest.Basic(alice)
@@ -285,6 +289,7 @@ func TestTopicsConcurrentReplace(t *testing.T) {
 // TestTopicCountsFollowRepositoryDeletion checks that deleting a repository
 // (directly, or by purging its owner) gives its topics back.
 func TestTopicCountsFollowRepositoryDeletion(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	alice := e.CreateUser("alice", false)
 	cred := apitest.Basic(alice)

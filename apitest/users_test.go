@@ -113,6 +113,7 @@ func utSetup(e *apitest.Env) utCallers {
 }
 
 func TestUserGetCurrent(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 
@@ -152,6 +153,7 @@ func TestUserGetCurrent(t *testing.T) {
 }
 
 func TestUserGetVisibility(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	lim := e.CreateUser("lim", false)
@@ -205,6 +207,7 @@ func TestUserGetVisibility(t *testing.T) {
 // only when signed in (and not kept private), account details only for the
 // user themself and site admins.
 func TestUserGetFields(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	utUpdate(t, e, cs.alice, func(u *store.User) { u.LoginName = "alice-ldap"; u.Language = "de-DE" })
@@ -253,6 +256,7 @@ func TestUserGetFields(t *testing.T) {
 }
 
 func TestUserSearch(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	utUpdate(t, e, cs.alice, func(u *store.User) { u.FullName = "Alice Liddell" })
@@ -356,6 +360,7 @@ func TestUserSearch(t *testing.T) {
 }
 
 func TestUserListRepos(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	carol := e.CreateUser("carol", false)
@@ -454,6 +459,7 @@ func TestUserListRepos(t *testing.T) {
 }
 
 func TestUserCurrentListRepos(t *testing.T) {
+	t.Parallel()
 	e := apitest.New(t)
 	cs := utSetup(e)
 	utRepo(t, e, cs.alice.User, "mine", true, false)

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
+	"net/http/httptest"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/validate"
 
+	"repohost/impl"
 	"repohost/restapi"
 )
 
@@ -23,17 +25,44 @@ import (
 // declared for the operation, the body must match the declared schema and
 // declared headers must be present unless the response lists them in
 // x-optional-headers.
+//
+// It finds the operation the way the server does. Most path parameters
+// hold one segment, but file paths, branch, tag and protection-rule names
+// may hold slashes ("contents/docs/a.md", "branches/feature/x"), and Gitea
+// clients send those slashes unescaped. The generated router cannot match
+// a parameter across segments, so the server's front mux folds such a tail
+// into one escaped segment before routing (impl.MountAPI). A matcher that
+// let every parameter match only "[^/]+" would find no operation for these
+// requests and skip their responses; one that let every parameter match
+// ".+" would pick operations the server never dispatches to. In effect the
+// last parameter of those few routes matches ".+" and every other one
+// "[^/]+". Rather than keep its own copy of the list, the Contract sends
+// each path through the server's own front mux, and then matches segment by
+// segment as the generated router does.
 type Contract struct {
 	doc    *loads.Document
-	routes []route
+	base   string
+	routes []route // in the generated router's order of preference
+	front  http.Handler
 }
 
 type route struct {
-	method string
-	re     *regexp.Regexp
-	path   string
-	op     *spec.Operation
+	method   string
+	path     string    // the template in swagger.yml, without the base path
+	segments []segment // of the base path and the template
+	op       *spec.Operation
 }
+
+// segment is one part of a route template between slashes: a literal or a
+// parameter (which matches any one non-empty segment).
+type segment struct {
+	literal string
+	param   bool
+}
+
+// routedPathHeader carries, inside the Contract only, the path the front mux
+// handed to the API.
+const routedPathHeader = "X-Contract-Routed-Path"
 
 // LoadContract reads the spec embedded in the generated server.
 func LoadContract() (*Contract, error) {
@@ -46,24 +75,96 @@ func LoadContract() (*Contract, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Contract{doc: doc}
-	base := doc.Spec().BasePath
-	for path, item := range doc.Spec().Paths.Paths {
-		pattern := regexp.QuoteMeta(base + path)
-		pattern = regexp.MustCompile(`\\\{[^}]*\\\}`).ReplaceAllString(pattern, `[^/]+`)
-		re := regexp.MustCompile("^" + pattern + "$")
-		for method, op := range map[string]*spec.Operation{"GET": item.Get, "POST": item.Post, "PUT": item.Put,
-			"PATCH": item.Patch, "DELETE": item.Delete, "HEAD": item.Head} {
-			if op != nil {
-				c.routes = append(c.routes, route{method: method, re: re, path: path, op: op})
-			}
+	c := &Contract{doc: doc, base: doc.Spec().BasePath, front: apiFrontMux()}
+	for tmpl, item := range doc.Spec().Paths.Paths {
+		for method, op := range operationsOf(item) {
+			c.routes = append(c.routes, route{method: method, path: tmpl, segments: templateSegments(c.base + tmpl), op: op})
 		}
 	}
-	// Literal segments beat templated ones (/users/search before /users/{username}).
-	sort.Slice(c.routes, func(i, j int) bool {
-		return strings.Count(c.routes[i].path, "{") < strings.Count(c.routes[j].path, "{")
+	sort.SliceStable(c.routes, func(i, j int) bool {
+		return routerPrefers(c.routes[i].segments, c.routes[j].segments)
 	})
 	return c, nil
+}
+
+func operationsOf(item spec.PathItem) map[string]*spec.Operation {
+	out := map[string]*spec.Operation{}
+	for method, op := range map[string]*spec.Operation{"GET": item.Get, "POST": item.Post, "PUT": item.Put,
+		"PATCH": item.Patch, "DELETE": item.Delete, "HEAD": item.Head, "OPTIONS": item.Options} {
+		if op != nil {
+			out[method] = op
+		}
+	}
+	return out
+}
+
+func templateSegments(template string) []segment {
+	parts := strings.Split(strings.TrimPrefix(template, "/"), "/")
+	out := make([]segment, len(parts))
+	for i, p := range parts {
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
+			out[i] = segment{param: true}
+		} else {
+			out[i] = segment{literal: p}
+		}
+	}
+	return out
+}
+
+// routerPrefers reports whether the generated router tries template a
+// before b: it walks the path from the left and, where both could go on, a
+// literal segment beats a parameter (/users/search before
+// /users/{username}, /repos/{owner}/{repo}/releases/tags/{tag} before
+// /repos/{owner}/{repo}/releases/{id}/assets).
+func routerPrefers(a, b []segment) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i].param != b[i].param {
+			return !a[i].param
+		}
+	}
+	return len(a) < len(b)
+}
+
+// matches reports whether the escaped path segments fit the route.
+func (r route) matches(parts []string) bool {
+	if len(parts) != len(r.segments) {
+		return false
+	}
+	for i, s := range r.segments {
+		if s.param && parts[i] == "" || !s.param && parts[i] != s.literal {
+			return false
+		}
+	}
+	return true
+}
+
+// apiFrontMux is the server's routing in front of the generated router
+// (impl.MountAPI), answering with the escaped path it hands on.
+func apiFrontMux() http.Handler {
+	mux := http.NewServeMux()
+	impl.MountAPI(mux, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(routedPathHeader, r.URL.EscapedPath())
+	}))
+	return mux
+}
+
+// routedPath is the escaped path the generated router matches when the
+// server receives escapedPath: as the front mux rewrote it, then cleaned as
+// the router does (a trailing slash goes). ok is false when the request
+// never reaches the API: the front mux answers a path with "." or ".."
+// segments or doubled slashes itself, with a redirect to its clean form.
+func (c *Contract) routedPath(method, escapedPath string) (routed string, ok bool) {
+	req, err := http.NewRequest(method, "http://contract.invalid"+escapedPath, nil)
+	if err != nil {
+		return "", false
+	}
+	rec := httptest.NewRecorder()
+	c.front.ServeHTTP(rec, req)
+	routed = rec.Header().Get(routedPathHeader)
+	if routed == "" {
+		return "", false
+	}
+	return path.Clean(routed), true
 }
 
 // nullableRefs rewrites properties written as {$ref, x-nullable: true} into
@@ -109,17 +210,34 @@ func nullableRefs(raw []byte) []byte {
 	return out
 }
 
-// Operation finds the operation serving method and path, or nil.
-func (c *Contract) Operation(method, path string) (*spec.Operation, string) {
+// InAPI reports whether a request to escapedPath reaches the API (it is
+// under the base path and the front mux hands it on), so that its response
+// must belong to an operation.
+func (c *Contract) InAPI(method, escapedPath string) bool {
+	if !strings.HasPrefix(escapedPath, c.base+"/") {
+		return false
+	}
+	_, ok := c.routedPath(method, escapedPath)
+	return ok
+}
+
+// Operation finds the operation the server dispatches method and
+// escapedPath (as on the wire, e.g. from URL.EscapedPath) to, or nil.
+func (c *Contract) Operation(method, escapedPath string) (*spec.Operation, string) {
+	routed, ok := c.routedPath(method, escapedPath)
+	if !ok {
+		return nil, ""
+	}
+	parts := strings.Split(strings.TrimPrefix(routed, "/"), "/")
 	for _, r := range c.routes {
-		if r.method == method && r.re.MatchString(path) {
+		if r.method == method && r.matches(parts) {
 			return r.op, r.path
 		}
 	}
 	return nil, ""
 }
 
-// Operations lists every operation in the spec as "METHOD path".
+// Operations lists every operation in the spec, keyed "METHOD path".
 func (c *Contract) Operations() map[string]*spec.Operation {
 	out := map[string]*spec.Operation{}
 	for _, r := range c.routes {
@@ -128,13 +246,23 @@ func (c *Contract) Operations() map[string]*spec.Operation {
 	return out
 }
 
-// Check validates one response; body is the raw response body.
-func (c *Contract) Check(method, path string, status int, header http.Header, body []byte) error {
-	op, tmpl := c.Operation(method, path)
+// Check validates one response to method and escapedPath (as on the wire);
+// body is the raw response body. Responses from outside the API (git over
+// HTTP, downloads, /swagger.v1.json, the front mux's redirects) are not
+// checked; one from the API that no operation serves is an error.
+func (c *Contract) Check(method, escapedPath string, status int, header http.Header, body []byte) error {
+	if !c.InAPI(method, escapedPath) {
+		return nil
+	}
+	op, tmpl := c.Operation(method, escapedPath)
 	if op == nil {
-		return nil // outside the API (e.g. /swagger.v1.json)
+		return fmt.Errorf("%s %s: no operation in swagger.yml serves this request (status %d, body %s)",
+			method, escapedPath, status, truncate(body))
 	}
 	name := fmt.Sprintf("%s %s (%s)", method, tmpl, op.ID)
+	if routed := header.Get(OperationHeader); routed != "" && routed != op.ID {
+		return fmt.Errorf("%s %s: the server dispatched it to %s, the Contract checks it as %s", method, escapedPath, routed, name)
+	}
 	var resp *spec.Response
 	if op.Responses != nil {
 		if r, ok := op.Responses.StatusCodeResponses[status]; ok {
@@ -206,7 +334,7 @@ func (t checkingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if err := t.contract.Check(req.Method, req.URL.Path, resp.StatusCode, resp.Header, body); err != nil {
+	if err := t.contract.Check(req.Method, req.URL.EscapedPath(), resp.StatusCode, resp.Header, body); err != nil {
 		t.fail(err)
 	}
 	return resp, nil

@@ -76,9 +76,24 @@ func Config(d *app.Deps) restapi.Config {
 	}
 }
 
+// Option adjusts the configuration NewHandler and API build.
+type Option func(*restapi.Config)
+
+// WithOperationMiddleware wraps the execution of every operation: mw sees a
+// request once the generated router has matched it to an operation
+// (middleware.MatchedRouteFrom names it), before authentication, binding and
+// the handler. The API tests use it to learn where each request went.
+func WithOperationMiddleware(mw func(http.Handler) http.Handler) Option {
+	return func(c *restapi.Config) { c.InnerMiddleware = mw }
+}
+
 // API builds the generated API with our error translator in place.
-func API(d *app.Deps) (http.Handler, *operations.RepohostAPI, error) {
-	h, api, err := restapi.HandlerAPI(Config(d))
+func API(d *app.Deps, opts ...Option) (http.Handler, *operations.RepohostAPI, error) {
+	cfg := Config(d)
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h, api, err := restapi.HandlerAPI(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -90,18 +105,15 @@ func API(d *app.Deps) (http.Handler, *operations.RepohostAPI, error) {
 }
 
 // NewHandler is the whole HTTP surface of the server.
-func NewHandler(d *app.Deps) (http.Handler, error) {
-	api, _, err := API(d)
+func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
+	api, _, err := API(d, opts...)
 	if err != nil {
 		return nil, err
 	}
 	authn := &auth.Authenticator{Store: d.Store, Hasher: d.Hasher, Errors: d.Errors,
 		Throttle: auth.NewLoginThrottle(d.Config.LoginFailures, d.Config.LoginWindow)}
 	mux := http.NewServeMux()
-	apiAuthn := authn.Middleware(api)
-	mux.Handle("/api/v1/", apiAuthn)
-	// Operations whose last parameter may hold slashes.
-	mountSlashParams(mux, apiAuthn)
+	MountAPI(mux, authn.Middleware(api))
 	// Downloads outside the API: browser_download_url, tarball_url and
 	// zipball_url point here.
 	mux.Handle("GET /attachments/{uuid}", authn.Middleware(http.HandlerFunc(release.Handlers{Deps: d}.ServeAttachment)))
@@ -131,6 +143,15 @@ func trackCommits(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r.WithContext(store.TrackCommits(r.Context())))
 	})
+}
+
+// MountAPI routes /api/v1/ to api on mux, with the operations whose last
+// parameter may hold slashes first folded into the one segment the
+// generated router can match (mountSlashParams). The API tests mount
+// the same routes to see each path as the generated router sees it.
+func MountAPI(mux *http.ServeMux, api http.Handler) {
+	mux.Handle("/api/v1/", api)
+	mountSlashParams(mux, api)
 }
 
 type statusRecorder struct {

@@ -93,7 +93,7 @@ api() {
 		case "$status" in
 		404 | 405 | 501)
 			echo "bench: that endpoint is probably not implemented yet;" \
-				"'go test ./apitest/ -run TestEveryOperationIsImplemented' lists the missing ones." >&2
+				"'go test ./apitest/ -run TestEveryOperationIsDispatched' lists the unrouted ones." >&2
 			;;
 		esac
 		exit 1
