@@ -54,8 +54,15 @@ func LabelSets() []string {
 	return out
 }
 
-// ErrUnknownLabelSet is returned for a label set that does not exist.
+// ErrUnknownLabelSet is what errors.Is finds in the error of a label set
+// that does not exist.
 var ErrUnknownLabelSet = errors.New("label template not found")
+
+// unknownLabelSet is the error for the named set, in the reference's words.
+type unknownLabelSet string
+
+func (u unknownLabelSet) Error() string        { return fmt.Sprintf("label template %q not found", string(u)) }
+func (u unknownLabelSet) Is(target error) bool { return target == ErrUnknownLabelSet }
 
 // LabelSet returns the canonical name and the labels of a label set, in
 // the file's order.
@@ -72,7 +79,7 @@ func LabelSet(name string) (string, []Label, error) {
 		}
 	}
 	if !ok {
-		return "", nil, fmt.Errorf("%w: %q", ErrUnknownLabelSet, name)
+		return "", nil, unknownLabelSet(name)
 	}
 	file := files[canonical]
 	text := labelFiles().read(file)
