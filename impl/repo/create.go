@@ -150,7 +150,7 @@ func (s Service) createFiles(ctx context.Context, doer, owner *store.User, in Cr
 }
 
 // initFiles are the files of an auto-initialised repository's first
-// commit, from the templates in named.
+// commit, from the templates in names.
 func (s Service) initFiles(owner *store.User, in CreateInput) (map[string]string, error) {
 	text, err := readmeText(in.Readme)
 	if err != nil {
