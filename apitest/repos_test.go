@@ -148,7 +148,7 @@ func TestRepoCreate(t *testing.T) {
 			t.Fatalf("creator permissions %+v", p)
 		}
 		g := roGit(t, e, "alice", "hello")
-		if got := roFile(t, g, "main", "README.md"); got != "# hello\n\nsays hello\n" {
+		if got := roFile(t, g, "main", "README.md"); got != "# hello\n\nsays hello" {
 			t.Fatalf("README %q", got)
 		}
 		ignore := roFile(t, g, "main", ".gitignore")
@@ -287,7 +287,7 @@ func TestRepoCreateInOrg(t *testing.T) {
 			if repo.Owner.UserName != tc.org || !repo.Permissions.Admin || repo.Empty {
 				t.Fatalf("created %+v", repo)
 			}
-			if got := roFile(t, roGit(t, e, tc.org, name), "main", "README.md"); got != "# "+name+"\n" {
+			if got := roFile(t, roGit(t, e, tc.org, name), "main", "README.md"); got != "# "+name+"\n\n" {
 				t.Fatalf("README %q", got)
 			}
 		})
@@ -609,7 +609,7 @@ func TestRepoEditFields(t *testing.T) {
 		if roGitExists(t, e, "alice", "proj") || !roGitExists(t, e, "alice", "proj2") {
 			t.Fatal("git directory not moved")
 		}
-		if got := roFile(t, roGit(t, e, "alice", "proj2"), "main", "README.md"); got != "# proj\n\nd0\n" {
+		if got := roFile(t, roGit(t, e, "alice", "proj2"), "main", "README.md"); got != "# proj\n\nd0" {
 			t.Fatalf("README after rename %q", got)
 		}
 		e.Do("GET", "repos/alice/proj", nil, cred).Expect(t, http.StatusNotFound)
@@ -918,7 +918,7 @@ func TestRepoCreateConcurrent(t *testing.T) {
 	if !roGitExists(t, e, "alice", "race") {
 		t.Fatal("the winner's directory is gone")
 	}
-	if roFile(t, roGit(t, e, "alice", "race"), "main", "README.md") != "# race\n" {
+	if roFile(t, roGit(t, e, "alice", "race"), "main", "README.md") != "# race\n\n" {
 		t.Fatal("README missing")
 	}
 	e.Do("GET", "repos/alice/race", nil, cred).Expect(t, http.StatusOK)

@@ -13,6 +13,7 @@ import (
 	"repohost/impl/admin"
 	"repohost/impl/app"
 	"repohost/impl/auth"
+	"repohost/impl/avatar"
 	"repohost/impl/branch"
 	"repohost/impl/contents"
 	"repohost/impl/githttp"
@@ -117,6 +118,8 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	// Downloads outside the API: browser_download_url, tarball_url and
 	// zipball_url point here.
 	mux.Handle("GET /attachments/{uuid}", authn.Middleware(http.HandlerFunc(release.Handlers{Deps: d}.ServeAttachment)))
+	// The avatars avatar_url points at: public, drawn from the hash.
+	mux.HandleFunc("GET /avatars/{hash}", avatar.Serve)
 	// Routes under /{owner}/{repo}/ go on a second mux: on this one they
 	// would overlap /api/v1/ (an owner named "api"), which ServeMux refuses.
 	web := http.NewServeMux()

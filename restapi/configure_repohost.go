@@ -158,8 +158,20 @@ type MiscellaneousAPI interface {
 	DeleteCurrentToken(ctx context.Context, params miscellaneous.DeleteCurrentTokenParams) middleware.Responder
 	/* GetCurrentToken Show the access token that authenticated this request. */
 	GetCurrentToken(ctx context.Context, params miscellaneous.GetCurrentTokenParams) middleware.Responder
+	/* GetGitignoreTemplateInfo Read a .gitignore template. */
+	GetGitignoreTemplateInfo(ctx context.Context, params miscellaneous.GetGitignoreTemplateInfoParams) middleware.Responder
+	/* GetLabelTemplateInfo List the labels of an issue-label set, in its order. */
+	GetLabelTemplateInfo(ctx context.Context, params miscellaneous.GetLabelTemplateInfoParams) middleware.Responder
+	/* GetLicenseTemplateInfo Read a license template, its placeholders unfilled. */
+	GetLicenseTemplateInfo(ctx context.Context, params miscellaneous.GetLicenseTemplateInfoParams) middleware.Responder
 	/* GetVersion Report the server's version. */
 	GetVersion(ctx context.Context, params miscellaneous.GetVersionParams) middleware.Responder
+	/* ListGitignoresTemplates List the names of the .gitignore templates, all on one page. */
+	ListGitignoresTemplates(ctx context.Context, params miscellaneous.ListGitignoresTemplatesParams) middleware.Responder
+	/* ListLabelTemplates List the names of the issue-label sets, all on one page. */
+	ListLabelTemplates(ctx context.Context, params miscellaneous.ListLabelTemplatesParams) middleware.Responder
+	/* ListLicenseTemplates List the license templates (the SPDX license list), all on one page. */
+	ListLicenseTemplates(ctx context.Context, params miscellaneous.ListLicenseTemplatesParams) middleware.Responder
 }
 
 //go:generate mockery --name OrganizationAPI --inpackage
@@ -635,6 +647,27 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.GetGeneralUISettings(ctx, params)
 	})
 
+	api.MiscellaneousGetGitignoreTemplateInfoHandler = miscellaneous.GetGitignoreTemplateInfoHandlerFunc(func(params miscellaneous.GetGitignoreTemplateInfoParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetGitignoreTemplateInfo(ctx, params)
+	})
+
+	api.MiscellaneousGetLabelTemplateInfoHandler = miscellaneous.GetLabelTemplateInfoHandlerFunc(func(params miscellaneous.GetLabelTemplateInfoParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetLabelTemplateInfo(ctx, params)
+	})
+
+	api.MiscellaneousGetLicenseTemplateInfoHandler = miscellaneous.GetLicenseTemplateInfoHandlerFunc(func(params miscellaneous.GetLicenseTemplateInfoParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetLicenseTemplateInfo(ctx, params)
+	})
+
 	api.MiscellaneousGetVersionHandler = miscellaneous.GetVersionHandlerFunc(func(params miscellaneous.GetVersionParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -899,6 +932,27 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.IssueTrackedTimes(ctx, params)
+	})
+
+	api.MiscellaneousListGitignoresTemplatesHandler = miscellaneous.ListGitignoresTemplatesHandlerFunc(func(params miscellaneous.ListGitignoresTemplatesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListGitignoresTemplates(ctx, params)
+	})
+
+	api.MiscellaneousListLabelTemplatesHandler = miscellaneous.ListLabelTemplatesHandlerFunc(func(params miscellaneous.ListLabelTemplatesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListLabelTemplates(ctx, params)
+	})
+
+	api.MiscellaneousListLicenseTemplatesHandler = miscellaneous.ListLicenseTemplatesHandlerFunc(func(params miscellaneous.ListLicenseTemplatesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListLicenseTemplates(ctx, params)
 	})
 
 	api.OrganizationOrgCreateHandler = organization.OrgCreateHandlerFunc(func(params organization.OrgCreateParams, principal any) middleware.Responder {

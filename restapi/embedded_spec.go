@@ -918,6 +918,315 @@ func init() {
         }
       }
     },
+    "/gitignore/templates": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "List the names of the .gitignore templates, all on one page.",
+        "operationId": "listGitignoresTemplates",
+        "responses": {
+          "200": {
+            "description": "Every template name, in name order.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/gitignore/templates/{name}": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "Read a .gitignore template.",
+        "operationId": "getGitignoreTemplateInfo",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the template (case-insensitive).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The GitignoreTemplateInfo.",
+            "schema": {
+              "$ref": "#/definitions/GitignoreTemplateInfo"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/label/templates": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "List the names of the issue-label sets, all on one page.",
+        "operationId": "listLabelTemplates",
+        "responses": {
+          "200": {
+            "description": "Every label set name, in name order.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/label/templates/{name}": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "List the labels of an issue-label set, in its order.",
+        "operationId": "getLabelTemplateInfo",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the label set (case-insensitive).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The labels of the set.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/LabelTemplate"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/licenses": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "List the license templates (the SPDX license list), all on one page.",
+        "operationId": "listLicenseTemplates",
+        "responses": {
+          "200": {
+            "description": "Every license, the preferred ones (Apache-2.0, MIT) first, then in name order.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/LicensesTemplateListEntry"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/licenses/{name}": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "Read a license template, its placeholders unfilled.",
+        "operationId": "getLicenseTemplateInfo",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "SPDX identifier of the license (case-insensitive).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The LicenseTemplateInfo.",
+            "schema": {
+              "$ref": "#/definitions/LicenseTemplateInfo"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/orgs": {
       "get": {
         "tags": [
@@ -12317,6 +12626,23 @@ func init() {
         }
       }
     },
+    "GitignoreTemplateInfo": {
+      "description": "The name and text of a .gitignore template.",
+      "type": "object",
+      "properties": {
+        "name": {
+          "type": "string",
+          "x-go-name": "Name",
+          "x-omitempty": false
+        },
+        "source": {
+          "description": "The text of the template.",
+          "type": "string",
+          "x-go-name": "Source",
+          "x-omitempty": false
+        }
+      }
+    },
     "Identity": {
       "description": "Identity.",
       "type": "object",
@@ -12605,6 +12931,91 @@ func init() {
           "x-omitempty": false
         },
         "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "LabelTemplate": {
+      "description": "One label of an issue-label set.",
+      "type": "object",
+      "properties": {
+        "color": {
+          "description": "Colour as six hex digits, without \"#\".",
+          "type": "string",
+          "x-go-name": "Color",
+          "x-omitempty": false
+        },
+        "description": {
+          "type": "string",
+          "x-go-name": "Description",
+          "x-omitempty": false
+        },
+        "exclusive": {
+          "description": "At most one label of its scope (the name up to the last \"/\") sits on an issue.",
+          "type": "boolean",
+          "x-go-name": "Exclusive",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-go-name": "Name",
+          "x-omitempty": false
+        }
+      }
+    },
+    "LicenseTemplateInfo": {
+      "description": "A license template and its text.",
+      "type": "object",
+      "properties": {
+        "body": {
+          "description": "The text of the license, placeholders unfilled.",
+          "type": "string",
+          "x-go-name": "Body",
+          "x-omitempty": false
+        },
+        "implementation": {
+          "type": "string",
+          "x-go-name": "Implementation",
+          "x-omitempty": false
+        },
+        "key": {
+          "description": "The SPDX identifier.",
+          "type": "string",
+          "x-go-name": "Key",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-go-name": "Name",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The address of this license in the API.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "LicensesTemplateListEntry": {
+      "description": "One license of the license list.",
+      "type": "object",
+      "properties": {
+        "key": {
+          "description": "The SPDX identifier.",
+          "type": "string",
+          "x-go-name": "Key",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-go-name": "Name",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The address of the license in the API.",
           "type": "string",
           "x-go-name": "URL",
           "x-omitempty": false
@@ -15728,6 +16139,513 @@ func init() {
         }
       }
     },
+    "/gitignore/templates": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "List the names of the .gitignore templates, all on one page.",
+        "operationId": "listGitignoresTemplates",
+        "responses": {
+          "200": {
+            "description": "Every template name, in name order.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/gitignore/templates/{name}": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "Read a .gitignore template.",
+        "operationId": "getGitignoreTemplateInfo",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the template (case-insensitive).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The GitignoreTemplateInfo.",
+            "schema": {
+              "$ref": "#/definitions/GitignoreTemplateInfo"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/label/templates": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "List the names of the issue-label sets, all on one page.",
+        "operationId": "listLabelTemplates",
+        "responses": {
+          "200": {
+            "description": "Every label set name, in name order.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/label/templates/{name}": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "List the labels of an issue-label set, in its order.",
+        "operationId": "getLabelTemplateInfo",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the label set (case-insensitive).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The labels of the set.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/LabelTemplate"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/licenses": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "List the license templates (the SPDX license list), all on one page.",
+        "operationId": "listLicenseTemplates",
+        "responses": {
+          "200": {
+            "description": "Every license, the preferred ones (Apache-2.0, MIT) first, then in name order.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/LicensesTemplateListEntry"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/licenses/{name}": {
+      "get": {
+        "tags": [
+          "miscellaneous"
+        ],
+        "summary": "Read a license template, its placeholders unfilled.",
+        "operationId": "getLicenseTemplateInfo",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "SPDX identifier of the license (case-insensitive).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The LicenseTemplateInfo.",
+            "schema": {
+              "$ref": "#/definitions/LicenseTemplateInfo"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/orgs": {
       "get": {
         "tags": [
@@ -31468,6 +32386,23 @@ func init() {
         }
       }
     },
+    "GitignoreTemplateInfo": {
+      "description": "The name and text of a .gitignore template.",
+      "type": "object",
+      "properties": {
+        "name": {
+          "type": "string",
+          "x-go-name": "Name",
+          "x-omitempty": false
+        },
+        "source": {
+          "description": "The text of the template.",
+          "type": "string",
+          "x-go-name": "Source",
+          "x-omitempty": false
+        }
+      }
+    },
     "Identity": {
       "description": "Identity.",
       "type": "object",
@@ -31756,6 +32691,91 @@ func init() {
           "x-omitempty": false
         },
         "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "LabelTemplate": {
+      "description": "One label of an issue-label set.",
+      "type": "object",
+      "properties": {
+        "color": {
+          "description": "Colour as six hex digits, without \"#\".",
+          "type": "string",
+          "x-go-name": "Color",
+          "x-omitempty": false
+        },
+        "description": {
+          "type": "string",
+          "x-go-name": "Description",
+          "x-omitempty": false
+        },
+        "exclusive": {
+          "description": "At most one label of its scope (the name up to the last \"/\") sits on an issue.",
+          "type": "boolean",
+          "x-go-name": "Exclusive",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-go-name": "Name",
+          "x-omitempty": false
+        }
+      }
+    },
+    "LicenseTemplateInfo": {
+      "description": "A license template and its text.",
+      "type": "object",
+      "properties": {
+        "body": {
+          "description": "The text of the license, placeholders unfilled.",
+          "type": "string",
+          "x-go-name": "Body",
+          "x-omitempty": false
+        },
+        "implementation": {
+          "type": "string",
+          "x-go-name": "Implementation",
+          "x-omitempty": false
+        },
+        "key": {
+          "description": "The SPDX identifier.",
+          "type": "string",
+          "x-go-name": "Key",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-go-name": "Name",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The address of this license in the API.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "LicensesTemplateListEntry": {
+      "description": "One license of the license list.",
+      "type": "object",
+      "properties": {
+        "key": {
+          "description": "The SPDX identifier.",
+          "type": "string",
+          "x-go-name": "Key",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-go-name": "Name",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The address of the license in the API.",
           "type": "string",
           "x-go-name": "URL",
           "x-omitempty": false

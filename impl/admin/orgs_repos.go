@@ -39,7 +39,7 @@ func (h Handlers) AdminCreateRepo(ctx context.Context, params admin.AdminCreateR
 	if err != nil {
 		return h.Fail(err)
 	}
-	in, err := repo.CreateInputFrom(params.Repository)
+	in, err := repo.CreateInputFrom(params.Repository, app.BaseURL(params.HTTPRequest))
 	if err != nil {
 		return h.Fail(err)
 	}

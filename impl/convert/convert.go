@@ -3,6 +3,8 @@
 package convert
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -30,9 +32,22 @@ func Time(t *time.Time) *strfmt.DateTime {
 // TimeOf is Time for a time that is always set.
 func TimeOf(t time.Time) *strfmt.DateTime { return Time(&t) }
 
-// AvatarURL is the avatar address of a user or organization.
+// AvatarHash names the avatar of a user or organization as the reference
+// names a generated one: the MD5 of its lower-cased, trimmed email
+// address, or of its name when it has none. impl/avatar draws the picture.
+func AvatarHash(u *store.User) string {
+	seed := u.Email
+	if seed == "" {
+		seed = u.Name
+	}
+	sum := md5.Sum([]byte(strings.ToLower(strings.TrimSpace(seed))))
+	return hex.EncodeToString(sum[:])
+}
+
+// AvatarURL is the avatar address of a user or organization (this server
+// has no uploaded avatars).
 func AvatarURL(base string, u *store.User) string {
-	return fmt.Sprintf("%savatars/%d", base, u.ID)
+	return base + "avatars/" + AvatarHash(u)
 }
 
 func userType(u *store.User) string {

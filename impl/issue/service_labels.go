@@ -74,6 +74,28 @@ func (s Service) CreateLabel(ctx context.Context, doer *store.User, r *store.Rep
 	return l, nil
 }
 
+// InitLabels gives the new repository r its first labels, in order. The
+// repository service calls it inside the transaction that creates r; the
+// labels are part of that creation, so they record no events of their own.
+func (s Service) InitLabels(ctx context.Context, r *store.Repository, in []LabelInput) error {
+	t := s.Clock.Now()
+	for _, li := range in {
+		if err := checkRequired("Name", li.Name, MaxLabelNameLength); err != nil {
+			return err
+		}
+		color, err := normalizeColor(li.Color)
+		if err != nil {
+			return err
+		}
+		l := &store.Label{RepoID: r.ID, Name: li.Name, Color: color, Description: li.Description,
+			Exclusive: li.Exclusive, CreatedAt: t, UpdatedAt: t}
+		if err := s.Store.Labels().Create(ctx, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // EditLabel changes label id of r (writers only).
 func (s Service) EditLabel(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, id int64, in LabelEdit) (*store.Label, error) {
 	if err := canManage(r, perm); err != nil {

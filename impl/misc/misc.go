@@ -23,10 +23,13 @@ type Handlers struct {
 	Users user.Service
 }
 
-// Limits the settings endpoints report and the server enforces.
+// Limits the settings endpoints report. The API's own limits (paging, the
+// largest file the contents API inlines) come from app.Config.
 const (
+	// DefaultGitTreesPerPage and DefaultMaxResponseSize are the reference's
+	// defaults; this server has no git trees or contents-ext API they
+	// would bound, so they are reported as the reference reports them.
 	DefaultGitTreesPerPage = 1000
-	DefaultMaxBlobSize     = 10 << 20
 	DefaultMaxResponseSize = 50 << 20
 	AttachmentMaxSize      = 2048 // MiB
 	AttachmentMaxFiles     = 5
@@ -42,20 +45,21 @@ func (h Handlers) GetGeneralAPISettings(ctx context.Context, _ settings.GetGener
 		MaxResponseItems:       int64(h.Config.Paging.Max),
 		DefaultPagingNum:       int64(h.Config.Paging.Default),
 		DefaultGitTreesPerPage: DefaultGitTreesPerPage,
-		DefaultMaxBlobSize:     DefaultMaxBlobSize,
+		DefaultMaxBlobSize:     h.Config.MaxContentsBlob,
 		DefaultMaxResponseSize: DefaultMaxResponseSize,
 	})
 }
 
 func (h Handlers) GetGeneralRepositorySettings(ctx context.Context, _ settings.GetGeneralRepositorySettingsParams) middleware.Responder {
-	// Features this server does not offer are reported as disabled, so
-	// clients do not try them.
+	// What this server really offers: git over HTTP and time tracking;
+	// no stars, mirrors, migrations or LFS (none of their routes exist),
+	// so clients do not try them.
 	return settings.NewGetGeneralRepositorySettingsOK().WithPayload(&models.GeneralRepoSettings{
-		MirrorsDisabled:      true,
 		HTTPGitDisabled:      false,
-		MigrationsDisabled:   true,
-		StarsDisabled:        false,
 		TimeTrackingDisabled: false,
+		StarsDisabled:        true,
+		MirrorsDisabled:      true,
+		MigrationsDisabled:   true,
 		LFSDisabled:          true,
 	})
 }

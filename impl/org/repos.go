@@ -32,7 +32,7 @@ func (h Handlers) CreateOrgRepo(ctx context.Context, params organization.CreateO
 	if !ok {
 		return h.Fail(apierr.Forbidden("Given user is not owner of organization."))
 	}
-	in, err := repo.CreateInputFrom(params.Body)
+	in, err := repo.CreateInputFrom(params.Body, app.BaseURL(params.HTTPRequest))
 	if err != nil {
 		return h.Fail(err)
 	}

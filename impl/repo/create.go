@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
+	"repohost/impl/convert"
 	"repohost/impl/names"
+	"repohost/impl/templates"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -18,19 +21,27 @@ import (
 // caller names another.
 const DefaultBranch = "main"
 
+// startWith is what a new repository starts with besides its row: the files
+// of its first commit (auto-init only) and its issue labels.
+type startWith struct {
+	files  map[string]string
+	labels []templates.Label
+}
+
 // checkCreate validates in and fills in its defaults, before anything is
 // read or written, in the reference's order of refusals. It returns the
-// files of the first commit when in asks for auto-init.
-func (s Service) checkCreate(owner *store.User, in *CreateInput) (map[string]string, error) {
+// files of the first commit when in asks for auto-init, and the labels of
+// the issue-label set it names.
+func (s Service) checkCreate(owner *store.User, in *CreateInput) (startWith, error) {
 	if err := names.CheckRepo("Name", in.Name); err != nil {
-		return nil, err
+		return startWith{}, err
 	}
 	if in.Origin == OriginTemplate {
 		if !in.From.IsTemplate {
-			return nil, apierr.Validation("this is not a template repo")
+			return startWith{}, apierr.Validation("this is not a template repo")
 		}
 		if !in.Items.any() {
-			return nil, apierr.Validation("must select at least one template item")
+			return startWith{}, apierr.Validation("must select at least one template item")
 		}
 		if in.DefaultBranch == "" {
 			in.DefaultBranch = in.From.DefaultBranch
@@ -39,30 +50,34 @@ func (s Service) checkCreate(owner *store.User, in *CreateInput) (map[string]str
 	}
 	if in.Origin == OriginAdopted {
 		// Branch and format are the directory's own.
-		return nil, nil
+		return startWith{}, nil
 	}
 	if in.DefaultBranch == "" {
 		in.DefaultBranch = DefaultBranch
 	}
 	if err := names.CheckBranch("DefaultBranch", in.DefaultBranch); err != nil {
-		return nil, err
+		return startWith{}, err
 	}
 	if in.ObjectFormat == "" {
 		in.ObjectFormat = "sha1"
 	}
 	if !s.Git.SupportsObjectFormat(in.ObjectFormat) {
-		return nil, apierr.Validation("object format %q is not supported by this server", in.ObjectFormat)
+		return startWith{}, apierr.Validation("object format %q is not supported by this server", in.ObjectFormat)
 	}
 	// Template names are checked even without auto-init, so a typo is
 	// reported instead of silently ignored.
-	if err := checkReadme(in.Readme); err != nil {
-		return nil, err
-	}
 	files, err := s.initFiles(owner, *in)
-	if err != nil || !in.AutoInit {
-		return nil, err
+	if err != nil {
+		return startWith{}, err
 	}
-	return files, nil
+	labels, err := labelSet(in.IssueLabels)
+	if err != nil {
+		return startWith{}, err
+	}
+	if !in.AutoInit {
+		files = nil
+	}
+	return startWith{files: files, labels: labels}, nil
 }
 
 // checkQuota enforces the owner's repository limit; site admins are exempt.
@@ -134,9 +149,18 @@ func (s Service) createFiles(ctx context.Context, doer, owner *store.User, in Cr
 	return true, initial, nil
 }
 
-// initFiles are the files of an auto-initialised repository's first commit.
+// initFiles are the files of an auto-initialised repository's first
+// commit, from the templates in names.
 func (s Service) initFiles(owner *store.User, in CreateInput) (map[string]string, error) {
-	files := map[string]string{"README.md": readme(in.Name, in.Description)}
+	text, err := readmeText(in.Readme)
+	if err != nil {
+		return nil, err
+	}
+	base := in.LinkBase
+	if base == "" {
+		base = s.Config.RootURL
+	}
+	files := map[string]string{"README.md": readme(text, base, owner, in.Name, in.Description)}
 	ignore, err := gitignore(in.Gitignores)
 	if err != nil {
 		return nil, err
@@ -144,11 +168,9 @@ func (s Service) initFiles(owner *store.User, in CreateInput) (map[string]string
 	if ignore != "" {
 		files[".gitignore"] = ignore
 	}
-	holder := owner.FullName
-	if holder == "" {
-		holder = owner.Name
-	}
-	lic, err := license(in.License, holder, s.Clock.Now())
+	lic, err := license(in.License, templates.LicenseValues{
+		Owner: owner.Name, Email: commitEmail(owner), Repo: in.Name, Year: strconv.Itoa(s.Clock.Now().Year()),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +178,15 @@ func (s Service) initFiles(owner *store.User, in CreateInput) (map[string]string
 		files["LICENSE"] = lic
 	}
 	return files, nil
+}
+
+// commitEmail is the address the reference signs an owner's commits with:
+// the placeholder when the owner keeps its address private.
+func commitEmail(owner *store.User) string {
+	if owner.KeepEmailPrivate {
+		return owner.LowerName + "@" + convert.NoReplyDomain
+	}
+	return owner.Email
 }
 
 // readAdopted completes the row of an adopted directory: the default

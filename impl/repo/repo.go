@@ -16,8 +16,9 @@ import (
 )
 
 // CreateInputFrom is the service's input for a repository created through the
-// API (for the caller, an organization, or a user by a site admin).
-func CreateInputFrom(o *models.CreateRepoOption) (CreateInput, error) {
+// API (for the caller, an organization, or a user by a site admin); base is
+// the server's address the request came to.
+func CreateInputFrom(o *models.CreateRepoOption, base string) (CreateInput, error) {
 	if o == nil || o.Name == nil {
 		return CreateInput{}, apierr.Validation("[Name]: Required")
 	}
@@ -27,6 +28,7 @@ func CreateInputFrom(o *models.CreateRepoOption) (CreateInput, error) {
 		DefaultBranch: conv.Value(o.DefaultBranch), ObjectFormat: conv.Value(o.ObjectFormatName),
 		AutoInit: conv.Value(o.AutoInit), Readme: conv.Value(o.Readme),
 		Gitignores: conv.Value(o.Gitignores), License: conv.Value(o.License),
+		IssueLabels: conv.Value(o.IssueLabels), LinkBase: base,
 	}, nil
 }
 
@@ -44,7 +46,7 @@ func (h Handlers) CreateCurrentUserRepo(ctx context.Context, params repository.C
 	if err != nil {
 		return h.Fail(err)
 	}
-	in, err := CreateInputFrom(params.Body)
+	in, err := CreateInputFrom(params.Body, app.BaseURL(params.HTTPRequest))
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -8,7 +8,9 @@ import (
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/events"
+	"repohost/impl/issue"
 	"repohost/impl/refs"
+	"repohost/impl/templates"
 	"repohost/store"
 )
 
@@ -50,10 +52,13 @@ type CreateInput struct {
 	ObjectFormat string
 
 	// AutoInit writes a first commit with a README and, when named, a
-	// .gitignore and a LICENSE from the built-in templates. The names are
-	// checked even without AutoInit, so a typo is reported.
+	// .gitignore and a LICENSE from impl/templates. The names are checked
+	// even without AutoInit, so a typo is reported.
 	AutoInit                    bool
 	Readme, Gitignores, License string
+	// IssueLabels names an issue-label set (impl/templates) whose labels
+	// the repository starts with, auto-init or not.
+	IssueLabels string
 
 	// From is the repository the content comes from (the template when
 	// generating); nil for new and adopted repositories.
@@ -61,7 +66,8 @@ type CreateInput struct {
 	// Items says what a generated repository takes from its template.
 	Items TemplateItems
 	// LinkBase is the server's address ("https://host/"), for the links a
-	// template's variables expand to.
+	// template's (or a README template's) variables expand to; "" means
+	// the configured root URL.
 	LinkBase string
 }
 
@@ -88,7 +94,7 @@ var ErrExists = apierr.Conflict("The repository with the same name already exist
 // are removed again. Callers check that doer may create repositories for
 // owner.
 func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateInput) (*store.Repository, error) {
-	files, err := s.checkCreate(owner, &in)
+	start, err := s.checkCreate(owner, &in)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +107,7 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		return nil, err
 	}
 	r := newRow(owner, in)
-	made, initial, err := s.createFiles(ctx, doer, owner, in, files, r)
+	made, initial, err := s.createFiles(ctx, doer, owner, in, start.files, r)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +122,11 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		// default branch through the one ref-change path, before the
 		// template's protection rules are copied in.
 		if err := refs.New(s.Deps).InitialBranch(ctx, r, doer, initial); err != nil {
+			return err
+		}
+		// The issue-label set's labels belong to the creation: no events
+		// of their own, as with a template's labels.
+		if err := (issue.Service{Deps: s.Deps}).InitLabels(ctx, r, labelInputs(start.labels)); err != nil {
 			return err
 		}
 		if in.Origin == OriginTemplate {
@@ -143,6 +154,15 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		return s.Store.Repos().FindByID(ctx, r.ID)
 	}
 	return r, nil
+}
+
+// labelInputs are the issue service's inputs for a label set's labels.
+func labelInputs(labels []templates.Label) []issue.LabelInput {
+	out := make([]issue.LabelInput, 0, len(labels))
+	for _, l := range labels {
+		out = append(out, issue.LabelInput{Name: l.Name, Color: l.Color, Description: l.Description, Exclusive: l.Exclusive})
+	}
+	return out
 }
 
 // Delete removes r (its Owner loaded): the rows in a transaction that

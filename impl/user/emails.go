@@ -41,7 +41,8 @@ func (h Handlers) UserListEmails(ctx context.Context, params user.UserListEmails
 		WithPayload(emailList(es, p.User))
 }
 
-// UserAddEmail adds addresses to the caller, all or none.
+// UserAddEmail adds addresses to the caller, all or none, and answers with
+// all of the caller's addresses.
 func (h Handlers) UserAddEmail(ctx context.Context, params user.UserAddEmailParams) middleware.Responder {
 	p, err := auth.RequireUser(ctx)
 	if err != nil {
@@ -51,11 +52,16 @@ func (h Handlers) UserAddEmail(ctx context.Context, params user.UserAddEmailPara
 	if params.Body != nil {
 		addrs = params.Body.Emails
 	}
-	added, err := h.Users.AddEmails(ctx, p.User, p.User, addrs)
+	if _, err := h.Users.AddEmails(ctx, p.User, p.User, addrs); err != nil {
+		return h.Fail(err)
+	}
+	// The reference answers with every address of the caller, the new
+	// ones among them.
+	all, err := h.Store.Emails().ListByUser(ctx, p.User.ID)
 	if err != nil {
 		return h.Fail(err)
 	}
-	return user.NewUserAddEmailCreated().WithPayload(emailList(added, p.User))
+	return user.NewUserAddEmailCreated().WithPayload(emailList(all, p.User))
 }
 
 // UserDeleteEmail removes addresses of the caller, all or none.

@@ -206,6 +206,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation settings.GetGeneralUISettings has not yet been implemented")
 		}),
 
+		MiscellaneousGetGitignoreTemplateInfoHandler: miscellaneous.GetGitignoreTemplateInfoHandlerFunc(func(params miscellaneous.GetGitignoreTemplateInfoParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation miscellaneous.GetGitignoreTemplateInfo has not yet been implemented")
+		}),
+
+		MiscellaneousGetLabelTemplateInfoHandler: miscellaneous.GetLabelTemplateInfoHandlerFunc(func(params miscellaneous.GetLabelTemplateInfoParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation miscellaneous.GetLabelTemplateInfo has not yet been implemented")
+		}),
+
+		MiscellaneousGetLicenseTemplateInfoHandler: miscellaneous.GetLicenseTemplateInfoHandlerFunc(func(params miscellaneous.GetLicenseTemplateInfoParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation miscellaneous.GetLicenseTemplateInfo has not yet been implemented")
+		}),
+
 		MiscellaneousGetVersionHandler: miscellaneous.GetVersionHandlerFunc(func(params miscellaneous.GetVersionParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -470,6 +491,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.IssueTrackedTimes has not yet been implemented")
+		}),
+
+		MiscellaneousListGitignoresTemplatesHandler: miscellaneous.ListGitignoresTemplatesHandlerFunc(func(params miscellaneous.ListGitignoresTemplatesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation miscellaneous.ListGitignoresTemplates has not yet been implemented")
+		}),
+
+		MiscellaneousListLabelTemplatesHandler: miscellaneous.ListLabelTemplatesHandlerFunc(func(params miscellaneous.ListLabelTemplatesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation miscellaneous.ListLabelTemplates has not yet been implemented")
+		}),
+
+		MiscellaneousListLicenseTemplatesHandler: miscellaneous.ListLicenseTemplatesHandlerFunc(func(params miscellaneous.ListLicenseTemplatesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation miscellaneous.ListLicenseTemplates has not yet been implemented")
 		}),
 
 		OrganizationOrgCreateHandler: organization.OrgCreateHandlerFunc(func(params organization.OrgCreateParams, principal any) middleware.Responder {
@@ -1154,6 +1196,12 @@ type RepohostAPI struct {
 	SettingsGetGeneralRepositorySettingsHandler settings.GetGeneralRepositorySettingsHandler
 	// SettingsGetGeneralUISettingsHandler sets the operation handler for the get general UI settings operation
 	SettingsGetGeneralUISettingsHandler settings.GetGeneralUISettingsHandler
+	// MiscellaneousGetGitignoreTemplateInfoHandler sets the operation handler for the get gitignore template info operation
+	MiscellaneousGetGitignoreTemplateInfoHandler miscellaneous.GetGitignoreTemplateInfoHandler
+	// MiscellaneousGetLabelTemplateInfoHandler sets the operation handler for the get label template info operation
+	MiscellaneousGetLabelTemplateInfoHandler miscellaneous.GetLabelTemplateInfoHandler
+	// MiscellaneousGetLicenseTemplateInfoHandler sets the operation handler for the get license template info operation
+	MiscellaneousGetLicenseTemplateInfoHandler miscellaneous.GetLicenseTemplateInfoHandler
 	// MiscellaneousGetVersionHandler sets the operation handler for the get version operation
 	MiscellaneousGetVersionHandler miscellaneous.GetVersionHandler
 	// IssueIssueAddLabelHandler sets the operation handler for the issue add label operation
@@ -1230,6 +1278,12 @@ type RepohostAPI struct {
 	IssueIssueSearchIssuesHandler issue.IssueSearchIssuesHandler
 	// IssueIssueTrackedTimesHandler sets the operation handler for the issue tracked times operation
 	IssueIssueTrackedTimesHandler issue.IssueTrackedTimesHandler
+	// MiscellaneousListGitignoresTemplatesHandler sets the operation handler for the list gitignores templates operation
+	MiscellaneousListGitignoresTemplatesHandler miscellaneous.ListGitignoresTemplatesHandler
+	// MiscellaneousListLabelTemplatesHandler sets the operation handler for the list label templates operation
+	MiscellaneousListLabelTemplatesHandler miscellaneous.ListLabelTemplatesHandler
+	// MiscellaneousListLicenseTemplatesHandler sets the operation handler for the list license templates operation
+	MiscellaneousListLicenseTemplatesHandler miscellaneous.ListLicenseTemplatesHandler
 	// OrganizationOrgCreateHandler sets the operation handler for the org create operation
 	OrganizationOrgCreateHandler organization.OrgCreateHandler
 	// OrganizationOrgDeleteHandler sets the operation handler for the org delete operation
@@ -1546,6 +1600,15 @@ func (o *RepohostAPI) Validate() error {
 	if o.SettingsGetGeneralUISettingsHandler == nil {
 		unregistered = append(unregistered, "settings.GetGeneralUISettingsHandler")
 	}
+	if o.MiscellaneousGetGitignoreTemplateInfoHandler == nil {
+		unregistered = append(unregistered, "miscellaneous.GetGitignoreTemplateInfoHandler")
+	}
+	if o.MiscellaneousGetLabelTemplateInfoHandler == nil {
+		unregistered = append(unregistered, "miscellaneous.GetLabelTemplateInfoHandler")
+	}
+	if o.MiscellaneousGetLicenseTemplateInfoHandler == nil {
+		unregistered = append(unregistered, "miscellaneous.GetLicenseTemplateInfoHandler")
+	}
 	if o.MiscellaneousGetVersionHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetVersionHandler")
 	}
@@ -1659,6 +1722,15 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.IssueIssueTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "issue.IssueTrackedTimesHandler")
+	}
+	if o.MiscellaneousListGitignoresTemplatesHandler == nil {
+		unregistered = append(unregistered, "miscellaneous.ListGitignoresTemplatesHandler")
+	}
+	if o.MiscellaneousListLabelTemplatesHandler == nil {
+		unregistered = append(unregistered, "miscellaneous.ListLabelTemplatesHandler")
+	}
+	if o.MiscellaneousListLicenseTemplatesHandler == nil {
+		unregistered = append(unregistered, "miscellaneous.ListLicenseTemplatesHandler")
 	}
 	if o.OrganizationOrgCreateHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateHandler")
@@ -2098,6 +2170,18 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/gitignore/templates/{name}"] = miscellaneous.NewGetGitignoreTemplateInfo(o.context, o.MiscellaneousGetGitignoreTemplateInfoHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/label/templates/{name}"] = miscellaneous.NewGetLabelTemplateInfo(o.context, o.MiscellaneousGetLabelTemplateInfoHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/licenses/{name}"] = miscellaneous.NewGetLicenseTemplateInfo(o.context, o.MiscellaneousGetLicenseTemplateInfoHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/version"] = miscellaneous.NewGetVersion(o.context, o.MiscellaneousGetVersionHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -2247,6 +2331,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/times"] = issue.NewIssueTrackedTimes(o.context, o.IssueIssueTrackedTimesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/gitignore/templates"] = miscellaneous.NewListGitignoresTemplates(o.context, o.MiscellaneousListGitignoresTemplatesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/label/templates"] = miscellaneous.NewListLabelTemplates(o.context, o.MiscellaneousListLabelTemplatesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/licenses"] = miscellaneous.NewListLicenseTemplates(o.context, o.MiscellaneousListLicenseTemplatesHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}

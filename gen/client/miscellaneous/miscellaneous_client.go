@@ -60,7 +60,19 @@ type ClientService interface {
 
 	GetCurrentToken(params *GetCurrentTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetCurrentTokenOK, error)
 
+	GetGitignoreTemplateInfo(params *GetGitignoreTemplateInfoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetGitignoreTemplateInfoOK, error)
+
+	GetLabelTemplateInfo(params *GetLabelTemplateInfoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetLabelTemplateInfoOK, error)
+
+	GetLicenseTemplateInfo(params *GetLicenseTemplateInfoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetLicenseTemplateInfoOK, error)
+
 	GetVersion(params *GetVersionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetVersionOK, error)
+
+	ListGitignoresTemplates(params *ListGitignoresTemplatesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListGitignoresTemplatesOK, error)
+
+	ListLabelTemplates(params *ListLabelTemplatesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListLabelTemplatesOK, error)
+
+	ListLicenseTemplates(params *ListLicenseTemplatesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListLicenseTemplatesOK, error)
 
 	SetTransport(transport runtime.ClientTransport)
 }
@@ -154,6 +166,138 @@ func (a *Client) GetCurrentToken(params *GetCurrentTokenParams, authInfo runtime
 }
 
 /*
+GetGitignoreTemplateInfo reads a gitignore template
+*/
+func (a *Client) GetGitignoreTemplateInfo(params *GetGitignoreTemplateInfoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetGitignoreTemplateInfoOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetGitignoreTemplateInfoParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getGitignoreTemplateInfo",
+		Method:             "GET",
+		PathPattern:        "/gitignore/templates/{name}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetGitignoreTemplateInfoReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetGitignoreTemplateInfoOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getGitignoreTemplateInfo: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetLabelTemplateInfo lists the labels of an issue label set in its order
+*/
+func (a *Client) GetLabelTemplateInfo(params *GetLabelTemplateInfoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetLabelTemplateInfoOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetLabelTemplateInfoParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getLabelTemplateInfo",
+		Method:             "GET",
+		PathPattern:        "/label/templates/{name}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetLabelTemplateInfoReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetLabelTemplateInfoOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getLabelTemplateInfo: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetLicenseTemplateInfo reads a license template its placeholders unfilled
+*/
+func (a *Client) GetLicenseTemplateInfo(params *GetLicenseTemplateInfoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetLicenseTemplateInfoOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetLicenseTemplateInfoParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getLicenseTemplateInfo",
+		Method:             "GET",
+		PathPattern:        "/licenses/{name}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetLicenseTemplateInfoReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetLicenseTemplateInfoOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getLicenseTemplateInfo: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 GetVersion reports the server s version
 */
 func (a *Client) GetVersion(params *GetVersionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetVersionOK, error) {
@@ -194,6 +338,138 @@ func (a *Client) GetVersion(params *GetVersionParams, authInfo runtime.ClientAut
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for getVersion: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+ListGitignoresTemplates lists the names of the gitignore templates all on one page
+*/
+func (a *Client) ListGitignoresTemplates(params *ListGitignoresTemplatesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListGitignoresTemplatesOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewListGitignoresTemplatesParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "listGitignoresTemplates",
+		Method:             "GET",
+		PathPattern:        "/gitignore/templates",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ListGitignoresTemplatesReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*ListGitignoresTemplatesOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for listGitignoresTemplates: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+ListLabelTemplates lists the names of the issue label sets all on one page
+*/
+func (a *Client) ListLabelTemplates(params *ListLabelTemplatesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListLabelTemplatesOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewListLabelTemplatesParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "listLabelTemplates",
+		Method:             "GET",
+		PathPattern:        "/label/templates",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ListLabelTemplatesReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*ListLabelTemplatesOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for listLabelTemplates: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+ListLicenseTemplates lists the license templates the s p d x license list all on one page
+*/
+func (a *Client) ListLicenseTemplates(params *ListLicenseTemplatesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListLicenseTemplatesOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewListLicenseTemplatesParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "listLicenseTemplates",
+		Method:             "GET",
+		PathPattern:        "/licenses",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ListLicenseTemplatesReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*ListLicenseTemplatesOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for listLicenseTemplates: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
