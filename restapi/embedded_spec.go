@@ -16213,7 +16213,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16293,7 +16293,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16381,7 +16381,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16464,7 +16464,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16552,7 +16552,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },
@@ -16632,7 +16632,7 @@ func init() {
             }
           },
           "503": {
-            "description": "The database is unreachable for the moment; nothing was changed. Retry after the given time.",
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
             "schema": {
               "$ref": "#/definitions/APIError"
             },

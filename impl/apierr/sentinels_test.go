@@ -18,7 +18,7 @@ var sentinels = map[string]error{
 	"store.ErrNotFound": store.ErrNotFound, "store.ErrDuplicate": store.ErrDuplicate,
 	"store.ErrConflict": store.ErrConflict, "store.ErrInvalid": store.ErrInvalid,
 	"store.ErrUnavailable": store.ErrUnavailable,
-	"gitstore.ErrBadPath": gitstore.ErrBadPath, "gitstore.ErrFileExists": gitstore.ErrFileExists,
+	"gitstore.ErrBadPath":  gitstore.ErrBadPath, "gitstore.ErrFileExists": gitstore.ErrFileExists,
 	"gitstore.ErrPathConflict": gitstore.ErrPathConflict, "gitstore.ErrSHAMismatch": gitstore.ErrSHAMismatch,
 	"gitstore.ErrBranchExists": gitstore.ErrBranchExists, "gitstore.ErrTagExists": gitstore.ErrTagExists,
 	"gitstore.ErrNotACommit": gitstore.ErrNotACommit, "gitstore.ErrBadName": gitstore.ErrBadName,

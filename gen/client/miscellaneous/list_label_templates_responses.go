@@ -621,7 +621,7 @@ func NewListLabelTemplatesServiceUnavailable() *ListLabelTemplatesServiceUnavail
 /*
 ListLabelTemplatesServiceUnavailable describes a response with status code 503, with default header values.
 
-The database is unreachable for the moment; nothing was changed. Retry after the given time.
+The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 */
 type ListLabelTemplatesServiceUnavailable struct {
 

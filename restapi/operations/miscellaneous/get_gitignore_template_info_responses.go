@@ -355,7 +355,7 @@ func (o *GetGitignoreTemplateInfoInternalServerError) WriteResponse(rw http.Resp
 const GetGitignoreTemplateInfoServiceUnavailableCode int = 503
 
 /*
-GetGitignoreTemplateInfoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+GetGitignoreTemplateInfoServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response getGitignoreTemplateInfoServiceUnavailable
 */

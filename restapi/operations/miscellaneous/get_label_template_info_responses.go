@@ -358,7 +358,7 @@ func (o *GetLabelTemplateInfoInternalServerError) WriteResponse(rw http.Response
 const GetLabelTemplateInfoServiceUnavailableCode int = 503
 
 /*
-GetLabelTemplateInfoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+GetLabelTemplateInfoServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response getLabelTemplateInfoServiceUnavailable
 */

@@ -355,7 +355,7 @@ func (o *GetLicenseTemplateInfoInternalServerError) WriteResponse(rw http.Respon
 const GetLicenseTemplateInfoServiceUnavailableCode int = 503
 
 /*
-GetLicenseTemplateInfoServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+GetLicenseTemplateInfoServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response getLicenseTemplateInfoServiceUnavailable
 */

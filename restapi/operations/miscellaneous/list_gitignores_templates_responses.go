@@ -402,7 +402,7 @@ func (o *ListGitignoresTemplatesInternalServerError) WriteResponse(rw http.Respo
 const ListGitignoresTemplatesServiceUnavailableCode int = 503
 
 /*
-ListGitignoresTemplatesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+ListGitignoresTemplatesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response listGitignoresTemplatesServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *ListLabelTemplatesInternalServerError) WriteResponse(rw http.ResponseWr
 const ListLabelTemplatesServiceUnavailableCode int = 503
 
 /*
-ListLabelTemplatesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+ListLabelTemplatesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response listLabelTemplatesServiceUnavailable
 */

@@ -402,7 +402,7 @@ func (o *ListLicenseTemplatesInternalServerError) WriteResponse(rw http.Response
 const ListLicenseTemplatesServiceUnavailableCode int = 503
 
 /*
-ListLicenseTemplatesServiceUnavailable The database is unreachable for the moment; nothing was changed. Retry after the given time.
+ListLicenseTemplatesServiceUnavailable The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.
 
 swagger:response listLicenseTemplatesServiceUnavailable
 */
