@@ -1,6 +1,7 @@
 package apitest_test
 
 import (
+	"maps"
 	"net/http"
 	"regexp"
 	"sort"
@@ -93,7 +94,7 @@ func TestEveryOperationIsDispatched(t *testing.T) {
 	ops := c.Operations()
 	for _, key := range deletesLast(ops) {
 		method, tmpl, _ := strings.Cut(key, " ")
-		path := fillTemplate(tmpl, args)
+		path := fillTemplate(tmpl, argsFor(tmpl, args))
 		var body any
 		if method != http.MethodGet && method != http.MethodHead {
 			body = "{}"
@@ -139,6 +140,23 @@ func dispatchArguments(t *testing.T, e *apitest.Env) map[string]string {
 		"branch": "feature/x", "name": "release/x", "filepath": "docs/guide/intro.md",
 		"tag": "v1/rc", "archive": "main.zip", "topic": "go",
 	}
+}
+
+// templateNames are the one-segment names the template routes serve; their
+// {name} is not the protection rule's "release/x".
+var templateNames = map[string]string{
+	"/gitignore/templates/{name}": "Go", "/licenses/{name}": "MIT", "/label/templates/{name}": "Default",
+}
+
+// argsFor is args with the route-specific values of tmpl.
+func argsFor(tmpl string, args map[string]string) map[string]string {
+	name, ok := templateNames[tmpl]
+	if !ok {
+		return args
+	}
+	out := maps.Clone(args)
+	out["name"] = name
+	return out
 }
 
 // fillTemplate puts args into a path template; a parameter without an
