@@ -29,12 +29,22 @@ import (
 	"repohost/store/gitstore"
 )
 
-// treePath validates a file path from the URL (422 for "..", ".git" and the
-// like).
+// treePath validates the file path of a write (422 for "..", ".git",
+// control characters and the like).
 func treePath(p string) (string, error) {
 	clean, err := gitstore.CleanTreePath(p)
 	if err != nil {
 		return "", apierr.Validation("[Filepath]: invalid path %q", p)
+	}
+	return clean, nil
+}
+
+// readPath validates the file path of a read: a path no tree can hold is
+// simply not there (404).
+func readPath(p string) (string, error) {
+	clean, err := gitstore.CleanTreePath(p)
+	if err != nil {
+		return "", apierr.NotFound("not found")
 	}
 	return clean, nil
 }
@@ -98,7 +108,7 @@ func (h Handlers) contents(ctx context.Context, req *http.Request, owner, name, 
 	if err != nil {
 		return nil, err
 	}
-	path, err := treePath(rawPath)
+	path, err := readPath(rawPath)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +198,7 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 			refName, rawPath = ref, rest
 		}
 	}
-	path, err := treePath(rawPath)
+	path, err := readPath(rawPath)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -80,20 +80,30 @@ func notFound(err error, what string) error {
 }
 
 // CleanTreePath checks a path inside a repository: slash-separated
-// segments, none of them empty, ".", ".." or ".git", no NUL and no
-// backslash. Leading and trailing slashes are ignored; "" is the root.
+// segments, none of them empty, ".", ".." or ".git", no control character
+// (NUL to 0x1f, DEL) and no backslash, and nothing else go-git refuses to
+// look up in a tree (".git" as NTFS or HFS+ would read it, "git~1"), so a
+// path it accepts can be read and written without a go-git error. Leading
+// and trailing slashes are ignored; "" is the root.
 func CleanTreePath(p string) (string, error) {
 	p = strings.Trim(p, "/")
 	if p == "" {
 		return "", nil
 	}
-	if strings.ContainsAny(p, "\x00\\") {
-		return "", fmt.Errorf("%q: %w", p, ErrBadPath)
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return "", fmt.Errorf("%q: %w", p, ErrBadPath)
+		}
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if seg == "" || seg == "." || seg == ".." || strings.EqualFold(seg, ".git") {
 			return "", fmt.Errorf("%q: %w", p, ErrBadPath)
 		}
+	}
+	// Looking the path up in an empty tree touches no storage; it fails
+	// with "not found" exactly when go-git accepts the path at all.
+	if _, err := new(object.Tree).FindEntry(p); !errors.Is(err, object.ErrEntryNotFound) && !errors.Is(err, object.ErrDirectoryNotFound) {
+		return "", fmt.Errorf("%q: %w", p, ErrBadPath)
 	}
 	return p, nil
 }
