@@ -42,6 +42,9 @@ type Deps struct {
 	// AttachmentsDir holds uploaded release files, one directory per
 	// repository id, each file named by its UUID.
 	AttachmentsDir string
+	// BranchLocks queues this process's contents commits to one branch,
+	// so they do not keep losing the compare-and-swap to each other.
+	BranchLocks KeyedMutex
 }
 
 // Page normalises a list's page and limit parameters with the configured

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -309,31 +310,101 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 	if conv.Value(w.signoff) {
 		msg = strings.TrimRight(msg, "\n") + "\n\nSigned-off-by: " + committer.Name + " <" + committer.Email + ">"
 	}
-	res, err := g.ChangeFile(gitstore.FileChange{
-		Op: w.op, Branch: base, NewBranch: conv.Value(w.newBranch), Force: conv.Value(w.force),
-		Path: path, FromPath: w.fromPath, Content: w.content, SHA: w.sha,
-		Author: author, Committer: committer, Message: msg,
-	})
+	// Writers to one branch queue here rather than race: each builds on
+	// the tip the previous one left. Anything else that moves the branch
+	// meanwhile (a push, another process) is met by the retry below.
+	target := base
+	if nb := conv.Value(w.newBranch); nb != "" {
+		target = nb
+	}
+	unlock, err := h.BranchLocks.Lock(ctx, strconv.FormatInt(r.ID, 10)+"\x00"+target)
 	if err != nil {
 		return nil, nil, err
 	}
-	// The commit is published like a push of it: the one push policy (a
-	// new_branch with force_push that rewrites a branch is a force push),
-	// a compare-and-swap from the tip the commit was built on, and the
-	// repository row and event that go with a ref change.
-	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
-		Updates: []*gitstore.RefUpdate{res.Update()}})
-	var refused *access.Refusal
-	switch {
-	case errors.As(err, &refused) && refused.Reason == access.PushNotAllowed:
-		return nil, nil, apierr.Forbidden("user cannot commit to protected branch %q", res.Branch)
-	case errors.Is(err, gitstore.ErrBranchExists) && res.Branch == base:
-		// Another writer made the repository's first commit meanwhile.
-		return nil, nil, fmt.Errorf("branch %s: %w", base, store.ErrConflict)
-	case err != nil:
+	defer unlock()
+	fc := gitstore.FileChange{
+		Op: w.op, Branch: base, NewBranch: conv.Value(w.newBranch), Force: conv.Value(w.force),
+		Path: path, FromPath: w.fromPath, Content: w.content, SHA: w.sha,
+		Author: author, Committer: committer, Message: msg,
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := g.ChangeFile(fc)
+		if err != nil {
+			if attempt > 1 && noLongerApplies(err) {
+				// It applied to the tip it was first built on; a
+				// concurrent change of the branch took that away.
+				return nil, nil, apierr.Conflict("branch %s moved meanwhile and the change no longer applies: %v", target, err)
+			}
+			return nil, nil, err
+		}
+		// The commit is published like a push of it: the one push policy
+		// (a new_branch with force_push that rewrites a branch is a force
+		// push), a compare-and-swap from the tip the commit was built on,
+		// and the repository row and event that go with a ref change.
+		_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+			Updates: []*gitstore.RefUpdate{res.Update()}})
+		if err == nil {
+			return g, res, nil
+		}
+		if attempt < maxCommitAttempts && lostRace(g, res, err) {
+			// Another writer moved the branch between reading its tip and
+			// the compare-and-swap: build the same change again on the new
+			// tip, as a rebase would, as long as it still applies there.
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		var refused *access.Refusal
+		switch {
+		case errors.As(err, &refused) && refused.Reason == access.PushNotAllowed:
+			return nil, nil, apierr.Forbidden("user cannot commit to protected branch %q", res.Branch)
+		case errors.Is(err, gitstore.ErrBranchExists) && res.Branch == base:
+			// Another writer made the repository's first commit meanwhile.
+			return nil, nil, fmt.Errorf("branch %s: %w", base, store.ErrConflict)
+		}
 		return nil, nil, err
 	}
-	return g, res, nil
+}
+
+// maxCommitAttempts bounds how often one contents write is rebuilt on a
+// branch that keeps moving under it before it answers 409.
+const maxCommitAttempts = 10
+
+// lostRace tells whether publishing res failed only because its branch no
+// longer points where the commit was built (a compare-and-swap lost to a
+// concurrent writer, or a first commit beaten by another), as opposed to a
+// refusal that would stand on any tip.
+func lostRace(g *gitstore.GitRepo, res *gitstore.ChangeResult, err error) bool {
+	if !errors.Is(err, store.ErrConflict) && !errors.Is(err, gitstore.ErrBranchExists) {
+		return false
+	}
+	cur, herr := g.BranchHash(res.Branch)
+	return herr == nil && cur != res.Old
+}
+
+// noLongerApplies tells the errors of a change that does not apply to a
+// branch's tip: the file changed, appeared or went away.
+func noLongerApplies(err error) bool {
+	return errors.Is(err, gitstore.ErrSHAMismatch) || errors.Is(err, gitstore.ErrFileExists) ||
+		errors.Is(err, gitstore.ErrPathConflict) || errors.Is(err, gitstore.ErrBranchExists) ||
+		errors.Is(err, store.ErrNotFound)
+}
+
+// backoff waits a random while before the next attempt, up to twice as
+// long after each (5 ms, 10 ms, … at most 320 ms), so writers that collided
+// spread out instead of colliding again in step.
+func backoff(ctx context.Context, attempt int) error {
+	limit := 5 * time.Millisecond << min(attempt-1, 6)
+	d := limit/2 + time.Duration(rand.Int64N(int64(limit/2)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func datesAuthor(d *models.CommitDateOptions) *strfmt.DateTime {
