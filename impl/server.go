@@ -154,8 +154,20 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
+		// Also for a request that panics (a download cut off midway is
+		// aborted with http.ErrAbortHandler), which then goes on up.
+		defer func() {
+			v := recover()
+			args := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
+				"bytes", rec.bytes, "duration_ms", float64(time.Since(start).Microseconds()) / 1000, "remote", r.RemoteAddr}
+			if v != nil {
+				args = append(args, "aborted", true)
+			}
+			log.Info("request", args...)
+			if v != nil {
+				panic(v)
+			}
+		}()
 		next.ServeHTTP(rec, r)
-		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"bytes", rec.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000, "remote", r.RemoteAddr)
 	})
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -171,18 +174,38 @@ func (h Handlers) RepoGetContents(ctx context.Context, params repository.RepoGet
 	return repository.NewRepoGetContentsOK().WithPayload(out)
 }
 
-// withHeaders sets extra headers before a typed responder writes, for
-// downloads that need a content type or file name of their own.
-type withHeaders struct {
+// download sets extra headers before a typed responder writes, for
+// downloads that need a content type or file name of their own. A download
+// that fails midway (the client went away, a read failed) has sent its
+// status already, so the connection is cut (http.ErrAbortHandler) for the
+// client to see a broken body rather than a short one that looks whole;
+// the generated responder's own panic would do the same, with a stack
+// trace in the log for a client that merely left.
+type download struct {
 	header http.Header
 	next   middleware.Responder
+	log    *slog.Logger
 }
 
-func (w withHeaders) WriteResponse(rw http.ResponseWriter, p runtime.Producer) {
-	for k, vs := range w.header {
+func (h Handlers) download(header http.Header, next middleware.Responder) download {
+	return download{header: header, next: next, log: h.Log}
+}
+
+func (d download) WriteResponse(rw http.ResponseWriter, p runtime.Producer) {
+	for k, vs := range d.header {
 		rw.Header()[k] = vs
 	}
-	w.next.WriteResponse(rw, p)
+	defer func() {
+		if v := recover(); v != nil {
+			err, isErr := v.(error)
+			if _, bug := v.(goruntime.Error); !isErr || bug || err == http.ErrAbortHandler {
+				panic(v)
+			}
+			d.log.Info("download cut off", "err", err)
+			panic(http.ErrAbortHandler)
+		}
+	}()
+	d.next.WriteResponse(rw, p)
 }
 
 func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder {
@@ -217,8 +240,17 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 	if e.Type != gitstore.EntryFile && e.Type != gitstore.EntrySymlink {
 		return h.Fail(apierr.NotFound("not found"))
 	}
+	// A large blob streams from disk, but the download is heavy all the
+	// same: it takes one of the few slots archives use.
+	release := func() {}
+	if e.Size > h.Config.LargeBlobBytes {
+		if release, err = h.Heavy().Acquire(ctx); err != nil {
+			return h.Fail(err)
+		}
+	}
 	rd, size, err := g.Blob(e.Hash)
 	if err != nil {
+		release()
 		return h.Fail(err)
 	}
 	hdr := http.Header{}
@@ -228,7 +260,20 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Content-Length", strconv.FormatInt(size, 10))
 	hdr.Set("Content-Disposition", app.ContentDisposition("inline", e.Name))
-	return withHeaders{hdr, repository.NewRepoGetRawFileOK().WithPayload(rd)}
+	return h.download(hdr, repository.NewRepoGetRawFileOK().WithPayload(releasingReader{rd, release}))
+}
+
+// releasingReader frees a heavy-request slot when the producer, which
+// always closes its payload, is done with the blob.
+type releasingReader struct {
+	io.ReadCloser
+	release func()
+}
+
+func (r releasingReader) Close() error {
+	err := r.ReadCloser.Close()
+	r.release()
+	return err
 }
 
 // fileWrite is what create, update and delete share.

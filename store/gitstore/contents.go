@@ -41,6 +41,17 @@ type GitRepo struct {
 	path string
 }
 
+// Memory bounds of one opened repository (one request): objects larger
+// than streamThreshold (blobs, in practice) stream from disk; the others
+// are cached up to objectCacheSize, enough for the trees and commits a
+// history walk rereads. Without them go-git loads every object whole and
+// caches up to 96 MiB per open, so parallel downloads of a large file
+// held a copy of it each.
+const (
+	streamThreshold = 1 << 20
+	objectCacheSize = 16 * cache.MiByte
+)
+
 // OpenGit opens owner/name; a missing directory is store.ErrNotFound.
 func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 	p, err := s.Path(owner, name)
@@ -51,8 +62,11 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 		return nil, fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
 	}
 	// As git.PlainOpen does for a bare repository, but with ref reads that
-	// survive a concurrent ref update (see retryRefs).
-	st := filesystem.NewStorage(osfs.New(p), cache.NewObjectLRUDefault())
+	// survive a concurrent ref update (see retryRefs), and bounded memory:
+	// an object over streamThreshold is read from disk as it is consumed,
+	// never loaded or cached whole, and the cache of the others is small.
+	st := filesystem.NewStorageWithOptions(osfs.New(p), cache.NewObjectLRU(objectCacheSize),
+		filesystem.Options{LargeObjectThreshold: streamThreshold})
 	r, err := git.Open(retryRefs{Storage: st, dir: p}, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
