@@ -97,7 +97,7 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 	authn := &auth.Authenticator{Store: d.Store, Hasher: d.Hasher, Errors: d.Errors,
 		Throttle: auth.NewLoginThrottle(d.Config.LoginFailures, d.Config.LoginWindow)}
 	mux := http.NewServeMux()
-	apiAuthn := authn.Middleware(api)
+	apiAuthn := authn.Middleware(assetUploads(d, api))
 	mux.Handle("/api/v1/", apiAuthn)
 	// Operations whose last parameter may hold slashes.
 	mountSlashParams(mux, apiAuthn)
@@ -121,6 +121,21 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 		_, _ = w.Write(restapi.SwaggerJSON)
 	})
 	return logRequests(d.Log, rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), mux)), nil
+}
+
+// assetUploads hands a release asset upload to release.Handlers.UploadAsset
+// before the generated binding, which would read the whole multipart body
+// into memory and a temporary file first; everything else goes to api.
+func assetUploads(d *app.Deps, api http.Handler) http.Handler {
+	uploads := http.NewServeMux()
+	uploads.Handle("POST /api/v1/repos/{owner}/{repo}/releases/{id}/assets", release.Handlers{Deps: d}.UploadAsset(api))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := uploads.Handler(r); pattern != "" {
+			uploads.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }
 
 type statusRecorder struct {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"os"
@@ -36,6 +37,7 @@ type server struct {
 	cmd  *exec.Cmd
 	base string // http://ADDR
 	data string
+	tmp  string // the server's TMPDIR
 }
 
 const serverAdminPassword = "first-admin-pw"
@@ -51,7 +53,8 @@ func startServer(t *testing.T) *server {
 	ln.Close()
 	s := &server{t: t, base: "http://" + addr, data: t.TempDir()}
 	s.cmd = exec.Command(bin, "serve", "--data", s.data, "--listen", addr)
-	s.cmd.Env = append(os.Environ(), "REPOHOST_ADMIN_PASSWORD="+serverAdminPassword, "REPOHOST_DB=")
+	s.tmp = t.TempDir()
+	s.cmd.Env = append(os.Environ(), "REPOHOST_ADMIN_PASSWORD="+serverAdminPassword, "REPOHOST_DB=", "TMPDIR="+s.tmp)
 	s.cmd.Stderr = io.Discard
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -259,5 +262,91 @@ func TestArchiveDownloadsStreamInBoundedMemory(t *testing.T) {
 	}
 	if growth := peak - before; growth > 200*mib {
 		t.Errorf("the server grew by %d MiB during %d parallel zip downloads of a 50 MiB file; want under 200 MiB", growth/mib, n)
+	}
+}
+
+// rssSampler records the peak VmRSS of pid until stop.
+func rssSampler(t *testing.T, pid int) (stop func() (peak int64)) {
+	var peak int64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if rss := procStatus(t, pid, "VmRSS"); rss > peak {
+				peak = rss
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		<-sampled
+		return peak
+	}
+}
+
+// TestAssetUploadStreamsToDisk (regression): the generated binding read a
+// release asset upload whole before the handler ran, 32 MiB of it into
+// memory and the rest into a temporary file, with no size cap. A 100 MiB
+// upload now streams into its attachment file: the server's RSS barely
+// moves and its TMPDIR stays empty.
+func TestAssetUploadStreamsToDisk(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the binary and moves 100 MB")
+	}
+	s := startServer(t)
+	s.api("POST", "user/repos", map[string]any{"name": "rel", "auto_init": true}, http.StatusCreated, nil)
+	var rel struct{ ID int64 }
+	s.api("POST", "repos/admin/rel/releases", map[string]any{"tag_name": "v1"}, http.StatusCreated, &rel)
+
+	const size = 100 * mib
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		fw, err := mw.CreateFormFile("attachment", "big.bin")
+		if err == nil {
+			_, err = io.Copy(fw, io.LimitReader(rand.Reader, size))
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/repos/admin/rel/releases/%d/assets", s.base, rel.ID), pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.SetBasicAuth("admin", serverAdminPassword)
+
+	pid := s.cmd.Process.Pid
+	before := procStatus(t, pid, "VmRSS")
+	stop := rssSampler(t, pid)
+	resp, err := http.DefaultClient.Do(req)
+	peak := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	t.Logf("server RSS before %d MiB, peak during a %d MiB asset upload %d MiB (growth %d MiB)",
+		before/mib, size/mib, peak/mib, (peak-before)/mib)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %d %s", resp.StatusCode, body)
+	}
+	var a struct{ Size int64 }
+	if err := json.Unmarshal(body, &a); err != nil || a.Size != size {
+		t.Fatalf("asset %s (%v)", body, err)
+	}
+	if left, _ := os.ReadDir(s.tmp); len(left) != 0 {
+		t.Errorf("the upload went through the server's TMPDIR: %v", left)
+	}
+	if growth := peak - before; growth > 32*mib {
+		t.Errorf("the server grew by %d MiB during a %d MiB upload; want under 32 MiB", growth/mib, size/mib)
 	}
 }
