@@ -86,6 +86,16 @@ func New(t testing.TB) *Env {
 // change first (to lower a limit so a test reaches it cheaply).
 func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
 	t.Helper()
+	if configure == nil {
+		return NewWithDeps(t, nil)
+	}
+	return NewWithDeps(t, func(d *app.Deps) { configure(&d.Config) })
+}
+
+// NewWithDeps starts a server for t whose dependencies configure may change
+// first: its configuration, or the git store wrapped to stage a race.
+func NewWithDeps(t testing.TB, configure func(*app.Deps)) *Env {
+	t.Helper()
 	c, err := SharedContract()
 	if err != nil {
 		t.Fatalf("load swagger.yml: %v", err)
@@ -115,7 +125,7 @@ func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
 	e.guard = &refGuard{Repos: e.Deps.Git, t: t}
 	e.Deps.Git = e.guard
 	if configure != nil {
-		configure(&e.Deps.Config)
+		configure(e.Deps)
 	}
 	// The root URL is the listener's address, known before the handler is
 	// built, as `repohost serve` derives it from --listen.

@@ -114,7 +114,7 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	authn := &auth.Authenticator{Store: d.Store, Hasher: d.Hasher, Errors: d.Errors,
 		Throttle: auth.NewLoginThrottle(d.Config.LoginFailures, d.Config.LoginWindow)}
 	mux := http.NewServeMux()
-	MountAPI(mux, authn.Middleware(api))
+	MountAPI(mux, authn.Middleware(assetUploads(d, api)))
 	// Downloads outside the API: browser_download_url, tarball_url and
 	// zipball_url point here.
 	mux.Handle("GET /attachments/{uuid}", authn.Middleware(http.HandlerFunc(release.Handlers{Deps: d}.ServeAttachment)))
@@ -157,6 +157,21 @@ func MountAPI(mux *http.ServeMux, api http.Handler) {
 	mountSlashParams(mux, api)
 }
 
+// assetUploads hands a release asset upload to release.Handlers.UploadAsset
+// before the generated binding, which would read the whole multipart body
+// into memory and a temporary file first; everything else goes to api.
+func assetUploads(d *app.Deps, api http.Handler) http.Handler {
+	uploads := http.NewServeMux()
+	uploads.Handle("POST /api/v1/repos/{owner}/{repo}/releases/{id}/assets", release.Handlers{Deps: d}.UploadAsset(api))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := uploads.Handler(r); pattern != "" {
+			uploads.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
@@ -188,8 +203,20 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
+		// Also for a request that panics (a download cut off midway is
+		// aborted with http.ErrAbortHandler), which then goes on up.
+		defer func() {
+			v := recover()
+			args := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
+				"bytes", rec.bytes, "duration_ms", float64(time.Since(start).Microseconds()) / 1000, "remote", r.RemoteAddr}
+			if v != nil {
+				args = append(args, "aborted", true)
+			}
+			log.Info("request", args...)
+			if v != nil {
+				panic(v)
+			}
+		}()
 		next.ServeHTTP(rec, r)
-		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"bytes", rec.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000, "remote", r.RemoteAddr)
 	})
 }

@@ -7462,6 +7462,7 @@ func init() {
         }
       },
       "post": {
+        "description": "The file is the multipart field ` + "`" + `attachment` + "`" + `; it is streamed to disk and may be at most the server's asset limit (2 GiB unless configured otherwise), else 413 and nothing is kept.",
         "consumes": [
           "multipart/form-data"
         ],
@@ -25923,6 +25924,7 @@ func init() {
         }
       },
       "post": {
+        "description": "The file is the multipart field ` + "`" + `attachment` + "`" + `; it is streamed to disk and may be at most the server's asset limit (2 GiB unless configured otherwise), else 413 and nothing is kept.",
         "consumes": [
           "multipart/form-data"
         ],

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"sync"
 
 	"github.com/go-openapi/runtime/middleware"
 
@@ -42,6 +43,19 @@ type Deps struct {
 	// AttachmentsDir holds uploaded release files, one directory per
 	// repository id, each file named by its UUID.
 	AttachmentsDir string
+	// BranchLocks queues this process's contents commits to one branch,
+	// so they do not keep losing the compare-and-swap to each other.
+	BranchLocks KeyedMutex
+
+	heavyOnce sync.Once
+	heavy     *Limiter
+}
+
+// Heavy is the limiter of heavy requests (see Config.MaxHeavyRequests),
+// sized from Config when first used, once the server is configured.
+func (d *Deps) Heavy() *Limiter {
+	d.heavyOnce.Do(func() { d.heavy = NewLimiter(d.Config.MaxHeavyRequests, d.Config.HeavyRequestWait) })
+	return d.heavy
 }
 
 // Page normalises a list's page and limit parameters with the configured

@@ -36,6 +36,17 @@ type Config struct {
 	HeaderTimeout time.Duration
 	IdleTimeout   time.Duration
 	StallTimeout  time.Duration
+	// MaxHeavyRequests bounds the requests that stream a lot of
+	// repository data at once: archives (API and /{owner}/{repo}/archive)
+	// and raw downloads of blobs over LargeBlobBytes. One more waits up to
+	// HeavyRequestWait for a slot, then is answered 503 with Retry-After.
+	// Each streams from disk, so memory stays flat whatever the file size.
+	MaxHeavyRequests int
+	HeavyRequestWait time.Duration
+	LargeBlobBytes   int64
+	// MaxAssetBytes is the largest release asset accepted (413 past it);
+	// the reference's [repository.release] FILE_MAX_SIZE, 2 GiB by default.
+	MaxAssetBytes int64
 }
 
 // DefaultConfig is the reference's defaults.
@@ -51,5 +62,9 @@ func DefaultConfig() Config {
 		HeaderTimeout:    10 * time.Second,
 		IdleTimeout:      90 * time.Second,
 		StallTimeout:     60 * time.Second,
+		MaxHeavyRequests: 4,
+		HeavyRequestWait: 30 * time.Second,
+		LargeBlobBytes:   1 << 20,
+		MaxAssetBytes:    2 << 30,
 	}
 }

@@ -15,11 +15,13 @@ import (
 	"repohost/store/gitstore"
 )
 
-// archiveJob is an archive ready to be written: the ref is resolved and
-// every check done, so nothing but I/O can fail once bytes are sent.
+// archiveJob is an archive ready to be written: the ref is resolved,
+// every check done and a heavy-request slot taken, so nothing but I/O can
+// fail once bytes are sent. release frees the slot; call it once written.
 type archiveJob struct {
-	header http.Header
-	write  func(io.Writer) error
+	header  http.Header
+	write   func(io.Writer) error
+	release func()
 }
 
 // prepareArchive checks p's access and resolves file ("<ref>.tar.gz" or
@@ -61,20 +63,64 @@ func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, 
 	download := r.Name + "-" + strings.ReplaceAll(refName, "/", "-") + "." + string(format)
 	hdr.Set("Content-Disposition", app.ContentDisposition("attachment", download))
 	prefix := r.Name + "/"
-	return &archiveJob{header: hdr, write: func(w io.Writer) error {
+	// Last, so a refused or missing archive never waits for a slot.
+	release, err := h.Heavy().Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &archiveJob{header: hdr, release: release, write: func(w io.Writer) error {
 		return g.WriteArchive(w, ref.Commit, format, prefix, keep)
 	}}, nil
 }
 
-// stream runs the job into a pipe, so the typed responder can copy the
-// archive out as it is made instead of holding it in memory. A client that
-// goes away closes the reader, which stops the writer.
-func (h Handlers) stream(job *archiveJob) io.ReadCloser {
-	pr, pw := io.Pipe()
-	go func() {
-		pw.CloseWithError(job.write(pw))
-	}()
-	return pr
+// archiveStream is the payload of the API's archive route: the producer
+// hands it the response (io.WriterTo), so the archive is written straight
+// to the client as it is made, one blob at a time, and never held in
+// memory; it always closes it, which frees the slot. Read serves a caller
+// that only reads, through a pipe.
+type archiveStream struct {
+	job  *archiveJob
+	pr   *io.PipeReader
+	done chan struct{}
+}
+
+func (s *archiveStream) WriteTo(w io.Writer) (int64, error) {
+	cw := &countingWriter{w: w}
+	err := s.job.write(cw)
+	return cw.n, err
+}
+
+func (s *archiveStream) Read(p []byte) (int, error) {
+	if s.pr == nil {
+		pr, pw := io.Pipe()
+		s.pr, s.done = pr, make(chan struct{})
+		go func() {
+			defer close(s.done)
+			pw.CloseWithError(s.job.write(pw))
+		}()
+	}
+	return s.pr.Read(p)
+}
+
+// Close stops a pipe's writer (a client that went away) and frees the slot.
+func (s *archiveStream) Close() error {
+	if s.pr != nil {
+		s.pr.Close()
+		<-s.done
+	}
+	s.job.release()
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func (h Handlers) RepoGetArchive(ctx context.Context, params repository.RepoGetArchiveParams) middleware.Responder {
@@ -82,7 +128,7 @@ func (h Handlers) RepoGetArchive(ctx context.Context, params repository.RepoGetA
 	if err != nil {
 		return h.Fail(err)
 	}
-	return withHeaders{job.header, repository.NewRepoGetArchiveOK().WithPayload(h.stream(job))}
+	return h.download(job.header, repository.NewRepoGetArchiveOK().WithPayload(&archiveStream{job: job}))
 }
 
 // ServeArchive answers GET /{owner}/{repo}/archive/{file...}, where a
@@ -100,11 +146,14 @@ func (h Handlers) ServeArchive(w http.ResponseWriter, req *http.Request) {
 		h.Errors.Write(w, err)
 		return
 	}
+	defer job.release()
 	for k, vs := range job.header {
 		w.Header()[k] = vs
 	}
 	if err := job.write(w); err != nil {
-		// The status is already sent; all that is left is the log.
-		h.Log.Error("write archive", "path", req.URL.Path, "err", err)
+		// The status is already sent: cut the connection, so the client
+		// sees a broken archive rather than a short one that looks whole.
+		h.Log.Info("download cut off", "path", req.URL.Path, "err", err)
+		panic(http.ErrAbortHandler)
 	}
 }

@@ -5,7 +5,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -29,12 +33,22 @@ import (
 	"repohost/store/gitstore"
 )
 
-// treePath validates a file path from the URL (422 for "..", ".git" and the
-// like).
+// treePath validates the file path of a write (422 for "..", ".git",
+// control characters and the like).
 func treePath(p string) (string, error) {
 	clean, err := gitstore.CleanTreePath(p)
 	if err != nil {
 		return "", apierr.Validation("[Filepath]: invalid path %q", p)
+	}
+	return clean, nil
+}
+
+// readPath validates the file path of a read: a path no tree can hold is
+// simply not there (404).
+func readPath(p string) (string, error) {
+	clean, err := gitstore.CleanTreePath(p)
+	if err != nil {
+		return "", apierr.NotFound("not found")
 	}
 	return clean, nil
 }
@@ -98,7 +112,7 @@ func (h Handlers) contents(ctx context.Context, req *http.Request, owner, name, 
 	if err != nil {
 		return nil, err
 	}
-	path, err := treePath(rawPath)
+	path, err := readPath(rawPath)
 	if err != nil {
 		return nil, err
 	}
@@ -160,18 +174,38 @@ func (h Handlers) RepoGetContents(ctx context.Context, params repository.RepoGet
 	return repository.NewRepoGetContentsOK().WithPayload(out)
 }
 
-// withHeaders sets extra headers before a typed responder writes, for
-// downloads that need a content type or file name of their own.
-type withHeaders struct {
+// download sets extra headers before a typed responder writes, for
+// downloads that need a content type or file name of their own. A download
+// that fails midway (the client went away, a read failed) has sent its
+// status already, so the connection is cut (http.ErrAbortHandler) for the
+// client to see a broken body rather than a short one that looks whole;
+// the generated responder's own panic would do the same, with a stack
+// trace in the log for a client that merely left.
+type download struct {
 	header http.Header
 	next   middleware.Responder
+	log    *slog.Logger
 }
 
-func (w withHeaders) WriteResponse(rw http.ResponseWriter, p runtime.Producer) {
-	for k, vs := range w.header {
+func (h Handlers) download(header http.Header, next middleware.Responder) download {
+	return download{header: header, next: next, log: h.Log}
+}
+
+func (d download) WriteResponse(rw http.ResponseWriter, p runtime.Producer) {
+	for k, vs := range d.header {
 		rw.Header()[k] = vs
 	}
-	w.next.WriteResponse(rw, p)
+	defer func() {
+		if v := recover(); v != nil {
+			err, isErr := v.(error)
+			if _, bug := v.(goruntime.Error); !isErr || bug || err == http.ErrAbortHandler {
+				panic(v)
+			}
+			d.log.Info("download cut off", "err", err)
+			panic(http.ErrAbortHandler)
+		}
+	}()
+	d.next.WriteResponse(rw, p)
 }
 
 func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder {
@@ -188,7 +222,7 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 			refName, rawPath = ref, rest
 		}
 	}
-	path, err := treePath(rawPath)
+	path, err := readPath(rawPath)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -206,8 +240,17 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 	if e.Type != gitstore.EntryFile && e.Type != gitstore.EntrySymlink {
 		return h.Fail(apierr.NotFound("not found"))
 	}
+	// A large blob streams from disk, but the download is heavy all the
+	// same: it takes one of the few slots archives use.
+	release := func() {}
+	if e.Size > h.Config.LargeBlobBytes {
+		if release, err = h.Heavy().Acquire(ctx); err != nil {
+			return h.Fail(err)
+		}
+	}
 	rd, size, err := g.Blob(e.Hash)
 	if err != nil {
+		release()
 		return h.Fail(err)
 	}
 	hdr := http.Header{}
@@ -217,7 +260,20 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Content-Length", strconv.FormatInt(size, 10))
 	hdr.Set("Content-Disposition", app.ContentDisposition("inline", e.Name))
-	return withHeaders{hdr, repository.NewRepoGetRawFileOK().WithPayload(rd)}
+	return h.download(hdr, repository.NewRepoGetRawFileOK().WithPayload(releasingReader{rd, release}))
+}
+
+// releasingReader frees a heavy-request slot when the producer, which
+// always closes its payload, is done with the blob.
+type releasingReader struct {
+	io.ReadCloser
+	release func()
+}
+
+func (r releasingReader) Close() error {
+	err := r.ReadCloser.Close()
+	r.release()
+	return err
 }
 
 // fileWrite is what create, update and delete share.
@@ -299,31 +355,101 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 	if conv.Value(w.signoff) {
 		msg = strings.TrimRight(msg, "\n") + "\n\nSigned-off-by: " + committer.Name + " <" + committer.Email + ">"
 	}
-	res, err := g.ChangeFile(gitstore.FileChange{
-		Op: w.op, Branch: base, NewBranch: conv.Value(w.newBranch), Force: conv.Value(w.force),
-		Path: path, FromPath: w.fromPath, Content: w.content, SHA: w.sha,
-		Author: author, Committer: committer, Message: msg,
-	})
+	// Writers to one branch queue here rather than race: each builds on
+	// the tip the previous one left. Anything else that moves the branch
+	// meanwhile (a push, another process) is met by the retry below.
+	target := base
+	if nb := conv.Value(w.newBranch); nb != "" {
+		target = nb
+	}
+	unlock, err := h.BranchLocks.Lock(ctx, strconv.FormatInt(r.ID, 10)+"\x00"+target)
 	if err != nil {
 		return nil, nil, err
 	}
-	// The commit is published like a push of it: the one push policy (a
-	// new_branch with force_push that rewrites a branch is a force push),
-	// a compare-and-swap from the tip the commit was built on, and the
-	// repository row and event that go with a ref change.
-	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
-		Updates: []*gitstore.RefUpdate{res.Update()}})
-	var refused *access.Refusal
-	switch {
-	case errors.As(err, &refused) && refused.Reason == access.PushNotAllowed:
-		return nil, nil, apierr.Forbidden("user cannot commit to protected branch %q", res.Branch)
-	case errors.Is(err, gitstore.ErrBranchExists) && res.Branch == base:
-		// Another writer made the repository's first commit meanwhile.
-		return nil, nil, fmt.Errorf("branch %s: %w", base, store.ErrConflict)
-	case err != nil:
+	defer unlock()
+	fc := gitstore.FileChange{
+		Op: w.op, Branch: base, NewBranch: conv.Value(w.newBranch), Force: conv.Value(w.force),
+		Path: path, FromPath: w.fromPath, Content: w.content, SHA: w.sha,
+		Author: author, Committer: committer, Message: msg,
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := g.ChangeFile(fc)
+		if err != nil {
+			if attempt > 1 && noLongerApplies(err) {
+				// It applied to the tip it was first built on; a
+				// concurrent change of the branch took that away.
+				return nil, nil, apierr.Conflict("branch %s moved meanwhile and the change no longer applies: %v", target, err)
+			}
+			return nil, nil, err
+		}
+		// The commit is published like a push of it: the one push policy
+		// (a new_branch with force_push that rewrites a branch is a force
+		// push), a compare-and-swap from the tip the commit was built on,
+		// and the repository row and event that go with a ref change.
+		_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+			Updates: []*gitstore.RefUpdate{res.Update()}})
+		if err == nil {
+			return g, res, nil
+		}
+		if attempt < maxCommitAttempts && lostRace(g, res, err) {
+			// Another writer moved the branch between reading its tip and
+			// the compare-and-swap: build the same change again on the new
+			// tip, as a rebase would, as long as it still applies there.
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		var refused *access.Refusal
+		switch {
+		case errors.As(err, &refused) && refused.Reason == access.PushNotAllowed:
+			return nil, nil, apierr.Forbidden("user cannot commit to protected branch %q", res.Branch)
+		case errors.Is(err, gitstore.ErrBranchExists) && res.Branch == base:
+			// Another writer made the repository's first commit meanwhile.
+			return nil, nil, fmt.Errorf("branch %s: %w", base, store.ErrConflict)
+		}
 		return nil, nil, err
 	}
-	return g, res, nil
+}
+
+// maxCommitAttempts bounds how often one contents write is rebuilt on a
+// branch that keeps moving under it before it answers 409.
+const maxCommitAttempts = 10
+
+// lostRace tells whether publishing res failed only because its branch no
+// longer points where the commit was built (a compare-and-swap lost to a
+// concurrent writer, or a first commit beaten by another), as opposed to a
+// refusal that would stand on any tip.
+func lostRace(g *gitstore.GitRepo, res *gitstore.ChangeResult, err error) bool {
+	if !errors.Is(err, store.ErrConflict) && !errors.Is(err, gitstore.ErrBranchExists) {
+		return false
+	}
+	cur, herr := g.BranchHash(res.Branch)
+	return herr == nil && cur != res.Old
+}
+
+// noLongerApplies tells the errors of a change that does not apply to a
+// branch's tip: the file changed, appeared or went away.
+func noLongerApplies(err error) bool {
+	return errors.Is(err, gitstore.ErrSHAMismatch) || errors.Is(err, gitstore.ErrFileExists) ||
+		errors.Is(err, gitstore.ErrPathConflict) || errors.Is(err, gitstore.ErrBranchExists) ||
+		errors.Is(err, store.ErrNotFound)
+}
+
+// backoff waits a random while before the next attempt, up to twice as
+// long after each (5 ms, 10 ms, … at most 320 ms), so writers that collided
+// spread out instead of colliding again in step.
+func backoff(ctx context.Context, attempt int) error {
+	limit := 5 * time.Millisecond << min(attempt-1, 6)
+	d := limit/2 + time.Duration(rand.Int64N(int64(limit/2)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func datesAuthor(d *models.CommitDateOptions) *strfmt.DateTime {

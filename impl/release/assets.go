@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,10 +26,6 @@ import (
 	"repohost/restapi/operations/repository"
 	"repohost/store"
 )
-
-// MaxAttachmentSize is the largest release file accepted, the reference's
-// default ([repository.release] FILE_MAX_SIZE, 2 GiB).
-const MaxAttachmentSize = 2 << 30
 
 // removeAttachmentFile deletes a file whose row is gone; a failure only
 // leaves an unreachable file behind, so it is logged.
@@ -62,9 +60,47 @@ func checkAttachmentName(name string) error {
 	return nil
 }
 
-// storeAttachmentFile copies an upload to a new file under the repository's
-// directory and returns its UUID and size. The bytes land in a temporary
-// file first, so a half-written upload never carries a UUID.
+// tooLarge is the 413 of an upload over Config.MaxAssetBytes.
+func (h Handlers) tooLarge() error {
+	return apierr.PayloadTooLarge("attachment is larger than the %d bytes allowed", h.Config.MaxAssetBytes)
+}
+
+// uploadError marks a failure to read the upload (as opposed to writing
+// it): the client's body was cut off, malformed or too large.
+type uploadError struct{ err error }
+
+func (e uploadError) Error() string { return "read the upload: " + e.err.Error() }
+func (e uploadError) Unwrap() error { return e.err }
+
+type uploadReader struct{ r io.Reader }
+
+func (u uploadReader) Read(p []byte) (int, error) {
+	n, err := u.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = uploadError{err}
+	}
+	return n, err
+}
+
+// uploadStatus turns a failure to read an upload into the client's error:
+// 413 past the body limit, 400 for a body that broke off.
+func (h Handlers) uploadStatus(err error) error {
+	var mbe *http.MaxBytesError
+	var ue uploadError
+	switch {
+	case errors.As(err, &mbe):
+		return h.tooLarge()
+	case errors.As(err, &ue):
+		return apierr.BadRequest("the upload could not be read: %v", ue.err)
+	}
+	return err
+}
+
+// storeAttachmentFile streams an upload into a new file under the
+// repository's directory, never holding it in memory, and returns its UUID
+// and size. The bytes land in a temporary file first, removed unless the
+// upload completes within Config.MaxAssetBytes, so a failed or oversized
+// upload leaves nothing behind and a half-written one never carries a UUID.
 func (h Handlers) storeAttachmentFile(repoID int64, src io.Reader) (string, int64, error) {
 	id, err := newUUID()
 	if err != nil {
@@ -79,20 +115,38 @@ func (h Handlers) storeAttachmentFile(repoID int64, src io.Reader) (string, int6
 		return "", 0, err
 	}
 	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, io.LimitReader(src, MaxAttachmentSize+1))
+	limit := h.Config.MaxAssetBytes
+	n, err := io.Copy(tmp, uploadReader{io.LimitReader(src, limit+1)})
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return "", 0, err
+		return "", 0, h.uploadStatus(err)
 	}
-	if n > MaxAttachmentSize {
-		return "", 0, &apierr.Error{Status: http.StatusRequestEntityTooLarge, Message: "attachment is too large"}
+	if n > limit {
+		return "", 0, h.tooLarge()
 	}
 	if err := os.Rename(tmp.Name(), final); err != nil {
 		return "", 0, err
 	}
 	return id, n, nil
+}
+
+// createAttachment stores src as a new asset of rel: the file first, then
+// the row; if the row cannot be written the file goes again.
+func (h Handlers) createAttachment(ctx context.Context, p *auth.Principal, r *store.Repository, rel *store.Release, name string, src io.Reader) (*store.ReleaseAttachment, error) {
+	uuid, size, err := h.storeAttachmentFile(r.ID, src)
+	if err != nil {
+		return nil, err
+	}
+	a := &store.ReleaseAttachment{UUID: uuid, RepoID: r.ID, ReleaseID: rel.ID, UploaderID: p.UserID(), Name: name, Size: size}
+	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
+		return h.Store.ReleaseAttachments().Create(ctx, a)
+	}); err != nil {
+		h.removeAttachmentFile(a)
+		return nil, err
+	}
+	return a, nil
 }
 
 func (h Handlers) RepoListReleaseAttachments(ctx context.Context, params repository.RepoListReleaseAttachmentsParams) middleware.Responder {
@@ -122,6 +176,9 @@ func (h Handlers) RepoGetReleaseAttachment(ctx context.Context, params repositor
 	return repository.NewRepoGetReleaseAttachmentOK().WithPayload(convert.ReleaseAttachment(app.BaseURL(params.HTTPRequest), a))
 }
 
+// RepoCreateReleaseAttachment serves an upload that reached the generated
+// binding, which has read the whole multipart body already; multipart
+// uploads are normally taken by UploadAsset first, which streams them.
 func (h Handlers) RepoCreateReleaseAttachment(ctx context.Context, params repository.RepoCreateReleaseAttachmentParams) middleware.Responder {
 	p, r, rel, err := h.writeRelease(ctx, params.Owner, params.Repo, byID(params.ID))
 	if err != nil {
@@ -133,8 +190,8 @@ func (h Handlers) RepoCreateReleaseAttachment(ctx context.Context, params reposi
 	defer params.Attachment.Close()
 	name := conv.Value(params.Name)
 	if f, ok := params.Attachment.(*runtime.File); ok {
-		if f.Header.Size > MaxAttachmentSize {
-			return h.Fail(&apierr.Error{Status: http.StatusRequestEntityTooLarge, Message: "attachment is too large"})
+		if f.Header.Size > h.Config.MaxAssetBytes {
+			return h.Fail(h.tooLarge())
 		}
 		if name == "" {
 			name = f.Header.Filename
@@ -143,20 +200,81 @@ func (h Handlers) RepoCreateReleaseAttachment(ctx context.Context, params reposi
 	if err := checkAttachmentName(name); err != nil {
 		return h.Fail(err)
 	}
-	// The file first, then the row; if the row cannot be written the file
-	// goes again.
-	uuid, size, err := h.storeAttachmentFile(r.ID, params.Attachment)
+	a, err := h.createAttachment(ctx, p, r, rel, name, params.Attachment)
 	if err != nil {
 		return h.Fail(err)
 	}
-	a := &store.ReleaseAttachment{UUID: uuid, RepoID: r.ID, ReleaseID: rel.ID, UploaderID: p.UserID(), Name: name, Size: size}
-	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
-		return h.Store.ReleaseAttachments().Create(ctx, a)
-	}); err != nil {
-		h.removeAttachmentFile(a)
-		return h.Fail(err)
-	}
 	return repository.NewRepoCreateReleaseAttachmentCreated().WithPayload(convert.ReleaseAttachment(app.BaseURL(params.HTTPRequest), a))
+}
+
+// multipartSlack is what a multipart body may carry beyond its file:
+// boundaries, part headers, a field or two.
+const multipartSlack = 64 << 10
+
+// UploadAsset answers POST /repos/{owner}/{repo}/releases/{id}/assets with a
+// multipart body ahead of the generated binding, which would read the whole
+// body first (32 MiB into memory, the rest into a temporary file, without
+// any limit, before even the caller's permission is known). Here the
+// checks come first, then the "attachment" part streams straight into its
+// attachment file, cut off at Config.MaxAssetBytes (413). A body that is
+// not multipart goes on to api, which refuses it as the contract says.
+func (h Handlers) UploadAsset(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); mt != "multipart/form-data" {
+			api.ServeHTTP(w, req)
+			return
+		}
+		a, err := h.uploadAsset(req.Context(), w, req)
+		if err != nil {
+			h.Errors.Write(w, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		repository.NewRepoCreateReleaseAttachmentCreated().
+			WithPayload(convert.ReleaseAttachment(app.BaseURL(req), a)).
+			WriteResponse(w, runtime.JSONProducer())
+	})
+}
+
+func (h Handlers) uploadAsset(ctx context.Context, w http.ResponseWriter, req *http.Request) (*store.ReleaseAttachment, error) {
+	id, err := strconv.ParseInt(req.PathValue("id"), 10, 64)
+	if err != nil {
+		// As the generated binding words it.
+		return nil, apierr.Validation("id in path must be of type int64: %q", req.PathValue("id"))
+	}
+	p, r, rel, err := h.writeRelease(ctx, req.PathValue("owner"), req.PathValue("repo"), byID(id))
+	if err != nil {
+		return nil, err
+	}
+	limit := h.Config.MaxAssetBytes + multipartSlack
+	if req.ContentLength > limit {
+		return nil, h.tooLarge()
+	}
+	req.Body = http.MaxBytesReader(w, req.Body, limit)
+	mr, err := req.MultipartReader()
+	if err != nil {
+		return nil, apierr.BadRequest("%v", err)
+	}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return nil, apierr.BadRequest("the multipart field \"attachment\" is required")
+		}
+		if err != nil {
+			return nil, h.uploadStatus(uploadError{err})
+		}
+		if part.FormName() != "attachment" {
+			continue // the next NextPart skips it
+		}
+		name := req.URL.Query().Get("name")
+		if name == "" {
+			name = part.FileName()
+		}
+		if err := checkAttachmentName(name); err != nil {
+			return nil, err
+		}
+		return h.createAttachment(ctx, p, r, rel, name, part)
+	}
 }
 
 func (h Handlers) RepoDeleteReleaseAttachment(ctx context.Context, params repository.RepoDeleteReleaseAttachmentParams) middleware.Responder {

@@ -41,6 +41,17 @@ type GitRepo struct {
 	path string
 }
 
+// Memory bounds of one opened repository (one request): objects larger
+// than streamThreshold (blobs, in practice) stream from disk; the others
+// are cached up to objectCacheSize, enough for the trees and commits a
+// history walk rereads. Without them go-git loads every object whole and
+// caches up to 96 MiB per open, so parallel downloads of a large file
+// held a copy of it each.
+const (
+	streamThreshold = 1 << 20
+	objectCacheSize = 16 * cache.MiByte
+)
+
 // OpenGit opens owner/name; a missing directory is store.ErrNotFound.
 func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 	p, err := s.Path(owner, name)
@@ -51,8 +62,11 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 		return nil, fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
 	}
 	// As git.PlainOpen does for a bare repository, but with ref reads that
-	// survive a concurrent ref update (see retryRefs).
-	st := filesystem.NewStorage(osfs.New(p), cache.NewObjectLRUDefault())
+	// survive a concurrent ref update (see retryRefs), and bounded memory:
+	// an object over streamThreshold is read from disk as it is consumed,
+	// never loaded or cached whole, and the cache of the others is small.
+	st := filesystem.NewStorageWithOptions(osfs.New(p), cache.NewObjectLRU(objectCacheSize),
+		filesystem.Options{LargeObjectThreshold: streamThreshold})
 	r, err := git.Open(retryRefs{Storage: st, dir: p}, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
@@ -80,20 +94,30 @@ func notFound(err error, what string) error {
 }
 
 // CleanTreePath checks a path inside a repository: slash-separated
-// segments, none of them empty, ".", ".." or ".git", no NUL and no
-// backslash. Leading and trailing slashes are ignored; "" is the root.
+// segments, none of them empty, ".", ".." or ".git", no control character
+// (NUL to 0x1f, DEL) and no backslash, and nothing else go-git refuses to
+// look up in a tree (".git" as NTFS or HFS+ would read it, "git~1"), so a
+// path it accepts can be read and written without a go-git error. Leading
+// and trailing slashes are ignored; "" is the root.
 func CleanTreePath(p string) (string, error) {
 	p = strings.Trim(p, "/")
 	if p == "" {
 		return "", nil
 	}
-	if strings.ContainsAny(p, "\x00\\") {
-		return "", fmt.Errorf("%q: %w", p, ErrBadPath)
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return "", fmt.Errorf("%q: %w", p, ErrBadPath)
+		}
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if seg == "" || seg == "." || seg == ".." || strings.EqualFold(seg, ".git") {
 			return "", fmt.Errorf("%q: %w", p, ErrBadPath)
 		}
+	}
+	// Looking the path up in an empty tree touches no storage; it fails
+	// with "not found" exactly when go-git accepts the path at all.
+	if _, err := new(object.Tree).FindEntry(p); !errors.Is(err, object.ErrEntryNotFound) && !errors.Is(err, object.ErrDirectoryNotFound) {
+		return "", fmt.Errorf("%q: %w", p, ErrBadPath)
 	}
 	return p, nil
 }

@@ -512,6 +512,8 @@ func (a *Client) RepoCreateRelease(params *RepoCreateReleaseParams, authInfo run
 
 /*
 RepoCreateReleaseAttachment uploads a release asset
+
+The file is the multipart field `attachment`; it is streamed to disk and may be at most the server's asset limit (2 GiB unless configured otherwise), else 413 and nothing is kept.
 */
 func (a *Client) RepoCreateReleaseAttachment(params *RepoCreateReleaseAttachmentParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateReleaseAttachmentCreated, error) {
 	// NOTE: parameters are not validated before sending

@@ -33,6 +33,8 @@ func NewRepoCreateReleaseAttachment(ctx *middleware.Context, handler RepoCreateR
 	RepoCreateReleaseAttachment swagger:route POST /repos/{owner}/{repo}/releases/{id}/assets repository repoCreateReleaseAttachment
 
 Upload a release asset.
+
+The file is the multipart field `attachment`; it is streamed to disk and may be at most the server's asset limit (2 GiB unless configured otherwise), else 413 and nothing is kept.
 */
 type RepoCreateReleaseAttachment struct {
 	Context *middleware.Context
