@@ -39,6 +39,7 @@ var (
 type GitRepo struct {
 	r    *git.Repository
 	path string
+	fs   *tmpTracking
 }
 
 // OpenGit opens owner/name; a missing directory is store.ErrNotFound.
@@ -52,7 +53,8 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 	}
 	// As git.PlainOpen does for a bare repository, but with ref reads that
 	// survive a concurrent ref update (see retryRefs).
-	st := filesystem.NewStorage(osfs.New(p), cache.NewObjectLRUDefault())
+	fs := &tmpTracking{Filesystem: osfs.New(p)}
+	st := filesystem.NewStorage(fs, cache.NewObjectLRUDefault())
 	r, err := git.Open(retryRefs{Storage: st, dir: p}, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
@@ -60,7 +62,7 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open repository: %w", err)
 	}
-	return &GitRepo{r: r, path: p}, nil
+	return &GitRepo{r: r, path: p, fs: fs}, nil
 }
 
 // notFound maps go-git's many "missing" errors to store.ErrNotFound, so a
