@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -34,9 +35,16 @@ func (s retryRefs) beingWritten(name plumbing.ReferenceName) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// Reference reads one ref. A name go-git refuses to look up (one that
+// would leave refs/, or holds a control character: "refs/heads/..",
+// "refs/heads/a\x00b") cannot name an existing ref, so it reads as
+// missing instead of failing.
 func (s retryRefs) Reference(name plumbing.ReferenceName) (*plumbing.Reference, error) {
 	for i := 1; ; i++ {
 		ref, err := s.Storage.Reference(name)
+		if errors.Is(err, dotgit.ErrReferenceNameEscape) {
+			return nil, fmt.Errorf("%w: %v", plumbing.ErrReferenceNotFound, err)
+		}
 		retry := errors.Is(err, dotgit.ErrEmptyRefFile) ||
 			(errors.Is(err, plumbing.ErrReferenceNotFound) && s.beingWritten(name))
 		if !retry || i == refReadAttempts {
