@@ -36,7 +36,7 @@ func TestBranchPathNamesThatCannotExist(t *testing.T) {
 		{"a/%2e%2e/b", "a/../b"},
 		{"%5c", `\`},
 		{"a%5cb", `a\b`},
-		{"%ff", "\xff"}, // not UTF-8
+		{"%ff", "\xff"},          // not UTF-8
 		{"%252e%252e", "%2e%2e"}, // double-encoded: a literal name, missing
 	} {
 		t.Run(c.escaped, func(t *testing.T) {

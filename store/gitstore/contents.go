@@ -39,7 +39,7 @@ var (
 type GitRepo struct {
 	r    *git.Repository
 	path string
-	fs   *tmpTracking
+	fs   *repoFS
 }
 
 // OpenGit opens owner/name; a missing directory is store.ErrNotFound.
@@ -53,7 +53,7 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 	}
 	// As git.PlainOpen does for a bare repository, but with ref reads that
 	// survive a concurrent ref update (see retryRefs).
-	fs := &tmpTracking{Filesystem: osfs.New(p)}
+	fs := &repoFS{Filesystem: osfs.New(p), root: p}
 	st := filesystem.NewStorage(fs, cache.NewObjectLRUDefault())
 	r, err := git.Open(retryRefs{Storage: st, dir: p}, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {

@@ -19,7 +19,10 @@ const refReadAttempts = 200
 
 // retryRefs is the repository storage with one correction: go-git rewrites
 // a loose ref in place (truncate, then write) under a lock that readers do
-// not take, so a concurrent reader can find the file empty. go-git then
+// not take, so a concurrent reader can find the file empty. Branches and
+// tags no longer are (casRef renames a complete lock file over them), but
+// HEAD still is (SetDefaultBranch), and so is whatever another program
+// writes that way. go-git then
 // falls back to packed-refs and reports the ref missing (or, when listing,
 // fails with dotgit.ErrEmptyRefFile). Reads through retryRefs wait for the
 // writer instead of turning a busy branch into a 404 or a 500.
