@@ -40,6 +40,8 @@ type GitRepo struct {
 	r    *git.Repository
 	path string
 	fs   *repoFS
+	// inspectLimit overrides maxInspectCommits (tests).
+	inspectLimit int
 }
 
 // OpenGit opens owner/name; a missing directory is store.ErrNotFound.
