@@ -42,7 +42,13 @@ func progressDeadlines(stall time.Duration, next http.Handler) http.Handler {
 		// its first byte, so writing starts with a longer allowance.
 		_ = rc.SetWriteDeadline(now.Add(5 * stall))
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = &progressReader{ReadCloser: r.Body, extend: func(t time.Time) { _ = rc.SetReadDeadline(t.Add(stall)) }}
+			// A body still arriving is progress for the answer too: its
+			// allowance starts after the last of the body, however long
+			// the upload took.
+			r.Body = &progressReader{ReadCloser: r.Body, extend: func(t time.Time) {
+				_ = rc.SetReadDeadline(t.Add(stall))
+				_ = rc.SetWriteDeadline(t.Add(5 * stall))
+			}}
 		}
 		next.ServeHTTP(&progressWriter{ResponseWriter: w, extend: func(t time.Time) { _ = rc.SetWriteDeadline(t.Add(stall)) }}, r)
 	})

@@ -148,7 +148,12 @@ func MatchRule(rules []*ProtectedBranch, branch string) *ProtectedBranch {
 // ("[!...]" negated) and "{a,b}" an alternative.
 func CompileGlob(glob string) (*regexp.Regexp, error) { return globRegexp(glob) }
 
-func globRegexp(glob string) (*regexp.Regexp, error) {
+func globRegexp(glob string) (*regexp.Regexp, error) { return globRegexpSep(glob, "/") }
+
+// globRegexpSep compiles glob with seps as the characters "*" and "?" do
+// not match.
+func globRegexpSep(glob, seps string) (*regexp.Regexp, error) {
+	notSep := "[^" + regexp.QuoteMeta(seps) + "]"
 	var b strings.Builder
 	b.WriteString("^")
 	depth := 0
@@ -159,9 +164,9 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 			b.WriteString(".*")
 			i++
 		case c == '*':
-			b.WriteString("[^/]*")
+			b.WriteString(notSep + "*")
 		case c == '?':
-			b.WriteString("[^/]")
+			b.WriteString(notSep)
 		case c == '[':
 			end := strings.IndexByte(glob[i+1:], ']')
 			if end < 0 {

@@ -2,7 +2,10 @@ package access
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"repohost/impl/auth"
 	"repohost/store"
@@ -27,6 +30,16 @@ const (
 	RenameNeedsAdmin
 	// RenameGlobProtected: a branch a glob rule protects is never renamed.
 	RenameGlobProtected
+	// ProtectedFile: the update changes a file the rule's
+	// protected_file_patterns protect (File names it).
+	ProtectedFile
+	// UnsignedCommit: the rule requires signed commits and the update
+	// brings one without a signature (Commit names it).
+	UnsignedCommit
+	// Unchecked: what the update brings could not be checked against the
+	// rule's file patterns or signature requirement within the bounds on
+	// the history walked.
+	Unchecked
 )
 
 // Refusal is PushPolicy's verdict against one update. Its text is what git
@@ -36,6 +49,10 @@ const (
 type Refusal struct {
 	Branch string
 	Reason Reason
+	// File and Commit name the protected file changed (ProtectedFile) and
+	// the unsigned commit (UnsignedCommit).
+	File   string
+	Commit string
 }
 
 func (r *Refusal) Error() string {
@@ -52,6 +69,12 @@ func (r *Refusal) Error() string {
 		return "User must be a repo or site admin to rename default or protected branches."
 	case RenameGlobProtected:
 		return "Branch is protected by glob-based protection rules."
+	case ProtectedFile:
+		return fmt.Sprintf("branch %s is protected from changing file %s", r.Branch, r.File)
+	case UnsignedCommit:
+		return fmt.Sprintf("branch %s is protected from unverified commit %s", r.Branch, r.Commit)
+	case Unchecked:
+		return fmt.Sprintf("branch %s: too much history to check against its protection rule", r.Branch)
 	}
 	return fmt.Sprintf("branch %s: refused", r.Branch)
 }
@@ -69,6 +92,20 @@ type PushPolicy struct {
 	teamIDs       []int64
 	defaultBranch string
 	admin         bool
+	content       Content
+}
+
+// Content tells the policy what an update brings to its branch. It is
+// asked only about branches whose rule has file patterns or requires
+// signed commits; *gitstore.GitRepo answers it (bounded walks, whose
+// gitstore.ErrTooMuchHistory the policy turns into a refusal).
+type Content interface {
+	// ChangedFiles lists the paths whose entry differs in the branch's
+	// tree once the update is made.
+	ChangedFiles(u *gitstore.RefUpdate) ([]string, error)
+	// UnsignedCommit is a commit the update brings that carries no
+	// signature, the zero hash when there is none.
+	UnsignedCommit(u *gitstore.RefUpdate) (plumbing.Hash, error)
 }
 
 // PushPolicy reads r's rules and p's teams (two statements at most).
@@ -93,6 +130,14 @@ func (pp *PushPolicy) WithAdmin(admin bool) *PushPolicy {
 	return pp
 }
 
+// WithContent gives the policy what it needs to judge the files and
+// commits an update brings. Without it an update of a branch whose rule
+// looks at them is refused.
+func (pp *PushPolicy) WithContent(c Content) *PushPolicy {
+	pp.content = c
+	return pp
+}
+
 // Rule is the rule governing branch, nil when it is unprotected.
 func (pp *PushPolicy) Rule(branch string) *store.ProtectedBranch {
 	return store.MatchRule(pp.rules, branch)
@@ -111,10 +156,21 @@ func (pp *PushPolicy) CanMerge(branch string) bool {
 }
 
 // Check judges one inspected update (FastForward is known): nil when it
-// may be made, else a *Refusal. The default branch is never deleted; a
-// protected branch is never deleted, rewritten only where its rule allows
-// this pusher to force-push, and changed or created at all only by allowed
-// pushers. Tags and other refs are not protected.
+// may be made, else a *Refusal (or, when the commits could not be read,
+// a *gitstore.RefError). Tags and other refs are not protected. The default
+// branch is never deleted. On a branch a rule protects, in this order:
+//
+//   - it is never deleted;
+//   - it is rewritten only where the rule lets this pusher force-push;
+//   - with require_signed_commits, every commit the update brings must
+//     carry a signature (see gitstore.GitRepo.UnsignedCommit: present, not
+//     yet verified against the signer's keys);
+//   - a change to a file matching protected_file_patterns is refused to
+//     everyone: such files change only through a merge the server makes
+//     (pull requests), as in the reference;
+//   - otherwise only the rule's pushers may push, except that
+//     unprotected_file_patterns let every writer push an update whose
+//     changed files (at least one) all match them.
 func (pp *PushPolicy) Check(u *gitstore.RefUpdate) error {
 	branch := u.Branch()
 	if branch == "" {
@@ -131,10 +187,56 @@ func (pp *PushPolicy) Check(u *gitstore.RefUpdate) error {
 		return &Refusal{Branch: branch, Reason: ProtectedDeletion}
 	case !u.IsCreate() && !u.FastForward && !rule.CanForcePush(pp.userID, pp.teamIDs):
 		return &Refusal{Branch: branch, Reason: ForcePush}
-	case !rule.CanPush(pp.userID, pp.teamIDs):
-		return &Refusal{Branch: branch, Reason: PushNotAllowed}
 	}
-	return nil
+	protected := store.ParseFilePatterns(rule.ProtectedFilePatterns)
+	unprotected := store.ParseFilePatterns(rule.UnprotectedFilePatterns)
+	canPush := rule.CanPush(pp.userID, pp.teamIDs)
+	needFiles := len(protected) > 0 || (!canPush && len(unprotected) > 0)
+	if (rule.RequireSignedCommits || needFiles) && pp.content == nil {
+		return &Refusal{Branch: branch, Reason: Unchecked}
+	}
+	if rule.RequireSignedCommits {
+		h, err := pp.content.UnsignedCommit(u)
+		if err != nil {
+			return pp.uncheckable(branch, err)
+		}
+		if !h.IsZero() {
+			return &Refusal{Branch: branch, Reason: UnsignedCommit, Commit: h.String()}
+		}
+	}
+	var changed []string
+	if needFiles {
+		var err error
+		if changed, err = pp.content.ChangedFiles(u); err != nil {
+			return pp.uncheckable(branch, err)
+		}
+	}
+	for _, f := range changed {
+		if protected.Match(f) {
+			return &Refusal{Branch: branch, Reason: ProtectedFile, File: f}
+		}
+	}
+	if canPush {
+		return nil
+	}
+	if len(unprotected) > 0 && len(changed) > 0 {
+		only := true
+		for _, f := range changed {
+			only = only && unprotected.Match(f)
+		}
+		if only {
+			return nil
+		}
+	}
+	return &Refusal{Branch: branch, Reason: PushNotAllowed}
+}
+
+// uncheckable is the verdict when the update's content could not be read.
+func (pp *PushPolicy) uncheckable(branch string, err error) error {
+	if errors.Is(err, gitstore.ErrTooMuchHistory) {
+		return &Refusal{Branch: branch, Reason: Unchecked}
+	}
+	return &gitstore.RefError{Reason: "failed to check the pushed commits against the branch's protection rule", Kind: err}
 }
 
 // CheckRename judges the rename of branch from: the default branch and a

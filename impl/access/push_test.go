@@ -67,3 +67,79 @@ func TestPushPolicyCheck(t *testing.T) {
 		}
 	}
 }
+
+// fakeContent answers the policy's questions about an update.
+type fakeContent struct {
+	files    []string
+	unsigned plumbing.Hash
+	err      error
+}
+
+func (f fakeContent) ChangedFiles(*gitstore.RefUpdate) ([]string, error) { return f.files, f.err }
+func (f fakeContent) UnsignedCommit(*gitstore.RefUpdate) (plumbing.Hash, error) {
+	return f.unsigned, f.err
+}
+
+// TestPushPolicyFilesAndSignatures: protected_file_patterns refuse a
+// change of a protected file to everyone, unprotected_file_patterns let a
+// writer who may not push change only such files, and
+// require_signed_commits refuses an unsigned commit.
+func TestPushPolicyFilesAndSignatures(t *testing.T) {
+	t.Parallel()
+	a, b := plumbing.NewHash("1111111111111111111111111111111111111111"), plumbing.NewHash("2222222222222222222222222222222222222222")
+	rules := []*store.ProtectedBranch{
+		{RuleName: "main", EnablePush: true, ProtectedFilePatterns: " *.lock ; .ci/** ;", UnprotectedFilePatterns: "docs/**"},
+		{RuleName: "locked", UnprotectedFilePatterns: "docs/**;*.md"},
+		{RuleName: "signed", EnablePush: true, RequireSignedCommits: true},
+	}
+	ff := func(branch string) *gitstore.RefUpdate {
+		return &gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName(branch), Old: a, New: b, FastForward: true}
+	}
+	create := func(branch string) *gitstore.RefUpdate {
+		return &gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName(branch), New: b}
+	}
+	for _, c := range []struct {
+		name    string
+		u       *gitstore.RefUpdate
+		content Content
+		want    Reason
+		file    string
+	}{
+		{"main: ordinary files", ff("main"), fakeContent{files: []string{"src/a.go", "README.md"}}, 0, ""},
+		{"main: a protected file (case-insensitive)", ff("main"), fakeContent{files: []string{"a.go", "Go.LOCK"}}, ProtectedFile, "Go.LOCK"},
+		{"main: under a protected directory", ff("main"), fakeContent{files: []string{".ci/deep/x.yml"}}, ProtectedFile, ".ci/deep/x.yml"},
+		{"main: * does not cross a dot or slash", ff("main"), fakeContent{files: []string{"x.lock.bak", "dir/y.lock"}}, 0, ""},
+		{"main: creating with a protected file", create("main"), fakeContent{files: []string{"yarn.lock"}}, ProtectedFile, "yarn.lock"},
+		{"locked: only unprotected files", ff("locked"), fakeContent{files: []string{"docs/a/b.txt", "NOTES.md"}}, 0, ""},
+		{"locked: one other file too", ff("locked"), fakeContent{files: []string{"docs/a.txt", "main.go"}}, PushNotAllowed, ""},
+		{"locked: no file changed", ff("locked"), fakeContent{}, PushNotAllowed, ""},
+		{"locked: a rewrite stays a force push", &gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName("locked"), Old: a, New: b},
+			fakeContent{files: []string{"docs/a.txt"}}, ForcePush, ""},
+		{"signed: all signed", ff("signed"), fakeContent{}, 0, ""},
+		{"signed: one unsigned", ff("signed"), fakeContent{unsigned: a}, UnsignedCommit, ""},
+		{"signed: too much history", ff("signed"), fakeContent{err: gitstore.ErrTooMuchHistory}, Unchecked, ""},
+		{"signed: nothing to read it with", ff("signed"), nil, Unchecked, ""},
+		{"unprotected branch: never asked", ff("free"), fakeContent{err: errors.New("must not be asked")}, 0, ""},
+	} {
+		pp := &PushPolicy{userID: 7, defaultBranch: "main", rules: rules}
+		if c.content != nil {
+			pp.WithContent(c.content)
+		}
+		err := pp.Check(c.u)
+		var r *Refusal
+		switch {
+		case c.want == 0 && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.want != 0 && (!errors.As(err, &r) || r.Reason != c.want || !errors.Is(err, gitstore.ErrRefused)):
+			t.Errorf("%s: %v, want reason %d", c.name, err, c.want)
+		case c.want == ProtectedFile && r.File != c.file:
+			t.Errorf("%s: names file %q, want %q", c.name, r.File, c.file)
+		}
+	}
+	// A failure to read the commits is not a refusal.
+	pp := (&PushPolicy{userID: 7, rules: rules}).WithContent(fakeContent{err: errors.New("disk on fire")})
+	var re *gitstore.RefError
+	if err := pp.Check(ff("signed")); !errors.As(err, &re) || errors.Is(err, gitstore.ErrRefused) {
+		t.Errorf("unreadable commits: %v", err)
+	}
+}

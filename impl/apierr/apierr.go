@@ -120,8 +120,9 @@ func (t Translator) classify(err error) *Error {
 		return Validation("a value contains characters that cannot be stored")
 	case errors.Is(err, store.ErrConflict):
 		return Conflict("the resource was changed by someone else meanwhile; retry with its new state")
-	case errors.Is(err, gitstore.ErrRefused):
-		// The push policy's refusal says which branch and which rule.
+	case errors.Is(err, gitstore.ErrRefused), errors.Is(err, gitstore.ErrTooMuchHistory):
+		// The push policy's refusal says which branch and which rule; a
+		// change too large to check against a rule is refused like one.
 		return Forbidden("%s", err.Error())
 	case errors.Is(err, gitstore.ErrBadPath), errors.Is(err, gitstore.ErrFileExists),
 		errors.Is(err, gitstore.ErrPathConflict), errors.Is(err, gitstore.ErrSHAMismatch),

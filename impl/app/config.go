@@ -25,6 +25,12 @@ type Config struct {
 	// inlines (base64); bigger ones are described without content, like
 	// the reference's DEFAULT_MAX_BLOB_SIZE.
 	MaxContentsBlob int64
+	// MaxGitInflatedBody bounds the decompressed size of a gzip-compressed
+	// git request body (413 past it). Uncompressed pushes are not bounded;
+	// git compresses only requests it buffered whole (up to its
+	// http.postBuffer), so the bound only stops a small body from
+	// inflating without end.
+	MaxGitInflatedBody int64
 	// LoginFailures failed password attempts for one account or from one
 	// address within LoginWindow lock further attempts (429) until the
 	// window has passed.
@@ -57,14 +63,17 @@ func DefaultConfig() Config {
 		AllowedReactions: []string{"+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"},
 		MaxTopicsPerRepo: 25,
 		MaxContentsBlob:  10 << 20,
-		LoginFailures:    10,
-		LoginWindow:      5 * time.Minute,
-		HeaderTimeout:    10 * time.Second,
-		IdleTimeout:      90 * time.Second,
-		StallTimeout:     60 * time.Second,
-		MaxHeavyRequests: 4,
-		HeavyRequestWait: 30 * time.Second,
-		LargeBlobBytes:   1 << 20,
-		MaxAssetBytes:    2 << 30,
+		// Far above git's default http.postBuffer (1 MiB), and above the
+		// 500 MB users often raise it to.
+		MaxGitInflatedBody: 1 << 30,
+		LoginFailures:      10,
+		LoginWindow:        5 * time.Minute,
+		HeaderTimeout:      10 * time.Second,
+		IdleTimeout:        90 * time.Second,
+		StallTimeout:       60 * time.Second,
+		MaxHeavyRequests:   4,
+		HeavyRequestWait:   30 * time.Second,
+		LargeBlobBytes:     1 << 20,
+		MaxAssetBytes:      2 << 30,
 	}
 }

@@ -3,7 +3,9 @@ package branch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
@@ -195,12 +197,22 @@ func (h Handlers) RepoListBranchProtection(ctx context.Context, params repositor
 		WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
 }
 
+// findRule loads the rule named name from the path. A name no rule can
+// have, one the database cannot store (a NUL, invalid UTF-8), is not
+// found rather than an invalid value.
+func (h Handlers) findRule(ctx context.Context, repoID int64, name string) (*store.ProtectedBranch, error) {
+	if strings.ContainsRune(name, 0) || !utf8.ValidString(name) {
+		return nil, fmt.Errorf("branch protection %q: %w", name, store.ErrNotFound)
+	}
+	return h.Store.Protections().FindByName(ctx, repoID, name)
+}
+
 func (h Handlers) RepoGetBranchProtection(ctx context.Context, params repository.RepoGetBranchProtectionParams) middleware.Responder {
 	_, r, err := h.RepoAdmin(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	pb, err := h.Store.Protections().FindByName(ctx, r.ID, params.Name)
+	pb, err := h.findRule(ctx, r.ID, params.Name)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -222,7 +234,7 @@ func (h Handlers) RepoEditBranchProtection(ctx context.Context, params repositor
 	}
 	var updated *store.ProtectedBranch
 	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		pb, err := h.Store.Protections().FindByName(ctx, r.ID, params.Name)
+		pb, err := h.findRule(ctx, r.ID, params.Name)
 		if err != nil {
 			return err
 		}
@@ -330,7 +342,7 @@ func (h Handlers) RepoDeleteBranchProtection(ctx context.Context, params reposit
 		return h.Fail(err)
 	}
 	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		pb, err := h.Store.Protections().FindByName(ctx, r.ID, params.Name)
+		pb, err := h.findRule(ctx, r.ID, params.Name)
 		if err != nil {
 			return err
 		}

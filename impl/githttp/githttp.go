@@ -157,21 +157,82 @@ func (h *Handler) InfoRefs(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// body is the request body, gunzipped when git compressed it; limit (when
-// not 0) bounds what is read after decompression.
-func body(r *http.Request, limit int64) (io.ReadCloser, error) {
-	var rc io.ReadCloser = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
+// body is a request body as git sent it: plain or chunked (net/http
+// removes the chunking), and gunzipped when git compressed it
+// (Content-Encoding: gzip). limit, when not 0, bounds the bytes read from
+// it after decompression, and gzipLimit bounds a compressed body's
+// decompressed size, so a small gzip bomb cannot expand without end; past
+// either the body reads as an error and tooLarge reports it.
+type body struct {
+	r        io.Reader
+	closers  []io.Closer
+	left     int64 // -1: unbounded
+	exceeded bool
+}
+
+func openBody(r *http.Request, limit, gzipLimit int64) (*body, error) {
+	b := &body{r: r.Body, closers: []io.Closer{r.Body}, left: -1}
+	if limit > 0 {
+		b.left = limit
+	}
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(r.Body)
 		if err != nil {
 			return nil, err
 		}
-		rc = zr
+		b.r = zr
+		b.closers = append(b.closers, zr)
+		if gzipLimit > 0 && (b.left < 0 || gzipLimit < b.left) {
+			b.left = gzipLimit
+		}
+	default:
+		return nil, fmt.Errorf("unsupported Content-Encoding %q", enc)
 	}
-	if limit > 0 {
-		rc = http.MaxBytesReader(nil, rc, limit)
+	return b, nil
+}
+
+// errTooLarge is what a body past its bound reads as.
+var errTooLarge = errors.New("request body too large")
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return b.r.Read(p)
 	}
-	return rc, nil
+	if b.left == 0 {
+		// One byte more tells a body of exactly the bound from a larger one.
+		var one [1]byte
+		n, err := b.r.Read(one[:])
+		if n > 0 {
+			b.exceeded = true
+			return 0, errTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *body) Close() error {
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		_ = b.closers[i].Close()
+	}
+	return nil
+}
+
+// tooLarge answers 413 when the body went past its bound and tells
+// whether it did.
+func (b *body) tooLarge(w http.ResponseWriter) bool {
+	if !b.exceeded {
+		return false
+	}
+	refuse(w, http.StatusRequestEntityTooLarge, errTooLarge.Error())
+	return true
 }
 
 // countingWriter tells whether anything reached the client, after which a
@@ -212,9 +273,9 @@ func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 	if !ok || !checkContentType(w, r, gitstore.ServiceUploadPack) {
 		return
 	}
-	in, err := body(r, maxNegotiation)
+	in, err := openBody(r, maxNegotiation, 0)
 	if err != nil {
-		refuse(w, http.StatusBadRequest, "malformed request body")
+		refuse(w, http.StatusBadRequest, "malformed request body: "+err.Error())
 		return
 	}
 	defer in.Close()
@@ -229,6 +290,7 @@ func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 	err = g.UploadPack(r.Context(), in, out)
 	switch {
 	case err == nil:
+	case out.n == 0 && in.tooLarge(w):
 	case out.n == 0 && errors.Is(err, gitstore.ErrProtocol):
 		refuse(w, http.StatusBadRequest, err.Error())
 	case out.n == 0:
@@ -248,9 +310,11 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 	if !ok || !checkContentType(w, r, gitstore.ServiceReceivePack) {
 		return
 	}
-	in, err := body(r, 0)
+	// A push of any size streams through: only a compressed body is
+	// bounded, by its decompressed size.
+	in, err := openBody(r, 0, h.d.Config.MaxGitInflatedBody)
 	if err != nil {
-		refuse(w, http.StatusBadRequest, "malformed request body")
+		refuse(w, http.StatusBadRequest, "malformed request body: "+err.Error())
 		return
 	}
 	defer in.Close()
@@ -260,6 +324,10 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	push, err := g.ReadPush(in)
+	if in.tooLarge(w) {
+		// Nothing is applied: the pack was cut short.
+		return
+	}
 	if errors.Is(err, gitstore.ErrProtocol) {
 		refuse(w, http.StatusBadRequest, err.Error())
 		return
@@ -268,13 +336,15 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "receive-pack", err)
 		return
 	}
-	// The client may hang up while its refs move; the change and its
-	// records still have to happen together.
-	ctx := context.WithoutCancel(r.Context())
-	_, err = refs.New(h.d).Apply(ctx, refs.Change{Repo: req.repo, Doer: req.p, Git: g, Updates: push.Updates})
-	if err != nil {
-		// Every update carries its refusal; the report tells the client.
-		h.d.Log.Error("git http: apply push", "repo", req.repo.FullName(), "err", err)
+	if len(push.Updates) > 0 {
+		// The client may hang up while its refs move; the change and its
+		// records still have to happen together.
+		ctx := context.WithoutCancel(r.Context())
+		_, err = refs.New(h.d).Apply(ctx, refs.Change{Repo: req.repo, Doer: req.p, Git: g, Updates: push.Updates})
+		if err != nil {
+			// Every update carries its refusal; the report tells the client.
+			h.d.Log.Error("git http: apply push", "repo", req.repo.FullName(), "err", err)
+		}
 	}
 	noCache(w)
 	w.Header().Set("Content-Type", "application/x-git-receive-pack-result")

@@ -94,6 +94,8 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 	if err != nil {
 		return nil, err
 	}
+	// Rules on files and signatures read what the updates bring.
+	pp.WithContent(g)
 	if c.Rename {
 		perm, err := s.d.Access.Repo(ctx, c.Doer, c.Repo)
 		if err != nil {

@@ -39,6 +39,9 @@ var (
 type GitRepo struct {
 	r    *git.Repository
 	path string
+	fs   *repoFS
+	// inspectLimit overrides maxInspectCommits (tests).
+	inspectLimit int
 }
 
 // Memory bounds of one opened repository (one request): objects larger
@@ -62,10 +65,12 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 		return nil, fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
 	}
 	// As git.PlainOpen does for a bare repository, but with ref reads that
-	// survive a concurrent ref update (see retryRefs), and bounded memory:
-	// an object over streamThreshold is read from disk as it is consumed,
-	// never loaded or cached whole, and the cache of the others is small.
-	st := filesystem.NewStorageWithOptions(osfs.New(p), cache.NewObjectLRU(objectCacheSize),
+	// survive a concurrent ref update (see retryRefs and repoFS), and
+	// bounded memory: an object over streamThreshold is read from disk as
+	// it is consumed, never loaded or cached whole, and the cache of the
+	// others is small.
+	fs := &repoFS{Filesystem: osfs.New(p), root: p}
+	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(objectCacheSize),
 		filesystem.Options{LargeObjectThreshold: streamThreshold})
 	r, err := git.Open(retryRefs{Storage: st, dir: p}, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
@@ -74,7 +79,7 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open repository: %w", err)
 	}
-	return &GitRepo{r: r, path: p}, nil
+	return &GitRepo{r: r, path: p, fs: fs}, nil
 }
 
 // notFound maps go-git's many "missing" errors to store.ErrNotFound, so a

@@ -287,19 +287,13 @@ func (s *Store) SetDefaultBranch(owner, name, branch string) error {
 	return repo.Storer.SetReference(head)
 }
 
-// HasBranch tells whether the branch exists.
+// HasBranch tells whether the branch exists; a name no branch can have
+// does not.
 func (s *Store) HasBranch(owner, name, branch string) (bool, error) {
-	path, err := s.Path(owner, name)
+	g, err := s.OpenGit(owner, name)
 	if err != nil {
 		return false, err
 	}
-	repo, err := git.PlainOpen(path)
-	if err != nil {
-		return false, fmt.Errorf("open repository: %w", err)
-	}
-	_, err = repo.Reference(plumbing.NewBranchReferenceName(branch), false)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return false, nil
-	}
-	return err == nil, err
+	h, err := g.BranchHash(branch)
+	return !h.IsZero(), err
 }

@@ -195,3 +195,34 @@ func TestPathRefusesUnsafeNames(t *testing.T) {
 		}
 	}
 }
+
+// A name no ref can have ("..", NUL, doubled or stray slashes, a
+// backslash) reads as missing, never as an error.
+func TestRefNamesThatCannotExistAreMissing(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	initial, err := s.Create("alice", "proj", gitstore.InitOptions{DefaultBranch: "main", Files: map[string]string{"a": "a"},
+		Author: object.Signature{Name: "a", Email: "a@example.com", When: time.Unix(0, 0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.OpenGit("alice", "proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.UpdateRefs(g, []*gitstore.RefUpdate{{Name: plumbing.NewBranchReferenceName("main"), New: initial}}, nil)
+	for _, name := range []string{"..", ".", "\x00", "a\x00b", "/", "a//b", "/a", "a/", "../main", "a/../b", `\`, `a\b`, "a\nb"} {
+		if h, err := g.BranchHash(name); err != nil || !h.IsZero() {
+			t.Errorf("BranchHash(%q) = %v, %v; want zero, nil", name, h, err)
+		}
+		if _, err := g.GetBranch(name); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetBranch(%q) = %v; want ErrNotFound", name, err)
+		}
+		if ok, err := s.HasBranch("alice", "proj", name); ok || err != nil {
+			t.Errorf("HasBranch(%q) = %v, %v", name, ok, err)
+		}
+		if _, err := g.Resolve(name); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Resolve(%q) = %v; want ErrNotFound", name, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -25,12 +26,21 @@ type Push struct {
 // applies them through Repos.UpdateRefs), and WriteReport answers the
 // client afterwards.
 //
+// A request that starts with a flush-pkt carries no commands: it is valid,
+// asks for nothing and gets an empty answer (no report). Stock git sends
+// exactly that ("0000") as a probe before streaming a pack larger than its
+// http.postBuffer, and pushes only when the probe succeeds.
+//
 // go-git's receive-pack session is not used for this because it applies
 // every command it gets, without a hook in between and without comparing a
 // ref's old value before moving it.
 func (g *GitRepo) ReadPush(body io.Reader) (*Push, error) {
+	br := bufio.NewReader(body)
+	if head, err := br.Peek(4); err == nil && string(head) == "0000" {
+		return &Push{unpack: "ok"}, nil
+	}
 	req := packp.NewReferenceUpdateRequest()
-	if err := req.Decode(body); err != nil {
+	if err := req.Decode(br); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
 	p := &Push{Updates: make([]*RefUpdate, 0, len(req.Commands)), unpack: "ok",
@@ -41,8 +51,10 @@ func (g *GitRepo) ReadPush(body io.Reader) (*Push, error) {
 		needPack = needPack || !cmd.New.IsZero()
 	}
 	if needPack && req.Packfile != nil {
+		mark := g.fs.mark()
 		if err := packfile.UpdateObjectStorage(g.r.Storer, req.Packfile); err != nil && !errors.Is(err, packfile.ErrEmptyPackfile) {
 			p.unpack = "unpack failed: " + err.Error()
+			g.fs.removeTempsSince(mark)
 		}
 	}
 	if req.Packfile != nil {

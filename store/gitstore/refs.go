@@ -52,9 +52,14 @@ func (g *GitRepo) GetBranch(name string) (*BranchInfo, error) {
 	return &BranchInfo{Name: name, Commit: c}, nil
 }
 
-// BranchHash is where a branch points, the zero hash if it does not exist.
+// BranchHash is where a branch points, the zero hash if it does not exist
+// (or cannot: an invalid name).
 func (g *GitRepo) BranchHash(name string) (plumbing.Hash, error) {
-	ref, err := g.r.Storer.Reference(plumbing.NewBranchReferenceName(name))
+	refName := plumbing.NewBranchReferenceName(name)
+	if refName.Validate() != nil {
+		return plumbing.ZeroHash, nil
+	}
+	ref, err := g.r.Storer.Reference(refName)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
 	}

@@ -145,15 +145,7 @@ func (g *GitRepo) inspect(u *RefUpdate) *RefError {
 
 // apply makes one update, as a compare-and-swap on the old value.
 func (g *GitRepo) apply(u *RefUpdate) *RefError {
-	var err error
-	switch {
-	case u.IsCreate():
-		err = g.createRef(plumbing.NewHashReference(u.Name, u.New))
-	case u.IsDelete():
-		err = g.removeRef(u.Name, u.Old)
-	default:
-		err = g.r.Storer.CheckAndSetReference(plumbing.NewHashReference(u.Name, u.New), plumbing.NewHashReference(u.Name, u.Old))
-	}
+	err := g.casRef(u.Name, u.Old, u.New)
 	switch {
 	case err == nil:
 		return nil
@@ -168,53 +160,63 @@ func (g *GitRepo) apply(u *RefUpdate) *RefError {
 
 var errRefExists = errors.New("reference already exists")
 
-// lockRef holds git's own "<ref>.lock" file until the returned function
-// runs, so two writers that both need the ref absent (or present at one
-// value) cannot both succeed, whether they are this server or git itself.
-func (g *GitRepo) lockRef(name plumbing.ReferenceName) (unlock func(), err error) {
-	lock := filepath.Join(g.path, filepath.FromSlash(name.String())) + ".lock"
+// casRef moves name from old to new (a zero old: the ref must not exist; a
+// zero new: delete it) the way git itself does, so this server, git and
+// concurrent requests exclude one another: it creates "<ref>.lock"
+// exclusively (a held lock is a conflict), checks the ref's current value,
+// then writes the new value into the lock file and renames it over the
+// ref, or deletes the ref (its loose file and any packed-refs line). A
+// reader therefore sees the old value or the new one, never a ref file
+// half written; and the lock is not a ref to anyone listing refs (repoFS
+// hides it).
+func (g *GitRepo) casRef(name plumbing.ReferenceName, old, new plumbing.Hash) (err error) {
+	path := filepath.Join(g.path, filepath.FromSlash(name.String()))
+	lock := path + ".lock"
 	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("%s is locked: %w", name, store.ErrConflict)
+		return fmt.Errorf("%s is locked: %w", name, store.ErrConflict)
 	}
-	if err != nil {
-		return nil, err
-	}
-	_ = f.Close()
-	return func() { _ = os.Remove(lock) }, nil
-}
-
-// createRef writes a reference that must not exist yet.
-func (g *GitRepo) createRef(ref *plumbing.Reference) error {
-	unlock, err := g.lockRef(ref.Name())
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	if _, err := g.r.Storer.Reference(ref.Name()); err == nil {
-		return errRefExists
-	} else if !errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return err
-	}
-	return g.r.Storer.SetReference(ref)
-}
-
-// removeRef deletes name provided it still points at old.
-func (g *GitRepo) removeRef(name plumbing.ReferenceName, old plumbing.Hash) error {
-	unlock, err := g.lockRef(name)
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	renamed := false
+	defer func() {
+		if f != nil {
+			_ = f.Close()
+		}
+		if !renamed {
+			_ = os.Remove(lock)
+		}
+	}()
 	cur, err := g.r.Storer.Reference(name)
-	if err != nil {
+	switch {
+	case errors.Is(err, plumbing.ErrReferenceNotFound):
+		if !old.IsZero() {
+			return err
+		}
+	case err != nil:
 		return err
-	}
-	if cur.Hash() != old {
+	case old.IsZero():
+		return errRefExists
+	case cur.Type() != plumbing.HashReference || cur.Hash() != old:
 		return storage.ErrReferenceHasChanged
 	}
-	return g.r.Storer.RemoveReference(name)
+	if new.IsZero() {
+		return g.r.Storer.RemoveReference(name)
+	}
+	if _, err := f.WriteString(new.String() + "\n"); err != nil {
+		return err
+	}
+	err, f = f.Close(), nil
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(lock, path); err != nil {
+		return err
+	}
+	renamed = true
+	return nil
 }

@@ -19,9 +19,7 @@ var refWriters = map[string]bool{
 // allowedRefWriters are the functions that may call them: the one
 // primitive behind Repos.UpdateRefs, and HEAD's symbolic ref.
 var allowedRefWriters = map[string]bool{
-	"store/gitstore/refupdate.go:createRef":       true,
-	"store/gitstore/refupdate.go:removeRef":       true,
-	"store/gitstore/refupdate.go:apply":           true,
+	"store/gitstore/refupdate.go:casRef":          true,
 	"store/gitstore/gitstore.go:SetDefaultBranch": true,
 }
 
