@@ -136,7 +136,9 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(restapi.SwaggerJSON)
 	})
-	return logRequests(d.Log, trackCommits(rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), mux))), nil
+	// The mux would redirect a non-canonical API path (with "." or ".."
+	// segments) to another operation's path; answer 404 instead.
+	return logRequests(d.Log, trackCommits(rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), canonicalAPIPaths(d.Errors, mux)))), nil
 }
 
 // trackCommits gives every request a commit marker: once the request has

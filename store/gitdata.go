@@ -236,8 +236,10 @@ type Topic struct {
 type TopicStore interface {
 	// ListByRepo returns a page of the repository's topics by name.
 	ListByRepo(ctx context.Context, repoID int64, p Page) ([]*Topic, int64, error)
-	// Search returns topics in use whose name contains keyword, most used first.
-	Search(ctx context.Context, keyword string, p Page) ([]*Topic, int64, error)
+	// Search returns topics whose name contains keyword and that a
+	// repository v may see uses, most used first; RepoCount is the number
+	// of those repositories v may see.
+	Search(ctx context.Context, v RepoViewer, keyword string, p Page) ([]*Topic, int64, error)
 	// Update replaces the repository's topics with what change returns when
 	// given the current ones, atomically: concurrent updates of one
 	// repository run one after the other. An error from change is returned

@@ -135,6 +135,12 @@ func (c Checker) CanCreateIn(ctx context.Context, p *auth.Principal, owner *stor
 	return c.IsOrgOwner(ctx, p, owner)
 }
 
+// MayMakePrivate tells whether p may create a private repository or make a
+// repository private. A token limited to public data may not, whoever
+// holds it, site admins included: what it could make private it could no
+// longer see (step 1 of the package comment).
+func MayMakePrivate(p *auth.Principal) bool { return !p.PublicOnly() }
+
 // RepoFor is the rule of the package comment without the store, for
 // lists: m is p's membership of the organization that owns r (nil when
 // there is none, r is user-owned, or p is a site admin). A list loads the

@@ -217,8 +217,12 @@ func (h Handlers) RepoEdit(ctx context.Context, params repository.RepoEditParams
 // changes (rename, HEAD), then the row in a transaction that re-reads it
 // locked, so concurrent edits of different fields wait for each other
 // instead of writing back each other's old values, and records RepoEdited.
-// A failed write undoes the git changes.
+// A failed write undoes the git changes. Making r private is refused to a
+// token limited to public data, as creating a private repository is.
 func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository, o EditInput) (*store.Repository, error) {
+	if err := checkPrivate(ctx, o.Private != nil && *o.Private); err != nil {
+		return nil, err
+	}
 	if err := checkEdit(o); err != nil {
 		return nil, err
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 
+	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
+	"repohost/impl/auth"
 	"repohost/impl/events"
 	"repohost/impl/issue"
 	"repohost/impl/refs"
@@ -83,6 +85,23 @@ func (t TemplateItems) any() bool {
 	return t.GitContent || t.GitHooks || t.Topics || t.Labels || t.ProtectedBranches || t.Webhooks || t.Avatar
 }
 
+// errPublicOnly refuses a private repository to a token limited to public
+// data, with the reference's message for such a token on a private
+// repository.
+var errPublicOnly = apierr.Forbidden("token scope is limited to public repos")
+
+// checkPrivate refuses to make a repository private on behalf of a request
+// whose token is limited to public data (access.MayMakePrivate). It reads
+// the request's credentials from ctx rather than trusting every caller to
+// pass them, so no creation path (user, organization, admin, generate,
+// adopt, and those to come) can forget it.
+func checkPrivate(ctx context.Context, private bool) error {
+	if private && !access.MayMakePrivate(auth.FromContext(ctx)) {
+		return errPublicOnly
+	}
+	return nil
+}
+
 // ErrExists is the 409 for a name the owner already uses.
 var ErrExists = apierr.Conflict("The repository with the same name already exists.")
 
@@ -92,8 +111,12 @@ var ErrExists = apierr.Conflict("The repository with the same name already exist
 // records RepoCreated and creates the first branch (impl/refs, which
 // records RefsChanged); when that transaction fails, files this call made
 // are removed again. Callers check that doer may create repositories for
-// owner.
+// owner; Create itself refuses a private one to a token limited to public
+// data.
 func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateInput) (*store.Repository, error) {
+	if err := checkPrivate(ctx, in.Private); err != nil {
+		return nil, err
+	}
 	start, err := s.checkCreate(owner, &in)
 	if err != nil {
 		return nil, err

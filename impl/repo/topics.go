@@ -9,6 +9,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
 
+	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
@@ -147,7 +148,9 @@ func (h Handlers) RepoDeleteTopic(ctx context.Context, params repository.RepoDel
 
 func (h Handlers) TopicSearch(ctx context.Context, params repository.TopicSearchParams) middleware.Responder {
 	pg := h.Page(params.Page, params.Limit)
-	topics, total, err := h.Store.Topics().Search(ctx, conv.Value(params.Q), pg.Store())
+	// Names and counts cover only the repositories the caller may see.
+	v := access.Viewer(auth.FromContext(ctx))
+	topics, total, err := h.Store.Topics().Search(ctx, v, conv.Value(params.Q), pg.Store())
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"repohost/store"
@@ -35,19 +36,36 @@ func (s topicStore) ListByRepo(ctx context.Context, repoID int64, p store.Page) 
 	return out, total, translate(err, "list topics")
 }
 
-func (s topicStore) Search(ctx context.Context, keyword string, p store.Page) ([]*store.Topic, int64, error) {
-	// A topic no repository uses any more stays in the table (deleting it
-	// would race with a repository adding it again) but is not offered.
-	db := s.d.conn(ctx).Model(&store.Topic{}).Where("repo_count > 0")
+// Search counts, for each topic, only the repositories v may see, with the
+// filter of the repository lists (visibleTo): a topic only private
+// repositories use is neither named nor counted for whoever cannot see
+// them. Two statements whatever the page: the count of matching topics and
+// the page, each one grouped join from the topics through their links to
+// the repositories and their owners (primary keys all the way).
+func (s topicStore) Search(ctx context.Context, v store.RepoViewer, keyword string, p store.Page) ([]*store.Topic, int64, error) {
+	db := s.d.conn(ctx).Table("topics").
+		Joins("JOIN repo_topics ON repo_topics.topic_id = topics.id").
+		Joins("JOIN repositories ON repositories.id = repo_topics.repo_id").
+		Joins("JOIN users owner ON owner.id = repositories.owner_id")
+	db = visibleTo(db, v)
 	if kw := strings.TrimSpace(keyword); kw != "" {
-		db = db.Where(`name LIKE ? ESCAPE '\'`, likePattern(kw))
+		db = db.Where(`topics.name LIKE ? ESCAPE '\'`, likePattern(kw))
 	}
+	// A fresh statement for each query below, so neither inherits the
+	// other's clauses.
+	db = db.Session(&gorm.Session{})
 	var total int64
-	if err := db.Count(&total).Error; err != nil {
+	if err := db.Select("COUNT(DISTINCT topics.id)").Scan(&total).Error; err != nil {
 		return nil, 0, translate(err, "count topics")
 	}
+	// The counter column (topics.repo_count) counts every repository, so
+	// it is not read here. A topic no repository uses any more stays in
+	// the table (deleting it would race with a repository adding it
+	// again) but has no link left, so the join does not offer it.
 	var out []*store.Topic
-	err := db.Order("repo_count DESC, name ASC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	err := db.Select("topics.id, topics.name, topics.created_at, topics.updated_at, COUNT(*) AS repo_count").
+		Group("topics.id, topics.name, topics.created_at, topics.updated_at").
+		Order("COUNT(*) DESC, topics.name ASC").Offset(p.Offset).Limit(p.Limit).Scan(&out).Error
 	return out, total, translate(err, "search topics")
 }
 
