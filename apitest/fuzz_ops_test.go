@@ -1098,6 +1098,13 @@ func (w *fuzzWorld) send(t *testing.T, op *fuzzOp, data []byte) {
 	if resp.StatusCode >= 500 {
 		t.Fatalf("%s: answered %d: %.500s", fr, resp.StatusCode, raw)
 	}
+	routerRefusal := resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed
+	if routerRefusal && resp.Header.Get(apitest.OperationHeader) == "" {
+		// A mutated path parameter (empty, holding "/", or "." segments)
+		// that routes to no operation: the router's own 404 or 405, which
+		// no operation of the contract describes.
+		return
+	}
 	c, _ := apitest.SharedContract()
 	if err := c.Check(fr.method, req.URL.EscapedPath(), resp.StatusCode, resp.Header, raw); err != nil {
 		t.Fatalf("%s: %v", fr, err)
