@@ -1,9 +1,11 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -205,23 +207,48 @@ func (s issueStore) AddMentions(ctx context.Context, issueID int64, lowerNames [
 	return translateRef(err, "record mentions")
 }
 
+// issueOrder is the order of every issue list: newest first.
+var issueOrder = listOrder{{"issues.created_at", true}, {"issues.id", true}}
+
 func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page) ([]*store.Issue, int64, error) {
 	if f.None {
 		return []*store.Issue{}, 0, nil
 	}
+	db := s.filtered(ctx, f)
+	total, err := s.count(ctx, f, db)
+	if err != nil {
+		return nil, 0, translate(err, "count issues")
+	}
+	w := windowOf(p, total)
+	out := []*store.Issue{}
+	if w.empty {
+		return out, total, nil
+	}
+	// The page's ids come from the index alone (the filter and the order
+	// are both in it); only the rows of the page are then read, so a deep
+	// page skips index entries, not rows. The outer statement has no ORDER
+	// BY of its own: the page is put in order here, as it is small.
+	ids := db.Select("issues.id").Order(issueOrder.sql(w.reverse)).Offset(w.offset).Limit(w.limit)
+	if err := s.d.conn(ctx).Where("id IN (?)", ids).Find(&out).Error; err != nil {
+		return nil, 0, translate(err, "list issues")
+	}
+	slices.SortFunc(out, func(a, b *store.Issue) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return out, total, nil
+}
+
+// filtered selects the issues f keeps.
+func (s issueStore) filtered(ctx context.Context, f store.IssueFilter) *gorm.DB {
 	db := s.d.conn(ctx).Model(&store.Issue{})
 	if f.RepoID > 0 {
 		db = db.Where("issues.repo_id = ?", f.RepoID)
 	}
 	if f.AcrossRepos {
-		repos := s.d.conn(ctx).Table("repositories").Select("repositories.id").
-			Joins("JOIN users owner ON owner.id = repositories.owner_id").
-			Where("repositories.has_issues = ? AND repositories.external_tracker_url = ?", true, "")
-		repos = visibleTo(repos, f.Viewer)
-		if f.OwnerID > 0 {
-			repos = repos.Where("repositories.owner_id = ?", f.OwnerID)
-		}
-		db = db.Where("issues.repo_id IN (?)", repos)
+		db = db.Where("issues.repo_id IN (?)", s.searchedRepos(ctx, f))
 	}
 	if f.IsClosed != nil {
 		db = db.Where("issues.is_closed = ?", *f.IsClosed)
@@ -263,13 +290,72 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 	if f.MentionedID != 0 {
 		db = db.Where("EXISTS (SELECT 1 FROM issue_mentions m WHERE m.issue_id = issues.id AND m.user_id = ?)", f.MentionedID)
 	}
-	var total int64
-	if err := db.Count(&total).Error; err != nil {
-		return nil, 0, translate(err, "count issues")
+	return db
+}
+
+// searchedRepos selects the ids of the repositories a cross-repository
+// search covers.
+func (s issueStore) searchedRepos(ctx context.Context, f store.IssueFilter) *gorm.DB {
+	repos := s.d.conn(ctx).Table("repositories").Select("repositories.id").
+		Joins("JOIN users owner ON owner.id = repositories.owner_id").
+		Where("repositories.has_issues = ? AND repositories.external_tracker_url = ?", true, "")
+	repos = visibleTo(repos, f.Viewer)
+	if f.OwnerID > 0 {
+		repos = repos.Where("repositories.owner_id = ?", f.OwnerID)
 	}
-	var out []*store.Issue
-	err := db.Order("issues.created_at DESC").Order("issues.id DESC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
-	return out, total, translate(err, "list issues")
+	return repos
+}
+
+// count is the size of the filtered set. When f only picks repositories,
+// a state and a type, the repositories' issue counters (kept exact in the
+// transactions that change issues) give the issues' share without reading
+// a single issue, and only pull requests, which have no counter the
+// store trusts, are counted; any other filter is counted row by row,
+// through the same indexes the page uses.
+func (s issueStore) count(ctx context.Context, f store.IssueFilter, db *gorm.DB) (int64, error) {
+	var total int64
+	plain := len(f.LabelNames) == 0 && len(f.MilestoneIDs) == 0 && len(f.MilestoneNames) == 0 && f.Keyword == "" &&
+		f.UpdatedSince == nil && f.UpdatedBefore == nil && f.PosterID == 0 && f.AssigneeID == 0 && f.MentionedID == 0 &&
+		(f.RepoID > 0) != f.AcrossRepos
+	if !plain {
+		err := db.Count(&total).Error
+		return total, err
+	}
+	var repos any
+	reposCond := "repositories.id = ?"
+	if f.AcrossRepos {
+		repos, reposCond = s.searchedRepos(ctx, f), "repositories.id IN (?)"
+	} else {
+		repos = f.RepoID
+	}
+	counter := "repositories.num_issues"
+	switch {
+	case f.IsClosed == nil:
+	case *f.IsClosed:
+		counter = "repositories.num_closed_issues"
+	default:
+		counter = "repositories.num_issues - repositories.num_closed_issues"
+	}
+	issuesPart := "(SELECT COALESCE(SUM(" + counter + "), 0) FROM repositories WHERE " + reposCond + ")"
+	args := []any{repos}
+	// The pull requests' part: f.filtered with is_pull forced on.
+	pf := store.IssueFilter{RepoID: f.RepoID, AcrossRepos: f.AcrossRepos, Viewer: f.Viewer, OwnerID: f.OwnerID, IsClosed: f.IsClosed}
+	yes := true
+	pf.IsPull = &yes
+	pulls := s.filtered(ctx, pf).Select("COUNT(*)")
+	var query string
+	switch {
+	case f.IsPull == nil:
+		query = "SELECT " + issuesPart + " + (?)"
+		args = append(args, pulls)
+	case *f.IsPull:
+		query = "SELECT (?)"
+		args = []any{pulls}
+	default:
+		query = "SELECT " + issuesPart
+	}
+	err := s.d.conn(ctx).Raw(query, args...).Scan(&total).Error
+	return total, err
 }
 
 func (s issueStore) Repos(ctx context.Context, repoIDs []int64) (map[int64]*store.Repository, error) {

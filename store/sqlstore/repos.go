@@ -121,8 +121,7 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		db = db.Where("repositories.owner_id = ?", q.OwnerID)
 	}
 	if q.Reachable {
-		db = db.Where("(repositories.owner_id = ? OR repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?))",
-			q.Viewer.UserID, q.Viewer.UserID)
+		db = db.Where(ownedOrMember, q.Viewer.UserID, q.Viewer.UserID)
 	}
 	if q.RelatedUserID > 0 {
 		db = related(db, q)
@@ -152,11 +151,17 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		// the other ORDER BY columns when given an expression with vars.
 		order = fmt.Sprintf("CASE WHEN repositories.owner_id = %d THEN 0 ELSE 1 END, %s", q.PriorityOwnerID, order)
 	}
-	var out []*store.Repository
-	err := db.Select("repositories.*").Preload("Owner").Order(order).Order("repositories.id ASC").
-		Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"),
+		parseOrder(order).tieBreak("repositories.id"), p, total)
 	return out, total, translate(err, "search repositories")
 }
+
+// ownedOrMember keeps the repositories a user owns or that belong to an
+// organization the user is a member of. One IN over the owners, not
+// "owner_id = ? OR owner_id IN (...)": PostgreSQL cannot turn that OR into
+// index conditions and would walk every repository to test it.
+const ownedOrMember = `repositories.owner_id IN
+	(SELECT CAST(? AS BIGINT) UNION ALL SELECT org_id FROM org_members WHERE user_id = ?)`
 
 // related applies RelatedUserID: repositories the user owns, those of the
 // organizations it belongs to, or both.
@@ -164,7 +169,7 @@ func related(db *gorm.DB, q store.RepoSearch) *gorm.DB {
 	const member = "repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)"
 	switch {
 	case q.RelatedOwned && q.RelatedMember:
-		return db.Where("(repositories.owner_id = ? OR "+member+")", q.RelatedUserID, q.RelatedUserID)
+		return db.Where(ownedOrMember, q.RelatedUserID, q.RelatedUserID)
 	case q.RelatedMember:
 		return db.Where("repositories.owner_id <> ? AND "+member, q.RelatedUserID, q.RelatedUserID)
 	default:

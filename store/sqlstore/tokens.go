@@ -43,8 +43,7 @@ func (s tokenStore) ListByUser(ctx context.Context, userID int64, p store.Page) 
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count tokens")
 	}
-	var out []*store.AccessToken
-	err := db.Order("id DESC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.AccessToken](db, listOrder{{"access_tokens.id", true}}, p, total)
 	return out, total, translate(err, "list tokens")
 }
 

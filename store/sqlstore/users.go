@@ -113,11 +113,14 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count users")
 	}
-	order := q.OrderBy
-	if order == "" {
-		order = "lower_name ASC"
+	order := parseOrder(q.OrderBy)
+	switch {
+	case len(order) == 0:
+		order = listOrder{{expr: "lower_name"}}
+	case order[0].expr != "lower_name":
+		// lower_name is unique; any other key needs the id after it.
+		order = order.tieBreak("id")
 	}
-	var users []*store.User
-	err := db.Order(order).Order("id ASC").Offset(p.Offset).Limit(p.Limit).Find(&users).Error
+	users, err := readPage[store.User](db, order, p, total)
 	return users, total, translate(err, "search users")
 }
