@@ -151,6 +151,9 @@ type IssueFilter struct {
 	// LabelNames: an issue must carry a label of each name (matched in
 	// the issue's own repository).
 	LabelNames []string
+	// LabelIDs: an issue must carry a label of each group (the labels of
+	// one repository that share a name, already looked up).
+	LabelIDs [][]int64
 	// MilestoneNames and MilestoneIDs: an issue must be in one of them.
 	MilestoneNames []string
 	MilestoneIDs   []int64

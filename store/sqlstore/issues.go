@@ -214,8 +214,7 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 	if f.None {
 		return []*store.Issue{}, 0, nil
 	}
-	db := s.filtered(ctx, f)
-	total, err := s.count(ctx, f, db)
+	total, err := s.count(ctx, f)
 	if err != nil {
 		return nil, 0, translate(err, "count issues")
 	}
@@ -228,7 +227,7 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 	// are both in it); only the rows of the page are then read, so a deep
 	// page skips index entries, not rows. The outer statement has no ORDER
 	// BY of its own: the page is put in order here, as it is small.
-	ids := db.Select("issues.id").Order(issueOrder.sql(w.reverse)).Offset(w.offset).Limit(w.limit)
+	ids := s.filtered(ctx, f, false).Select("issues.id").Order(issueOrder.sql(w.reverse)).Offset(w.offset).Limit(w.limit)
 	if err := s.d.conn(ctx).Where("id IN (?)", ids).Find(&out).Error; err != nil {
 		return nil, 0, translate(err, "list issues")
 	}
@@ -241,14 +240,29 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 	return out, total, nil
 }
 
-// filtered selects the issues f keeps.
-func (s issueStore) filtered(ctx context.Context, f store.IssueFilter) *gorm.DB {
+// filtered selects the issues f keeps. Filters on links (labels,
+// assignees, mentions) take two forms: for a page, a probe of the link
+// table's key per issue met while walking the order's index, which stops
+// once the page is full; for a count, which must see every match, the ids
+// gathered from the link table's index on the label or user, so that
+// counting a rare label does not probe every issue of the repository.
+func (s issueStore) filtered(ctx context.Context, f store.IssueFilter, forCount bool) *gorm.DB {
 	db := s.d.conn(ctx).Model(&store.Issue{})
 	if f.RepoID > 0 {
 		db = db.Where("issues.repo_id = ?", f.RepoID)
 	}
 	if f.AcrossRepos {
-		db = db.Where("issues.repo_id IN (?)", s.searchedRepos(ctx, f))
+		// A page walks the global order's index and keeps the issues of
+		// the searched repositories until it is full. SQLite, which has
+		// no statistics unless told to gather them, would rather gather
+		// every issue of every searched repository and sort them all; the
+		// unary + keeps it off the repository index (PostgreSQL weighs
+		// the two with its statistics).
+		col := "issues.repo_id"
+		if !forCount && !s.d.usesPostgres() {
+			col = "+issues.repo_id"
+		}
+		db = db.Where(col+" IN (?)", s.searchedRepos(ctx, f))
 	}
 	if f.IsClosed != nil {
 		db = db.Where("issues.is_closed = ?", *f.IsClosed)
@@ -257,8 +271,20 @@ func (s issueStore) filtered(ctx context.Context, f store.IssueFilter) *gorm.DB 
 		db = db.Where("issues.is_pull = ?", *f.IsPull)
 	}
 	for _, name := range f.LabelNames {
-		db = db.Where(`EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id
-			WHERE il.issue_id = issues.id AND l.name = ?)`, name)
+		if forCount {
+			db = db.Where(`issues.id IN (SELECT il.issue_id FROM issue_labels il JOIN labels l ON l.id = il.label_id
+				WHERE l.name = ?)`, name)
+		} else {
+			db = db.Where(`EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id
+				WHERE il.issue_id = issues.id AND l.name = ?)`, name)
+		}
+	}
+	for _, ids := range f.LabelIDs {
+		if forCount {
+			db = db.Where("issues.id IN (SELECT il.issue_id FROM issue_labels il WHERE il.label_id IN ?)", ids)
+		} else {
+			db = db.Where("EXISTS (SELECT 1 FROM issue_labels il WHERE il.issue_id = issues.id AND il.label_id IN ?)", ids)
+		}
 	}
 	switch {
 	case len(f.MilestoneNames) > 0 && len(f.MilestoneIDs) > 0:
@@ -284,10 +310,18 @@ func (s issueStore) filtered(ctx context.Context, f store.IssueFilter) *gorm.DB 
 	if f.PosterID != 0 {
 		db = db.Where("issues.poster_id = ?", f.PosterID)
 	}
-	if f.AssigneeID != 0 {
+	switch {
+	case f.AssigneeID == 0:
+	case forCount:
+		db = db.Where("issues.id IN (SELECT a.issue_id FROM issue_assignees a WHERE a.assignee_id = ?)", f.AssigneeID)
+	default:
 		db = db.Where("EXISTS (SELECT 1 FROM issue_assignees a WHERE a.issue_id = issues.id AND a.assignee_id = ?)", f.AssigneeID)
 	}
-	if f.MentionedID != 0 {
+	switch {
+	case f.MentionedID == 0:
+	case forCount:
+		db = db.Where("issues.id IN (SELECT m.issue_id FROM issue_mentions m WHERE m.user_id = ?)", f.MentionedID)
+	default:
 		db = db.Where("EXISTS (SELECT 1 FROM issue_mentions m WHERE m.issue_id = issues.id AND m.user_id = ?)", f.MentionedID)
 	}
 	return db
@@ -309,24 +343,17 @@ func (s issueStore) searchedRepos(ctx context.Context, f store.IssueFilter) *gor
 // count is the size of the filtered set. When f only picks repositories,
 // a state and a type, the repositories' issue counters (kept exact in the
 // transactions that change issues) give the issues' share without reading
-// a single issue, and only pull requests, which have no counter the
-// store trusts, are counted; any other filter is counted row by row,
-// through the same indexes the page uses.
-func (s issueStore) count(ctx context.Context, f store.IssueFilter, db *gorm.DB) (int64, error) {
+// a single issue, and only pull requests, which have no counter the store
+// trusts, are counted (through an index that starts with is_pull, so none
+// costs nothing); any other filter is counted row by row, through indexes.
+func (s issueStore) count(ctx context.Context, f store.IssueFilter) (int64, error) {
 	var total int64
-	plain := len(f.LabelNames) == 0 && len(f.MilestoneIDs) == 0 && len(f.MilestoneNames) == 0 && f.Keyword == "" &&
-		f.UpdatedSince == nil && f.UpdatedBefore == nil && f.PosterID == 0 && f.AssigneeID == 0 && f.MentionedID == 0 &&
-		(f.RepoID > 0) != f.AcrossRepos
+	plain := len(f.LabelNames) == 0 && len(f.LabelIDs) == 0 && len(f.MilestoneIDs) == 0 && len(f.MilestoneNames) == 0 &&
+		f.Keyword == "" && f.UpdatedSince == nil && f.UpdatedBefore == nil && f.PosterID == 0 && f.AssigneeID == 0 &&
+		f.MentionedID == 0 && (f.RepoID > 0) != f.AcrossRepos
 	if !plain {
-		err := db.Count(&total).Error
+		err := s.filtered(ctx, f, true).Count(&total).Error
 		return total, err
-	}
-	var repos any
-	reposCond := "repositories.id = ?"
-	if f.AcrossRepos {
-		repos, reposCond = s.searchedRepos(ctx, f), "repositories.id IN (?)"
-	} else {
-		repos = f.RepoID
 	}
 	counter := "repositories.num_issues"
 	switch {
@@ -336,25 +363,28 @@ func (s issueStore) count(ctx context.Context, f store.IssueFilter, db *gorm.DB)
 	default:
 		counter = "repositories.num_issues - repositories.num_closed_issues"
 	}
-	issuesPart := "(SELECT COALESCE(SUM(" + counter + "), 0) FROM repositories WHERE " + reposCond + ")"
-	args := []any{repos}
-	// The pull requests' part: f.filtered with is_pull forced on.
-	pf := store.IssueFilter{RepoID: f.RepoID, AcrossRepos: f.AcrossRepos, Viewer: f.Viewer, OwnerID: f.OwnerID, IsClosed: f.IsClosed}
+	sum := "COALESCE(SUM(" + counter + "), 0)"
+	var issues *gorm.DB
+	if f.AcrossRepos {
+		// One pass over the searched repositories.
+		issues = s.searchedRepos(ctx, f).Select(sum)
+	} else {
+		issues = s.d.conn(ctx).Table("repositories").Select(sum).Where("repositories.id = ?", f.RepoID)
+	}
+	// The pull requests' part: the same filter with is_pull forced on.
+	pf := f
 	yes := true
 	pf.IsPull = &yes
-	pulls := s.filtered(ctx, pf).Select("COUNT(*)")
-	var query string
+	pulls := s.filtered(ctx, pf, true).Select("COUNT(*)")
+	var err error
 	switch {
 	case f.IsPull == nil:
-		query = "SELECT " + issuesPart + " + (?)"
-		args = append(args, pulls)
+		err = s.d.conn(ctx).Raw("SELECT (?) + (?)", issues, pulls).Scan(&total).Error
 	case *f.IsPull:
-		query = "SELECT (?)"
-		args = []any{pulls}
+		err = pulls.Scan(&total).Error
 	default:
-		query = "SELECT " + issuesPart
+		err = issues.Scan(&total).Error
 	}
-	err := s.d.conn(ctx).Raw(query, args...).Scan(&total).Error
 	return total, err
 }
 

@@ -31,6 +31,15 @@ var listIndexesV6 = []string{
 	`CREATE INDEX idx_issues_repo_pull_created ON issues (repo_id, is_pull, created_at, id)`,
 	`CREATE INDEX idx_issues_closed_created ON issues (is_closed, created_at, id)`,
 	`CREATE INDEX idx_issues_created ON issues (created_at, id)`,
+	`CREATE INDEX idx_issues_pull_closed_created ON issues (is_pull, is_closed, created_at, id)`,
+	// The issues carrying a label, assigned to or mentioning a user, read
+	// from the link table's index alone.
+	`DROP INDEX IF EXISTS idx_issue_labels_label_id`,
+	`CREATE INDEX idx_issue_labels_label_issue ON issue_labels (label_id, issue_id)`,
+	`DROP INDEX IF EXISTS idx_issue_assignees_assignee_id`,
+	`CREATE INDEX idx_issue_assignees_assignee_issue ON issue_assignees (assignee_id, issue_id)`,
+	`DROP INDEX IF EXISTS idx_issue_mentions_user_id`,
+	`CREATE INDEX idx_issue_mentions_user_issue ON issue_mentions (user_id, issue_id)`,
 	// Comments of an issue, oldest first.
 	`DROP INDEX IF EXISTS idx_comments_issue_id`,
 	`CREATE INDEX idx_comments_issue_created ON comments (issue_id, created_at, id)`,

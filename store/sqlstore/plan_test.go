@@ -134,13 +134,23 @@ func TestListQueryPlans(t *testing.T) {
 		issues("issues: all states, deep page", store.IssueFilter{RepoID: f.repo.ID}, deep),
 		issues("issues: type issues, open", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, IsPull: &no}, pg),
 		issues("issues: type pulls, all states", store.IssueFilter{RepoID: f.repo.ID, IsPull: &yes}, pg),
-		issues("issues: label", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, LabelNames: []string{"bug"}}, pg),
+		issues("issues: label", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, LabelIDs: [][]int64{{f.label.ID}}}, pg),
+		issues("issues: label by name", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, LabelNames: []string{"bug"}}, pg),
+		issues("issues: mentioned", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, MentionedID: f.bob.ID}, pg),
 		issues("issues: milestone", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, MilestoneIDs: []int64{f.milestone.ID}}, pg),
 		issues("issues: poster", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, PosterID: f.alice.ID}, pg),
 		issues("issues: keyword", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, Keyword: "issue"}, pg),
 		issues("issues: assignee", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, AssigneeID: f.alice.ID}, pg),
 		{name: "issues: search across repositories", ordered: []string{"issues"}, list: func(ctx context.Context) error {
 			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no}, pg)
+			return err
+		}},
+		{name: "issues: search across repositories, all states", ordered: []string{"issues"}, list: func(ctx context.Context) error {
+			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member}, pg)
+			return err
+		}},
+		{name: "issues: search for pull requests", ordered: []string{"issues"}, list: func(ctx context.Context) error {
+			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no, IsPull: &yes}, pg)
 			return err
 		}},
 		{name: "comments", searched: []string{"comments"}, list: func(ctx context.Context) error {
@@ -367,6 +377,7 @@ type planFixture struct {
 	repo, orgRepo   *store.Repository
 	issue           *store.Issue
 	milestone       *store.Milestone
+	label           *store.Label
 	release         *store.Release
 }
 
@@ -399,8 +410,8 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 	}
 	f.repo, f.orgRepo = repos[0], repos[3]
 	must(db.Topics().Update(ctx, f.repo.ID, func([]string) ([]string, error) { return []string{"go", "sql"}, nil }))
-	label := &store.Label{RepoID: f.repo.ID, Name: "bug", Color: "#ff0000"}
-	must(db.Labels().Create(ctx, label))
+	f.label = &store.Label{RepoID: f.repo.ID, Name: "bug", Color: "#ff0000"}
+	must(db.Labels().Create(ctx, f.label))
 	deadline := time.Now()
 	f.milestone = &store.Milestone{RepoID: f.repo.ID, Title: "v1", Deadline: &deadline}
 	must(db.Milestones().Create(ctx, f.milestone))
@@ -451,7 +462,8 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 	}
 	must(db.InsertBatches(ctx, "org_members", memberships, 1000))
 	must(db.InsertBatches(ctx, "repositories", theirRepos, 1000))
-	must(db.Labels().AddToIssue(ctx, f.issue.ID, []int64{label.ID}))
+	must(db.Labels().AddToIssue(ctx, f.issue.ID, []int64{f.label.ID}))
+	must(db.Issues().AddMentions(ctx, f.issue.ID, []string{"bob"}))
 	must(db.Issues().SetAssignees(ctx, f.issue.ID, []int64{f.alice.ID}))
 	must(db.Comments().Create(ctx, &store.Comment{IssueID: f.issue.ID, PosterID: f.bob.ID, Body: "hi"}))
 	_, err := db.Reactions().Create(ctx, &store.Reaction{IssueID: f.issue.ID, UserID: f.bob.ID, Type: "+1"})
