@@ -64,6 +64,8 @@ type Env struct {
 	stmts   atomic.Int64
 	checker *Contract
 	guard   *refGuard
+	dsn     string
+	dataDir string
 }
 
 // Account is a user a test can sign in as.
@@ -91,7 +93,25 @@ func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
 	}
 	e := &Env{T: t, checker: c}
 	dataDir := t.TempDir()
-	dsn := sqltest.DSN(t, dataDir)
+	e.start(t, sqltest.DSN(t, dataDir), dataDir, configure)
+	e.Admin = e.CreateUser("admin", true)
+	return e
+}
+
+// Twin starts a second server on e's database and data directory, as a
+// second process sharing them would run: its own connection pool, caches
+// and handler, nothing shared in memory with e.
+func (e *Env) Twin(t testing.TB) *Env {
+	t.Helper()
+	twin := &Env{T: t, checker: e.checker, Admin: e.Admin}
+	twin.start(t, e.dsn, e.dataDir, nil)
+	return twin
+}
+
+// start opens dsn, migrates it and serves it.
+func (e *Env) start(t testing.TB, dsn, dataDir string, configure func(*app.Config)) {
+	t.Helper()
+	e.dsn, e.dataDir = dsn, dataDir
 	db, err := sqlstore.Open(dsn, sqlstore.Options{Logger: &countingLogger{n: &e.stmts}})
 	if err != nil {
 		t.Fatalf("open database: %v", err)
@@ -128,8 +148,6 @@ func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
 	e.Server.Start()
 	t.Cleanup(e.Server.Close)
 	e.URL = e.Server.URL + "/"
-	e.Admin = e.CreateUser("admin", true)
-	return e
 }
 
 func randomHex(n int) string {

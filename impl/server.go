@@ -95,7 +95,8 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 		return nil, err
 	}
 	authn := &auth.Authenticator{Store: d.Store, Hasher: d.Hasher, Errors: d.Errors,
-		Throttle: auth.NewLoginThrottle(d.Config.LoginFailures, d.Config.LoginWindow)}
+		Throttle: auth.NewLoginThrottle(d.Config.LoginFailures, d.Config.LoginWindow),
+		Verified: auth.NewCredentialCache(d.Config.VerifiedPasswords, d.Config.VerifiedPasswordTTL)}
 	mux := http.NewServeMux()
 	apiAuthn := authn.Middleware(api)
 	mux.Handle("/api/v1/", apiAuthn)

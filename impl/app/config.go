@@ -30,6 +30,11 @@ type Config struct {
 	// window has passed.
 	LoginFailures int
 	LoginWindow   time.Duration
+	// VerifiedPasswords bounds the cache of passwords bcrypt accepted
+	// (0 turns it off), each remembered for VerifiedPasswordTTL; see
+	// auth.CredentialCache.
+	VerifiedPasswords   int
+	VerifiedPasswordTTL time.Duration
 	// HeaderTimeout bounds reading a request's headers; IdleTimeout closes
 	// idle keep-alive connections; StallTimeout ends a request whose body
 	// or answer stops making progress (see impl.HTTPServer).
@@ -48,8 +53,12 @@ func DefaultConfig() Config {
 		MaxContentsBlob:  10 << 20,
 		LoginFailures:    10,
 		LoginWindow:      5 * time.Minute,
-		HeaderTimeout:    10 * time.Second,
-		IdleTimeout:      90 * time.Second,
-		StallTimeout:     60 * time.Second,
+		// Enough for every active account of a large site; an entry is a
+		// few dozen bytes.
+		VerifiedPasswords:   10_000,
+		VerifiedPasswordTTL: 2 * time.Minute,
+		HeaderTimeout:       10 * time.Second,
+		IdleTimeout:         90 * time.Second,
+		StallTimeout:        60 * time.Second,
 	}
 }
