@@ -3,14 +3,20 @@
 package impl
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-openapi/strfmt"
 
 	"repohost/impl/admin"
+	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/branch"
@@ -121,7 +127,7 @@ func NewHandler(d *app.Deps) (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(restapi.SwaggerJSON)
 	})
-	return logRequests(d.Log, rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), mux)), nil
+	return logRequests(d.Log, d.Config.AccessLogEvery, rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), mux)), nil
 }
 
 type statusRecorder struct {
@@ -150,13 +156,47 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // git over HTTP).
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// logRequests writes one structured line per request.
-func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+// logRequests writes a structured line for one request in every (all of
+// them when every is 1, none when it is 0; see ParseAccessLog). A request
+// whose client went away before the answer was complete is logged with
+// status 499, whatever the handler managed to write.
+func logRequests(log *slog.Logger, every int, next http.Handler) http.Handler {
+	if every <= 0 {
+		return next
+	}
+	var n atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if every > 1 && (n.Add(1)-1)%uint64(every) != 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"bytes", rec.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000, "remote", r.RemoteAddr)
+		status := rec.status
+		if errors.Is(r.Context().Err(), context.Canceled) && (status == 0 || status >= 500) {
+			status = apierr.StatusClientClosedRequest
+		}
+		log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", status), slog.Int("bytes", rec.bytes),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.String("remote", r.RemoteAddr))
 	})
+}
+
+// ParseAccessLog reads the --access-log setting: "on" logs every request,
+// "off" none, "sample:N" one request in N. It returns how many requests
+// share one line (0 for none).
+func ParseAccessLog(s string) (int, error) {
+	switch s {
+	case "", "on":
+		return 1, nil
+	case "off":
+		return 0, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "sample:"); ok {
+		if n, err := strconv.Atoi(rest); err == nil && n >= 1 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("access log %q: want on, off or sample:N with N >= 1", s)
 }

@@ -35,6 +35,9 @@ type Config struct {
 	// auth.CredentialCache.
 	VerifiedPasswords   int
 	VerifiedPasswordTTL time.Duration
+	// AccessLogEvery is how many requests share one access-log line: 1
+	// logs each, 0 none (see impl.ParseAccessLog).
+	AccessLogEvery int
 	// HeaderTimeout bounds reading a request's headers; IdleTimeout closes
 	// idle keep-alive connections; StallTimeout ends a request whose body
 	// or answer stops making progress (see impl.HTTPServer).
@@ -57,6 +60,7 @@ func DefaultConfig() Config {
 		// few dozen bytes.
 		VerifiedPasswords:   10_000,
 		VerifiedPasswordTTL: 2 * time.Minute,
+		AccessLogEvery:      1,
 		HeaderTimeout:       10 * time.Second,
 		IdleTimeout:         90 * time.Second,
 		StallTimeout:        60 * time.Second,

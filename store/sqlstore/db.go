@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/gormlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -143,7 +144,10 @@ func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) err
 		return fn(context.WithValue(ctx, txKey{}, state))
 	})
 	if err != nil {
-		if isUnavailable(err) && !errors.Is(err, store.ErrUnavailable) {
+		if isCanceled(err) && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("transaction: %w (%v)", context.Canceled, err)
+		}
+		if isUnavailable(err) && !errors.Is(err, store.ErrUnavailable) && !isCanceled(err) {
 			return fmt.Errorf("transaction: %w: %v", store.ErrUnavailable, err)
 		}
 		return err
@@ -217,6 +221,13 @@ func translate(err error, what string) error {
 		return fmt.Errorf("%s: %w", what, store.ErrDuplicate)
 	case isInvalidText(err):
 		return fmt.Errorf("%s: %w", what, store.ErrInvalid)
+	case isCanceled(err):
+		// The caller gave up (a client closed its connection): nothing
+		// is wrong with the database, whatever the driver made of it.
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return fmt.Errorf("%s: %w (%v)", what, context.Canceled, err)
 	case isUnavailable(err):
 		return fmt.Errorf("%s: %w: %v", what, store.ErrUnavailable, err)
 	default:
@@ -229,6 +240,17 @@ func translate(err error, what string) error {
 func isInvalidText(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
+}
+
+// isCanceled recognises a statement stopped because the context it ran
+// under was cancelled: context.Canceled itself, SQLite's interruption (how
+// the embedded driver stops a statement whose context ends) and
+// PostgreSQL's "canceling statement due to user request" (how pgx stops
+// one; this server sets no statement_timeout, which would raise it too).
+func isCanceled(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.Is(err, context.Canceled) || errors.Is(err, sqlite3.INTERRUPT) ||
+		(errors.As(err, &pgErr) && pgErr.Code == "57014")
 }
 
 // isUnavailable recognises a database that cannot be reached: refused or
