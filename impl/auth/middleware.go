@@ -181,14 +181,7 @@ func looksLikeToken(s string) bool {
 }
 
 func (a *Authenticator) byToken(ctx context.Context, secret string) (*Principal, error) {
-	t, err := a.Store.Tokens().FindByHash(ctx, HashToken(secret))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, badCredentials()
-	}
-	if err != nil {
-		return nil, err
-	}
-	u, err := a.Store.Users().FindByID(ctx, t.UserID)
+	t, u, err := a.Store.Tokens().FindByHashWithUser(ctx, HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, badCredentials()
 	}

@@ -26,6 +26,16 @@ func (s repoStore) FindByName(ctx context.Context, ownerID int64, name string) (
 	return &r, nil
 }
 
+func (s repoStore) FindByOwnerAndName(ctx context.Context, owner, name string) (*store.Repository, error) {
+	var r store.Repository
+	err := s.d.conn(ctx).InnerJoins("Owner", s.d.gorm.Where(&store.User{LowerName: strings.ToLower(owner)})).
+		Where("repositories.lower_name = ?", strings.ToLower(name)).Take(&r).Error
+	if err != nil {
+		return nil, translate(err, "find repository")
+	}
+	return &r, nil
+}
+
 func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, error) {
 	return findRepoByID(s.d.conn(ctx), id)
 }

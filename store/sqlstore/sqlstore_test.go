@@ -309,3 +309,49 @@ func TestTokenFindByHash(t *testing.T) {
 		t.Errorf("after Delete: err %v, want ErrNotFound", err)
 	}
 }
+
+func TestOneStatementLookups(t *testing.T) {
+	t.Parallel()
+	db, _ := open(t)
+	ctx := context.Background()
+	u := newUser("Owner")
+	u.FullName = "The Owner"
+	mustCreateUser(t, db, u)
+	other := mustCreateUser(t, db, newUser("other"))
+	tok := &store.AccessToken{UserID: u.ID, Name: "ci", TokenHash: "beef", TokenLastEight: "0000beef", Scopes: "all"}
+	if err := db.Tokens().Create(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	gotTok, gotUser, err := db.Tokens().FindByHashWithUser(ctx, "beef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotTok.ID != tok.ID || gotTok.Scopes != "all" || gotUser.ID != u.ID || gotUser.Name != "Owner" || gotUser.FullName != "The Owner" {
+		t.Errorf("FindByHashWithUser: %+v, %+v", gotTok, gotUser)
+	}
+	if _, _, err := db.Tokens().FindByHashWithUser(ctx, "dead"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown hash: %v, want ErrNotFound", err)
+	}
+
+	r := &store.Repository{OwnerID: u.ID, Name: "Proj", Description: "d"}
+	if err := db.Repos().Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Repos().Create(ctx, &store.Repository{OwnerID: other.ID, Name: "proj", Description: "other's"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, names := range [][2]string{{"Owner", "Proj"}, {"owner", "proj"}, {"OWNER", "PROJ"}} {
+		got, err := db.Repos().FindByOwnerAndName(ctx, names[0], names[1])
+		if err != nil {
+			t.Fatalf("%v: %v", names, err)
+		}
+		if got.ID != r.ID || got.Description != "d" || got.Owner == nil || got.Owner.ID != u.ID || got.Owner.FullName != "The Owner" {
+			t.Errorf("%v: %+v (owner %+v)", names, got, got.Owner)
+		}
+	}
+	for _, names := range [][2]string{{"owner", "nope"}, {"nobody", "proj"}, {"other", "Proj2"}} {
+		if _, err := db.Repos().FindByOwnerAndName(ctx, names[0], names[1]); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%v: %v, want ErrNotFound", names, err)
+		}
+	}
+}

@@ -21,6 +21,23 @@ func (s tokenStore) FindByHash(ctx context.Context, hash string) (*store.AccessT
 	return &t, nil
 }
 
+// tokenWithUser reads a token and its user in one row.
+type tokenWithUser struct {
+	store.AccessToken
+	User store.User `gorm:"foreignKey:UserID"`
+}
+
+func (tokenWithUser) TableName() string { return "access_tokens" }
+
+func (s tokenStore) FindByHashWithUser(ctx context.Context, hash string) (*store.AccessToken, *store.User, error) {
+	var row tokenWithUser
+	err := s.d.conn(ctx).InnerJoins("User").Where("access_tokens.token_hash = ?", hash).Take(&row).Error
+	if err != nil {
+		return nil, nil, translate(err, "find token")
+	}
+	return &row.AccessToken, &row.User, nil
+}
+
 func (s tokenStore) FindByID(ctx context.Context, userID, id int64) (*store.AccessToken, error) {
 	var t store.AccessToken
 	if err := s.d.conn(ctx).Where("user_id = ? AND id = ?", userID, id).Take(&t).Error; err != nil {
