@@ -199,6 +199,8 @@ func seed(ctx context.Context, dsn, dataDir string, spec seedSpec) (*Dataset, er
 			return nil, err
 		}
 	}
+	// PostgreSQL as autovacuum leaves it after a bulk load (statistics,
+	// visibility map); SQLite as a production file is, without statistics.
 	if err := db.Analyze(ctx); err != nil {
 		return nil, err
 	}
