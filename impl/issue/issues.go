@@ -40,7 +40,7 @@ func (h Handlers) IssueCreateIssue(ctx context.Context, params issue.IssueCreate
 	if err != nil {
 		return h.Fail(err)
 	}
-	out, err := h.svc().renderOne(ctx, app.BaseURL(params.HTTPRequest), p.User, r, is)
+	out, err := h.svc().renderCreated(ctx, app.BaseURL(params.HTTPRequest), p.User, r, is, in)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -87,14 +87,22 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		if err := s.applyCounts(ctx, r, c, is.MilestoneID); err != nil {
 			return err
 		}
+		// A new issue has no links to clear: only those asked for are
+		// written (every statement here runs under the locks taken by
+		// NextIndex and applyCounts, which all creators in the repository
+		// wait for).
 		if err := st.Labels().AddToIssue(ctx, is.ID, labelIDs(labels)); err != nil {
 			return err
 		}
-		if err := st.Issues().SetAssignees(ctx, is.ID, assignees); err != nil {
-			return err
+		if len(assignees) > 0 {
+			if err := st.Issues().SetAssignees(ctx, is.ID, assignees); err != nil {
+				return err
+			}
 		}
-		if err := st.Projects().SetIssueProjects(ctx, is.ID, projects); err != nil {
-			return projectGone(err)
+		if len(projects) > 0 {
+			if err := st.Projects().SetIssueProjects(ctx, is.ID, projects); err != nil {
+				return projectGone(err)
+			}
 		}
 		if err := st.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body)); err != nil {
 			return err
