@@ -1,6 +1,7 @@
 package apitest_test
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -9,12 +10,14 @@ import (
 	"repohost/apitest"
 )
 
-// TestCredentialChangesTakeEffect checks that remembered credentials never
-// outlive a change: after a password change, a disabled account or a revoked
-// token, the next request of the server that made the change, and within a
-// second any other server on the same database, answers as the change says,
-// however often the old credentials were accepted before (a Basic sign-in is
-// remembered after its first bcrypt check).
+// TestCredentialChangesTakeEffect checks that remembered credentials and
+// rows never outlive a change: after a password change, a disabled account,
+// a revoked token, a repository made private or a new issue, the next
+// request of the server that made the change, and within a second any other
+// server on the same database, answers as the change says, however often
+// the old state was served before (a Basic sign-in is remembered after its
+// first bcrypt check; tokens, users and repositories are served from memory
+// for a moment). The servers run with the cache `repohost serve` has.
 func TestCredentialChangesTakeEffect(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -25,27 +28,36 @@ func TestCredentialChangesTakeEffect(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			// a serves the requests under test; b makes the changes.
-			a := apitest.New(t)
+			a := apitest.NewCached(t)
 			b := a
 			if c.twin {
 				b = a.Twin(t)
 			}
 			alice := a.CreateUser("alice", false)
 			admin := apitest.Basic(a.Admin)
-			get := func(cred apitest.Cred) int { return a.Do(http.MethodGet, "user", nil, cred).Status }
-			expect := func(what string, cred apitest.Cred, want int) {
+			eventually := func(what string, ok func() (bool, string)) {
 				t.Helper()
 				deadline := time.Now().Add(c.within)
 				for {
-					got := get(cred)
-					if got == want {
+					good, got := ok()
+					if good {
 						return
 					}
 					if !time.Now().Before(deadline) {
-						t.Fatalf("%s: GET /user answered %d, want %d (within %v)", what, got, want, c.within)
+						t.Fatalf("%s: %s (within %v)", what, got, c.within)
 					}
 					time.Sleep(150 * time.Millisecond)
 				}
+			}
+			status := func(path string, cred apitest.Cred, want int) func() (bool, string) {
+				return func() (bool, string) {
+					got := a.Do(http.MethodGet, path, nil, cred).Status
+					return got == want, fmt.Sprintf("GET %s answered %d, want %d", path, got, want)
+				}
+			}
+			expect := func(what string, cred apitest.Cred, want int) {
+				t.Helper()
+				eventually(what, status("user", cred, want))
 			}
 			edit := func(fields map[string]any) {
 				t.Helper()
@@ -92,7 +104,29 @@ func TestCredentialChangesTakeEffect(t *testing.T) {
 			b.Do(http.MethodDelete, "users/alice/tokens/"+strconv.FormatInt(tokens[0].ID, 10), nil, current).Expect(t, http.StatusNoContent)
 			expect("revoked token", apitest.TokenCred(token), http.StatusUnauthorized)
 
-			b.Do(http.MethodDelete, "admin/users/alice", nil, admin).Expect(t, http.StatusNoContent)
+			// Rows served from memory: a repository seen by an outsider,
+			// then made private; its issue count, then a new issue.
+			bob := apitest.Basic(a.CreateUser("bob", false))
+			b.Do(http.MethodPost, "user/repos", map[string]any{"name": "pub"}, current).Expect(t, http.StatusCreated)
+			openIssues := func(want int64) func() (bool, string) {
+				return func() (bool, string) {
+					var r struct {
+						OpenIssues int64 `json:"open_issues_count"`
+					}
+					a.Do(http.MethodGet, "repos/alice/pub", nil, bob).Expect(t, http.StatusOK).JSON(t, &r)
+					return r.OpenIssues == want, fmt.Sprintf("open_issues_count %d, want %d", r.OpenIssues, want)
+				}
+			}
+			for i := 0; i < 3; i++ {
+				eventually("public repository", openIssues(0))
+			}
+			b.Do(http.MethodPost, "repos/alice/pub/issues", map[string]any{"title": "new"}, current).Expect(t, http.StatusCreated)
+			eventually("issue count after a new issue", openIssues(1))
+			b.Do(http.MethodPatch, "repos/alice/pub", map[string]any{"private": true}, current).Expect(t, http.StatusOK)
+			eventually("repository made private, seen by an outsider", status("repos/alice/pub", bob, http.StatusNotFound))
+			eventually("repository made private, seen by anonymous", status("repos/alice/pub", nil, http.StatusNotFound))
+
+			b.Do(http.MethodDelete, "admin/users/alice?purge=true", nil, admin).Expect(t, http.StatusNoContent)
 			expect("deleted account", current, http.StatusUnauthorized)
 		})
 	}

@@ -55,17 +55,18 @@ func SharedContract() (*Contract, error) {
 
 // Env is one running server with a fresh database and data directory.
 type Env struct {
-	T       testing.TB
-	URL     string // base URL with a trailing slash
-	Deps    *app.Deps
-	DB      *sqlstore.DB
-	Server  *httptest.Server
-	Admin   *Account
-	stmts   atomic.Int64
-	checker *Contract
-	guard   *refGuard
-	dsn     string
-	dataDir string
+	T        testing.TB
+	URL      string // base URL with a trailing slash
+	Deps     *app.Deps
+	DB       *sqlstore.DB
+	Server   *httptest.Server
+	Admin    *Account
+	stmts    atomic.Int64
+	checker  *Contract
+	guard    *refGuard
+	dsn      string
+	dataDir  string
+	cacheTTL time.Duration
 }
 
 // Account is a user a test can sign in as.
@@ -87,11 +88,33 @@ func New(t testing.TB) *Env {
 // change first (to lower a limit so a test reaches it cheaply).
 func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
 	t.Helper()
+	return newEnv(t, configure, testCacheTTL())
+}
+
+// NewCached starts a server whose store serves its hottest lookups from
+// memory as `repohost serve` does (sqlstore.DefaultCacheTTL). Other test
+// servers read every row, so that the tests counting statements see the
+// same statements whatever ran before; REPOHOST_TEST_CACHE=1 gives every
+// test server the cache.
+func NewCached(t testing.TB) *Env {
+	t.Helper()
+	return newEnv(t, nil, sqlstore.DefaultCacheTTL)
+}
+
+func testCacheTTL() time.Duration {
+	if os.Getenv("REPOHOST_TEST_CACHE") != "" {
+		return sqlstore.DefaultCacheTTL
+	}
+	return 0
+}
+
+func newEnv(t testing.TB, configure func(*app.Config), cacheTTL time.Duration) *Env {
+	t.Helper()
 	c, err := SharedContract()
 	if err != nil {
 		t.Fatalf("load swagger.yml: %v", err)
 	}
-	e := &Env{T: t, checker: c}
+	e := &Env{T: t, checker: c, cacheTTL: cacheTTL}
 	dataDir := t.TempDir()
 	e.start(t, sqltest.DSN(t, dataDir), dataDir, configure)
 	e.Admin = e.CreateUser("admin", true)
@@ -103,7 +126,7 @@ func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
 // and handler, nothing shared in memory with e.
 func (e *Env) Twin(t testing.TB) *Env {
 	t.Helper()
-	twin := &Env{T: t, checker: e.checker, Admin: e.Admin}
+	twin := &Env{T: t, checker: e.checker, Admin: e.Admin, cacheTTL: e.cacheTTL}
 	twin.start(t, e.dsn, e.dataDir, nil)
 	return twin
 }
@@ -112,7 +135,7 @@ func (e *Env) Twin(t testing.TB) *Env {
 func (e *Env) start(t testing.TB, dsn, dataDir string, configure func(*app.Config)) {
 	t.Helper()
 	e.dsn, e.dataDir = dsn, dataDir
-	db, err := sqlstore.Open(dsn, sqlstore.Options{Logger: &countingLogger{n: &e.stmts}})
+	db, err := sqlstore.Open(dsn, sqlstore.Options{Logger: &countingLogger{n: &e.stmts}, CacheTTL: e.cacheTTL})
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}

@@ -85,7 +85,7 @@ func (s *storage) open(ctx context.Context, log *slog.Logger) (*sqlstore.DB, err
 	if dsn == "" {
 		dsn = sqlstore.DefaultSQLitePath(s.data)
 	}
-	db, err := sqlstore.Open(dsn, sqlstore.Options{})
+	db, err := sqlstore.Open(dsn, sqlstore.Options{CacheTTL: sqlstore.DefaultCacheTTL})
 	if err != nil {
 		return nil, err
 	}

@@ -27,13 +27,17 @@ func (s repoStore) FindByName(ctx context.Context, ownerID int64, name string) (
 }
 
 func (s repoStore) FindByOwnerAndName(ctx context.Context, owner, name string) (*store.Repository, error) {
-	var r store.Repository
-	err := s.d.conn(ctx).InnerJoins("Owner", s.d.gorm.Where(&store.User{LowerName: strings.ToLower(owner)})).
-		Where("repositories.lower_name = ?", strings.ToLower(name)).Take(&r).Error
+	owner, name = strings.ToLower(owner), strings.ToLower(name)
+	r, err := cached(ctx, s.d, "repo:"+owner+"/"+name, cloneRepo, func() (*store.Repository, error) {
+		var r store.Repository
+		err := s.d.conn(ctx).InnerJoins("Owner", s.d.gorm.Where(&store.User{LowerName: owner})).
+			Where("repositories.lower_name = ?", name).Take(&r).Error
+		return &r, err
+	})
 	if err != nil {
 		return nil, translate(err, "find repository")
 	}
-	return &r, nil
+	return r, nil
 }
 
 func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, error) {

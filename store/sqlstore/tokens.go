@@ -30,8 +30,12 @@ type tokenWithUser struct {
 func (tokenWithUser) TableName() string { return "access_tokens" }
 
 func (s tokenStore) FindByHashWithUser(ctx context.Context, hash string) (*store.AccessToken, *store.User, error) {
-	var row tokenWithUser
-	err := s.d.conn(ctx).InnerJoins("User").Where("access_tokens.token_hash = ?", hash).Take(&row).Error
+	clone := func(r *tokenWithUser) *tokenWithUser { c := *r; return &c }
+	row, err := cached(ctx, s.d, "token:"+hash, clone, func() (*tokenWithUser, error) {
+		var row tokenWithUser
+		err := s.d.conn(ctx).InnerJoins("User").Where("access_tokens.token_hash = ?", hash).Take(&row).Error
+		return &row, err
+	})
 	if err != nil {
 		return nil, nil, translate(err, "find token")
 	}
