@@ -72,15 +72,10 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	}
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		st := s.Store
-		idx, err := st.Issues().NextIndex(ctx, r.ID)
-		if err != nil {
+		if err := st.Issues().CreateNumbered(ctx, is, 1, closed); err != nil {
 			return err
 		}
-		is.Index = idx
-		if err := st.Issues().Create(ctx, is); err != nil {
-			return err
-		}
-		c := counts{repoTotal: 1, repoClosed: closed, milestones: map[int64]counterDelta{}}
+		c := counts{milestones: map[int64]counterDelta{}}
 		if is.MilestoneID != 0 {
 			c.add(is.MilestoneID, 1, closed)
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/ncruces/go-sqlite3"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -25,7 +27,11 @@ func (d *DB) Projects() store.ProjectStore         { return projectStore{d} }
 // translateRef is translate for writes that insert links: a foreign key
 // that no longer holds means the linked row was deleted meanwhile.
 func translateRef(err error, what string) error {
-	if errors.Is(err, gorm.ErrForeignKeyViolated) {
+	var pgErr *pgconn.PgError
+	// GORM translates the drivers' errors for its own statements, not for
+	// raw ones read with Scan.
+	if errors.Is(err, gorm.ErrForeignKeyViolated) || errors.Is(err, sqlite3.CONSTRAINT_FOREIGNKEY) ||
+		(errors.As(err, &pgErr) && pgErr.Code == "23503") {
 		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
 	}
 	return translate(err, what)
@@ -61,6 +67,56 @@ func (s issueStore) NextIndex(ctx context.Context, repoID int64) (int64, error) 
 
 func (s issueStore) Create(ctx context.Context, is *store.Issue) error {
 	return translateRef(s.d.conn(ctx).Create(is).Error, "create issue")
+}
+
+func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, closed int64) error {
+	if _, ok := ctx.Value(txKey{}).(*txState); !ok {
+		return errNoTx
+	}
+	if !s.d.usesPostgres() {
+		idx, err := s.NextIndex(ctx, is.RepoID)
+		if err != nil {
+			return err
+		}
+		is.Index = idx
+		if err := s.Create(ctx, is); err != nil {
+			return err
+		}
+		return s.AdjustRepoCounts(ctx, is.RepoID, total, closed)
+	}
+	// The counter is taken first, then the repository row, as NextIndex
+	// and AdjustRepoCounts take them; the issue is inserted only if both
+	// rows exist.
+	var row struct {
+		ID     int64
+		Number int64
+	}
+	err := s.d.conn(ctx).Raw(`WITH n AS (
+			INSERT INTO issue_indexes (repo_id, max_index) VALUES (@repo, 1)
+			ON CONFLICT (repo_id) DO UPDATE SET max_index = issue_indexes.max_index + 1
+			RETURNING max_index
+		), c AS (
+			UPDATE repositories SET num_issues = num_issues + @total, num_closed_issues = num_closed_issues + @closed
+			WHERE id = @repo RETURNING id
+		)
+		INSERT INTO issues (repo_id, number, poster_id, title, body, content_version, ref, is_closed, is_pull,
+			is_locked, milestone_id, num_comments, deadline, closed_at, created_at, updated_at)
+		SELECT @repo, n.max_index, @poster, @title, @body, @version, @ref, @closedState, @pull,
+			@locked, @milestone, @comments, @deadline, @closedAt, @created, @updated
+		FROM n, c
+		RETURNING id, number`,
+		map[string]any{"repo": is.RepoID, "total": total, "closed": closed, "poster": is.PosterID, "title": is.Title,
+			"body": is.Body, "version": is.ContentVersion, "ref": is.Ref, "closedState": is.IsClosed, "pull": is.IsPull,
+			"locked": is.IsLocked, "milestone": is.MilestoneID, "comments": is.NumComments, "deadline": is.Deadline,
+			"closedAt": is.ClosedAt, "created": is.CreatedAt, "updated": is.UpdatedAt}).Scan(&row).Error
+	if err != nil {
+		return translateRef(err, "create issue")
+	}
+	if row.ID == 0 {
+		return translate(gorm.ErrRecordNotFound, "create issue")
+	}
+	is.ID, is.Index = row.ID, row.Number
+	return nil
 }
 
 func (s issueStore) FindByIndex(ctx context.Context, repoID, index int64) (*store.Issue, error) {
