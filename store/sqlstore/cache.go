@@ -1,6 +1,8 @@
 package sqlstore
 
 import (
+	"context"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,31 +18,46 @@ import (
 // couple of times per second instead of on every request.
 const DefaultCacheTTL = 500 * time.Millisecond
 
+// The tables whose rows the cache holds; an entry depends on some of them.
+const (
+	tUsers = 1 << iota
+	tTokens
+	tRepos
+	allTables = tUsers | tTokens | tRepos
+)
+
+var cachedTables = map[string]int{"users": tUsers, "access_tokens": tTokens, "repositories": tRepos}
+
+// generations is one counter per cached table.
+type generations [3]uint64
+
 // readCache holds the rows the hottest lookups return (a token with its
 // user, a repository with its owner, a user by name or id), for the requests
 // of every route that start with the same few lookups.
 //
 // Staleness is bounded twice. Across processes, by the TTL. Within this
-// process, by a generation number that every statement changing rows (any
-// INSERT, UPDATE or DELETE through this store, at the statement and again
-// when its transaction commits) increments: an entry counts only in the
-// generation it was stored in, and a row read while a change was under way
-// is not stored at all. So after a change has committed and its request has
-// answered, no request of this process is served what it replaced. Reads in
-// a transaction never use the cache (they may be the first half of a
-// read-change-write).
+// process, by a generation number per table that every statement changing
+// rows of the table (any INSERT, UPDATE or DELETE through this store, at the
+// statement and again when its transaction commits; one whose table cannot
+// be told counts for every table) increments: an entry counts only while the
+// tables it was read from are in the generation it was read in, and a row
+// read while a change was under way is not stored at all. So after a change
+// has committed and its request has answered, no request of this process is
+// served what it replaced. Reads in a transaction never use the cache (they
+// may be the first half of a read-change-write).
 type readCache struct {
-	ttl time.Duration
-	max int
-	now func() time.Time
-	gen atomic.Uint64
+	ttl  time.Duration
+	max  int
+	now  func() time.Time
+	gens [3]atomic.Uint64
 
 	mu      sync.RWMutex
 	entries map[string]cacheEntry
 }
 
 type cacheEntry struct {
-	gen     uint64
+	tables  int
+	gens    generations
 	expires time.Time
 	val     any
 }
@@ -53,11 +70,24 @@ func newReadCache(ttl time.Duration, max int) *readCache {
 }
 
 // generation is taken before a read whose result may be stored.
-func (c *readCache) generation() uint64 {
-	if c == nil {
-		return 0
+func (c *readCache) generation() generations {
+	var g generations
+	if c != nil {
+		for i := range c.gens {
+			g[i] = c.gens[i].Load()
+		}
 	}
-	return c.gen.Load()
+	return g
+}
+
+// current tells whether the tables are still in the generations g saw.
+func (c *readCache) current(tables int, g generations) bool {
+	for i := range c.gens {
+		if tables&(1<<i) != 0 && c.gens[i].Load() != g[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *readCache) get(key string) (any, bool) {
@@ -67,29 +97,29 @@ func (c *readCache) get(key string) (any, bool) {
 	c.mu.RLock()
 	e, ok := c.entries[key]
 	c.mu.RUnlock()
-	if !ok || e.gen != c.gen.Load() || !c.now().Before(e.expires) {
+	if !ok || !c.current(e.tables, e.gens) || !c.now().Before(e.expires) {
 		return nil, false
 	}
 	return e.val, true
 }
 
-// put stores val under key unless a change happened since gen was taken.
-func (c *readCache) put(key string, gen uint64, val any) {
+// put stores val, read from tables, under key unless one of the tables
+// changed since g was taken.
+func (c *readCache) put(key string, tables int, g generations, val any) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen.Load() {
+	if !c.current(tables, g) {
 		return
 	}
+	now := c.now()
 	if len(c.entries) >= c.max {
-		// Everything older than this generation or past its TTL is dead;
-		// if that frees nothing, start over: refilling costs one read
-		// per key.
-		now := c.now()
+		// Drop what is dead; if that frees nothing, start over:
+		// refilling costs one read per key.
 		for k, e := range c.entries {
-			if e.gen != gen || !now.Before(e.expires) {
+			if !c.current(e.tables, e.gens) || !now.Before(e.expires) {
 				delete(c.entries, k)
 			}
 		}
@@ -97,25 +127,55 @@ func (c *readCache) put(key string, gen uint64, val any) {
 			clear(c.entries)
 		}
 	}
-	c.entries[key] = cacheEntry{gen: gen, expires: c.now().Add(c.ttl), val: val}
+	c.entries[key] = cacheEntry{tables: tables, gens: g, expires: now.Add(c.ttl), val: val}
 }
 
-// invalidate retires every entry.
-func (c *readCache) invalidate() {
-	if c != nil {
-		c.gen.Add(1)
+// invalidate retires every entry read from one of tables.
+func (c *readCache) invalidate(tables int) {
+	if c == nil {
+		return
+	}
+	for i := range c.gens {
+		if tables&(1<<i) != 0 {
+			c.gens[i].Add(1)
+		}
 	}
 }
 
+// writtenTables names the cached tables a statement may have changed:
+// none for a table the cache holds nothing of, all of them when the
+// statement's table cannot be told.
+func writtenTables(table, sql string) int {
+	if table == "" {
+		m := writeTarget.FindStringSubmatch(sql)
+		if m == nil {
+			return allTables
+		}
+		table = m[1]
+	}
+	return cachedTables[strings.ToLower(table)]
+}
+
+var writeTarget = regexp.MustCompile("(?is)^\\s*(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM)\\s+[\"`]?(\\w+)[\"`]?[\\s(]")
+
 // watchWrites makes every statement that may have changed rows retire the
-// cache's entries.
+// entries read from its table, now and when its transaction commits.
 func (c *readCache) watchWrites(g *gorm.DB) error {
 	if c == nil {
 		return nil
 	}
+	wrote := func(db *gorm.DB, tables int) {
+		if tables == 0 {
+			return
+		}
+		c.invalidate(tables)
+		if state, ok := db.Statement.Context.Value(txKey{}).(*txState); ok {
+			state.wrote |= tables
+		}
+	}
 	changed := func(db *gorm.DB) {
 		if db.Error != nil || db.RowsAffected != 0 {
-			c.invalidate()
+			wrote(db, writtenTables(db.Statement.Table, db.Statement.SQL.String()))
 		}
 	}
 	cb := g.Callback()
@@ -126,10 +186,11 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 		// Exec: raw INSERT, UPDATE and DELETE statements.
 		cb.Raw().After("gorm:raw").Register("repohost:cache", changed),
 		// Raw(...).Scan runs as a row query, and may be an INSERT ...
-		// RETURNING (the issue counter); its rows affected are not known.
+		// RETURNING or a data-modifying WITH; its rows affected are not
+		// known.
 		cb.Row().After("gorm:row").Register("repohost:cache", func(db *gorm.DB) {
-			if !isSelect(db.Statement.SQL.String()) {
-				c.invalidate()
+			if sql := db.Statement.SQL.String(); !isSelect(sql) {
+				wrote(db, writtenTables("", sql))
 			}
 		}),
 	} {
@@ -140,7 +201,34 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 	return nil
 }
 
+// committed retires, once a transaction has committed, the entries read
+// from the tables it changed: rows read while it was open were the
+// committed ones then, and may have been stored.
+func (c *readCache) committed(state *txState) {
+	c.invalidate(state.wrote)
+}
+
 func isSelect(sql string) bool {
 	sql = strings.TrimLeft(sql, " \t\r\n(")
 	return len(sql) >= 6 && strings.EqualFold(sql[:6], "SELECT")
+}
+
+// cached serves key from the read cache outside transactions, and loads
+// and stores it otherwise; tables are those the value is read from. The
+// stored value is never handed out itself: callers get a copy (clone),
+// which they may change.
+func cached[T any](ctx context.Context, d *DB, key string, tables int, clone func(T) T, load func() (T, error)) (T, error) {
+	if _, inTx := ctx.Value(txKey{}).(*txState); inTx || d.cache == nil {
+		return load()
+	}
+	if v, ok := d.cache.get(key); ok {
+		return clone(v.(T)), nil
+	}
+	g := d.cache.generation()
+	v, err := load()
+	if err != nil {
+		return v, err
+	}
+	d.cache.put(key, tables, g, v)
+	return clone(v), nil
 }

@@ -16,34 +16,51 @@ func TestReadCacheGenerations(t *testing.T) {
 	c := newReadCache(time.Second, 4)
 	c.now = func() time.Time { return now }
 	gen := c.generation()
-	c.put("a", gen, 1)
+	c.put("a", tUsers, gen, 1)
 	if v, ok := c.get("a"); !ok || v != 1 {
 		t.Fatalf("get a: %v %v", v, ok)
 	}
 	// A change retires what was stored before it, and what was read
 	// while it happened.
 	old := c.generation()
-	c.invalidate()
+	c.put("r", tRepos, old, 3)
+	c.invalidate(tUsers)
 	if _, ok := c.get("a"); ok {
-		t.Error("an entry survived a change")
+		t.Error("an entry survived a change of its table")
 	}
-	c.put("b", old, 2)
+	if _, ok := c.get("r"); !ok {
+		t.Error("an entry of another table was retired")
+	}
+	c.put("b", tUsers|tRepos, old, 2)
 	if _, ok := c.get("b"); ok {
 		t.Error("a row read before a change was stored")
 	}
-	c.put("b", c.generation(), 2)
+	c.put("b", tUsers, c.generation(), 2)
 	now = now.Add(time.Second)
 	if _, ok := c.get("b"); ok {
 		t.Error("an entry outlived its TTL")
 	}
 	for i := 0; i < 100; i++ {
-		c.put(fmt.Sprint(i), c.generation(), i)
+		c.put(fmt.Sprint(i), tUsers, c.generation(), i)
 		if len(c.entries) > 4 {
 			t.Fatalf("%d entries, bound 4", len(c.entries))
 		}
 	}
 	if newReadCache(0, 4) != nil {
 		t.Error("a zero TTL made a cache")
+	}
+	for _, w := range []struct {
+		table, sql string
+		want       int
+	}{
+		{"users", "", tUsers}, {"issues", "", 0}, {"", "UPDATE repositories SET num_issues = 1", tRepos},
+		{"", "update `access_tokens` set x = 1", tTokens}, {"", "DELETE FROM users WHERE id = 1", tUsers},
+		{"", `INSERT INTO "issues" (a) VALUES (1)`, 0}, {"", "WITH n AS (INSERT INTO x) INSERT INTO issues", allTables},
+		{"", "INSERT INTO issue_indexes (repo_id) VALUES (1)", 0},
+	} {
+		if got := writtenTables(w.table, w.sql); got != w.want {
+			t.Errorf("writtenTables(%q, %q) = %b, want %b", w.table, w.sql, got, w.want)
+		}
 	}
 	for sql, want := range map[string]bool{"SELECT 1": true, " (select x)": true, "INSERT INTO t": false,
 		"WITH x AS (SELECT 1) INSERT": false, "UPDATE t": false, "": false} {

@@ -142,6 +142,8 @@ type txKey struct{}
 type txState struct {
 	tx          *gorm.DB
 	afterCommit []func()
+	// wrote holds the cached tables the transaction changed (readCache).
+	wrote int
 }
 
 // WithTx runs fn in a transaction carried by ctx; a nested call joins the
@@ -164,32 +166,11 @@ func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) err
 		}
 		return err
 	}
-	// Rows read while the transaction was open may have been stored in
-	// the cache (they were the committed ones then); they are not now.
-	d.cache.invalidate()
+	d.cache.committed(state)
 	for _, f := range state.afterCommit {
 		f()
 	}
 	return nil
-}
-
-// cached serves key from the read cache outside transactions, and loads
-// and stores it otherwise. The stored value is never handed out itself:
-// callers get a copy (clone), which they may change.
-func cached[T any](ctx context.Context, d *DB, key string, clone func(T) T, load func() (T, error)) (T, error) {
-	if _, inTx := ctx.Value(txKey{}).(*txState); inTx || d.cache == nil {
-		return load()
-	}
-	if v, ok := d.cache.get(key); ok {
-		return clone(v.(T)), nil
-	}
-	gen := d.cache.generation()
-	v, err := load()
-	if err != nil {
-		return v, err
-	}
-	d.cache.put(key, gen, v)
-	return clone(v), nil
 }
 
 func cloneUser(u *store.User) *store.User {

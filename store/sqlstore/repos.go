@@ -28,7 +28,7 @@ func (s repoStore) FindByName(ctx context.Context, ownerID int64, name string) (
 
 func (s repoStore) FindByOwnerAndName(ctx context.Context, owner, name string) (*store.Repository, error) {
 	owner, name = strings.ToLower(owner), strings.ToLower(name)
-	r, err := cached(ctx, s.d, "repo:"+owner+"/"+name, cloneRepo, func() (*store.Repository, error) {
+	r, err := cached(ctx, s.d, "repo:"+owner+"/"+name, tRepos|tUsers, cloneRepo, func() (*store.Repository, error) {
 		var r store.Repository
 		err := s.d.conn(ctx).InnerJoins("Owner", s.d.gorm.Where(&store.User{LowerName: owner})).
 			Where("repositories.lower_name = ?", name).Take(&r).Error

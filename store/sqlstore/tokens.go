@@ -31,7 +31,7 @@ func (tokenWithUser) TableName() string { return "access_tokens" }
 
 func (s tokenStore) FindByHashWithUser(ctx context.Context, hash string) (*store.AccessToken, *store.User, error) {
 	clone := func(r *tokenWithUser) *tokenWithUser { c := *r; return &c }
-	row, err := cached(ctx, s.d, "token:"+hash, clone, func() (*tokenWithUser, error) {
+	row, err := cached(ctx, s.d, "token:"+hash, tTokens|tUsers, clone, func() (*tokenWithUser, error) {
 		var row tokenWithUser
 		err := s.d.conn(ctx).InnerJoins("User").Where("access_tokens.token_hash = ?", hash).Take(&row).Error
 		return &row, err

@@ -18,7 +18,7 @@ func (s userStore) Create(ctx context.Context, u *store.User) error {
 }
 
 func (s userStore) FindByID(ctx context.Context, id int64) (*store.User, error) {
-	return cached(ctx, s.d, userIDKey(id), cloneUser, func() (*store.User, error) {
+	return cached(ctx, s.d, userIDKey(id), tUsers, cloneUser, func() (*store.User, error) {
 		return findUserByID(s.d.conn(ctx), id)
 	})
 }
@@ -43,7 +43,7 @@ func findUserByID(db *gorm.DB, id int64) (*store.User, error) {
 
 func (s userStore) FindByName(ctx context.Context, name string) (*store.User, error) {
 	name = strings.ToLower(name)
-	u, err := cached(ctx, s.d, "user:"+name, cloneUser, func() (*store.User, error) {
+	u, err := cached(ctx, s.d, "user:"+name, tUsers, cloneUser, func() (*store.User, error) {
 		var u store.User
 		err := s.d.conn(ctx).Where("lower_name = ?", name).Take(&u).Error
 		return &u, err
@@ -86,7 +86,7 @@ func (s userStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store
 		return nil, translate(err, "find users")
 	}
 	for _, u := range users {
-		c.put(userIDKey(u.ID), gen, cloneUser(u))
+		c.put(userIDKey(u.ID), tUsers, gen, cloneUser(u))
 		out[u.ID] = u
 	}
 	return out, nil
