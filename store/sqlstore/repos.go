@@ -129,8 +129,20 @@ func visibleTo(db *gorm.DB, v store.RepoViewer) *gorm.DB {
 }
 
 func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page) ([]*store.Repository, int64, error) {
-	db := s.d.conn(ctx).Model(&store.Repository{}).Joins("JOIN users owner ON owner.id = repositories.owner_id")
-	db = visibleTo(db, q.Viewer)
+	db := s.d.conn(ctx).Model(&store.Repository{})
+	// The owner's row is joined only for a condition on it: who sees what
+	// (a user sees all of its own repositories, a site admin everything,
+	// unless limited to public data; see access step 1 to 3) and an
+	// "owner/name" keyword. An owner's list counted without it is read
+	// from the index on owner_id alone.
+	self := q.OwnerID > 0 && q.OwnerID == q.Viewer.UserID && !q.Viewer.PublicOnly
+	filtered := !self && !(q.Viewer.IsAdmin && !q.Viewer.PublicOnly)
+	if filtered || (!q.TopicOnly && strings.Contains(q.Keyword, "/")) {
+		db = db.Joins("JOIN users owner ON owner.id = repositories.owner_id")
+	}
+	if filtered {
+		db = visibleTo(db, q.Viewer)
+	}
 	if q.OwnerID > 0 {
 		db = db.Where("repositories.owner_id = ?", q.OwnerID)
 	}
