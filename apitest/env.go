@@ -56,15 +56,18 @@ func SharedContract() (*Contract, error) {
 
 // Env is one running server with a fresh database and data directory.
 type Env struct {
-	T       testing.TB
-	URL     string // base URL with a trailing slash
-	Deps    *app.Deps
-	DB      *sqlstore.DB
-	Server  *httptest.Server
-	Admin   *Account
-	stmts   atomic.Int64
-	checker *Contract
-	guard   *refGuard
+	T        testing.TB
+	URL      string // base URL with a trailing slash
+	Deps     *app.Deps
+	DB       *sqlstore.DB
+	Server   *httptest.Server
+	Admin    *Account
+	stmts    atomic.Int64
+	checker  *Contract
+	guard    *refGuard
+	dsn      string
+	dataDir  string
+	cacheTTL time.Duration
 }
 
 // Account is a user a test can sign in as.
@@ -96,14 +99,54 @@ func NewWithConfig(t testing.TB, configure func(*app.Config)) *Env {
 // first: its configuration, or the git store wrapped to stage a race.
 func NewWithDeps(t testing.TB, configure func(*app.Deps)) *Env {
 	t.Helper()
+	return newEnv(t, configure, testCacheTTL())
+}
+
+// NewCached starts a server whose store serves its hottest lookups from
+// memory as `repohost serve` does (sqlstore.DefaultCacheTTL). Other test
+// servers read every row, so that the tests counting statements see the
+// same statements whatever ran before; REPOHOST_TEST_CACHE=1 gives every
+// test server the cache.
+func NewCached(t testing.TB) *Env {
+	t.Helper()
+	return newEnv(t, nil, sqlstore.DefaultCacheTTL)
+}
+
+func testCacheTTL() time.Duration {
+	if os.Getenv("REPOHOST_TEST_CACHE") != "" {
+		return sqlstore.DefaultCacheTTL
+	}
+	return 0
+}
+
+func newEnv(t testing.TB, configure func(*app.Deps), cacheTTL time.Duration) *Env {
+	t.Helper()
 	c, err := SharedContract()
 	if err != nil {
 		t.Fatalf("load swagger.yml: %v", err)
 	}
-	e := &Env{T: t, checker: c}
+	e := &Env{T: t, checker: c, cacheTTL: cacheTTL}
 	dataDir := t.TempDir()
-	dsn := sqltest.DSN(t, dataDir)
-	db, err := sqlstore.Open(dsn, sqlstore.Options{Logger: &countingLogger{n: &e.stmts}})
+	e.start(t, sqltest.DSN(t, dataDir), dataDir, configure)
+	e.Admin = e.CreateUser("admin", true)
+	return e
+}
+
+// Twin starts a second server on e's database and data directory, as a
+// second process sharing them would run: its own connection pool, caches
+// and handler, nothing shared in memory with e.
+func (e *Env) Twin(t testing.TB) *Env {
+	t.Helper()
+	twin := &Env{T: t, checker: e.checker, Admin: e.Admin, cacheTTL: e.cacheTTL}
+	twin.start(t, e.dsn, e.dataDir, nil)
+	return twin
+}
+
+// start opens dsn, migrates it and serves it.
+func (e *Env) start(t testing.TB, dsn, dataDir string, configure func(*app.Deps)) {
+	t.Helper()
+	e.dsn, e.dataDir = dsn, dataDir
+	db, err := sqlstore.Open(dsn, sqlstore.Options{Logger: &countingLogger{n: &e.stmts}, CacheTTL: e.cacheTTL})
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}
@@ -139,8 +182,6 @@ func NewWithDeps(t testing.TB, configure func(*app.Deps)) *Env {
 	e.Server.Start()
 	t.Cleanup(e.Server.Close)
 	e.URL = e.Server.URL + "/"
-	e.Admin = e.CreateUser("admin", true)
-	return e
 }
 
 // OperationHeader is the response header in which, in tests only, the

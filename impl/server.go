@@ -3,14 +3,20 @@
 package impl
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-openapi/strfmt"
 
 	"repohost/impl/admin"
+	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/avatar"
@@ -112,7 +118,8 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 		return nil, err
 	}
 	authn := &auth.Authenticator{Store: d.Store, Hasher: d.Hasher, Errors: d.Errors,
-		Throttle: auth.NewLoginThrottle(d.Config.LoginFailures, d.Config.LoginWindow)}
+		Throttle: auth.NewLoginThrottle(d.Config.LoginFailures, d.Config.LoginWindow),
+		Verified: auth.NewCredentialCache(d.Config.VerifiedPasswords, d.Config.VerifiedPasswordTTL)}
 	mux := http.NewServeMux()
 	MountAPI(mux, authn.Middleware(assetUploads(d, api)))
 	// Downloads outside the API: browser_download_url, tarball_url and
@@ -138,7 +145,7 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	})
 	// The mux would redirect a non-canonical API path (with "." or ".."
 	// segments) to another operation's path; answer 404 instead.
-	return logRequests(d.Log, trackCommits(rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), canonicalAPIPaths(d.Errors, mux)))), nil
+	return logRequests(d.Log, d.Config.AccessLogEvery, trackCommits(rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), canonicalAPIPaths(d.Errors, mux)))), nil
 }
 
 // trackCommits gives every request a commit marker: once the request has
@@ -200,16 +207,32 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // git over HTTP).
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// logRequests writes one structured line per request.
-func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+// logRequests writes a structured line for one request in every (all of
+// them when every is 1, none when it is 0; see ParseAccessLog). A request
+// whose client went away before the answer was complete is logged with
+// status 499, whatever the handler managed to write.
+func logRequests(log *slog.Logger, every int, next http.Handler) http.Handler {
+	if every <= 0 {
+		return next
+	}
+	var n atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if every > 1 && (n.Add(1)-1)%uint64(every) != 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		// Also for a request that panics (a download cut off midway is
 		// aborted with http.ErrAbortHandler), which then goes on up.
 		defer func() {
 			v := recover()
-			args := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
+			status := rec.status
+			if errors.Is(r.Context().Err(), context.Canceled) && (status == 0 || status >= 500) {
+				// The client went away: its doing, not a server fault.
+				status = apierr.StatusClientClosedRequest
+			}
+			args := []any{"method", r.Method, "path", r.URL.Path, "status", status,
 				"bytes", rec.bytes, "duration_ms", float64(time.Since(start).Microseconds()) / 1000, "remote", r.RemoteAddr}
 			if v != nil {
 				args = append(args, "aborted", true)
@@ -221,4 +244,22 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// ParseAccessLog reads the --access-log setting: "on" logs every request,
+// "off" none, "sample:N" one request in N. It returns how many requests
+// share one line (0 for none).
+func ParseAccessLog(s string) (int, error) {
+	switch s {
+	case "", "on":
+		return 1, nil
+	case "off":
+		return 0, nil
+	}
+	if rest, ok := strings.CutPrefix(s, "sample:"); ok {
+		if n, err := strconv.Atoi(rest); err == nil && n >= 1 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("access log %q: want on, off or sample:N with N >= 1", s)
 }

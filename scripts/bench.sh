@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Usage: scripts/bench.sh   (make bench)
+# Usage: scripts/bench.sh   (make bench; make bench-postgres sets BENCH_DB)
 #
-# Measures the two hottest reads: GET /repos/{owner}/{repo} and
-# GET /users/{username}/repos. It builds the binary, serves it from a temp data
-# directory on a free 127.0.0.1 port (embedded database unless BENCH_DB names a
-# postgres:// URL), seeds a user, a token and BENCH_REPOS repositories through
-# the API, drives both endpoints with cmd/repohost-bench and prints requests/s
-# and p50/p99 latency for each. It is a measurement, not a test: the numbers
-# are printed, not judged; it fails only when the server misbehaves.
+# Measures every hot path on a large dataset. It builds the binaries, seeds an
+# empty database straight through the store (cmd/repohost-bench seed: 5,000
+# users, 10,000 repositories, one repository with 100,000 issues and one with
+# 60), serves it from a temp data directory on a free 127.0.0.1 port (the
+# embedded database unless BENCH_DB names a postgres:// URL) and runs
+# `repohost-bench suite`: for each scenario it measures repohost and then a
+# bare net/http server answering the very same bytes (the floor), and prints
+# requests/s, p50/p99 and the share of the floor. It is a measurement, not a
+# test: the numbers are printed, not judged; it fails only when the server
+# misbehaves (a non-2xx answer).
 #
-# Tunables: BENCH_DURATION (10s), BENCH_CONCURRENCY (8), BENCH_REPOS (40),
-# BENCH_DB (unset: SQLite in the temp dir).
+# Tunables: BENCH_DURATION (5s per measurement), BENCH_CONCURRENCY (16),
+# BENCH_ONLY (regular expression selecting scenarios), BENCH_USERS (5000),
+# BENCH_REPOS (10000), BENCH_ISSUES (100000), BENCH_DB (unset: SQLite),
+# BENCH_SERVER_FLAGS (extra flags for `repohost serve`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-duration=${BENCH_DURATION:-10s}
-concurrency=${BENCH_CONCURRENCY:-8}
-nrepos=${BENCH_REPOS:-40}
+duration=${BENCH_DURATION:-5s}
+concurrency=${BENCH_CONCURRENCY:-16}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/repohost-bench.XXXXXX")
 server_pid=
@@ -45,21 +49,27 @@ echo "bench: building"
 go build -o "$tmp/repohost" ./cmd/repohost
 go build -o "$tmp/repohost-bench" ./cmd/repohost-bench
 
-port=$(scripts/free-port.sh)
-base="http://127.0.0.1:$port"
-admin_pw="bench-admin-$RANDOM$RANDOM"
 db_flag=()
+label=sqlite
 if [ -n "${BENCH_DB:-}" ]; then
 	db_flag=(--db "$BENCH_DB")
+	label=postgresql
 fi
+
+echo "bench: seeding ($label)"
+"$tmp/repohost-bench" seed -data "$tmp/data" ${BENCH_DB:+-db "$BENCH_DB"} -out "$tmp/dataset.json" \
+	-users "${BENCH_USERS:-5000}" -repos "${BENCH_REPOS:-10000}" -big-issues "${BENCH_ISSUES:-100000}"
+
+port=$(scripts/free-port.sh)
+base="http://127.0.0.1:$port"
 
 # The server logs one line per request; keep that out of the report but
 # available for a failure message.
-REPOHOST_ADMIN_PASSWORD=$admin_pw "$tmp/repohost" serve --listen "127.0.0.1:$port" \
-	--data "$tmp/data" "${db_flag[@]}" >"$tmp/server.log" 2>&1 &
+# shellcheck disable=SC2086 # BENCH_SERVER_FLAGS is a list of flags
+"$tmp/repohost" serve --listen "127.0.0.1:$port" --data "$tmp/data" "${db_flag[@]}" ${BENCH_SERVER_FLAGS:-} \
+	>"$tmp/server.log" 2>&1 &
 server_pid=$!
 
-# Migrations and the first admin's password hash take a moment.
 for i in $(seq 1 150); do
 	if curl -fsS -o /dev/null "$base/api/v1/version" 2>/dev/null; then
 		break
@@ -77,54 +87,9 @@ for i in $(seq 1 150); do
 done
 echo "bench: serving on $base (data in $tmp/data${BENCH_DB:+, database $BENCH_DB})"
 
-# api METHOD PATH BODY WANT CURL_ARGS... : sends one JSON request and fails
-# with a readable message unless the status is WANT; prints the body.
-api() {
-	local method=$1 path=$2 body=$3 want=$4
-	shift 4
-	local status
-	status=$(curl -sS -o "$tmp/resp" -w '%{http_code}' -X "$method" \
-		-H 'Content-Type: application/json' -H 'Accept: application/json' \
-		--data "$body" "$@" "$base/api/v1$path") || die "$method $path: request failed"
-	if [ "$status" != "$want" ]; then
-		echo "bench: seeding failed: $method /api/v1$path answered $status, want $want:" >&2
-		head -c 500 "$tmp/resp" >&2
-		echo >&2
-		case "$status" in
-		404 | 405 | 501)
-			echo "bench: that endpoint is probably not implemented yet;" \
-				"'go test ./apitest/ -run TestEveryOperationIsDispatched' lists the unrouted ones." >&2
-			;;
-		esac
-		exit 1
-	fi
-	cat "$tmp/resp"
-}
-
-user=bench
-user_pw="bench-pw-$RANDOM$RANDOM"
-echo "bench: seeding user '$user', a token and $nrepos repositories"
-api POST /admin/users \
-	"{\"username\":\"$user\",\"email\":\"$user@example.com\",\"password\":\"$user_pw\",\"must_change_password\":false}" \
-	201 -u "admin:$admin_pw" >/dev/null
-
-token=$(api POST "/users/$user/tokens" '{"name":"bench","scopes":["all"]}' 201 -u "$user:$user_pw" |
-	sed -n 's/.*"sha1"[[:space:]]*:[[:space:]]*"\([0-9a-fA-F]*\)".*/\1/p')
-[ -n "$token" ] || die "POST /users/$user/tokens answered 201 without a sha1 field"
-
-repo_paths=()
-for i in $(seq 1 "$nrepos"); do
-	name=$(printf 'repo-%03d' "$i")
-	# Every fourth repository is private, so visibility filtering has work.
-	private=false
-	if [ $((i % 4)) -eq 0 ]; then private=true; fi
-	api POST /user/repos "{\"name\":\"$name\",\"auto_init\":true,\"private\":$private}" 201 \
-		-H "Authorization: token $token" >/dev/null
-	repo_paths+=("/api/v1/repos/$user/$name")
-done
-
-echo "bench: $concurrency workers for $duration per endpoint (2xx only in the latencies)"
-"$tmp/repohost-bench" -base "$base" -token "$token" -c "$concurrency" -d "$duration" \
-	-name "GET /repos/{owner}/{repo}" "${repo_paths[@]}"
-"$tmp/repohost-bench" -base "$base" -token "$token" -c "$concurrency" -d "$duration" \
-	-name "GET /users/{username}/repos" "/api/v1/users/$user/repos"
+if ! "$tmp/repohost-bench" suite -base "$base" -dataset "$tmp/dataset.json" -c "$concurrency" -d "$duration" \
+	-server-pid "$server_pid" -label "$label" ${BENCH_ONLY:+-only "$BENCH_ONLY"}; then
+	echo "bench: last lines of the server log:" >&2
+	tail -n 20 "$tmp/server.log" >&2
+	exit 1
+fi

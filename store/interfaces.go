@@ -65,6 +65,9 @@ type EmailStore interface {
 type TokenStore interface {
 	Create(ctx context.Context, t *AccessToken) error
 	FindByHash(ctx context.Context, hash string) (*AccessToken, error)
+	// FindByHashWithUser is FindByHash together with the token's user, in
+	// one statement (every token-authenticated request needs both).
+	FindByHashWithUser(ctx context.Context, hash string) (*AccessToken, *User, error)
 	FindByID(ctx context.Context, userID, id int64) (*AccessToken, error)
 	FindByName(ctx context.Context, userID int64, name string) (*AccessToken, error)
 	ListByUser(ctx context.Context, userID int64, p Page) ([]*AccessToken, int64, error)
@@ -144,6 +147,9 @@ type RepoStore interface {
 	Create(ctx context.Context, r *Repository) error
 	// FindByName matches case-insensitively and loads the owner.
 	FindByName(ctx context.Context, ownerID int64, name string) (*Repository, error)
+	// FindByOwnerAndName finds owner/name (both matched
+	// case-insensitively) with its owner, in one statement.
+	FindByOwnerAndName(ctx context.Context, owner, name string) (*Repository, error)
 	FindByID(ctx context.Context, id int64) (*Repository, error)
 	// FindByIDForUpdate is FindByID for a read-change-Update, with the same
 	// rules as UserStore.FindByIDForUpdate.

@@ -12,6 +12,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -28,12 +29,25 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	var err error
+	args := os.Args[1:]
+	switch {
+	case len(args) > 0 && args[0] == "seed":
+		err = seedCmd(args[1:])
+	case len(args) > 0 && args[0] == "suite":
+		err = suiteCmd(args[1:])
+	case len(args) > 0 && args[0] == "floor":
+		err = floorCmd(args[1:])
+	default:
+		err = run(args)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "repohost-bench:", err)
 		os.Exit(1)
 	}
 }
 
+// run is the single-endpoint mode: GET the paths it is given.
 func run(args []string) error {
 	fs := flag.NewFlagSet("repohost-bench", flag.ContinueOnError)
 	base := fs.String("base", "http://127.0.0.1:3000", "server base URL (loopback only)")
@@ -50,32 +64,16 @@ func run(args []string) error {
 	if len(paths) == 0 {
 		return errors.New("no paths given")
 	}
-	if *conc < 1 || *conc > 256 {
-		return errors.New("-c must be between 1 and 256")
-	}
-	if *dur <= 0 || *dur > 10*time.Minute {
-		return errors.New("-d must be positive and at most 10m")
-	}
-	u, err := url.Parse(*base)
-	if err != nil {
-		return err
-	}
-	if err := loopbackOnly(u.Hostname()); err != nil {
+	if err := checkLoad(*base, *conc, *dur); err != nil {
 		return err
 	}
 	if *name == "" {
 		*name = paths[0]
 	}
-	client := &http.Client{
-		Timeout: 30 * time.Second,
-		Transport: &http.Transport{
-			MaxIdleConns:        *conc,
-			MaxIdleConnsPerHost: *conc,
-			MaxConnsPerHost:     *conc,
-			IdleConnTimeout:     30 * time.Second,
-		},
+	gen := &generator{client: newClient(*conc), base: *base, target: target{method: http.MethodGet, paths: paths}}
+	if *token != "" {
+		gen.target.auth = "token " + *token
 	}
-	gen := &generator{client: client, base: *base, token: *token, paths: paths}
 	if *warm > 0 {
 		gen.run(*conc, *warm)
 	}
@@ -90,6 +88,34 @@ func run(args []string) error {
 	return nil
 }
 
+// checkLoad refuses settings that are not a short measurement of this
+// machine.
+func checkLoad(base string, conc int, dur time.Duration) error {
+	if conc < 1 || conc > 256 {
+		return errors.New("-c must be between 1 and 256")
+	}
+	if dur <= 0 || dur > 10*time.Minute {
+		return errors.New("-d must be positive and at most 10m")
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return err
+	}
+	return loopbackOnly(u.Hostname())
+}
+
+func newClient(conc int) *http.Client {
+	return &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			MaxIdleConns:        conc,
+			MaxIdleConnsPerHost: conc,
+			MaxConnsPerHost:     conc,
+			IdleConnTimeout:     30 * time.Second,
+		},
+	}
+}
+
 // loopbackOnly refuses any target that is not this machine.
 func loopbackOnly(host string) error {
 	if host == "localhost" {
@@ -102,11 +128,19 @@ func loopbackOnly(host string) error {
 	return nil
 }
 
+// target is what the workers send: one method, with an optional body and
+// Authorization header, to paths taken in turn.
+type target struct {
+	method string
+	paths  []string
+	body   []byte
+	auth   string // the Authorization header, "" for none
+}
+
 type generator struct {
 	client *http.Client
 	base   string
-	token  string
-	paths  []string
+	target target
 }
 
 type result struct {
@@ -117,10 +151,14 @@ type result struct {
 	hist       histogram // latencies of the successful requests
 }
 
-// run sends requests from conc workers until d has passed.
+// run sends requests from conc workers until d has passed. A request under
+// way at the deadline is waited for (the client's timeout bounds it) rather
+// than cut off: a slow endpoint then still gets a figure, and the server is
+// not left working on abandoned requests while the next measurement runs.
+// The rate divides by the time until the last answer.
 func (g *generator) run(conc int, d time.Duration) *result {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
+	ctx := context.Background()
+	deadline := time.Now().Add(d)
 	parts := make([]*result, conc)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -132,8 +170,8 @@ func (g *generator) run(conc int, d time.Duration) *result {
 			defer wg.Done()
 			// Workers start at different paths so that they do not all hit
 			// the same row at the same moment.
-			for i := w; ctx.Err() == nil; i++ {
-				g.one(ctx, g.paths[i%len(g.paths)], r)
+			for i := w; time.Now().Before(deadline); i++ {
+				g.one(ctx, g.target.paths[i%len(g.target.paths)], r)
 			}
 		}(w)
 	}
@@ -151,38 +189,39 @@ func (g *generator) run(conc int, d time.Duration) *result {
 }
 
 func (g *generator) one(ctx context.Context, path string, r *result) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.base+path, nil)
+	var body io.Reader
+	if g.target.body != nil {
+		body = bytes.NewReader(g.target.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, g.target.method, g.base+path, body)
 	if err != nil {
 		r.fail(err.Error())
 		return
 	}
-	if g.token != "" {
-		req.Header.Set("Authorization", "token "+g.token)
+	if g.target.auth != "" {
+		req.Header.Set("Authorization", g.target.auth)
 	}
 	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	t0 := time.Now()
 	resp, err := g.client.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return // cut off by the end of the run: not an answer
-		}
 		r.fail(err.Error())
 		return
 	}
 	_, copyErr := io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	lat := time.Since(t0)
-	if copyErr != nil && ctx.Err() != nil {
-		return
-	}
 	r.requests++
 	switch {
 	case copyErr != nil:
 		r.errors++
-		r.note(fmt.Sprintf("GET %s: reading body: %v", path, copyErr))
+		r.note(fmt.Sprintf("%s %s: reading body: %v", g.target.method, path, copyErr))
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		r.errors++
-		r.note(fmt.Sprintf("GET %s: status %d", path, resp.StatusCode))
+		r.note(fmt.Sprintf("%s %s: status %d", g.target.method, path, resp.StatusCode))
 	default:
 		r.hist.record(lat)
 	}

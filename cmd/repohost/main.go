@@ -24,12 +24,13 @@ import (
 )
 
 const usage = `usage:
-  repohost serve   [--listen ADDR] [--data DIR] [--db DSN]
+  repohost serve   [--listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
   repohost migrate [--data DIR] [--db DSN]
   repohost admin user create --username U --password P --email E [--admin] [--data DIR] [--db DSN]
 
 --db is a postgres:// URL or the path of a SQLite file (default: DIR/repohost.db).
-Each flag can also come from REPOHOST_LISTEN, REPOHOST_DATA and REPOHOST_DB.
+Each flag can also come from REPOHOST_LISTEN, REPOHOST_DATA, REPOHOST_DB,
+REPOHOST_ROOT_URL and REPOHOST_ACCESS_LOG.
 `
 
 func main() {
@@ -84,7 +85,7 @@ func (s *storage) open(ctx context.Context, log *slog.Logger) (*sqlstore.DB, err
 	if dsn == "" {
 		dsn = sqlstore.DefaultSQLitePath(s.data)
 	}
-	db, err := sqlstore.Open(dsn, sqlstore.Options{})
+	db, err := sqlstore.Open(dsn, sqlstore.Options{CacheTTL: sqlstore.DefaultCacheTTL})
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +185,12 @@ func serve(args []string, log *slog.Logger) error {
 	st.register(fs)
 	listen := fs.String("listen", env("REPOHOST_LISTEN", "127.0.0.1:3000"), "address to listen on")
 	rootURL := fs.String("root-url", env("REPOHOST_ROOT_URL", ""), "public URL of the server, prefix of every absolute URL it answers (default: http://LISTEN/)")
+	accessLog := fs.String("access-log", env("REPOHOST_ACCESS_LOG", "on"), "request log: on, off, or sample:N (one request in N)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logEvery, err := impl.ParseAccessLog(*accessLog)
+	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -206,6 +212,7 @@ func serve(args []string, log *slog.Logger) error {
 		return err
 	}
 	d.Config.RootURL = *rootURL
+	d.Config.AccessLogEvery = logEvery
 	if d.Config.RootURL == "" {
 		d.Config.RootURL = "http://" + ln.Addr().String() + "/"
 	}

@@ -4,6 +4,7 @@
 package apierr
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,6 +95,10 @@ func InvalidTopics(invalid []string, message string) *Error {
 		Body: &models.APIInvalidTopicsError{InvalidTopics: invalid, Message: message}}
 }
 
+// StatusClientClosedRequest is what a request the client cancelled answers
+// (nginx's 499): not a server error.
+const StatusClientClosedRequest = 499
+
 // Translator turns errors into responses and logs what the client must not see.
 type Translator struct {
 	Log *slog.Logger
@@ -105,6 +110,14 @@ func (t Translator) classify(err error) *Error {
 	switch {
 	case errors.As(err, &e):
 		return e
+	case errors.Is(err, context.Canceled):
+		// The client went away (or gave up) before the answer: its doing,
+		// not a fault of the server. Nobody reads the answer; the access
+		// log shows the request with the status nginx made usual for it.
+		if t.Log != nil {
+			t.Log.Info("request cancelled by the client", "err", err)
+		}
+		return newf(StatusClientClosedRequest, "client closed request")
 	case errors.Is(err, store.ErrNotFound):
 		return NotFound("not found")
 	case errors.Is(err, store.ErrDuplicate):

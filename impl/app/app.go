@@ -115,11 +115,7 @@ func (d *Deps) VisibleOrg(ctx context.Context, p *auth.Principal, name string) (
 // Repo loads owner/name with p's permission on it; a repository p may not
 // see answers 404 exactly like a missing one.
 func (d *Deps) Repo(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error) {
-	u, err := d.Store.Users().FindByName(ctx, owner)
-	if err != nil {
-		return nil, access.None, err
-	}
-	r, err := d.Store.Repos().FindByName(ctx, u.ID, name)
+	r, err := d.Store.Repos().FindByOwnerAndName(ctx, owner, name)
 	if err != nil {
 		return nil, access.None, err
 	}

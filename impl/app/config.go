@@ -36,6 +36,14 @@ type Config struct {
 	// window has passed.
 	LoginFailures int
 	LoginWindow   time.Duration
+	// VerifiedPasswords bounds the cache of passwords bcrypt accepted
+	// (0 turns it off), each remembered for VerifiedPasswordTTL; see
+	// auth.CredentialCache.
+	VerifiedPasswords   int
+	VerifiedPasswordTTL time.Duration
+	// AccessLogEvery is how many requests share one access-log line: 1
+	// logs each, 0 none (see impl.ParseAccessLog).
+	AccessLogEvery int
 	// HeaderTimeout bounds reading a request's headers; IdleTimeout closes
 	// idle keep-alive connections; StallTimeout ends a request whose body
 	// or answer stops making progress (see impl.HTTPServer).
@@ -68,12 +76,17 @@ func DefaultConfig() Config {
 		MaxGitInflatedBody: 1 << 30,
 		LoginFailures:      10,
 		LoginWindow:        5 * time.Minute,
-		HeaderTimeout:      10 * time.Second,
-		IdleTimeout:        90 * time.Second,
-		StallTimeout:       60 * time.Second,
-		MaxHeavyRequests:   4,
-		HeavyRequestWait:   30 * time.Second,
-		LargeBlobBytes:     1 << 20,
-		MaxAssetBytes:      2 << 30,
+		// Enough for every active account of a large site; an entry is a
+		// few dozen bytes.
+		VerifiedPasswords:   10_000,
+		VerifiedPasswordTTL: 2 * time.Minute,
+		AccessLogEvery:      1,
+		HeaderTimeout:       10 * time.Second,
+		IdleTimeout:         90 * time.Second,
+		StallTimeout:        60 * time.Second,
+		MaxHeavyRequests:    4,
+		HeavyRequestWait:    30 * time.Second,
+		LargeBlobBytes:      1 << 20,
+		MaxAssetBytes:       2 << 30,
 	}
 }

@@ -20,6 +20,9 @@ type Authenticator struct {
 	Errors apierr.Translator
 	// Throttle limits failed password attempts; nil allows any number.
 	Throttle *LoginThrottle
+	// Verified remembers passwords bcrypt accepted; nil checks every
+	// sign-in with bcrypt.
+	Verified *CredentialCache
 }
 
 // badCredentials is the one answer to every failed authentication, so it
@@ -150,8 +153,17 @@ func (a *Authenticator) byPassword(ctx context.Context, user, pass string) (*Pri
 	if err != nil {
 		return nil, err
 	}
-	if u.IsOrganization() || !a.Hasher.CheckPassword(u.PasswordHash, pass) {
+	if u.IsOrganization() {
 		return nil, badCredentials()
+	}
+	// u was just read: a cached verification counts only against the hash
+	// the row holds now, and the account state is checked on this row by
+	// the caller either way.
+	if !a.Verified.Verified(u.ID, u.PasswordHash, pass) {
+		if !a.Hasher.CheckPassword(u.PasswordHash, pass) {
+			return nil, badCredentials()
+		}
+		a.Verified.Remember(u.ID, u.PasswordHash, pass)
 	}
 	return &Principal{User: u, Signer: u}, nil
 }
@@ -169,14 +181,7 @@ func looksLikeToken(s string) bool {
 }
 
 func (a *Authenticator) byToken(ctx context.Context, secret string) (*Principal, error) {
-	t, err := a.Store.Tokens().FindByHash(ctx, HashToken(secret))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, badCredentials()
-	}
-	if err != nil {
-		return nil, err
-	}
-	u, err := a.Store.Users().FindByID(ctx, t.UserID)
+	t, u, err := a.Store.Tokens().FindByHashWithUser(ctx, HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, badCredentials()
 	}

@@ -40,7 +40,7 @@ func (h Handlers) IssueCreateIssue(ctx context.Context, params issue.IssueCreate
 	if err != nil {
 		return h.Fail(err)
 	}
-	out, err := h.svc().renderOne(ctx, app.BaseURL(params.HTTPRequest), p.User, r, is)
+	out, err := h.svc().renderCreated(ctx, app.BaseURL(params.HTTPRequest), p.User, r, is, in)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -218,12 +218,17 @@ func (s Service) labelFilter(ctx context.Context, r *store.Repository, param *st
 	if err != nil {
 		return err
 	}
-	seen := map[string]bool{}
+	// One group of ids per name: the store then tests the issue's links
+	// by id, through the link table's key, without reading labels.
+	group := map[string]int{}
 	for _, l := range found {
-		if !seen[l.Name] {
-			seen[l.Name] = true
-			f.LabelNames = append(f.LabelNames, l.Name)
+		i, ok := group[l.Name]
+		if !ok {
+			i = len(f.LabelIDs)
+			group[l.Name] = i
+			f.LabelIDs = append(f.LabelIDs, nil)
 		}
+		f.LabelIDs[i] = append(f.LabelIDs[i], l.ID)
 	}
 	return nil
 }

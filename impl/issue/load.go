@@ -100,6 +100,18 @@ func (s Service) render(ctx context.Context, base string, viewer *store.User, is
 	return out, a.Users, nil
 }
 
+// renderCreated renders an issue doer has just created from in. One asked
+// for without labels, assignees, projects or milestone has none, and its
+// poster is doer: it is rendered from what is known, without reading
+// anything back.
+func (s Service) renderCreated(ctx context.Context, base string, doer *store.User, r *store.Repository, is *store.Issue, in CreateInput) (*models.Issue, error) {
+	if len(in.LabelIDs) > 0 || len(in.Assignees) > 0 || len(in.ProjectIDs) > 0 || is.MilestoneID != 0 || is.PosterID != doer.ID {
+		return s.renderOne(ctx, base, doer, r, is)
+	}
+	a := &convert.IssueAttrs{Repos: map[int64]*store.Repository{r.ID: r}, Users: map[int64]*store.User{doer.ID: doer}}
+	return convert.Issue(base, is, a, doer), nil
+}
+
 // renderOne renders a single issue of r.
 func (s Service) renderOne(ctx context.Context, base string, viewer *store.User, r *store.Repository, is *store.Issue) (*models.Issue, error) {
 	list, _, err := s.render(ctx, base, viewer, []*store.Issue{is}, map[int64]*store.Repository{r.ID: r}, nil)

@@ -72,29 +72,32 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	}
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		st := s.Store
-		idx, err := st.Issues().NextIndex(ctx, r.ID)
-		if err != nil {
+		if err := st.Issues().CreateNumbered(ctx, is, 1, closed); err != nil {
 			return err
 		}
-		is.Index = idx
-		if err := st.Issues().Create(ctx, is); err != nil {
-			return err
-		}
-		c := counts{repoTotal: 1, repoClosed: closed, milestones: map[int64]counterDelta{}}
+		c := counts{milestones: map[int64]counterDelta{}}
 		if is.MilestoneID != 0 {
 			c.add(is.MilestoneID, 1, closed)
 		}
 		if err := s.applyCounts(ctx, r, c, is.MilestoneID); err != nil {
 			return err
 		}
+		// A new issue has no links to clear: only those asked for are
+		// written (every statement here runs under the locks taken by
+		// NextIndex and applyCounts, which all creators in the repository
+		// wait for).
 		if err := st.Labels().AddToIssue(ctx, is.ID, labelIDs(labels)); err != nil {
 			return err
 		}
-		if err := st.Issues().SetAssignees(ctx, is.ID, assignees); err != nil {
-			return err
+		if len(assignees) > 0 {
+			if err := st.Issues().SetAssignees(ctx, is.ID, assignees); err != nil {
+				return err
+			}
 		}
-		if err := st.Projects().SetIssueProjects(ctx, is.ID, projects); err != nil {
-			return projectGone(err)
+		if len(projects) > 0 {
+			if err := st.Projects().SetIssueProjects(ctx, is.ID, projects); err != nil {
+				return projectGone(err)
+			}
 		}
 		if err := st.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body)); err != nil {
 			return err

@@ -38,8 +38,7 @@ func (s releaseAttachmentStore) ListByRelease(ctx context.Context, releaseID int
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count release attachments")
 	}
-	out := []*store.ReleaseAttachment{}
-	err := db.Order("id").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.ReleaseAttachment](db, listOrder{{"release_attachments.id", false}}, p, total)
 	return out, total, translate(err, "list release attachments")
 }
 

@@ -31,6 +31,9 @@ func (s commentStore) Delete(ctx context.Context, id int64) error {
 	return affected(res, "delete comment")
 }
 
+// commentOrder is an issue's conversation order: oldest first.
+var commentOrder = listOrder{{"comments.created_at", false}, {"comments.id", false}}
+
 func (s commentStore) List(ctx context.Context, issueID int64, since, before *time.Time, p store.Page) ([]*store.Comment, int64, error) {
 	db := s.d.conn(ctx).Model(&store.Comment{}).Where("issue_id = ?", issueID)
 	if since != nil {
@@ -43,7 +46,6 @@ func (s commentStore) List(ctx context.Context, issueID int64, since, before *ti
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count comments")
 	}
-	var out []*store.Comment
-	err := db.Select("comments.*").Order("created_at").Order("id").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.Comment](db.Select("comments.*"), commentOrder, p, total)
 	return out, total, translate(err, "list comments")
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/gormlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -40,6 +41,8 @@ type DB struct {
 	// wait through a short outage instead of failing (see commits.go).
 	retrying *gorm.DB
 	clock    store.Clock
+	// cache serves the hottest lookups for a moment (nil: never).
+	cache *readCache
 }
 
 var _ store.Store = (*DB)(nil)
@@ -54,6 +57,11 @@ type Options struct {
 	// committed retries while PostgreSQL is unreachable;
 	// DefaultCommittedRetry when zero.
 	CommittedRetry time.Duration
+	// CacheTTL is how long the hottest lookups (a token with its user, a
+	// repository with its owner, a user by name or id) may be served from
+	// memory; 0 reads them every time. See readCache; the server uses
+	// DefaultCacheTTL.
+	CacheTTL time.Duration
 }
 
 // IsPostgres tells whether a --db value selects PostgreSQL.
@@ -124,9 +132,14 @@ func Open(dsn string, opts Options) (*DB, error) {
 	if err := sqlDB.Ping(); err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
+	cache := newReadCache(opts.CacheTTL, 10_000)
+	if err := cache.watchWrites(g); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("watch writes: %w", err)
+	}
 	// On the embedded database, parsing SQL was a quarter of the CPU time
 	// of a simple GET before statements were reused.
-	d := &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true}), clock: clock}
+	d := &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true}), clock: clock, cache: cache}
 	if IsPostgres(dsn) {
 		budget := opts.CommittedRetry
 		if budget <= 0 {
@@ -136,6 +149,11 @@ func Open(dsn string, opts Options) (*DB, error) {
 		d.retrying, err = gorm.Open(postgres.New(postgres.Config{Conn: &retryingPool{db: sqlDB, budget: budget}}), config())
 		if err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
+		}
+		// Writes through the retrying handle retire cached rows too.
+		if err := cache.watchWrites(d.retrying); err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("watch writes: %w", err)
 		}
 	}
 	return d, nil
@@ -157,6 +175,8 @@ type txKey struct{}
 type txState struct {
 	tx          *gorm.DB
 	afterCommit []func()
+	// wrote holds the cached tables the transaction changed (readCache).
+	wrote int
 }
 
 // WithTx runs fn in a transaction carried by ctx; a nested call joins the
@@ -178,16 +198,33 @@ func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) err
 		return fn(context.WithValue(ctx, txKey{}, state))
 	})
 	if err != nil {
-		if isUnavailable(err) && !errors.Is(err, store.ErrUnavailable) {
+		if isCanceled(err) && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("transaction: %w (%v)", context.Canceled, err)
+		}
+		if isUnavailable(err) && !errors.Is(err, store.ErrUnavailable) && !isCanceled(err) {
 			return fmt.Errorf("transaction: %w: %v", store.ErrUnavailable, err)
 		}
 		return err
 	}
 	store.MarkCommitted(ctx)
+	d.cache.committed(state)
 	for _, f := range state.afterCommit {
 		f()
 	}
 	return nil
+}
+
+func cloneUser(u *store.User) *store.User {
+	c := *u
+	return &c
+}
+
+func cloneRepo(r *store.Repository) *store.Repository {
+	c := *r
+	if r.Owner != nil {
+		c.Owner = cloneUser(r.Owner)
+	}
+	return &c
 }
 
 // AfterCommit implements store.Tx.
@@ -258,6 +295,13 @@ func translate(err error, what string) error {
 		return fmt.Errorf("%s: %w", what, store.ErrDuplicate)
 	case isInvalidText(err):
 		return fmt.Errorf("%s: %w", what, store.ErrInvalid)
+	case isCanceled(err):
+		// The caller gave up (a client closed its connection): nothing
+		// is wrong with the database, whatever the driver made of it.
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return fmt.Errorf("%s: %w (%v)", what, context.Canceled, err)
 	case isUnavailable(err):
 		return fmt.Errorf("%s: %w: %v", what, store.ErrUnavailable, err)
 	default:
@@ -270,6 +314,17 @@ func translate(err error, what string) error {
 func isInvalidText(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
+}
+
+// isCanceled recognises a statement stopped because the context it ran
+// under was cancelled: context.Canceled itself, SQLite's interruption (how
+// the embedded driver stops a statement whose context ends) and
+// PostgreSQL's "canceling statement due to user request" (how pgx stops
+// one; this server sets no statement_timeout, which would raise it too).
+func isCanceled(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.Is(err, context.Canceled) || errors.Is(err, sqlite3.INTERRUPT) ||
+		(errors.As(err, &pgErr) && pgErr.Code == "57014")
 }
 
 // isUnavailable recognises a database that cannot be reached: refused or

@@ -68,7 +68,12 @@ func (s emailStore) DeleteByUser(ctx context.Context, userID int64) error {
 }
 
 func (s emailStore) Search(ctx context.Context, keyword string, p store.Page) ([]*store.EmailWithOwner, int64, error) {
-	db := s.d.conn(ctx).Table("emails").Joins("JOIN users ON users.id = emails.user_id").Where("users.type = ?", store.UserTypeIndividual)
+	// CROSS JOIN is an inner join (the condition is in WHERE) that SQLite
+	// also reads as "emails first": the list then walks the unique index
+	// of addresses in its order and looks each owner up, instead of
+	// gathering every individual's addresses and sorting them.
+	db := s.d.conn(ctx).Table("emails").Joins("CROSS JOIN users").
+		Where("users.id = emails.user_id AND users.type = ?", store.UserTypeIndividual)
 	if kw := strings.TrimSpace(keyword); kw != "" {
 		pat := likePattern(kw)
 		db = db.Where(`(users.lower_name LIKE ? ESCAPE '\' OR LOWER(users.full_name) LIKE ? ESCAPE '\' OR emails.lower_email LIKE ? ESCAPE '\')`, pat, pat, pat)
@@ -77,9 +82,8 @@ func (s emailStore) Search(ctx context.Context, keyword string, p store.Page) ([
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count emails")
 	}
-	var out []*store.EmailWithOwner
-	err := db.Select("emails.*, users.name AS user_name").
-		Order("emails.lower_email ASC, emails.is_primary DESC, emails.id ASC").
-		Offset(p.Offset).Limit(p.Limit).Scan(&out).Error
+	// lower_email is unique, so it alone is a total order.
+	out, err := readPage[store.EmailWithOwner](db.Select("emails.*, users.name AS user_name"),
+		listOrder{{"emails.lower_email", false}}, p, total)
 	return out, total, translate(err, "search emails")
 }

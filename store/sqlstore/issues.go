@@ -1,11 +1,15 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/ncruces/go-sqlite3"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -23,7 +27,11 @@ func (d *DB) Projects() store.ProjectStore         { return projectStore{d} }
 // translateRef is translate for writes that insert links: a foreign key
 // that no longer holds means the linked row was deleted meanwhile.
 func translateRef(err error, what string) error {
-	if errors.Is(err, gorm.ErrForeignKeyViolated) {
+	var pgErr *pgconn.PgError
+	// GORM translates the drivers' errors for its own statements, not for
+	// raw ones read with Scan.
+	if errors.Is(err, gorm.ErrForeignKeyViolated) || errors.Is(err, sqlite3.CONSTRAINT_FOREIGNKEY) ||
+		(errors.As(err, &pgErr) && pgErr.Code == "23503") {
 		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
 	}
 	return translate(err, what)
@@ -59,6 +67,56 @@ func (s issueStore) NextIndex(ctx context.Context, repoID int64) (int64, error) 
 
 func (s issueStore) Create(ctx context.Context, is *store.Issue) error {
 	return translateRef(s.d.conn(ctx).Create(is).Error, "create issue")
+}
+
+func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, closed int64) error {
+	if _, ok := ctx.Value(txKey{}).(*txState); !ok {
+		return errNoTx
+	}
+	if !s.d.usesPostgres() {
+		idx, err := s.NextIndex(ctx, is.RepoID)
+		if err != nil {
+			return err
+		}
+		is.Index = idx
+		if err := s.Create(ctx, is); err != nil {
+			return err
+		}
+		return s.AdjustRepoCounts(ctx, is.RepoID, total, closed)
+	}
+	// The counter is taken first, then the repository row, as NextIndex
+	// and AdjustRepoCounts take them; the issue is inserted only if both
+	// rows exist.
+	var row struct {
+		ID     int64
+		Number int64
+	}
+	err := s.d.conn(ctx).Raw(`WITH n AS (
+			INSERT INTO issue_indexes (repo_id, max_index) VALUES (@repo, 1)
+			ON CONFLICT (repo_id) DO UPDATE SET max_index = issue_indexes.max_index + 1
+			RETURNING max_index
+		), c AS (
+			UPDATE repositories SET num_issues = num_issues + @total, num_closed_issues = num_closed_issues + @closed
+			WHERE id = @repo RETURNING id
+		)
+		INSERT INTO issues (repo_id, number, poster_id, title, body, content_version, ref, is_closed, is_pull,
+			is_locked, milestone_id, num_comments, deadline, closed_at, created_at, updated_at)
+		SELECT @repo, n.max_index, @poster, @title, @body, @version, @ref, @closedState, @pull,
+			@locked, @milestone, @comments, @deadline, @closedAt, @created, @updated
+		FROM n, c
+		RETURNING id, number`,
+		map[string]any{"repo": is.RepoID, "total": total, "closed": closed, "poster": is.PosterID, "title": is.Title,
+			"body": is.Body, "version": is.ContentVersion, "ref": is.Ref, "closedState": is.IsClosed, "pull": is.IsPull,
+			"locked": is.IsLocked, "milestone": is.MilestoneID, "comments": is.NumComments, "deadline": is.Deadline,
+			"closedAt": is.ClosedAt, "created": is.CreatedAt, "updated": is.UpdatedAt}).Scan(&row).Error
+	if err != nil {
+		return translateRef(err, "create issue")
+	}
+	if row.ID == 0 {
+		return translate(gorm.ErrRecordNotFound, "create issue")
+	}
+	is.ID, is.Index = row.ID, row.Number
+	return nil
 }
 
 func (s issueStore) FindByIndex(ctx context.Context, repoID, index int64) (*store.Issue, error) {
@@ -205,23 +263,62 @@ func (s issueStore) AddMentions(ctx context.Context, issueID int64, lowerNames [
 	return translateRef(err, "record mentions")
 }
 
+// issueOrder is the order of every issue list: newest first.
+var issueOrder = listOrder{{"issues.created_at", true}, {"issues.id", true}}
+
 func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page) ([]*store.Issue, int64, error) {
 	if f.None {
 		return []*store.Issue{}, 0, nil
 	}
+	total, err := s.count(ctx, f)
+	if err != nil {
+		return nil, 0, translate(err, "count issues")
+	}
+	w := windowOf(p, total)
+	out := []*store.Issue{}
+	if w.empty {
+		return out, total, nil
+	}
+	// The page's ids come from the index alone (the filter and the order
+	// are both in it); only the rows of the page are then read, so a deep
+	// page skips index entries, not rows. The outer statement has no ORDER
+	// BY of its own: the page is put in order here, as it is small.
+	ids := s.filtered(ctx, f, false).Select("issues.id").Order(issueOrder.sql(w.reverse)).Offset(w.offset).Limit(w.limit)
+	if err := s.d.conn(ctx).Where("id IN (?)", ids).Find(&out).Error; err != nil {
+		return nil, 0, translate(err, "list issues")
+	}
+	slices.SortFunc(out, func(a, b *store.Issue) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return out, total, nil
+}
+
+// filtered selects the issues f keeps. Filters on links (labels,
+// assignees, mentions) take two forms: for a page, a probe of the link
+// table's key per issue met while walking the order's index, which stops
+// once the page is full; for a count, which must see every match, the ids
+// gathered from the link table's index on the label or user, so that
+// counting a rare label does not probe every issue of the repository.
+func (s issueStore) filtered(ctx context.Context, f store.IssueFilter, forCount bool) *gorm.DB {
 	db := s.d.conn(ctx).Model(&store.Issue{})
 	if f.RepoID > 0 {
 		db = db.Where("issues.repo_id = ?", f.RepoID)
 	}
 	if f.AcrossRepos {
-		repos := s.d.conn(ctx).Table("repositories").Select("repositories.id").
-			Joins("JOIN users owner ON owner.id = repositories.owner_id").
-			Where("repositories.has_issues = ? AND repositories.external_tracker_url = ?", true, "")
-		repos = visibleTo(repos, f.Viewer)
-		if f.OwnerID > 0 {
-			repos = repos.Where("repositories.owner_id = ?", f.OwnerID)
+		// A page walks the global order's index and keeps the issues of
+		// the searched repositories until it is full. SQLite, which has
+		// no statistics unless told to gather them, would rather gather
+		// every issue of every searched repository and sort them all; the
+		// unary + keeps it off the repository index (PostgreSQL weighs
+		// the two with its statistics).
+		col := "issues.repo_id"
+		if !forCount && !s.d.usesPostgres() {
+			col = "+issues.repo_id"
 		}
-		db = db.Where("issues.repo_id IN (?)", repos)
+		db = db.Where(col+" IN (?)", s.searchedRepos(ctx, f))
 	}
 	if f.IsClosed != nil {
 		db = db.Where("issues.is_closed = ?", *f.IsClosed)
@@ -230,8 +327,20 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 		db = db.Where("issues.is_pull = ?", *f.IsPull)
 	}
 	for _, name := range f.LabelNames {
-		db = db.Where(`EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id
-			WHERE il.issue_id = issues.id AND l.name = ?)`, name)
+		if forCount {
+			db = db.Where(`issues.id IN (SELECT il.issue_id FROM issue_labels il JOIN labels l ON l.id = il.label_id
+				WHERE l.name = ?)`, name)
+		} else {
+			db = db.Where(`EXISTS (SELECT 1 FROM issue_labels il JOIN labels l ON l.id = il.label_id
+				WHERE il.issue_id = issues.id AND l.name = ?)`, name)
+		}
+	}
+	for _, ids := range f.LabelIDs {
+		if forCount {
+			db = db.Where("issues.id IN (SELECT il.issue_id FROM issue_labels il WHERE il.label_id IN ?)", ids)
+		} else {
+			db = db.Where("EXISTS (SELECT 1 FROM issue_labels il WHERE il.issue_id = issues.id AND il.label_id IN ?)", ids)
+		}
 	}
 	switch {
 	case len(f.MilestoneNames) > 0 && len(f.MilestoneIDs) > 0:
@@ -257,19 +366,82 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 	if f.PosterID != 0 {
 		db = db.Where("issues.poster_id = ?", f.PosterID)
 	}
-	if f.AssigneeID != 0 {
+	switch {
+	case f.AssigneeID == 0:
+	case forCount:
+		db = db.Where("issues.id IN (SELECT a.issue_id FROM issue_assignees a WHERE a.assignee_id = ?)", f.AssigneeID)
+	default:
 		db = db.Where("EXISTS (SELECT 1 FROM issue_assignees a WHERE a.issue_id = issues.id AND a.assignee_id = ?)", f.AssigneeID)
 	}
-	if f.MentionedID != 0 {
+	switch {
+	case f.MentionedID == 0:
+	case forCount:
+		db = db.Where("issues.id IN (SELECT m.issue_id FROM issue_mentions m WHERE m.user_id = ?)", f.MentionedID)
+	default:
 		db = db.Where("EXISTS (SELECT 1 FROM issue_mentions m WHERE m.issue_id = issues.id AND m.user_id = ?)", f.MentionedID)
 	}
-	var total int64
-	if err := db.Count(&total).Error; err != nil {
-		return nil, 0, translate(err, "count issues")
+	return db
+}
+
+// searchedRepos selects the ids of the repositories a cross-repository
+// search covers.
+func (s issueStore) searchedRepos(ctx context.Context, f store.IssueFilter) *gorm.DB {
+	repos := s.d.conn(ctx).Table("repositories").Select("repositories.id").
+		Joins("JOIN users owner ON owner.id = repositories.owner_id").
+		Where("repositories.has_issues = ? AND repositories.external_tracker_url = ?", true, "")
+	repos = visibleTo(repos, f.Viewer)
+	if f.OwnerID > 0 {
+		repos = repos.Where("repositories.owner_id = ?", f.OwnerID)
 	}
-	var out []*store.Issue
-	err := db.Order("issues.created_at DESC").Order("issues.id DESC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
-	return out, total, translate(err, "list issues")
+	return repos
+}
+
+// count is the size of the filtered set. When f only picks repositories,
+// a state and a type, the repositories' issue counters (kept exact in the
+// transactions that change issues) give the issues' share without reading
+// a single issue, and only pull requests, which have no counter the store
+// trusts, are counted (through an index that starts with is_pull, so none
+// costs nothing); any other filter is counted row by row, through indexes.
+func (s issueStore) count(ctx context.Context, f store.IssueFilter) (int64, error) {
+	var total int64
+	plain := len(f.LabelNames) == 0 && len(f.LabelIDs) == 0 && len(f.MilestoneIDs) == 0 && len(f.MilestoneNames) == 0 &&
+		f.Keyword == "" && f.UpdatedSince == nil && f.UpdatedBefore == nil && f.PosterID == 0 && f.AssigneeID == 0 &&
+		f.MentionedID == 0 && (f.RepoID > 0) != f.AcrossRepos
+	if !plain {
+		err := s.filtered(ctx, f, true).Count(&total).Error
+		return total, err
+	}
+	counter := "repositories.num_issues"
+	switch {
+	case f.IsClosed == nil:
+	case *f.IsClosed:
+		counter = "repositories.num_closed_issues"
+	default:
+		counter = "repositories.num_issues - repositories.num_closed_issues"
+	}
+	sum := "COALESCE(SUM(" + counter + "), 0)"
+	var issues *gorm.DB
+	if f.AcrossRepos {
+		// One pass over the searched repositories.
+		issues = s.searchedRepos(ctx, f).Select(sum)
+	} else {
+		issues = s.d.conn(ctx).Table("repositories").Select(sum).Where("repositories.id = ?", f.RepoID)
+	}
+	// The pull requests' part: the same filter with is_pull forced on.
+	pf := f
+	yes := true
+	pf.IsPull = &yes
+	pulls := s.filtered(ctx, pf, true).Select("COUNT(*)")
+	var err error
+	switch {
+	case f.IsPull == nil:
+		err = s.d.conn(ctx).Raw("SELECT (?) + (?)", issues, pulls).Scan(&total).Error
+	case *f.IsPull:
+		err = pulls.Scan(&total).Error
+	default:
+		err = issues.Scan(&total).Error
+	}
+	return total, err
 }
 
 func (s issueStore) Repos(ctx context.Context, repoIDs []int64) (map[int64]*store.Repository, error) {

@@ -76,8 +76,7 @@ func (s labelStore) List(ctx context.Context, repoID int64, p store.Page) ([]*st
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count labels")
 	}
-	var out []*store.Label
-	err := db.Select("labels.*").Order("name").Order("id").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.Label](db.Select("labels.*"), listOrder{{"labels.name", false}, {"labels.id", false}}, p, total)
 	return out, total, translate(err, "list labels")
 }
 

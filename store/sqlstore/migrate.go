@@ -25,6 +25,7 @@ var migrations = []migration{
 	{3, "branch protections, topics, teams", migrateV3},
 	{4, "releases and attachments", migrateV4},
 	{5, "domain event outbox", migrateV5},
+	{6, "indexes serving each list's filter and order", migrateV6},
 }
 
 type schemaMigration struct {

@@ -72,10 +72,10 @@ func (s milestoneStore) List(ctx context.Context, repoID int64, closed *bool, na
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count milestones")
 	}
-	var out []*store.Milestone
-	// Due dates first (soonest first), milestones without one last.
-	err := db.Select("milestones.*").Order("CASE WHEN deadline IS NULL THEN 1 ELSE 0 END").Order("deadline").Order("id").
-		Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	// Due dates first (soonest first), milestones without one last; the
+	// expression is the one the index is built on.
+	order := listOrder{{"(milestones.deadline IS NULL)", false}, {"milestones.deadline", false}, {"milestones.id", false}}
+	out, err := readPage[store.Milestone](db.Select("milestones.*"), order, p, total)
 	return out, total, translate(err, "list milestones")
 }
 

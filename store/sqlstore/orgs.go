@@ -10,6 +10,10 @@ import (
 
 type orgStore struct{ d *DB }
 
+// byLowerName orders accounts by name; lower_name is unique, so it is a
+// total order on its own.
+var byLowerName = listOrder{{"users.lower_name", false}}
+
 func (s orgStore) AddMember(ctx context.Context, m *store.OrgMember) error {
 	err := s.d.conn(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "org_id"}, {Name: "user_id"}},
@@ -56,8 +60,7 @@ func (s orgStore) ListMembers(ctx context.Context, orgID int64, publicOnly bool,
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count members")
 	}
-	var out []*store.User
-	err := db.Select("users.*").Order("users.lower_name ASC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.User](db.Select("users.*"), byLowerName, p, total)
 	return out, total, translate(err, "list members")
 }
 
@@ -72,8 +75,7 @@ func (s orgStore) ListUserOrgs(ctx context.Context, userID int64, visibilities [
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count orgs")
 	}
-	var out []*store.User
-	err := db.Select("users.*").Order("users.lower_name ASC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.User](db.Select("users.*"), byLowerName, p, total)
 	return out, total, translate(err, "list orgs")
 }
 
@@ -107,7 +109,6 @@ func (s orgStore) ListVisible(ctx context.Context, memberID int64, visibilities 
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count organizations")
 	}
-	var out []*store.User
-	err := db.Order("lower_name ASC").Order("id ASC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.User](db, byLowerName, p, total)
 	return out, total, translate(err, "list organizations")
 }

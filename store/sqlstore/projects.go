@@ -56,8 +56,7 @@ func (s projectStore) List(ctx context.Context, repoID int64, closed *bool, p st
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count projects")
 	}
-	var out []*store.Project
-	err := db.Select("projects.*").Order("id").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.Project](db.Select("projects.*"), listOrder{{"projects.id", false}}, p, total)
 	return out, total, translate(err, "list projects")
 }
 

@@ -25,8 +25,7 @@ func (s protectionStore) List(ctx context.Context, repoID int64, p store.Page) (
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count branch protections")
 	}
-	var out []*store.ProtectedBranch
-	err := db.Order(byPriority).Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.ProtectedBranch](db, parseOrder(byPriority), p, total)
 	return out, total, translate(err, "list branch protections")
 }
 

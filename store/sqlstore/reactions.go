@@ -46,7 +46,7 @@ func (s reactionStore) List(ctx context.Context, issueID, commentID int64, p sto
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count reactions")
 	}
-	var out []*store.Reaction
-	err := db.Select("reactions.*").Order("created_at").Order("id").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.Reaction](db.Select("reactions.*"),
+		listOrder{{"reactions.created_at", false}, {"reactions.id", false}}, p, total)
 	return out, total, translate(err, "list reactions")
 }

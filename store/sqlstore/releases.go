@@ -1,7 +1,9 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"repohost/store"
 )
@@ -76,11 +78,10 @@ func (s releaseStore) List(ctx context.Context, q store.ReleaseSearch, p store.P
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count releases")
 	}
-	var out []*store.Release
 	// A draft sorts by its creation, a published release by its publication,
 	// so publishing an old draft brings it to the top as the reference does.
-	err := db.Order("COALESCE(published_at, created_at) DESC").Order("id DESC").
-		Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	order := listOrder{{"COALESCE(releases.published_at, releases.created_at)", true}, {"releases.id", true}}
+	out, err := readPage[store.Release](db, order, p, total)
 	if err != nil {
 		return nil, 0, translate(err, "list releases")
 	}
@@ -105,9 +106,12 @@ func (s releaseStore) load(ctx context.Context, rs []*store.Release) error {
 		return err
 	}
 	var atts []*store.ReleaseAttachment
-	if err := s.d.conn(ctx).Where("release_id IN ?", ids).Order("id").Find(&atts).Error; err != nil {
+	if err := s.d.conn(ctx).Where("release_id IN ?", ids).Find(&atts).Error; err != nil {
 		return translate(err, "list release attachments")
 	}
+	// Put in id order here: a page's attachments are few, and an ORDER BY
+	// across several releases would be a sort in the database.
+	slices.SortFunc(atts, func(a, b *store.ReleaseAttachment) int { return cmp.Compare(a.ID, b.ID) })
 	byRelease := make(map[int64][]*store.ReleaseAttachment, len(rs))
 	for _, a := range atts {
 		byRelease[a.ReleaseID] = append(byRelease[a.ReleaseID], a)

@@ -26,6 +26,20 @@ func (s repoStore) FindByName(ctx context.Context, ownerID int64, name string) (
 	return &r, nil
 }
 
+func (s repoStore) FindByOwnerAndName(ctx context.Context, owner, name string) (*store.Repository, error) {
+	owner, name = strings.ToLower(owner), strings.ToLower(name)
+	r, err := cached(ctx, s.d, "repo:"+owner+"/"+name, tRepos|tUsers, cloneRepo, func() (*store.Repository, error) {
+		var r store.Repository
+		err := s.d.conn(ctx).InnerJoins("Owner", s.d.gorm.Where(&store.User{LowerName: owner})).
+			Where("repositories.lower_name = ?", name).Take(&r).Error
+		return &r, err
+	})
+	if err != nil {
+		return nil, translate(err, "find repository")
+	}
+	return r, nil
+}
+
 func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, error) {
 	return findRepoByID(s.d.conn(ctx), id)
 }
@@ -115,14 +129,25 @@ func visibleTo(db *gorm.DB, v store.RepoViewer) *gorm.DB {
 }
 
 func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page) ([]*store.Repository, int64, error) {
-	db := s.d.conn(ctx).Model(&store.Repository{}).Joins("JOIN users owner ON owner.id = repositories.owner_id")
-	db = visibleTo(db, q.Viewer)
+	db := s.d.conn(ctx).Model(&store.Repository{})
+	// The owner's row is joined only for a condition on it: who sees what
+	// (a user sees all of its own repositories, a site admin everything,
+	// unless limited to public data; see access step 1 to 3) and an
+	// "owner/name" keyword. An owner's list counted without it is read
+	// from the index on owner_id alone.
+	self := q.OwnerID > 0 && q.OwnerID == q.Viewer.UserID && !q.Viewer.PublicOnly
+	filtered := !self && !(q.Viewer.IsAdmin && !q.Viewer.PublicOnly)
+	if filtered || (!q.TopicOnly && strings.Contains(q.Keyword, "/")) {
+		db = db.Joins("JOIN users owner ON owner.id = repositories.owner_id")
+	}
+	if filtered {
+		db = visibleTo(db, q.Viewer)
+	}
 	if q.OwnerID > 0 {
 		db = db.Where("repositories.owner_id = ?", q.OwnerID)
 	}
 	if q.Reachable {
-		db = db.Where("(repositories.owner_id = ? OR repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?))",
-			q.Viewer.UserID, q.Viewer.UserID)
+		db = db.Where(ownedOrMember, q.Viewer.UserID, q.Viewer.UserID)
 	}
 	if q.RelatedUserID > 0 {
 		db = related(db, q)
@@ -152,11 +177,17 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		// the other ORDER BY columns when given an expression with vars.
 		order = fmt.Sprintf("CASE WHEN repositories.owner_id = %d THEN 0 ELSE 1 END, %s", q.PriorityOwnerID, order)
 	}
-	var out []*store.Repository
-	err := db.Select("repositories.*").Preload("Owner").Order(order).Order("repositories.id ASC").
-		Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"),
+		parseOrder(order).tieBreak("repositories.id"), p, total)
 	return out, total, translate(err, "search repositories")
 }
+
+// ownedOrMember keeps the repositories a user owns or that belong to an
+// organization the user is a member of. One IN over the owners, not
+// "owner_id = ? OR owner_id IN (...)": PostgreSQL cannot turn that OR into
+// index conditions and would walk every repository to test it.
+const ownedOrMember = `repositories.owner_id IN
+	(SELECT CAST(? AS BIGINT) UNION ALL SELECT org_id FROM org_members WHERE user_id = ?)`
 
 // related applies RelatedUserID: repositories the user owns, those of the
 // organizations it belongs to, or both.
@@ -164,7 +195,7 @@ func related(db *gorm.DB, q store.RepoSearch) *gorm.DB {
 	const member = "repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)"
 	switch {
 	case q.RelatedOwned && q.RelatedMember:
-		return db.Where("(repositories.owner_id = ? OR "+member+")", q.RelatedUserID, q.RelatedUserID)
+		return db.Where(ownedOrMember, q.RelatedUserID, q.RelatedUserID)
 	case q.RelatedMember:
 		return db.Where("repositories.owner_id <> ? AND "+member, q.RelatedUserID, q.RelatedUserID)
 	default:

@@ -3,8 +3,10 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"testing"
+	"time"
 
 	"repohost/store"
 	"repohost/store/sqlstore"
@@ -307,5 +309,104 @@ func TestTokenFindByHash(t *testing.T) {
 	}
 	if _, err := db.Tokens().FindByHash(ctx, "3f5c0ffee"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("after Delete: err %v, want ErrNotFound", err)
+	}
+}
+
+func TestOneStatementLookups(t *testing.T) {
+	t.Parallel()
+	db, _ := open(t)
+	ctx := context.Background()
+	u := newUser("Owner")
+	u.FullName = "The Owner"
+	mustCreateUser(t, db, u)
+	other := mustCreateUser(t, db, newUser("other"))
+	tok := &store.AccessToken{UserID: u.ID, Name: "ci", TokenHash: "beef", TokenLastEight: "0000beef", Scopes: "all"}
+	if err := db.Tokens().Create(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	gotTok, gotUser, err := db.Tokens().FindByHashWithUser(ctx, "beef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotTok.ID != tok.ID || gotTok.Scopes != "all" || gotUser.ID != u.ID || gotUser.Name != "Owner" || gotUser.FullName != "The Owner" {
+		t.Errorf("FindByHashWithUser: %+v, %+v", gotTok, gotUser)
+	}
+	if _, _, err := db.Tokens().FindByHashWithUser(ctx, "dead"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown hash: %v, want ErrNotFound", err)
+	}
+
+	r := &store.Repository{OwnerID: u.ID, Name: "Proj", Description: "d"}
+	if err := db.Repos().Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Repos().Create(ctx, &store.Repository{OwnerID: other.ID, Name: "proj", Description: "other's"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, names := range [][2]string{{"Owner", "Proj"}, {"owner", "proj"}, {"OWNER", "PROJ"}} {
+		got, err := db.Repos().FindByOwnerAndName(ctx, names[0], names[1])
+		if err != nil {
+			t.Fatalf("%v: %v", names, err)
+		}
+		if got.ID != r.ID || got.Description != "d" || got.Owner == nil || got.Owner.ID != u.ID || got.Owner.FullName != "The Owner" {
+			t.Errorf("%v: %+v (owner %+v)", names, got, got.Owner)
+		}
+	}
+	for _, names := range [][2]string{{"owner", "nope"}, {"nobody", "proj"}, {"other", "Proj2"}} {
+		if _, err := db.Repos().FindByOwnerAndName(ctx, names[0], names[1]); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%v: %v, want ErrNotFound", names, err)
+		}
+	}
+}
+
+func TestCreateNumbered(t *testing.T) {
+	t.Parallel()
+	db, _ := open(t)
+	ctx := context.Background()
+	u := mustCreateUser(t, db, newUser("numbers"))
+	r := &store.Repository{OwnerID: u.ID, Name: "r"}
+	if err := db.Repos().Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Issues().CreateNumbered(ctx, &store.Issue{RepoID: r.ID, Title: "x"}, 1, 0); err == nil {
+		t.Fatal("created outside a transaction")
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	for i, closed := range []bool{false, true, false} {
+		is := &store.Issue{RepoID: r.ID, PosterID: u.ID, Title: fmt.Sprint("issue ", i), Body: "b", IsClosed: closed,
+			CreatedAt: now, UpdatedAt: now}
+		var c int64
+		if closed {
+			is.ClosedAt, c = &now, 1
+		}
+		if err := db.WithTx(ctx, func(ctx context.Context) error { return db.Issues().CreateNumbered(ctx, is, 1, c) }); err != nil {
+			t.Fatal(err)
+		}
+		if is.ID == 0 || is.Index != int64(i+1) {
+			t.Fatalf("issue %d: id %d, number %d", i, is.ID, is.Index)
+		}
+		got, err := db.Issues().FindByIndex(ctx, r.ID, is.Index)
+		if err != nil || got.ID != is.ID || got.Title != is.Title || got.IsClosed != closed || got.PosterID != u.ID ||
+			!got.CreatedAt.Equal(now) || (closed && (got.ClosedAt == nil || !got.ClosedAt.Equal(now))) {
+			t.Fatalf("read back %+v, %v", got, err)
+		}
+	}
+	got, err := db.Repos().FindByID(ctx, r.ID)
+	if err != nil || got.NumIssues != 3 || got.NumClosedIssues != 1 {
+		t.Fatalf("counters %d/%d, %v", got.NumIssues, got.NumClosedIssues, err)
+	}
+	bad, err := db.Issues().CheckCounters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range bad {
+		if n != 0 {
+			t.Errorf("%s: %d rows disagree", name, n)
+		}
+	}
+	err = db.WithTx(ctx, func(ctx context.Context) error {
+		return db.Issues().CreateNumbered(ctx, &store.Issue{RepoID: r.ID + 1000, Title: "orphan"}, 1, 0)
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("issue of a missing repository: %v, want ErrNotFound", err)
 	}
 }

@@ -65,8 +65,7 @@ func (s teamStore) ListForRepo(ctx context.Context, orgID, repoID int64, v store
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count teams")
 	}
-	var out []*store.Team
-	err := db.Order("teams.lower_name ASC, teams.id ASC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.Team](db, listOrder{{"teams.lower_name", false}, {"teams.id", false}}, p, total)
 	return out, total, translate(err, "list teams")
 }
 

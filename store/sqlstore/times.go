@@ -61,8 +61,7 @@ func (s timeStore) List(ctx context.Context, f store.TimeFilter, p store.Page) (
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count tracked times")
 	}
-	var out []*store.TrackedTime
-	err := db.Select("tracked_times.*").Order("tracked_times.created_at").Order("tracked_times.id").
-		Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.TrackedTime](db.Select("tracked_times.*"),
+		listOrder{{"tracked_times.created_at", false}, {"tracked_times.id", false}}, p, total)
 	return out, total, translate(err, "list tracked times")
 }

@@ -21,6 +21,27 @@ func (s tokenStore) FindByHash(ctx context.Context, hash string) (*store.AccessT
 	return &t, nil
 }
 
+// tokenWithUser reads a token and its user in one row.
+type tokenWithUser struct {
+	store.AccessToken
+	User store.User `gorm:"foreignKey:UserID"`
+}
+
+func (tokenWithUser) TableName() string { return "access_tokens" }
+
+func (s tokenStore) FindByHashWithUser(ctx context.Context, hash string) (*store.AccessToken, *store.User, error) {
+	clone := func(r *tokenWithUser) *tokenWithUser { c := *r; return &c }
+	row, err := cached(ctx, s.d, "token:"+hash, tTokens|tUsers, clone, func() (*tokenWithUser, error) {
+		var row tokenWithUser
+		err := s.d.conn(ctx).InnerJoins("User").Where("access_tokens.token_hash = ?", hash).Take(&row).Error
+		return &row, err
+	})
+	if err != nil {
+		return nil, nil, translate(err, "find token")
+	}
+	return &row.AccessToken, &row.User, nil
+}
+
 func (s tokenStore) FindByID(ctx context.Context, userID, id int64) (*store.AccessToken, error) {
 	var t store.AccessToken
 	if err := s.d.conn(ctx).Where("user_id = ? AND id = ?", userID, id).Take(&t).Error; err != nil {
@@ -43,8 +64,7 @@ func (s tokenStore) ListByUser(ctx context.Context, userID int64, p store.Page) 
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count tokens")
 	}
-	var out []*store.AccessToken
-	err := db.Order("id DESC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
+	out, err := readPage[store.AccessToken](db, listOrder{{"access_tokens.id", true}}, p, total)
 	return out, total, translate(err, "list tokens")
 }
 

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
@@ -17,8 +18,12 @@ func (s userStore) Create(ctx context.Context, u *store.User) error {
 }
 
 func (s userStore) FindByID(ctx context.Context, id int64) (*store.User, error) {
-	return findUserByID(s.d.conn(ctx), id)
+	return cached(ctx, s.d, userIDKey(id), tUsers, cloneUser, func() (*store.User, error) {
+		return findUserByID(s.d.conn(ctx), id)
+	})
 }
+
+func userIDKey(id int64) string { return "uid:" + strconv.FormatInt(id, 10) }
 
 func (s userStore) FindByIDForUpdate(ctx context.Context, id int64) (*store.User, error) {
 	db, err := s.d.lockingConn(ctx)
@@ -37,11 +42,16 @@ func findUserByID(db *gorm.DB, id int64) (*store.User, error) {
 }
 
 func (s userStore) FindByName(ctx context.Context, name string) (*store.User, error) {
-	var u store.User
-	if err := s.d.conn(ctx).Where("lower_name = ?", strings.ToLower(name)).Take(&u).Error; err != nil {
+	name = strings.ToLower(name)
+	u, err := cached(ctx, s.d, "user:"+name, tUsers, cloneUser, func() (*store.User, error) {
+		var u store.User
+		err := s.d.conn(ctx).Where("lower_name = ?", name).Take(&u).Error
+		return &u, err
+	})
+	if err != nil {
 		return nil, translate(err, "find user")
 	}
-	return &u, nil
+	return u, nil
 }
 
 func (s userStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.User, error) {
@@ -49,11 +59,34 @@ func (s userStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store
 	if len(ids) == 0 {
 		return out, nil
 	}
+	_, inTx := ctx.Value(txKey{}).(*txState)
+	c := s.d.cache
+	if inTx {
+		c = nil
+	}
+	// The users a page shows (posters, assignees) are mostly the same
+	// few from one request to the next: those in the cache are not read.
+	missing := ids
+	if c != nil {
+		missing = make([]int64, 0, len(ids))
+		for _, id := range ids {
+			if v, ok := c.get(userIDKey(id)); ok {
+				out[id] = cloneUser(v.(*store.User))
+			} else {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) == 0 {
+			return out, nil
+		}
+	}
+	gen := c.generation()
 	var users []*store.User
-	if err := s.d.conn(ctx).Where("id IN ?", ids).Find(&users).Error; err != nil {
+	if err := s.d.conn(ctx).Where("id IN ?", missing).Find(&users).Error; err != nil {
 		return nil, translate(err, "find users")
 	}
 	for _, u := range users {
+		c.put(userIDKey(u.ID), tUsers, gen, cloneUser(u))
 		out[u.ID] = u
 	}
 	return out, nil
@@ -113,11 +146,14 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count users")
 	}
-	order := q.OrderBy
-	if order == "" {
-		order = "lower_name ASC"
+	order := parseOrder(q.OrderBy)
+	switch {
+	case len(order) == 0:
+		order = listOrder{{expr: "lower_name"}}
+	case order[0].expr != "lower_name":
+		// lower_name is unique; any other key needs the id after it.
+		order = order.tieBreak("id")
 	}
-	var users []*store.User
-	err := db.Order(order).Order("id ASC").Offset(p.Offset).Limit(p.Limit).Find(&users).Error
+	users, err := readPage[store.User](db, order, p, total)
 	return users, total, translate(err, "search users")
 }

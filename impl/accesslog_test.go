@@ -1,0 +1,102 @@
+package impl
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"repohost/impl/apierr"
+)
+
+// records collects log records.
+type records struct {
+	mu   sync.Mutex
+	list []slog.Record
+}
+
+func (r *records) Enabled(context.Context, slog.Level) bool { return true }
+func (r *records) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.list = append(r.list, rec)
+	return nil
+}
+func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *records) WithGroup(string) slog.Handler      { return r }
+
+func attr(rec slog.Record, key string) slog.Value {
+	var v slog.Value
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == key {
+			v = a.Value
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+// TestCancelledRequestIsLoggedAs499: a request whose client went away, and
+// whose statement the database driver therefore interrupted, is the
+// client's doing: it is logged at info with status 499, and no "internal
+// error" appears.
+func TestCancelledRequestIsLoggedAs499(t *testing.T) {
+	t.Parallel()
+	got := &records{}
+	log := slog.New(got)
+	tr := apierr.Translator{Log: log}
+	// What the store returns for a statement its context interrupted.
+	failing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tr.Write(w, fmt.Errorf("list issues: %w (sqlite3: interrupted)", context.Canceled))
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/repos/a/b/issues", nil).WithContext(ctx)
+	logRequests(log, 1, failing).ServeHTTP(httptest.NewRecorder(), req)
+	var access *slog.Record
+	for i, rec := range got.list {
+		if rec.Level >= slog.LevelWarn {
+			t.Errorf("logged at %v: %s", rec.Level, rec.Message)
+		}
+		if rec.Message == "request" {
+			access = &got.list[i]
+		}
+	}
+	if access == nil {
+		t.Fatal("no access-log line")
+	}
+	if s := attr(*access, "status").Int64(); s != 499 {
+		t.Errorf("status %d, want 499", s)
+	}
+}
+
+func TestAccessLogCanBeOffOrSampled(t *testing.T) {
+	t.Parallel()
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	for _, c := range []struct {
+		setting string
+		lines   int
+	}{{"on", 12}, {"", 12}, {"off", 0}, {"sample:1", 12}, {"sample:4", 3}, {"sample:100", 1}} {
+		every, err := ParseAccessLog(c.setting)
+		if err != nil {
+			t.Fatalf("%q: %v", c.setting, err)
+		}
+		got := &records{}
+		h := logRequests(slog.New(got), every, ok)
+		for i := 0; i < 12; i++ {
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/v1/version", nil))
+		}
+		if len(got.list) != c.lines {
+			t.Errorf("%q: %d lines for 12 requests, want %d", c.setting, len(got.list), c.lines)
+		}
+	}
+	for _, bad := range []string{"sample:0", "sample:x", "sample:", "yes", "sample:-2"} {
+		if _, err := ParseAccessLog(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package sqlstore
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// DefaultCacheTTL is how long a looked-up row may be served from memory:
+// short enough that a change made by another process sharing the database
+// (a revoked token, a repository made private, a new password) is seen
+// within a second, long enough that a busy server reads each hot row a
+// couple of times per second instead of on every request.
+const DefaultCacheTTL = 500 * time.Millisecond
+
+// The tables whose rows the cache holds; an entry depends on some of them.
+const (
+	tUsers = 1 << iota
+	tTokens
+	tRepos
+	allTables = tUsers | tTokens | tRepos
+)
+
+var cachedTables = map[string]int{"users": tUsers, "access_tokens": tTokens, "repositories": tRepos}
+
+// generations is one counter per cached table.
+type generations [3]uint64
+
+// readCache holds the rows the hottest lookups return (a token with its
+// user, a repository with its owner, a user by name or id), for the requests
+// of every route that start with the same few lookups.
+//
+// Staleness is bounded twice. Across processes, by the TTL. Within this
+// process, by a generation number per table that every statement changing
+// rows of the table (any INSERT, UPDATE or DELETE through this store, at the
+// statement and again when its transaction commits; one whose table cannot
+// be told counts for every table) increments: an entry counts only while the
+// tables it was read from are in the generation it was read in, and a row
+// read while a change was under way is not stored at all. So after a change
+// has committed and its request has answered, no request of this process is
+// served what it replaced. Reads in a transaction never use the cache (they
+// may be the first half of a read-change-write).
+type readCache struct {
+	ttl  time.Duration
+	max  int
+	now  func() time.Time
+	gens [3]atomic.Uint64
+
+	mu      sync.RWMutex
+	entries map[string]cacheEntry
+}
+
+type cacheEntry struct {
+	tables  int
+	gens    generations
+	expires time.Time
+	val     any
+}
+
+func newReadCache(ttl time.Duration, max int) *readCache {
+	if ttl <= 0 {
+		return nil
+	}
+	return &readCache{ttl: ttl, max: max, now: time.Now, entries: map[string]cacheEntry{}}
+}
+
+// generation is taken before a read whose result may be stored.
+func (c *readCache) generation() generations {
+	var g generations
+	if c != nil {
+		for i := range c.gens {
+			g[i] = c.gens[i].Load()
+		}
+	}
+	return g
+}
+
+// current tells whether the tables are still in the generations g saw.
+func (c *readCache) current(tables int, g generations) bool {
+	for i := range c.gens {
+		if tables&(1<<i) != 0 && c.gens[i].Load() != g[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *readCache) get(key string) (any, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.RLock()
+	e, ok := c.entries[key]
+	c.mu.RUnlock()
+	if !ok || !c.current(e.tables, e.gens) || !c.now().Before(e.expires) {
+		return nil, false
+	}
+	return e.val, true
+}
+
+// put stores val, read from tables, under key unless one of the tables
+// changed since g was taken.
+func (c *readCache) put(key string, tables int, g generations, val any) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.current(tables, g) {
+		return
+	}
+	now := c.now()
+	if len(c.entries) >= c.max {
+		// Drop what is dead; if that frees nothing, start over:
+		// refilling costs one read per key.
+		for k, e := range c.entries {
+			if !c.current(e.tables, e.gens) || !now.Before(e.expires) {
+				delete(c.entries, k)
+			}
+		}
+		if len(c.entries) >= c.max {
+			clear(c.entries)
+		}
+	}
+	c.entries[key] = cacheEntry{tables: tables, gens: g, expires: now.Add(c.ttl), val: val}
+}
+
+// invalidate retires every entry read from one of tables.
+func (c *readCache) invalidate(tables int) {
+	if c == nil {
+		return
+	}
+	for i := range c.gens {
+		if tables&(1<<i) != 0 {
+			c.gens[i].Add(1)
+		}
+	}
+}
+
+// writtenTables names the cached tables a statement may have changed:
+// none for a table the cache holds nothing of, all of them when the
+// statement's table cannot be told.
+func writtenTables(table, sql string) int {
+	if table == "" {
+		m := writeTarget.FindStringSubmatch(sql)
+		if m == nil {
+			return allTables
+		}
+		table = m[1]
+	}
+	return cachedTables[strings.ToLower(table)]
+}
+
+var writeTarget = regexp.MustCompile("(?is)^\\s*(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM)\\s+[\"`]?(\\w+)[\"`]?[\\s(]")
+
+// watchWrites makes every statement that may have changed rows retire the
+// entries read from its table, now and when its transaction commits.
+func (c *readCache) watchWrites(g *gorm.DB) error {
+	if c == nil {
+		return nil
+	}
+	wrote := func(db *gorm.DB, tables int) {
+		if tables == 0 {
+			return
+		}
+		c.invalidate(tables)
+		if state, ok := db.Statement.Context.Value(txKey{}).(*txState); ok {
+			state.wrote |= tables
+		}
+	}
+	changed := func(db *gorm.DB) {
+		if db.Error != nil || db.RowsAffected != 0 {
+			wrote(db, writtenTables(db.Statement.Table, db.Statement.SQL.String()))
+		}
+	}
+	cb := g.Callback()
+	for _, err := range []error{
+		cb.Create().After("gorm:create").Register("repohost:cache", changed),
+		cb.Update().After("gorm:update").Register("repohost:cache", changed),
+		cb.Delete().After("gorm:delete").Register("repohost:cache", changed),
+		// Exec: raw INSERT, UPDATE and DELETE statements.
+		cb.Raw().After("gorm:raw").Register("repohost:cache", changed),
+		// Raw(...).Scan runs as a row query, and may be an INSERT ...
+		// RETURNING or a data-modifying WITH; its rows affected are not
+		// known.
+		cb.Row().After("gorm:row").Register("repohost:cache", func(db *gorm.DB) {
+			if sql := db.Statement.SQL.String(); !isSelect(sql) {
+				wrote(db, writtenTables("", sql))
+			}
+		}),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// committed retires, once a transaction has committed, the entries read
+// from the tables it changed: rows read while it was open were the
+// committed ones then, and may have been stored.
+func (c *readCache) committed(state *txState) {
+	c.invalidate(state.wrote)
+}
+
+func isSelect(sql string) bool {
+	sql = strings.TrimLeft(sql, " \t\r\n(")
+	return len(sql) >= 6 && strings.EqualFold(sql[:6], "SELECT")
+}
+
+// cached serves key from the read cache outside transactions, and loads
+// and stores it otherwise; tables are those the value is read from. The
+// stored value is never handed out itself: callers get a copy (clone),
+// which they may change.
+func cached[T any](ctx context.Context, d *DB, key string, tables int, clone func(T) T, load func() (T, error)) (T, error) {
+	if _, inTx := ctx.Value(txKey{}).(*txState); inTx || d.cache == nil {
+		return load()
+	}
+	if v, ok := d.cache.get(key); ok {
+		return clone(v.(T)), nil
+	}
+	g := d.cache.generation()
+	v, err := load()
+	if err != nil {
+		return v, err
+	}
+	d.cache.put(key, tables, g, v)
+	return clone(v), nil
+}

@@ -1,0 +1,140 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"repohost/store"
+	"repohost/store/sqlstore/sqltest"
+)
+
+func TestReadCacheGenerations(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_000_000, 0)
+	c := newReadCache(time.Second, 4)
+	c.now = func() time.Time { return now }
+	gen := c.generation()
+	c.put("a", tUsers, gen, 1)
+	if v, ok := c.get("a"); !ok || v != 1 {
+		t.Fatalf("get a: %v %v", v, ok)
+	}
+	// A change retires what was stored before it, and what was read
+	// while it happened.
+	old := c.generation()
+	c.put("r", tRepos, old, 3)
+	c.invalidate(tUsers)
+	if _, ok := c.get("a"); ok {
+		t.Error("an entry survived a change of its table")
+	}
+	if _, ok := c.get("r"); !ok {
+		t.Error("an entry of another table was retired")
+	}
+	c.put("b", tUsers|tRepos, old, 2)
+	if _, ok := c.get("b"); ok {
+		t.Error("a row read before a change was stored")
+	}
+	c.put("b", tUsers, c.generation(), 2)
+	now = now.Add(time.Second)
+	if _, ok := c.get("b"); ok {
+		t.Error("an entry outlived its TTL")
+	}
+	for i := 0; i < 100; i++ {
+		c.put(fmt.Sprint(i), tUsers, c.generation(), i)
+		if len(c.entries) > 4 {
+			t.Fatalf("%d entries, bound 4", len(c.entries))
+		}
+	}
+	if newReadCache(0, 4) != nil {
+		t.Error("a zero TTL made a cache")
+	}
+	for _, w := range []struct {
+		table, sql string
+		want       int
+	}{
+		{"users", "", tUsers}, {"issues", "", 0}, {"", "UPDATE repositories SET num_issues = 1", tRepos},
+		{"", "update `access_tokens` set x = 1", tTokens}, {"", "DELETE FROM users WHERE id = 1", tUsers},
+		{"", `INSERT INTO "issues" (a) VALUES (1)`, 0}, {"", "WITH n AS (INSERT INTO x) INSERT INTO issues", allTables},
+		{"", "INSERT INTO issue_indexes (repo_id) VALUES (1)", 0},
+	} {
+		if got := writtenTables(w.table, w.sql); got != w.want {
+			t.Errorf("writtenTables(%q, %q) = %b, want %b", w.table, w.sql, got, w.want)
+		}
+	}
+	for sql, want := range map[string]bool{"SELECT 1": true, " (select x)": true, "INSERT INTO t": false,
+		"WITH x AS (SELECT 1) INSERT": false, "UPDATE t": false, "": false} {
+		if isSelect(sql) != want {
+			t.Errorf("isSelect(%q) = %v", sql, !want)
+		}
+	}
+}
+
+// TestCachedLookupsSeeEveryWrite: on a store with the cache, a row changed
+// through any kind of statement (a model update, a raw UPDATE, a delete, a
+// transaction) is read fresh right after, and callers get copies they may
+// change without changing what others are served.
+func TestCachedLookupsSeeEveryWrite(t *testing.T) {
+	t.Parallel()
+	d, err := Open(sqltest.DSN(t, ""), Options{CacheTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	ctx := context.Background()
+	if _, err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u := &store.User{Name: "Ann", Email: "ann@example.com", IsActive: true, MaxRepoCreation: -1}
+	if err := d.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	name := func() string {
+		t.Helper()
+		got, err := d.Users().FindByName(ctx, "ann")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.FullName
+	}
+	if name() != "" {
+		t.Fatal("full name set")
+	}
+	got, _ := d.Users().FindByName(ctx, "ann")
+	got.FullName = "changed by a caller"
+	if name() != "" {
+		t.Error("a caller's change reached the cache")
+	}
+	u.FullName = "by Update"
+	if err := d.Users().Update(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if name() != "by Update" {
+		t.Error("Update not seen")
+	}
+	if err := d.gorm.Exec("UPDATE users SET full_name = ? WHERE id = ?", "by Exec", u.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if name() != "by Exec" {
+		t.Error("raw UPDATE not seen")
+	}
+	err = d.WithTx(ctx, func(ctx context.Context) error {
+		return d.conn(ctx).Exec("UPDATE users SET full_name = ? WHERE id = ?", "in a transaction", u.ID).Error
+	})
+	if err != nil || name() != "in a transaction" {
+		t.Errorf("transaction not seen: %v", err)
+	}
+	byID, err := d.Users().FindByIDs(ctx, []int64{u.ID})
+	if err != nil || byID[u.ID].FullName != "in a transaction" {
+		t.Errorf("FindByIDs: %v %v", byID, err)
+	}
+	if err := d.Users().Delete(ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Users().FindByName(ctx, "ann"); err == nil {
+		t.Error("a deleted user is still found")
+	}
+	if _, err := d.Users().FindByID(ctx, u.ID); err == nil {
+		t.Error("a deleted user is still found by id")
+	}
+}
