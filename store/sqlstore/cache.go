@@ -142,21 +142,26 @@ func (c *readCache) invalidate(tables int) {
 	}
 }
 
-// writtenTables names the cached tables a statement may have changed:
-// none for a table the cache holds nothing of, all of them when the
-// statement's table cannot be told.
+// writtenTables names the cached tables a statement may have changed: the
+// targets of every INSERT, UPDATE and DELETE in it (a data-modifying WITH
+// has several), none when the cache holds nothing of them, all of them when
+// no target can be told.
 func writtenTables(table, sql string) int {
-	if table == "" {
-		m := writeTarget.FindStringSubmatch(sql)
-		if m == nil {
-			return allTables
-		}
-		table = m[1]
+	if table != "" {
+		return cachedTables[strings.ToLower(table)]
 	}
-	return cachedTables[strings.ToLower(table)]
+	targets := writeTarget.FindAllStringSubmatch(sql, -1)
+	if targets == nil {
+		return allTables
+	}
+	tables := 0
+	for _, m := range targets {
+		tables |= cachedTables[strings.ToLower(m[1])]
+	}
+	return tables
 }
 
-var writeTarget = regexp.MustCompile("(?is)^\\s*(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM)\\s+[\"`]?(\\w+)[\"`]?[\\s(]")
+var writeTarget = regexp.MustCompile("(?is)\\b(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM)\\s+[\"`]?(\\w+)")
 
 // watchWrites makes every statement that may have changed rows retire the
 // entries read from its table, now and when its transaction commits.

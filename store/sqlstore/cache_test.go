@@ -55,7 +55,9 @@ func TestReadCacheGenerations(t *testing.T) {
 	}{
 		{"users", "", tUsers}, {"issues", "", 0}, {"", "UPDATE repositories SET num_issues = 1", tRepos},
 		{"", "update `access_tokens` set x = 1", tTokens}, {"", "DELETE FROM users WHERE id = 1", tUsers},
-		{"", `INSERT INTO "issues" (a) VALUES (1)`, 0}, {"", "WITH n AS (INSERT INTO x) INSERT INTO issues", allTables},
+		{"", `INSERT INTO "issues" (a) VALUES (1)`, 0}, {"", "WITH n AS (INSERT INTO x) INSERT INTO issues", 0},
+		{"", "WITH n AS (INSERT INTO x ON CONFLICT DO UPDATE SET a = 1), c AS (UPDATE repositories SET b = 2) INSERT INTO issues", tRepos},
+		{"", "INSERT INTO issue_mentions (issue_id, user_id) SELECT 1, id FROM users", 0}, {"", "VACUUM", allTables},
 		{"", "INSERT INTO issue_indexes (repo_id) VALUES (1)", 0},
 	} {
 		if got := writtenTables(w.table, w.sql); got != w.want {
