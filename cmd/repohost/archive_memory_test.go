@@ -167,24 +167,7 @@ func TestArchiveDownloadsStreamInBoundedMemory(t *testing.T) {
 
 	pid := s.cmd.Process.Pid
 	before := procStatus(t, pid, "VmRSS")
-	var peak int64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if rss := procStatus(t, pid, "VmRSS"); rss > peak {
-				peak = rss
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
+	stopSampling := rssSampler(t, pid)
 
 	const n = 8
 	type result struct {
@@ -223,8 +206,7 @@ func TestArchiveDownloadsStreamInBoundedMemory(t *testing.T) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	close(stop)
-	<-sampled
+	peak := stopSampling()
 	hwm := procStatus(t, pid, "VmHWM")
 	t.Logf("server RSS before %d MiB, peak during %d parallel zip downloads %d MiB (growth %d MiB), VmHWM %d MiB, %s",
 		before/mib, n, peak/mib, (peak-before)/mib, hwm/mib, elapsed.Round(time.Millisecond))

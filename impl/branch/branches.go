@@ -250,6 +250,26 @@ func startPoint(g *gitstore.GitRepo, r *store.Repository, o *models.CreateBranch
 	return b.Commit.Hash, nil
 }
 
+// existingBranch opens r for a change of its branch name: 403 for a mirror,
+// 404 when the branch does not exist; it returns where the branch points.
+func (h Handlers) existingBranch(r *store.Repository, name string) (*gitstore.GitRepo, plumbing.Hash, error) {
+	if r.IsMirror {
+		return nil, plumbing.ZeroHash, apierr.Forbidden(msgRepoMirror)
+	}
+	g, err := h.OpenGit(r)
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	cur, err := g.BranchHash(name)
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	if cur.IsZero() {
+		return nil, plumbing.ZeroHash, apierr.NotFound(msgNoBranch)
+	}
+	return g, cur, nil
+}
+
 func (h Handlers) RepoUpdateBranch(ctx context.Context, params repository.RepoUpdateBranchParams) middleware.Responder {
 	p, r, _, err := h.WriterRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
@@ -259,19 +279,9 @@ func (h Handlers) RepoUpdateBranch(ctx context.Context, params repository.RepoUp
 	if o == nil || o.NewCommitID == nil || *o.NewCommitID == "" {
 		return h.Fail(apierr.Validation("[NewCommitID]: Required"))
 	}
-	if r.IsMirror {
-		return h.Fail(apierr.Forbidden(msgRepoMirror))
-	}
-	g, err := h.OpenGit(r)
+	g, cur, err := h.existingBranch(r, params.Branch)
 	if err != nil {
 		return h.Fail(err)
-	}
-	cur, err := g.BranchHash(params.Branch)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if cur.IsZero() {
-		return h.Fail(apierr.NotFound(msgNoBranch))
 	}
 	target, err := g.Resolve(*o.NewCommitID)
 	if err != nil {
@@ -389,19 +399,9 @@ func (h Handlers) RepoDeleteBranch(ctx context.Context, params repository.RepoDe
 	if r.IsEmpty {
 		return h.Fail(apierr.NotFound(msgRepoEmpty))
 	}
-	if r.IsMirror {
-		return h.Fail(apierr.Forbidden(msgRepoMirror))
-	}
-	g, err := h.OpenGit(r)
+	g, cur, err := h.existingBranch(r, params.Branch)
 	if err != nil {
 		return h.Fail(err)
-	}
-	cur, err := g.BranchHash(params.Branch)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if cur.IsZero() {
-		return h.Fail(apierr.NotFound(msgNoBranch))
 	}
 	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
 		Updates: []*gitstore.RefUpdate{{Name: plumbing.NewBranchReferenceName(params.Branch), Old: cur}}})
