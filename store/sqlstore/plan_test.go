@@ -77,6 +77,11 @@ type planCase struct {
 // PostgreSQL, with sequential scans and sorts priced out, no Sort node and
 // no Seq Scan of a listed table may remain. A list added later joins this
 // table; a missing index then fails `make test` on both databases.
+//
+// Not here: branches and tags, which are listed from git, not SQL; a
+// repository's tracked times (gathered through its issues and sorted, as no
+// index holds a repository's times in order); a user's email addresses (a
+// handful, unpaged).
 func TestListQueryPlans(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
