@@ -96,18 +96,40 @@ func ghBranch(t *testing.T, e *apitest.Env, cred apitest.Cred, owner, repo, bran
 	return &b
 }
 
+// clonedRepo is alice's auto-initialised repository cloned by the git CLI
+// with a write token: the starting point of the push tests.
+type clonedRepo struct {
+	alice *apitest.Account
+	git   *gitCLI
+	cred  apitest.Cred
+	token string
+	work  string // the clone's parent directory
+	clone string
+}
+
+// newClonedRepo creates alice and her repository name (with the extra
+// creation options in opts) on e, and clones it.
+func newClonedRepo(t *testing.T, e *apitest.Env, name string, opts map[string]any) clonedRepo {
+	t.Helper()
+	c := clonedRepo{git: newGitCLI(t), work: t.TempDir()}
+	c.alice = e.CreateUser("alice", false)
+	c.token = e.Token(c.alice, "write:repository")
+	c.cred = apitest.TokenCred(c.token)
+	body := map[string]any{"name": name, "auto_init": true}
+	for k, v := range opts {
+		body[k] = v
+	}
+	roCreateRepo(t, e, c.cred, body)
+	c.clone = filepath.Join(c.work, name)
+	c.git.must(c.work, "clone", "-q", gitURL(e, "alice", c.token, "alice", name), c.clone)
+	return c
+}
+
 func TestGitHTTPCloneCommitPush(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
-	git := newGitCLI(t)
-	alice := e.CreateUser("alice", false)
-	token := e.Token(alice, "write:repository")
-	cred := apitest.TokenCred(token)
-	roCreateRepo(t, e, cred, map[string]any{"name": "proj", "auto_init": true, "private": true})
-
-	work := t.TempDir()
-	clone := filepath.Join(work, "proj")
-	git.must(work, "clone", "-q", gitURL(e, "alice", token, "alice", "proj"), clone)
+	r := newClonedRepo(t, e, "proj", map[string]any{"private": true})
+	git, token, cred, work, clone := r.git, r.token, r.cred, r.work, r.clone
 	if _, err := os.Stat(filepath.Join(clone, "README.md")); err != nil {
 		t.Fatalf("clone has no README.md: %v", err)
 	}
@@ -158,7 +180,7 @@ func TestGitHTTPCloneCommitPush(t *testing.T) {
 	e.Do("GET", "repos/alice/proj/branches/"+url.PathEscape("feature/x"), nil, cred).Expect(t, http.StatusNotFound)
 
 	// Password sign-in works as well as a token.
-	git.must(work, "clone", "-q", gitURL(e, "alice", alice.Password, "alice", "proj"), filepath.Join(work, "third"))
+	git.must(work, "clone", "-q", gitURL(e, "alice", r.alice.Password, "alice", "proj"), filepath.Join(work, "third"))
 }
 
 func TestGitHTTPAccess(t *testing.T) {
@@ -300,14 +322,8 @@ func TestGitHTTPPushToEmptyRepository(t *testing.T) {
 func TestGitHTTPProtectedBranches(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
-	git := newGitCLI(t)
-	alice := e.CreateUser("alice", false)
-	token := e.Token(alice, "write:repository")
-	cred := apitest.TokenCred(token)
-	roCreateRepo(t, e, cred, map[string]any{"name": "proj", "auto_init": true})
-	work := t.TempDir()
-	clone := filepath.Join(work, "proj")
-	git.must(work, "clone", "-q", gitURL(e, "alice", token, "alice", "proj"), clone)
+	r := newClonedRepo(t, e, "proj", nil)
+	git, cred, clone := r.git, r.cred, r.clone
 	git.must(clone, "push", "-q", "origin", "main:release/1", "main:keep")
 	before := ghBranch(t, e, cred, "alice", "proj", "main").Commit.ID
 

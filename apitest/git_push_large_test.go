@@ -64,14 +64,8 @@ func TestGitPushLarge(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := apitest.New(t)
-			git := newGitCLI(t)
-			alice := e.CreateUser("alice", false)
-			token := e.Token(alice, "write:repository")
-			cred := apitest.TokenCred(token)
-			roCreateRepo(t, e, cred, map[string]any{"name": "big", "auto_init": true})
-			work := t.TempDir()
-			clone := filepath.Join(work, "big")
-			git.must(work, "clone", "-q", gitURL(e, "alice", token, "alice", "big"), clone)
+			r := newClonedRepo(t, e, "big", nil)
+			git, token, cred, work, clone := r.git, r.token, r.cred, r.work, r.clone
 			writeRandomFile(t, filepath.Join(clone, "blob.bin"), c.size, byte(c.size))
 			// Only the local object store skips compression (it would
 			// take longer than the push); the push runs on defaults.
