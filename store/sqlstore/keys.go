@@ -101,11 +101,17 @@ func (s keyStore) DeleteDeployKey(ctx context.Context, repoID, id int64) error {
 func (s keyStore) CreateGPGKey(ctx context.Context, k *store.GPGKey) error {
 	return s.d.WithTx(ctx, func(ctx context.Context) error {
 		db := s.d.conn(ctx)
+		if k.Emails == nil {
+			k.Emails = []store.GPGKeyEmail{}
+		}
 		if err := db.Create(k).Error; err != nil {
 			return translate(err, "create gpg key")
 		}
 		for _, sub := range k.Subkeys {
 			sub.OwnerID, sub.PrimaryKeyID = k.OwnerID, k.KeyID
+			if sub.Emails == nil {
+				sub.Emails = []store.GPGKeyEmail{}
+			}
 			if err := db.Create(sub).Error; err != nil {
 				return translate(err, "create gpg subkey")
 			}
