@@ -17,8 +17,8 @@ import (
 
 	"repohost/impl"
 	"repohost/impl/app"
-	"repohost/impl/gitssh"
 	"repohost/impl/auth"
+	"repohost/impl/gitssh"
 	"repohost/impl/user"
 	"repohost/store"
 	"repohost/store/sqlstore"
