@@ -24,6 +24,7 @@ import (
 	"repohost/impl/contents"
 	"repohost/impl/githttp"
 	"repohost/impl/issue"
+	"repohost/impl/keys"
 	"repohost/impl/misc"
 	"repohost/impl/org"
 	"repohost/impl/release"
@@ -50,19 +51,34 @@ type repositoryAPI struct {
 	branchHandlers
 	contentsHandlers
 	releaseHandlers
+	deployKeyHandlers
 }
 
 // Embedded fields are named after their type; these names keep the four
 // Handlers apart.
 type (
-	repoHandlers     = repo.Handlers
-	branchHandlers   = branch.Handlers
-	contentsHandlers = contents.Handlers
-	releaseHandlers  = release.Handlers
+	repoHandlers      = repo.Handlers
+	branchHandlers    = branch.Handlers
+	contentsHandlers  = contents.Handlers
+	releaseHandlers   = release.Handlers
+	deployKeyHandlers = keys.RepoHandlers
 )
 
-func newRepositoryAPI(d *app.Deps) repositoryAPI {
-	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d}}
+// userAPI is the generated "user" tag: accounts in impl/user, keys in
+// impl/keys.
+type userAPI struct {
+	userHandlers
+	keyHandlers
+}
+
+type (
+	userHandlers = user.Handlers
+	keyHandlers  = keys.UserHandlers
+)
+
+func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
+	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d},
+		keys.RepoHandlers{Deps: d, Keys: s.Keys}}
 }
 
 // Config hands every API area its implementation. Because the generated
@@ -75,9 +91,9 @@ func Config(d *app.Deps) restapi.Config {
 		IssueAPI:         issue.Handlers{Deps: d},
 		MiscellaneousAPI: misc.Handlers{Deps: d, Users: s.Users},
 		OrganizationAPI:  org.Handlers{Deps: d, Orgs: s.Orgs},
-		RepositoryAPI:    newRepositoryAPI(d),
+		RepositoryAPI:    newRepositoryAPI(d, s),
 		SettingsAPI:      misc.Handlers{Deps: d, Users: s.Users},
-		UserAPI:          user.Handlers{Deps: d, Users: s.Users},
+		UserAPI:          userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}},
 		JSONConsumer:     jsonConsumer(d.Config.MaxBodyBytes),
 		Logger:           func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
 	}

@@ -2,6 +2,7 @@ package impl
 
 import (
 	"repohost/impl/app"
+	"repohost/impl/keys"
 	"repohost/impl/org"
 	"repohost/impl/repo"
 	"repohost/impl/user"
@@ -12,6 +13,7 @@ import (
 type Services struct {
 	Users user.Service
 	Orgs  org.Service
+	Keys  keys.Service
 }
 
 // NewServices wires the services over d.
@@ -21,5 +23,6 @@ func NewServices(d *app.Deps) Services {
 	return Services{
 		Users: user.Service{Deps: d, Repos: repos, Orgs: orgs},
 		Orgs:  orgs,
+		Keys:  keys.Service{Deps: d},
 	}
 }

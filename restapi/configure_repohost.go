@@ -218,6 +218,8 @@ type RepositoryAPI interface {
 	RepoCreateBranchProtection(ctx context.Context, params repository.RepoCreateBranchProtectionParams) middleware.Responder
 	/* RepoCreateFile Create a file in one commit. */
 	RepoCreateFile(ctx context.Context, params repository.RepoCreateFileParams) middleware.Responder
+	/* RepoCreateKey Add a deploy key to a repository. */
+	RepoCreateKey(ctx context.Context, params repository.RepoCreateKeyParams) middleware.Responder
 	/* RepoCreateRelease Create a release, tagging target_commitish if the tag is new. */
 	RepoCreateRelease(ctx context.Context, params repository.RepoCreateReleaseParams) middleware.Responder
 	/* RepoCreateReleaseAttachment Upload a release asset. */
@@ -232,6 +234,8 @@ type RepositoryAPI interface {
 	RepoDeleteBranchProtection(ctx context.Context, params repository.RepoDeleteBranchProtectionParams) middleware.Responder
 	/* RepoDeleteFile Delete a file in one commit. */
 	RepoDeleteFile(ctx context.Context, params repository.RepoDeleteFileParams) middleware.Responder
+	/* RepoDeleteKey Delete one of a repository's deploy keys. */
+	RepoDeleteKey(ctx context.Context, params repository.RepoDeleteKeyParams) middleware.Responder
 	/* RepoDeleteRelease Delete a release. */
 	RepoDeleteRelease(ctx context.Context, params repository.RepoDeleteReleaseParams) middleware.Responder
 	/* RepoDeleteReleaseAttachment Delete a release asset. */
@@ -260,6 +264,8 @@ type RepositoryAPI interface {
 	RepoGetContents(ctx context.Context, params repository.RepoGetContentsParams) middleware.Responder
 	/* RepoGetContentsList List the top directory of a repository. */
 	RepoGetContentsList(ctx context.Context, params repository.RepoGetContentsListParams) middleware.Responder
+	/* RepoGetKey Get one of a repository's deploy keys. */
+	RepoGetKey(ctx context.Context, params repository.RepoGetKeyParams) middleware.Responder
 	/* RepoGetLatestRelease Show the newest published release. */
 	RepoGetLatestRelease(ctx context.Context, params repository.RepoGetLatestReleaseParams) middleware.Responder
 	/* RepoGetRawFile Download a file's raw content. */
@@ -276,6 +282,8 @@ type RepositoryAPI interface {
 	RepoListBranchProtection(ctx context.Context, params repository.RepoListBranchProtectionParams) middleware.Responder
 	/* RepoListBranches List branches. */
 	RepoListBranches(ctx context.Context, params repository.RepoListBranchesParams) middleware.Responder
+	/* RepoListKeys List a repository's deploy keys. */
+	RepoListKeys(ctx context.Context, params repository.RepoListKeysParams) middleware.Responder
 	/* RepoListReleaseAttachments List a release's assets. */
 	RepoListReleaseAttachments(ctx context.Context, params repository.RepoListReleaseAttachmentsParams) middleware.Responder
 	/* RepoListReleases List releases. */
@@ -324,12 +332,30 @@ type SettingsAPI interface {
 
 /* UserAPI  */
 type UserAPI interface {
+	/* GetVerificationToken Get the token a GPG key signs to prove its owner holds it. */
+	GetVerificationToken(ctx context.Context, params user.GetVerificationTokenParams) middleware.Responder
 	/* UserAddEmail Add email addresses to the signed-in user. */
 	UserAddEmail(ctx context.Context, params user.UserAddEmailParams) middleware.Responder
 	/* UserCreateToken Issue a new access token; its secret is shown only in this response. */
 	UserCreateToken(ctx context.Context, params user.UserCreateTokenParams) middleware.Responder
+	/* UserCurrentDeleteGPGKey Delete one of the signed-in user's GPG keys. */
+	UserCurrentDeleteGPGKey(ctx context.Context, params user.UserCurrentDeleteGPGKeyParams) middleware.Responder
+	/* UserCurrentDeleteKey Delete one of the signed-in user's SSH keys. */
+	UserCurrentDeleteKey(ctx context.Context, params user.UserCurrentDeleteKeyParams) middleware.Responder
+	/* UserCurrentGetGPGKey Get one of the signed-in user's GPG keys. */
+	UserCurrentGetGPGKey(ctx context.Context, params user.UserCurrentGetGPGKeyParams) middleware.Responder
+	/* UserCurrentGetKey Get one of the signed-in user's SSH keys. */
+	UserCurrentGetKey(ctx context.Context, params user.UserCurrentGetKeyParams) middleware.Responder
+	/* UserCurrentListGPGKeys List the signed-in user's GPG keys. */
+	UserCurrentListGPGKeys(ctx context.Context, params user.UserCurrentListGPGKeysParams) middleware.Responder
+	/* UserCurrentListKeys List the signed-in user's SSH keys. */
+	UserCurrentListKeys(ctx context.Context, params user.UserCurrentListKeysParams) middleware.Responder
 	/* UserCurrentListRepos List the repositories the signed-in user owns or can reach. */
 	UserCurrentListRepos(ctx context.Context, params user.UserCurrentListReposParams) middleware.Responder
+	/* UserCurrentPostGPGKey Add a GPG key to the signed-in user. */
+	UserCurrentPostGPGKey(ctx context.Context, params user.UserCurrentPostGPGKeyParams) middleware.Responder
+	/* UserCurrentPostKey Add an SSH key to the signed-in user. */
+	UserCurrentPostKey(ctx context.Context, params user.UserCurrentPostKeyParams) middleware.Responder
 	/* UserCurrentTrackedTimes List the signed-in user's tracked time. */
 	UserCurrentTrackedTimes(ctx context.Context, params user.UserCurrentTrackedTimesParams) middleware.Responder
 	/* UserDeleteAccessToken Revoke an access token, named by id or by name. */
@@ -344,10 +370,16 @@ type UserAPI interface {
 	UserGetTokens(ctx context.Context, params user.UserGetTokensParams) middleware.Responder
 	/* UserListEmails List the signed-in user's email addresses. */
 	UserListEmails(ctx context.Context, params user.UserListEmailsParams) middleware.Responder
+	/* UserListGPGKeys List a user's GPG keys. */
+	UserListGPGKeys(ctx context.Context, params user.UserListGPGKeysParams) middleware.Responder
+	/* UserListKeys List a user's SSH keys. */
+	UserListKeys(ctx context.Context, params user.UserListKeysParams) middleware.Responder
 	/* UserListRepos List the repositories a user owns. */
 	UserListRepos(ctx context.Context, params user.UserListReposParams) middleware.Responder
 	/* UserSearch Find users by name or id. */
 	UserSearch(ctx context.Context, params user.UserSearchParams) middleware.Responder
+	/* UserVerifyGPGKey Verify one of the signed-in user's GPG keys with a signature of the current token. */
+	UserVerifyGPGKey(ctx context.Context, params user.UserVerifyGPGKeyParams) middleware.Responder
 }
 
 // Config is configuration for Handler
@@ -442,6 +474,7 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 	}
 	api.BinProducer = runtime.ByteStreamProducer()
 	api.JSONProducer = runtime.JSONProducer()
+	api.TxtProducer = runtime.TextProducer()
 
 	api.AccessTokenAuth = func(token string) (any, error) {
 		if c.AuthAccessToken == nil {
@@ -666,6 +699,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.GetLicenseTemplateInfo(ctx, params)
+	})
+
+	api.UserGetVerificationTokenHandler = user.GetVerificationTokenHandlerFunc(func(params user.GetVerificationTokenParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetVerificationToken(ctx, params)
 	})
 
 	api.MiscellaneousGetVersionHandler = miscellaneous.GetVersionHandlerFunc(func(params miscellaneous.GetVersionParams, principal any) middleware.Responder {
@@ -1053,6 +1093,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoCreateFile(ctx, params)
 	})
 
+	api.RepositoryRepoCreateKeyHandler = repository.RepoCreateKeyHandlerFunc(func(params repository.RepoCreateKeyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateKey(ctx, params)
+	})
+
 	api.IssueRepoCreateProjectHandler = issue.RepoCreateProjectHandlerFunc(func(params issue.RepoCreateProjectParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1107,6 +1154,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoDeleteFile(ctx, params)
+	})
+
+	api.RepositoryRepoDeleteKeyHandler = repository.RepoDeleteKeyHandlerFunc(func(params repository.RepoDeleteKeyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteKey(ctx, params)
 	})
 
 	api.IssueRepoDeleteProjectHandler = issue.RepoDeleteProjectHandlerFunc(func(params issue.RepoDeleteProjectParams, principal any) middleware.Responder {
@@ -1221,6 +1275,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoGetContentsList(ctx, params)
 	})
 
+	api.RepositoryRepoGetKeyHandler = repository.RepoGetKeyHandlerFunc(func(params repository.RepoGetKeyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetKey(ctx, params)
+	})
+
 	api.RepositoryRepoGetLatestReleaseHandler = repository.RepoGetLatestReleaseHandlerFunc(func(params repository.RepoGetLatestReleaseParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1282,6 +1343,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoListBranches(ctx, params)
+	})
+
+	api.RepositoryRepoListKeysHandler = repository.RepoListKeysHandlerFunc(func(params repository.RepoListKeysParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListKeys(ctx, params)
 	})
 
 	api.IssueRepoListProjectsHandler = issue.RepoListProjectsHandlerFunc(func(params issue.RepoListProjectsParams, principal any) middleware.Responder {
@@ -1396,11 +1464,67 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserCreateToken(ctx, params)
 	})
 
+	api.UserUserCurrentDeleteGPGKeyHandler = user.UserCurrentDeleteGPGKeyHandlerFunc(func(params user.UserCurrentDeleteGPGKeyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentDeleteGPGKey(ctx, params)
+	})
+
+	api.UserUserCurrentDeleteKeyHandler = user.UserCurrentDeleteKeyHandlerFunc(func(params user.UserCurrentDeleteKeyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentDeleteKey(ctx, params)
+	})
+
+	api.UserUserCurrentGetGPGKeyHandler = user.UserCurrentGetGPGKeyHandlerFunc(func(params user.UserCurrentGetGPGKeyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentGetGPGKey(ctx, params)
+	})
+
+	api.UserUserCurrentGetKeyHandler = user.UserCurrentGetKeyHandlerFunc(func(params user.UserCurrentGetKeyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentGetKey(ctx, params)
+	})
+
+	api.UserUserCurrentListGPGKeysHandler = user.UserCurrentListGPGKeysHandlerFunc(func(params user.UserCurrentListGPGKeysParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentListGPGKeys(ctx, params)
+	})
+
+	api.UserUserCurrentListKeysHandler = user.UserCurrentListKeysHandlerFunc(func(params user.UserCurrentListKeysParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentListKeys(ctx, params)
+	})
+
 	api.UserUserCurrentListReposHandler = user.UserCurrentListReposHandlerFunc(func(params user.UserCurrentListReposParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserCurrentListRepos(ctx, params)
+	})
+
+	api.UserUserCurrentPostGPGKeyHandler = user.UserCurrentPostGPGKeyHandlerFunc(func(params user.UserCurrentPostGPGKeyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentPostGPGKey(ctx, params)
+	})
+
+	api.UserUserCurrentPostKeyHandler = user.UserCurrentPostKeyHandlerFunc(func(params user.UserCurrentPostKeyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentPostKey(ctx, params)
 	})
 
 	api.UserUserCurrentTrackedTimesHandler = user.UserCurrentTrackedTimesHandlerFunc(func(params user.UserCurrentTrackedTimesParams, principal any) middleware.Responder {
@@ -1452,6 +1576,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserListEmails(ctx, params)
 	})
 
+	api.UserUserListGPGKeysHandler = user.UserListGPGKeysHandlerFunc(func(params user.UserListGPGKeysParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListGPGKeys(ctx, params)
+	})
+
+	api.UserUserListKeysHandler = user.UserListKeysHandlerFunc(func(params user.UserListKeysParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListKeys(ctx, params)
+	})
+
 	api.UserUserListReposHandler = user.UserListReposHandlerFunc(func(params user.UserListReposParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1471,6 +1609,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserTrackedTimes(ctx, params)
+	})
+
+	api.UserUserVerifyGPGKeyHandler = user.UserVerifyGPGKeyHandlerFunc(func(params user.UserVerifyGPGKeyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserVerifyGPGKey(ctx, params)
 	})
 
 	api.ServerShutdown = func() {}

@@ -29,6 +29,7 @@
 //	Produces:
 //	  - application/octet-stream
 //	  - application/json
+//	  - text/plain
 //
 // swagger:meta
 package restapi

@@ -18,19 +18,20 @@ import (
 	"repohost/impl"
 	"repohost/impl/app"
 	"repohost/impl/auth"
+	"repohost/impl/gitssh"
 	"repohost/impl/user"
 	"repohost/store"
 	"repohost/store/sqlstore"
 )
 
 const usage = `usage:
-  repohost serve   [--listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
+  repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
   repohost migrate [--data DIR] [--db DSN]
   repohost admin user create --username U --password P --email E [--admin] [--data DIR] [--db DSN]
 
 --db is a postgres:// URL or the path of a SQLite file (default: DIR/repohost.db).
-Each flag can also come from REPOHOST_LISTEN, REPOHOST_DATA, REPOHOST_DB,
-REPOHOST_ROOT_URL and REPOHOST_ACCESS_LOG.
+Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN,
+REPOHOST_DATA, REPOHOST_DB, REPOHOST_ROOT_URL and REPOHOST_ACCESS_LOG.
 `
 
 func main() {
@@ -186,6 +187,7 @@ func serve(args []string, log *slog.Logger) error {
 	listen := fs.String("listen", env("REPOHOST_LISTEN", "127.0.0.1:3000"), "address to listen on")
 	rootURL := fs.String("root-url", env("REPOHOST_ROOT_URL", ""), "public URL of the server, prefix of every absolute URL it answers (default: http://LISTEN/)")
 	accessLog := fs.String("access-log", env("REPOHOST_ACCESS_LOG", "on"), "request log: on, off, or sample:N (one request in N)")
+	sshListen := fs.String("ssh-listen", env("REPOHOST_SSH_LISTEN", ""), "address to serve git over SSH on (default: no SSH)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -222,8 +224,22 @@ func serve(args []string, log *slog.Logger) error {
 		return err
 	}
 	srv := impl.HTTPServer(handler, d.Config)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if *sshListen != "" {
+		hostKey, err := gitssh.LoadHostKey(st.data)
+		if err != nil {
+			return fmt.Errorf("ssh host key: %w", err)
+		}
+		sshLn, err := net.Listen("tcp", *sshListen)
+		if err != nil {
+			return err
+		}
+		sshSrv := gitssh.New(d, hostKey)
+		defer sshSrv.Close()
+		go func() { errc <- sshSrv.Serve(sshLn) }()
+		log.Info("serving git over ssh", "address", sshLn.Addr().String())
+	}
 	log.Info("serving", "address", "http://"+ln.Addr().String()+"/", "root_url", d.Config.RootURL, "data", st.data)
 	select {
 	case err := <-errc:

@@ -192,6 +192,11 @@ func (a *Authenticator) byToken(ctx context.Context, secret string) (*Principal,
 	return &Principal{User: u, Signer: u, Token: t, Scopes: scopes}, nil
 }
 
+// AccountState refuses an account that may not sign in (inactive,
+// prohibited, or bound to change its password first), for every way of
+// signing in (the API, git over HTTP and SSH).
+func AccountState(u *store.User) error { return accountState(u) }
+
 func accountState(u *store.User) error {
 	bare := func(msg string) error {
 		return &apierr.Error{Status: http.StatusForbidden, Message: msg, Bare: true}

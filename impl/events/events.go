@@ -78,6 +78,8 @@ const (
 	OrgMemberRemoved    Kind = "org.member_removed"     // Member
 	OrgMemberPublicized Kind = "org.member_publicized"  // Member
 	OrgMemberConcealed  Kind = "org.member_concealed"   // Member
+	KeyAdded            Kind = "key.added"              // Key
+	KeyDeleted          Kind = "key.deleted"            // Key
 )
 
 // Repo describes a repository event.
@@ -136,6 +138,17 @@ type Token struct {
 	ID    int64  `json:"id"`
 	Name  string `json:"name"`
 	Owner Named  `json:"owner"`
+}
+
+// Key describes an SSH, deploy or GPG key being added or removed.
+type Key struct {
+	ID int64 `json:"id"`
+	// Type is "ssh", "deploy" or "gpg".
+	Type string `json:"type"`
+	// Name is an SSH key's title or a GPG key's key id.
+	Name        string `json:"name"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	OwnerID     int64  `json:"owner_id,omitempty"`
 }
 
 // Member describes a change of one organization membership.

@@ -12,7 +12,6 @@ package githttp
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,8 +21,6 @@ import (
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
-	"repohost/impl/names"
-	"repohost/impl/refs"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -32,12 +29,13 @@ import (
 type Handler struct {
 	d     *app.Deps
 	authn *auth.Authenticator
+	git   *Transport
 }
 
 // New returns the git handler; authn is the API's authenticator, so git
 // accepts exactly the credentials the API does.
 func New(d *app.Deps, authn *auth.Authenticator) *Handler {
-	return &Handler{d: d, authn: authn}
+	return &Handler{d: d, authn: authn, git: NewTransport(d)}
 }
 
 // maxNegotiation bounds a fetch request (wants and haves, no pack data).
@@ -58,11 +56,9 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 	http.Error(w, msg, status)
 }
 
-// resolve authenticates r and loads the repository it names, answering
-// the refusal itself when it returns false. A repository the caller may not
-// see answers like a missing one: 401 to anonymous callers (so git asks for
-// credentials), 404 to signed-in ones. Names are checked before anything
-// is looked up.
+// resolve authenticates r and loads the repository it names through the
+// shared Transport.Authorize, answering the refusal itself when it returns
+// false.
 func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, write bool) (*request, bool) {
 	p, err := h.authn.Authenticate(r)
 	if err != nil {
@@ -75,50 +71,16 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, write bool) (*
 		refuse(w, http.StatusInternalServerError, "internal server error")
 		return nil, false
 	}
-	if p != nil && p.Token != nil {
-		level := "read"
-		if write {
-			level = "write"
-		}
-		if !p.Scopes.Allows("repository", level) {
-			refuse(w, http.StatusForbidden, fmt.Sprintf("token does not have the %s:repository scope", level))
-			return nil, false
-		}
-	}
-	owner := r.PathValue("owner")
-	name := strings.TrimSuffix(r.PathValue("repo"), ".git")
-	notFound := func() (*request, bool) {
-		if p == nil {
-			refuse(w, http.StatusUnauthorized, "authentication required")
-		} else {
-			refuse(w, http.StatusNotFound, "repository not found")
-		}
+	rp, err := h.git.Authorize(r.Context(), Caller{Principal: p}, r.PathValue("owner"), r.PathValue("repo"), write)
+	var no *Refusal
+	if errors.As(err, &no) {
+		refuse(w, no.Status, no.Message)
 		return nil, false
-	}
-	if names.CheckUser("Owner", owner) != nil || names.CheckRepo("Repo", name) != nil {
-		return notFound()
-	}
-	rp, perm, err := h.d.Repo(r.Context(), p, owner, name)
-	if app.IsNotFound(err) {
-		return notFound()
 	}
 	if err != nil {
 		h.d.Log.Error("git http repository lookup", "err", err)
 		refuse(w, http.StatusInternalServerError, "internal server error")
 		return nil, false
-	}
-	if write {
-		switch {
-		case p == nil:
-			refuse(w, http.StatusUnauthorized, "authentication required")
-			return nil, false
-		case !perm.Push:
-			refuse(w, http.StatusForbidden, "you do not have write access to this repository")
-			return nil, false
-		case rp.IsArchived:
-			refuse(w, http.StatusForbidden, "this repository is archived: it can be cloned but not pushed to")
-			return nil, false
-		}
 	}
 	return &request{p: p, repo: rp}, true
 }
@@ -323,8 +285,8 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "open repository", err)
 		return
 	}
-	push, err := g.ReadPush(in)
-	if in.tooLarge(w) {
+	push, err := h.git.ReceivePack(r.Context(), Caller{Principal: req.p}, req.repo, g, in, func() bool { return in.exceeded })
+	if errors.Is(err, ErrCutShort) && in.tooLarge(w) {
 		// Nothing is applied: the pack was cut short.
 		return
 	}
@@ -335,16 +297,6 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.fail(w, "receive-pack", err)
 		return
-	}
-	if len(push.Updates) > 0 {
-		// The client may hang up while its refs move; the change and its
-		// records still have to happen together.
-		ctx := context.WithoutCancel(r.Context())
-		_, err = refs.New(h.d).Apply(ctx, refs.Change{Repo: req.repo, Doer: req.p, Git: g, Updates: push.Updates})
-		if err != nil {
-			// Every update carries its refusal; the report tells the client.
-			h.d.Log.Error("git http: apply push", "repo", req.repo.FullName(), "err", err)
-		}
 	}
 	noCache(w)
 	w.Header().Set("Content-Type", "application/x-git-receive-pack-result")

@@ -51,6 +51,7 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 
 		BinProducer:  runtime.ByteStreamProducer(),
 		JSONProducer: runtime.JSONProducer(),
+		TxtProducer:  runtime.TextProducer(),
 
 		AdminAdminAdoptRepositoryHandler: admin.AdminAdoptRepositoryHandlerFunc(func(params admin.AdminAdoptRepositoryParams, principal any) middleware.Responder {
 			_ = params
@@ -225,6 +226,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.GetLicenseTemplateInfo has not yet been implemented")
+		}),
+
+		UserGetVerificationTokenHandler: user.GetVerificationTokenHandlerFunc(func(params user.GetVerificationTokenParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.GetVerificationToken has not yet been implemented")
 		}),
 
 		MiscellaneousGetVersionHandler: miscellaneous.GetVersionHandlerFunc(func(params miscellaneous.GetVersionParams, principal any) middleware.Responder {
@@ -612,6 +620,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoCreateFile has not yet been implemented")
 		}),
 
+		RepositoryRepoCreateKeyHandler: repository.RepoCreateKeyHandlerFunc(func(params repository.RepoCreateKeyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateKey has not yet been implemented")
+		}),
+
 		IssueRepoCreateProjectHandler: issue.RepoCreateProjectHandlerFunc(func(params issue.RepoCreateProjectParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -666,6 +681,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoDeleteFile has not yet been implemented")
+		}),
+
+		RepositoryRepoDeleteKeyHandler: repository.RepoDeleteKeyHandlerFunc(func(params repository.RepoDeleteKeyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteKey has not yet been implemented")
 		}),
 
 		IssueRepoDeleteProjectHandler: issue.RepoDeleteProjectHandlerFunc(func(params issue.RepoDeleteProjectParams, principal any) middleware.Responder {
@@ -780,6 +802,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGetContentsList has not yet been implemented")
 		}),
 
+		RepositoryRepoGetKeyHandler: repository.RepoGetKeyHandlerFunc(func(params repository.RepoGetKeyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetKey has not yet been implemented")
+		}),
+
 		RepositoryRepoGetLatestReleaseHandler: repository.RepoGetLatestReleaseHandlerFunc(func(params repository.RepoGetLatestReleaseParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -841,6 +870,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoListBranches has not yet been implemented")
+		}),
+
+		RepositoryRepoListKeysHandler: repository.RepoListKeysHandlerFunc(func(params repository.RepoListKeysParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListKeys has not yet been implemented")
 		}),
 
 		IssueRepoListProjectsHandler: issue.RepoListProjectsHandlerFunc(func(params issue.RepoListProjectsParams, principal any) middleware.Responder {
@@ -955,11 +991,67 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserCreateToken has not yet been implemented")
 		}),
 
+		UserUserCurrentDeleteGPGKeyHandler: user.UserCurrentDeleteGPGKeyHandlerFunc(func(params user.UserCurrentDeleteGPGKeyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentDeleteGPGKey has not yet been implemented")
+		}),
+
+		UserUserCurrentDeleteKeyHandler: user.UserCurrentDeleteKeyHandlerFunc(func(params user.UserCurrentDeleteKeyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentDeleteKey has not yet been implemented")
+		}),
+
+		UserUserCurrentGetGPGKeyHandler: user.UserCurrentGetGPGKeyHandlerFunc(func(params user.UserCurrentGetGPGKeyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentGetGPGKey has not yet been implemented")
+		}),
+
+		UserUserCurrentGetKeyHandler: user.UserCurrentGetKeyHandlerFunc(func(params user.UserCurrentGetKeyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentGetKey has not yet been implemented")
+		}),
+
+		UserUserCurrentListGPGKeysHandler: user.UserCurrentListGPGKeysHandlerFunc(func(params user.UserCurrentListGPGKeysParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentListGPGKeys has not yet been implemented")
+		}),
+
+		UserUserCurrentListKeysHandler: user.UserCurrentListKeysHandlerFunc(func(params user.UserCurrentListKeysParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentListKeys has not yet been implemented")
+		}),
+
 		UserUserCurrentListReposHandler: user.UserCurrentListReposHandlerFunc(func(params user.UserCurrentListReposParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserCurrentListRepos has not yet been implemented")
+		}),
+
+		UserUserCurrentPostGPGKeyHandler: user.UserCurrentPostGPGKeyHandlerFunc(func(params user.UserCurrentPostGPGKeyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentPostGPGKey has not yet been implemented")
+		}),
+
+		UserUserCurrentPostKeyHandler: user.UserCurrentPostKeyHandlerFunc(func(params user.UserCurrentPostKeyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentPostKey has not yet been implemented")
 		}),
 
 		UserUserCurrentTrackedTimesHandler: user.UserCurrentTrackedTimesHandlerFunc(func(params user.UserCurrentTrackedTimesParams, principal any) middleware.Responder {
@@ -1011,6 +1103,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserListEmails has not yet been implemented")
 		}),
 
+		UserUserListGPGKeysHandler: user.UserListGPGKeysHandlerFunc(func(params user.UserListGPGKeysParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListGPGKeys has not yet been implemented")
+		}),
+
+		UserUserListKeysHandler: user.UserListKeysHandlerFunc(func(params user.UserListKeysParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListKeys has not yet been implemented")
+		}),
+
 		UserUserListReposHandler: user.UserListReposHandlerFunc(func(params user.UserListReposParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1030,6 +1136,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.UserTrackedTimes has not yet been implemented")
+		}),
+
+		UserUserVerifyGPGKeyHandler: user.UserVerifyGPGKeyHandlerFunc(func(params user.UserVerifyGPGKeyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserVerifyGPGKey has not yet been implemented")
 		}),
 
 		// Applies when the "access_token" query is set
@@ -1124,6 +1237,9 @@ type RepohostAPI struct {
 	// JSONProducer registers a producer for the following mime types:
 	//   - application/json
 	JSONProducer runtime.Producer
+	// TxtProducer registers a producer for the following mime types:
+	//   - text/plain
+	TxtProducer runtime.Producer
 
 	// AccessTokenAuth registers a function that takes a token and returns a principal
 	// it performs authentication based on an api key access_token provided in the query
@@ -1202,6 +1318,8 @@ type RepohostAPI struct {
 	MiscellaneousGetLabelTemplateInfoHandler miscellaneous.GetLabelTemplateInfoHandler
 	// MiscellaneousGetLicenseTemplateInfoHandler sets the operation handler for the get license template info operation
 	MiscellaneousGetLicenseTemplateInfoHandler miscellaneous.GetLicenseTemplateInfoHandler
+	// UserGetVerificationTokenHandler sets the operation handler for the get verification token operation
+	UserGetVerificationTokenHandler user.GetVerificationTokenHandler
 	// MiscellaneousGetVersionHandler sets the operation handler for the get version operation
 	MiscellaneousGetVersionHandler miscellaneous.GetVersionHandler
 	// IssueIssueAddLabelHandler sets the operation handler for the issue add label operation
@@ -1312,6 +1430,8 @@ type RepohostAPI struct {
 	RepositoryRepoCreateBranchProtectionHandler repository.RepoCreateBranchProtectionHandler
 	// RepositoryRepoCreateFileHandler sets the operation handler for the repo create file operation
 	RepositoryRepoCreateFileHandler repository.RepoCreateFileHandler
+	// RepositoryRepoCreateKeyHandler sets the operation handler for the repo create key operation
+	RepositoryRepoCreateKeyHandler repository.RepoCreateKeyHandler
 	// IssueRepoCreateProjectHandler sets the operation handler for the repo create project operation
 	IssueRepoCreateProjectHandler issue.RepoCreateProjectHandler
 	// RepositoryRepoCreateReleaseHandler sets the operation handler for the repo create release operation
@@ -1328,6 +1448,8 @@ type RepohostAPI struct {
 	RepositoryRepoDeleteBranchProtectionHandler repository.RepoDeleteBranchProtectionHandler
 	// RepositoryRepoDeleteFileHandler sets the operation handler for the repo delete file operation
 	RepositoryRepoDeleteFileHandler repository.RepoDeleteFileHandler
+	// RepositoryRepoDeleteKeyHandler sets the operation handler for the repo delete key operation
+	RepositoryRepoDeleteKeyHandler repository.RepoDeleteKeyHandler
 	// IssueRepoDeleteProjectHandler sets the operation handler for the repo delete project operation
 	IssueRepoDeleteProjectHandler issue.RepoDeleteProjectHandler
 	// RepositoryRepoDeleteReleaseHandler sets the operation handler for the repo delete release operation
@@ -1360,6 +1482,8 @@ type RepohostAPI struct {
 	RepositoryRepoGetContentsHandler repository.RepoGetContentsHandler
 	// RepositoryRepoGetContentsListHandler sets the operation handler for the repo get contents list operation
 	RepositoryRepoGetContentsListHandler repository.RepoGetContentsListHandler
+	// RepositoryRepoGetKeyHandler sets the operation handler for the repo get key operation
+	RepositoryRepoGetKeyHandler repository.RepoGetKeyHandler
 	// RepositoryRepoGetLatestReleaseHandler sets the operation handler for the repo get latest release operation
 	RepositoryRepoGetLatestReleaseHandler repository.RepoGetLatestReleaseHandler
 	// IssueRepoGetProjectHandler sets the operation handler for the repo get project operation
@@ -1378,6 +1502,8 @@ type RepohostAPI struct {
 	RepositoryRepoListBranchProtectionHandler repository.RepoListBranchProtectionHandler
 	// RepositoryRepoListBranchesHandler sets the operation handler for the repo list branches operation
 	RepositoryRepoListBranchesHandler repository.RepoListBranchesHandler
+	// RepositoryRepoListKeysHandler sets the operation handler for the repo list keys operation
+	RepositoryRepoListKeysHandler repository.RepoListKeysHandler
 	// IssueRepoListProjectsHandler sets the operation handler for the repo list projects operation
 	IssueRepoListProjectsHandler issue.RepoListProjectsHandler
 	// RepositoryRepoListReleaseAttachmentsHandler sets the operation handler for the repo list release attachments operation
@@ -1410,8 +1536,24 @@ type RepohostAPI struct {
 	UserUserAddEmailHandler user.UserAddEmailHandler
 	// UserUserCreateTokenHandler sets the operation handler for the user create token operation
 	UserUserCreateTokenHandler user.UserCreateTokenHandler
+	// UserUserCurrentDeleteGPGKeyHandler sets the operation handler for the user current delete g p g key operation
+	UserUserCurrentDeleteGPGKeyHandler user.UserCurrentDeleteGPGKeyHandler
+	// UserUserCurrentDeleteKeyHandler sets the operation handler for the user current delete key operation
+	UserUserCurrentDeleteKeyHandler user.UserCurrentDeleteKeyHandler
+	// UserUserCurrentGetGPGKeyHandler sets the operation handler for the user current get g p g key operation
+	UserUserCurrentGetGPGKeyHandler user.UserCurrentGetGPGKeyHandler
+	// UserUserCurrentGetKeyHandler sets the operation handler for the user current get key operation
+	UserUserCurrentGetKeyHandler user.UserCurrentGetKeyHandler
+	// UserUserCurrentListGPGKeysHandler sets the operation handler for the user current list g p g keys operation
+	UserUserCurrentListGPGKeysHandler user.UserCurrentListGPGKeysHandler
+	// UserUserCurrentListKeysHandler sets the operation handler for the user current list keys operation
+	UserUserCurrentListKeysHandler user.UserCurrentListKeysHandler
 	// UserUserCurrentListReposHandler sets the operation handler for the user current list repos operation
 	UserUserCurrentListReposHandler user.UserCurrentListReposHandler
+	// UserUserCurrentPostGPGKeyHandler sets the operation handler for the user current post g p g key operation
+	UserUserCurrentPostGPGKeyHandler user.UserCurrentPostGPGKeyHandler
+	// UserUserCurrentPostKeyHandler sets the operation handler for the user current post key operation
+	UserUserCurrentPostKeyHandler user.UserCurrentPostKeyHandler
 	// UserUserCurrentTrackedTimesHandler sets the operation handler for the user current tracked times operation
 	UserUserCurrentTrackedTimesHandler user.UserCurrentTrackedTimesHandler
 	// UserUserDeleteAccessTokenHandler sets the operation handler for the user delete access token operation
@@ -1426,12 +1568,18 @@ type RepohostAPI struct {
 	UserUserGetTokensHandler user.UserGetTokensHandler
 	// UserUserListEmailsHandler sets the operation handler for the user list emails operation
 	UserUserListEmailsHandler user.UserListEmailsHandler
+	// UserUserListGPGKeysHandler sets the operation handler for the user list g p g keys operation
+	UserUserListGPGKeysHandler user.UserListGPGKeysHandler
+	// UserUserListKeysHandler sets the operation handler for the user list keys operation
+	UserUserListKeysHandler user.UserListKeysHandler
 	// UserUserListReposHandler sets the operation handler for the user list repos operation
 	UserUserListReposHandler user.UserListReposHandler
 	// UserUserSearchHandler sets the operation handler for the user search operation
 	UserUserSearchHandler user.UserSearchHandler
 	// RepositoryUserTrackedTimesHandler sets the operation handler for the user tracked times operation
 	RepositoryUserTrackedTimesHandler repository.UserTrackedTimesHandler
+	// UserUserVerifyGPGKeyHandler sets the operation handler for the user verify g p g key operation
+	UserUserVerifyGPGKeyHandler user.UserVerifyGPGKeyHandler
 
 	// ServeError is called when an error is received, there is a default handler
 	// but you can set your own with this
@@ -1513,6 +1661,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.JSONProducer == nil {
 		unregistered = append(unregistered, "JSONProducer")
+	}
+	if o.TxtProducer == nil {
+		unregistered = append(unregistered, "TxtProducer")
 	}
 
 	if o.AccessTokenAuth == nil {
@@ -1608,6 +1759,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.MiscellaneousGetLicenseTemplateInfoHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetLicenseTemplateInfoHandler")
+	}
+	if o.UserGetVerificationTokenHandler == nil {
+		unregistered = append(unregistered, "user.GetVerificationTokenHandler")
 	}
 	if o.MiscellaneousGetVersionHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetVersionHandler")
@@ -1774,6 +1928,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoCreateFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateFileHandler")
 	}
+	if o.RepositoryRepoCreateKeyHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateKeyHandler")
+	}
 	if o.IssueRepoCreateProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoCreateProjectHandler")
 	}
@@ -1797,6 +1954,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoDeleteFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteFileHandler")
+	}
+	if o.RepositoryRepoDeleteKeyHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteKeyHandler")
 	}
 	if o.IssueRepoDeleteProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoDeleteProjectHandler")
@@ -1846,6 +2006,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoGetContentsListHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetContentsListHandler")
 	}
+	if o.RepositoryRepoGetKeyHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetKeyHandler")
+	}
 	if o.RepositoryRepoGetLatestReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetLatestReleaseHandler")
 	}
@@ -1872,6 +2035,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoListBranchesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListBranchesHandler")
+	}
+	if o.RepositoryRepoListKeysHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListKeysHandler")
 	}
 	if o.IssueRepoListProjectsHandler == nil {
 		unregistered = append(unregistered, "issue.RepoListProjectsHandler")
@@ -1921,8 +2087,32 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserCreateTokenHandler == nil {
 		unregistered = append(unregistered, "user.UserCreateTokenHandler")
 	}
+	if o.UserUserCurrentDeleteGPGKeyHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentDeleteGPGKeyHandler")
+	}
+	if o.UserUserCurrentDeleteKeyHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentDeleteKeyHandler")
+	}
+	if o.UserUserCurrentGetGPGKeyHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentGetGPGKeyHandler")
+	}
+	if o.UserUserCurrentGetKeyHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentGetKeyHandler")
+	}
+	if o.UserUserCurrentListGPGKeysHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentListGPGKeysHandler")
+	}
+	if o.UserUserCurrentListKeysHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentListKeysHandler")
+	}
 	if o.UserUserCurrentListReposHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentListReposHandler")
+	}
+	if o.UserUserCurrentPostGPGKeyHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentPostGPGKeyHandler")
+	}
+	if o.UserUserCurrentPostKeyHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentPostKeyHandler")
 	}
 	if o.UserUserCurrentTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentTrackedTimesHandler")
@@ -1945,6 +2135,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserListEmailsHandler == nil {
 		unregistered = append(unregistered, "user.UserListEmailsHandler")
 	}
+	if o.UserUserListGPGKeysHandler == nil {
+		unregistered = append(unregistered, "user.UserListGPGKeysHandler")
+	}
+	if o.UserUserListKeysHandler == nil {
+		unregistered = append(unregistered, "user.UserListKeysHandler")
+	}
 	if o.UserUserListReposHandler == nil {
 		unregistered = append(unregistered, "user.UserListReposHandler")
 	}
@@ -1953,6 +2149,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryUserTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "repository.UserTrackedTimesHandler")
+	}
+	if o.UserUserVerifyGPGKeyHandler == nil {
+		unregistered = append(unregistered, "user.UserVerifyGPGKeyHandler")
 	}
 
 	if len(unregistered) > 0 {
@@ -2038,6 +2237,8 @@ func (o *RepohostAPI) ProducersFor(mediaTypes []string) map[string]runtime.Produ
 			result["application/octet-stream"] = o.BinProducer
 		case "application/json":
 			result["application/json"] = o.JSONProducer
+		case "text/plain":
+			result["text/plain"] = o.TxtProducer
 		}
 
 		if p, ok := o.customProducers[mt]; ok {
@@ -2179,6 +2380,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/licenses/{name}"] = miscellaneous.NewGetLicenseTemplateInfo(o.context, o.MiscellaneousGetLicenseTemplateInfoHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/gpg_key_token"] = user.NewGetVerificationToken(o.context, o.UserGetVerificationTokenHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2402,6 +2607,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/keys"] = repository.NewRepoCreateKey(o.context, o.RepositoryRepoCreateKeyHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/projects"] = issue.NewRepoCreateProject(o.context, o.IssueRepoCreateProjectHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -2431,6 +2640,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoDeleteFile(o.context, o.RepositoryRepoDeleteFileHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/keys/{id}"] = repository.NewRepoDeleteKey(o.context, o.RepositoryRepoDeleteKeyHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -2498,6 +2711,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/keys/{id}"] = repository.NewRepoGetKey(o.context, o.RepositoryRepoGetKeyHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/releases/latest"] = repository.NewRepoGetLatestRelease(o.context, o.RepositoryRepoGetLatestReleaseHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -2531,6 +2748,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/branches"] = repository.NewRepoListBranches(o.context, o.RepositoryRepoListBranchesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/keys"] = repository.NewRepoListKeys(o.context, o.RepositoryRepoListKeysHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2595,10 +2816,42 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/users/{username}/tokens"] = user.NewUserCreateToken(o.context, o.UserUserCreateTokenHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/gpg_keys/{id}"] = user.NewUserCurrentDeleteGPGKey(o.context, o.UserUserCurrentDeleteGPGKeyHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/keys/{id}"] = user.NewUserCurrentDeleteKey(o.context, o.UserUserCurrentDeleteKeyHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/gpg_keys/{id}"] = user.NewUserCurrentGetGPGKey(o.context, o.UserUserCurrentGetGPGKeyHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/keys/{id}"] = user.NewUserCurrentGetKey(o.context, o.UserUserCurrentGetKeyHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/gpg_keys"] = user.NewUserCurrentListGPGKeys(o.context, o.UserUserCurrentListGPGKeysHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/keys"] = user.NewUserCurrentListKeys(o.context, o.UserUserCurrentListKeysHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/repos"] = user.NewUserCurrentListRepos(o.context, o.UserUserCurrentListReposHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/user/gpg_keys"] = user.NewUserCurrentPostGPGKey(o.context, o.UserUserCurrentPostGPGKeyHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/user/keys"] = user.NewUserCurrentPostKey(o.context, o.UserUserCurrentPostKeyHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2630,6 +2883,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/users/{username}/gpg_keys"] = user.NewUserListGPGKeys(o.context, o.UserUserListGPGKeysHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/users/{username}/keys"] = user.NewUserListKeys(o.context, o.UserUserListKeysHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/users/{username}/repos"] = user.NewUserListRepos(o.context, o.UserUserListReposHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -2639,6 +2900,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/times/{user}"] = repository.NewUserTrackedTimes(o.context, o.RepositoryUserTrackedTimesHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/user/gpg_key_verify"] = user.NewUserVerifyGPGKey(o.context, o.UserUserVerifyGPGKeyHandler)
 }
 
 // Serve creates a http handler to serve the API over HTTP

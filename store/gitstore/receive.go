@@ -57,7 +57,10 @@ func (g *GitRepo) ReadPush(body io.Reader) (*Push, error) {
 			g.fs.removeTempsSince(mark)
 		}
 	}
-	if req.Packfile != nil {
+	if needPack && req.Packfile != nil {
+		// Over a stream (SSH) the client closes its side after the pack;
+		// a push that brings no pack (only deletions) sends nothing more
+		// and waits for the report, so nothing is read after its commands.
 		_, _ = io.Copy(io.Discard, req.Packfile)
 	}
 	if p.unpack != "ok" {

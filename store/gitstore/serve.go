@@ -41,6 +41,17 @@ func (g *GitRepo) server() (transport.Transport, *transport.Endpoint) {
 // pushers for self-contained packs (no-thin), which is what the pack writer
 // stores.
 func (g *GitRepo) AdvertiseRefs(ctx context.Context, service string, w io.Writer) error {
+	return g.advertise(ctx, service, true, w)
+}
+
+// AdvertiseRefsStream writes the reference advertisement that starts a
+// session over a stream (git over SSH): AdvertiseRefs without the
+// smart-HTTP header.
+func (g *GitRepo) AdvertiseRefsStream(ctx context.Context, service string, w io.Writer) error {
+	return g.advertise(ctx, service, false, w)
+}
+
+func (g *GitRepo) advertise(ctx context.Context, service string, smartHTTP bool, w io.Writer) error {
 	srv, ep := g.server()
 	var ar *packp.AdvRefs
 	switch service {
@@ -70,7 +81,9 @@ func (g *GitRepo) AdvertiseRefs(ctx context.Context, service string, w io.Writer
 	default:
 		return fmt.Errorf("service %q: %w", service, ErrProtocol)
 	}
-	ar.Prefix = [][]byte{[]byte("# service=" + service), pktline.Flush}
+	if smartHTTP {
+		ar.Prefix = [][]byte{[]byte("# service=" + service), pktline.Flush}
+	}
 	return ar.Encode(w)
 }
 

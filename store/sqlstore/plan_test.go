@@ -245,6 +245,18 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Tokens().ListByUser(ctx, f.alice.ID, pg)
 			return err
 		}},
+		{name: "ssh keys of a user", searched: []string{"public_keys"}, list: func(ctx context.Context) error {
+			_, _, err := db.Keys().ListPublicKeys(ctx, f.alice.ID, "", pg)
+			return err
+		}},
+		{name: "deploy keys of a repository", searched: []string{"deploy_keys"}, list: func(ctx context.Context) error {
+			_, _, err := db.Keys().ListDeployKeys(ctx, f.repo.ID, 0, "", pg)
+			return err
+		}},
+		{name: "gpg keys of a user", searched: []string{"gpg_keys"}, list: func(ctx context.Context) error {
+			_, _, err := db.Keys().ListGPGKeys(ctx, f.alice.ID, pg)
+			return err
+		}},
 		{name: "emails", ordered: []string{"emails"}, list: func(ctx context.Context) error {
 			_, _, err := db.Emails().Search(ctx, "", pg)
 			return err
@@ -403,6 +415,9 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 	for _, u := range []*store.User{f.alice, f.bob} {
 		must(db.Emails().Create(ctx, &store.Email{UserID: u.ID, Email: u.Name + "@example.com", IsPrimary: true}))
 		must(db.Tokens().Create(ctx, &store.AccessToken{UserID: u.ID, Name: "t", TokenHash: "h-" + u.Name, TokenLastEight: "12345678"}))
+		must(db.Keys().CreatePublicKey(ctx, &store.PublicKey{OwnerID: u.ID, Name: "k", Fingerprint: "SHA256:" + u.Name, Content: "ssh-ed25519 AAAA"}))
+		must(db.Keys().CreateGPGKey(ctx, &store.GPGKey{OwnerID: u.ID, KeyID: "KEY-" + u.Name, Content: "c",
+			Subkeys: []*store.GPGKey{{KeyID: "SUB-" + u.Name, Content: "c"}}}))
 	}
 	var repos []*store.Repository
 	for i, owner := range []*store.User{f.alice, f.alice, f.alice, f.org} {
@@ -411,6 +426,7 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 		repos = append(repos, r)
 	}
 	f.repo, f.orgRepo = repos[0], repos[3]
+	must(db.Keys().CreateDeployKey(ctx, &store.DeployKey{RepoID: f.repo.ID, Name: "d", Fingerprint: "SHA256:d", Content: "ssh-ed25519 AAAA"}))
 	must(db.Topics().Update(ctx, f.repo.ID, func([]string) ([]string, error) { return []string{"go", "sql"}, nil }))
 	f.label = &store.Label{RepoID: f.repo.ID, Name: "bug", Color: "#ff0000"}
 	must(db.Labels().Create(ctx, f.label))

@@ -1,0 +1,161 @@
+package githttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/names"
+	"repohost/impl/refs"
+	"repohost/store"
+	"repohost/store/gitstore"
+)
+
+// This file is the part of serving git that does not depend on the
+// transport: who may fetch from or push to which repository, and how a
+// push is applied. Smart HTTP (githttp.go) and SSH (impl/gitssh) both go
+// through it, so the two cannot disagree.
+
+// Caller is who asks for a repository, however the transport
+// authenticated them: a user (Principal, nil when anonymous) or a deploy
+// key (Deploy: the rows of every repository the presented key serves).
+type Caller struct {
+	Principal *auth.Principal
+	Deploy    []*store.DeployKey
+}
+
+// Refusal is why a caller may not use a repository: an HTTP status (the
+// SSH transport only shows the message) and the text git prints.
+type Refusal struct {
+	Status  int
+	Message string
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+func refusal(status int, msg string) *Refusal { return &Refusal{Status: status, Message: msg} }
+
+// Transport is the transport-independent service of git requests.
+type Transport struct {
+	d *app.Deps
+}
+
+// NewTransport returns the shared git service over d.
+func NewTransport(d *app.Deps) *Transport { return &Transport{d: d} }
+
+// Authorize loads owner/name ({repo} may end in ".git") for c, to fetch
+// or (write) to push. It answers a *Refusal when c may not; any other
+// error is a server failure. A repository c may not see answers like a
+// missing one: 401 to anonymous callers (so git asks for credentials),
+// 404 to others. Names are checked before anything is looked up.
+func (t *Transport) Authorize(ctx context.Context, c Caller, owner, name string, write bool) (*store.Repository, error) {
+	p := c.Principal
+	if p != nil && p.Token != nil {
+		level := "read"
+		if write {
+			level = "write"
+		}
+		if !p.Scopes.Allows("repository", level) {
+			return nil, refusal(http.StatusForbidden, fmt.Sprintf("token does not have the %s:repository scope", level))
+		}
+	}
+	name = strings.TrimSuffix(name, ".git")
+	notFound := refusal(http.StatusNotFound, "repository not found")
+	if p == nil && len(c.Deploy) == 0 {
+		notFound = refusal(http.StatusUnauthorized, "authentication required")
+	}
+	if names.CheckUser("Owner", owner) != nil || names.CheckRepo("Repo", name) != nil {
+		return nil, notFound
+	}
+	if len(c.Deploy) > 0 {
+		return t.authorizeDeployKey(ctx, c.Deploy, owner, name, write, notFound)
+	}
+	rp, perm, err := t.d.Repo(ctx, p, owner, name)
+	if app.IsNotFound(err) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if write {
+		switch {
+		case p == nil:
+			return nil, refusal(http.StatusUnauthorized, "authentication required")
+		case !perm.Push:
+			return nil, refusal(http.StatusForbidden, "you do not have write access to this repository")
+		case rp.IsArchived:
+			return nil, archived
+		}
+	}
+	return rp, nil
+}
+
+var archived = refusal(http.StatusForbidden, "this repository is archived: it can be cloned but not pushed to")
+
+// authorizeDeployKey lets a deploy key reach its own repository only:
+// fetching always, pushing unless it is read-only.
+func (t *Transport) authorizeDeployKey(ctx context.Context, keys []*store.DeployKey, owner, name string, write bool, notFound *Refusal) (*store.Repository, error) {
+	rp, err := t.d.Store.Repos().FindByOwnerAndName(ctx, owner, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	var key *store.DeployKey
+	for _, k := range keys {
+		if k.RepoID == rp.ID {
+			key = k
+		}
+	}
+	switch {
+	case key == nil:
+		return nil, notFound
+	case write && key.ReadOnly:
+		return nil, refusal(http.StatusForbidden, "this deploy key is read-only: it can fetch but not push")
+	case write && rp.IsArchived:
+		return nil, archived
+	}
+	return rp, nil
+}
+
+// ErrCutShort: the push's input ended early (past a bound); nothing of it
+// was applied.
+var ErrCutShort = errors.New("the push was cut short")
+
+// Doer is the principal a push by c acts as: nil for a deploy key, which
+// stands for no user (branch rules that name pushers never match it).
+func (c Caller) Doer() *auth.Principal { return c.Principal }
+
+// ReceivePack reads a push from in into g (repo's repository) and applies
+// its ref updates through impl/refs (the one push policy,
+// compare-and-swap, one event for the push). Refused updates carry their
+// refusal, which the returned push reports to the client ("ng"). An error
+// wrapping gitstore.ErrProtocol is the client's fault. cutShort, when
+// not nil, is asked once the push is read: when it says the input was cut
+// short, nothing is applied and ErrCutShort is returned.
+func (t *Transport) ReceivePack(ctx context.Context, c Caller, repo *store.Repository, g *gitstore.GitRepo, in io.Reader, cutShort func() bool) (*gitstore.Push, error) {
+	push, err := g.ReadPush(in)
+	if cutShort != nil && cutShort() {
+		return nil, ErrCutShort
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(push.Updates) > 0 {
+		// The client may hang up while its refs move; the change and its
+		// records still have to happen together.
+		ctx = context.WithoutCancel(ctx)
+		_, err = refs.New(t.d).Apply(ctx, refs.Change{Repo: repo, Doer: c.Doer(), Git: g, Updates: push.Updates})
+		if err != nil {
+			// Every update carries its refusal; the report tells the client.
+			t.d.Log.Error("git: apply push", "repo", repo.FullName(), "err", err)
+		}
+	}
+	return push, nil
+}

@@ -1,0 +1,358 @@
+// Package gitssh serves git over SSH (clone, fetch and push of
+// owner/repo.git) with a built-in SSH server. Users authenticate with
+// their SSH keys, machines with deploy keys; what they may do is decided
+// by the same githttp.Transport as for smart HTTP.
+package gitssh
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/crypto/ssh"
+
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/githttp"
+	"repohost/store"
+	"repohost/store/gitstore"
+)
+
+// Server is the SSH server.
+type Server struct {
+	d      *app.Deps
+	git    *githttp.Transport
+	config *ssh.ServerConfig
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[net.Conn]bool
+	wg    sync.WaitGroup
+}
+
+// Extensions of ssh.Permissions naming who authenticated.
+const (
+	extUserID      = "repohost-user-id"
+	extFingerprint = "repohost-deploy-key"
+)
+
+// HostKeyFile is where the server's host key lives under the data
+// directory; it is made on first start and kept, so clients see the same
+// host key every time.
+const HostKeyFile = "ssh/host_ed25519_key"
+
+// LoadHostKey reads the host key under dataDir, generating it first when
+// there is none.
+func LoadHostKey(dataDir string) (ssh.Signer, error) {
+	path := filepath.Join(dataDir, HostKeyFile)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		_, priv, gerr := ed25519.GenerateKey(rand.Reader)
+		if gerr != nil {
+			return nil, gerr
+		}
+		block, merr := ssh.MarshalPrivateKey(priv, "repohost host key")
+		if merr != nil {
+			return nil, merr
+		}
+		raw = pem.EncodeToMemory(block)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, err
+		}
+		// O_EXCL: two servers starting on one data directory keep one key.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			return LoadHostKey(dataDir)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if _, err := f.Write(raw); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	return ssh.ParsePrivateKey(raw)
+}
+
+// New returns a server with hostKey over d.
+func New(d *app.Deps, hostKey ssh.Signer) *Server {
+	s := &Server{d: d, git: githttp.NewTransport(d), conns: map[net.Conn]bool{}}
+	s.config = &ssh.ServerConfig{PublicKeyCallback: s.authenticate, MaxAuthTries: 6}
+	s.config.AddHostKey(hostKey)
+	return s
+}
+
+// authenticate accepts a key that is some user's (whose account may sign
+// in) or some repositories' deploy key. The user name is not looked at:
+// clients connect as "git".
+func (s *Server) authenticate(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+	ctx := context.Background()
+	fp := ssh.FingerprintSHA256(key)
+	k, err := s.d.Store.Keys().FindPublicKeyByFingerprint(ctx, fp)
+	if err == nil {
+		u, err := s.d.Store.Users().FindByID(ctx, k.OwnerID)
+		if err != nil {
+			return nil, fmt.Errorf("key owner: %w", err)
+		}
+		if err := auth.AccountState(u); err != nil {
+			return nil, err
+		}
+		_ = s.d.Store.Keys().TouchPublicKey(ctx, k.ID, s.d.Clock.Now().UTC())
+		return &ssh.Permissions{Extensions: map[string]string{extUserID: strconv.FormatInt(u.ID, 10)}}, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	deploy, err := s.d.Store.Keys().FindDeployKeysByFingerprint(ctx, fp)
+	if err != nil {
+		return nil, err
+	}
+	if len(deploy) == 0 {
+		return nil, errors.New("unknown public key")
+	}
+	return &ssh.Permissions{Extensions: map[string]string{extFingerprint: fp}}, nil
+}
+
+// Serve accepts connections on ln until Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		s.mu.Lock()
+		s.conns[c] = true
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops accepting, closes every connection and waits for them.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.ln != nil {
+		_ = s.ln.Close()
+	}
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Server) serveConn(c net.Conn) {
+	defer c.Close()
+	conn, chans, reqs, err := ssh.NewServerConn(c, s.config)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	go ssh.DiscardRequests(reqs)
+	for nc := range chans {
+		if nc.ChannelType() != "session" {
+			_ = nc.Reject(ssh.UnknownChannelType, "only sessions are served")
+			continue
+		}
+		ch, creqs, err := nc.Accept()
+		if err != nil {
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.session(conn.Permissions, ch, creqs)
+		}()
+	}
+}
+
+// session runs the one git command a client execs; anything else (a
+// shell) gets a greeting and ends.
+func (s *Server) session(perms *ssh.Permissions, ch ssh.Channel, reqs <-chan *ssh.Request) {
+	defer ch.Close()
+	for req := range reqs {
+		switch req.Type {
+		case "env":
+			// GIT_PROTOCOL and the like: accepted, git's protocol v0 is
+			// spoken whatever the client prefers.
+			_ = req.Reply(true, nil)
+		case "exec":
+			var payload struct{ Command string }
+			if err := ssh.Unmarshal(req.Payload, &payload); err != nil {
+				_ = req.Reply(false, nil)
+				return
+			}
+			_ = req.Reply(true, nil)
+			status := s.exec(perms, ch, payload.Command)
+			exit(ch, status)
+			return
+		case "shell":
+			_ = req.Reply(true, nil)
+			fmt.Fprintf(ch.Stderr(), "Hi there! You've successfully authenticated, but repohost does not provide shell access.\n")
+			exit(ch, 0)
+			return
+		default:
+			_ = req.Reply(false, nil)
+		}
+	}
+}
+
+func exit(ch ssh.Channel, status uint32) {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], status)
+	_, _ = ch.SendRequest("exit-status", false, b[:])
+}
+
+// parseCommand reads "git-upload-pack 'owner/repo.git'" (or "git
+// upload-pack ..."), the path with or without a leading slash or quotes.
+func parseCommand(cmd string) (service, owner, name string, ok bool) {
+	cmd = strings.TrimSpace(cmd)
+	verb, arg, found := strings.Cut(cmd, " ")
+	if verb == "git" {
+		verb, arg, found = strings.Cut(strings.TrimSpace(arg), " ")
+		verb = "git-" + verb
+	}
+	if !found || (verb != gitstore.ServiceUploadPack && verb != gitstore.ServiceReceivePack) {
+		return "", "", "", false
+	}
+	arg = strings.TrimSpace(arg)
+	if len(arg) >= 2 && (arg[0] == '\'' || arg[0] == '"') && arg[len(arg)-1] == arg[0] {
+		arg = arg[1 : len(arg)-1]
+	}
+	arg = strings.TrimPrefix(strings.TrimPrefix(arg, "~"), "/")
+	owner, name, found = strings.Cut(arg, "/")
+	if !found || owner == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", "", false
+	}
+	return verb, owner, name, true
+}
+
+// caller turns what authenticate found into the transport's caller.
+func (s *Server) caller(ctx context.Context, perms *ssh.Permissions) (githttp.Caller, error) {
+	if id := perms.Extensions[extUserID]; id != "" {
+		uid, _ := strconv.ParseInt(id, 10, 64)
+		u, err := s.d.Store.Users().FindByID(ctx, uid)
+		if err != nil {
+			return githttp.Caller{}, err
+		}
+		return githttp.Caller{Principal: &auth.Principal{User: u, Signer: u}}, nil
+	}
+	keys, err := s.d.Store.Keys().FindDeployKeysByFingerprint(ctx, perms.Extensions[extFingerprint])
+	if err == nil && len(keys) == 0 {
+		err = errors.New("the deploy key is gone")
+	}
+	return githttp.Caller{Deploy: keys}, err
+}
+
+// exec serves one git command and returns its exit status.
+func (s *Server) exec(perms *ssh.Permissions, ch ssh.Channel, command string) uint32 {
+	ctx := context.Background()
+	fail := func(msg string) uint32 {
+		fmt.Fprintf(ch.Stderr(), "repohost: %s\n", msg)
+		return 1
+	}
+	service, owner, name, ok := parseCommand(command)
+	if !ok {
+		return fail("only git-upload-pack and git-receive-pack of owner/repo.git are served")
+	}
+	c, err := s.caller(ctx, perms)
+	if err != nil {
+		s.d.Log.Error("git ssh: caller", "err", err)
+		return fail("internal server error")
+	}
+	write := service == gitstore.ServiceReceivePack
+	repo, err := s.git.Authorize(ctx, c, owner, name, write)
+	var no *githttp.Refusal
+	if errors.As(err, &no) {
+		return fail(no.Message)
+	}
+	if err != nil {
+		s.d.Log.Error("git ssh: authorize", "err", err)
+		return fail("internal server error")
+	}
+	if write {
+		return s.receivePack(ctx, c, repo, ch, fail)
+	}
+	return s.uploadPack(ctx, repo, ch, fail)
+}
+
+// uploadPack serves a fetch with git's own upload-pack on the bare
+// repository: over a stream the negotiation is a conversation, which git
+// itself conducts; it only reads.
+func (s *Server) uploadPack(ctx context.Context, repo *store.Repository, ch ssh.Channel, fail func(string) uint32) uint32 {
+	dir, err := s.d.Git.Path(repo.Owner.Name, repo.Name)
+	if err != nil {
+		s.d.Log.Error("git ssh: repository path", "err", err)
+		return fail("internal server error")
+	}
+	cmd := exec.CommandContext(ctx, "git", "upload-pack", "--strict", dir)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = ch, ch, ch.Stderr()
+	if err := cmd.Run(); err != nil {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return uint32(exitErr.ExitCode())
+		}
+		s.d.Log.Error("git ssh: upload-pack", "repo", repo.FullName(), "err", err)
+		return 1
+	}
+	return 0
+}
+
+// receivePack serves a push: the advertisement, then the push applied by
+// the shared Transport, then git's report.
+func (s *Server) receivePack(ctx context.Context, c githttp.Caller, repo *store.Repository, ch ssh.Channel, fail func(string) uint32) uint32 {
+	g, err := s.d.OpenGit(repo)
+	if err != nil {
+		s.d.Log.Error("git ssh: open repository", "err", err)
+		return fail("internal server error")
+	}
+	if err := g.AdvertiseRefsStream(ctx, gitstore.ServiceReceivePack, ch); err != nil {
+		s.d.Log.Error("git ssh: advertise", "err", err)
+		return fail("internal server error")
+	}
+	push, err := s.git.ReceivePack(ctx, c, repo, g, ch, nil)
+	if errors.Is(err, gitstore.ErrProtocol) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fail(err.Error())
+	}
+	if err != nil {
+		s.d.Log.Error("git ssh: receive-pack", "repo", repo.FullName(), "err", err)
+		return fail("internal server error")
+	}
+	if err := push.WriteReport(ch); err != nil {
+		s.d.Log.Error("git ssh: report", "repo", repo.FullName(), "err", err)
+		return 1
+	}
+	return 0
+}
