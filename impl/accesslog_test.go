@@ -10,7 +10,10 @@ import (
 	"testing"
 
 	"repohost/impl/apierr"
+	"repohost/impl/app"
 )
+
+func noRoutes(*http.Request) string { return "" }
 
 // records collects log records.
 type records struct {
@@ -56,7 +59,7 @@ func TestCancelledRequestIsLoggedAs499(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := httptest.NewRequest(http.MethodGet, "/api/v1/repos/a/b/issues", nil).WithContext(ctx)
-	logRequests(log, 1, failing).ServeHTTP(httptest.NewRecorder(), req)
+	observeRequests(&app.Deps{Log: log, Config: app.Config{AccessLogEvery: 1}}, noRoutes, failing).ServeHTTP(httptest.NewRecorder(), req)
 	var access *slog.Record
 	for i, rec := range got.list {
 		if rec.Level >= slog.LevelWarn {
@@ -86,7 +89,7 @@ func TestAccessLogCanBeOffOrSampled(t *testing.T) {
 			t.Fatalf("%q: %v", c.setting, err)
 		}
 		got := &records{}
-		h := logRequests(slog.New(got), every, ok)
+		h := observeRequests(&app.Deps{Log: slog.New(got), Config: app.Config{AccessLogEvery: every}}, noRoutes, ok)
 		for i := 0; i < 12; i++ {
 			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/v1/version", nil))
 		}

@@ -55,5 +55,7 @@ type Store interface {
 	GitData
 	ReleaseData
 	Events() EventStore
+	Cron() CronStore
+	Notices() NoticeStore
 	Close() error
 }

@@ -18,6 +18,9 @@ import (
 	"repohost/impl"
 	"repohost/impl/app"
 	"repohost/impl/auth"
+	"repohost/impl/cron"
+	"repohost/impl/metrics"
+	"repohost/impl/requestid"
 	"repohost/impl/user"
 	"repohost/store"
 	"repohost/store/sqlstore"
@@ -33,8 +36,12 @@ Each flag can also come from REPOHOST_LISTEN, REPOHOST_DATA, REPOHOST_DB,
 REPOHOST_ROOT_URL and REPOHOST_ACCESS_LOG.
 `
 
+// logLevel is the level of the process's log, set by serve's --log-level.
+var logLevel = new(slog.LevelVar)
+
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	// Lines logged with a request's context carry its id.
+	log := slog.New(requestid.Handler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel})))
 	if err := run(os.Args[1:], log); err != nil {
 		fmt.Fprintln(os.Stderr, "repohost:", err)
 		os.Exit(1)
@@ -56,6 +63,15 @@ func run(args []string, log *slog.Logger) error {
 	}
 	fmt.Fprint(os.Stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// durationEnv reads a duration from the environment (fallback when unset
+// or unreadable; the flag then reports a bad value).
+func durationEnv(name string, fallback time.Duration) time.Duration {
+	if v, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return v
+	}
+	return fallback
 }
 
 func env(name, fallback string) string {
@@ -186,12 +202,27 @@ func serve(args []string, log *slog.Logger) error {
 	listen := fs.String("listen", env("REPOHOST_LISTEN", "127.0.0.1:3000"), "address to listen on")
 	rootURL := fs.String("root-url", env("REPOHOST_ROOT_URL", ""), "public URL of the server, prefix of every absolute URL it answers (default: http://LISTEN/)")
 	accessLog := fs.String("access-log", env("REPOHOST_ACCESS_LOG", "on"), "request log: on, off, or sample:N (one request in N)")
+	level := fs.String("log-level", env("REPOHOST_LOG_LEVEL", "info"), "least severe level logged: debug, info, warn or error")
+	metricsOn := fs.Bool("metrics", env("REPOHOST_METRICS", "") == "true", "serve Prometheus metrics at GET /metrics")
+	metricsToken := fs.String("metrics-token", env("REPOHOST_METRICS_TOKEN", ""), "bearer token GET /metrics demands (none: open)")
+	cronSpec := fs.String("cron", env("REPOHOST_CRON", ""), `maintenance task settings, "name=SCHEDULE;name=off;name=on"`)
+	cronLease := fs.Duration("cron-lease", durationEnv("REPOHOST_CRON_LEASE", cron.DefaultLease), "how long a task stays with a server process that stopped renewing its lease")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	logEvery, err := impl.ParseAccessLog(*accessLog)
 	if err != nil {
 		return err
+	}
+	if err := logLevel.UnmarshalText([]byte(*level)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *level)
+	}
+	cronSettings, err := cron.ParseSettings(*cronSpec)
+	if err != nil {
+		return err
+	}
+	if *cronLease < time.Second {
+		return fmt.Errorf("--cron-lease %s: at least 1s", *cronLease)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -213,6 +244,25 @@ func serve(args []string, log *slog.Logger) error {
 	}
 	d.Config.RootURL = *rootURL
 	d.Config.AccessLogEvery = logEvery
+	d.Config.Cron, d.Config.CronLease = cronSettings, *cronLease
+	if *metricsOn {
+		d.Metrics = metrics.New()
+		d.Config.MetricsToken = *metricsToken
+		if pool, err := db.SQL(); err == nil {
+			d.Metrics.WatchDB(pool)
+		}
+	}
+	cronCtx, stopCron := context.WithCancel(context.Background())
+	defer func() {
+		// Runs under way finish (their context is cancelled) and are
+		// recorded before the database closes.
+		stopCron()
+		d.Cron.Wait()
+	}()
+	if err := impl.StartCron(cronCtx, d); err != nil {
+		ln.Close()
+		return err
+	}
 	if d.Config.RootURL == "" {
 		d.Config.RootURL = "http://" + ln.Addr().String() + "/"
 	}

@@ -68,9 +68,14 @@ func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, 
 	if err != nil {
 		return nil, err
 	}
-	return &archiveJob{header: hdr, release: release, write: func(w io.Writer) error {
-		return g.WriteArchive(w, ref.Commit, format, prefix, keep)
-	}}, nil
+	write := func(w io.Writer) error { return g.WriteArchive(w, ref.Commit, format, prefix, keep) }
+	if len(keep) == 0 && h.ArchiveDir != "" {
+		// A whole commit's archive is kept for the next download.
+		path := archivePath(h.ArchiveDir, r.ID, ref.Commit.Hash.String(), format, prefix)
+		build := write
+		write = func(w io.Writer) error { return cachedArchive(w, path, build) }
+	}
+	return &archiveJob{header: hdr, release: release, write: write}, nil
 }
 
 // archiveStream is the payload of the API's archive route: the producer
