@@ -238,7 +238,7 @@ func DeleteInactiveAccounts(e Env) Task {
 				return err
 			}
 			for _, u := range users {
-				if u.CreatedAt.Before(cutoff) {
+				if !u.CreatedAt.After(cutoff) {
 					stale = append(stale, u)
 				}
 			}
