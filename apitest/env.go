@@ -29,9 +29,9 @@ import (
 
 	"repohost/gen/client"
 	"repohost/impl"
-	"repohost/impl/metrics"
 	"repohost/impl/app"
 	"repohost/impl/auth"
+	"repohost/impl/metrics"
 	"repohost/impl/user"
 	"repohost/store"
 	"repohost/store/sqlstore"

@@ -76,7 +76,7 @@ func newTempBeside(path string) (*os.File, error) {
 // dropOnError writes to w until a write fails, then swallows the rest and
 // clears *keeping (the copy is not kept).
 type dropOnError struct {
-	w      io.Writer
+	w       io.Writer
 	keeping *bool
 }
 
