@@ -29,9 +29,10 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 // NewCron builds d.Cron from d's configuration with CronTasks
 // registered: they run on demand (POST /admin/cron/{task}); StartCron also
 // runs them on their schedules.
-func NewCron(d *app.Deps) error {
+// extra are tasks beyond CronTasks (a test binary's).
+func NewCron(d *app.Deps, extra ...cron.Task) error {
 	sched := cron.New(d.Store.Cron(), d.Log, cron.Options{Lease: d.Config.CronLease, Settings: d.Config.Cron, OnRun: d.Metrics.CronRun})
-	for _, t := range CronTasks(d, NewServices(d)) {
+	for _, t := range append(CronTasks(d, NewServices(d)), extra...) {
 		if err := sched.Register(t); err != nil {
 			return err
 		}
@@ -45,8 +46,8 @@ func NewCron(d *app.Deps) error {
 
 // StartCron is NewCron, then runs the tasks on their schedules until ctx
 // ends (d.Cron.Wait then lets the runs under way finish).
-func StartCron(ctx context.Context, d *app.Deps) error {
-	if err := NewCron(d); err != nil {
+func StartCron(ctx context.Context, d *app.Deps, extra ...cron.Task) error {
+	if err := NewCron(d, extra...); err != nil {
 		return err
 	}
 	return d.Cron.Start(ctx)

@@ -243,7 +243,7 @@ func labelRoute(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if route := middleware.MatchedRouteFrom(r); route != nil {
 			if slot, ok := r.Context().Value(routeKey{}).(*string); ok {
-				*slot = r.Method + " " + route.BasePath + route.PathPattern
+				*slot = r.Method + " " + route.PathPattern
 			}
 		}
 		next.ServeHTTP(w, r)

@@ -23,7 +23,10 @@ type CronTask struct {
 	// ("" when nobody is); a holder that dies stops renewing and its lease
 	// runs out.
 	LeaseHolder string
-	LeaseUntil  *time.Time
+	// LeaseUntil is the lease's end in Unix milliseconds: an integer
+	// compares exactly on both databases, where SQLite's text times
+	// compare rightly only at one precision.
+	LeaseUntil int64
 	// LastError is the failure of the last run ("" when it succeeded).
 	LastError string
 }

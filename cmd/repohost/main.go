@@ -36,6 +36,10 @@ Each flag can also come from REPOHOST_LISTEN, REPOHOST_DATA, REPOHOST_DB,
 REPOHOST_ROOT_URL and REPOHOST_ACCESS_LOG.
 `
 
+// testCronTasks are tasks only a test build adds (crontest_task.go, build
+// tag crontest); empty in the server people run.
+var testCronTasks []cron.Task
+
 // logLevel is the level of the process's log, set by serve's --log-level.
 var logLevel = new(slog.LevelVar)
 
@@ -259,7 +263,7 @@ func serve(args []string, log *slog.Logger) error {
 		stopCron()
 		d.Cron.Wait()
 	}()
-	if err := impl.StartCron(cronCtx, d); err != nil {
+	if err := impl.StartCron(cronCtx, d, testCronTasks...); err != nil {
 		ln.Close()
 		return err
 	}

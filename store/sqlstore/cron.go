@@ -18,10 +18,6 @@ type cronStore struct{ d *DB }
 // them in SQL; the schedules themselves have whole seconds.
 func sec(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
 
-// leaseSec rounds a lease's end up, so a lease never ends before the
-// time asked for.
-func leaseSec(t time.Time) time.Time { return sec(t.Add(time.Second - time.Nanosecond)) }
-
 func secp(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
@@ -55,25 +51,24 @@ func (s cronStore) List(ctx context.Context) ([]*store.CronTask, error) {
 	return out, translate(err, "list cron tasks")
 }
 
-// free is the condition of a lease nobody holds any more.
-const leaseFree = "(lease_holder = '' OR lease_until IS NULL OR lease_until < ?)"
+// leaseFree is the condition of a lease nobody holds any more; leases are
+// kept in Unix milliseconds.
+const leaseFree = "(lease_holder = '' OR lease_until <= ?)"
 
 func (s cronStore) ClaimDue(ctx context.Context, name, holder string, now, next, leaseUntil time.Time) (bool, error) {
-	now, next, leaseUntil = sec(now), sec(next), leaseSec(leaseUntil)
-	res := s.rows(ctx).Where("name = ? AND next_run IS NOT NULL AND next_run <= ? AND "+leaseFree, name, now, now).
-		Updates(map[string]any{"next_run": next, "lease_holder": holder, "lease_until": leaseUntil})
+	res := s.rows(ctx).Where("name = ? AND next_run IS NOT NULL AND next_run <= ? AND "+leaseFree, name, sec(now), now.UnixMilli()).
+		Updates(map[string]any{"next_run": sec(next), "lease_holder": holder, "lease_until": leaseUntil.UnixMilli()})
 	return res.RowsAffected == 1, translate(res.Error, "claim cron task")
 }
 
 func (s cronStore) ClaimNow(ctx context.Context, name, holder string, now, leaseUntil time.Time) (bool, error) {
-	now, leaseUntil = sec(now), leaseSec(leaseUntil)
-	res := s.rows(ctx).Where("name = ? AND "+leaseFree, name, now).
-		Updates(map[string]any{"lease_holder": holder, "lease_until": leaseUntil})
+	res := s.rows(ctx).Where("name = ? AND "+leaseFree, name, now.UnixMilli()).
+		Updates(map[string]any{"lease_holder": holder, "lease_until": leaseUntil.UnixMilli()})
 	return res.RowsAffected == 1, translate(res.Error, "claim cron task")
 }
 
 func (s cronStore) Renew(ctx context.Context, name, holder string, leaseUntil time.Time) (bool, error) {
-	res := s.rows(ctx).Where("name = ? AND lease_holder = ?", name, holder).Update("lease_until", leaseSec(leaseUntil))
+	res := s.rows(ctx).Where("name = ? AND lease_holder = ?", name, holder).Update("lease_until", leaseUntil.UnixMilli())
 	return res.RowsAffected == 1, translate(res.Error, "renew cron lease")
 }
 
@@ -90,7 +85,7 @@ func (s cronStore) Finish(ctx context.Context, name, holder string, started time
 		return translate(err, "finish cron task")
 	}
 	err = s.rows(ctx).Where("name = ? AND lease_holder = ?", name, holder).
-		Updates(map[string]any{"lease_holder": "", "lease_until": nil}).Error
+		Updates(map[string]any{"lease_holder": "", "lease_until": 0}).Error
 	return translate(err, "release cron lease")
 }
 

@@ -17,7 +17,7 @@ func migrateV11(tx *gorm.DB) error {
 		PrevRun     *time.Time
 		ExecTimes   int64  `gorm:"not null;default:0"`
 		LeaseHolder string `gorm:"not null;default:''"`
-		LeaseUntil  *time.Time
+		LeaseUntil  int64  `gorm:"not null;default:0"`
 		LastError   string `gorm:"not null;default:''"`
 	}
 	type Notice struct {
