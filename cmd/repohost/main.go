@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -28,12 +29,21 @@ import (
 
 const usage = `usage:
   repohost serve   [--listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
+                   [--log-level debug|info|warn|error] [--metrics] [--metrics-token T] [--cron SETTINGS] [--cron-lease D]
   repohost migrate [--data DIR] [--db DSN]
-  repohost admin user create --username U --password P --email E [--admin] [--data DIR] [--db DSN]
+  repohost admin user create --username U --password P --email E [--admin] [--must-change-password]
+  repohost admin user list [--admin]
+  repohost admin user change-password --username U --password P [--must-change-password=false]
+  repohost admin user delete --username U [--purge]
+  repohost admin user generate-access-token --username U [--token-name N] [--scopes S] [--raw]
+  repohost admin repo-sync-releases [--repo OWNER/NAME]
+  repohost admin notices [--limit N]
+  (every admin command also takes --data DIR and --db DSN)
 
 --db is a postgres:// URL or the path of a SQLite file (default: DIR/repohost.db).
 Each flag can also come from REPOHOST_LISTEN, REPOHOST_DATA, REPOHOST_DB,
-REPOHOST_ROOT_URL and REPOHOST_ACCESS_LOG.
+REPOHOST_ROOT_URL, REPOHOST_ACCESS_LOG, REPOHOST_LOG_LEVEL, REPOHOST_METRICS (true),
+REPOHOST_METRICS_TOKEN, REPOHOST_CRON and REPOHOST_CRON_LEASE.
 `
 
 // testCronTasks are tasks only a test build adds (crontest_task.go, build
@@ -62,11 +72,26 @@ func run(args []string, log *slog.Logger) error {
 		return serve(args[1:], log)
 	case args[0] == "migrate":
 		return migrate(args[1:], log)
-	case len(args) >= 3 && args[0] == "admin" && args[1] == "user" && args[2] == "create":
-		return createUser(args[3:], log)
+	case len(args) >= 3 && args[0] == "admin" && args[1] == "user":
+		switch args[2] {
+		case "create":
+			return createUser(args[3:], log)
+		case "list":
+			return listUsers(args[3:], log)
+		case "change-password":
+			return changePassword(args[3:], log)
+		case "delete":
+			return deleteUser(args[3:], log)
+		case "generate-access-token":
+			return generateToken(args[3:], log)
+		}
+	case len(args) >= 2 && args[0] == "admin" && args[1] == "repo-sync-releases":
+		return syncReleases(args[2:], log)
+	case len(args) >= 2 && args[0] == "admin" && args[1] == "notices":
+		return listNotices(args[2:], log)
 	}
 	fmt.Fprint(os.Stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return fmt.Errorf("unknown command %q", strings.Join(args[:min(len(args), 3)], " "))
 }
 
 // durationEnv reads a duration from the environment (fallback when unset
