@@ -158,7 +158,7 @@ func (h Handlers) ServeArchive(w http.ResponseWriter, req *http.Request) {
 	if err := job.write(w); err != nil {
 		// The status is already sent: cut the connection, so the client
 		// sees a broken archive rather than a short one that looks whole.
-		h.Log.Info("download cut off", "path", req.URL.Path, "err", err)
+		h.Log.InfoContext(ctx, "download cut off", "path", req.URL.Path, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"repohost/impl/auth"
 	"repohost/impl/names"
 	"repohost/impl/refs"
+	"repohost/impl/requestid"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -71,7 +72,7 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, write bool) (*
 			refuse(w, e.Status, e.Message)
 			return nil, false
 		}
-		h.d.Log.Error("git http authentication", "err", err)
+		h.d.Log.ErrorContext(r.Context(), "git http authentication", "err", err)
 		refuse(w, http.StatusInternalServerError, "internal server error")
 		return nil, false
 	}
@@ -103,7 +104,7 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, write bool) (*
 		return notFound()
 	}
 	if err != nil {
-		h.d.Log.Error("git http repository lookup", "err", err)
+		h.d.Log.ErrorContext(r.Context(), "git http repository lookup", "err", err)
 		refuse(w, http.StatusInternalServerError, "internal server error")
 		return nil, false
 	}
@@ -253,7 +254,7 @@ func (h *Handler) fail(w http.ResponseWriter, what string, err error) {
 		refuse(w, http.StatusNotFound, "repository not found")
 		return
 	}
-	h.d.Log.Error("git http: "+what, "err", err)
+	h.d.Log.Error("git http: "+what, "err", err, "request_id", requestid.FromWriter(w))
 	refuse(w, http.StatusInternalServerError, "internal server error")
 }
 
@@ -288,6 +289,7 @@ func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
 	out := &countingWriter{w: w}
 	err = g.UploadPack(r.Context(), in, out)
+	h.d.Metrics.GitOperation("upload-pack", err)
 	switch {
 	case err == nil:
 	case out.n == 0 && in.tooLarge(w):
@@ -297,7 +299,7 @@ func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "upload-pack", err)
 	default:
 		// The answer has started; the client sees a truncated pack.
-		h.d.Log.Error("git http: upload-pack", "repo", req.repo.FullName(), "err", err)
+		h.d.Log.ErrorContext(r.Context(), "git http: upload-pack", "repo", req.repo.FullName(), "err", err)
 	}
 }
 
@@ -324,6 +326,7 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	push, err := g.ReadPush(in)
+	h.d.Metrics.GitOperation("receive-pack", err)
 	if in.tooLarge(w) {
 		// Nothing is applied: the pack was cut short.
 		return
@@ -343,12 +346,12 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 		_, err = refs.New(h.d).Apply(ctx, refs.Change{Repo: req.repo, Doer: req.p, Git: g, Updates: push.Updates})
 		if err != nil {
 			// Every update carries its refusal; the report tells the client.
-			h.d.Log.Error("git http: apply push", "repo", req.repo.FullName(), "err", err)
+			h.d.Log.ErrorContext(r.Context(), "git http: apply push", "repo", req.repo.FullName(), "err", err)
 		}
 	}
 	noCache(w)
 	w.Header().Set("Content-Type", "application/x-git-receive-pack-result")
 	if err := push.WriteReport(w); err != nil {
-		h.d.Log.Error("git http: receive-pack report", "repo", req.repo.FullName(), "err", err)
+		h.d.Log.ErrorContext(r.Context(), "git http: receive-pack report", "repo", req.repo.FullName(), "err", err)
 	}
 }
