@@ -21,11 +21,14 @@ func migrateV11(tx *gorm.DB) error {
 		LastError   string `gorm:"not null;default:''"`
 	}
 	type Notice struct {
-		ID          int64  `gorm:"primaryKey"`
-		Type        string `gorm:"not null"`
-		Description string `gorm:"not null"`
-		// The list reads newest first; the index serves that order.
-		CreatedAt time.Time `gorm:"not null;index:idx_notices_created"`
+		ID          int64     `gorm:"primaryKey"`
+		Type        string    `gorm:"not null"`
+		Description string    `gorm:"not null"`
+		CreatedAt   time.Time `gorm:"not null"`
 	}
-	return tx.AutoMigrate(&CronTask{}, &Notice{})
+	if err := tx.AutoMigrate(&CronTask{}, &Notice{}); err != nil {
+		return err
+	}
+	// The notices list reads newest first, ties by id (plan_test.go).
+	return tx.Exec(`CREATE INDEX idx_notices_created ON notices (created_at, id)`).Error
 }
