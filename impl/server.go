@@ -283,10 +283,13 @@ func observeRequests(d *app.Deps, routes func(*http.Request) string, next http.H
 			took := time.Since(start)
 			if d.Metrics != nil {
 				if route == "" {
-					// Outside the API, the mux's pattern; an API path no
-					// operation matched is one label, never the raw path.
+					// Outside the API, the mux's pattern; an API request
+					// answered before an operation was matched (no
+					// operation has the path, or the credentials were
+					// refused in front of the router) is one label, never
+					// the raw path.
 					if route = routes(r); route == "" || strings.HasPrefix(r.URL.Path, "/api/v1/") {
-						route = "unmatched"
+						route = "unrouted"
 					}
 				}
 				d.Metrics.ObserveRequest(route, r.Method, status, took)
