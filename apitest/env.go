@@ -31,6 +31,7 @@ import (
 	"repohost/impl"
 	"repohost/impl/app"
 	"repohost/impl/auth"
+	"repohost/impl/metrics"
 	"repohost/impl/user"
 	"repohost/store"
 	"repohost/store/sqlstore"
@@ -167,9 +168,17 @@ func (e *Env) start(t testing.TB, dsn, dataDir string, configure func(*app.Deps)
 	// a ref.
 	e.guard = &refGuard{Repos: e.Deps.Git, t: t}
 	e.Deps.Git = e.guard
+	e.Deps.Metrics = metrics.New()
 	if configure != nil {
 		configure(e.Deps)
 	}
+	// The maintenance tasks run on demand; they run on their schedules
+	// only in servers started with StartCron (a schedule's statements
+	// would otherwise land in other tests' statement counts).
+	if err := impl.NewCron(e.Deps); err != nil {
+		t.Fatalf("cron: %v", err)
+	}
+	t.Cleanup(func() { e.Deps.Cron.Wait() })
 	// The root URL is the listener's address, known before the handler is
 	// built, as `repohost serve` derives it from --listen.
 	e.Server = httptest.NewUnstartedServer(nil)

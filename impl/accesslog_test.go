@@ -2,15 +2,21 @@ package impl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
 	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/requestid"
 )
+
+func noRoutes(*http.Request) string { return "" }
 
 // records collects log records.
 type records struct {
@@ -56,7 +62,7 @@ func TestCancelledRequestIsLoggedAs499(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := httptest.NewRequest(http.MethodGet, "/api/v1/repos/a/b/issues", nil).WithContext(ctx)
-	logRequests(log, 1, failing).ServeHTTP(httptest.NewRecorder(), req)
+	observeRequests(&app.Deps{Log: log, Config: app.Config{AccessLogEvery: 1}}, noRoutes, failing).ServeHTTP(httptest.NewRecorder(), req)
 	var access *slog.Record
 	for i, rec := range got.list {
 		if rec.Level >= slog.LevelWarn {
@@ -86,7 +92,7 @@ func TestAccessLogCanBeOffOrSampled(t *testing.T) {
 			t.Fatalf("%q: %v", c.setting, err)
 		}
 		got := &records{}
-		h := logRequests(slog.New(got), every, ok)
+		h := observeRequests(&app.Deps{Log: slog.New(got), Config: app.Config{AccessLogEvery: every}}, noRoutes, ok)
 		for i := 0; i < 12; i++ {
 			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/api/v1/version", nil))
 		}
@@ -97,6 +103,45 @@ func TestAccessLogCanBeOffOrSampled(t *testing.T) {
 	for _, bad := range []string{"sample:0", "sample:x", "sample:", "yes", "sample:-2"} {
 		if _, err := ParseAccessLog(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestRequestIDOnEveryLine: the answer carries X-Request-ID, and the
+// access-log line, a line the handler logs with the request's context and
+// an internal error's line all carry the same id; a proxy's id is kept
+// when it is tame and replaced when not.
+func TestRequestIDOnEveryLine(t *testing.T) {
+	t.Parallel()
+	got := &records{}
+	log := slog.New(requestid.Handler(got))
+	tr := apierr.Translator{Log: log}
+	h := observeRequests(&app.Deps{Log: log, Config: app.Config{AccessLogEvery: 1}}, noRoutes,
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			log.InfoContext(r.Context(), "working")
+			tr.Write(w, errors.New("disk on fire"))
+		}))
+	for _, c := range []struct{ sent, want string }{
+		{"", ""}, {"edge-42.abc_Z", "edge-42.abc_Z"}, {"bad id\nforged", ""}, {strings.Repeat("x", 65), ""},
+	} {
+		got.list = nil
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/version", nil)
+		if c.sent != "" {
+			req.Header.Set(requestid.Header, c.sent)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		id := rec.Header().Get(requestid.Header)
+		if id == "" || (c.want != "" && id != c.want) || (c.want == "" && id == c.sent) {
+			t.Errorf("sent %q: X-Request-ID %q", c.sent, id)
+		}
+		if len(got.list) != 3 {
+			t.Fatalf("%d lines, want working, internal error and request", len(got.list))
+		}
+		for _, l := range got.list {
+			if v := attr(l, "request_id").String(); v != id {
+				t.Errorf("line %q: request_id %q, want %q", l.Message, v, id)
+			}
 		}
 	}
 }

@@ -6,13 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 
 	"repohost/impl/admin"
@@ -29,6 +29,7 @@ import (
 	"repohost/impl/org"
 	"repohost/impl/release"
 	"repohost/impl/repo"
+	"repohost/impl/requestid"
 	"repohost/impl/rooturl"
 	"repohost/impl/user"
 	"repohost/restapi"
@@ -95,6 +96,7 @@ func Config(d *app.Deps) restapi.Config {
 		SettingsAPI:      misc.Handlers{Deps: d, Users: s.Users},
 		UserAPI:          userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}},
 		JSONConsumer:     jsonConsumer(d.Config.MaxBodyBytes),
+		InnerMiddleware:  labelRoute,
 		Logger:           func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
 	}
 }
@@ -107,7 +109,14 @@ type Option func(*restapi.Config)
 // (middleware.MatchedRouteFrom names it), before authentication, binding and
 // the handler. The API tests use it to learn where each request went.
 func WithOperationMiddleware(mw func(http.Handler) http.Handler) Option {
-	return func(c *restapi.Config) { c.InnerMiddleware = mw }
+	return func(c *restapi.Config) {
+		prev := c.InnerMiddleware
+		if prev == nil {
+			c.InnerMiddleware = mw
+			return
+		}
+		c.InnerMiddleware = func(h http.Handler) http.Handler { return prev(mw(h)) }
+	}
 }
 
 // API builds the generated API with our error translator in place.
@@ -154,6 +163,11 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	web.HandleFunc("POST /{owner}/{repo}/git-upload-pack", gitHTTP.UploadPack)
 	web.HandleFunc("POST /{owner}/{repo}/git-receive-pack", gitHTTP.ReceivePack)
 	mux.Handle("/", web)
+	// For load balancers (the reference's path), outside authentication.
+	mux.HandleFunc("GET /api/healthz", healthz(d))
+	if d.Metrics != nil {
+		mux.Handle("GET /metrics", d.Metrics.Handler(d.Config.MetricsToken))
+	}
 	// The contract itself, outside /api/v1 as the reference serves it.
 	mux.HandleFunc("GET /swagger.v1.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -161,7 +175,14 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	})
 	// The mux would redirect a non-canonical API path (with "." or ".."
 	// segments) to another operation's path; answer 404 instead.
-	return logRequests(d.Log, d.Config.AccessLogEvery, trackCommits(rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), canonicalAPIPaths(d.Errors, mux)))), nil
+	routes := func(r *http.Request) string {
+		_, pattern := mux.Handler(r)
+		if pattern == "/" {
+			_, pattern = web.Handler(r)
+		}
+		return pattern
+	}
+	return observeRequests(d, routes, trackCommits(rooturl.Middleware(rooturl.Normalize(d.Config.RootURL), canonicalAPIPaths(d.Errors, mux)))), nil
 }
 
 // trackCommits gives every request a commit marker: once the request has
@@ -199,8 +220,9 @@ func assetUploads(d *app.Deps, api http.Handler) http.Handler {
 
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
-	bytes  int
+	status    int
+	bytes     int
+	requestID string
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -223,22 +245,45 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // git over HTTP).
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// logRequests writes a structured line for one request in every (all of
-// them when every is 1, none when it is 0; see ParseAccessLog). A request
-// whose client went away before the answer was complete is logged with
-// status 499, whatever the handler managed to write.
-func logRequests(log *slog.Logger, every int, next http.Handler) http.Handler {
-	if every <= 0 {
-		return next
-	}
+// RequestID lets code holding only the writer log the request's id
+// (requestid.FromWriter).
+func (s *statusRecorder) RequestID() string { return s.requestID }
+
+// routeKey holds, in a request's context, where the route template the
+// request matched is written once known (labelRoute).
+type routeKey struct{}
+
+// labelRoute runs inside the generated router once it has matched an
+// operation, and records the operation's path template.
+func labelRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if route := middleware.MatchedRouteFrom(r); route != nil {
+			if slot, ok := r.Context().Value(routeKey{}).(*string); ok {
+				*slot = r.Method + " " + route.PathPattern
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// observeRequests gives every request an id (X-Request-ID, also on every
+// log line written with the request's context), counts it in the metrics
+// by route template and status, and writes its access-log line for one
+// request in d.Config.AccessLogEvery (every one when 1, none when 0; see
+// ParseAccessLog). A request whose client went away before the answer was
+// complete is logged with status 499, whatever the handler managed to
+// write. routes names the template of a request outside the API.
+func observeRequests(d *app.Deps, routes func(*http.Request) string, next http.Handler) http.Handler {
+	log, every := d.Log, d.Config.AccessLogEvery
 	var n atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if every > 1 && (n.Add(1)-1)%uint64(every) != 0 {
-			next.ServeHTTP(w, r)
-			return
-		}
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
+		id := requestid.Accept(r)
+		w.Header().Set(requestid.Header, id)
+		var route string
+		r = r.WithContext(context.WithValue(requestid.With(r.Context(), id), routeKey{}, &route))
+		rec := &statusRecorder{ResponseWriter: w, requestID: id}
+		logIt := every == 1 || (every > 1 && (n.Add(1)-1)%uint64(every) == 0)
 		// Also for a request that panics (a download cut off midway is
 		// aborted with http.ErrAbortHandler), which then goes on up.
 		defer func() {
@@ -248,12 +293,31 @@ func logRequests(log *slog.Logger, every int, next http.Handler) http.Handler {
 				// The client went away: its doing, not a server fault.
 				status = apierr.StatusClientClosedRequest
 			}
-			args := []any{"method", r.Method, "path", r.URL.Path, "status", status,
-				"bytes", rec.bytes, "duration_ms", float64(time.Since(start).Microseconds()) / 1000, "remote", r.RemoteAddr}
-			if v != nil {
-				args = append(args, "aborted", true)
+			if status == 0 {
+				status = http.StatusOK
 			}
-			log.Info("request", args...)
+			took := time.Since(start)
+			if d.Metrics != nil {
+				if route == "" {
+					// Outside the API, the mux's pattern; an API request
+					// answered before an operation was matched (no
+					// operation has the path, or the credentials were
+					// refused in front of the router) is one label, never
+					// the raw path.
+					if route = routes(r); route == "" || strings.HasPrefix(r.URL.Path, "/api/v1/") {
+						route = "unrouted"
+					}
+				}
+				d.Metrics.ObserveRequest(route, r.Method, status, took)
+			}
+			if logIt {
+				args := []any{"method", r.Method, "path", r.URL.Path, "status", status,
+					"bytes", rec.bytes, "duration_ms", float64(took.Microseconds()) / 1000, "remote", r.RemoteAddr}
+				if v != nil {
+					args = append(args, "aborted", true)
+				}
+				log.InfoContext(r.Context(), "request", args...)
+			}
 			if v != nil {
 				panic(v)
 			}

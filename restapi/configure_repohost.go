@@ -40,6 +40,10 @@ type AdminAPI interface {
 	AdminCreateRepo(ctx context.Context, params admin.AdminCreateRepoParams) middleware.Responder
 	/* AdminCreateUser Create a user (site admins only). */
 	AdminCreateUser(ctx context.Context, params admin.AdminCreateUserParams) middleware.Responder
+	/* AdminCronList List the maintenance tasks with their schedules and runs (site admins only). */
+	AdminCronList(ctx context.Context, params admin.AdminCronListParams) middleware.Responder
+	/* AdminCronRun Run a maintenance task now, in the background (site admins only). */
+	AdminCronRun(ctx context.Context, params admin.AdminCronRunParams) middleware.Responder
 	/* AdminDeleteUnadoptedRepository Delete an unadopted repository directory. */
 	AdminDeleteUnadoptedRepository(ctx context.Context, params admin.AdminDeleteUnadoptedRepositoryParams) middleware.Responder
 	/* AdminDeleteUser Delete a user (site admins only). */
@@ -552,6 +556,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.AdminCreateUser(ctx, params)
+	})
+
+	api.AdminAdminCronListHandler = admin.AdminCronListHandlerFunc(func(params admin.AdminCronListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminCronList(ctx, params)
+	})
+
+	api.AdminAdminCronRunHandler = admin.AdminCronRunHandlerFunc(func(params admin.AdminCronRunParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminCronRun(ctx, params)
 	})
 
 	api.AdminAdminDeleteUnadoptedRepositoryHandler = admin.AdminDeleteUnadoptedRepositoryHandlerFunc(func(params admin.AdminDeleteUnadoptedRepositoryParams, principal any) middleware.Responder {

@@ -39,6 +39,116 @@ func init() {
   },
   "basePath": "/api/v1",
   "paths": {
+    "/admin/cron": {
+      "get": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "List the maintenance tasks with their schedules and runs (site admins only).",
+        "operationId": "adminCronList",
+        "parameters": [
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of tasks, in registration order.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Cron"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of tasks."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/cron/{task}": {
+      "post": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "Run a maintenance task now, in the background (site admins only).",
+        "operationId": "adminCronRun",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the task to run.",
+            "name": "task",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "The task was started; the answer does not wait for it."
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/emails": {
       "get": {
         "tags": [
@@ -12313,6 +12423,46 @@ func init() {
           ],
           "x-go-name": "Visibility",
           "x-nullable": true
+        }
+      }
+    },
+    "Cron": {
+      "description": "A maintenance task and its runs.",
+      "type": "object",
+      "properties": {
+        "exec_times": {
+          "description": "How many times it has run, scheduled or on demand, on every server process.",
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ExecTimes",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-go-name": "Name",
+          "x-omitempty": false
+        },
+        "next": {
+          "description": "When it next runs on its schedule; null when it is not scheduled.",
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Next",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "prev": {
+          "description": "When its last run (scheduled or on demand) started; null when it never ran.",
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Prev",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "schedule": {
+          "description": "The schedule it runs on (\"@midnight\", \"@every 24h\", a cron expression), or \"-\" when it is not scheduled.",
+          "type": "string",
+          "x-go-name": "Schedule",
+          "x-omitempty": false
         }
       }
     },
@@ -16053,6 +16203,179 @@ func init() {
   },
   "basePath": "/api/v1",
   "paths": {
+    "/admin/cron": {
+      "get": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "List the maintenance tasks with their schedules and runs (site admins only).",
+        "operationId": "adminCronList",
+        "parameters": [
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of tasks, in registration order.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Cron"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of tasks."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/admin/cron/{task}": {
+      "post": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "Run a maintenance task now, in the background (site admins only).",
+        "operationId": "adminCronRun",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the task to run.",
+            "name": "task",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "The task was started; the answer does not wait for it."
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/admin/emails": {
       "get": {
         "tags": [
@@ -33862,6 +34185,46 @@ func init() {
           ],
           "x-go-name": "Visibility",
           "x-nullable": true
+        }
+      }
+    },
+    "Cron": {
+      "description": "A maintenance task and its runs.",
+      "type": "object",
+      "properties": {
+        "exec_times": {
+          "description": "How many times it has run, scheduled or on demand, on every server process.",
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ExecTimes",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-go-name": "Name",
+          "x-omitempty": false
+        },
+        "next": {
+          "description": "When it next runs on its schedule; null when it is not scheduled.",
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Next",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "prev": {
+          "description": "When its last run (scheduled or on demand) started; null when it never ran.",
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Prev",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "schedule": {
+          "description": "The schedule it runs on (\"@midnight\", \"@every 24h\", a cron expression), or \"-\" when it is not scheduled.",
+          "type": "string",
+          "x-go-name": "Schedule",
+          "x-omitempty": false
         }
       }
     },

@@ -2,6 +2,7 @@
 # Usage: scripts/pg-cluster.sh start DIR
 #        scripts/pg-cluster.sh restart DIR
 #        scripts/pg-cluster.sh stop DIR
+#        scripts/pg-cluster.sh resume DIR
 #
 # Throwaway PostgreSQL 15 clusters for tests; the one implementation behind
 # scripts/with-postgres.sh and the tests that need a cluster of their own
@@ -16,6 +17,8 @@
 #                back on the same port (as a production restart would).
 #   stop DIR     pg_ctl stop -m fast, if it is running. DIR stays for the
 #                caller to delete.
+#   resume DIR   starts a cluster that stop stopped, on the port it had
+#                (an outage that ends, as the health-check test needs).
 #
 # Every pg_ctl call names its data directory; no other cluster is touched.
 # DIR must be reachable by the postgres OS user (a path under /tmp) and
@@ -23,7 +26,7 @@
 set -euo pipefail
 
 usage() {
-	echo "usage: $0 start|restart|stop DIR" >&2
+	echo "usage: $0 start|restart|stop|resume DIR" >&2
 	exit 2
 }
 [ "$#" -eq 2 ] || usage
@@ -143,6 +146,17 @@ restart() {
 	}
 }
 
+resume() {
+	# postmaster.opts keeps the options of the last start, the port included.
+	local port
+	port=$(sed -n 's/.*"-p" "\([0-9]*\)".*/\1/p' "$dir/data/postmaster.opts")
+	as_pg "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -o "-p $port" -w -t 60 start >/dev/null || {
+		tail -n 30 "$dir/postgres.log" >&2 || true
+		echo "pg-cluster: resume failed" >&2
+		exit 1
+	}
+}
+
 stop() {
 	# postmaster.pid rather than any record of a start: a start that timed
 	# out may still have left a server running.
@@ -159,5 +173,6 @@ case "$cmd" in
 start) start ;;
 restart) restart ;;
 stop) stop ;;
+resume) resume ;;
 *) usage ;;
 esac

@@ -56,5 +56,7 @@ type Store interface {
 	ReleaseData
 	Events() EventStore
 	Keys() KeyStore
+	Cron() CronStore
+	Notices() NoticeStore
 	Close() error
 }

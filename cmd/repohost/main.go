@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +20,9 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/gitssh"
+	"repohost/impl/cron"
+	"repohost/impl/metrics"
+	"repohost/impl/requestid"
 	"repohost/impl/user"
 	"repohost/store"
 	"repohost/store/sqlstore"
@@ -26,16 +30,33 @@ import (
 
 const usage = `usage:
   repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
+                   [--log-level debug|info|warn|error] [--metrics] [--metrics-token T] [--cron SETTINGS] [--cron-lease D]
   repohost migrate [--data DIR] [--db DSN]
-  repohost admin user create --username U --password P --email E [--admin] [--data DIR] [--db DSN]
+  repohost admin user create --username U --password P --email E [--admin] [--must-change-password]
+  repohost admin user list [--admin]
+  repohost admin user change-password --username U --password P [--must-change-password=false]
+  repohost admin user delete --username U [--purge]
+  repohost admin user generate-access-token --username U [--token-name N] [--scopes S] [--raw]
+  repohost admin repo-sync-releases [--repo OWNER/NAME]
+  repohost admin notices [--limit N]
+  (every admin command also takes --data DIR and --db DSN)
 
 --db is a postgres:// URL or the path of a SQLite file (default: DIR/repohost.db).
-Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN,
-REPOHOST_DATA, REPOHOST_DB, REPOHOST_ROOT_URL and REPOHOST_ACCESS_LOG.
+Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN, REPOHOST_DATA, REPOHOST_DB,
+REPOHOST_ROOT_URL, REPOHOST_ACCESS_LOG, REPOHOST_LOG_LEVEL, REPOHOST_METRICS (true),
+REPOHOST_METRICS_TOKEN, REPOHOST_CRON and REPOHOST_CRON_LEASE.
 `
 
+// testCronTasks are tasks only a test build adds (crontest_task.go, build
+// tag crontest); empty in the server people run.
+var testCronTasks []cron.Task
+
+// logLevel is the level of the process's log, set by serve's --log-level.
+var logLevel = new(slog.LevelVar)
+
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	// Lines logged with a request's context carry its id.
+	log := slog.New(requestid.Handler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel})))
 	if err := run(os.Args[1:], log); err != nil {
 		fmt.Fprintln(os.Stderr, "repohost:", err)
 		os.Exit(1)
@@ -52,11 +73,35 @@ func run(args []string, log *slog.Logger) error {
 		return serve(args[1:], log)
 	case args[0] == "migrate":
 		return migrate(args[1:], log)
-	case len(args) >= 3 && args[0] == "admin" && args[1] == "user" && args[2] == "create":
-		return createUser(args[3:], log)
+	case len(args) >= 3 && args[0] == "admin" && args[1] == "user":
+		switch args[2] {
+		case "create":
+			return createUser(args[3:], log)
+		case "list":
+			return listUsers(args[3:], log)
+		case "change-password":
+			return changePassword(args[3:], log)
+		case "delete":
+			return deleteUser(args[3:], log)
+		case "generate-access-token":
+			return generateToken(args[3:], log)
+		}
+	case len(args) >= 2 && args[0] == "admin" && args[1] == "repo-sync-releases":
+		return syncReleases(args[2:], log)
+	case len(args) >= 2 && args[0] == "admin" && args[1] == "notices":
+		return listNotices(args[2:], log)
 	}
 	fmt.Fprint(os.Stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return fmt.Errorf("unknown command %q", strings.Join(args[:min(len(args), 3)], " "))
+}
+
+// durationEnv reads a duration from the environment (fallback when unset
+// or unreadable; the flag then reports a bad value).
+func durationEnv(name string, fallback time.Duration) time.Duration {
+	if v, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return v
+	}
+	return fallback
 }
 
 func env(name, fallback string) string {
@@ -188,12 +233,27 @@ func serve(args []string, log *slog.Logger) error {
 	rootURL := fs.String("root-url", env("REPOHOST_ROOT_URL", ""), "public URL of the server, prefix of every absolute URL it answers (default: http://LISTEN/)")
 	accessLog := fs.String("access-log", env("REPOHOST_ACCESS_LOG", "on"), "request log: on, off, or sample:N (one request in N)")
 	sshListen := fs.String("ssh-listen", env("REPOHOST_SSH_LISTEN", ""), "address to serve git over SSH on (default: no SSH)")
+	level := fs.String("log-level", env("REPOHOST_LOG_LEVEL", "info"), "least severe level logged: debug, info, warn or error")
+	metricsOn := fs.Bool("metrics", env("REPOHOST_METRICS", "") == "true", "serve Prometheus metrics at GET /metrics")
+	metricsToken := fs.String("metrics-token", env("REPOHOST_METRICS_TOKEN", ""), "bearer token GET /metrics demands (none: open)")
+	cronSpec := fs.String("cron", env("REPOHOST_CRON", ""), `maintenance task settings, "name=SCHEDULE;name=off;name=on"`)
+	cronLease := fs.Duration("cron-lease", durationEnv("REPOHOST_CRON_LEASE", cron.DefaultLease), "how long a task stays with a server process that stopped renewing its lease")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	logEvery, err := impl.ParseAccessLog(*accessLog)
 	if err != nil {
 		return err
+	}
+	if err := logLevel.UnmarshalText([]byte(*level)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *level)
+	}
+	cronSettings, err := cron.ParseSettings(*cronSpec)
+	if err != nil {
+		return err
+	}
+	if *cronLease < time.Second {
+		return fmt.Errorf("--cron-lease %s: at least 1s", *cronLease)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -215,6 +275,25 @@ func serve(args []string, log *slog.Logger) error {
 	}
 	d.Config.RootURL = *rootURL
 	d.Config.AccessLogEvery = logEvery
+	d.Config.Cron, d.Config.CronLease = cronSettings, *cronLease
+	if *metricsOn {
+		d.Metrics = metrics.New()
+		d.Config.MetricsToken = *metricsToken
+		if pool, err := db.SQL(); err == nil {
+			d.Metrics.WatchDB(pool)
+		}
+	}
+	cronCtx, stopCron := context.WithCancel(context.Background())
+	defer func() {
+		// Runs under way finish (their context is cancelled) and are
+		// recorded before the database closes.
+		stopCron()
+		d.Cron.Wait()
+	}()
+	if err := impl.StartCron(cronCtx, d, testCronTasks...); err != nil {
+		ln.Close()
+		return err
+	}
 	if d.Config.RootURL == "" {
 		d.Config.RootURL = "http://" + ln.Addr().String() + "/"
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 
+	"repohost/impl/requestid"
 	"repohost/models"
 	"repohost/store"
 	"repohost/store/gitstore"
@@ -114,18 +115,12 @@ func (t Translator) classify(err error) *Error {
 		// The client went away (or gave up) before the answer: its doing,
 		// not a fault of the server. Nobody reads the answer; the access
 		// log shows the request with the status nginx made usual for it.
-		if t.Log != nil {
-			t.Log.Info("request cancelled by the client", "err", err)
-		}
 		return newf(StatusClientClosedRequest, "client closed request")
 	case errors.Is(err, store.ErrNotFound):
 		return NotFound("not found")
 	case errors.Is(err, store.ErrDuplicate):
 		return Validation("already exists")
 	case errors.Is(err, store.ErrUnavailable):
-		if t.Log != nil {
-			t.Log.Warn("database unavailable", "err", err)
-		}
 		e := newf(http.StatusServiceUnavailable, "the database is unreachable for the moment; retry later")
 		e.RetryAfter = retryUnavailable
 		return e
@@ -154,18 +149,42 @@ func (t Translator) classify(err error) *Error {
 	case errors.Is(err, gitstore.ErrProtocol):
 		return BadRequest("%s", err.Error())
 	default:
-		if t.Log != nil {
-			t.Log.Error("internal error", "err", err)
-		}
 		// Never leak internals: the detail stays in the log.
 		return &Error{Status: http.StatusInternalServerError, Message: "internal server error"}
 	}
+}
+
+// report logs what a client is not told (the cause of a 5xx, a client
+// that went away), when the answer is written: w leads to the request's
+// id, which the line carries.
+func (t Translator) report(w http.ResponseWriter, err error, e *Error) {
+	if t.Log == nil {
+		return
+	}
+	var level slog.Level
+	var msg string
+	switch {
+	case e.Status == StatusClientClosedRequest:
+		level, msg = slog.LevelInfo, "request cancelled by the client"
+	case errors.Is(err, store.ErrUnavailable):
+		level, msg = slog.LevelWarn, "database unavailable"
+	case e.Status == http.StatusInternalServerError:
+		level, msg = slog.LevelError, "internal error"
+	default:
+		return
+	}
+	args := []any{"err", err}
+	if id := requestid.FromWriter(w); id != "" {
+		args = append(args, "request_id", id)
+	}
+	t.Log.Log(context.Background(), level, msg, args...)
 }
 
 // Respond returns a responder that writes err in the spec's error shape.
 func (t Translator) Respond(err error) middleware.Responder {
 	e := t.classify(err)
 	return middleware.ResponderFunc(func(w http.ResponseWriter, _ runtime.Producer) {
+		t.report(w, err, e)
 		write(w, e)
 	})
 }
@@ -190,7 +209,9 @@ func write(w http.ResponseWriter, e *Error) {
 // Write sends err directly, for code that runs outside the generated router
 // (authentication middleware, git over HTTP).
 func (t Translator) Write(w http.ResponseWriter, err error) {
-	write(w, t.classify(err))
+	e := t.classify(err)
+	t.report(w, err, e)
+	write(w, e)
 }
 
 // ServeError replaces go-swagger's default error writer: binding and
@@ -202,7 +223,9 @@ func (t Translator) ServeError(w http.ResponseWriter, _ *http.Request, err error
 	if errors.As(err, &notAllowed) {
 		w.Header().Set("Allow", strings.Join(notAllowed.Allowed, ","))
 	}
-	write(w, t.fromOpenAPI(err))
+	e := t.fromOpenAPI(err)
+	t.report(w, err, e)
+	write(w, e)
 }
 
 func (t Translator) fromOpenAPI(err error) *Error {

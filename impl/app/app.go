@@ -16,7 +16,9 @@ import (
 	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/auth"
+	"repohost/impl/cron"
 	"repohost/impl/events"
+	"repohost/impl/metrics"
 	"repohost/impl/paging"
 	"repohost/impl/rooturl"
 	"repohost/store"
@@ -43,6 +45,15 @@ type Deps struct {
 	// AttachmentsDir holds uploaded release files, one directory per
 	// repository id, each file named by its UUID.
 	AttachmentsDir string
+	// ArchiveDir keeps generated repository archives, one directory per
+	// repository id (see impl/contents); the cron tasks archive_cleanup and
+	// delete_repo_archives remove them.
+	ArchiveDir string
+	// Cron runs the maintenance tasks (impl.StartCron registers and starts
+	// them); nil until then.
+	Cron *cron.Scheduler
+	// Metrics counts what an operator watches (nil: not collected).
+	Metrics *metrics.Metrics
 	// BranchLocks queues this process's contents commits to one branch,
 	// so they do not keep losing the compare-and-swap to each other.
 	BranchLocks KeyedMutex
@@ -157,5 +168,6 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		Config:         DefaultConfig(),
 		Events:         bus,
 		AttachmentsDir: filepath.Join(dataDir, "attachments"),
+		ArchiveDir:     filepath.Join(dataDir, "repo-archive"),
 	}, nil
 }

@@ -1,8 +1,10 @@
 package app
 
 import (
-	"repohost/impl/paging"
 	"time"
+
+	"repohost/impl/cron"
+	"repohost/impl/paging"
 )
 
 // Config gathers the limits the service enforces. main builds it from
@@ -44,6 +46,9 @@ type Config struct {
 	// AccessLogEvery is how many requests share one access-log line: 1
 	// logs each, 0 none (see impl.ParseAccessLog).
 	AccessLogEvery int
+	// MetricsToken, when set, is the bearer token GET /metrics demands
+	// (metrics are served only when Deps.Metrics is set).
+	MetricsToken string
 	// HeaderTimeout bounds reading a request's headers; IdleTimeout closes
 	// idle keep-alive connections; StallTimeout ends a request whose body
 	// or answer stops making progress (see impl.HTTPServer).
@@ -61,6 +66,16 @@ type Config struct {
 	// MaxAssetBytes is the largest release asset accepted (413 past it);
 	// the reference's [repository.release] FILE_MAX_SIZE, 2 GiB by default.
 	MaxAssetBytes int64
+	// Cron overrides tasks' default schedules by name (--cron); CronLease
+	// is how long a process that died keeps a task from the others.
+	Cron      map[string]cron.Setting
+	CronLease time.Duration
+	// ArchiveMaxAge is the age past which archive_cleanup removes a kept
+	// archive (the reference's [cron.archive_cleanup] OLDER_THAN).
+	ArchiveMaxAge time.Duration
+	// InactiveAccountAge is how long an account may stay unactivated
+	// before delete_inactive_accounts removes it (its OLDER_THAN).
+	InactiveAccountAge time.Duration
 }
 
 // DefaultConfig is the reference's defaults.
@@ -88,5 +103,8 @@ func DefaultConfig() Config {
 		HeavyRequestWait:    30 * time.Second,
 		LargeBlobBytes:      1 << 20,
 		MaxAssetBytes:       2 << 30,
+		CronLease:           cron.DefaultLease,
+		ArchiveMaxAge:       24 * time.Hour,
+		InactiveAccountAge:  7 * 24 * time.Hour,
 	}
 }

@@ -68,9 +68,14 @@ func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, 
 	if err != nil {
 		return nil, err
 	}
-	return &archiveJob{header: hdr, release: release, write: func(w io.Writer) error {
-		return g.WriteArchive(w, ref.Commit, format, prefix, keep)
-	}}, nil
+	write := func(w io.Writer) error { return g.WriteArchive(w, ref.Commit, format, prefix, keep) }
+	if len(keep) == 0 && h.ArchiveDir != "" {
+		// A whole commit's archive is kept for the next download.
+		path := archivePath(h.ArchiveDir, r.ID, ref.Commit.Hash.String(), format, prefix)
+		build := write
+		write = func(w io.Writer) error { return cachedArchive(w, path, build) }
+	}
+	return &archiveJob{header: hdr, release: release, write: write}, nil
 }
 
 // archiveStream is the payload of the API's archive route: the producer
@@ -153,7 +158,7 @@ func (h Handlers) ServeArchive(w http.ResponseWriter, req *http.Request) {
 	if err := job.write(w); err != nil {
 		// The status is already sent: cut the connection, so the client
 		// sees a broken archive rather than a short one that looks whole.
-		h.Log.Info("download cut off", "path", req.URL.Path, "err", err)
+		h.Log.InfoContext(ctx, "download cut off", "path", req.URL.Path, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
+	"repohost/impl/requestid"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -67,7 +68,7 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, write bool) (*
 			refuse(w, e.Status, e.Message)
 			return nil, false
 		}
-		h.d.Log.Error("git http authentication", "err", err)
+		h.d.Log.ErrorContext(r.Context(), "git http authentication", "err", err)
 		refuse(w, http.StatusInternalServerError, "internal server error")
 		return nil, false
 	}
@@ -78,7 +79,7 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, write bool) (*
 		return nil, false
 	}
 	if err != nil {
-		h.d.Log.Error("git http repository lookup", "err", err)
+		h.d.Log.ErrorContext(r.Context(), "git http repository lookup", "err", err)
 		refuse(w, http.StatusInternalServerError, "internal server error")
 		return nil, false
 	}
@@ -215,7 +216,7 @@ func (h *Handler) fail(w http.ResponseWriter, what string, err error) {
 		refuse(w, http.StatusNotFound, "repository not found")
 		return
 	}
-	h.d.Log.Error("git http: "+what, "err", err)
+	h.d.Log.Error("git http: "+what, "err", err, "request_id", requestid.FromWriter(w))
 	refuse(w, http.StatusInternalServerError, "internal server error")
 }
 
@@ -250,6 +251,7 @@ func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
 	out := &countingWriter{w: w}
 	err = g.UploadPack(r.Context(), in, out)
+	h.d.Metrics.GitOperation("upload-pack", err)
 	switch {
 	case err == nil:
 	case out.n == 0 && in.tooLarge(w):
@@ -259,7 +261,7 @@ func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "upload-pack", err)
 	default:
 		// The answer has started; the client sees a truncated pack.
-		h.d.Log.Error("git http: upload-pack", "repo", req.repo.FullName(), "err", err)
+		h.d.Log.ErrorContext(r.Context(), "git http: upload-pack", "repo", req.repo.FullName(), "err", err)
 	}
 }
 
@@ -301,6 +303,6 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 	noCache(w)
 	w.Header().Set("Content-Type", "application/x-git-receive-pack-result")
 	if err := push.WriteReport(w); err != nil {
-		h.d.Log.Error("git http: receive-pack report", "repo", req.repo.FullName(), "err", err)
+		h.d.Log.ErrorContext(r.Context(), "git http: receive-pack report", "repo", req.repo.FullName(), "err", err)
 	}
 }

@@ -141,6 +141,7 @@ func (c Caller) Doer() *auth.Principal { return c.Principal }
 // short, nothing is applied and ErrCutShort is returned.
 func (t *Transport) ReceivePack(ctx context.Context, c Caller, repo *store.Repository, g *gitstore.GitRepo, in io.Reader, cutShort func() bool) (*gitstore.Push, error) {
 	push, err := g.ReadPush(in)
+	t.d.Metrics.GitOperation("receive-pack", err)
 	if cutShort != nil && cutShort() {
 		return nil, ErrCutShort
 	}
@@ -154,7 +155,7 @@ func (t *Transport) ReceivePack(ctx context.Context, c Caller, repo *store.Repos
 		_, err = refs.New(t.d).Apply(ctx, refs.Change{Repo: repo, Doer: c.Doer(), Git: g, Updates: push.Updates})
 		if err != nil {
 			// Every update carries its refusal; the report tells the client.
-			t.d.Log.Error("git: apply push", "repo", repo.FullName(), "err", err)
+			t.d.Log.ErrorContext(ctx, "git: apply push", "repo", repo.FullName(), "err", err)
 		}
 	}
 	return push, nil

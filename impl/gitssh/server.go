@@ -319,7 +319,9 @@ func (s *Server) uploadPack(ctx context.Context, repo *store.Repository, ch ssh.
 	cmd := exec.CommandContext(ctx, "git", "upload-pack", "--strict", dir)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = ch, ch, ch.Stderr()
-	if err := cmd.Run(); err != nil {
+	err = cmd.Run()
+	s.d.Metrics.GitOperation("upload-pack", err)
+	if err != nil {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
 			return uint32(exitErr.ExitCode())

@@ -219,7 +219,7 @@ func (s *Service) record(ctx context.Context, g *gitstore.GitRepo, c Change, app
 	}
 	if newDefault != "" {
 		if err := s.d.Git.SetDefaultBranch(r.Owner.Name, r.Name, newDefault); err != nil {
-			s.d.Log.Error("point HEAD at the new default branch", "repo", r.FullName(), "branch", newDefault, "err", err)
+			s.d.Log.ErrorContext(ctx, "point HEAD at the new default branch", "repo", r.FullName(), "branch", newDefault, "err", err)
 		}
 	}
 	return nil

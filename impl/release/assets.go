@@ -313,7 +313,7 @@ func (h Handlers) ServeAttachment(w http.ResponseWriter, req *http.Request) {
 	f, err := os.Open(h.AttachmentPath(a.RepoID, a.UUID))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			h.Log.Error("attachment file missing", "uuid", a.UUID, "release", rel.ID)
+			h.Log.ErrorContext(req.Context(), "attachment file missing", "uuid", a.UUID, "release", rel.ID)
 			err = apierr.NotFound("not found")
 		}
 		h.Errors.Write(w, err)
@@ -321,7 +321,7 @@ func (h Handlers) ServeAttachment(w http.ResponseWriter, req *http.Request) {
 	}
 	defer f.Close()
 	if err := h.Store.ReleaseAttachments().CountDownload(ctx, a.ID); err != nil {
-		h.Log.Error("count attachment download", "uuid", a.UUID, "err", err)
+		h.Log.ErrorContext(req.Context(), "count attachment download", "uuid", a.UUID, "err", err)
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -265,12 +265,12 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 	undo := func() {
 		if newBranch != oldBranch {
 			if err := s.Git.SetDefaultBranch(owner, newName, oldBranch); err != nil {
-				s.Log.Error("restore default branch", "repo", owner+"/"+newName, "err", err)
+				s.Log.ErrorContext(ctx, "restore default branch", "repo", owner+"/"+newName, "err", err)
 			}
 		}
 		if renamed {
 			if err := s.Git.Rename(owner, newName, owner, oldName); err != nil {
-				s.Log.Error("undo repository rename", "repo", owner+"/"+newName, "err", err)
+				s.Log.ErrorContext(ctx, "undo repository rename", "repo", owner+"/"+newName, "err", err)
 			}
 		}
 	}

@@ -163,7 +163,7 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		// else's data; an adopted one stays as it was.
 		if made {
 			if rmErr := s.Git.Delete(owner.Name, in.Name); rmErr != nil {
-				s.Log.Error("remove repository directory after failed insert", "repo", r.FullName(), "err", rmErr)
+				s.Log.ErrorContext(ctx, "remove repository directory after failed insert", "repo", r.FullName(), "err", rmErr)
 			}
 		}
 		if errors.Is(err, store.ErrDuplicate) {

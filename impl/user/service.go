@@ -362,7 +362,7 @@ func (s Service) Rename(ctx context.Context, doer, u *store.User, newName string
 	})
 	if err != nil {
 		if gerr := s.Git.RenameOwner(newName, oldName); gerr != nil {
-			s.Log.Error("move repositories back after a failed rename", "from", newName, "to", oldName, "err", gerr)
+			s.Log.ErrorContext(ctx, "move repositories back after a failed rename", "from", newName, "to", oldName, "err", gerr)
 		}
 		return NameTakenIfDuplicate(err, newName)
 	}

@@ -81,6 +81,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.AdminCreateUser has not yet been implemented")
 		}),
 
+		AdminAdminCronListHandler: admin.AdminCronListHandlerFunc(func(params admin.AdminCronListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminCronList has not yet been implemented")
+		}),
+
+		AdminAdminCronRunHandler: admin.AdminCronRunHandlerFunc(func(params admin.AdminCronRunParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminCronRun has not yet been implemented")
+		}),
+
 		AdminAdminDeleteUnadoptedRepositoryHandler: admin.AdminDeleteUnadoptedRepositoryHandlerFunc(func(params admin.AdminDeleteUnadoptedRepositoryParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1276,6 +1290,10 @@ type RepohostAPI struct {
 	AdminAdminCreateRepoHandler admin.AdminCreateRepoHandler
 	// AdminAdminCreateUserHandler sets the operation handler for the admin create user operation
 	AdminAdminCreateUserHandler admin.AdminCreateUserHandler
+	// AdminAdminCronListHandler sets the operation handler for the admin cron list operation
+	AdminAdminCronListHandler admin.AdminCronListHandler
+	// AdminAdminCronRunHandler sets the operation handler for the admin cron run operation
+	AdminAdminCronRunHandler admin.AdminCronRunHandler
 	// AdminAdminDeleteUnadoptedRepositoryHandler sets the operation handler for the admin delete unadopted repository operation
 	AdminAdminDeleteUnadoptedRepositoryHandler admin.AdminDeleteUnadoptedRepositoryHandler
 	// AdminAdminDeleteUserHandler sets the operation handler for the admin delete user operation
@@ -1696,6 +1714,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.AdminAdminCreateUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminCreateUserHandler")
+	}
+	if o.AdminAdminCronListHandler == nil {
+		unregistered = append(unregistered, "admin.AdminCronListHandler")
+	}
+	if o.AdminAdminCronRunHandler == nil {
+		unregistered = append(unregistered, "admin.AdminCronRunHandler")
 	}
 	if o.AdminAdminDeleteUnadoptedRepositoryHandler == nil {
 		unregistered = append(unregistered, "admin.AdminDeleteUnadoptedRepositoryHandler")
@@ -2296,6 +2320,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/admin/users"] = admin.NewAdminCreateUser(o.context, o.AdminAdminCreateUserHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/cron"] = admin.NewAdminCronList(o.context, o.AdminAdminCronListHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/admin/cron/{task}"] = admin.NewAdminCronRun(o.context, o.AdminAdminCronRunHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}

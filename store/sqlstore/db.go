@@ -4,6 +4,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -359,9 +360,23 @@ func likePattern(keyword string) string {
 	return "%" + escapeLike(strings.ToLower(keyword)) + "%"
 }
 
-func (d *DB) Users() store.UserStore   { return userStore{d} }
-func (d *DB) Emails() store.EmailStore { return emailStore{d} }
-func (d *DB) Tokens() store.TokenStore { return tokenStore{d} }
-func (d *DB) Orgs() store.OrgStore     { return orgStore{d} }
-func (d *DB) Repos() store.RepoStore   { return repoStore{d} }
-func (d *DB) Events() store.EventStore { return eventStore{d} }
+func (d *DB) Users() store.UserStore     { return userStore{d} }
+func (d *DB) Emails() store.EmailStore   { return emailStore{d} }
+func (d *DB) Tokens() store.TokenStore   { return tokenStore{d} }
+func (d *DB) Orgs() store.OrgStore       { return orgStore{d} }
+func (d *DB) Repos() store.RepoStore     { return repoStore{d} }
+func (d *DB) Events() store.EventStore   { return eventStore{d} }
+func (d *DB) Cron() store.CronStore      { return cronStore{d} }
+func (d *DB) Notices() store.NoticeStore { return noticeStore{d} }
+
+// Ping checks that the database answers (GET /api/healthz).
+func (d *DB) Ping(ctx context.Context) error {
+	sqlDB, err := d.gorm.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// SQL is the connection pool, for its statistics (GET /metrics).
+func (d *DB) SQL() (*sql.DB, error) { return d.gorm.DB() }

@@ -288,6 +288,10 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Protections().List(ctx, f.repo.ID, pg)
 			return err
 		}},
+		{name: "notices", ordered: []string{"notices"}, list: func(ctx context.Context) error {
+			_, _, err := db.Notices().List(ctx, pg)
+			return err
+		}},
 		{name: "teams of a repository", searched: []string{"teams"}, list: func(ctx context.Context) error {
 			_, _, err := db.Teams().ListForRepo(ctx, f.org.ID, f.orgRepo.ID, store.TeamViewer{UserID: f.alice.ID}, pg)
 			return err

@@ -1,0 +1,54 @@
+package impl
+
+import (
+	"context"
+
+	"repohost/impl/app"
+	"repohost/impl/cron"
+	"repohost/store"
+)
+
+// CronTasks is every maintenance task the server runs, in the order GET
+// /admin/cron lists them (the reference's registration order). To add a
+// task, add one line here: a cron.Task{Name, Schedule, Enabled, Run}.
+func CronTasks(d *app.Deps, s Services) []cron.Task {
+	e := cron.Env{Store: d.Store, Git: d.Git, Log: d.Log, Clock: d.Clock, Metrics: d.Metrics,
+		ArchiveDir: d.ArchiveDir, ArchiveMaxAge: d.Config.ArchiveMaxAge, InactiveAccountAge: d.Config.InactiveAccountAge,
+		DeleteUser: func(ctx context.Context, u *store.User) error { return s.Users.Delete(ctx, nil, u, false) }}
+	return []cron.Task{
+		cron.RepoHealthCheck(e),
+		cron.ArchiveCleanup(e),
+		cron.DeleteInactiveAccounts(e),
+		cron.DeleteRepoArchives(e),
+		cron.GitGCRepos(e),
+		cron.ResyncAllSSHKeys(e),
+		cron.UpdateChecker(e),
+	}
+}
+
+// NewCron builds d.Cron from d's configuration with CronTasks
+// registered: they run on demand (POST /admin/cron/{task}); StartCron also
+// runs them on their schedules.
+// extra are tasks beyond CronTasks (a test binary's).
+func NewCron(d *app.Deps, extra ...cron.Task) error {
+	sched := cron.New(d.Store.Cron(), d.Log, cron.Options{Lease: d.Config.CronLease, Settings: d.Config.Cron, OnRun: d.Metrics.CronRun})
+	for _, t := range append(CronTasks(d, NewServices(d)), extra...) {
+		if err := sched.Register(t); err != nil {
+			return err
+		}
+	}
+	if err := sched.CheckSettings(); err != nil {
+		return err
+	}
+	d.Cron = sched
+	return nil
+}
+
+// StartCron is NewCron, then runs the tasks on their schedules until ctx
+// ends (d.Cron.Wait then lets the runs under way finish).
+func StartCron(ctx context.Context, d *app.Deps, extra ...cron.Task) error {
+	if err := NewCron(d, extra...); err != nil {
+		return err
+	}
+	return d.Cron.Start(ctx)
+}
