@@ -3,6 +3,7 @@ package impl
 import (
 	"repohost/impl/app"
 	"repohost/impl/org"
+	"repohost/impl/packages"
 	"repohost/impl/repo"
 	"repohost/impl/user"
 )
@@ -12,6 +13,8 @@ import (
 type Services struct {
 	Users user.Service
 	Orgs  org.Service
+	// Packages also carries the cleanup_packages task (CleanupBlobs).
+	Packages packages.Service
 }
 
 // NewServices wires the services over d.
@@ -19,7 +22,8 @@ func NewServices(d *app.Deps) Services {
 	repos := repo.Service{Deps: d}
 	orgs := org.Service{Deps: d, Repos: repos}
 	return Services{
-		Users: user.Service{Deps: d, Repos: repos, Orgs: orgs},
-		Orgs:  orgs,
+		Users:    user.Service{Deps: d, Repos: repos, Orgs: orgs},
+		Orgs:     orgs,
+		Packages: packages.Service{Deps: d},
 	}
 }

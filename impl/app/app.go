@@ -43,9 +43,15 @@ type Deps struct {
 	// AttachmentsDir holds uploaded release files, one directory per
 	// repository id, each file named by its UUID.
 	AttachmentsDir string
+	// PackagesDir holds the package registry's blobs, each named by its
+	// SHA-256 (see impl/packages).
+	PackagesDir string
 	// BranchLocks queues this process's contents commits to one branch,
 	// so they do not keep losing the compare-and-swap to each other.
 	BranchLocks KeyedMutex
+	// BlobLocks serialise this process's work on one package blob (by
+	// SHA-256): placing it and recording it, or removing it.
+	BlobLocks KeyedMutex
 
 	heavyOnce sync.Once
 	heavy     *Limiter
@@ -136,7 +142,7 @@ func IsNotFound(err error) bool {
 }
 
 // New builds the dependencies of a server over db whose files live under
-// dataDir (repositories/ and attachments/), with the default configuration;
+// dataDir (repositories/, attachments/ and packages/), with the default configuration;
 // main and the API tests share it so they cannot drift apart.
 func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (*Deps, error) {
 	git, err := gitstore.New(filepath.Join(dataDir, "repositories"))
@@ -157,5 +163,6 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		Config:         DefaultConfig(),
 		Events:         bus,
 		AttachmentsDir: filepath.Join(dataDir, "attachments"),
+		PackagesDir:    filepath.Join(dataDir, "packages"),
 	}, nil
 }

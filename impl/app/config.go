@@ -61,6 +61,12 @@ type Config struct {
 	// MaxAssetBytes is the largest release asset accepted (413 past it);
 	// the reference's [repository.release] FILE_MAX_SIZE, 2 GiB by default.
 	MaxAssetBytes int64
+	// MaxPackageFileBytes is the largest package file accepted and
+	// MaxPackageOwnerBytes the most all files of one owner's packages may
+	// take together (413 past either; -1: no limit), like the reference's
+	// [packages] LIMIT_SIZE_GENERIC and LIMIT_TOTAL_OWNER_SIZE.
+	MaxPackageFileBytes  int64
+	MaxPackageOwnerBytes int64
 }
 
 // DefaultConfig is the reference's defaults.
@@ -88,5 +94,10 @@ func DefaultConfig() Config {
 		HeavyRequestWait:    30 * time.Second,
 		LargeBlobBytes:      1 << 20,
 		MaxAssetBytes:       2 << 30,
+		// The reference leaves both unlimited; a file as large as a
+		// release asset, and far more per owner, keep one account from
+		// filling the disk by accident.
+		MaxPackageFileBytes:  2 << 30,
+		MaxPackageOwnerBytes: 50 << 30,
 	}
 }

@@ -78,6 +78,14 @@ const (
 	OrgMemberRemoved    Kind = "org.member_removed"     // Member
 	OrgMemberPublicized Kind = "org.member_publicized"  // Member
 	OrgMemberConcealed  Kind = "org.member_concealed"   // Member
+
+	// A package version appears with its first file and goes with its
+	// deletion (or its package's).
+	PackageCreated Kind = "package.created" // Package
+	PackageDeleted Kind = "package.deleted" // Package
+	// PackageLinked is a package linked to a repository or unlinked
+	// (RepoID 0) from one.
+	PackageLinked Kind = "package.linked" // Named (the package)
 )
 
 // Repo describes a repository event.
@@ -142,6 +150,15 @@ type Token struct {
 type Member struct {
 	Org  Named `json:"org"`
 	User Named `json:"user"`
+}
+
+// Package describes a package version event.
+type Package struct {
+	ID      int64  `json:"id"` // the version's
+	Owner   Named  `json:"owner"`
+	Type    string `json:"type"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
 }
 
 // ActorID is the id an event records for doer: 0 when nobody in

@@ -23,6 +23,7 @@ import (
 	"repohost/restapi/operations/issue"
 	"repohost/restapi/operations/miscellaneous"
 	"repohost/restapi/operations/organization"
+	"repohost/restapi/operations/package_operations"
 	"repohost/restapi/operations/repository"
 	"repohost/restapi/operations/settings"
 	"repohost/restapi/operations/user"
@@ -115,6 +116,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.AdminGetAllOrgs has not yet been implemented")
 		}),
 
+		AdminAdminListPackagesHandler: admin.AdminListPackagesHandlerFunc(func(params admin.AdminListPackagesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminListPackages has not yet been implemented")
+		}),
+
 		AdminAdminRenameUserHandler: admin.AdminRenameUserHandlerFunc(func(params admin.AdminRenameUserParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -162,6 +170,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.DeleteCurrentToken has not yet been implemented")
+		}),
+
+		PackageOperationsDeletePackageHandler: package_operations.DeletePackageHandlerFunc(func(params package_operations.DeletePackageParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.DeletePackage has not yet been implemented")
+		}),
+
+		PackageOperationsDeletePackageVersionHandler: package_operations.DeletePackageVersionHandlerFunc(func(params package_operations.DeletePackageVersionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.DeletePackageVersion has not yet been implemented")
 		}),
 
 		RepositoryGenerateRepoHandler: repository.GenerateRepoHandlerFunc(func(params repository.GenerateRepoParams, principal any) middleware.Responder {
@@ -220,11 +242,25 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation miscellaneous.GetLabelTemplateInfo has not yet been implemented")
 		}),
 
+		PackageOperationsGetLatestPackageVersionHandler: package_operations.GetLatestPackageVersionHandlerFunc(func(params package_operations.GetLatestPackageVersionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.GetLatestPackageVersion has not yet been implemented")
+		}),
+
 		MiscellaneousGetLicenseTemplateInfoHandler: miscellaneous.GetLicenseTemplateInfoHandlerFunc(func(params miscellaneous.GetLicenseTemplateInfoParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.GetLicenseTemplateInfo has not yet been implemented")
+		}),
+
+		PackageOperationsGetPackageHandler: package_operations.GetPackageHandlerFunc(func(params package_operations.GetPackageParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.GetPackage has not yet been implemented")
 		}),
 
 		MiscellaneousGetVersionHandler: miscellaneous.GetVersionHandlerFunc(func(params miscellaneous.GetVersionParams, principal any) middleware.Responder {
@@ -493,6 +529,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.IssueTrackedTimes has not yet been implemented")
 		}),
 
+		PackageOperationsLinkPackageHandler: package_operations.LinkPackageHandlerFunc(func(params package_operations.LinkPackageParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.LinkPackage has not yet been implemented")
+		}),
+
 		MiscellaneousListGitignoresTemplatesHandler: miscellaneous.ListGitignoresTemplatesHandlerFunc(func(params miscellaneous.ListGitignoresTemplatesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -512,6 +555,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.ListLicenseTemplates has not yet been implemented")
+		}),
+
+		PackageOperationsListPackageFilesHandler: package_operations.ListPackageFilesHandlerFunc(func(params package_operations.ListPackageFilesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.ListPackageFiles has not yet been implemented")
+		}),
+
+		PackageOperationsListPackageVersionsHandler: package_operations.ListPackageVersionsHandlerFunc(func(params package_operations.ListPackageVersionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.ListPackageVersions has not yet been implemented")
+		}),
+
+		PackageOperationsListPackagesHandler: package_operations.ListPackagesHandlerFunc(func(params package_operations.ListPackagesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.ListPackages has not yet been implemented")
 		}),
 
 		OrganizationOrgCreateHandler: organization.OrgCreateHandlerFunc(func(params organization.OrgCreateParams, principal any) middleware.Responder {
@@ -941,6 +1005,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.TopicSearch has not yet been implemented")
 		}),
 
+		PackageOperationsUnlinkPackageHandler: package_operations.UnlinkPackageHandlerFunc(func(params package_operations.UnlinkPackageParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.UnlinkPackage has not yet been implemented")
+		}),
+
 		UserUserAddEmailHandler: user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1170,6 +1241,8 @@ type RepohostAPI struct {
 	AdminAdminGetAllEmailsHandler admin.AdminGetAllEmailsHandler
 	// AdminAdminGetAllOrgsHandler sets the operation handler for the admin get all orgs operation
 	AdminAdminGetAllOrgsHandler admin.AdminGetAllOrgsHandler
+	// AdminAdminListPackagesHandler sets the operation handler for the admin list packages operation
+	AdminAdminListPackagesHandler admin.AdminListPackagesHandler
 	// AdminAdminRenameUserHandler sets the operation handler for the admin rename user operation
 	AdminAdminRenameUserHandler admin.AdminRenameUserHandler
 	// AdminAdminSearchEmailsHandler sets the operation handler for the admin search emails operation
@@ -1184,6 +1257,10 @@ type RepohostAPI struct {
 	OrganizationCreateOrgRepoHandler organization.CreateOrgRepoHandler
 	// MiscellaneousDeleteCurrentTokenHandler sets the operation handler for the delete current token operation
 	MiscellaneousDeleteCurrentTokenHandler miscellaneous.DeleteCurrentTokenHandler
+	// PackageOperationsDeletePackageHandler sets the operation handler for the delete package operation
+	PackageOperationsDeletePackageHandler package_operations.DeletePackageHandler
+	// PackageOperationsDeletePackageVersionHandler sets the operation handler for the delete package version operation
+	PackageOperationsDeletePackageVersionHandler package_operations.DeletePackageVersionHandler
 	// RepositoryGenerateRepoHandler sets the operation handler for the generate repo operation
 	RepositoryGenerateRepoHandler repository.GenerateRepoHandler
 	// MiscellaneousGetCurrentTokenHandler sets the operation handler for the get current token operation
@@ -1200,8 +1277,12 @@ type RepohostAPI struct {
 	MiscellaneousGetGitignoreTemplateInfoHandler miscellaneous.GetGitignoreTemplateInfoHandler
 	// MiscellaneousGetLabelTemplateInfoHandler sets the operation handler for the get label template info operation
 	MiscellaneousGetLabelTemplateInfoHandler miscellaneous.GetLabelTemplateInfoHandler
+	// PackageOperationsGetLatestPackageVersionHandler sets the operation handler for the get latest package version operation
+	PackageOperationsGetLatestPackageVersionHandler package_operations.GetLatestPackageVersionHandler
 	// MiscellaneousGetLicenseTemplateInfoHandler sets the operation handler for the get license template info operation
 	MiscellaneousGetLicenseTemplateInfoHandler miscellaneous.GetLicenseTemplateInfoHandler
+	// PackageOperationsGetPackageHandler sets the operation handler for the get package operation
+	PackageOperationsGetPackageHandler package_operations.GetPackageHandler
 	// MiscellaneousGetVersionHandler sets the operation handler for the get version operation
 	MiscellaneousGetVersionHandler miscellaneous.GetVersionHandler
 	// IssueIssueAddLabelHandler sets the operation handler for the issue add label operation
@@ -1278,12 +1359,20 @@ type RepohostAPI struct {
 	IssueIssueSearchIssuesHandler issue.IssueSearchIssuesHandler
 	// IssueIssueTrackedTimesHandler sets the operation handler for the issue tracked times operation
 	IssueIssueTrackedTimesHandler issue.IssueTrackedTimesHandler
+	// PackageOperationsLinkPackageHandler sets the operation handler for the link package operation
+	PackageOperationsLinkPackageHandler package_operations.LinkPackageHandler
 	// MiscellaneousListGitignoresTemplatesHandler sets the operation handler for the list gitignores templates operation
 	MiscellaneousListGitignoresTemplatesHandler miscellaneous.ListGitignoresTemplatesHandler
 	// MiscellaneousListLabelTemplatesHandler sets the operation handler for the list label templates operation
 	MiscellaneousListLabelTemplatesHandler miscellaneous.ListLabelTemplatesHandler
 	// MiscellaneousListLicenseTemplatesHandler sets the operation handler for the list license templates operation
 	MiscellaneousListLicenseTemplatesHandler miscellaneous.ListLicenseTemplatesHandler
+	// PackageOperationsListPackageFilesHandler sets the operation handler for the list package files operation
+	PackageOperationsListPackageFilesHandler package_operations.ListPackageFilesHandler
+	// PackageOperationsListPackageVersionsHandler sets the operation handler for the list package versions operation
+	PackageOperationsListPackageVersionsHandler package_operations.ListPackageVersionsHandler
+	// PackageOperationsListPackagesHandler sets the operation handler for the list packages operation
+	PackageOperationsListPackagesHandler package_operations.ListPackagesHandler
 	// OrganizationOrgCreateHandler sets the operation handler for the org create operation
 	OrganizationOrgCreateHandler organization.OrgCreateHandler
 	// OrganizationOrgDeleteHandler sets the operation handler for the org delete operation
@@ -1406,6 +1495,8 @@ type RepohostAPI struct {
 	RepositoryRepoUpdateTopicsHandler repository.RepoUpdateTopicsHandler
 	// RepositoryTopicSearchHandler sets the operation handler for the topic search operation
 	RepositoryTopicSearchHandler repository.TopicSearchHandler
+	// PackageOperationsUnlinkPackageHandler sets the operation handler for the unlink package operation
+	PackageOperationsUnlinkPackageHandler package_operations.UnlinkPackageHandler
 	// UserUserAddEmailHandler sets the operation handler for the user add email operation
 	UserUserAddEmailHandler user.UserAddEmailHandler
 	// UserUserCreateTokenHandler sets the operation handler for the user create token operation
@@ -1561,6 +1652,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.AdminAdminGetAllOrgsHandler == nil {
 		unregistered = append(unregistered, "admin.AdminGetAllOrgsHandler")
 	}
+	if o.AdminAdminListPackagesHandler == nil {
+		unregistered = append(unregistered, "admin.AdminListPackagesHandler")
+	}
 	if o.AdminAdminRenameUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminRenameUserHandler")
 	}
@@ -1581,6 +1675,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.MiscellaneousDeleteCurrentTokenHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.DeleteCurrentTokenHandler")
+	}
+	if o.PackageOperationsDeletePackageHandler == nil {
+		unregistered = append(unregistered, "package_operations.DeletePackageHandler")
+	}
+	if o.PackageOperationsDeletePackageVersionHandler == nil {
+		unregistered = append(unregistered, "package_operations.DeletePackageVersionHandler")
 	}
 	if o.RepositoryGenerateRepoHandler == nil {
 		unregistered = append(unregistered, "repository.GenerateRepoHandler")
@@ -1606,8 +1706,14 @@ func (o *RepohostAPI) Validate() error {
 	if o.MiscellaneousGetLabelTemplateInfoHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetLabelTemplateInfoHandler")
 	}
+	if o.PackageOperationsGetLatestPackageVersionHandler == nil {
+		unregistered = append(unregistered, "package_operations.GetLatestPackageVersionHandler")
+	}
 	if o.MiscellaneousGetLicenseTemplateInfoHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetLicenseTemplateInfoHandler")
+	}
+	if o.PackageOperationsGetPackageHandler == nil {
+		unregistered = append(unregistered, "package_operations.GetPackageHandler")
 	}
 	if o.MiscellaneousGetVersionHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetVersionHandler")
@@ -1723,6 +1829,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueIssueTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "issue.IssueTrackedTimesHandler")
 	}
+	if o.PackageOperationsLinkPackageHandler == nil {
+		unregistered = append(unregistered, "package_operations.LinkPackageHandler")
+	}
 	if o.MiscellaneousListGitignoresTemplatesHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.ListGitignoresTemplatesHandler")
 	}
@@ -1731,6 +1840,15 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.MiscellaneousListLicenseTemplatesHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.ListLicenseTemplatesHandler")
+	}
+	if o.PackageOperationsListPackageFilesHandler == nil {
+		unregistered = append(unregistered, "package_operations.ListPackageFilesHandler")
+	}
+	if o.PackageOperationsListPackageVersionsHandler == nil {
+		unregistered = append(unregistered, "package_operations.ListPackageVersionsHandler")
+	}
+	if o.PackageOperationsListPackagesHandler == nil {
+		unregistered = append(unregistered, "package_operations.ListPackagesHandler")
 	}
 	if o.OrganizationOrgCreateHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateHandler")
@@ -1914,6 +2032,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryTopicSearchHandler == nil {
 		unregistered = append(unregistered, "repository.TopicSearchHandler")
+	}
+	if o.PackageOperationsUnlinkPackageHandler == nil {
+		unregistered = append(unregistered, "package_operations.UnlinkPackageHandler")
 	}
 	if o.UserUserAddEmailHandler == nil {
 		unregistered = append(unregistered, "user.UserAddEmailHandler")
@@ -2115,6 +2236,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/admin/orgs"] = admin.NewAdminGetAllOrgs(o.context, o.AdminAdminGetAllOrgsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/packages"] = admin.NewAdminListPackages(o.context, o.AdminAdminListPackagesHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -2143,6 +2268,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/token"] = miscellaneous.NewDeleteCurrentToken(o.context, o.MiscellaneousDeleteCurrentTokenHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/packages/{owner}/{type}/{name}"] = package_operations.NewDeletePackage(o.context, o.PackageOperationsDeletePackageHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/packages/{owner}/{type}/{name}/{version}"] = package_operations.NewDeletePackageVersion(o.context, o.PackageOperationsDeletePackageVersionHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -2178,7 +2311,15 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/packages/{owner}/{type}/{name}/-/latest"] = package_operations.NewGetLatestPackageVersion(o.context, o.PackageOperationsGetLatestPackageVersionHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/licenses/{name}"] = miscellaneous.NewGetLicenseTemplateInfo(o.context, o.MiscellaneousGetLicenseTemplateInfoHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/packages/{owner}/{type}/{name}/{version}"] = package_operations.NewGetPackage(o.context, o.PackageOperationsGetPackageHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2331,6 +2472,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/times"] = issue.NewIssueTrackedTimes(o.context, o.IssueIssueTrackedTimesHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/packages/{owner}/{type}/{name}/-/link/{repo_name}"] = package_operations.NewLinkPackage(o.context, o.PackageOperationsLinkPackageHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2343,6 +2488,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/licenses"] = miscellaneous.NewListLicenseTemplates(o.context, o.MiscellaneousListLicenseTemplatesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/packages/{owner}/{type}/{name}/{version}/files"] = package_operations.NewListPackageFiles(o.context, o.PackageOperationsListPackageFilesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/packages/{owner}/{type}/{name}"] = package_operations.NewListPackageVersions(o.context, o.PackageOperationsListPackageVersionsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/packages/{owner}"] = package_operations.NewListPackages(o.context, o.PackageOperationsListPackagesHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -2587,6 +2744,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/topics/search"] = repository.NewTopicSearch(o.context, o.RepositoryTopicSearchHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/packages/{owner}/{type}/{name}/-/unlink"] = package_operations.NewUnlinkPackage(o.context, o.PackageOperationsUnlinkPackageHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
