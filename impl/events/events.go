@@ -86,6 +86,8 @@ const (
 	// PackageLinked is a package linked to a repository or unlinked
 	// (RepoID 0) from one.
 	PackageLinked Kind = "package.linked" // Named (the package)
+	// PackageTagged is a tag (npm's dist-tags) set or removed.
+	PackageTagged Kind = "package.tagged" // Named (the package)
 )
 
 // Repo describes a repository event.

@@ -160,4 +160,5 @@ func (h Handlers) Mount(mux *http.ServeMux, authn func(http.Handler) http.Handle
 	mux.Handle("GET "+generic+"/{filename}", authn(http.HandlerFunc(h.DownloadGeneric)))
 	mux.Handle("DELETE "+generic+"/{filename}", authn(http.HandlerFunc(h.DeleteGeneric)))
 	mux.Handle("DELETE "+generic, authn(http.HandlerFunc(h.DeleteGeneric)))
+	mux.Handle("/api/packages/{owner}/npm/", authn(http.HandlerFunc(h.ServeNpm)))
 }

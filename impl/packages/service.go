@@ -512,3 +512,23 @@ func (s Service) Link(ctx context.Context, doer *store.User, pkg *store.Package,
 		return s.Events.Emit(ctx, events.PackageLinked, repoID, events.ActorID(doer), events.Named{ID: pkg.ID, Name: pkg.Name})
 	})
 }
+
+// SetTag points the package's tag at version v (npm's dist-tags).
+func (s Service) SetTag(ctx context.Context, doer *store.User, pkg *store.Package, tag string, v *store.PackageVersion) error {
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.Store.Packages().SetTag(ctx, &store.PackageTag{PackageID: pkg.ID, Tag: tag, VersionID: v.ID}); err != nil {
+			return err
+		}
+		return s.Events.Emit(ctx, events.PackageTagged, pkg.RepoID, events.ActorID(doer), events.Named{ID: pkg.ID, Name: pkg.Name})
+	})
+}
+
+// DeleteTag removes a tag of the package.
+func (s Service) DeleteTag(ctx context.Context, doer *store.User, pkg *store.Package, tag string) error {
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.Store.Packages().DeleteTag(ctx, pkg.ID, tag); err != nil {
+			return err
+		}
+		return s.Events.Emit(ctx, events.PackageTagged, pkg.RepoID, events.ActorID(doer), events.Named{ID: pkg.ID, Name: pkg.Name})
+	})
+}
