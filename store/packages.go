@@ -134,6 +134,6 @@ type PackageStore interface {
 	BlobExists(ctx context.Context, sha256 string) (bool, error)
 
 	SetTag(ctx context.Context, t *PackageTag) error
-	DeleteTag(ctx context.Context, packageID int64, tag string) error
+	RemoveTag(ctx context.Context, packageID int64, tag string) error
 	ListTags(ctx context.Context, packageID int64) ([]*PackageTag, error)
 }

@@ -465,7 +465,7 @@ func (h Handlers) npmDeleteTag(req npmRequest, tag string) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Packages.DeleteTag(req.ctx, p.User, pkg, tag); err != nil {
+	if err := h.Packages.RemoveTag(req.ctx, p.User, pkg, tag); err != nil {
 		return err
 	}
 	return writeJSON(req.w, http.StatusOK, map[string]bool{"ok": true})

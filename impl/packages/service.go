@@ -523,10 +523,10 @@ func (s Service) SetTag(ctx context.Context, doer *store.User, pkg *store.Packag
 	})
 }
 
-// DeleteTag removes a tag of the package.
-func (s Service) DeleteTag(ctx context.Context, doer *store.User, pkg *store.Package, tag string) error {
+// RemoveTag removes a tag of the package.
+func (s Service) RemoveTag(ctx context.Context, doer *store.User, pkg *store.Package, tag string) error {
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
-		if err := s.Store.Packages().DeleteTag(ctx, pkg.ID, tag); err != nil {
+		if err := s.Store.Packages().RemoveTag(ctx, pkg.ID, tag); err != nil {
 			return err
 		}
 		return s.Events.Emit(ctx, events.PackageTagged, pkg.RepoID, events.ActorID(doer), events.Named{ID: pkg.ID, Name: pkg.Name})

@@ -312,7 +312,7 @@ func (s packageStore) SetTag(ctx context.Context, t *store.PackageTag) error {
 	return translate(err, "set package tag")
 }
 
-func (s packageStore) DeleteTag(ctx context.Context, packageID int64, tag string) error {
+func (s packageStore) RemoveTag(ctx context.Context, packageID int64, tag string) error {
 	return affected(s.d.conn(ctx).Where("package_id = ? AND tag = ?", packageID, tag).Delete(&store.PackageTag{}), "delete package tag")
 }
 
