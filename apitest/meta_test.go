@@ -150,6 +150,13 @@ var templateNames = map[string]string{
 
 // argsFor is args with the route-specific values of tmpl.
 func argsFor(tmpl string, args map[string]string) map[string]string {
+	if strings.HasPrefix(tmpl, "/packages/") {
+		// A package's {name} is one segment (an npm scope's slash comes
+		// escaped), and {type} one of the registry's types.
+		out := maps.Clone(args)
+		out["name"], out["type"] = "tool", "generic"
+		return out
+	}
 	name, ok := templateNames[tmpl]
 	if !ok {
 		return args

@@ -18,6 +18,7 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 	return []cron.Task{
 		cron.RepoHealthCheck(e),
 		cron.ArchiveCleanup(e),
+		{Name: "cleanup_packages", Schedule: "@midnight", Enabled: true, Run: s.Packages.CleanupBlobs},
 		cron.DeleteInactiveAccounts(e),
 		cron.DeleteRepoArchives(e),
 		cron.GitGCRepos(e),

@@ -27,6 +27,7 @@ import (
 	"repohost/impl/keys"
 	"repohost/impl/misc"
 	"repohost/impl/org"
+	"repohost/impl/packages"
 	"repohost/impl/release"
 	"repohost/impl/repo"
 	"repohost/impl/requestid"
@@ -88,16 +89,17 @@ func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 func Config(d *app.Deps) restapi.Config {
 	s := NewServices(d)
 	return restapi.Config{
-		AdminAPI:         admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs},
-		IssueAPI:         issue.Handlers{Deps: d},
-		MiscellaneousAPI: misc.Handlers{Deps: d, Users: s.Users},
-		OrganizationAPI:  org.Handlers{Deps: d, Orgs: s.Orgs},
-		RepositoryAPI:    newRepositoryAPI(d, s),
-		SettingsAPI:      misc.Handlers{Deps: d, Users: s.Users},
-		UserAPI:          userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}},
-		JSONConsumer:     jsonConsumer(d.Config.MaxBodyBytes),
-		InnerMiddleware:  labelRoute,
-		Logger:           func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
+		AdminAPI:             admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs},
+		IssueAPI:             issue.Handlers{Deps: d},
+		MiscellaneousAPI:     misc.Handlers{Deps: d, Users: s.Users},
+		OrganizationAPI:      org.Handlers{Deps: d, Orgs: s.Orgs},
+		PackageOperationsAPI: packages.Handlers{Deps: d, Packages: s.Packages},
+		RepositoryAPI:        newRepositoryAPI(d, s),
+		SettingsAPI:          misc.Handlers{Deps: d, Users: s.Users},
+		UserAPI:              userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}},
+		JSONConsumer:         jsonConsumer(d.Config.MaxBodyBytes),
+		InnerMiddleware:      labelRoute,
+		Logger:               func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
 	}
 }
 
@@ -152,6 +154,8 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	mux.Handle("GET /attachments/{uuid}", authn.Middleware(http.HandlerFunc(release.Handlers{Deps: d}.ServeAttachment)))
 	// The avatars avatar_url points at: public, drawn from the hash.
 	mux.HandleFunc("GET /avatars/{hash}", avatar.Serve)
+	// The package registries, outside the API as the reference serves them.
+	packages.Handlers{Deps: d, Packages: packages.Service{Deps: d}}.Mount(mux, authn.Middleware)
 	// Routes under /{owner}/{repo}/ go on a second mux: on this one they
 	// would overlap /api/v1/ (an owner named "api"), which ServeMux refuses.
 	web := http.NewServeMux()

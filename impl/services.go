@@ -4,6 +4,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/keys"
 	"repohost/impl/org"
+	"repohost/impl/packages"
 	"repohost/impl/repo"
 	"repohost/impl/user"
 )
@@ -14,6 +15,8 @@ type Services struct {
 	Users user.Service
 	Orgs  org.Service
 	Keys  keys.Service
+	// Packages also carries the cleanup_packages task (CleanupBlobs).
+	Packages packages.Service
 }
 
 // NewServices wires the services over d.
@@ -21,8 +24,9 @@ func NewServices(d *app.Deps) Services {
 	repos := repo.Service{Deps: d}
 	orgs := org.Service{Deps: d, Repos: repos}
 	return Services{
-		Users: user.Service{Deps: d, Repos: repos, Orgs: orgs},
-		Orgs:  orgs,
-		Keys:  keys.Service{Deps: d},
+		Users:    user.Service{Deps: d, Repos: repos, Orgs: orgs},
+		Orgs:     orgs,
+		Keys:     keys.Service{Deps: d},
+		Packages: packages.Service{Deps: d},
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"repohost/restapi/operations/issue"
 	"repohost/restapi/operations/miscellaneous"
 	"repohost/restapi/operations/organization"
+	"repohost/restapi/operations/package_operations"
 	"repohost/restapi/operations/repository"
 	"repohost/restapi/operations/settings"
 	"repohost/restapi/operations/user"
@@ -54,6 +55,8 @@ type AdminAPI interface {
 	AdminGetAllEmails(ctx context.Context, params admin.AdminGetAllEmailsParams) middleware.Responder
 	/* AdminGetAllOrgs List every organization (site admins only). */
 	AdminGetAllOrgs(ctx context.Context, params admin.AdminGetAllOrgsParams) middleware.Responder
+	/* AdminListPackages List every package version of every owner (site admins only). */
+	AdminListPackages(ctx context.Context, params admin.AdminListPackagesParams) middleware.Responder
 	/* AdminRenameUser Give a user a new login name (site admins only). */
 	AdminRenameUser(ctx context.Context, params admin.AdminRenameUserParams) middleware.Responder
 	/* AdminSearchEmails Search every user's email addresses (site admins only). */
@@ -204,6 +207,30 @@ type OrganizationAPI interface {
 	OrgListMembers(ctx context.Context, params organization.OrgListMembersParams) middleware.Responder
 	/* OrgListRepos List an organization's repositories. */
 	OrgListRepos(ctx context.Context, params organization.OrgListReposParams) middleware.Responder
+}
+
+//go:generate mockery --name PackageOperationsAPI --inpackage
+
+/* PackageOperationsAPI  */
+type PackageOperationsAPI interface {
+	/* DeletePackage Delete a package with every version and file. */
+	DeletePackage(ctx context.Context, params package_operations.DeletePackageParams) middleware.Responder
+	/* DeletePackageVersion Delete a package version with its files. */
+	DeletePackageVersion(ctx context.Context, params package_operations.DeletePackageVersionParams) middleware.Responder
+	/* GetLatestPackageVersion Get the newest version of a package. */
+	GetLatestPackageVersion(ctx context.Context, params package_operations.GetLatestPackageVersionParams) middleware.Responder
+	/* GetPackage Get a package version. */
+	GetPackage(ctx context.Context, params package_operations.GetPackageParams) middleware.Responder
+	/* LinkPackage Link a package to one of its owner's repositories. */
+	LinkPackage(ctx context.Context, params package_operations.LinkPackageParams) middleware.Responder
+	/* ListPackageFiles List the files of a package version. */
+	ListPackageFiles(ctx context.Context, params package_operations.ListPackageFilesParams) middleware.Responder
+	/* ListPackageVersions List the versions of a package, newest first. */
+	ListPackageVersions(ctx context.Context, params package_operations.ListPackageVersionsParams) middleware.Responder
+	/* ListPackages List an owner's package versions, newest first. */
+	ListPackages(ctx context.Context, params package_operations.ListPackagesParams) middleware.Responder
+	/* UnlinkPackage Remove the link between a package and its repository. */
+	UnlinkPackage(ctx context.Context, params package_operations.UnlinkPackageParams) middleware.Responder
 }
 
 //go:generate mockery --name RepositoryAPI --inpackage
@@ -392,6 +419,7 @@ type Config struct {
 	IssueAPI
 	MiscellaneousAPI
 	OrganizationAPI
+	PackageOperationsAPI
 	RepositoryAPI
 	SettingsAPI
 	UserAPI
@@ -607,6 +635,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.AdminGetAllOrgs(ctx, params)
 	})
 
+	api.AdminAdminListPackagesHandler = admin.AdminListPackagesHandlerFunc(func(params admin.AdminListPackagesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminListPackages(ctx, params)
+	})
+
 	api.AdminAdminRenameUserHandler = admin.AdminRenameUserHandlerFunc(func(params admin.AdminRenameUserParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -654,6 +689,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.DeleteCurrentToken(ctx, params)
+	})
+
+	api.PackageOperationsDeletePackageHandler = package_operations.DeletePackageHandlerFunc(func(params package_operations.DeletePackageParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeletePackage(ctx, params)
+	})
+
+	api.PackageOperationsDeletePackageVersionHandler = package_operations.DeletePackageVersionHandlerFunc(func(params package_operations.DeletePackageVersionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeletePackageVersion(ctx, params)
 	})
 
 	api.RepositoryGenerateRepoHandler = repository.GenerateRepoHandlerFunc(func(params repository.GenerateRepoParams, principal any) middleware.Responder {
@@ -712,11 +761,25 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.GetLabelTemplateInfo(ctx, params)
 	})
 
+	api.PackageOperationsGetLatestPackageVersionHandler = package_operations.GetLatestPackageVersionHandlerFunc(func(params package_operations.GetLatestPackageVersionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetLatestPackageVersion(ctx, params)
+	})
+
 	api.MiscellaneousGetLicenseTemplateInfoHandler = miscellaneous.GetLicenseTemplateInfoHandlerFunc(func(params miscellaneous.GetLicenseTemplateInfoParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.GetLicenseTemplateInfo(ctx, params)
+	})
+
+	api.PackageOperationsGetPackageHandler = package_operations.GetPackageHandlerFunc(func(params package_operations.GetPackageParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetPackage(ctx, params)
 	})
 
 	api.UserGetVerificationTokenHandler = user.GetVerificationTokenHandlerFunc(func(params user.GetVerificationTokenParams, principal any) middleware.Responder {
@@ -992,6 +1055,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.IssueTrackedTimes(ctx, params)
 	})
 
+	api.PackageOperationsLinkPackageHandler = package_operations.LinkPackageHandlerFunc(func(params package_operations.LinkPackageParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.LinkPackage(ctx, params)
+	})
+
 	api.MiscellaneousListGitignoresTemplatesHandler = miscellaneous.ListGitignoresTemplatesHandlerFunc(func(params miscellaneous.ListGitignoresTemplatesParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1011,6 +1081,27 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.ListLicenseTemplates(ctx, params)
+	})
+
+	api.PackageOperationsListPackageFilesHandler = package_operations.ListPackageFilesHandlerFunc(func(params package_operations.ListPackageFilesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListPackageFiles(ctx, params)
+	})
+
+	api.PackageOperationsListPackageVersionsHandler = package_operations.ListPackageVersionsHandlerFunc(func(params package_operations.ListPackageVersionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListPackageVersions(ctx, params)
+	})
+
+	api.PackageOperationsListPackagesHandler = package_operations.ListPackagesHandlerFunc(func(params package_operations.ListPackagesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListPackages(ctx, params)
 	})
 
 	api.OrganizationOrgCreateHandler = organization.OrgCreateHandlerFunc(func(params organization.OrgCreateParams, principal any) middleware.Responder {
@@ -1466,6 +1557,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.TopicSearch(ctx, params)
+	})
+
+	api.PackageOperationsUnlinkPackageHandler = package_operations.UnlinkPackageHandlerFunc(func(params package_operations.UnlinkPackageParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UnlinkPackage(ctx, params)
 	})
 
 	api.UserUserAddEmailHandler = user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {

@@ -363,6 +363,111 @@ func init() {
         }
       }
     },
+    "/admin/packages": {
+      "get": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "List every package version of every owner (site admins only).",
+        "operationId": "adminListPackages",
+        "parameters": [
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          },
+          {
+            "enum": [
+              "alpine",
+              "cargo",
+              "chef",
+              "composer",
+              "conan",
+              "conda",
+              "container",
+              "cran",
+              "debian",
+              "generic",
+              "go",
+              "helm",
+              "maven",
+              "npm",
+              "nuget",
+              "pub",
+              "pypi",
+              "rpm",
+              "rubygems",
+              "swift",
+              "terraform",
+              "vagrant"
+            ],
+            "type": "string",
+            "description": "Keep packages of this type only.",
+            "name": "type",
+            "in": "query"
+          },
+          {
+            "type": "string",
+            "description": "Keep packages whose name contains this text (case-insensitive).",
+            "name": "q",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of package versions, newest first.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Package"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/unadopted": {
       "get": {
         "tags": [
@@ -1903,6 +2008,650 @@ func init() {
           },
           "413": {
             "$ref": "#/responses/payloadTooLarge"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/packages/{owner}": {
+      "get": {
+        "tags": [
+          "package"
+        ],
+        "summary": "List an owner's package versions, newest first.",
+        "operationId": "listPackages",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          },
+          {
+            "enum": [
+              "alpine",
+              "cargo",
+              "chef",
+              "composer",
+              "conan",
+              "conda",
+              "container",
+              "cran",
+              "debian",
+              "generic",
+              "go",
+              "helm",
+              "maven",
+              "npm",
+              "nuget",
+              "pub",
+              "pypi",
+              "rpm",
+              "rubygems",
+              "swift",
+              "terraform",
+              "vagrant"
+            ],
+            "type": "string",
+            "description": "Keep packages of this type only.",
+            "name": "type",
+            "in": "query"
+          },
+          {
+            "type": "string",
+            "description": "Keep packages whose name contains this text (case-insensitive).",
+            "name": "q",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of package versions.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Package"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}": {
+      "get": {
+        "tags": [
+          "package"
+        ],
+        "summary": "List the versions of a package, newest first.",
+        "operationId": "listPackageVersions",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of versions.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Package"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Delete a package with every version and file.",
+        "operationId": "deletePackage",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "$ref": "#/responses/empty"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}/-/latest": {
+      "get": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Get the newest version of a package.",
+        "operationId": "getLatestPackageVersion",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The package version.",
+            "schema": {
+              "$ref": "#/definitions/Package"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}/-/link/{repo_name}": {
+      "post": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Link a package to one of its owner's repositories.",
+        "operationId": "linkPackage",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of a repository of the same owner.",
+            "name": "repo_name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "201": {
+            "$ref": "#/responses/empty"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}/-/unlink": {
+      "post": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Remove the link between a package and its repository.",
+        "operationId": "unlinkPackage",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "201": {
+            "$ref": "#/responses/empty"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}/{version}": {
+      "get": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Get a package version.",
+        "operationId": "getPackage",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package version.",
+            "name": "version",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The package version.",
+            "schema": {
+              "$ref": "#/definitions/Package"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Delete a package version with its files.",
+        "operationId": "deletePackageVersion",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package version.",
+            "name": "version",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "$ref": "#/responses/empty"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}/{version}/files": {
+      "get": {
+        "tags": [
+          "package"
+        ],
+        "summary": "List the files of a package version.",
+        "operationId": "listPackageFiles",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package version.",
+            "name": "version",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Every file of the version, by name.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/PackageFile"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
           },
           "422": {
             "$ref": "#/responses/validationError"
@@ -14479,6 +15228,91 @@ func init() {
       },
       "x-nullable": true,
       "x-omitempty": false
+    },
+    "Package": {
+      "description": "One version of a package.",
+      "type": "object",
+      "properties": {
+        "created_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-omitempty": false
+        },
+        "creator": {
+          "$ref": "#/definitions/User"
+        },
+        "html_url": {
+          "type": "string",
+          "x-go-name": "HTMLURL",
+          "x-omitempty": false
+        },
+        "id": {
+          "description": "Identifier of the package version.",
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "owner": {
+          "$ref": "#/definitions/User"
+        },
+        "repository": {
+          "$ref": "#/definitions/Repository"
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "version": {
+          "type": "string",
+          "x-omitempty": false
+        }
+      }
+    },
+    "PackageFile": {
+      "description": "A file of a package version.",
+      "type": "object",
+      "properties": {
+        "id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "md5": {
+          "type": "string",
+          "x-go-name": "HashMD5",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "sha1": {
+          "type": "string",
+          "x-go-name": "HashSHA1",
+          "x-omitempty": false
+        },
+        "sha256": {
+          "type": "string",
+          "x-go-name": "HashSHA256",
+          "x-omitempty": false
+        },
+        "sha512": {
+          "type": "string",
+          "x-go-name": "HashSHA512",
+          "x-omitempty": false
+        },
+        "size": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        }
+      }
     },
     "PayloadCommit": {
       "description": "PayloadCommit.",
@@ -16689,6 +17523,144 @@ func init() {
         }
       }
     },
+    "/admin/packages": {
+      "get": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "List every package version of every owner (site admins only).",
+        "operationId": "adminListPackages",
+        "parameters": [
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          },
+          {
+            "enum": [
+              "alpine",
+              "cargo",
+              "chef",
+              "composer",
+              "conan",
+              "conda",
+              "container",
+              "cran",
+              "debian",
+              "generic",
+              "go",
+              "helm",
+              "maven",
+              "npm",
+              "nuget",
+              "pub",
+              "pypi",
+              "rpm",
+              "rubygems",
+              "swift",
+              "terraform",
+              "vagrant"
+            ],
+            "type": "string",
+            "description": "Keep packages of this type only.",
+            "name": "type",
+            "in": "query"
+          },
+          {
+            "type": "string",
+            "description": "Keep packages whose name contains this text (case-insensitive).",
+            "name": "q",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of package versions, newest first.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Package"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/admin/unadopted": {
       "get": {
         "tags": [
@@ -19099,6 +20071,947 @@ func init() {
           },
           "413": {
             "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/packages/{owner}": {
+      "get": {
+        "tags": [
+          "package"
+        ],
+        "summary": "List an owner's package versions, newest first.",
+        "operationId": "listPackages",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          },
+          {
+            "enum": [
+              "alpine",
+              "cargo",
+              "chef",
+              "composer",
+              "conan",
+              "conda",
+              "container",
+              "cran",
+              "debian",
+              "generic",
+              "go",
+              "helm",
+              "maven",
+              "npm",
+              "nuget",
+              "pub",
+              "pypi",
+              "rpm",
+              "rubygems",
+              "swift",
+              "terraform",
+              "vagrant"
+            ],
+            "type": "string",
+            "description": "Keep packages of this type only.",
+            "name": "type",
+            "in": "query"
+          },
+          {
+            "type": "string",
+            "description": "Keep packages whose name contains this text (case-insensitive).",
+            "name": "q",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of package versions.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Package"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}": {
+      "get": {
+        "tags": [
+          "package"
+        ],
+        "summary": "List the versions of a package, newest first.",
+        "operationId": "listPackageVersions",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of versions.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Package"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Delete a package with every version and file.",
+        "operationId": "deletePackage",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Done; there is no body."
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}/-/latest": {
+      "get": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Get the newest version of a package.",
+        "operationId": "getLatestPackageVersion",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The package version.",
+            "schema": {
+              "$ref": "#/definitions/Package"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}/-/link/{repo_name}": {
+      "post": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Link a package to one of its owner's repositories.",
+        "operationId": "linkPackage",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of a repository of the same owner.",
+            "name": "repo_name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "Done; there is no body."
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}/-/unlink": {
+      "post": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Remove the link between a package and its repository.",
+        "operationId": "unlinkPackage",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "Done; there is no body."
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}/{version}": {
+      "get": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Get a package version.",
+        "operationId": "getPackage",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package version.",
+            "name": "version",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The package version.",
+            "schema": {
+              "$ref": "#/definitions/Package"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "package"
+        ],
+        "summary": "Delete a package version with its files.",
+        "operationId": "deletePackageVersion",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package version.",
+            "name": "version",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Done; there is no body."
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/packages/{owner}/{type}/{name}/{version}/files": {
+      "get": {
+        "tags": [
+          "package"
+        ],
+        "summary": "List the files of a package version.",
+        "operationId": "listPackageFiles",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user or organization owning the packages.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package type (generic, npm, ...).",
+            "name": "type",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package name (an npm scope included, with its slash escaped as %2F).",
+            "name": "name",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Package version.",
+            "name": "version",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Every file of the version, by name.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/PackageFile"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -36241,6 +38154,91 @@ func init() {
       },
       "x-nullable": true,
       "x-omitempty": false
+    },
+    "Package": {
+      "description": "One version of a package.",
+      "type": "object",
+      "properties": {
+        "created_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-omitempty": false
+        },
+        "creator": {
+          "$ref": "#/definitions/User"
+        },
+        "html_url": {
+          "type": "string",
+          "x-go-name": "HTMLURL",
+          "x-omitempty": false
+        },
+        "id": {
+          "description": "Identifier of the package version.",
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "owner": {
+          "$ref": "#/definitions/User"
+        },
+        "repository": {
+          "$ref": "#/definitions/Repository"
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "version": {
+          "type": "string",
+          "x-omitempty": false
+        }
+      }
+    },
+    "PackageFile": {
+      "description": "A file of a package version.",
+      "type": "object",
+      "properties": {
+        "id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "md5": {
+          "type": "string",
+          "x-go-name": "HashMD5",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "sha1": {
+          "type": "string",
+          "x-go-name": "HashSHA1",
+          "x-omitempty": false
+        },
+        "sha256": {
+          "type": "string",
+          "x-go-name": "HashSHA256",
+          "x-omitempty": false
+        },
+        "sha512": {
+          "type": "string",
+          "x-go-name": "HashSHA512",
+          "x-omitempty": false
+        },
+        "size": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        }
+      }
     },
     "PayloadCommit": {
       "description": "PayloadCommit.",

@@ -15,7 +15,9 @@
 # Tunables: BENCH_DURATION (5s per measurement), BENCH_CONCURRENCY (16),
 # BENCH_ONLY (regular expression selecting scenarios), BENCH_USERS (5000),
 # BENCH_REPOS (10000), BENCH_ISSUES (100000), BENCH_DB (unset: SQLite),
-# BENCH_SERVER_FLAGS (extra flags for `repohost serve`).
+# BENCH_SERVER_FLAGS (extra flags for `repohost serve`), BENCH_UPLOAD_BYTES
+# (size of the generic package file uploaded once after the table, with the
+# server's resident memory sampled during it; 1 GiB, 0 for none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -88,7 +90,8 @@ done
 echo "bench: serving on $base (data in $tmp/data${BENCH_DB:+, database $BENCH_DB})"
 
 if ! "$tmp/repohost-bench" suite -base "$base" -dataset "$tmp/dataset.json" -c "$concurrency" -d "$duration" \
-	-server-pid "$server_pid" -label "$label" ${BENCH_ONLY:+-only "$BENCH_ONLY"}; then
+	-server-pid "$server_pid" -label "$label" ${BENCH_ONLY:+-only "$BENCH_ONLY"} \
+	-upload-bytes "${BENCH_UPLOAD_BYTES:-1073741824}"; then
 	echo "bench: last lines of the server log:" >&2
 	tail -n 20 "$tmp/server.log" >&2
 	exit 1

@@ -58,5 +58,6 @@ type Store interface {
 	Keys() KeyStore
 	Cron() CronStore
 	Notices() NoticeStore
+	Packages() PackageStore
 	Close() error
 }

@@ -83,6 +83,7 @@ func suiteCmd(args []string) error {
 	pid := fs.Int("server-pid", 0, "repohost's process id, to report its memory")
 	label := fs.String("label", "", "name of the database, for the title")
 	only := fs.String("only", "", "run only scenarios whose name matches this regular expression")
+	upload := fs.Int64("upload-bytes", 1<<30, "size of the generic package file uploaded once after the table (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -198,6 +199,11 @@ func suiteCmd(args []string) error {
 	}
 	if *pid > 0 {
 		fmt.Printf("\nrepohost memory after the load: %s\n", memoryOf(*pid))
+	}
+	if *upload > 0 {
+		if err := measureUpload(*base, ds.User, ds.Token, *upload, *pid); err != nil {
+			return fmt.Errorf("large upload: %w", err)
+		}
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d scenarios had errors", failed)

@@ -14,6 +14,7 @@ import (
 	"repohost/gen/client/issue"
 	"repohost/gen/client/miscellaneous"
 	"repohost/gen/client/organization"
+	"repohost/gen/client/package_operations"
 	"repohost/gen/client/repository"
 	"repohost/gen/client/settings"
 	"repohost/gen/client/user"
@@ -65,6 +66,7 @@ func New(transport runtime.ClientTransport, formats strfmt.Registry) *RepohostAP
 	cli.Issue = issue.New(transport, formats)
 	cli.Miscellaneous = miscellaneous.New(transport, formats)
 	cli.Organization = organization.New(transport, formats)
+	cli.PackageOperations = package_operations.New(transport, formats)
 	cli.Repository = repository.New(transport, formats)
 	cli.Settings = settings.New(transport, formats)
 	cli.User = user.New(transport, formats)
@@ -120,6 +122,8 @@ type RepohostAPI struct {
 
 	Organization organization.ClientService
 
+	PackageOperations package_operations.ClientService
+
 	Repository repository.ClientService
 
 	Settings settings.ClientService
@@ -136,6 +140,7 @@ func (c *RepohostAPI) SetTransport(transport runtime.ClientTransport) {
 	c.Issue.SetTransport(transport)
 	c.Miscellaneous.SetTransport(transport)
 	c.Organization.SetTransport(transport)
+	c.PackageOperations.SetTransport(transport)
 	c.Repository.SetTransport(transport)
 	c.Settings.SetTransport(transport)
 	c.User.SetTransport(transport)

@@ -54,9 +54,15 @@ type Deps struct {
 	Cron *cron.Scheduler
 	// Metrics counts what an operator watches (nil: not collected).
 	Metrics *metrics.Metrics
+	// PackagesDir holds the package registry's blobs, each named by its
+	// SHA-256 (see impl/packages).
+	PackagesDir string
 	// BranchLocks queues this process's contents commits to one branch,
 	// so they do not keep losing the compare-and-swap to each other.
 	BranchLocks KeyedMutex
+	// BlobLocks serialise this process's work on one package blob (by
+	// SHA-256): placing it and recording it, or removing it.
+	BlobLocks KeyedMutex
 
 	heavyOnce sync.Once
 	heavy     *Limiter
@@ -147,7 +153,7 @@ func IsNotFound(err error) bool {
 }
 
 // New builds the dependencies of a server over db whose files live under
-// dataDir (repositories/ and attachments/), with the default configuration;
+// dataDir (repositories/, attachments/ and packages/), with the default configuration;
 // main and the API tests share it so they cannot drift apart.
 func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (*Deps, error) {
 	git, err := gitstore.New(filepath.Join(dataDir, "repositories"))
@@ -169,5 +175,6 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		Events:         bus,
 		AttachmentsDir: filepath.Join(dataDir, "attachments"),
 		ArchiveDir:     filepath.Join(dataDir, "repo-archive"),
+		PackagesDir:    filepath.Join(dataDir, "packages"),
 	}, nil
 }

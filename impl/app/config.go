@@ -76,6 +76,12 @@ type Config struct {
 	// InactiveAccountAge is how long an account may stay unactivated
 	// before delete_inactive_accounts removes it (its OLDER_THAN).
 	InactiveAccountAge time.Duration
+	// MaxPackageFileBytes is the largest package file accepted and
+	// MaxPackageOwnerBytes the most all files of one owner's packages may
+	// take together (413 past either; -1: no limit), like the reference's
+	// [packages] LIMIT_SIZE_GENERIC and LIMIT_TOTAL_OWNER_SIZE.
+	MaxPackageFileBytes  int64
+	MaxPackageOwnerBytes int64
 }
 
 // DefaultConfig is the reference's defaults.
@@ -106,5 +112,10 @@ func DefaultConfig() Config {
 		CronLease:           cron.DefaultLease,
 		ArchiveMaxAge:       24 * time.Hour,
 		InactiveAccountAge:  7 * 24 * time.Hour,
+		// The reference leaves both unlimited; a file as large as a
+		// release asset, and far more per owner, keep one account from
+		// filling the disk by accident.
+		MaxPackageFileBytes:  2 << 30,
+		MaxPackageOwnerBytes: 50 << 30,
 	}
 }

@@ -80,6 +80,16 @@ const (
 	OrgMemberConcealed  Kind = "org.member_concealed"   // Member
 	KeyAdded            Kind = "key.added"              // Key
 	KeyDeleted          Kind = "key.deleted"            // Key
+
+	// A package version appears with its first file and goes with its
+	// deletion (or its package's).
+	PackageCreated Kind = "package.created" // Package
+	PackageDeleted Kind = "package.deleted" // Package
+	// PackageLinked is a package linked to a repository or unlinked
+	// (RepoID 0) from one.
+	PackageLinked Kind = "package.linked" // Named (the package)
+	// PackageTagged is a tag (npm's dist-tags) set or removed.
+	PackageTagged Kind = "package.tagged" // Named (the package)
 )
 
 // Repo describes a repository event.
@@ -155,6 +165,15 @@ type Key struct {
 type Member struct {
 	Org  Named `json:"org"`
 	User Named `json:"user"`
+}
+
+// Package describes a package version event.
+type Package struct {
+	ID      int64  `json:"id"` // the version's
+	Owner   Named  `json:"owner"`
+	Type    string `json:"type"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
 }
 
 // ActorID is the id an event records for doer: 0 when nobody in

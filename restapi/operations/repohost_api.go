@@ -23,6 +23,7 @@ import (
 	"repohost/restapi/operations/issue"
 	"repohost/restapi/operations/miscellaneous"
 	"repohost/restapi/operations/organization"
+	"repohost/restapi/operations/package_operations"
 	"repohost/restapi/operations/repository"
 	"repohost/restapi/operations/settings"
 	"repohost/restapi/operations/user"
@@ -130,6 +131,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.AdminGetAllOrgs has not yet been implemented")
 		}),
 
+		AdminAdminListPackagesHandler: admin.AdminListPackagesHandlerFunc(func(params admin.AdminListPackagesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminListPackages has not yet been implemented")
+		}),
+
 		AdminAdminRenameUserHandler: admin.AdminRenameUserHandlerFunc(func(params admin.AdminRenameUserParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -177,6 +185,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.DeleteCurrentToken has not yet been implemented")
+		}),
+
+		PackageOperationsDeletePackageHandler: package_operations.DeletePackageHandlerFunc(func(params package_operations.DeletePackageParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.DeletePackage has not yet been implemented")
+		}),
+
+		PackageOperationsDeletePackageVersionHandler: package_operations.DeletePackageVersionHandlerFunc(func(params package_operations.DeletePackageVersionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.DeletePackageVersion has not yet been implemented")
 		}),
 
 		RepositoryGenerateRepoHandler: repository.GenerateRepoHandlerFunc(func(params repository.GenerateRepoParams, principal any) middleware.Responder {
@@ -235,11 +257,25 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation miscellaneous.GetLabelTemplateInfo has not yet been implemented")
 		}),
 
+		PackageOperationsGetLatestPackageVersionHandler: package_operations.GetLatestPackageVersionHandlerFunc(func(params package_operations.GetLatestPackageVersionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.GetLatestPackageVersion has not yet been implemented")
+		}),
+
 		MiscellaneousGetLicenseTemplateInfoHandler: miscellaneous.GetLicenseTemplateInfoHandlerFunc(func(params miscellaneous.GetLicenseTemplateInfoParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.GetLicenseTemplateInfo has not yet been implemented")
+		}),
+
+		PackageOperationsGetPackageHandler: package_operations.GetPackageHandlerFunc(func(params package_operations.GetPackageParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.GetPackage has not yet been implemented")
 		}),
 
 		UserGetVerificationTokenHandler: user.GetVerificationTokenHandlerFunc(func(params user.GetVerificationTokenParams, principal any) middleware.Responder {
@@ -515,6 +551,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.IssueTrackedTimes has not yet been implemented")
 		}),
 
+		PackageOperationsLinkPackageHandler: package_operations.LinkPackageHandlerFunc(func(params package_operations.LinkPackageParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.LinkPackage has not yet been implemented")
+		}),
+
 		MiscellaneousListGitignoresTemplatesHandler: miscellaneous.ListGitignoresTemplatesHandlerFunc(func(params miscellaneous.ListGitignoresTemplatesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -534,6 +577,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.ListLicenseTemplates has not yet been implemented")
+		}),
+
+		PackageOperationsListPackageFilesHandler: package_operations.ListPackageFilesHandlerFunc(func(params package_operations.ListPackageFilesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.ListPackageFiles has not yet been implemented")
+		}),
+
+		PackageOperationsListPackageVersionsHandler: package_operations.ListPackageVersionsHandlerFunc(func(params package_operations.ListPackageVersionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.ListPackageVersions has not yet been implemented")
+		}),
+
+		PackageOperationsListPackagesHandler: package_operations.ListPackagesHandlerFunc(func(params package_operations.ListPackagesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.ListPackages has not yet been implemented")
 		}),
 
 		OrganizationOrgCreateHandler: organization.OrgCreateHandlerFunc(func(params organization.OrgCreateParams, principal any) middleware.Responder {
@@ -991,6 +1055,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.TopicSearch has not yet been implemented")
 		}),
 
+		PackageOperationsUnlinkPackageHandler: package_operations.UnlinkPackageHandlerFunc(func(params package_operations.UnlinkPackageParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation package_operations.UnlinkPackage has not yet been implemented")
+		}),
+
 		UserUserAddEmailHandler: user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1304,6 +1375,8 @@ type RepohostAPI struct {
 	AdminAdminGetAllEmailsHandler admin.AdminGetAllEmailsHandler
 	// AdminAdminGetAllOrgsHandler sets the operation handler for the admin get all orgs operation
 	AdminAdminGetAllOrgsHandler admin.AdminGetAllOrgsHandler
+	// AdminAdminListPackagesHandler sets the operation handler for the admin list packages operation
+	AdminAdminListPackagesHandler admin.AdminListPackagesHandler
 	// AdminAdminRenameUserHandler sets the operation handler for the admin rename user operation
 	AdminAdminRenameUserHandler admin.AdminRenameUserHandler
 	// AdminAdminSearchEmailsHandler sets the operation handler for the admin search emails operation
@@ -1318,6 +1391,10 @@ type RepohostAPI struct {
 	OrganizationCreateOrgRepoHandler organization.CreateOrgRepoHandler
 	// MiscellaneousDeleteCurrentTokenHandler sets the operation handler for the delete current token operation
 	MiscellaneousDeleteCurrentTokenHandler miscellaneous.DeleteCurrentTokenHandler
+	// PackageOperationsDeletePackageHandler sets the operation handler for the delete package operation
+	PackageOperationsDeletePackageHandler package_operations.DeletePackageHandler
+	// PackageOperationsDeletePackageVersionHandler sets the operation handler for the delete package version operation
+	PackageOperationsDeletePackageVersionHandler package_operations.DeletePackageVersionHandler
 	// RepositoryGenerateRepoHandler sets the operation handler for the generate repo operation
 	RepositoryGenerateRepoHandler repository.GenerateRepoHandler
 	// MiscellaneousGetCurrentTokenHandler sets the operation handler for the get current token operation
@@ -1334,8 +1411,12 @@ type RepohostAPI struct {
 	MiscellaneousGetGitignoreTemplateInfoHandler miscellaneous.GetGitignoreTemplateInfoHandler
 	// MiscellaneousGetLabelTemplateInfoHandler sets the operation handler for the get label template info operation
 	MiscellaneousGetLabelTemplateInfoHandler miscellaneous.GetLabelTemplateInfoHandler
+	// PackageOperationsGetLatestPackageVersionHandler sets the operation handler for the get latest package version operation
+	PackageOperationsGetLatestPackageVersionHandler package_operations.GetLatestPackageVersionHandler
 	// MiscellaneousGetLicenseTemplateInfoHandler sets the operation handler for the get license template info operation
 	MiscellaneousGetLicenseTemplateInfoHandler miscellaneous.GetLicenseTemplateInfoHandler
+	// PackageOperationsGetPackageHandler sets the operation handler for the get package operation
+	PackageOperationsGetPackageHandler package_operations.GetPackageHandler
 	// UserGetVerificationTokenHandler sets the operation handler for the get verification token operation
 	UserGetVerificationTokenHandler user.GetVerificationTokenHandler
 	// MiscellaneousGetVersionHandler sets the operation handler for the get version operation
@@ -1414,12 +1495,20 @@ type RepohostAPI struct {
 	IssueIssueSearchIssuesHandler issue.IssueSearchIssuesHandler
 	// IssueIssueTrackedTimesHandler sets the operation handler for the issue tracked times operation
 	IssueIssueTrackedTimesHandler issue.IssueTrackedTimesHandler
+	// PackageOperationsLinkPackageHandler sets the operation handler for the link package operation
+	PackageOperationsLinkPackageHandler package_operations.LinkPackageHandler
 	// MiscellaneousListGitignoresTemplatesHandler sets the operation handler for the list gitignores templates operation
 	MiscellaneousListGitignoresTemplatesHandler miscellaneous.ListGitignoresTemplatesHandler
 	// MiscellaneousListLabelTemplatesHandler sets the operation handler for the list label templates operation
 	MiscellaneousListLabelTemplatesHandler miscellaneous.ListLabelTemplatesHandler
 	// MiscellaneousListLicenseTemplatesHandler sets the operation handler for the list license templates operation
 	MiscellaneousListLicenseTemplatesHandler miscellaneous.ListLicenseTemplatesHandler
+	// PackageOperationsListPackageFilesHandler sets the operation handler for the list package files operation
+	PackageOperationsListPackageFilesHandler package_operations.ListPackageFilesHandler
+	// PackageOperationsListPackageVersionsHandler sets the operation handler for the list package versions operation
+	PackageOperationsListPackageVersionsHandler package_operations.ListPackageVersionsHandler
+	// PackageOperationsListPackagesHandler sets the operation handler for the list packages operation
+	PackageOperationsListPackagesHandler package_operations.ListPackagesHandler
 	// OrganizationOrgCreateHandler sets the operation handler for the org create operation
 	OrganizationOrgCreateHandler organization.OrgCreateHandler
 	// OrganizationOrgDeleteHandler sets the operation handler for the org delete operation
@@ -1550,6 +1639,8 @@ type RepohostAPI struct {
 	RepositoryRepoUpdateTopicsHandler repository.RepoUpdateTopicsHandler
 	// RepositoryTopicSearchHandler sets the operation handler for the topic search operation
 	RepositoryTopicSearchHandler repository.TopicSearchHandler
+	// PackageOperationsUnlinkPackageHandler sets the operation handler for the unlink package operation
+	PackageOperationsUnlinkPackageHandler package_operations.UnlinkPackageHandler
 	// UserUserAddEmailHandler sets the operation handler for the user add email operation
 	UserUserAddEmailHandler user.UserAddEmailHandler
 	// UserUserCreateTokenHandler sets the operation handler for the user create token operation
@@ -1736,6 +1827,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.AdminAdminGetAllOrgsHandler == nil {
 		unregistered = append(unregistered, "admin.AdminGetAllOrgsHandler")
 	}
+	if o.AdminAdminListPackagesHandler == nil {
+		unregistered = append(unregistered, "admin.AdminListPackagesHandler")
+	}
 	if o.AdminAdminRenameUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminRenameUserHandler")
 	}
@@ -1756,6 +1850,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.MiscellaneousDeleteCurrentTokenHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.DeleteCurrentTokenHandler")
+	}
+	if o.PackageOperationsDeletePackageHandler == nil {
+		unregistered = append(unregistered, "package_operations.DeletePackageHandler")
+	}
+	if o.PackageOperationsDeletePackageVersionHandler == nil {
+		unregistered = append(unregistered, "package_operations.DeletePackageVersionHandler")
 	}
 	if o.RepositoryGenerateRepoHandler == nil {
 		unregistered = append(unregistered, "repository.GenerateRepoHandler")
@@ -1781,8 +1881,14 @@ func (o *RepohostAPI) Validate() error {
 	if o.MiscellaneousGetLabelTemplateInfoHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetLabelTemplateInfoHandler")
 	}
+	if o.PackageOperationsGetLatestPackageVersionHandler == nil {
+		unregistered = append(unregistered, "package_operations.GetLatestPackageVersionHandler")
+	}
 	if o.MiscellaneousGetLicenseTemplateInfoHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetLicenseTemplateInfoHandler")
+	}
+	if o.PackageOperationsGetPackageHandler == nil {
+		unregistered = append(unregistered, "package_operations.GetPackageHandler")
 	}
 	if o.UserGetVerificationTokenHandler == nil {
 		unregistered = append(unregistered, "user.GetVerificationTokenHandler")
@@ -1901,6 +2007,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueIssueTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "issue.IssueTrackedTimesHandler")
 	}
+	if o.PackageOperationsLinkPackageHandler == nil {
+		unregistered = append(unregistered, "package_operations.LinkPackageHandler")
+	}
 	if o.MiscellaneousListGitignoresTemplatesHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.ListGitignoresTemplatesHandler")
 	}
@@ -1909,6 +2018,15 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.MiscellaneousListLicenseTemplatesHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.ListLicenseTemplatesHandler")
+	}
+	if o.PackageOperationsListPackageFilesHandler == nil {
+		unregistered = append(unregistered, "package_operations.ListPackageFilesHandler")
+	}
+	if o.PackageOperationsListPackageVersionsHandler == nil {
+		unregistered = append(unregistered, "package_operations.ListPackageVersionsHandler")
+	}
+	if o.PackageOperationsListPackagesHandler == nil {
+		unregistered = append(unregistered, "package_operations.ListPackagesHandler")
 	}
 	if o.OrganizationOrgCreateHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateHandler")
@@ -2104,6 +2222,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryTopicSearchHandler == nil {
 		unregistered = append(unregistered, "repository.TopicSearchHandler")
+	}
+	if o.PackageOperationsUnlinkPackageHandler == nil {
+		unregistered = append(unregistered, "package_operations.UnlinkPackageHandler")
 	}
 	if o.UserUserAddEmailHandler == nil {
 		unregistered = append(unregistered, "user.UserAddEmailHandler")
@@ -2348,6 +2469,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/admin/orgs"] = admin.NewAdminGetAllOrgs(o.context, o.AdminAdminGetAllOrgsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/packages"] = admin.NewAdminListPackages(o.context, o.AdminAdminListPackagesHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -2376,6 +2501,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/token"] = miscellaneous.NewDeleteCurrentToken(o.context, o.MiscellaneousDeleteCurrentTokenHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/packages/{owner}/{type}/{name}"] = package_operations.NewDeletePackage(o.context, o.PackageOperationsDeletePackageHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/packages/{owner}/{type}/{name}/{version}"] = package_operations.NewDeletePackageVersion(o.context, o.PackageOperationsDeletePackageVersionHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -2411,7 +2544,15 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/packages/{owner}/{type}/{name}/-/latest"] = package_operations.NewGetLatestPackageVersion(o.context, o.PackageOperationsGetLatestPackageVersionHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/licenses/{name}"] = miscellaneous.NewGetLicenseTemplateInfo(o.context, o.MiscellaneousGetLicenseTemplateInfoHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/packages/{owner}/{type}/{name}/{version}"] = package_operations.NewGetPackage(o.context, o.PackageOperationsGetPackageHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2568,6 +2709,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/times"] = issue.NewIssueTrackedTimes(o.context, o.IssueIssueTrackedTimesHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/packages/{owner}/{type}/{name}/-/link/{repo_name}"] = package_operations.NewLinkPackage(o.context, o.PackageOperationsLinkPackageHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2580,6 +2725,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/licenses"] = miscellaneous.NewListLicenseTemplates(o.context, o.MiscellaneousListLicenseTemplatesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/packages/{owner}/{type}/{name}/{version}/files"] = package_operations.NewListPackageFiles(o.context, o.PackageOperationsListPackageFilesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/packages/{owner}/{type}/{name}"] = package_operations.NewListPackageVersions(o.context, o.PackageOperationsListPackageVersionsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/packages/{owner}"] = package_operations.NewListPackages(o.context, o.PackageOperationsListPackagesHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -2840,6 +2997,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/topics/search"] = repository.NewTopicSearch(o.context, o.RepositoryTopicSearchHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/packages/{owner}/{type}/{name}/-/unlink"] = package_operations.NewUnlinkPackage(o.context, o.PackageOperationsUnlinkPackageHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}

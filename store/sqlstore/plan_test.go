@@ -292,6 +292,28 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Notices().List(ctx, pg)
 			return err
 		}},
+		// Not the package lists' name filter (q): it matches names inside
+		// the packages table, so no index of versions can hold it.
+		{name: "package versions of an owner", searched: []string{"package_versions"}, list: func(ctx context.Context) error {
+			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{OwnerID: f.alice.ID}, pg)
+			return err
+		}},
+		{name: "package versions of an owner, one type", searched: []string{"package_versions"}, list: func(ctx context.Context) error {
+			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{OwnerID: f.alice.ID, Type: "generic"}, deep)
+			return err
+		}},
+		{name: "versions of a package", searched: []string{"package_versions"}, list: func(ctx context.Context) error {
+			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{PackageID: f.pkg.ID}, pg)
+			return err
+		}},
+		{name: "package versions of every owner", ordered: []string{"package_versions"}, list: func(ctx context.Context) error {
+			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{}, pg)
+			return err
+		}},
+		{name: "package versions of every owner, one type", searched: []string{"package_versions"}, list: func(ctx context.Context) error {
+			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{Type: "generic"}, pg)
+			return err
+		}},
 		{name: "teams of a repository", searched: []string{"teams"}, list: func(ctx context.Context) error {
 			_, _, err := db.Teams().ListForRepo(ctx, f.org.ID, f.orgRepo.ID, store.TeamViewer{UserID: f.alice.ID}, pg)
 			return err
@@ -397,6 +419,7 @@ type planFixture struct {
 	milestone       *store.Milestone
 	label           *store.Label
 	release         *store.Release
+	pkg             *store.Package
 }
 
 // seedPlanData writes a few rows of every listed kind: each list must have
@@ -484,6 +507,21 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 	}
 	must(db.InsertBatches(ctx, "org_members", memberships, 1000))
 	must(db.InsertBatches(ctx, "repositories", theirRepos, 1000))
+	// Package versions: a few of alice's package among many of bob's.
+	f.pkg = &store.Package{OwnerID: f.alice.ID, Type: "generic", Name: "lib"}
+	must(db.Packages().FindOrCreate(ctx, f.pkg))
+	bobPkg := &store.Package{OwnerID: f.bob.ID, Type: "npm", Name: "other"}
+	must(db.Packages().FindOrCreate(ctx, bobPkg))
+	var versions []*store.PackageVersion
+	for i := 1; i <= 3000; i++ {
+		v := &store.PackageVersion{PackageID: bobPkg.ID, OwnerID: f.bob.ID, Type: "npm", CreatorID: f.bob.ID,
+			Version: fmt.Sprintf("1.0.%d", i), LowerVersion: fmt.Sprintf("1.0.%d", i), CreatedAt: time.Now()}
+		if i <= 40 {
+			v.PackageID, v.OwnerID, v.Type, v.CreatorID = f.pkg.ID, f.alice.ID, "generic", f.alice.ID
+		}
+		versions = append(versions, v)
+	}
+	must(db.InsertBatches(ctx, "package_versions", versions, 1000))
 	must(db.Labels().AddToIssue(ctx, f.issue.ID, []int64{f.label.ID}))
 	must(db.Issues().AddMentions(ctx, f.issue.ID, []string{"bob"}))
 	must(db.Issues().SetAssignees(ctx, f.issue.ID, []int64{f.alice.ID}))

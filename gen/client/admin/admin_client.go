@@ -78,6 +78,8 @@ type ClientService interface {
 
 	AdminGetAllOrgs(params *AdminGetAllOrgsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminGetAllOrgsOK, error)
 
+	AdminListPackages(params *AdminListPackagesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListPackagesOK, error)
+
 	AdminRenameUser(params *AdminRenameUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminRenameUserNoContent, error)
 
 	AdminSearchEmails(params *AdminSearchEmailsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminSearchEmailsOK, error)
@@ -570,6 +572,50 @@ func (a *Client) AdminGetAllOrgs(params *AdminGetAllOrgsParams, authInfo runtime
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for adminGetAllOrgs: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminListPackages lists every package version of every owner site admins only
+*/
+func (a *Client) AdminListPackages(params *AdminListPackagesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListPackagesOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminListPackagesParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminListPackages",
+		Method:             "GET",
+		PathPattern:        "/admin/packages",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminListPackagesReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminListPackagesOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminListPackages: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
