@@ -19,6 +19,7 @@ import (
 	"repohost/impl/events"
 	"repohost/impl/paging"
 	"repohost/impl/rooturl"
+	"repohost/impl/signing"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -46,9 +47,27 @@ type Deps struct {
 	// BranchLocks queues this process's contents commits to one branch,
 	// so they do not keep losing the compare-and-swap to each other.
 	BranchLocks KeyedMutex
+	// Signer is the instance's signing key (--signing-key), nil when the
+	// server's commits go unsigned.
+	Signer *signing.Signer
 
 	heavyOnce sync.Once
 	heavy     *Limiter
+}
+
+// CommitSigner signs the commits the server writes, nil without a
+// signing key.
+func (d *Deps) CommitSigner() gitstore.CommitSigner {
+	if d.Signer == nil {
+		return nil
+	}
+	return d.Signer
+}
+
+// Verifier judges commit signatures against the users' keys and the
+// instance key.
+func (d *Deps) Verifier() signing.Verifier {
+	return signing.Verifier{Store: d.Store, Instance: d.Signer}
 }
 
 // Heavy is the limiter of heavy requests (see Config.MaxHeavyRequests),

@@ -370,7 +370,7 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 	fc := gitstore.FileChange{
 		Op: w.op, Branch: base, NewBranch: conv.Value(w.newBranch), Force: conv.Value(w.force),
 		Path: path, FromPath: w.fromPath, Content: w.content, SHA: w.sha,
-		Author: author, Committer: committer, Message: msg,
+		Author: author, Committer: committer, Message: msg, Signer: h.CommitSigner(),
 	}
 	for attempt := 1; ; attempt++ {
 		res, err := g.ChangeFile(fc)

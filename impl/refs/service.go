@@ -14,6 +14,7 @@ import (
 	"errors"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"repohost/impl/app"
 	"repohost/impl/auth"
@@ -94,8 +95,19 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 	if err != nil {
 		return nil, err
 	}
-	// Rules on files and signatures read what the updates bring.
-	pp.WithContent(g)
+	// Rules on files and signatures read what the updates bring; the
+	// signatures are judged as the commits API shows them.
+	pp.WithContent(g).WithSignatureCheck(func(commits []*object.Commit) ([]bool, error) {
+		vs, err := s.d.Verifier().Verify(ctx, commits)
+		if err != nil {
+			return nil, err
+		}
+		ok := make([]bool, len(vs))
+		for i, v := range vs {
+			ok[i] = v.Verified
+		}
+		return ok, nil
+	})
 	if c.Rename {
 		perm, err := s.d.Access.Repo(ctx, c.Doer, c.Repo)
 		if err != nil {

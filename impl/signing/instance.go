@@ -10,6 +10,8 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"repohost/store"
 )
 
 // Signer is the instance's own OpenPGP key (the reference's
@@ -23,21 +25,22 @@ type Signer struct {
 	Email string
 	// KeyID is the primary key's id.
 	KeyID string
+	clock store.Clock
 }
 
 // LoadSigner reads an armored OpenPGP private key from path.
-func LoadSigner(path string, now time.Time) (*Signer, error) {
+func LoadSigner(path string, clock store.Clock) (*Signer, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSigner(b, now)
+	return ParseSigner(b, clock)
 }
 
 // ParseSigner reads an armored OpenPGP private key. The key must be
 // usable for signing and not protected by a passphrase: the server signs
-// unattended, and able to sign at now.
-func ParseSigner(armored []byte, now time.Time) (*Signer, error) {
+// unattended, and able to sign now; clock dates its signatures.
+func ParseSigner(armored []byte, clock store.Clock) (*Signer, error) {
 	list, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(armored))
 	if err != nil {
 		return nil, fmt.Errorf("signing key: %w", err)
@@ -57,10 +60,10 @@ func ParseSigner(armored []byte, now time.Time) (*Signer, error) {
 			return nil, errors.New("signing key: a subkey is protected by a passphrase; export it without one")
 		}
 	}
-	if _, ok := e.SigningKey(now); !ok {
+	if _, ok := e.SigningKey(clock.Now()); !ok {
 		return nil, errors.New("signing key: no key that may sign (expired, revoked or lacking the flag)")
 	}
-	s := &Signer{entity: e, KeyID: KeyIDString(e.PrimaryKey.KeyId)}
+	s := &Signer{entity: e, KeyID: KeyIDString(e.PrimaryKey.KeyId), clock: clock}
 	if id := e.PrimaryIdentity(); id != nil && id.UserId != nil {
 		s.Name, s.Email = id.UserId.Name, id.UserId.Email
 	}
@@ -82,13 +85,14 @@ func (s *Signer) SignCommit(payload []byte, at time.Time) (string, error) {
 	return out.String() + "\n", nil
 }
 
-// Sign gives c a signature by s made at at (c must not have one yet).
-func (s *Signer) Sign(c *object.Commit, at time.Time) error {
+// Sign gives c a signature by s made now (c must not have one yet); it is
+// the gitstore.CommitSigner of the commits the server writes.
+func (s *Signer) Sign(c *object.Commit) error {
 	payload, err := Payload(c)
 	if err != nil {
 		return err
 	}
-	sig, err := s.SignCommit(payload, at)
+	sig, err := s.SignCommit(payload, s.clock.Now())
 	if err != nil {
 		return err
 	}
