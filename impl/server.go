@@ -21,6 +21,7 @@ import (
 	"repohost/impl/auth"
 	"repohost/impl/avatar"
 	"repohost/impl/branch"
+	"repohost/impl/commits"
 	"repohost/impl/contents"
 	"repohost/impl/githttp"
 	"repohost/impl/issue"
@@ -52,6 +53,7 @@ type repositoryAPI struct {
 	contentsHandlers
 	releaseHandlers
 	deployKeyHandlers
+	commitHandlers
 }
 
 // Embedded fields are named after their type; these names keep the four
@@ -62,6 +64,7 @@ type (
 	contentsHandlers  = contents.Handlers
 	releaseHandlers   = release.Handlers
 	deployKeyHandlers = keys.RepoHandlers
+	commitHandlers    = commits.Handlers
 )
 
 // userAPI is the generated "user" tag: accounts in impl/user, keys in
@@ -78,7 +81,7 @@ type (
 
 func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d},
-		keys.RepoHandlers{Deps: d, Keys: s.Keys}}
+		keys.RepoHandlers{Deps: d, Keys: s.Keys}, commits.Handlers{Deps: d}}
 }
 
 // Config hands every API area its implementation. Because the generated

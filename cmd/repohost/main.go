@@ -19,6 +19,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/gitssh"
+	"repohost/impl/signing"
 	"repohost/impl/user"
 	"repohost/store"
 	"repohost/store/sqlstore"
@@ -26,12 +27,15 @@ import (
 
 const usage = `usage:
   repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
+                   [--signing-key FILE]
   repohost migrate [--data DIR] [--db DSN]
   repohost admin user create --username U --password P --email E [--admin] [--data DIR] [--db DSN]
 
 --db is a postgres:// URL or the path of a SQLite file (default: DIR/repohost.db).
-Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN,
-REPOHOST_DATA, REPOHOST_DB, REPOHOST_ROOT_URL and REPOHOST_ACCESS_LOG.
+--signing-key is an armored OpenPGP private key (no passphrase) that signs
+the commits the server writes. Each flag can also come from REPOHOST_LISTEN,
+REPOHOST_SSH_LISTEN, REPOHOST_DATA, REPOHOST_DB, REPOHOST_ROOT_URL,
+REPOHOST_ACCESS_LOG and REPOHOST_SIGNING_KEY.
 `
 
 func main() {
@@ -188,6 +192,7 @@ func serve(args []string, log *slog.Logger) error {
 	rootURL := fs.String("root-url", env("REPOHOST_ROOT_URL", ""), "public URL of the server, prefix of every absolute URL it answers (default: http://LISTEN/)")
 	accessLog := fs.String("access-log", env("REPOHOST_ACCESS_LOG", "on"), "request log: on, off, or sample:N (one request in N)")
 	sshListen := fs.String("ssh-listen", env("REPOHOST_SSH_LISTEN", ""), "address to serve git over SSH on (default: no SSH)")
+	signingKey := fs.String("signing-key", env("REPOHOST_SIGNING_KEY", ""), "armored OpenPGP private key signing the server's commits (default: unsigned)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -206,6 +211,12 @@ func serve(args []string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if *signingKey != "" {
+		if d.Signer, err = signing.LoadSigner(*signingKey, d.Clock); err != nil {
+			return err
+		}
+		log.Info("signing the server's commits", "key_id", d.Signer.KeyID, "name", d.Signer.Name, "email", d.Signer.Email)
+	}
 	if err := ensureFirstAdmin(ctx, d); err != nil {
 		return err
 	}
@@ -218,6 +229,15 @@ func serve(args []string, log *slog.Logger) error {
 	if d.Config.RootURL == "" {
 		d.Config.RootURL = "http://" + ln.Addr().String() + "/"
 	}
+	// The SSH listener comes first: its port is in every ssh_url.
+	var sshLn net.Listener
+	if *sshListen != "" {
+		if sshLn, err = net.Listen("tcp", *sshListen); err != nil {
+			ln.Close()
+			return err
+		}
+		d.Config.SSHPort = sshLn.Addr().(*net.TCPAddr).Port
+	}
 	handler, err := impl.NewHandler(d)
 	if err != nil {
 		ln.Close()
@@ -226,14 +246,10 @@ func serve(args []string, log *slog.Logger) error {
 	srv := impl.HTTPServer(handler, d.Config)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	if *sshListen != "" {
+	if sshLn != nil {
 		hostKey, err := gitssh.LoadHostKey(st.data)
 		if err != nil {
 			return fmt.Errorf("ssh host key: %w", err)
-		}
-		sshLn, err := net.Listen("tcp", *sshListen)
-		if err != nil {
-			return err
 		}
 		sshSrv := gitssh.New(d, hostKey)
 		defer sshSrv.Close()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"sync"
 
@@ -16,6 +17,7 @@ import (
 	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/auth"
+	"repohost/impl/convert"
 	"repohost/impl/events"
 	"repohost/impl/paging"
 	"repohost/impl/rooturl"
@@ -83,6 +85,19 @@ func (d *Deps) Page(page, limit *int64) paging.Params { return d.Config.Paging.F
 
 // Fail renders err through the one error translator.
 func (d *Deps) Fail(err error) middleware.Responder { return d.Errors.Respond(err) }
+
+// Links are the addresses a repository is reached at, for root (the
+// request's root URL, see BaseURL): the SSH address is the server's
+// configuration.
+func (d *Deps) Links(root string) convert.Links {
+	l := convert.Links{Root: root, SSHPort: d.Config.SSHPort, SSHHost: d.Config.SSHDomain}
+	if l.SSHHost == "" {
+		if u, err := url.Parse(d.Config.RootURL); err == nil {
+			l.SSHHost = u.Hostname()
+		}
+	}
+	return l
+}
 
 // BaseURL is the configured root URL with a trailing slash; it prefixes
 // html_url, clone_url and the like.
