@@ -29,15 +29,25 @@ import (
 // without its gpgsig header, as git's gpg.format=openpgp does.
 func gpgCommit(t *testing.T, git *gitCLI, clone string, key *openpgp.Entity, name, email, msg string) string {
 	t.Helper()
+	return writeCommit(t, git, clone, key, name, email, msg, msg)
+}
+
+// writeCommit is gpgCommit with the signature made over a commit whose
+// message is signedMsg: a forgery when that is not msg.
+func writeCommit(t *testing.T, git *gitCLI, clone string, key *openpgp.Entity, name, email, msg, signedMsg string) string {
+	t.Helper()
 	tree := strings.TrimSpace(git.must(clone, "write-tree"))
 	parent := strings.TrimSpace(git.must(clone, "rev-parse", "HEAD"))
 	when := time.Now().Unix()
-	payload := fmt.Sprintf("tree %s\nparent %s\nauthor %s <%s> %d +0000\ncommitter %s <%s> %d +0000\n\n%s\n",
-		tree, parent, name, email, when, name, email, when, msg)
+	commit := func(msg string) string {
+		return fmt.Sprintf("tree %s\nparent %s\nauthor %s <%s> %d +0000\ncommitter %s <%s> %d +0000\n\n%s\n",
+			tree, parent, name, email, when, name, email, when, msg)
+	}
+	payload := commit(msg)
 	raw := payload
 	if key != nil {
 		var sig bytes.Buffer
-		if err := openpgp.ArmoredDetachSign(&sig, key, strings.NewReader(payload), nil); err != nil {
+		if err := openpgp.ArmoredDetachSign(&sig, key, strings.NewReader(commit(signedMsg)), nil); err != nil {
 			t.Fatal(err)
 		}
 		header := "gpgsig " + strings.Join(strings.Split(strings.TrimSuffix(sig.String(), "\n"), "\n"), "\n ") + "\n"
@@ -234,6 +244,16 @@ func TestRepoCommitsVerification(t *testing.T) {
 	e.Do("GET", "repos/alice/proj/branches/main", nil, cred).Expect(t, http.StatusOK).JSON(t, &b)
 	if b.Commit.Verification == nil || b.Commit.Verification.Reason != "gpg.error.no_gpg_keys_found" {
 		t.Errorf("branch tip verification %+v", b.Commit.Verification)
+	}
+
+	// A signature by alice's key over other content: her key is known but
+	// does not verify it.
+	stage(t, f.git, f.clone, "t.txt", "t\n")
+	forged := writeCommit(t, f.git, f.clone, f.aliceKey, "Alice", "alice@example.com", "pay bob", "pay alice")
+	f.git.must(f.clone, "push", "-q", "origin", "main")
+	e.Do("GET", "repos/alice/proj/git/commits/"+forged, nil, cred).Expect(t, http.StatusOK).JSON(t, &one)
+	if v := one.Commit.Verification; v.Verified || v.Reason != "gpg.error.probable_bad_signature" || v.Signer != nil {
+		t.Errorf("forged signature: %+v", v)
 	}
 
 	// The same commit once alice removes her key: nothing vouches for it.
