@@ -97,12 +97,12 @@ func signingSubkeyEntity(t *testing.T, name, email string) *openpgp.Entity {
 // key, one signed through alice's signing subkey, and one signed with a
 // key nobody registered.
 type commitsFixture struct {
-	e                                      *apitest.Env
-	alice, bob                             *apitest.Account
-	git                                    *gitCLI
-	clone                                  string
-	aliceKey, subKey, strayKey             *openpgp.Entity
-	aliceKeyID                             int64
+	e                                     *apitest.Env
+	alice, bob                            *apitest.Account
+	git                                   *gitCLI
+	clone                                 string
+	aliceKey, subKey, strayKey            *openpgp.Entity
+	aliceKeyID                            int64
 	initial, unsigned, signed, sub, stray string
 }
 
