@@ -95,6 +95,9 @@ type PushPolicy struct {
 	admin         bool
 	content       Content
 	signatures    SignatureCheck
+	// deployKey: the pusher is a deploy key, judged by the rules'
+	// deploy-key allowances instead of their user lists.
+	deployKey bool
 }
 
 // Content tells the policy what an update brings to its branch. It is
@@ -142,6 +145,28 @@ func (pp *PushPolicy) WithAdmin(admin bool) *PushPolicy {
 func (pp *PushPolicy) WithContent(c Content) *PushPolicy {
 	pp.content = c
 	return pp
+}
+
+// AsDeployKey tells the policy the pusher is a read-write deploy key.
+func (pp *PushPolicy) AsDeployKey() *PushPolicy {
+	pp.deployKey = true
+	return pp
+}
+
+// pusherCanPush and pusherCanForcePush apply a rule to the pusher, user or
+// deploy key.
+func (pp *PushPolicy) pusherCanPush(rule *store.ProtectedBranch) bool {
+	if pp.deployKey {
+		return rule.DeployKeyCanPush()
+	}
+	return rule.CanPush(pp.userID, pp.teamIDs)
+}
+
+func (pp *PushPolicy) pusherCanForcePush(rule *store.ProtectedBranch) bool {
+	if pp.deployKey {
+		return rule.DeployKeyCanForcePush()
+	}
+	return rule.CanForcePush(pp.userID, pp.teamIDs)
 }
 
 // WithSignatureCheck gives the policy the judge of commit signatures.
@@ -199,12 +224,12 @@ func (pp *PushPolicy) Check(u *gitstore.RefUpdate) error {
 		return nil
 	case u.IsDelete():
 		return &Refusal{Branch: branch, Reason: ProtectedDeletion}
-	case !u.IsCreate() && !u.FastForward && !rule.CanForcePush(pp.userID, pp.teamIDs):
+	case !u.IsCreate() && !u.FastForward && !pp.pusherCanForcePush(rule):
 		return &Refusal{Branch: branch, Reason: ForcePush}
 	}
 	protected := store.ParseFilePatterns(rule.ProtectedFilePatterns)
 	unprotected := store.ParseFilePatterns(rule.UnprotectedFilePatterns)
-	canPush := rule.CanPush(pp.userID, pp.teamIDs)
+	canPush := pp.pusherCanPush(rule)
 	needFiles := len(protected) > 0 || (!canPush && len(unprotected) > 0)
 	if (rule.RequireSignedCommits || needFiles) && pp.content == nil || rule.RequireSignedCommits && pp.signatures == nil {
 		return &Refusal{Branch: branch, Reason: Unchecked}

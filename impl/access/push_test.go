@@ -157,3 +157,49 @@ func TestPushPolicyFilesAndSignatures(t *testing.T) {
 		t.Errorf("unreadable commits: %v", err)
 	}
 }
+
+// TestPushPolicyDeployKey: a deploy key stands for no user; whitelists
+// let it through only by their deploy-key flags.
+func TestPushPolicyDeployKey(t *testing.T) {
+	t.Parallel()
+	a, b := plumbing.NewHash("1111111111111111111111111111111111111111"), plumbing.NewHash("2222222222222222222222222222222222222222")
+	rules := []*store.ProtectedBranch{
+		{RuleName: "open", EnablePush: true},
+		{RuleName: "users", EnablePush: true, EnablePushWhitelist: true, PushWhitelistUserIDs: []int64{7}},
+		{RuleName: "keys", EnablePush: true, EnablePushWhitelist: true, PushWhitelistDeployKeys: true, PushWhitelistUserIDs: []int64{7},
+			EnableForcePush: true, EnableForcePushAllowlist: true, ForcePushAllowlistUserIDs: []int64{7}},
+		{RuleName: "force", EnablePush: true, EnableForcePush: true, EnableForcePushAllowlist: true, ForcePushAllowlistDeployKeys: true},
+	}
+	ff := func(branch string) *gitstore.RefUpdate {
+		return &gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName(branch), Old: a, New: b, FastForward: true}
+	}
+	rewrite := func(branch string) *gitstore.RefUpdate {
+		return &gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName(branch), Old: a, New: b}
+	}
+	for _, c := range []struct {
+		name      string
+		u         *gitstore.RefUpdate
+		deployKey bool
+		want      Reason
+	}{
+		{"open: deploy key", ff("open"), true, 0},
+		{"users: deploy key not on the list", ff("users"), true, PushNotAllowed},
+		{"users: listed user", ff("users"), false, 0},
+		{"keys: deploy keys listed", ff("keys"), true, 0},
+		{"keys: force push, deploy keys not allowed", rewrite("keys"), true, ForcePush},
+		{"keys: force push, listed user", rewrite("keys"), false, 0},
+		{"force: force push, deploy keys allowed", rewrite("force"), true, 0},
+		{"force: force push, user not listed", rewrite("force"), false, ForcePush},
+	} {
+		pp := &PushPolicy{userID: 7, defaultBranch: "main", rules: rules}
+		if c.deployKey {
+			pp = &PushPolicy{defaultBranch: "main", rules: rules}
+			pp.AsDeployKey()
+		}
+		err := pp.Check(c.u)
+		var r *Refusal
+		if (c.want == 0) != (err == nil) || (c.want != 0 && (!errors.As(err, &r) || r.Reason != c.want)) {
+			t.Errorf("%s: %v, want reason %d", c.name, err, c.want)
+		}
+	}
+}

@@ -49,6 +49,9 @@ type Change struct {
 	// the new name and the deletion of the old one at the same commit.
 	// It is judged by access.PushPolicy.CheckRename and is always atomic.
 	Rename bool
+	// DeployKey marks a push by a read-write deploy key (Doer is nil):
+	// branch rules let it through by their deploy-key allowances.
+	DeployKey bool
 	// Also, when set, runs inside the transaction that records the change
 	// and its event: database writes that must happen together with the
 	// ref change. If it fails, the updates are taken back and Apply
@@ -108,6 +111,9 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 		}
 		return ok, nil
 	})
+	if c.DeployKey {
+		pp.AsDeployKey()
+	}
 	if c.Rename {
 		perm, err := s.d.Access.Repo(ctx, c.Doer, c.Repo)
 		if err != nil {
