@@ -1,14 +1,16 @@
 package apitest_test
 
 import (
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"repohost/apitest"
+
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
 )
 
 // pcSetup is alice's repository proj (auto-initialised, main) with a
@@ -119,30 +121,19 @@ func TestUnprotectedFilePatterns(t *testing.T) {
 		Expect(t, http.StatusForbidden)
 }
 
-// signedCommit commits the index of clone on top of HEAD as a commit with
-// a signature header (whose signature nobody verifies yet) and returns it.
-func signedCommit(t *testing.T, git *gitCLI, clone, msg string) string {
-	t.Helper()
-	tree := strings.TrimSpace(git.must(clone, "write-tree"))
-	parent := strings.TrimSpace(git.must(clone, "rev-parse", "HEAD"))
-	raw := fmt.Sprintf("tree %s\nparent %s\nauthor Tester <tester@example.com> 1700000000 +0000\n"+
-		"committer Tester <tester@example.com> 1700000000 +0000\n"+
-		"gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\n%s\n", tree, parent, msg)
-	f := filepath.Join(t.TempDir(), "commit")
-	if err := os.WriteFile(f, []byte(raw), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sha := strings.TrimSpace(git.must(clone, "hash-object", "-t", "commit", "-w", f))
-	git.must(clone, "reset", "-q", "--soft", sha)
-	return sha
-}
-
 // TestRequireSignedCommits: with require_signed_commits every commit a push
-// brings must carry a signature; the contents API, whose commits the server
-// cannot sign, is refused; branches made at existing commits bring none.
+// brings must carry a signature a registered key verifies; the contents
+// API, whose commits a server without a signing key cannot sign, is
+// refused; branches made at existing commits bring none.
 func TestRequireSignedCommits(t *testing.T) {
 	t.Parallel()
 	e, git, cred, clone := pcSetup(t)
+	key := gpgKey(t, "Alice", "alice@example.com", packet.PubKeyAlgoEdDSA, false, time.Now().Add(-time.Hour), 0)
+	e.Do("POST", "user/gpg_keys?sudo=alice", map[string]any{"armored_public_key": armoredPublic(t, key)}, apitest.Basic(e.Admin)).
+		Expect(t, http.StatusCreated)
+	signedCommit := func(msg string) string {
+		return gpgCommit(t, git, clone, key, "Alice", "alice@example.com", msg)
+	}
 	e.Do("POST", "repos/alice/proj/branch_protections", map[string]any{
 		"rule_name": "main", "enable_push": true, "require_signed_commits": true,
 	}, cred).Expect(t, http.StatusCreated)
@@ -157,7 +148,7 @@ func TestRequireSignedCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	git.must(clone, "add", "b.txt")
-	signedCommit(t, git, clone, "signed on top")
+	signedCommit("signed on top")
 	out := git.refuse(clone, "push", "origin", "main")
 	if !strings.Contains(out, "branch main is protected from unverified commit "+unsigned) {
 		t.Fatalf("push with an unsigned commit: %s", out)
@@ -172,7 +163,7 @@ func TestRequireSignedCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	git.must(clone, "add", "c.txt")
-	sha := signedCommit(t, git, clone, "signed")
+	sha := signedCommit("signed")
 	git.must(clone, "push", "-q", "origin", "main")
 	if got := mainAt(t, e, cred); got != sha {
 		t.Fatalf("main at %s after a signed push, want %s", got, sha)
@@ -187,7 +178,7 @@ func TestRequireSignedCommits(t *testing.T) {
 		t.Fatalf("new branch with an unsigned commit: %s", out)
 	}
 
-	// The server cannot sign the contents API's commits.
+	// This server has no signing key: its contents API commits are unsigned.
 	r := e.Do("POST", "repos/alice/proj/contents/e.txt", map[string]any{"content": b64("e")}, cred).
 		Expect(t, http.StatusForbidden)
 	if !strings.Contains(string(r.Body), "protected from unverified commit") {

@@ -21,6 +21,7 @@ import (
 	"repohost/impl/auth"
 	"repohost/impl/avatar"
 	"repohost/impl/branch"
+	"repohost/impl/commits"
 	"repohost/impl/contents"
 	"repohost/impl/githttp"
 	"repohost/impl/issue"
@@ -54,6 +55,7 @@ type repositoryAPI struct {
 	contentsHandlers
 	releaseHandlers
 	deployKeyHandlers
+	commitHandlers
 }
 
 // Embedded fields are named after their type; these names keep the four
@@ -64,6 +66,7 @@ type (
 	contentsHandlers  = contents.Handlers
 	releaseHandlers   = release.Handlers
 	deployKeyHandlers = keys.RepoHandlers
+	commitHandlers    = commits.Handlers
 )
 
 // userAPI is the generated "user" tag: accounts in impl/user, keys in
@@ -80,7 +83,7 @@ type (
 
 func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d},
-		keys.RepoHandlers{Deps: d, Keys: s.Keys}}
+		keys.RepoHandlers{Deps: d, Keys: s.Keys}, commits.Handlers{Deps: d}}
 }
 
 // Config hands every API area its implementation. Because the generated

@@ -285,6 +285,8 @@ type RepositoryAPI interface {
 	RepoEditRelease(ctx context.Context, params repository.RepoEditReleaseParams) middleware.Responder
 	/* RepoGet Show one repository. */
 	RepoGet(ctx context.Context, params repository.RepoGetParams) middleware.Responder
+	/* RepoGetAllCommits List a repository's commits, newest first. */
+	RepoGetAllCommits(ctx context.Context, params repository.RepoGetAllCommitsParams) middleware.Responder
 	/* RepoGetArchive Download an archive of a branch, tag or commit. */
 	RepoGetArchive(ctx context.Context, params repository.RepoGetArchiveParams) middleware.Responder
 	/* RepoGetBranch Show one branch. */
@@ -307,6 +309,8 @@ type RepositoryAPI interface {
 	RepoGetReleaseAttachment(ctx context.Context, params repository.RepoGetReleaseAttachmentParams) middleware.Responder
 	/* RepoGetReleaseByTag Show the release of a tag. */
 	RepoGetReleaseByTag(ctx context.Context, params repository.RepoGetReleaseByTagParams) middleware.Responder
+	/* RepoGetSingleCommit Get one commit. */
+	RepoGetSingleCommit(ctx context.Context, params repository.RepoGetSingleCommitParams) middleware.Responder
 	/* RepoGetTag Show one tag. */
 	RepoGetTag(ctx context.Context, params repository.RepoGetTagParams) middleware.Responder
 	/* RepoListBranchProtection List branch protection rules in priority order. */
@@ -1349,6 +1353,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoGet(ctx, params)
 	})
 
+	api.RepositoryRepoGetAllCommitsHandler = repository.RepoGetAllCommitsHandlerFunc(func(params repository.RepoGetAllCommitsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetAllCommits(ctx, params)
+	})
+
 	api.RepositoryRepoGetArchiveHandler = repository.RepoGetArchiveHandlerFunc(func(params repository.RepoGetArchiveParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1431,6 +1442,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoGetReleaseByTag(ctx, params)
+	})
+
+	api.RepositoryRepoGetSingleCommitHandler = repository.RepoGetSingleCommitHandlerFunc(func(params repository.RepoGetSingleCommitParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetSingleCommit(ctx, params)
 	})
 
 	api.RepositoryRepoGetTagHandler = repository.RepoGetTagHandlerFunc(func(params repository.RepoGetTagParams, principal any) middleware.Responder {

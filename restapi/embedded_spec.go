@@ -4086,6 +4086,169 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/commits": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List a repository's commits, newest first.",
+        "operationId": "repoGetAllCommits",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "Branch, tag or commit to list from (default the default branch).",
+            "name": "sha",
+            "in": "query"
+          },
+          {
+            "maxLength": 4096,
+            "type": "string",
+            "description": "Keep only commits that change this path (a file or a directory).",
+            "name": "path",
+            "in": "query"
+          },
+          {
+            "type": "string",
+            "format": "date-time",
+            "description": "Keep only commits committed at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "type": "string",
+            "format": "date-time",
+            "description": "Keep only commits committed at or before this time.",
+            "name": "until",
+            "in": "query"
+          },
+          {
+            "type": "boolean",
+            "description": "Include the diff statistics (default true).",
+            "name": "stat",
+            "in": "query"
+          },
+          {
+            "type": "boolean",
+            "description": "Include the signature verification (default true).",
+            "name": "verification",
+            "in": "query"
+          },
+          {
+            "type": "boolean",
+            "description": "Include the files changed (default true).",
+            "name": "files",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "Leave out the commits reachable from this branch, tag or commit.",
+            "name": "not",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Commit"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-HasMore": {
+                "type": "boolean",
+                "description": "Whether a later page exists."
+              },
+              "X-Page": {
+                "type": "integer",
+                "format": "int64",
+                "description": "The page sent."
+              },
+              "X-PageCount": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of pages."
+              },
+              "X-PerPage": {
+                "type": "integer",
+                "format": "int64",
+                "description": "The page size used."
+              },
+              "X-Total": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of commits in the whole filtered set (as X-Total-Count)."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "409": {
+            "$ref": "#/responses/conflict"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/contents": {
       "get": {
         "tags": [
@@ -4443,6 +4606,86 @@ func init() {
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/commits/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get one commit.",
+        "operationId": "repoGetSingleCommit",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A commit id or a ref naming one.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "boolean",
+            "description": "Include the diff statistics (default true).",
+            "name": "stat",
+            "in": "query"
+          },
+          {
+            "type": "boolean",
+            "description": "Include the signature verification (default true).",
+            "name": "verification",
+            "in": "query"
+          },
+          {
+            "type": "boolean",
+            "description": "Include the files changed (default true).",
+            "name": "files",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The commit.",
+            "schema": {
+              "$ref": "#/definitions/Commit"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -12119,6 +12362,86 @@ func init() {
         }
       }
     },
+    "Commit": {
+      "description": "A commit of a repository.",
+      "type": "object",
+      "properties": {
+        "author": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/User"
+        },
+        "commit": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/RepoCommit"
+        },
+        "committer": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/User"
+        },
+        "created": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Created",
+          "x-omitempty": false
+        },
+        "files": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/CommitAffectedFiles"
+          },
+          "x-go-name": "Files",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "html_url": {
+          "type": "string",
+          "x-go-name": "HTMLURL",
+          "x-omitempty": false
+        },
+        "parents": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/CommitMeta"
+          },
+          "x-go-name": "Parents",
+          "x-omitempty": false
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "stats": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitStats"
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
+    },
+    "CommitAffectedFiles": {
+      "description": "A file a commit changes.",
+      "type": "object",
+      "properties": {
+        "filename": {
+          "type": "string",
+          "x-go-name": "Filename",
+          "x-omitempty": false
+        },
+        "status": {
+          "type": "string",
+          "x-go-name": "Status",
+          "x-omitempty": false
+        }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
+    },
     "CommitDateOptions": {
       "description": "CommitDateOptions.",
       "type": "object",
@@ -12157,6 +12480,32 @@ func init() {
         "url": {
           "type": "string",
           "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
+    },
+    "CommitStats": {
+      "description": "Lines added and deleted by a commit.",
+      "type": "object",
+      "properties": {
+        "additions": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "Additions",
+          "x-omitempty": false
+        },
+        "deletions": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "Deletions",
+          "x-omitempty": false
+        },
+        "total": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "Total",
           "x-omitempty": false
         }
       },
@@ -15827,6 +16176,40 @@ func init() {
           "x-go-name": "NewName"
         }
       }
+    },
+    "RepoCommit": {
+      "description": "The git data of a commit.",
+      "type": "object",
+      "properties": {
+        "author": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitUser"
+        },
+        "committer": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitUser"
+        },
+        "message": {
+          "type": "string",
+          "x-go-name": "Message",
+          "x-omitempty": false
+        },
+        "tree": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitMeta"
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        },
+        "verification": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/PayloadCommitVerification"
+        }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "RepoTopicOptions": {
       "description": "RepoTopicOptions.",
@@ -23118,6 +23501,205 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/commits": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List a repository's commits, newest first.",
+        "operationId": "repoGetAllCommits",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "Branch, tag or commit to list from (default the default branch).",
+            "name": "sha",
+            "in": "query"
+          },
+          {
+            "maxLength": 4096,
+            "type": "string",
+            "description": "Keep only commits that change this path (a file or a directory).",
+            "name": "path",
+            "in": "query"
+          },
+          {
+            "type": "string",
+            "format": "date-time",
+            "description": "Keep only commits committed at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "type": "string",
+            "format": "date-time",
+            "description": "Keep only commits committed at or before this time.",
+            "name": "until",
+            "in": "query"
+          },
+          {
+            "type": "boolean",
+            "description": "Include the diff statistics (default true).",
+            "name": "stat",
+            "in": "query"
+          },
+          {
+            "type": "boolean",
+            "description": "Include the signature verification (default true).",
+            "name": "verification",
+            "in": "query"
+          },
+          {
+            "type": "boolean",
+            "description": "Include the files changed (default true).",
+            "name": "files",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "Leave out the commits reachable from this branch, tag or commit.",
+            "name": "not",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Commit"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-HasMore": {
+                "type": "boolean",
+                "description": "Whether a later page exists."
+              },
+              "X-Page": {
+                "type": "integer",
+                "format": "int64",
+                "description": "The page sent."
+              },
+              "X-PageCount": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of pages."
+              },
+              "X-PerPage": {
+                "type": "integer",
+                "format": "int64",
+                "description": "The page size used."
+              },
+              "X-Total": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of commits in the whole filtered set (as X-Total-Count)."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/contents": {
       "get": {
         "tags": [
@@ -23646,6 +24228,119 @@ func init() {
           },
           "423": {
             "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/commits/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get one commit.",
+        "operationId": "repoGetSingleCommit",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A commit id or a ref naming one.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "boolean",
+            "description": "Include the diff statistics (default true).",
+            "name": "stat",
+            "in": "query"
+          },
+          {
+            "type": "boolean",
+            "description": "Include the signature verification (default true).",
+            "name": "verification",
+            "in": "query"
+          },
+          {
+            "type": "boolean",
+            "description": "Include the files changed (default true).",
+            "name": "files",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The commit.",
+            "schema": {
+              "$ref": "#/definitions/Commit"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -35045,6 +35740,86 @@ func init() {
         }
       }
     },
+    "Commit": {
+      "description": "A commit of a repository.",
+      "type": "object",
+      "properties": {
+        "author": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/User"
+        },
+        "commit": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/RepoCommit"
+        },
+        "committer": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/User"
+        },
+        "created": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Created",
+          "x-omitempty": false
+        },
+        "files": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/CommitAffectedFiles"
+          },
+          "x-go-name": "Files",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "html_url": {
+          "type": "string",
+          "x-go-name": "HTMLURL",
+          "x-omitempty": false
+        },
+        "parents": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/CommitMeta"
+          },
+          "x-go-name": "Parents",
+          "x-omitempty": false
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "stats": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitStats"
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
+    },
+    "CommitAffectedFiles": {
+      "description": "A file a commit changes.",
+      "type": "object",
+      "properties": {
+        "filename": {
+          "type": "string",
+          "x-go-name": "Filename",
+          "x-omitempty": false
+        },
+        "status": {
+          "type": "string",
+          "x-go-name": "Status",
+          "x-omitempty": false
+        }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
+    },
     "CommitDateOptions": {
       "description": "CommitDateOptions.",
       "type": "object",
@@ -35083,6 +35858,32 @@ func init() {
         "url": {
           "type": "string",
           "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
+    },
+    "CommitStats": {
+      "description": "Lines added and deleted by a commit.",
+      "type": "object",
+      "properties": {
+        "additions": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "Additions",
+          "x-omitempty": false
+        },
+        "deletions": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "Deletions",
+          "x-omitempty": false
+        },
+        "total": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "Total",
           "x-omitempty": false
         }
       },
@@ -38753,6 +39554,40 @@ func init() {
           "x-go-name": "NewName"
         }
       }
+    },
+    "RepoCommit": {
+      "description": "The git data of a commit.",
+      "type": "object",
+      "properties": {
+        "author": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitUser"
+        },
+        "committer": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitUser"
+        },
+        "message": {
+          "type": "string",
+          "x-go-name": "Message",
+          "x-omitempty": false
+        },
+        "tree": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitMeta"
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        },
+        "verification": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/PayloadCommitVerification"
+        }
+      },
+      "x-nullable": true,
+      "x-omitempty": false
     },
     "RepoTopicOptions": {
       "description": "RepoTopicOptions.",

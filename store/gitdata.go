@@ -101,6 +101,17 @@ func (p *ProtectedBranch) CanForcePush(userID int64, teamIDs []int64) bool {
 	return listed(userID, teamIDs, p.ForcePushAllowlistUserIDs, p.ForcePushAllowlistTeamIDs)
 }
 
+// DeployKeyCanPush and DeployKeyCanForcePush are CanPush and CanForcePush
+// for a read-write deploy key, which stands for no user: a whitelist lets
+// it through only when the rule says deploy keys are on it.
+func (p *ProtectedBranch) DeployKeyCanPush() bool {
+	return p.EnablePush && (!p.EnablePushWhitelist || p.PushWhitelistDeployKeys)
+}
+
+func (p *ProtectedBranch) DeployKeyCanForcePush() bool {
+	return p.EnableForcePush && (!p.EnableForcePushAllowlist || p.ForcePushAllowlistDeployKeys)
+}
+
 // CanMerge tells whether a writer may merge into a branch this rule protects.
 func (p *ProtectedBranch) CanMerge(userID int64, teamIDs []int64) bool {
 	if !p.EnableMergeWhitelist {

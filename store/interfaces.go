@@ -50,6 +50,10 @@ type UserStore interface {
 type EmailStore interface {
 	ListByUser(ctx context.Context, userID int64) ([]*Email, error)
 	FindByEmail(ctx context.Context, email string) (*Email, error)
+	// OwnerIDs maps each of emails (lower-cased) that is some user's
+	// primary or activated address to that user's id, in one statement;
+	// the others are left out. Commits name people by address only.
+	OwnerIDs(ctx context.Context, emails []string) (map[string]int64, error)
 	Create(ctx context.Context, e *Email) error
 	// Delete removes the user's listed addresses; ErrNotFound if one is not theirs.
 	Delete(ctx context.Context, userID int64, emails []string) error

@@ -98,6 +98,10 @@ type KeyStore interface {
 	// FindGPGKeyByKeyID finds the key or subkey with keyID (any owner);
 	// a subkey comes back as its primary key, subkeys loaded.
 	FindGPGKeyByKeyID(ctx context.Context, keyID string) (*GPGKey, error)
+	// FindGPGKeysByKeyIDs finds the primary keys (any owner, subkeys
+	// loaded) that have one of keyIDs as their own id or a subkey's, in a
+	// fixed number of statements.
+	FindGPGKeysByKeyIDs(ctx context.Context, keyIDs []string) ([]*GPGKey, error)
 	// ListGPGKeys lists ownerID's primary keys, newest first, with their
 	// subkeys.
 	ListGPGKeys(ctx context.Context, ownerID int64, p Page) ([]*GPGKey, int64, error)

@@ -23,6 +23,7 @@ import (
 	"repohost/impl/gitssh"
 	"repohost/impl/metrics"
 	"repohost/impl/requestid"
+	"repohost/impl/signing"
 	"repohost/impl/user"
 	"repohost/store"
 	"repohost/store/sqlstore"
@@ -31,6 +32,7 @@ import (
 const usage = `usage:
   repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
                    [--log-level debug|info|warn|error] [--metrics] [--metrics-token T] [--cron SETTINGS] [--cron-lease D]
+                   [--signing-key FILE]
   repohost migrate [--data DIR] [--db DSN]
   repohost admin user create --username U --password P --email E [--admin] [--must-change-password]
   repohost admin user list [--admin]
@@ -42,9 +44,11 @@ const usage = `usage:
   (every admin command also takes --data DIR and --db DSN)
 
 --db is a postgres:// URL or the path of a SQLite file (default: DIR/repohost.db).
+--signing-key is an armored OpenPGP private key (no passphrase) that signs
+the commits the server writes.
 Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN, REPOHOST_DATA, REPOHOST_DB,
 REPOHOST_ROOT_URL, REPOHOST_ACCESS_LOG, REPOHOST_LOG_LEVEL, REPOHOST_METRICS (true),
-REPOHOST_METRICS_TOKEN, REPOHOST_CRON and REPOHOST_CRON_LEASE.
+REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE and REPOHOST_SIGNING_KEY.
 `
 
 // testCronTasks are tasks only a test build adds (crontest_task.go, build
@@ -238,6 +242,7 @@ func serve(args []string, log *slog.Logger) error {
 	metricsToken := fs.String("metrics-token", env("REPOHOST_METRICS_TOKEN", ""), "bearer token GET /metrics demands (none: open)")
 	cronSpec := fs.String("cron", env("REPOHOST_CRON", ""), `maintenance task settings, "name=SCHEDULE;name=off;name=on"`)
 	cronLease := fs.Duration("cron-lease", durationEnv("REPOHOST_CRON_LEASE", cron.DefaultLease), "how long a task stays with a server process that stopped renewing its lease")
+	signingKey := fs.String("signing-key", env("REPOHOST_SIGNING_KEY", ""), "armored OpenPGP private key signing the server's commits (default: unsigned)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -265,6 +270,12 @@ func serve(args []string, log *slog.Logger) error {
 	d, err := st.deps(db, log)
 	if err != nil {
 		return err
+	}
+	if *signingKey != "" {
+		if d.Signer, err = signing.LoadSigner(*signingKey, d.Clock); err != nil {
+			return err
+		}
+		log.Info("signing the server's commits", "key_id", d.Signer.KeyID, "name", d.Signer.Name, "email", d.Signer.Email)
 	}
 	if err := ensureFirstAdmin(ctx, d); err != nil {
 		return err
@@ -297,6 +308,15 @@ func serve(args []string, log *slog.Logger) error {
 	if d.Config.RootURL == "" {
 		d.Config.RootURL = "http://" + ln.Addr().String() + "/"
 	}
+	// The SSH listener comes first: its port is in every ssh_url.
+	var sshLn net.Listener
+	if *sshListen != "" {
+		if sshLn, err = net.Listen("tcp", *sshListen); err != nil {
+			ln.Close()
+			return err
+		}
+		d.Config.SSHPort = sshLn.Addr().(*net.TCPAddr).Port
+	}
 	handler, err := impl.NewHandler(d)
 	if err != nil {
 		ln.Close()
@@ -305,14 +325,10 @@ func serve(args []string, log *slog.Logger) error {
 	srv := impl.HTTPServer(handler, d.Config)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	if *sshListen != "" {
+	if sshLn != nil {
 		hostKey, err := gitssh.LoadHostKey(st.data)
 		if err != nil {
 			return fmt.Errorf("ssh host key: %w", err)
-		}
-		sshLn, err := net.Listen("tcp", *sshListen)
-		if err != nil {
-			return err
 		}
 		sshSrv := gitssh.New(d, hostKey)
 		defer sshSrv.Close()

@@ -106,3 +106,22 @@ func TestServeStartsAndStopsGracefully(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRefusesABadSigningKey: a signing key that cannot be used stops
+// the server before it listens, rather than leaving its commits unsigned.
+func TestServeRefusesABadSigningKey(t *testing.T) {
+	data := t.TempDir()
+	missing := filepath.Join(data, "no-such-key.asc")
+	err := run([]string{"serve", "--data", data, "--listen", "127.0.0.1:0", "--signing-key", missing}, quietLog())
+	if err == nil || !strings.Contains(err.Error(), "no-such-key.asc") {
+		t.Fatalf("missing key file: %v", err)
+	}
+	garbage := filepath.Join(data, "garbage.asc")
+	if err := os.WriteFile(garbage, []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = run([]string{"serve", "--data", data, "--listen", "127.0.0.1:0", "--signing-key", garbage}, quietLog())
+	if err == nil || !strings.Contains(err.Error(), "signing key") {
+		t.Fatalf("unreadable key: %v", err)
+	}
+}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"repohost/impl/auth"
 	"repohost/store"
@@ -33,9 +33,10 @@ const (
 	// ProtectedFile: the update changes a file the rule's
 	// protected_file_patterns protect (File names it).
 	ProtectedFile
-	// UnsignedCommit: the rule requires signed commits and the update
-	// brings one without a signature (Commit names it).
-	UnsignedCommit
+	// UnverifiedCommit: the rule requires signed commits and the update
+	// brings one whose signature is missing or not verified against the
+	// registered keys (Commit names it).
+	UnverifiedCommit
 	// Unchecked: what the update brings could not be checked against the
 	// rule's file patterns or signature requirement within the bounds on
 	// the history walked.
@@ -50,7 +51,7 @@ type Refusal struct {
 	Branch string
 	Reason Reason
 	// File and Commit name the protected file changed (ProtectedFile) and
-	// the unsigned commit (UnsignedCommit).
+	// the unverified commit (UnverifiedCommit).
 	File   string
 	Commit string
 }
@@ -71,7 +72,7 @@ func (r *Refusal) Error() string {
 		return "Branch is protected by glob-based protection rules."
 	case ProtectedFile:
 		return fmt.Sprintf("branch %s is protected from changing file %s", r.Branch, r.File)
-	case UnsignedCommit:
+	case UnverifiedCommit:
 		return fmt.Sprintf("branch %s is protected from unverified commit %s", r.Branch, r.Commit)
 	case Unchecked:
 		return fmt.Sprintf("branch %s: too much history to check against its protection rule", r.Branch)
@@ -93,6 +94,10 @@ type PushPolicy struct {
 	defaultBranch string
 	admin         bool
 	content       Content
+	signatures    SignatureCheck
+	// deployKey: the pusher is a deploy key, judged by the rules'
+	// deploy-key allowances instead of their user lists.
+	deployKey bool
 }
 
 // Content tells the policy what an update brings to its branch. It is
@@ -103,10 +108,14 @@ type Content interface {
 	// ChangedFiles lists the paths whose entry differs in the branch's
 	// tree once the update is made.
 	ChangedFiles(u *gitstore.RefUpdate) ([]string, error)
-	// UnsignedCommit is a commit the update brings that carries no
-	// signature, the zero hash when there is none.
-	UnsignedCommit(u *gitstore.RefUpdate) (plumbing.Hash, error)
+	// BroughtCommits are the commits the update brings, newest first.
+	BroughtCommits(u *gitstore.RefUpdate) ([]*object.Commit, error)
 }
+
+// SignatureCheck tells, for each of commits, whether its signature is
+// verified against the registered keys (impl/signing.Verifier: the same
+// verdict the commits API shows).
+type SignatureCheck func(commits []*object.Commit) ([]bool, error)
 
 // PushPolicy reads r's rules and p's teams (two statements at most).
 func (c Checker) PushPolicy(ctx context.Context, r *store.Repository, p *auth.Principal) (*PushPolicy, error) {
@@ -138,6 +147,36 @@ func (pp *PushPolicy) WithContent(c Content) *PushPolicy {
 	return pp
 }
 
+// AsDeployKey tells the policy the pusher is a read-write deploy key.
+func (pp *PushPolicy) AsDeployKey() *PushPolicy {
+	pp.deployKey = true
+	return pp
+}
+
+// pusherCanPush and pusherCanForcePush apply a rule to the pusher, user or
+// deploy key.
+func (pp *PushPolicy) pusherCanPush(rule *store.ProtectedBranch) bool {
+	if pp.deployKey {
+		return rule.DeployKeyCanPush()
+	}
+	return rule.CanPush(pp.userID, pp.teamIDs)
+}
+
+func (pp *PushPolicy) pusherCanForcePush(rule *store.ProtectedBranch) bool {
+	if pp.deployKey {
+		return rule.DeployKeyCanForcePush()
+	}
+	return rule.CanForcePush(pp.userID, pp.teamIDs)
+}
+
+// WithSignatureCheck gives the policy the judge of commit signatures.
+// Without it an update of a branch that requires signed commits is
+// refused.
+func (pp *PushPolicy) WithSignatureCheck(check SignatureCheck) *PushPolicy {
+	pp.signatures = check
+	return pp
+}
+
 // Rule is the rule governing branch, nil when it is unprotected.
 func (pp *PushPolicy) Rule(branch string) *store.ProtectedBranch {
 	return store.MatchRule(pp.rules, branch)
@@ -163,8 +202,8 @@ func (pp *PushPolicy) CanMerge(branch string) bool {
 //   - it is never deleted;
 //   - it is rewritten only where the rule lets this pusher force-push;
 //   - with require_signed_commits, every commit the update brings must
-//     carry a signature (see gitstore.GitRepo.UnsignedCommit: present, not
-//     yet verified against the signer's keys);
+//     carry a signature verified against the registered keys (or the
+//     instance key), as the commits API would show it;
 //   - a change to a file matching protected_file_patterns is refused to
 //     everyone: such files change only through a merge the server makes
 //     (pull requests), as in the reference;
@@ -185,23 +224,19 @@ func (pp *PushPolicy) Check(u *gitstore.RefUpdate) error {
 		return nil
 	case u.IsDelete():
 		return &Refusal{Branch: branch, Reason: ProtectedDeletion}
-	case !u.IsCreate() && !u.FastForward && !rule.CanForcePush(pp.userID, pp.teamIDs):
+	case !u.IsCreate() && !u.FastForward && !pp.pusherCanForcePush(rule):
 		return &Refusal{Branch: branch, Reason: ForcePush}
 	}
 	protected := store.ParseFilePatterns(rule.ProtectedFilePatterns)
 	unprotected := store.ParseFilePatterns(rule.UnprotectedFilePatterns)
-	canPush := rule.CanPush(pp.userID, pp.teamIDs)
+	canPush := pp.pusherCanPush(rule)
 	needFiles := len(protected) > 0 || (!canPush && len(unprotected) > 0)
-	if (rule.RequireSignedCommits || needFiles) && pp.content == nil {
+	if (rule.RequireSignedCommits || needFiles) && pp.content == nil || rule.RequireSignedCommits && pp.signatures == nil {
 		return &Refusal{Branch: branch, Reason: Unchecked}
 	}
 	if rule.RequireSignedCommits {
-		h, err := pp.content.UnsignedCommit(u)
-		if err != nil {
-			return pp.uncheckable(branch, err)
-		}
-		if !h.IsZero() {
-			return &Refusal{Branch: branch, Reason: UnsignedCommit, Commit: h.String()}
+		if err := pp.checkSignatures(branch, u); err != nil {
+			return err
 		}
 	}
 	var changed []string
@@ -229,6 +264,28 @@ func (pp *PushPolicy) Check(u *gitstore.RefUpdate) error {
 		}
 	}
 	return &Refusal{Branch: branch, Reason: PushNotAllowed}
+}
+
+// checkSignatures refuses an update that brings a commit whose signature
+// is not verified, naming the newest such commit.
+func (pp *PushPolicy) checkSignatures(branch string, u *gitstore.RefUpdate) error {
+	commits, err := pp.content.BroughtCommits(u)
+	if err != nil {
+		return pp.uncheckable(branch, err)
+	}
+	if len(commits) == 0 {
+		return nil
+	}
+	verified, err := pp.signatures(commits)
+	if err != nil {
+		return pp.uncheckable(branch, err)
+	}
+	for i, c := range commits {
+		if !verified[i] {
+			return &Refusal{Branch: branch, Reason: UnverifiedCommit, Commit: c.Hash.String()}
+		}
+	}
+	return nil
 }
 
 // uncheckable is the verdict when the update's content could not be read.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"repohost/store"
 	"repohost/store/gitstore"
@@ -70,20 +71,29 @@ func TestPushPolicyCheck(t *testing.T) {
 
 // fakeContent answers the policy's questions about an update.
 type fakeContent struct {
-	files    []string
-	unsigned plumbing.Hash
-	err      error
+	files   []string
+	commits []*object.Commit
+	err     error
 }
 
 func (f fakeContent) ChangedFiles(*gitstore.RefUpdate) ([]string, error) { return f.files, f.err }
-func (f fakeContent) UnsignedCommit(*gitstore.RefUpdate) (plumbing.Hash, error) {
-	return f.unsigned, f.err
+func (f fakeContent) BroughtCommits(*gitstore.RefUpdate) ([]*object.Commit, error) {
+	return f.commits, f.err
+}
+
+// goodSignatures verifies the commits whose signature reads "good".
+func goodSignatures(commits []*object.Commit) ([]bool, error) {
+	out := make([]bool, len(commits))
+	for i, c := range commits {
+		out[i] = c.PGPSignature == "good"
+	}
+	return out, nil
 }
 
 // TestPushPolicyFilesAndSignatures: protected_file_patterns refuse a
 // change of a protected file to everyone, unprotected_file_patterns let a
 // writer who may not push change only such files, and
-// require_signed_commits refuses an unsigned commit.
+// require_signed_commits refuses a commit whose signature is not verified.
 func TestPushPolicyFilesAndSignatures(t *testing.T) {
 	t.Parallel()
 	a, b := plumbing.NewHash("1111111111111111111111111111111111111111"), plumbing.NewHash("2222222222222222222222222222222222222222")
@@ -115,15 +125,17 @@ func TestPushPolicyFilesAndSignatures(t *testing.T) {
 		{"locked: no file changed", ff("locked"), fakeContent{}, PushNotAllowed, ""},
 		{"locked: a rewrite stays a force push", &gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName("locked"), Old: a, New: b},
 			fakeContent{files: []string{"docs/a.txt"}}, ForcePush, ""},
-		{"signed: all signed", ff("signed"), fakeContent{}, 0, ""},
-		{"signed: one unsigned", ff("signed"), fakeContent{unsigned: a}, UnsignedCommit, ""},
+		{"signed: nothing brought", ff("signed"), fakeContent{}, 0, ""},
+		{"signed: all verified", ff("signed"), fakeContent{commits: []*object.Commit{{Hash: b, PGPSignature: "good"}, {Hash: a, PGPSignature: "good"}}}, 0, ""},
+		{"signed: one not verified", ff("signed"), fakeContent{commits: []*object.Commit{{Hash: b, PGPSignature: "good"}, {Hash: a, PGPSignature: "forged"}}}, UnverifiedCommit, a.String()},
+		{"signed: one unsigned", ff("signed"), fakeContent{commits: []*object.Commit{{Hash: b}}}, UnverifiedCommit, b.String()},
 		{"signed: too much history", ff("signed"), fakeContent{err: gitstore.ErrTooMuchHistory}, Unchecked, ""},
 		{"signed: nothing to read it with", ff("signed"), nil, Unchecked, ""},
 		{"unprotected branch: never asked", ff("free"), fakeContent{err: errors.New("must not be asked")}, 0, ""},
 	} {
 		pp := &PushPolicy{userID: 7, defaultBranch: "main", rules: rules}
 		if c.content != nil {
-			pp.WithContent(c.content)
+			pp.WithContent(c.content).WithSignatureCheck(goodSignatures)
 		}
 		err := pp.Check(c.u)
 		var r *Refusal
@@ -134,12 +146,60 @@ func TestPushPolicyFilesAndSignatures(t *testing.T) {
 			t.Errorf("%s: %v, want reason %d", c.name, err, c.want)
 		case c.want == ProtectedFile && r.File != c.file:
 			t.Errorf("%s: names file %q, want %q", c.name, r.File, c.file)
+		case c.want == UnverifiedCommit && r.Commit != c.file:
+			t.Errorf("%s: names commit %q, want %q", c.name, r.Commit, c.file)
 		}
 	}
 	// A failure to read the commits is not a refusal.
-	pp := (&PushPolicy{userID: 7, rules: rules}).WithContent(fakeContent{err: errors.New("disk on fire")})
+	pp := (&PushPolicy{userID: 7, rules: rules}).WithContent(fakeContent{err: errors.New("disk on fire")}).WithSignatureCheck(goodSignatures)
 	var re *gitstore.RefError
 	if err := pp.Check(ff("signed")); !errors.As(err, &re) || errors.Is(err, gitstore.ErrRefused) {
 		t.Errorf("unreadable commits: %v", err)
+	}
+}
+
+// TestPushPolicyDeployKey: a deploy key stands for no user; whitelists
+// let it through only by their deploy-key flags.
+func TestPushPolicyDeployKey(t *testing.T) {
+	t.Parallel()
+	a, b := plumbing.NewHash("1111111111111111111111111111111111111111"), plumbing.NewHash("2222222222222222222222222222222222222222")
+	rules := []*store.ProtectedBranch{
+		{RuleName: "open", EnablePush: true},
+		{RuleName: "users", EnablePush: true, EnablePushWhitelist: true, PushWhitelistUserIDs: []int64{7}},
+		{RuleName: "keys", EnablePush: true, EnablePushWhitelist: true, PushWhitelistDeployKeys: true, PushWhitelistUserIDs: []int64{7},
+			EnableForcePush: true, EnableForcePushAllowlist: true, ForcePushAllowlistUserIDs: []int64{7}},
+		{RuleName: "force", EnablePush: true, EnableForcePush: true, EnableForcePushAllowlist: true, ForcePushAllowlistDeployKeys: true},
+	}
+	ff := func(branch string) *gitstore.RefUpdate {
+		return &gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName(branch), Old: a, New: b, FastForward: true}
+	}
+	rewrite := func(branch string) *gitstore.RefUpdate {
+		return &gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName(branch), Old: a, New: b}
+	}
+	for _, c := range []struct {
+		name      string
+		u         *gitstore.RefUpdate
+		deployKey bool
+		want      Reason
+	}{
+		{"open: deploy key", ff("open"), true, 0},
+		{"users: deploy key not on the list", ff("users"), true, PushNotAllowed},
+		{"users: listed user", ff("users"), false, 0},
+		{"keys: deploy keys listed", ff("keys"), true, 0},
+		{"keys: force push, deploy keys not allowed", rewrite("keys"), true, ForcePush},
+		{"keys: force push, listed user", rewrite("keys"), false, 0},
+		{"force: force push, deploy keys allowed", rewrite("force"), true, 0},
+		{"force: force push, user not listed", rewrite("force"), false, ForcePush},
+	} {
+		pp := &PushPolicy{userID: 7, defaultBranch: "main", rules: rules}
+		if c.deployKey {
+			pp = &PushPolicy{defaultBranch: "main", rules: rules}
+			pp.AsDeployKey()
+		}
+		err := pp.Check(c.u)
+		var r *Refusal
+		if (c.want == 0) != (err == nil) || (c.want != 0 && (!errors.As(err, &r) || r.Reason != c.want)) {
+			t.Errorf("%s: %v, want reason %d", c.name, err, c.want)
+		}
 	}
 }

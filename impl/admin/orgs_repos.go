@@ -51,7 +51,7 @@ func (h Handlers) AdminCreateRepo(ctx context.Context, params admin.AdminCreateR
 	if err != nil {
 		return h.Fail(err)
 	}
-	return admin.NewAdminCreateRepoCreated().WithPayload(convert.Repo(app.BaseURL(params.HTTPRequest), r, perm, app.Viewer(p)))
+	return admin.NewAdminCreateRepoCreated().WithPayload(convert.Repo(h.Links(app.BaseURL(params.HTTPRequest)), r, perm, app.Viewer(p)))
 }
 
 func (h Handlers) AdminGetAllOrgs(ctx context.Context, params admin.AdminGetAllOrgsParams) middleware.Responder {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"sync"
 
@@ -16,11 +17,13 @@ import (
 	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/auth"
+	"repohost/impl/convert"
 	"repohost/impl/cron"
 	"repohost/impl/events"
 	"repohost/impl/metrics"
 	"repohost/impl/paging"
 	"repohost/impl/rooturl"
+	"repohost/impl/signing"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -63,9 +66,27 @@ type Deps struct {
 	// BlobLocks serialise this process's work on one package blob (by
 	// SHA-256): placing it and recording it, or removing it.
 	BlobLocks KeyedMutex
+	// Signer is the instance's signing key (--signing-key), nil when the
+	// server's commits go unsigned.
+	Signer *signing.Signer
 
 	heavyOnce sync.Once
 	heavy     *Limiter
+}
+
+// CommitSigner signs the commits the server writes, nil without a
+// signing key.
+func (d *Deps) CommitSigner() gitstore.CommitSigner {
+	if d.Signer == nil {
+		return nil
+	}
+	return d.Signer
+}
+
+// Verifier judges commit signatures against the users' keys and the
+// instance key.
+func (d *Deps) Verifier() signing.Verifier {
+	return signing.Verifier{Store: d.Store, Instance: d.Signer}
 }
 
 // Heavy is the limiter of heavy requests (see Config.MaxHeavyRequests),
@@ -81,6 +102,19 @@ func (d *Deps) Page(page, limit *int64) paging.Params { return d.Config.Paging.F
 
 // Fail renders err through the one error translator.
 func (d *Deps) Fail(err error) middleware.Responder { return d.Errors.Respond(err) }
+
+// Links are the addresses a repository is reached at, for root (the
+// request's root URL, see BaseURL): the SSH address is the server's
+// configuration.
+func (d *Deps) Links(root string) convert.Links {
+	l := convert.Links{Root: root, SSHPort: d.Config.SSHPort, SSHHost: d.Config.SSHDomain}
+	if l.SSHHost == "" {
+		if u, err := url.Parse(d.Config.RootURL); err == nil {
+			l.SSHHost = u.Hostname()
+		}
+	}
+	return l
+}
 
 // BaseURL is the configured root URL with a trailing slash; it prefixes
 // html_url, clone_url and the like.

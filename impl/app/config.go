@@ -15,7 +15,12 @@ type Config struct {
 	// (the reference's ROOT_URL); every absolute URL in an answer starts
 	// with it.
 	RootURL string
-	Paging  paging.Limits
+	// SSHPort is the port the built-in SSH server is reached on, 0 when
+	// there is none (no ssh_url then); SSHDomain is its host name, the
+	// root URL's host when empty (the reference's SSH_DOMAIN default).
+	SSHPort   int
+	SSHDomain string
+	Paging    paging.Limits
 	// MaxBodyBytes bounds a JSON request body; larger ones are refused
 	// before they are parsed.
 	MaxBodyBytes int64

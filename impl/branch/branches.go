@@ -56,32 +56,67 @@ func nameClash(existing []string, name string) bool {
 	return false
 }
 
-// payloadCommit renders a commit as the branch API shows it.
-func payloadCommit(base string, r *store.Repository, c *object.Commit) *models.PayloadCommit {
+// payloadCommit renders a commit, with the verdict on its signature, as
+// the branch API shows it.
+func payloadCommit(base string, r *store.Repository, c *object.Commit, v *models.PayloadCommitVerification) *models.PayloadCommit {
 	if c == nil {
 		return nil
 	}
 	id := c.Hash.String()
 	return &models.PayloadCommit{
-		ID:        id,
-		Message:   c.Message,
-		URL:       base + r.FullName() + "/commit/" + id,
-		Author:    &models.PayloadUser{Name: c.Author.Name, Email: strfmt.Email(c.Author.Email)},
-		Committer: &models.PayloadUser{Name: c.Committer.Name, Email: strfmt.Email(c.Committer.Email)},
-		Timestamp: convert.TimeOf(c.Author.When),
-		Added:     []string{},
-		Removed:   []string{},
-		Modified:  []string{},
-		// Signatures are not verified by this server.
-		Verification: &models.PayloadCommitVerification{Reason: "gpg.error.not_signed_commit"},
+		ID:           id,
+		Message:      c.Message,
+		URL:          base + r.FullName() + "/commit/" + id,
+		Author:       &models.PayloadUser{Name: c.Author.Name, Email: strfmt.Email(c.Author.Email)},
+		Committer:    &models.PayloadUser{Name: c.Committer.Name, Email: strfmt.Email(c.Committer.Email)},
+		Timestamp:    convert.TimeOf(c.Author.When),
+		Added:        []string{},
+		Removed:      []string{},
+		Modified:     []string{},
+		Verification: v,
 	}
 }
 
+// rendered is a branch with the verdict on its tip's signature.
+type rendered struct {
+	info *gitstore.BranchInfo
+	v    *models.PayloadCommitVerification
+}
+
+// withVerifications judges the tips of bs at once (a fixed number of
+// statements for a page of branches).
+func (h Handlers) withVerifications(ctx context.Context, base string, p *auth.Principal, bs []*gitstore.BranchInfo) ([]rendered, error) {
+	tips := make([]*object.Commit, len(bs))
+	for i, b := range bs {
+		tips[i] = b.Commit
+	}
+	vs, err := h.Verifier().Verify(ctx, tips)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rendered, len(bs))
+	for i, b := range bs {
+		out[i] = rendered{info: b, v: convert.Verification(base, vs[i], app.Viewer(p))}
+	}
+	return out, nil
+}
+
+// renderOne renders one branch for p.
+func (h Handlers) renderOne(ctx context.Context, base string, p *auth.Principal, r *store.Repository, b *gitstore.BranchInfo,
+	pp *access.PushPolicy, perm access.Permission) (*models.Branch, error) {
+	rs, err := h.withVerifications(ctx, base, p, []*gitstore.BranchInfo{b})
+	if err != nil {
+		return nil, err
+	}
+	return renderBranch(base, r, rs[0], pp, perm), nil
+}
+
 // renderBranch converts b with what the caller may do to it.
-func renderBranch(base string, r *store.Repository, b *gitstore.BranchInfo, pp *access.PushPolicy, perm access.Permission) *models.Branch {
+func renderBranch(base string, r *store.Repository, rb rendered, pp *access.PushPolicy, perm access.Permission) *models.Branch {
+	b := rb.info
 	out := &models.Branch{
 		Name:                b.Name,
-		Commit:              payloadCommit(base, r, b.Commit),
+		Commit:              payloadCommit(base, r, b.Commit, rb.v),
 		StatusCheckContexts: []string{},
 		UserCanPush:         perm.Push && pp.CanPush(b.Name),
 		UserCanMerge:        perm.Push && pp.CanMerge(b.Name),
@@ -128,7 +163,7 @@ func (h Handlers) RepoListBranches(ctx context.Context, params repository.RepoLi
 		return h.Fail(err)
 	}
 	base := app.BaseURL(params.HTTPRequest)
-	out := make([]*models.Branch, 0, len(page))
+	infos := make([]*gitstore.BranchInfo, 0, len(page))
 	for _, n := range page {
 		b, err := g.GetBranch(n)
 		if errors.Is(err, store.ErrNotFound) {
@@ -137,7 +172,15 @@ func (h Handlers) RepoListBranches(ctx context.Context, params repository.RepoLi
 		if err != nil {
 			return h.Fail(err)
 		}
-		out = append(out, renderBranch(base, r, b, pp, perm))
+		infos = append(infos, b)
+	}
+	rs, err := h.withVerifications(ctx, base, p, infos)
+	if err != nil {
+		return h.Fail(err)
+	}
+	out := make([]*models.Branch, 0, len(rs))
+	for _, rb := range rs {
+		out = append(out, renderBranch(base, r, rb, pp, perm))
 	}
 	return repository.NewRepoListBranchesOK().WithPayload(out).
 		WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
@@ -164,7 +207,11 @@ func (h Handlers) RepoGetBranch(ctx context.Context, params repository.RepoGetBr
 	if err != nil {
 		return h.Fail(err)
 	}
-	return repository.NewRepoGetBranchOK().WithPayload(renderBranch(app.BaseURL(params.HTTPRequest), r, b, pp, perm))
+	out, err := h.renderOne(ctx, app.BaseURL(params.HTTPRequest), p, r, b, pp, perm)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoGetBranchOK().WithPayload(out)
 }
 
 func (h Handlers) RepoCreateBranch(ctx context.Context, params repository.RepoCreateBranchParams) middleware.Responder {
@@ -219,7 +266,11 @@ func (h Handlers) RepoCreateBranch(ctx context.Context, params repository.RepoCr
 	if err != nil {
 		return h.Fail(err)
 	}
-	return repository.NewRepoCreateBranchCreated().WithPayload(renderBranch(app.BaseURL(params.HTTPRequest), r, b, pp, perm))
+	out, err := h.renderOne(ctx, app.BaseURL(params.HTTPRequest), p, r, b, pp, perm)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoCreateBranchCreated().WithPayload(out)
 }
 
 // startPoint is the commit a new branch starts at: the old ref (a branch,

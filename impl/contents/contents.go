@@ -370,7 +370,7 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 	fc := gitstore.FileChange{
 		Op: w.op, Branch: base, NewBranch: conv.Value(w.newBranch), Force: conv.Value(w.force),
 		Path: path, FromPath: w.fromPath, Content: w.content, SHA: w.sha,
-		Author: author, Committer: committer, Message: msg,
+		Author: author, Committer: committer, Message: msg, Signer: h.CommitSigner(),
 	}
 	for attempt := 1; ; attempt++ {
 		res, err := g.ChangeFile(fc)
@@ -466,9 +466,23 @@ func datesCommitter(d *models.CommitDateOptions) *strfmt.DateTime {
 	return d.Committer
 }
 
+// verification is the verdict on the signature of a commit the server
+// made: verified when the instance key signed it.
+func (h Handlers) verification(ctx context.Context, base string, p *auth.Principal, c *object.Commit) (*models.PayloadCommitVerification, error) {
+	vs, err := h.Verifier().Verify(ctx, []*object.Commit{c})
+	if err != nil {
+		return nil, err
+	}
+	return convert.Verification(base, vs[0], app.Viewer(p)), nil
+}
+
 // fileResponse renders the file after a write, with the commit that made it.
-func (h Handlers) fileResponse(base string, r *store.Repository, g *gitstore.GitRepo, res *gitstore.ChangeResult) (*models.FileResponse, error) {
-	out := &models.FileResponse{Commit: convert.FileCommit(base, r, res.Commit), Verification: convert.Unsigned()}
+func (h Handlers) fileResponse(ctx context.Context, base string, p *auth.Principal, r *store.Repository, g *gitstore.GitRepo, res *gitstore.ChangeResult) (*models.FileResponse, error) {
+	v, err := h.verification(ctx, base, p, res.Commit)
+	if err != nil {
+		return nil, err
+	}
+	out := &models.FileResponse{Commit: convert.FileCommit(base, r, res.Commit), Verification: v}
 	ref := &gitstore.Resolved{Name: res.Branch, Kind: gitstore.RefBranch, Commit: res.Commit}
 	ce, err := contentsOf(g, ref, res.Entry, res.Commit, true, h.Config.MaxContentsBlob)
 	if err != nil {
@@ -507,7 +521,7 @@ func (h Handlers) RepoCreateFile(ctx context.Context, params repository.RepoCrea
 	if err != nil {
 		return h.Fail(err)
 	}
-	out, err := h.fileResponse(app.BaseURL(params.HTTPRequest), r, g, res)
+	out, err := h.fileResponse(ctx, app.BaseURL(params.HTTPRequest), p, r, g, res)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -538,7 +552,7 @@ func (h Handlers) RepoUpdateFile(ctx context.Context, params repository.RepoUpda
 	if err != nil {
 		return h.Fail(err)
 	}
-	out, err := h.fileResponse(app.BaseURL(params.HTTPRequest), r, g, res)
+	out, err := h.fileResponse(ctx, app.BaseURL(params.HTTPRequest), p, r, g, res)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -565,7 +579,12 @@ func (h Handlers) RepoDeleteFile(ctx context.Context, params repository.RepoDele
 	if err != nil {
 		return h.Fail(err)
 	}
+	base := app.BaseURL(params.HTTPRequest)
+	v, err := h.verification(ctx, base, p, res.Commit)
+	if err != nil {
+		return h.Fail(err)
+	}
 	return repository.NewRepoDeleteFileOK().WithPayload(&models.FileDeleteResponse{
-		Commit: convert.FileCommit(app.BaseURL(params.HTTPRequest), r, res.Commit), Verification: convert.Unsigned(),
+		Commit: convert.FileCommit(base, r, res.Commit), Verification: v,
 	})
 }

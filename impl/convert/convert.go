@@ -139,8 +139,35 @@ func Topics(s string) []string {
 	return strings.Split(s, ",")
 }
 
+// Links are the addresses the server is reached at: Root, the root URL
+// with a trailing slash, prefixes every web and API address; SSHHost and
+// SSHPort name the built-in SSH server (SSHPort 0: none).
+type Links struct {
+	Root    string
+	SSHHost string
+	SSHPort int
+}
+
+// SSHURL is the SSH clone address of the repository fullName, "" without
+// an SSH server: the short scp-like form on port 22, a full ssh:// URL on
+// any other, as the reference writes them.
+func (l Links) SSHURL(fullName string) string {
+	if l.SSHPort == 0 || l.SSHHost == "" {
+		return ""
+	}
+	host := l.SSHHost
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]" // an IPv6 address
+	}
+	if l.SSHPort == 22 {
+		return fmt.Sprintf("git@%s:%s.git", host, fullName)
+	}
+	return fmt.Sprintf("ssh://git@%s:%d/%s.git", host, l.SSHPort, fullName)
+}
+
 // Repo renders r with the caller's permission on it. r.Owner must be loaded.
-func Repo(base string, r *store.Repository, perm access.Permission, viewer *store.User) *models.Repository {
+func Repo(links Links, r *store.Repository, perm access.Permission, viewer *store.User) *models.Repository {
+	base := links.Root
 	full := r.FullName()
 	out := &models.Repository{
 		ID:                            r.ID,
@@ -157,7 +184,7 @@ func Repo(base string, r *store.Repository, perm access.Permission, viewer *stor
 		HTMLURL:                       base + full,
 		URL:                           base + "api/v1/repos/" + full,
 		Link:                          "",
-		SSHURL:                        "",
+		SSHURL:                        links.SSHURL(full),
 		CloneURL:                      base + full + ".git",
 		OriginalURL:                   "",
 		Website:                       r.Website,

@@ -18,7 +18,8 @@ func PackageHTMLURL(base string, v *store.PackageVersion) string {
 
 // Package renders a package version (with its package, owner and creator
 // loaded); its repository only when repoPerm lets the viewer see it.
-func Package(base string, v *store.PackageVersion, repoPerm access.Permission, viewer *store.User) *models.Package {
+func Package(links Links, v *store.PackageVersion, repoPerm access.Permission, viewer *store.User) *models.Package {
+	base := links.Root
 	creator := v.Creator
 	if creator == nil {
 		creator = Ghost()
@@ -34,7 +35,7 @@ func Package(base string, v *store.PackageVersion, repoPerm access.Permission, v
 		CreatedAt: strfmt.DateTime(v.CreatedAt.UTC()),
 	}
 	if v.Repo != nil && repoPerm.Pull {
-		out.Repository = Repo(base, v.Repo, repoPerm, viewer)
+		out.Repository = Repo(links, v.Repo, repoPerm, viewer)
 	}
 	return out
 }

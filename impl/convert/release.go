@@ -214,9 +214,3 @@ func FileCommit(base string, r *store.Repository, c *object.Commit) *models.File
 		Tree:      &models.CommitMeta{SHA: c.TreeHash.String(), URL: gitAPIBase(base, r) + "/git/trees/" + c.TreeHash.String(), Created: TimeOf(c.Committer.When)},
 	}
 }
-
-// Unsigned is the verification of a commit the server wrote: it is never
-// signed.
-func Unsigned() *models.PayloadCommitVerification {
-	return &models.PayloadCommitVerification{Verified: false, Reason: "gpg.error.not_signed_commit"}
-}

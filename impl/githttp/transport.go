@@ -129,7 +129,8 @@ func (t *Transport) authorizeDeployKey(ctx context.Context, keys []*store.Deploy
 var ErrCutShort = errors.New("the push was cut short")
 
 // Doer is the principal a push by c acts as: nil for a deploy key, which
-// stands for no user (branch rules that name pushers never match it).
+// stands for no user (branch rules let it through by their deploy-key
+// allowances, never by their user lists).
 func (c Caller) Doer() *auth.Principal { return c.Principal }
 
 // ReceivePack reads a push from in into g (repo's repository) and applies
@@ -152,7 +153,7 @@ func (t *Transport) ReceivePack(ctx context.Context, c Caller, repo *store.Repos
 		// The client may hang up while its refs move; the change and its
 		// records still have to happen together.
 		ctx = context.WithoutCancel(ctx)
-		_, err = refs.New(t.d).Apply(ctx, refs.Change{Repo: repo, Doer: c.Doer(), Git: g, Updates: push.Updates})
+		_, err = refs.New(t.d).Apply(ctx, refs.Change{Repo: repo, Doer: c.Doer(), DeployKey: len(c.Deploy) > 0, Git: g, Updates: push.Updates})
 		if err != nil {
 			// Every update carries its refusal; the report tells the client.
 			t.d.Log.ErrorContext(ctx, "git: apply push", "repo", repo.FullName(), "err", err)

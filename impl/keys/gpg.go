@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 
+	"repohost/impl/signing"
 	"repohost/store"
 )
 
@@ -83,7 +83,7 @@ func expiry(e *openpgp.Entity) *time.Time {
 }
 
 // KeyIDString is the 16-hex-digit upper-case key id the API shows.
-func KeyIDString(id uint64) string { return fmt.Sprintf("%016X", id) }
+func KeyIDString(id uint64) string { return signing.KeyIDString(id) }
 
 func packetContent(pk *packet.PublicKey) (string, error) {
 	var b bytes.Buffer
@@ -162,53 +162,10 @@ func SignsToken(e *openpgp.Entity, u *store.User, armoredSig string, now time.Ti
 	for _, t := range []time.Time{now, now.Add(-time.Minute)} {
 		token := VerificationToken(u, t)
 		for _, signed := range []string{token, token + "\n", token + "\r\n"} {
-			if _, err := checkSignature(openpgp.EntityList{e}, []byte(signed), armoredSig); err == nil {
+			if _, err := signing.CheckDetached(openpgp.EntityList{e}, []byte(signed), armoredSig); err == nil {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// readSignature reads the one signature packet of an armored (or binary)
-// detached signature.
-func readSignature(sig string) (*packet.Signature, error) {
-	var r io.Reader = strings.NewReader(sig)
-	if strings.Contains(sig, "-----BEGIN") {
-		block, err := armor.Decode(strings.NewReader(strings.TrimSpace(sig)))
-		if err != nil {
-			return nil, err
-		}
-		r = block.Body
-	}
-	p, err := packet.Read(r)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := p.(*packet.Signature)
-	if !ok {
-		return nil, errors.New("not a signature")
-	}
-	return s, nil
-}
-
-// checkSignature verifies a detached signature of signed by one of
-// keyring's keys, judging the keys' validity at the signature's own time
-// (a key that expired since still vouches for what it signed before).
-func checkSignature(keyring openpgp.EntityList, signed []byte, sig string) (*openpgp.Entity, error) {
-	s, err := readSignature(sig)
-	if err != nil {
-		return nil, err
-	}
-	at := s.CreationTime
-	cfg := &packet.Config{Time: func() time.Time { return at }}
-	var r io.Reader = strings.NewReader(sig)
-	if strings.Contains(sig, "-----BEGIN") {
-		block, err := armor.Decode(strings.NewReader(strings.TrimSpace(sig)))
-		if err != nil {
-			return nil, err
-		}
-		r = block.Body
-	}
-	return openpgp.CheckDetachedSignature(keyring, bytes.NewReader(signed), r, cfg)
 }

@@ -216,7 +216,7 @@ func (h RepoHandlers) adminRepo(ctx context.Context, base, owner, name string) (
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return p, r, convert.Repo(base, r, perm, app.Viewer(p)), nil
+	return p, r, convert.Repo(h.Links(base), r, perm, app.Viewer(p)), nil
 }
 
 func (h RepoHandlers) RepoListKeys(ctx context.Context, params repository.RepoListKeysParams) middleware.Responder {

@@ -44,7 +44,7 @@ func (h Handlers) CreateOrgRepo(ctx context.Context, params organization.CreateO
 	if err != nil {
 		return h.Fail(err)
 	}
-	return organization.NewCreateOrgRepoCreated().WithPayload(convert.Repo(app.BaseURL(params.HTTPRequest), r, perm, app.Viewer(p)))
+	return organization.NewCreateOrgRepoCreated().WithPayload(convert.Repo(h.Links(app.BaseURL(params.HTTPRequest)), r, perm, app.Viewer(p)))
 }
 
 func (h Handlers) OrgListRepos(ctx context.Context, params organization.OrgListReposParams) middleware.Responder {

@@ -100,14 +100,14 @@ func Render(ctx context.Context, d *app.Deps, r *http.Request, p *auth.Principal
 	if err != nil {
 		return nil, err
 	}
-	base := app.BaseURL(r)
+	links := d.Links(app.BaseURL(r))
 	out := make([]*models.Package, 0, len(vs))
 	for _, v := range vs {
 		var perm access.Permission
 		if v.Repo != nil {
 			perm = perms[v.Repo.ID]
 		}
-		out = append(out, convert.Package(base, v, perm, app.Viewer(p)))
+		out = append(out, convert.Package(links, v, perm, app.Viewer(p)))
 	}
 	return out, nil
 }

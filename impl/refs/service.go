@@ -14,6 +14,7 @@ import (
 	"errors"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"repohost/impl/app"
 	"repohost/impl/auth"
@@ -48,6 +49,9 @@ type Change struct {
 	// the new name and the deletion of the old one at the same commit.
 	// It is judged by access.PushPolicy.CheckRename and is always atomic.
 	Rename bool
+	// DeployKey marks a push by a read-write deploy key (Doer is nil):
+	// branch rules let it through by their deploy-key allowances.
+	DeployKey bool
 	// Also, when set, runs inside the transaction that records the change
 	// and its event: database writes that must happen together with the
 	// ref change. If it fails, the updates are taken back and Apply
@@ -94,8 +98,22 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 	if err != nil {
 		return nil, err
 	}
-	// Rules on files and signatures read what the updates bring.
-	pp.WithContent(g)
+	// Rules on files and signatures read what the updates bring; the
+	// signatures are judged as the commits API shows them.
+	pp.WithContent(g).WithSignatureCheck(func(commits []*object.Commit) ([]bool, error) {
+		vs, err := s.d.Verifier().Verify(ctx, commits)
+		if err != nil {
+			return nil, err
+		}
+		ok := make([]bool, len(vs))
+		for i, v := range vs {
+			ok[i] = v.Verified
+		}
+		return ok, nil
+	})
+	if c.DeployKey {
+		pp.AsDeployKey()
+	}
 	if c.Rename {
 		perm, err := s.d.Access.Repo(ctx, c.Doer, c.Repo)
 		if err != nil {

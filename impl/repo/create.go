@@ -128,7 +128,7 @@ func (s Service) createFiles(ctx context.Context, doer, owner *store.User, in Cr
 		return false, plumbing.ZeroHash, s.readAdopted(owner, r)
 	}
 	opts := gitstore.InitOptions{DefaultBranch: in.DefaultBranch, ObjectFormat: in.ObjectFormat,
-		CommitMessage: "Initial commit\n", Author: app.Signature(doer, s.Clock.Now())}
+		CommitMessage: "Initial commit\n", Author: app.Signature(doer, s.Clock.Now()), Signer: s.CommitSigner()}
 	switch in.Origin {
 	case OriginTemplate:
 		src, content, err := s.templateContent(owner, in)

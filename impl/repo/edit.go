@@ -210,7 +210,7 @@ func (h Handlers) RepoEdit(ctx context.Context, params repository.RepoEditParams
 	if err != nil {
 		return h.Fail(err)
 	}
-	return repository.NewRepoEditOK().WithPayload(convert.Repo(app.BaseURL(params.HTTPRequest), updated, perm, app.Viewer(p)))
+	return repository.NewRepoEditOK().WithPayload(convert.Repo(h.Links(app.BaseURL(params.HTTPRequest)), updated, perm, app.Viewer(p)))
 }
 
 // Edit applies o to r (its Owner loaded): checks first, then the git

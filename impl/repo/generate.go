@@ -58,7 +58,7 @@ func (h Handlers) GenerateRepo(ctx context.Context, params repository.GenerateRe
 	if err != nil {
 		return h.Fail(err)
 	}
-	return repository.NewGenerateRepoCreated().WithPayload(convert.Repo(base, r, perm, p.User))
+	return repository.NewGenerateRepoCreated().WithPayload(convert.Repo(h.Links(base), r, perm, p.User))
 }
 
 // generateOwner loads the owner of the new repository and checks that p may

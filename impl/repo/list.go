@@ -28,7 +28,7 @@ func Models(ctx context.Context, d *app.Deps, p *auth.Principal, base string, re
 	viewer := app.Viewer(p)
 	out := make([]*models.Repository, 0, len(repos))
 	for _, r := range repos {
-		out = append(out, convert.Repo(base, r, access.RepoFor(p, r, members[r.OwnerID]), viewer))
+		out = append(out, convert.Repo(d.Links(base), r, access.RepoFor(p, r, members[r.OwnerID]), viewer))
 	}
 	return out, nil
 }

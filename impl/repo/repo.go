@@ -38,7 +38,7 @@ func (h Handlers) created(ctx context.Context, p *auth.Principal, base string, r
 	if err != nil {
 		return nil, err
 	}
-	return repository.NewCreateCurrentUserRepoCreated().WithPayload(convert.Repo(base, r, perm, app.Viewer(p))), nil
+	return repository.NewCreateCurrentUserRepoCreated().WithPayload(convert.Repo(h.Links(base), r, perm, app.Viewer(p))), nil
 }
 
 func (h Handlers) CreateCurrentUserRepo(ctx context.Context, params repository.CreateCurrentUserRepoParams) middleware.Responder {
@@ -67,7 +67,7 @@ func (h Handlers) RepoGet(ctx context.Context, params repository.RepoGetParams) 
 	if err != nil {
 		return h.Fail(err)
 	}
-	return repository.NewRepoGetOK().WithPayload(convert.Repo(app.BaseURL(params.HTTPRequest), r, perm, app.Viewer(p)))
+	return repository.NewRepoGetOK().WithPayload(convert.Repo(h.Links(app.BaseURL(params.HTTPRequest)), r, perm, app.Viewer(p)))
 }
 
 func (h Handlers) RepoDelete(ctx context.Context, params repository.RepoDeleteParams) middleware.Responder {

@@ -845,6 +845,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGet has not yet been implemented")
 		}),
 
+		RepositoryRepoGetAllCommitsHandler: repository.RepoGetAllCommitsHandlerFunc(func(params repository.RepoGetAllCommitsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetAllCommits has not yet been implemented")
+		}),
+
 		RepositoryRepoGetArchiveHandler: repository.RepoGetArchiveHandlerFunc(func(params repository.RepoGetArchiveParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -927,6 +934,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoGetReleaseByTag has not yet been implemented")
+		}),
+
+		RepositoryRepoGetSingleCommitHandler: repository.RepoGetSingleCommitHandlerFunc(func(params repository.RepoGetSingleCommitParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetSingleCommit has not yet been implemented")
 		}),
 
 		RepositoryRepoGetTagHandler: repository.RepoGetTagHandlerFunc(func(params repository.RepoGetTagParams, principal any) middleware.Responder {
@@ -1579,6 +1593,8 @@ type RepohostAPI struct {
 	RepositoryRepoEditReleaseHandler repository.RepoEditReleaseHandler
 	// RepositoryRepoGetHandler sets the operation handler for the repo get operation
 	RepositoryRepoGetHandler repository.RepoGetHandler
+	// RepositoryRepoGetAllCommitsHandler sets the operation handler for the repo get all commits operation
+	RepositoryRepoGetAllCommitsHandler repository.RepoGetAllCommitsHandler
 	// RepositoryRepoGetArchiveHandler sets the operation handler for the repo get archive operation
 	RepositoryRepoGetArchiveHandler repository.RepoGetArchiveHandler
 	// RepositoryRepoGetBranchHandler sets the operation handler for the repo get branch operation
@@ -1603,6 +1619,8 @@ type RepohostAPI struct {
 	RepositoryRepoGetReleaseAttachmentHandler repository.RepoGetReleaseAttachmentHandler
 	// RepositoryRepoGetReleaseByTagHandler sets the operation handler for the repo get release by tag operation
 	RepositoryRepoGetReleaseByTagHandler repository.RepoGetReleaseByTagHandler
+	// RepositoryRepoGetSingleCommitHandler sets the operation handler for the repo get single commit operation
+	RepositoryRepoGetSingleCommitHandler repository.RepoGetSingleCommitHandler
 	// RepositoryRepoGetTagHandler sets the operation handler for the repo get tag operation
 	RepositoryRepoGetTagHandler repository.RepoGetTagHandler
 	// RepositoryRepoListBranchProtectionHandler sets the operation handler for the repo list branch protection operation
@@ -2133,6 +2151,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoGetHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetHandler")
 	}
+	if o.RepositoryRepoGetAllCommitsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetAllCommitsHandler")
+	}
 	if o.RepositoryRepoGetArchiveHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetArchiveHandler")
 	}
@@ -2168,6 +2189,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoGetReleaseByTagHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetReleaseByTagHandler")
+	}
+	if o.RepositoryRepoGetSingleCommitHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetSingleCommitHandler")
 	}
 	if o.RepositoryRepoGetTagHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetTagHandler")
@@ -2880,6 +2904,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/commits"] = repository.NewRepoGetAllCommits(o.context, o.RepositoryRepoGetAllCommitsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/archive/{archive}"] = repository.NewRepoGetArchive(o.context, o.RepositoryRepoGetArchiveHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -2925,6 +2953,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/releases/tags/{tag}"] = repository.NewRepoGetReleaseByTag(o.context, o.RepositoryRepoGetReleaseByTagHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/git/commits/{sha}"] = repository.NewRepoGetSingleCommit(o.context, o.RepositoryRepoGetSingleCommitHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

@@ -473,6 +473,8 @@ type FileChange struct {
 	Author    object.Signature
 	Committer object.Signature
 	Message   string
+	// Signer, when set, signs the commit.
+	Signer CommitSigner
 }
 
 // ChangeResult is the commit ChangeFile wrote and the ref update that
@@ -568,11 +570,7 @@ func (g *GitRepo) ChangeFile(fc FileChange) (*ChangeResult, error) {
 	if parent != nil {
 		commit.ParentHashes = []plumbing.Hash{parent.Hash}
 	}
-	obj := g.r.Storer.NewEncodedObject()
-	if err := commit.Encode(obj); err != nil {
-		return nil, err
-	}
-	h, err := g.r.Storer.SetEncodedObject(obj)
+	h, err := writeCommit(g.r.Storer, commit, fc.Signer)
 	if err != nil {
 		return nil, err
 	}

@@ -59,11 +59,7 @@ func (s *Store) CreateFromTemplate(src *GitRepo, owner, name string, opts InitOp
 		}
 		sig := opts.Author
 		c := &object.Commit{Author: sig, Committer: sig, Message: opts.CommitMessage, TreeHash: tree}
-		obj := dst.r.Storer.NewEncodedObject()
-		if err := c.Encode(obj); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if initial, err = dst.r.Storer.SetEncodedObject(obj); err != nil {
+		if initial, err = writeCommit(dst.r.Storer, c, opts.Signer); err != nil {
 			return plumbing.ZeroHash, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/hash"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"repohost/store"
 )
@@ -92,6 +93,28 @@ type InitOptions struct {
 	Files         map[string]string
 	CommitMessage string
 	Author        object.Signature
+	// Signer, when set, signs the first commit.
+	Signer CommitSigner
+}
+
+// CommitSigner signs the commits the server writes (the instance key):
+// Sign sets c's PGPSignature over the rest of c.
+type CommitSigner interface {
+	Sign(c *object.Commit) error
+}
+
+// writeCommit stores c, first signed by signer when there is one.
+func writeCommit(s storer.EncodedObjectStorer, c *object.Commit, signer CommitSigner) (plumbing.Hash, error) {
+	if signer != nil {
+		if err := signer.Sign(c); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("sign commit: %w", err)
+		}
+	}
+	obj := s.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.SetEncodedObject(obj)
 }
 
 // Create makes a bare repository whose HEAD names opts.DefaultBranch. With
@@ -203,11 +226,7 @@ func commitFiles(repo *git.Repository, opts InitOptions) (plumbing.Hash, error) 
 	// The caller's clock dates the commit (opts.Author.When).
 	sig := opts.Author
 	commit := &object.Commit{Author: sig, Committer: sig, Message: opts.CommitMessage, TreeHash: treeHash}
-	commitObj := repo.Storer.NewEncodedObject()
-	if err := commit.Encode(commitObj); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return repo.Storer.SetEncodedObject(commitObj)
+	return writeCommit(repo.Storer, commit, opts.Signer)
 }
 
 // sortTreeEntries orders entries as git requires for plain files (by name).

@@ -113,38 +113,33 @@ func changedPaths(from, to *object.Commit) ([]string, error) {
 	return paths, nil
 }
 
-// UnsignedCommit is a commit u brings that carries no signature (no gpgsig
-// header), the zero hash when every one does. The commits an update brings
-// are those reachable from new but not from old; a creation brings those
-// reachable from no existing branch or tag. The newest unsigned one is
-// named. Signatures are not verified against anyone's keys here: that
-// needs the users' GPG and SSH keys, which this server does not keep yet.
-func (g *GitRepo) UnsignedCommit(u *RefUpdate) (plumbing.Hash, error) {
+// BroughtCommits are the commits u brings, newest first: those reachable
+// from new but not from old; for a creation, those reachable from no
+// existing branch or tag. A deletion brings none. Whether their
+// signatures are good is for the caller to judge (impl/signing).
+func (g *GitRepo) BroughtCommits(u *RefUpdate) ([]*object.Commit, error) {
 	if u.IsDelete() {
-		return plumbing.ZeroHash, nil
+		return nil, nil
 	}
 	known := []plumbing.Hash{u.Old}
 	if u.IsCreate() {
 		var err error
 		if known, err = g.knownTips(u.Name); err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
 	}
 	p, err := g.paint(u.New, known)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
-	var unsigned []*object.Commit
+	var brought []*object.Commit
 	for h, s := range p.state {
-		if s == paintNew && p.commits[h].PGPSignature == "" {
-			unsigned = append(unsigned, p.commits[h])
+		if s == paintNew {
+			brought = append(brought, p.commits[h])
 		}
 	}
-	if len(unsigned) == 0 {
-		return plumbing.ZeroHash, nil
-	}
-	sort.Slice(unsigned, func(i, j int) bool { return newer(unsigned[i], unsigned[j]) })
-	return unsigned[0].Hash, nil
+	sort.Slice(brought, func(i, j int) bool { return newer(brought[i], brought[j]) })
+	return brought, nil
 }
 
 // knownTips are the commits the branches and tags other than except point

@@ -105,7 +105,17 @@ func (w *commitWriter) commit(files map[string]string, signed bool, parents ...p
 	return h
 }
 
-func TestChangedFilesAndUnsignedCommits(t *testing.T) {
+// brought lists the ids of the commits u brings, newest first.
+func brought(g *gitstore.GitRepo, u *gitstore.RefUpdate) ([]plumbing.Hash, error) {
+	cs, err := g.BroughtCommits(u)
+	out := []plumbing.Hash{}
+	for _, c := range cs {
+		out = append(out, c.Hash)
+	}
+	return out, err
+}
+
+func TestChangedFilesAndBroughtCommits(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	if _, err := s.Create("o", "r", gitstore.InitOptions{DefaultBranch: "main"}); err != nil {
@@ -130,8 +140,8 @@ func TestChangedFilesAndUnsignedCommits(t *testing.T) {
 	if got, err := g.ChangedFiles(first); err != nil || !reflect.DeepEqual(got, []string{"a.txt", "docs/x.md"}) {
 		t.Fatalf("first push changes %v, %v", got, err)
 	}
-	if h, err := g.UnsignedCommit(first); err != nil || h != base {
-		t.Fatalf("first push's unsigned commit %v, %v", h, err)
+	if got, err := brought(g, first); err != nil || !reflect.DeepEqual(got, []plumbing.Hash{base}) {
+		t.Fatalf("first push brings %v, %v", got, err)
 	}
 	mustApply(t, s, g, first)
 
@@ -143,14 +153,13 @@ func TestChangedFilesAndUnsignedCommits(t *testing.T) {
 	if got, err := g.ChangedFiles(ff); err != nil || !reflect.DeepEqual(got, []string{"a.txt", "b.txt", "docs/x.md"}) {
 		t.Fatalf("fast-forward changes %v, %v", got, err)
 	}
-	if h, err := g.UnsignedCommit(ff); err != nil || !h.IsZero() {
-		t.Fatalf("fast-forward of signed commits: unsigned %v, %v", h, err)
+	if got, err := brought(g, ff); err != nil || !reflect.DeepEqual(got, []plumbing.Hash{c2, c1}) {
+		t.Fatalf("fast-forward brings %v, %v", got, err)
 	}
-	// An unsigned commit in the middle is found.
 	u1 := w.commit(map[string]string{"a.txt": "changed", "docs/x.md": "x"}, false, base)
 	u2 := w.commit(map[string]string{"a.txt": "changed", "docs/x.md": "x"}, true, u1)
-	if h, err := g.UnsignedCommit(&gitstore.RefUpdate{Name: main, Old: base, New: u2, FastForward: true}); err != nil || h != u1 {
-		t.Fatalf("unsigned commit found %v, %v; want %v", h, err, u1)
+	if got, err := brought(g, &gitstore.RefUpdate{Name: main, Old: base, New: u2, FastForward: true}); err != nil || !reflect.DeepEqual(got, []plumbing.Hash{u2, u1}) {
+		t.Fatalf("brings %v, %v; want %v", got, err, []plumbing.Hash{u2, u1})
 	}
 	mustApply(t, s, g, ff)
 
@@ -166,8 +175,8 @@ func TestChangedFilesAndUnsignedCommits(t *testing.T) {
 	if got, err := g.ChangedFiles(at); err != nil || len(got) != 0 {
 		t.Fatalf("branch at an existing commit changes %v, %v", got, err)
 	}
-	if h, err := g.UnsignedCommit(at); err != nil || !h.IsZero() {
-		t.Fatalf("branch at an existing commit: unsigned %v, %v", h, err)
+	if got, err := brought(g, at); err != nil || len(got) != 0 {
+		t.Fatalf("branch at an existing commit brings %v, %v", got, err)
 	}
 	// A branch with a new commit on top of c1: only that commit's change,
 	// against the commit it started from.
@@ -176,8 +185,8 @@ func TestChangedFilesAndUnsignedCommits(t *testing.T) {
 	if got, err := g.ChangedFiles(nb); err != nil || !reflect.DeepEqual(got, []string{"docs/new.md"}) {
 		t.Fatalf("new branch changes %v, %v", got, err)
 	}
-	if h, err := g.UnsignedCommit(nb); err != nil || h != top {
-		t.Fatalf("new branch's unsigned commit %v, %v", h, err)
+	if got, err := brought(g, nb); err != nil || !reflect.DeepEqual(got, []plumbing.Hash{top}) {
+		t.Fatalf("new branch brings %v, %v", got, err)
 	}
 	// A deletion changes nothing.
 	if got, err := g.ChangedFiles(&gitstore.RefUpdate{Name: main, Old: c2}); err != nil || len(got) != 0 {
@@ -187,7 +196,7 @@ func TestChangedFilesAndUnsignedCommits(t *testing.T) {
 
 // A check that would walk more history than its bound says so instead of
 // walking on.
-func TestUnsignedCommitBoundedWalk(t *testing.T) {
+func TestBroughtCommitsBoundedWalk(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	if _, err := s.Create("o", "r", gitstore.InitOptions{DefaultBranch: "main"}); err != nil {
@@ -212,7 +221,7 @@ func TestUnsignedCommitBoundedWalk(t *testing.T) {
 			tip = w.commit(map[string]string{"a": "a"}, true, tip)
 		}
 	}
-	_, err = g.UnsignedCommit(&gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName("main"), New: tip})
+	_, err = g.BroughtCommits(&gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName("main"), New: tip})
 	if !errors.Is(err, gitstore.ErrTooMuchHistory) {
 		t.Fatalf("a history one commit past the bound: %v, want ErrTooMuchHistory", err)
 	}

@@ -25,6 +25,24 @@ func (s emailStore) FindByEmail(ctx context.Context, email string) (*store.Email
 	return &e, nil
 }
 
+func (s emailStore) OwnerIDs(ctx context.Context, emails []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(emails))
+	if len(emails) == 0 {
+		return out, nil
+	}
+	lower := make([]string, 0, len(emails))
+	for _, e := range emails {
+		lower = append(lower, strings.ToLower(e))
+	}
+	var rows []*store.Email
+	err := s.d.conn(ctx).Select("user_id", "lower_email").
+		Where("lower_email IN ? AND (is_primary OR is_activated)", lower).Find(&rows).Error
+	for _, r := range rows {
+		out[r.LowerEmail] = r.UserID
+	}
+	return out, translate(err, "find email owners")
+}
+
 func (s emailStore) Create(ctx context.Context, e *store.Email) error {
 	e.LowerEmail = strings.ToLower(e.Email)
 	return translate(s.d.conn(ctx).Create(e).Error, "add email")

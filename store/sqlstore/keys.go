@@ -166,6 +166,55 @@ func (s keyStore) FindGPGKeyByKeyID(ctx context.Context, keyID string) (*store.G
 	return &k, s.withSubkeys(ctx, k.OwnerID, []*store.GPGKey{&k})
 }
 
+func (s keyStore) FindGPGKeysByKeyIDs(ctx context.Context, keyIDs []string) ([]*store.GPGKey, error) {
+	if len(keyIDs) == 0 {
+		return nil, nil
+	}
+	var hits []*store.GPGKey
+	if err := s.d.conn(ctx).Select("owner_id", "key_id", "primary_key_id").Where("key_id IN ?", keyIDs).Find(&hits).Error; err != nil {
+		return nil, translate(err, "find gpg keys")
+	}
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	var primaries []string
+	var owners []int64
+	for _, h := range hits {
+		owners = append(owners, h.OwnerID)
+		id := h.KeyID
+		if h.PrimaryKeyID != "" {
+			id = h.PrimaryKeyID
+		}
+		if !seen[id] {
+			seen[id] = true
+			primaries = append(primaries, id)
+		}
+	}
+	// The primary keys and their subkeys in one statement, each part
+	// served by an index (key_id; owner_id and primary_key_id).
+	var rows []*store.GPGKey
+	if err := s.d.conn(ctx).Where("key_id IN ? OR (owner_id IN ? AND primary_key_id IN ?)", primaries, owners, primaries).Find(&rows).Error; err != nil {
+		return nil, translate(err, "find gpg keys")
+	}
+	byID := map[string]*store.GPGKey{}
+	var out []*store.GPGKey
+	for _, r := range rows {
+		if r.PrimaryKeyID == "" {
+			r.Subkeys = []*store.GPGKey{}
+			byID[r.KeyID] = r
+			out = append(out, r)
+		}
+	}
+	for _, r := range rows {
+		if k := byID[r.PrimaryKeyID]; k != nil && r.PrimaryKeyID != "" {
+			r.Subkeys = []*store.GPGKey{}
+			k.Subkeys = append(k.Subkeys, r)
+		}
+	}
+	return out, nil
+}
+
 func (s keyStore) ListGPGKeys(ctx context.Context, ownerID int64, p store.Page) ([]*store.GPGKey, int64, error) {
 	db := s.d.conn(ctx).Model(&store.GPGKey{}).Where("owner_id = ? AND primary_key_id = ''", ownerID)
 	var total int64

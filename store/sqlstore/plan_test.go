@@ -257,6 +257,14 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Keys().ListGPGKeys(ctx, f.alice.ID, pg)
 			return err
 		}},
+		{name: "gpg keys of a page of commits", searched: []string{"gpg_keys"}, list: func(ctx context.Context) error {
+			_, err := db.Keys().FindGPGKeysByKeyIDs(ctx, []string{"SUB-alice", "KEY-bob"})
+			return err
+		}},
+		{name: "accounts of a page of commits", searched: []string{"emails"}, list: func(ctx context.Context) error {
+			_, err := db.Emails().OwnerIDs(ctx, []string{"alice@example.com", "Bob@example.com", "nobody@example.com"})
+			return err
+		}},
 		{name: "emails", ordered: []string{"emails"}, list: func(ctx context.Context) error {
 			_, _, err := db.Emails().Search(ctx, "", pg)
 			return err
