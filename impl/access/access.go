@@ -37,21 +37,6 @@ import (
 	"repohost/store"
 )
 
-// Permission is a caller's access to one repository.
-type Permission struct {
-	Pull  bool
-	Push  bool
-	Admin bool
-	// Owner is the reference's "owner" access mode: the owning user, an
-	// owner of the owning organization, or a site admin.
-	Owner bool
-}
-
-// None is no access at all; the repository is invisible to the caller.
-var None = Permission{}
-
-var full = Permission{Pull: true, Push: true, Admin: true, Owner: true}
-
 // Checker answers access questions with the help of the store.
 type Checker struct {
 	Store store.Store
@@ -97,17 +82,86 @@ func (c Checker) IsOrgMember(ctx context.Context, p *auth.Principal, org *store.
 	return m != nil, err
 }
 
-// Repo computes p's permission on r (whose Owner is loaded). None means the
-// repository must answer 404.
+// Repo computes p's permission on r (whose Owner is loaded) with RepoFor,
+// after loading the facts it needs: none for anonymous callers, site
+// admins and the owner; the caller's collaboration for a user's
+// repository (one statement); also the caller's teams in the owning
+// organization for an organization's (two). None means the repository
+// must answer 404.
 func (c Checker) Repo(ctx context.Context, p *auth.Principal, r *store.Repository) (Permission, error) {
-	var m *store.OrgMember
-	if p != nil && !p.IsAdmin() && r.Owner.IsOrganization() {
-		var err error
-		if m, err = c.membership(ctx, r.OwnerID, p.UserID()); err != nil {
-			return None, err
+	if !needsFacts(p, r) {
+		return RepoFor(p, r, Facts{}), nil
+	}
+	var orgIDs []int64
+	if r.Owner.IsOrganization() {
+		orgIDs = []int64{r.OwnerID}
+	}
+	g, err := c.Store.Access().Grants(ctx, p.UserID(), orgIDs, []int64{r.ID})
+	if err != nil {
+		return None, err
+	}
+	return RepoFor(p, r, (&grantSet{g}).facts(r)), nil
+}
+
+// Repos is Repo for a page of repositories, in a fixed number of
+// statements whatever their number and the caller's teams.
+func (c Checker) Repos(ctx context.Context, p *auth.Principal, repos []*store.Repository) ([]Permission, error) {
+	g, err := c.grants(ctx, p, repos)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Permission, len(repos))
+	for i, r := range repos {
+		out[i] = RepoFor(p, r, g.facts(r))
+	}
+	return out, nil
+}
+
+// needsFacts tells whether RepoFor's answer for p on r depends on grants.
+func needsFacts(p *auth.Principal, r *store.Repository) bool {
+	return p != nil && !p.IsAdmin() && r.OwnerID != p.UserID() && !p.PublicOnly()
+}
+
+// grants loads p's grants on a page of repositories. For a caller whose
+// answers may depend on them it always runs the same statements, whatever
+// the page holds, so a list's statement count stays fixed.
+func (c Checker) grants(ctx context.Context, p *auth.Principal, repos []*store.Repository) (*grantSet, error) {
+	if len(repos) == 0 || p == nil || p.IsAdmin() || p.PublicOnly() {
+		return &grantSet{}, nil
+	}
+	repoIDs, orgIDs := []int64{}, []int64{}
+	seenOrg := map[int64]bool{}
+	for _, r := range repos {
+		repoIDs = append(repoIDs, r.ID)
+		if r.Owner.IsOrganization() && !seenOrg[r.OwnerID] {
+			seenOrg[r.OwnerID] = true
+			orgIDs = append(orgIDs, r.OwnerID)
 		}
 	}
-	return RepoFor(p, r, m), nil
+	g, err := c.Store.Access().Grants(ctx, p.UserID(), orgIDs, repoIDs)
+	if err != nil {
+		return nil, err
+	}
+	return &grantSet{g}, nil
+}
+
+// grantSet hands each repository its Facts out of one Grants.
+type grantSet struct{ g *store.Grants }
+
+func (s *grantSet) facts(r *store.Repository) Facts {
+	if s.g == nil {
+		return Facts{}
+	}
+	f := Facts{Collaboration: s.g.Collaborations[r.ID], TeamHasRepo: map[int64]bool{}}
+	for _, t := range s.g.Teams {
+		if t.OrgID == r.OwnerID {
+			f.Teams = append(f.Teams, t)
+		}
+	}
+	for _, id := range s.g.TeamRepos[r.ID] {
+		f.TeamHasRepo[id] = true
+	}
+	return f
 }
 
 // Viewer gives the store the facts about p that the rule depends on, so
@@ -140,28 +194,6 @@ func (c Checker) CanCreateIn(ctx context.Context, p *auth.Principal, owner *stor
 // holds it, site admins included: what it could make private it could no
 // longer see (step 1 of the package comment).
 func MayMakePrivate(p *auth.Principal) bool { return !p.PublicOnly() }
-
-// RepoFor is the rule of the package comment without the store, for
-// lists: m is p's membership of the organization that owns r (nil when
-// there is none, r is user-owned, or p is a site admin). A list loads the
-// caller's memberships once and calls RepoFor per item, so its query count
-// does not grow with the page.
-func RepoFor(p *auth.Principal, r *store.Repository, m *store.OrgMember) Permission {
-	if p.PublicOnly() && (r.IsPrivate || r.Owner.Visibility != store.VisibilityPublic) {
-		return None
-	}
-	switch {
-	case p.IsAdmin() || (p != nil && r.OwnerID == p.UserID()):
-		return full
-	case m != nil && m.IsOwner:
-		return full
-	case m != nil:
-		return Permission{Pull: true}
-	case r.IsPrivate || !canSeeUserWith(p, r.Owner, false):
-		return None
-	}
-	return Permission{Pull: true}
-}
 
 // canSeeUserWith is CanSeeUser with p's membership of u already known.
 func canSeeUserWith(p *auth.Principal, u *store.User, member bool) bool {

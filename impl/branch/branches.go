@@ -83,8 +83,8 @@ func renderBranch(base string, r *store.Repository, b *gitstore.BranchInfo, pp *
 		Name:                b.Name,
 		Commit:              payloadCommit(base, r, b.Commit),
 		StatusCheckContexts: []string{},
-		UserCanPush:         perm.Push && pp.CanPush(b.Name),
-		UserCanMerge:        perm.Push && pp.CanMerge(b.Name),
+		UserCanPush:         perm.CanWrite(access.UnitCode) && pp.CanPush(b.Name),
+		UserCanMerge:        perm.CanWrite(access.UnitPulls) && pp.CanMerge(b.Name),
 	}
 	if rule := pp.Rule(b.Name); rule != nil {
 		out.Protected = true

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"strings"
 
+	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
@@ -107,12 +108,20 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request, write bool) (*
 		refuse(w, http.StatusInternalServerError, "internal server error")
 		return nil, false
 	}
+	if !perm.CanRead(access.UnitCode) && !perm.IsAdmin() {
+		if p == nil {
+			refuse(w, http.StatusUnauthorized, "authentication required")
+		} else {
+			refuse(w, http.StatusForbidden, "you do not have read access to this repository's code")
+		}
+		return nil, false
+	}
 	if write {
 		switch {
 		case p == nil:
 			refuse(w, http.StatusUnauthorized, "authentication required")
 			return nil, false
-		case !perm.Push:
+		case !perm.CanWrite(access.UnitCode):
 			refuse(w, http.StatusForbidden, "you do not have write access to this repository")
 			return nil, false
 		case rp.IsArchived:

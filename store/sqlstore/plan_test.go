@@ -398,8 +398,10 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 	f.org = newUser("org")
 	f.org.Type = store.UserTypeOrganization
 	mustCreateUser(t, db, f.org)
-	must(db.Orgs().AddMember(ctx, &store.OrgMember{OrgID: f.org.ID, UserID: f.alice.ID, IsOwner: true}))
 	must(db.Teams().CreateOwnersTeam(ctx, f.org.ID))
+	ownersTeam, ferr := db.Teams().FindByName(ctx, f.org.ID, store.OwnersTeamName)
+	must(ferr)
+	must(db.Teams().AddMember(ctx, ownersTeam, f.alice.ID))
 	for _, u := range []*store.User{f.alice, f.bob} {
 		must(db.Emails().Create(ctx, &store.Email{UserID: u.ID, Email: u.Name + "@example.com", IsPrimary: true}))
 		must(db.Tokens().Create(ctx, &store.AccessToken{UserID: u.ID, Name: "t", TokenHash: "h-" + u.Name, TokenLastEight: "12345678"}))
