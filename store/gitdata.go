@@ -343,12 +343,15 @@ type TeamStore interface {
 	AddRepo(ctx context.Context, teamID, repoID int64) error
 	// RemoveRepo takes it away; ErrNotFound when t did not have it.
 	RemoveRepo(ctx context.Context, teamID, repoID int64) error
+	// UnlinkRepo takes repoID away from every team that was given it (a
+	// transfer leaves the old organization's teams behind).
+	UnlinkRepo(ctx context.Context, repoID int64) error
 	// HasRepo tells whether t was given repoID (IncludesAllRepositories
 	// aside).
 	HasRepo(ctx context.Context, teamID, repoID int64) (bool, error)
 	// ListRepos lists the repositories t has (all of its organization's
-	// with IncludesAllRepositories), owners loaded, by id.
-	ListRepos(ctx context.Context, t *Team, p Page) ([]*Repository, int64, error)
+	// with IncludesAllRepositories) that v may see, owners loaded, by id.
+	ListRepos(ctx context.Context, t *Team, v RepoViewer, p Page) ([]*Repository, int64, error)
 }
 
 // RepoDir names a repository directory on disk, both parts lower-case.

@@ -228,16 +228,9 @@ func (s Service) DeleteTeam(ctx context.Context, doer *store.User, t *store.Team
 	})
 }
 
-func teamGrant(t *store.Team, u *store.User, r *store.Repository) events.TeamGrant {
-	g := events.TeamGrant{Team: events.Named{ID: t.ID, Name: t.Name}}
-	if u != nil {
-		n := user.Named(u)
-		g.User = &n
-	}
-	if r != nil {
-		g.Repo = &events.Repo{ID: r.ID, Owner: r.Owner.Name, Name: r.Name, Private: r.IsPrivate}
-	}
-	return g
+func teamGrant(t *store.Team, u *store.User) events.TeamGrant {
+	n := user.Named(u)
+	return events.TeamGrant{Team: events.Named{ID: t.ID, Name: t.Name}, User: &n}
 }
 
 // AddTeamMember puts the individual u in t (nothing when already there).
@@ -259,7 +252,7 @@ func (s Service) AddTeamMember(ctx context.Context, doer *store.User, t *store.T
 		if err := s.Store.Teams().AddMember(ctx, t, u.ID); err != nil {
 			return err
 		}
-		if err := s.Events.Emit(ctx, events.TeamMemberAdded, 0, events.ActorID(doer), teamGrant(t, u, nil)); err != nil {
+		if err := s.Events.Emit(ctx, events.TeamMemberAdded, 0, events.ActorID(doer), teamGrant(t, u)); err != nil {
 			return err
 		}
 		if wasMember {
@@ -289,7 +282,7 @@ func (s Service) RemoveTeamMember(ctx context.Context, doer *store.User, t *stor
 		if err := s.Store.Teams().RemoveMember(ctx, t, u.ID); err != nil {
 			return err
 		}
-		if err := s.Events.Emit(ctx, events.TeamMemberRemoved, 0, events.ActorID(doer), teamGrant(t, u, nil)); err != nil {
+		if err := s.Events.Emit(ctx, events.TeamMemberRemoved, 0, events.ActorID(doer), teamGrant(t, u)); err != nil {
 			return err
 		}
 		if _, err := s.Store.Orgs().FindMember(ctx, t.OrgID, u.ID); errors.Is(err, store.ErrNotFound) {
@@ -301,30 +294,3 @@ func (s Service) RemoveTeamMember(ctx context.Context, doer *store.User, t *stor
 	})
 }
 
-// AddTeamRepo gives t the repository r of its organization.
-func (s Service) AddTeamRepo(ctx context.Context, doer *store.User, t *store.Team, r *store.Repository) error {
-	if r.OwnerID != t.OrgID {
-		return apierr.NotFound("repository not owned by the team's organization")
-	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
-		if err := s.Store.Teams().AddRepo(ctx, t.ID, r.ID); err != nil {
-			return err
-		}
-		return s.Events.Emit(ctx, events.TeamRepoAdded, r.ID, events.ActorID(doer), teamGrant(t, nil, r))
-	})
-}
-
-// RemoveTeamRepo takes the repository r away from t (nothing when t does
-// not have it).
-func (s Service) RemoveTeamRepo(ctx context.Context, doer *store.User, t *store.Team, r *store.Repository) error {
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
-		err := s.Store.Teams().RemoveRepo(ctx, t.ID, r.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return s.Events.Emit(ctx, events.TeamRepoRemoved, r.ID, events.ActorID(doer), teamGrant(t, nil, r))
-	})
-}

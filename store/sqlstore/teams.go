@@ -272,14 +272,21 @@ func (s teamStore) RemoveRepo(ctx context.Context, teamID, repoID int64) error {
 	return affected(s.d.conn(ctx).Exec(`DELETE FROM team_repos WHERE team_id = ? AND repo_id = ?`, teamID, repoID), "remove team repository")
 }
 
+func (s teamStore) UnlinkRepo(ctx context.Context, repoID int64) error {
+	return translate(s.d.conn(ctx).Exec(`DELETE FROM team_repos WHERE repo_id = ?`, repoID).Error, "unlink repository")
+}
+
 func (s teamStore) HasRepo(ctx context.Context, teamID, repoID int64) (bool, error) {
 	var n int64
 	err := s.d.conn(ctx).Table("team_repos").Where("team_id = ? AND repo_id = ?", teamID, repoID).Count(&n).Error
 	return n > 0, translate(err, "find team repository")
 }
 
-func (s teamStore) ListRepos(ctx context.Context, t *store.Team, p store.Page) ([]*store.Repository, int64, error) {
+func (s teamStore) ListRepos(ctx context.Context, t *store.Team, v store.RepoViewer, p store.Page) ([]*store.Repository, int64, error) {
 	db := s.d.conn(ctx).Model(&store.Repository{}).Where("repositories.owner_id = ?", t.OrgID)
+	if !v.IsAdmin || v.PublicOnly {
+		db = visibleTo(db.Joins("JOIN users owner ON owner.id = repositories.owner_id"), v)
+	}
 	if !t.IncludesAllRepositories {
 		db = db.Where("repositories.id IN (SELECT repo_id FROM team_repos WHERE team_id = ?)", t.ID)
 	}
@@ -287,6 +294,6 @@ func (s teamStore) ListRepos(ctx context.Context, t *store.Team, p store.Page) (
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count team repositories")
 	}
-	out, err := readPage[store.Repository](db.Preload("Owner"), listOrder{{"repositories.id", false}}, p, total)
+	out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"), listOrder{{"repositories.id", false}}, p, total)
 	return out, total, translate(err, "list team repositories")
 }
