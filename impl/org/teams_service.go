@@ -293,4 +293,3 @@ func (s Service) RemoveTeamMember(ctx context.Context, doer *store.User, t *stor
 		return nil
 	})
 }
-
