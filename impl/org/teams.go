@@ -77,6 +77,15 @@ func (h Handlers) team(ctx context.Context, id int64) (*auth.Principal, *store.T
 		return nil, nil, err
 	}
 	if !ok {
+		// The reference: 403 to a member of the organization, 404 to
+		// anyone else, to whom the team does not exist.
+		member, err := h.Access.IsOrgMember(ctx, p, t.Org)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !member {
+			return nil, nil, apierr.NotFound("not found")
+		}
 		return nil, nil, apierr.Forbidden("You are not allowed to access this team")
 	}
 	return p, t, nil
