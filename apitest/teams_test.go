@@ -213,3 +213,142 @@ func TestTeamVisibility(t *testing.T) {
 	e.Do("GET", fmt.Sprintf("teams/%d", teams["public"].ID), nil, nil).Expect(t, http.StatusUnauthorized)
 }
 
+
+// TestTeamManagement: creating, editing (the service spec's PATCH) and
+// deleting teams, their members and repositories, and organization
+// membership following team membership.
+func TestTeamManagement(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	boss, bob := e.CreateUser("boss", false), e.CreateUser("bob", false)
+	bc, bobc := apitest.Basic(boss), apitest.Basic(bob)
+	roCreateOrg(t, e, bc, map[string]any{"username": "acme"})
+	e.Do("POST", "orgs/acme/repos", map[string]any{"name": "tool", "private": true}, bc).Expect(t, http.StatusCreated)
+
+	// Only owners manage teams; bad levels and duplicates are 422.
+	e.Do("POST", "orgs/acme/teams", map[string]any{"name": "devs"}, bobc).Expect(t, http.StatusForbidden)
+	e.Do("POST", "orgs/acme/teams", map[string]any{"name": "devs", "units_map": map[string]string{"repo.code": "boss"}}, bc).
+		Expect(t, http.StatusUnprocessableEntity)
+	e.Do("POST", "orgs/acme/teams", map[string]any{"name": "devs", "units_map": map[string]string{"repo.nope": "read"}}, bc).
+		Expect(t, http.StatusUnprocessableEntity)
+	e.Do("POST", "orgs/acme/teams", map[string]any{"name": "bad name!"}, bc).Expect(t, http.StatusUnprocessableEntity)
+	devs := tmTeam(t, e, bc, "acme", map[string]any{"name": "devs", "description": "developers",
+		"units_map": map[string]string{"repo.code": "write", "repo.issues": "read"}})
+	if devs.Permission != "read" || devs.Visibility != "private" || devs.UnitsMap["repo.code"] != "write" ||
+		devs.Organization == nil || devs.Organization.Name != "acme" || devs.IncludesAllRepositories {
+		t.Fatalf("created %+v", devs)
+	}
+	e.Do("POST", "orgs/acme/teams", map[string]any{"name": "DEVS"}, bc).Expect(t, http.StatusUnprocessableEntity)
+
+	// Bob joins: a member of the organization now, and of the team's repo.
+	e.Do("GET", "repos/acme/tool", nil, bobc).Expect(t, http.StatusNotFound)
+	e.Do("PUT", fmt.Sprintf("teams/%d/members/bob", devs.ID), nil, bc).Expect(t, http.StatusNoContent)
+	e.Do("GET", "orgs/acme/members/bob", nil, bc).Expect(t, http.StatusNoContent)
+	e.Do("GET", "repos/acme/tool", nil, bobc).Expect(t, http.StatusNotFound) // the team does not have it yet
+	e.Do("PUT", fmt.Sprintf("teams/%d/repos/acme/tool", devs.ID), nil, bc).Expect(t, http.StatusNoContent)
+	var r models.Repository
+	e.Do("GET", "repos/acme/tool", nil, bobc).Expect(t, http.StatusOK).JSON(t, &r)
+	if !r.Permissions.Push || r.Permissions.Admin {
+		t.Fatalf("bob's permissions %+v", r.Permissions)
+	}
+	var repos []*models.Repository
+	e.Do("GET", fmt.Sprintf("teams/%d/repos", devs.ID), nil, bobc).Expect(t, http.StatusOK).JSON(t, &repos)
+	if len(repos) != 1 || repos[0].FullName != "acme/tool" {
+		t.Fatalf("team repos %v", roRepoNames(repos))
+	}
+	e.Do("GET", fmt.Sprintf("teams/%d/repos/acme/tool", devs.ID), nil, bobc).Expect(t, http.StatusOK)
+	e.Do("GET", "repos/acme/tool/teams/devs", nil, bobc).Expect(t, http.StatusOK)
+	var mine []*models.Team
+	e.Do("GET", "user/teams", nil, bobc).Expect(t, http.StatusOK).JSON(t, &mine)
+	if len(mine) != 1 || mine[0].Name != "devs" || mine[0].Organization == nil {
+		t.Fatalf("/user/teams %+v", mine)
+	}
+	var found models.TeamSearchResults
+	e.Do("GET", "orgs/acme/teams/search?q=dev", nil, bc).Expect(t, http.StatusOK).JSON(t, &found)
+	if !found.OK || len(found.Data) != 1 || found.Data[0].Name != "devs" {
+		t.Fatalf("search %+v", found)
+	}
+	e.Do("GET", "orgs/acme/teams/search?q=velop&include_desc=true", nil, bc).Expect(t, http.StatusOK).JSON(t, &found)
+	if len(found.Data) != 1 {
+		t.Fatalf("search in descriptions %+v", found)
+	}
+
+	// PATCH: permission applies to every unit; visibility stays unless
+	// given; includes_all_repositories only together with a permission.
+	var edited models.Team
+	e.Do("PATCH", fmt.Sprintf("teams/%d", devs.ID), map[string]any{"name": "devs", "visibility": "limited"}, bc).
+		Expect(t, http.StatusOK).JSON(t, &edited)
+	if edited.Visibility != "limited" || edited.UnitsMap["repo.code"] != "write" {
+		t.Fatalf("edited %+v", edited)
+	}
+	e.Do("PATCH", fmt.Sprintf("teams/%d", devs.ID), map[string]any{"name": "devs", "includes_all_repositories": true}, bc).
+		Expect(t, http.StatusOK).JSON(t, &edited)
+	if edited.IncludesAllRepositories {
+		t.Fatalf("includes_all_repositories applied without a permission: %+v", edited)
+	}
+	e.Do("PATCH", fmt.Sprintf("teams/%d", devs.ID), map[string]any{"name": "devs", "permission": "admin", "includes_all_repositories": true}, bc).
+		Expect(t, http.StatusOK).JSON(t, &edited)
+	if edited.Permission != "admin" || edited.Visibility != "limited" || !edited.IncludesAllRepositories ||
+		edited.UnitsMap["repo.issues"] != "admin" || edited.UnitsMap["repo.ext_wiki"] != "read" {
+		t.Fatalf("edited to admin %+v", edited)
+	}
+	e.Do("GET", "repos/acme/tool", nil, bobc).Expect(t, http.StatusOK).JSON(t, &r)
+	if !r.Permissions.Admin {
+		t.Fatalf("an admin team's member is no admin: %+v", r.Permissions)
+	}
+	e.Do("PATCH", fmt.Sprintf("teams/%d", devs.ID), map[string]any{"name": "devs", "permission": "read",
+		"units_map": map[string]string{"repo.code": "read", "repo.issues": "write"}}, bc).Expect(t, http.StatusOK).JSON(t, &edited)
+	if edited.Permission != "read" || edited.UnitsMap["repo.issues"] != "write" {
+		t.Fatalf("edited back %+v", edited)
+	}
+	e.Do("PATCH", fmt.Sprintf("teams/%d", devs.ID), map[string]any{"name": "devs", "visibility": "secret"}, bc).
+		Expect(t, http.StatusUnprocessableEntity)
+	e.Do("PATCH", fmt.Sprintf("teams/%d", devs.ID), map[string]any{"name": "devs"}, bobc).Expect(t, http.StatusForbidden)
+	e.Do("PATCH", "teams/999999", map[string]any{"name": "devs"}, bc).Expect(t, http.StatusNotFound)
+
+	// The owners team cannot go nor lose its last member, nor change its
+	// permission.
+	var owners models.Team
+	for _, tm := range func() []*models.Team {
+		var l []*models.Team
+		e.Do("GET", "orgs/acme/teams", nil, bc).Expect(t, http.StatusOK).JSON(t, &l)
+		return l
+	}() {
+		if tm.Name == "Owners" {
+			owners = *tm
+		}
+	}
+	e.Do("DELETE", fmt.Sprintf("teams/%d", owners.ID), nil, bc).Expect(t, http.StatusUnprocessableEntity)
+	e.Do("DELETE", fmt.Sprintf("teams/%d/members/boss", owners.ID), nil, bc).Expect(t, http.StatusUnprocessableEntity)
+	e.Do("PATCH", fmt.Sprintf("teams/%d", owners.ID), map[string]any{"name": "Owners", "permission": "read"}, bc).
+		Expect(t, http.StatusOK).JSON(t, &edited)
+	if edited.Permission != "owner" || !edited.CanCreateOrgRepo {
+		t.Fatalf("owners team changed: %+v", edited)
+	}
+	// A second owner lets the first go (who stays in devs).
+	e.Do("PUT", fmt.Sprintf("teams/%d/members/boss", devs.ID), nil, bc).Expect(t, http.StatusNoContent)
+	e.Do("PUT", fmt.Sprintf("teams/%d/members/bob", owners.ID), nil, bc).Expect(t, http.StatusNoContent)
+	e.Do("DELETE", fmt.Sprintf("teams/%d/members/boss", owners.ID), nil, bobc).Expect(t, http.StatusNoContent)
+	e.Do("PATCH", "orgs/acme", map[string]any{"description": "x"}, bc).Expect(t, http.StatusForbidden)
+
+	// Public members: only oneself publicizes; the list and the check.
+	e.Do("PUT", "orgs/acme/public_members/boss", nil, bobc).Expect(t, http.StatusForbidden)
+	e.Do("GET", "orgs/acme/public_members/bob", nil, nil).Expect(t, http.StatusNotFound)
+	e.Do("PUT", "orgs/acme/public_members/bob", nil, bobc).Expect(t, http.StatusNoContent)
+	e.Do("GET", "orgs/acme/public_members/bob", nil, nil).Expect(t, http.StatusNoContent)
+	var pub []*models.User
+	e.Do("GET", "orgs/acme/public_members", nil, nil).Expect(t, http.StatusOK).JSON(t, &pub)
+	if got := roUserNames(pub); !slices.Equal(got, []string{"bob"}) {
+		t.Fatalf("public members %v", got)
+	}
+	e.Do("DELETE", "orgs/acme/public_members/bob", nil, bobc).Expect(t, http.StatusNoContent)
+	e.Do("GET", "orgs/acme/public_members/bob", nil, nil).Expect(t, http.StatusNotFound)
+
+	// Boss is still in devs, so still a member; leaving it ends that.
+	e.Do("GET", "orgs/acme/members/boss", nil, bobc).Expect(t, http.StatusNoContent)
+	e.Do("DELETE", fmt.Sprintf("teams/%d/members/boss", devs.ID), nil, bobc).Expect(t, http.StatusNoContent)
+	e.Do("GET", "orgs/acme/members/boss", nil, bobc).Expect(t, http.StatusNotFound)
+	e.Do("DELETE", fmt.Sprintf("teams/%d/repos/acme/tool", devs.ID), nil, bobc).Expect(t, http.StatusNoContent)
+	e.Do("DELETE", fmt.Sprintf("teams/%d", devs.ID), nil, bobc).Expect(t, http.StatusNoContent)
+	e.Do("GET", fmt.Sprintf("teams/%d", devs.ID), nil, bobc).Expect(t, http.StatusNotFound)
+}
