@@ -62,17 +62,41 @@ func migrateV7(tx *gorm.DB) error {
 			SELECT teams.id, org_members.user_id, org_members.org_id FROM org_members
 			JOIN teams ON teams.org_id = org_members.org_id AND teams.lower_name = ?
 			WHERE org_members.is_owner = ?`, []any{ownersTeamLowerName, true}},
-		{`INSERT INTO teams (org_id, name, lower_name, description, permission,
-			includes_all_repositories, can_create_org_repo, units, visibility, created_at, updated_at)
-			SELECT DISTINCT org_id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM org_members WHERE is_owner = ?`,
-			[]any{"Members", "members", "Members from before teams: read access to every repository", "read",
-				true, false, membersTeamUnitsJSON, 2, now, now, false}},
+		{"", nil}, // createMembersTeamsV7
 		{`INSERT INTO team_users (team_id, user_id, org_id)
 			SELECT teams.id, org_members.user_id, org_members.org_id FROM org_members
 			JOIN teams ON teams.org_id = org_members.org_id AND teams.lower_name = ?
 			WHERE org_members.is_owner = ?`, []any{"members", false}},
 	} {
+		if stmt.sql == "" {
+			if err := createMembersTeamsV7(tx, now); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := tx.Exec(stmt.sql, stmt.args...).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createMembersTeamsV7 gives every organization with members who are not
+// owners its "Members" team (values bound as typed Go values: PostgreSQL
+// cannot type bare parameters in a SELECT list).
+func createMembersTeamsV7(tx *gorm.DB, now time.Time) error {
+	var orgIDs []int64
+	if err := tx.Table("org_members").Where("is_owner = ?", false).Distinct().Pluck("org_id", &orgIDs).Error; err != nil {
+		return err
+	}
+	for _, id := range orgIDs {
+		err := tx.Table("teams").Create(map[string]any{
+			"org_id": id, "name": "Members", "lower_name": "members",
+			"description": "Members from before teams: read access to every repository", "permission": "read",
+			"includes_all_repositories": true, "can_create_org_repo": false, "units": membersTeamUnitsJSON,
+			"visibility": 2, "created_at": now, "updated_at": now,
+		}).Error
+		if err != nil {
 			return err
 		}
 	}

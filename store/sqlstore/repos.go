@@ -199,18 +199,20 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 
 // ownedOrMember keeps the repositories a user owns, those of the
 // organizations it belongs to and those it collaborates on. One IN over
-// the owners, not "owner_id = ? OR owner_id IN (...)": PostgreSQL cannot
-// turn that OR into index conditions and would walk every repository to
-// test it.
-const ownedOrMember = `(repositories.owner_id IN
-	(SELECT CAST(? AS BIGINT) UNION ALL SELECT org_id FROM org_members WHERE user_id = ?)
-	OR repositories.id IN (SELECT repo_id FROM collaborations WHERE user_id = ?))`
+// repository ids gathered by index lookups, not "owner_id = ? OR ...":
+// PostgreSQL cannot turn such an OR into index conditions and would walk
+// every repository to test it.
+const ownedOrMember = `repositories.id IN
+	(SELECT id FROM repositories WHERE owner_id IN
+		(SELECT CAST(? AS BIGINT) UNION ALL SELECT org_id FROM org_members WHERE user_id = ?)
+	UNION ALL SELECT repo_id FROM collaborations WHERE user_id = ?)`
 
 // related applies RelatedUserID: repositories the user owns, those of the
 // organizations it belongs to or collaborates on, or both.
 func related(db *gorm.DB, q store.RepoSearch) *gorm.DB {
-	const member = `(repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)
-		OR repositories.id IN (SELECT repo_id FROM collaborations WHERE user_id = ?))`
+	const member = `repositories.id IN
+		(SELECT id FROM repositories WHERE owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)
+		UNION ALL SELECT repo_id FROM collaborations WHERE user_id = ?)`
 	switch {
 	case q.RelatedOwned && q.RelatedMember:
 		return db.Where(ownedOrMember, q.RelatedUserID, q.RelatedUserID, q.RelatedUserID)
