@@ -2,31 +2,47 @@
 // permission rule lives here, so the handlers and the store's SQL filters
 // (store.RepoViewer) agree.
 //
-// # Who sees a repository
+// # What a caller may do to a repository
 //
-// This is the one statement of the rule. The first step that applies decides:
+// This is the one statement of the rule (the reference's
+// GetUserRepoPermission). Access is a mode (none, read, write, admin,
+// owner) per unit of the repository (repo.code, repo.issues, …); a unit
+// switched off on the repository grants nothing to anyone. The first step
+// that applies decides:
 //
-//  1. A token limited to public data (scope public-only) never sees a
-//     private repository nor any repository of a non-public owner, whoever
-//     holds it, site admins included. Otherwise the steps below apply.
-//  2. A site admin sees every repository, with full rights.
-//  3. The owning user sees its repositories, with full rights.
-//  4. A member of the owning organization sees all its repositories: its
-//     owners with full rights, other members with read access.
-//  5. Anyone else, anonymous callers included, sees a public repository
-//     whose owner they may see (below) with read access, and no private one.
+//  1. A token limited to public data (scope public-only) gets read access
+//     to a public repository of a public owner and nothing else, whoever
+//     holds it, site admins included.
+//  2. Anonymous callers read a public repository of a public owner.
+//  3. A site admin and the owning user have owner access to everything.
+//  4. Nobody else reaches a repository whose owner they may not see
+//     (below), unless they are its collaborators.
+//  5. The floor: any other signed-in caller reads a public repository,
+//     except restricted users, who get only what they were given.
+//  6. A collaborator has its mode (read, write, admin) on every unit.
+//  7. For an organization's repository, each team of the caller that has
+//     it (given it, or including all repositories) adds: an admin team
+//     (the owners team among them) makes the caller an owner; any other
+//     adds its units_map level per unit. Each unit gets the highest of
+//     the floor, the collaboration and the teams.
 //
-// An account or organization is seen by everyone when public. When it is
-// not, anonymous callers and public-only tokens never see it; it sees
-// itself, site admins and an organization's members see it; a limited one
-// is also seen by every other signed-in caller who is not restricted; a
-// private one by nobody else.
+// The repository is visible when some unit can be read; otherwise it
+// answers 404. Repository.permissions is derived: pull (visible), push
+// (write to code), admin.
 //
-// RepoFor is the rule as a function of facts loaded beforehand; Checker.Repo
-// loads those facts for one repository; Viewer hands the same facts to the
-// store, whose SQL filter for lists (sqlstore's visibleTo) restates the
-// rule. apitest's TestRepoVisibilityIsOneRule holds them equal for every
-// kind of caller and owner.
+// Organization membership is team membership: a member is in at least one
+// team, an owner in the owners team. An account or organization is seen by
+// everyone when public. When it is not, anonymous callers and public-only
+// tokens never see it; it sees itself, site admins and an organization's
+// members see it; a limited one is also seen by every other signed-in
+// caller who is not restricted; a private one by nobody else.
+//
+// RepoFor is the rule as a pure function of facts loaded beforehand
+// (Facts: the caller's teams and collaboration); Checker.Repo loads them
+// for one repository and Checker.Repos for a page, in a fixed number of
+// statements; Viewer hands the caller to the store, whose SQL filter for
+// lists (sqlstore's visibleTo) restates "visible". apitest's
+// TestPermissionMatrix and TestRepoVisibilityIsOneRule hold them equal.
 package access
 
 import (
