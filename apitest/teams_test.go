@@ -213,7 +213,6 @@ func TestTeamVisibility(t *testing.T) {
 	e.Do("GET", fmt.Sprintf("teams/%d", teams["public"].ID), nil, nil).Expect(t, http.StatusUnauthorized)
 }
 
-
 // TestTeamManagement: creating, editing (the service spec's PATCH) and
 // deleting teams, their members and repositories, and organization
 // membership following team membership.
