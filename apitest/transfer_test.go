@@ -1,12 +1,18 @@
 package apitest_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"testing"
 
 	"repohost/apitest"
+	"repohost/impl/access"
+	"repohost/impl/app"
+	"repohost/impl/repo"
 	"repohost/models"
+	"repohost/store"
 )
 
 // TestRepoTransfer: to another user the transfer waits for the
@@ -90,4 +96,40 @@ func TestRepoTransfer(t *testing.T) {
 	if !roGitExists(t, e, "bobco", "proj") {
 		t.Fatal("a refused transfer moved the directory")
 	}
+}
+
+// trFailingRepos makes writing a repository row fail, as a database
+// outage between the move on disk and the row would.
+type trFailingRepos struct{ store.RepoStore }
+
+func (trFailingRepos) Update(context.Context, *store.Repository) error {
+	return errors.New("the database went away")
+}
+
+type trFailingStore struct{ store.Store }
+
+func (s trFailingStore) Repos() store.RepoStore { return trFailingRepos{s.Store.Repos()} }
+
+// TestRepoTransferPutsTheDirectoryBack: when the row cannot follow the
+// bare repository, the directory moves back, so the two never end apart.
+func TestRepoTransferPutsTheDirectoryBack(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice, bob := e.CreateUser("alice", false), e.CreateUser("bob", false)
+	roCreateRepo(t, e, apitest.Basic(alice), map[string]any{"name": "proj", "auto_init": true})
+	ctx := context.Background()
+	r, err := e.DB.Repos().FindByOwnerAndName(ctx, "alice", "proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := trFailingStore{e.DB}
+	svc := repo.Service{Deps: &app.Deps{Store: failing, Git: e.Deps.Git, Access: access.Checker{Store: failing},
+		Log: e.Deps.Log, Clock: e.Deps.Clock, Events: e.Deps.Events, Config: e.Deps.Config}}
+	if _, err := svc.Transfer(ctx, alice.User, r, bob.User, nil); err == nil {
+		t.Fatal("the transfer succeeded without its row")
+	}
+	if !roGitExists(t, e, "alice", "proj") || roGitExists(t, e, "bob", "proj") {
+		t.Fatal("the directory was not put back")
+	}
+	e.Do("GET", "repos/alice/proj/contents/README.md", nil, apitest.Basic(alice)).Expect(t, http.StatusOK)
 }
