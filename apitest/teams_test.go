@@ -351,3 +351,26 @@ func TestTeamManagement(t *testing.T) {
 	e.Do("DELETE", fmt.Sprintf("teams/%d", devs.ID), nil, bobc).Expect(t, http.StatusNoContent)
 	e.Do("GET", fmt.Sprintf("teams/%d", devs.ID), nil, bobc).Expect(t, http.StatusNotFound)
 }
+
+// TestTeamMayCreateRepos: a member of a team with can_create_org_repo
+// creates repositories in the organization, and the team gets them; a
+// member of another team may not.
+func TestTeamMayCreateRepos(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	boss, maker, other := e.CreateUser("boss", false), e.CreateUser("maker", false), e.CreateUser("other", false)
+	bc := apitest.Basic(boss)
+	roCreateOrg(t, e, bc, map[string]any{"username": "acme"})
+	makers := tmTeam(t, e, bc, "acme", map[string]any{"name": "makers", "can_create_org_repo": true,
+		"units_map": tmAllUnits("write")}, "maker")
+	tmTeam(t, e, bc, "acme", map[string]any{"name": "others"}, "other")
+	e.Do("POST", "orgs/acme/repos", map[string]any{"name": "nope", "private": true}, apitest.Basic(other)).Expect(t, http.StatusForbidden)
+	var r models.Repository
+	e.Do("POST", "orgs/acme/repos", map[string]any{"name": "made", "private": true}, apitest.Basic(maker)).
+		Expect(t, http.StatusCreated).JSON(t, &r)
+	if !r.Permissions.Push || r.Permissions.Admin {
+		t.Fatalf("the creator's permissions %+v", r.Permissions)
+	}
+	e.Do("GET", fmt.Sprintf("teams/%d/repos/acme/made", makers.ID), nil, bc).Expect(t, http.StatusOK)
+	e.Do("GET", "repos/acme/made", nil, apitest.Basic(other)).Expect(t, http.StatusNotFound)
+}

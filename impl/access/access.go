@@ -199,10 +199,20 @@ func (c Checker) CanCreateIn(ctx context.Context, p *auth.Principal, owner *stor
 	if p.IsAdmin() || p.UserID() == owner.ID {
 		return true, nil
 	}
-	if !owner.IsOrganization() {
+	if !owner.IsOrganization() || p.PublicOnly() {
 		return false, nil
 	}
-	return c.IsOrgOwner(ctx, p, owner)
+	// Owners may, and members of a team that may create repositories.
+	teams, err := c.Store.Teams().UserTeams(ctx, owner.ID, p.UserID())
+	if err != nil {
+		return false, err
+	}
+	for _, t := range teams {
+		if t.IsOwnersTeam() || t.CanCreateOrgRepo {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // MayMakePrivate tells whether p may create a private repository or make a

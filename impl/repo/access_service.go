@@ -210,3 +210,29 @@ func (s Service) Transfer(ctx context.Context, doer *store.User, r *store.Reposi
 	}
 	return moved, nil
 }
+
+// giveCreatorTeams gives a new repository of an organization to the teams
+// through which its creator, not an owner, may create repositories (as the
+// reference does), so the creator reaches what it made.
+func (s Service) giveCreatorTeams(ctx context.Context, doer, owner *store.User, r *store.Repository) error {
+	if !owner.IsOrganization() || doer == nil || doer.IsAdmin {
+		return nil
+	}
+	teams, err := s.Store.Teams().UserTeams(ctx, owner.ID, doer.ID)
+	if err != nil {
+		return err
+	}
+	for _, t := range teams {
+		if t.IsOwnersTeam() {
+			return nil
+		}
+	}
+	for _, t := range teams {
+		if t.CanCreateOrgRepo && !t.IncludesAllRepositories {
+			if err := s.Store.Teams().AddRepo(ctx, t.ID, r.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
