@@ -199,7 +199,7 @@ func (c Checker) CanCreateIn(ctx context.Context, p *auth.Principal, owner *stor
 	if p.IsAdmin() || p.UserID() == owner.ID {
 		return true, nil
 	}
-	if !owner.IsOrganization() || p.PublicOnly() {
+	if !owner.IsOrganization() {
 		return false, nil
 	}
 	// Owners may, and members of a team that may create repositories.
