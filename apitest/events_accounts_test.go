@@ -230,6 +230,10 @@ func TestAccountServiceEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	team, err := svc.Orgs.CreateTeam(ctx, alice.User, o, org.TeamInput{Name: func() *string { s := "devs"; return &s }()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	log := e.RecordEvents()
 	member := events.Member{Org: events.Named{ID: o.ID, Name: "acme"}, User: events.Named{ID: bob.User.ID, Name: "bob"}}
 
@@ -238,8 +242,9 @@ func TestAccountServiceEvents(t *testing.T) {
 		do   func() error
 		want []events.Kind
 	}{
-		{"add", func() error { return svc.Orgs.AddMember(ctx, alice.User, o, bob.User) }, []events.Kind{events.OrgMemberAdded}},
-		{"add again", func() error { return svc.Orgs.AddMember(ctx, alice.User, o, bob.User) }, nil},
+		{"add", func() error { return svc.Orgs.AddTeamMember(ctx, alice.User, team, bob.User) },
+			[]events.Kind{events.TeamMemberAdded, events.OrgMemberAdded}},
+		{"add again", func() error { return svc.Orgs.AddTeamMember(ctx, alice.User, team, bob.User) }, nil},
 		{"publicize", func() error { return svc.Orgs.Publicize(ctx, bob.User, o, bob.User) }, []events.Kind{events.OrgMemberPublicized}},
 		{"publicize again", func() error { return svc.Orgs.Publicize(ctx, bob.User, o, bob.User) }, nil},
 		{"conceal", func() error { return svc.Orgs.Conceal(ctx, bob.User, o, bob.User) }, []events.Kind{events.OrgMemberConcealed}},
@@ -249,6 +254,9 @@ func TestAccountServiceEvents(t *testing.T) {
 			t.Fatalf("%s: %v", s.name, err)
 		}
 		for _, ev := range log.ExpectKinds(t, s.name, s.want...) {
+			if ev.Kind == events.TeamMemberAdded {
+				continue
+			}
 			if ev.Payload != member {
 				t.Errorf("%s: payload %+v", s.name, ev.Payload)
 			}
@@ -261,7 +269,7 @@ func TestAccountServiceEvents(t *testing.T) {
 	if err := svc.Orgs.Publicize(ctx, e.Admin.User, o, e.Admin.User); !isStatus(err, http.StatusNotFound) {
 		t.Errorf("publicize a non-member: %v", err)
 	}
-	if err := svc.Orgs.AddMember(ctx, alice.User, o, o); !isStatus(err, http.StatusUnprocessableEntity) {
+	if err := svc.Orgs.AddTeamMember(ctx, alice.User, team, o); !isStatus(err, http.StatusUnprocessableEntity) {
 		t.Errorf("add an organization: %v", err)
 	}
 

@@ -254,10 +254,11 @@ func TestRepoListTeams(t *testing.T) {
 		teams  string
 	}{
 		{"anonymous", nil, http.StatusUnauthorized, ""},
-		{"owner", cred, http.StatusOK, "Owners"},
-		{"site admin", apitest.Basic(e.Admin), http.StatusOK, "Owners"},
-		// The owners team is private: listed to its members (the owners).
-		{"member", apitest.Basic(carol), http.StatusOK, ""},
+		{"owner", cred, http.StatusOK, "Members,Owners"},
+		{"site admin", apitest.Basic(e.Admin), http.StatusOK, "Members,Owners"},
+		// Both teams are private: listed to their members and the
+		// organization's owners.
+		{"member", apitest.Basic(carol), http.StatusOK, "Members"},
 		{"outsider", apitest.Basic(bob), http.StatusOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -274,8 +275,10 @@ func TestRepoListTeams(t *testing.T) {
 			if strings.Join(names, ",") != c.teams {
 				t.Fatalf("teams %v", names)
 			}
-			if len(teams) == 1 {
-				tm := teams[0]
+			for _, tm := range teams {
+				if tm.Name != "Owners" {
+					continue
+				}
 				if tm.Permission != "owner" || !tm.IncludesAllRepositories || !tm.CanCreateOrgRepo || tm.Organization != nil ||
 					tm.UnitsMap["repo.code"] != "owner" || tm.UnitsMap["repo.ext_wiki"] != "read" || len(tm.Units) != len(tm.UnitsMap) {
 					t.Fatalf("owners team %+v", tm)
@@ -305,7 +308,7 @@ func TestRepoListTeams(t *testing.T) {
 	// the migration; new ones get it on creation. Either way it goes with
 	// the organization.
 	teams, _, err := e.DB.Teams().ListForRepo(context.Background(), org.ID, 0, store.TeamViewer{IsAdmin: true}, store.Page{Limit: 50})
-	if err != nil || len(teams) != 1 {
-		t.Fatalf("owners team of a new organization: %v %d", err, len(teams))
+	if err != nil || len(teams) != 2 || teams[1].Name != "Owners" {
+		t.Fatalf("owners team of a new organization (beside Members): %v %d", err, len(teams))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"repohost/apitest"
@@ -67,5 +68,68 @@ func TestListReposStatementCountIsFixed(t *testing.T) {
 				t.Errorf("statement count depends on the page size: limit=1 ran %d, limit=50 ran %d", counts[1], counts[50])
 			}
 		})
+	}
+}
+
+// TestListStatementCountIgnoresTeams: GET /user/repos, the repository
+// search, an organization's issues and the cross-repository issue search
+// run as many statements for a page of 1 as for a page of 50, and as many
+// for a caller in one team as in twelve (teams in several organizations,
+// some with every repository, some given repositories one by one, plus
+// collaborations).
+func TestListStatementCountIgnoresTeams(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	boss, few, many := e.CreateUser("boss", false), e.CreateUser("few", false), e.CreateUser("many", false)
+	bc := apitest.Basic(boss)
+	for o := 0; o < 3; o++ {
+		org := fmt.Sprintf("org%d", o)
+		roCreateOrg(t, e, bc, map[string]any{"username": org})
+		for i := 0; i < 20; i++ {
+			e.Do("POST", "orgs/"+org+"/repos", map[string]any{"name": fmt.Sprintf("r%02d", i), "private": i%2 == 0}, bc).
+				Expect(t, http.StatusCreated)
+		}
+		e.Do("POST", "repos/"+org+"/r01/issues", map[string]any{"title": "one"}, bc).Expect(t, http.StatusCreated)
+		e.Do("POST", "repos/"+org+"/r00/issues", map[string]any{"title": "two"}, bc).Expect(t, http.StatusCreated)
+		for k := 0; k < 4; k++ {
+			body := map[string]any{"name": fmt.Sprintf("t%d", k), "units_map": map[string]string{"repo.code": "read", "repo.issues": "write"}}
+			if k == 0 {
+				body["includes_all_repositories"], body["permission"] = true, "read"
+			}
+			team := tmTeam(t, e, bc, org, body, "many")
+			if k > 0 {
+				for i := k; i < 20; i += 4 {
+					e.Do("PUT", fmt.Sprintf("teams/%d/repos/%s/r%02d", team.ID, org, i), nil, bc).Expect(t, http.StatusNoContent)
+				}
+			}
+			if o == 0 && k == 0 {
+				e.Do("PUT", fmt.Sprintf("teams/%d/members/few", team.ID), nil, bc).Expect(t, http.StatusNoContent)
+			}
+		}
+		e.Do("PUT", "repos/"+org+"/r02/collaborators/many", map[string]any{"permission": "write"}, bc).Expect(t, http.StatusNoContent)
+	}
+	for _, path := range []string{"user/repos", "repos/search", "repos/issues/search?state=all", "repos/org0/r00/issues?state=all"} {
+		counts := map[string]int64{}
+		for _, who := range []*apitest.Account{few, many} {
+			for _, limit := range []int{1, 50} {
+				sep := "?"
+				if strings.Contains(path, "?") {
+					sep = "&"
+				}
+				before := e.Statements()
+				e.Do("GET", fmt.Sprintf("%s%slimit=%d", path, sep, limit), nil, apitest.Basic(who)).Expect(t, http.StatusOK)
+				counts[fmt.Sprintf("%s limit=%d", who.User.Name, limit)] = e.Statements() - before
+			}
+		}
+		t.Logf("%s: %v", path, counts)
+		var first int64 = -1
+		for k, n := range counts {
+			if first == -1 {
+				first = n
+			}
+			if n != first {
+				t.Errorf("%s: %s ran %d statements, others %d: %v", path, k, n, first, counts)
+			}
+		}
 	}
 }

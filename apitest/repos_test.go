@@ -19,7 +19,6 @@ import (
 	"repohost/apitest"
 	"repohost/gen/client/repository"
 	"repohost/models"
-	"repohost/store"
 )
 
 // roCreateRepo creates a repository through POST /user/repos and fails the
@@ -39,14 +38,12 @@ func roCreateOrg(t *testing.T, e *apitest.Env, cred apitest.Cred, body map[strin
 	return &o
 }
 
-// roAddMember makes u a member of org directly in the store: membership
-// management beyond removal is not part of this API area.
+// roAddMember makes u a member of org directly in the store: an owner
+// through the owners team, anyone else through the team "Members", which
+// reads every repository of org (apitest.Env.AddOrgMember).
 func roAddMember(t *testing.T, e *apitest.Env, orgID int64, u *apitest.Account, owner, public bool) {
 	t.Helper()
-	err := e.DB.Orgs().AddMember(context.Background(), &store.OrgMember{OrgID: orgID, UserID: u.User.ID, IsOwner: owner, IsPublic: public})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.AddOrgMember(t, orgID, u.User.ID, owner, public)
 }
 
 // roGit opens the bare repository of owner/name on disk.

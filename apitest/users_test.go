@@ -34,9 +34,7 @@ func utOrg(t *testing.T, e *apitest.Env, name string, vis store.Visibility, owne
 // utMember adds a to org.
 func utMember(t *testing.T, e *apitest.Env, org *store.User, a *apitest.Account, owner bool) {
 	t.Helper()
-	if err := e.DB.Orgs().AddMember(context.Background(), &store.OrgMember{OrgID: org.ID, UserID: a.User.ID, IsOwner: owner, IsPublic: true}); err != nil {
-		t.Fatal(err)
-	}
+	e.AddOrgMember(t, org.ID, a.User.ID, owner, true)
 }
 
 // utRepo makes a repository row (and, with git, its bare directory).

@@ -86,9 +86,10 @@ func vrCallers(e *apitest.Env, w vrWorld, acct map[string]*apitest.Account) []vr
 		{"public-only token of a site admin", "admin", publicOnly(e.Admin), public},
 		{"public-only token of a private user", "upriv", publicOnly(acct["upriv"]), public},
 		{"normal user", "outsider", apitest.Basic(acct["outsider"]), withLimited},
-		{"restricted user", "restricted", apitest.Basic(acct["restricted"]), public},
+		// A restricted user reaches only what it was given, public or not.
+		{"restricted user", "restricted", apitest.Basic(acct["restricted"]), nil},
 		{"org member", "member", apitest.Basic(acct["member"]), append([]string{"upub/pub", "ulim/pub"}, orgRepos...)},
-		{"restricted org member", "rmember", apitest.Basic(acct["rmember"]), append([]string{"upub/pub"}, orgRepos...)},
+		{"restricted org member", "rmember", apitest.Basic(acct["rmember"]), orgRepos},
 		{"org owner", "boss", apitest.Basic(acct["boss"]), append([]string{"upub/pub", "ulim/pub"}, orgRepos...)},
 		{"repo owner (public user)", "upub", apitest.Basic(acct["upub"]), append([]string{"upub/priv"}, withLimited...)},
 		{"repo owner (limited user)", "ulim", apitest.Basic(acct["ulim"]), append([]string{"ulim/priv"}, withLimited...)},

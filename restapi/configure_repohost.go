@@ -187,26 +187,62 @@ type MiscellaneousAPI interface {
 type OrganizationAPI interface {
 	/* CreateOrgRepo Create a repository owned by an organization. */
 	CreateOrgRepo(ctx context.Context, params organization.CreateOrgRepoParams) middleware.Responder
+	/* OrgAddTeamMember Add a user to a team (organization owners only). */
+	OrgAddTeamMember(ctx context.Context, params organization.OrgAddTeamMemberParams) middleware.Responder
+	/* OrgAddTeamRepository Give a team access to a repository (organization owners only). */
+	OrgAddTeamRepository(ctx context.Context, params organization.OrgAddTeamRepositoryParams) middleware.Responder
+	/* OrgConcealMember Hide one's own membership of an organization. */
+	OrgConcealMember(ctx context.Context, params organization.OrgConcealMemberParams) middleware.Responder
 	/* OrgCreate Create an organization owned by the signed-in user. */
 	OrgCreate(ctx context.Context, params organization.OrgCreateParams) middleware.Responder
+	/* OrgCreateTeam Create a team (organization owners only). */
+	OrgCreateTeam(ctx context.Context, params organization.OrgCreateTeamParams) middleware.Responder
 	/* OrgDelete Delete an organization that owns no repositories (owners only). */
 	OrgDelete(ctx context.Context, params organization.OrgDeleteParams) middleware.Responder
 	/* OrgDeleteMember Remove a member from an organization (owners only). */
 	OrgDeleteMember(ctx context.Context, params organization.OrgDeleteMemberParams) middleware.Responder
+	/* OrgDeleteTeam Delete a team (organization owners only; never the owners team). */
+	OrgDeleteTeam(ctx context.Context, params organization.OrgDeleteTeamParams) middleware.Responder
 	/* OrgEdit Change an organization's profile (owners only). */
 	OrgEdit(ctx context.Context, params organization.OrgEditParams) middleware.Responder
+	/* OrgEditTeam Change a team (organization owners only). */
+	OrgEditTeam(ctx context.Context, params organization.OrgEditTeamParams) middleware.Responder
 	/* OrgGet Show one organization. */
 	OrgGet(ctx context.Context, params organization.OrgGetParams) middleware.Responder
 	/* OrgGetAll List the organizations the caller may see. */
 	OrgGetAll(ctx context.Context, params organization.OrgGetAllParams) middleware.Responder
+	/* OrgGetTeam Show a team. */
+	OrgGetTeam(ctx context.Context, params organization.OrgGetTeamParams) middleware.Responder
 	/* OrgIsMember Tell whether a user is a member of an organization. */
 	OrgIsMember(ctx context.Context, params organization.OrgIsMemberParams) middleware.Responder
+	/* OrgIsPublicMember Tell whether a user is a public member of an organization. */
+	OrgIsPublicMember(ctx context.Context, params organization.OrgIsPublicMemberParams) middleware.Responder
 	/* OrgListCurrentUserOrgs List the organizations the signed-in user belongs to. */
 	OrgListCurrentUserOrgs(ctx context.Context, params organization.OrgListCurrentUserOrgsParams) middleware.Responder
 	/* OrgListMembers List an organization's members. */
 	OrgListMembers(ctx context.Context, params organization.OrgListMembersParams) middleware.Responder
+	/* OrgListPublicMembers List an organization's public members. */
+	OrgListPublicMembers(ctx context.Context, params organization.OrgListPublicMembersParams) middleware.Responder
 	/* OrgListRepos List an organization's repositories. */
 	OrgListRepos(ctx context.Context, params organization.OrgListReposParams) middleware.Responder
+	/* OrgListTeamMember Show a member of a team. */
+	OrgListTeamMember(ctx context.Context, params organization.OrgListTeamMemberParams) middleware.Responder
+	/* OrgListTeamMembers List a team's members. */
+	OrgListTeamMembers(ctx context.Context, params organization.OrgListTeamMembersParams) middleware.Responder
+	/* OrgListTeamRepo Show a repository of a team. */
+	OrgListTeamRepo(ctx context.Context, params organization.OrgListTeamRepoParams) middleware.Responder
+	/* OrgListTeamRepos List a team's repositories. */
+	OrgListTeamRepos(ctx context.Context, params organization.OrgListTeamReposParams) middleware.Responder
+	/* OrgListTeams List an organization's teams the caller may see. */
+	OrgListTeams(ctx context.Context, params organization.OrgListTeamsParams) middleware.Responder
+	/* OrgPublicizeMember Show one's own membership of an organization. */
+	OrgPublicizeMember(ctx context.Context, params organization.OrgPublicizeMemberParams) middleware.Responder
+	/* OrgRemoveTeamMember Remove a user from a team (organization owners only). */
+	OrgRemoveTeamMember(ctx context.Context, params organization.OrgRemoveTeamMemberParams) middleware.Responder
+	/* OrgRemoveTeamRepository Take a repository away from a team (organization owners only). */
+	OrgRemoveTeamRepository(ctx context.Context, params organization.OrgRemoveTeamRepositoryParams) middleware.Responder
+	/* TeamSearch Search an organization's teams the caller may see. */
+	TeamSearch(ctx context.Context, params organization.TeamSearchParams) middleware.Responder
 }
 
 //go:generate mockery --name PackageOperationsAPI --inpackage
@@ -237,12 +273,24 @@ type PackageOperationsAPI interface {
 
 /* RepositoryAPI  */
 type RepositoryAPI interface {
+	/* AcceptRepoTransfer Accept a repository transfer offered to the caller. */
+	AcceptRepoTransfer(ctx context.Context, params repository.AcceptRepoTransferParams) middleware.Responder
 	/* CreateCurrentUserRepo Create a repository owned by the signed-in user. */
 	CreateCurrentUserRepo(ctx context.Context, params repository.CreateCurrentUserRepoParams) middleware.Responder
 	/* GenerateRepo Create a repository from a template. */
 	GenerateRepo(ctx context.Context, params repository.GenerateRepoParams) middleware.Responder
+	/* RejectRepoTransfer Reject a repository transfer offered to the caller. */
+	RejectRepoTransfer(ctx context.Context, params repository.RejectRepoTransferParams) middleware.Responder
+	/* RepoAddCollaborator Add a collaborator to a repository, or change their permission (repository admins only). */
+	RepoAddCollaborator(ctx context.Context, params repository.RepoAddCollaboratorParams) middleware.Responder
+	/* RepoAddTeam Give a team access to a repository. */
+	RepoAddTeam(ctx context.Context, params repository.RepoAddTeamParams) middleware.Responder
 	/* RepoAddTopic Add one topic. */
 	RepoAddTopic(ctx context.Context, params repository.RepoAddTopicParams) middleware.Responder
+	/* RepoCheckCollaborator Tell whether a user is a collaborator of a repository. */
+	RepoCheckCollaborator(ctx context.Context, params repository.RepoCheckCollaboratorParams) middleware.Responder
+	/* RepoCheckTeam Show a team if it has access to a repository. */
+	RepoCheckTeam(ctx context.Context, params repository.RepoCheckTeamParams) middleware.Responder
 	/* RepoCreateBranch Create a branch from a branch or a commit. */
 	RepoCreateBranch(ctx context.Context, params repository.RepoCreateBranchParams) middleware.Responder
 	/* RepoCreateBranchProtection Create a branch protection rule. */
@@ -263,6 +311,8 @@ type RepositoryAPI interface {
 	RepoDeleteBranch(ctx context.Context, params repository.RepoDeleteBranchParams) middleware.Responder
 	/* RepoDeleteBranchProtection Delete a branch protection rule. */
 	RepoDeleteBranchProtection(ctx context.Context, params repository.RepoDeleteBranchProtectionParams) middleware.Responder
+	/* RepoDeleteCollaborator Remove a collaborator from a repository (repository admins only). */
+	RepoDeleteCollaborator(ctx context.Context, params repository.RepoDeleteCollaboratorParams) middleware.Responder
 	/* RepoDeleteFile Delete a file in one commit. */
 	RepoDeleteFile(ctx context.Context, params repository.RepoDeleteFileParams) middleware.Responder
 	/* RepoDeleteKey Delete one of a repository's deploy keys. */
@@ -275,6 +325,8 @@ type RepositoryAPI interface {
 	RepoDeleteReleaseByTag(ctx context.Context, params repository.RepoDeleteReleaseByTagParams) middleware.Responder
 	/* RepoDeleteTag Delete a tag. */
 	RepoDeleteTag(ctx context.Context, params repository.RepoDeleteTagParams) middleware.Responder
+	/* RepoDeleteTeam Take a team's access to a repository away. */
+	RepoDeleteTeam(ctx context.Context, params repository.RepoDeleteTeamParams) middleware.Responder
 	/* RepoDeleteTopic Remove one topic. */
 	RepoDeleteTopic(ctx context.Context, params repository.RepoDeleteTopicParams) middleware.Responder
 	/* RepoEdit Change a repository's settings (repository admins only). */
@@ -289,10 +341,14 @@ type RepositoryAPI interface {
 	RepoGetAllCommits(ctx context.Context, params repository.RepoGetAllCommitsParams) middleware.Responder
 	/* RepoGetArchive Download an archive of a branch, tag or commit. */
 	RepoGetArchive(ctx context.Context, params repository.RepoGetArchiveParams) middleware.Responder
+	/* RepoGetAssignees List the users who may be assigned to the repository's issues and pull requests. */
+	RepoGetAssignees(ctx context.Context, params repository.RepoGetAssigneesParams) middleware.Responder
 	/* RepoGetBranch Show one branch. */
 	RepoGetBranch(ctx context.Context, params repository.RepoGetBranchParams) middleware.Responder
 	/* RepoGetBranchProtection Show one branch protection rule. */
 	RepoGetBranchProtection(ctx context.Context, params repository.RepoGetBranchProtectionParams) middleware.Responder
+	/* RepoGetByID Show a repository by id. */
+	RepoGetByID(ctx context.Context, params repository.RepoGetByIDParams) middleware.Responder
 	/* RepoGetContents Show a file or list a directory. */
 	RepoGetContents(ctx context.Context, params repository.RepoGetContentsParams) middleware.Responder
 	/* RepoGetContentsList List the top directory of a repository. */
@@ -309,6 +365,10 @@ type RepositoryAPI interface {
 	RepoGetReleaseAttachment(ctx context.Context, params repository.RepoGetReleaseAttachmentParams) middleware.Responder
 	/* RepoGetReleaseByTag Show the release of a tag. */
 	RepoGetReleaseByTag(ctx context.Context, params repository.RepoGetReleaseByTagParams) middleware.Responder
+	/* RepoGetRepoPermissions Show a user's permission on a repository. */
+	RepoGetRepoPermissions(ctx context.Context, params repository.RepoGetRepoPermissionsParams) middleware.Responder
+	/* RepoGetReviewers List the users who may be asked to review the repository's pull requests. */
+	RepoGetReviewers(ctx context.Context, params repository.RepoGetReviewersParams) middleware.Responder
 	/* RepoGetSingleCommit Get one commit. */
 	RepoGetSingleCommit(ctx context.Context, params repository.RepoGetSingleCommitParams) middleware.Responder
 	/* RepoGetTag Show one tag. */
@@ -317,6 +377,8 @@ type RepositoryAPI interface {
 	RepoListBranchProtection(ctx context.Context, params repository.RepoListBranchProtectionParams) middleware.Responder
 	/* RepoListBranches List branches. */
 	RepoListBranches(ctx context.Context, params repository.RepoListBranchesParams) middleware.Responder
+	/* RepoListCollaborators List a repository's collaborators. */
+	RepoListCollaborators(ctx context.Context, params repository.RepoListCollaboratorsParams) middleware.Responder
 	/* RepoListKeys List a repository's deploy keys. */
 	RepoListKeys(ctx context.Context, params repository.RepoListKeysParams) middleware.Responder
 	/* RepoListReleaseAttachments List a release's assets. */
@@ -335,6 +397,8 @@ type RepositoryAPI interface {
 	RepoSearch(ctx context.Context, params repository.RepoSearchParams) middleware.Responder
 	/* RepoTrackedTimes List the time tracked in a repository. */
 	RepoTrackedTimes(ctx context.Context, params repository.RepoTrackedTimesParams) middleware.Responder
+	/* RepoTransfer Transfer a repository to another owner (repository owners only). */
+	RepoTransfer(ctx context.Context, params repository.RepoTransferParams) middleware.Responder
 	/* RepoUpdateBranch Move a branch to another commit. */
 	RepoUpdateBranch(ctx context.Context, params repository.RepoUpdateBranchParams) middleware.Responder
 	/* RepoUpdateBranchProtectionPriories Reorder branch protection rules. */
@@ -411,6 +475,8 @@ type UserAPI interface {
 	UserListKeys(ctx context.Context, params user.UserListKeysParams) middleware.Responder
 	/* UserListRepos List the repositories a user owns. */
 	UserListRepos(ctx context.Context, params user.UserListReposParams) middleware.Responder
+	/* UserListTeams List the caller's teams. */
+	UserListTeams(ctx context.Context, params user.UserListTeamsParams) middleware.Responder
 	/* UserSearch Find users by name or id. */
 	UserSearch(ctx context.Context, params user.UserSearchParams) middleware.Responder
 	/* UserVerifyGPGKey Verify one of the signed-in user's GPG keys with a signature of the current token. */
@@ -561,6 +627,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 	}
 
 	api.APIAuthorizer = authorizer(c.Authorizer)
+
+	api.RepositoryAcceptRepoTransferHandler = repository.AcceptRepoTransferHandlerFunc(func(params repository.AcceptRepoTransferParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AcceptRepoTransfer(ctx, params)
+	})
 
 	api.AdminAdminAdoptRepositoryHandler = admin.AdminAdoptRepositoryHandlerFunc(func(params admin.AdminAdoptRepositoryParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
@@ -1108,11 +1181,39 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.ListPackages(ctx, params)
 	})
 
+	api.OrganizationOrgAddTeamMemberHandler = organization.OrgAddTeamMemberHandlerFunc(func(params organization.OrgAddTeamMemberParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgAddTeamMember(ctx, params)
+	})
+
+	api.OrganizationOrgAddTeamRepositoryHandler = organization.OrgAddTeamRepositoryHandlerFunc(func(params organization.OrgAddTeamRepositoryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgAddTeamRepository(ctx, params)
+	})
+
+	api.OrganizationOrgConcealMemberHandler = organization.OrgConcealMemberHandlerFunc(func(params organization.OrgConcealMemberParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgConcealMember(ctx, params)
+	})
+
 	api.OrganizationOrgCreateHandler = organization.OrgCreateHandlerFunc(func(params organization.OrgCreateParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgCreate(ctx, params)
+	})
+
+	api.OrganizationOrgCreateTeamHandler = organization.OrgCreateTeamHandlerFunc(func(params organization.OrgCreateTeamParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgCreateTeam(ctx, params)
 	})
 
 	api.OrganizationOrgDeleteHandler = organization.OrgDeleteHandlerFunc(func(params organization.OrgDeleteParams, principal any) middleware.Responder {
@@ -1129,11 +1230,25 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.OrgDeleteMember(ctx, params)
 	})
 
+	api.OrganizationOrgDeleteTeamHandler = organization.OrgDeleteTeamHandlerFunc(func(params organization.OrgDeleteTeamParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgDeleteTeam(ctx, params)
+	})
+
 	api.OrganizationOrgEditHandler = organization.OrgEditHandlerFunc(func(params organization.OrgEditParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgEdit(ctx, params)
+	})
+
+	api.OrganizationOrgEditTeamHandler = organization.OrgEditTeamHandlerFunc(func(params organization.OrgEditTeamParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgEditTeam(ctx, params)
 	})
 
 	api.OrganizationOrgGetHandler = organization.OrgGetHandlerFunc(func(params organization.OrgGetParams, principal any) middleware.Responder {
@@ -1150,11 +1265,25 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.OrgGetAll(ctx, params)
 	})
 
+	api.OrganizationOrgGetTeamHandler = organization.OrgGetTeamHandlerFunc(func(params organization.OrgGetTeamParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgGetTeam(ctx, params)
+	})
+
 	api.OrganizationOrgIsMemberHandler = organization.OrgIsMemberHandlerFunc(func(params organization.OrgIsMemberParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgIsMember(ctx, params)
+	})
+
+	api.OrganizationOrgIsPublicMemberHandler = organization.OrgIsPublicMemberHandlerFunc(func(params organization.OrgIsPublicMemberParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgIsPublicMember(ctx, params)
 	})
 
 	api.OrganizationOrgListCurrentUserOrgsHandler = organization.OrgListCurrentUserOrgsHandlerFunc(func(params organization.OrgListCurrentUserOrgsParams, principal any) middleware.Responder {
@@ -1171,6 +1300,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.OrgListMembers(ctx, params)
 	})
 
+	api.OrganizationOrgListPublicMembersHandler = organization.OrgListPublicMembersHandlerFunc(func(params organization.OrgListPublicMembersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListPublicMembers(ctx, params)
+	})
+
 	api.OrganizationOrgListReposHandler = organization.OrgListReposHandlerFunc(func(params organization.OrgListReposParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1178,11 +1314,102 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.OrgListRepos(ctx, params)
 	})
 
+	api.OrganizationOrgListTeamMemberHandler = organization.OrgListTeamMemberHandlerFunc(func(params organization.OrgListTeamMemberParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListTeamMember(ctx, params)
+	})
+
+	api.OrganizationOrgListTeamMembersHandler = organization.OrgListTeamMembersHandlerFunc(func(params organization.OrgListTeamMembersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListTeamMembers(ctx, params)
+	})
+
+	api.OrganizationOrgListTeamRepoHandler = organization.OrgListTeamRepoHandlerFunc(func(params organization.OrgListTeamRepoParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListTeamRepo(ctx, params)
+	})
+
+	api.OrganizationOrgListTeamReposHandler = organization.OrgListTeamReposHandlerFunc(func(params organization.OrgListTeamReposParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListTeamRepos(ctx, params)
+	})
+
+	api.OrganizationOrgListTeamsHandler = organization.OrgListTeamsHandlerFunc(func(params organization.OrgListTeamsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListTeams(ctx, params)
+	})
+
+	api.OrganizationOrgPublicizeMemberHandler = organization.OrgPublicizeMemberHandlerFunc(func(params organization.OrgPublicizeMemberParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgPublicizeMember(ctx, params)
+	})
+
+	api.OrganizationOrgRemoveTeamMemberHandler = organization.OrgRemoveTeamMemberHandlerFunc(func(params organization.OrgRemoveTeamMemberParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgRemoveTeamMember(ctx, params)
+	})
+
+	api.OrganizationOrgRemoveTeamRepositoryHandler = organization.OrgRemoveTeamRepositoryHandlerFunc(func(params organization.OrgRemoveTeamRepositoryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgRemoveTeamRepository(ctx, params)
+	})
+
+	api.RepositoryRejectRepoTransferHandler = repository.RejectRepoTransferHandlerFunc(func(params repository.RejectRepoTransferParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RejectRepoTransfer(ctx, params)
+	})
+
+	api.RepositoryRepoAddCollaboratorHandler = repository.RepoAddCollaboratorHandlerFunc(func(params repository.RepoAddCollaboratorParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoAddCollaborator(ctx, params)
+	})
+
+	api.RepositoryRepoAddTeamHandler = repository.RepoAddTeamHandlerFunc(func(params repository.RepoAddTeamParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoAddTeam(ctx, params)
+	})
+
 	api.RepositoryRepoAddTopicHandler = repository.RepoAddTopicHandlerFunc(func(params repository.RepoAddTopicParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoAddTopic(ctx, params)
+	})
+
+	api.RepositoryRepoCheckCollaboratorHandler = repository.RepoCheckCollaboratorHandlerFunc(func(params repository.RepoCheckCollaboratorParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCheckCollaborator(ctx, params)
+	})
+
+	api.RepositoryRepoCheckTeamHandler = repository.RepoCheckTeamHandlerFunc(func(params repository.RepoCheckTeamParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCheckTeam(ctx, params)
 	})
 
 	api.RepositoryRepoCreateBranchHandler = repository.RepoCreateBranchHandlerFunc(func(params repository.RepoCreateBranchParams, principal any) middleware.Responder {
@@ -1262,6 +1489,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoDeleteBranchProtection(ctx, params)
 	})
 
+	api.RepositoryRepoDeleteCollaboratorHandler = repository.RepoDeleteCollaboratorHandlerFunc(func(params repository.RepoDeleteCollaboratorParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteCollaborator(ctx, params)
+	})
+
 	api.RepositoryRepoDeleteFileHandler = repository.RepoDeleteFileHandlerFunc(func(params repository.RepoDeleteFileParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1309,6 +1543,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoDeleteTag(ctx, params)
+	})
+
+	api.RepositoryRepoDeleteTeamHandler = repository.RepoDeleteTeamHandlerFunc(func(params repository.RepoDeleteTeamParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteTeam(ctx, params)
 	})
 
 	api.RepositoryRepoDeleteTopicHandler = repository.RepoDeleteTopicHandlerFunc(func(params repository.RepoDeleteTopicParams, principal any) middleware.Responder {
@@ -1367,6 +1608,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoGetArchive(ctx, params)
 	})
 
+	api.RepositoryRepoGetAssigneesHandler = repository.RepoGetAssigneesHandlerFunc(func(params repository.RepoGetAssigneesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetAssignees(ctx, params)
+	})
+
 	api.RepositoryRepoGetBranchHandler = repository.RepoGetBranchHandlerFunc(func(params repository.RepoGetBranchParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1379,6 +1627,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoGetBranchProtection(ctx, params)
+	})
+
+	api.RepositoryRepoGetByIDHandler = repository.RepoGetByIDHandlerFunc(func(params repository.RepoGetByIDParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetByID(ctx, params)
 	})
 
 	api.RepositoryRepoGetContentsHandler = repository.RepoGetContentsHandlerFunc(func(params repository.RepoGetContentsParams, principal any) middleware.Responder {
@@ -1444,6 +1699,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoGetReleaseByTag(ctx, params)
 	})
 
+	api.RepositoryRepoGetRepoPermissionsHandler = repository.RepoGetRepoPermissionsHandlerFunc(func(params repository.RepoGetRepoPermissionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetRepoPermissions(ctx, params)
+	})
+
+	api.RepositoryRepoGetReviewersHandler = repository.RepoGetReviewersHandlerFunc(func(params repository.RepoGetReviewersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetReviewers(ctx, params)
+	})
+
 	api.RepositoryRepoGetSingleCommitHandler = repository.RepoGetSingleCommitHandlerFunc(func(params repository.RepoGetSingleCommitParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1470,6 +1739,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoListBranches(ctx, params)
+	})
+
+	api.RepositoryRepoListCollaboratorsHandler = repository.RepoListCollaboratorsHandlerFunc(func(params repository.RepoListCollaboratorsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListCollaborators(ctx, params)
 	})
 
 	api.RepositoryRepoListKeysHandler = repository.RepoListKeysHandlerFunc(func(params repository.RepoListKeysParams, principal any) middleware.Responder {
@@ -1542,6 +1818,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoTrackedTimes(ctx, params)
 	})
 
+	api.RepositoryRepoTransferHandler = repository.RepoTransferHandlerFunc(func(params repository.RepoTransferParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoTransfer(ctx, params)
+	})
+
 	api.RepositoryRepoUpdateBranchHandler = repository.RepoUpdateBranchHandlerFunc(func(params repository.RepoUpdateBranchParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1568,6 +1851,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoUpdateTopics(ctx, params)
+	})
+
+	api.OrganizationTeamSearchHandler = organization.TeamSearchHandlerFunc(func(params organization.TeamSearchParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.TeamSearch(ctx, params)
 	})
 
 	api.RepositoryTopicSearchHandler = repository.TopicSearchHandlerFunc(func(params repository.TopicSearchParams, principal any) middleware.Responder {
@@ -1729,6 +2019,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserListRepos(ctx, params)
+	})
+
+	api.UserUserListTeamsHandler = user.UserListTeamsHandlerFunc(func(params user.UserListTeamsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListTeams(ctx, params)
 	})
 
 	api.UserUserSearchHandler = user.UserSearchHandlerFunc(func(params user.UserSearchParams, principal any) middleware.Responder {

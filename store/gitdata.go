@@ -277,11 +277,15 @@ const OwnersTeamName = "Owners"
 // Team is a group of an organization's members with access to some or all of
 // its repositories.
 type Team struct {
-	ID                      int64 `gorm:"primaryKey"`
-	OrgID                   int64
-	Name                    string
-	LowerName               string
-	Description             string
+	ID          int64 `gorm:"primaryKey"`
+	OrgID       int64
+	Org         *User `gorm:"foreignKey:OrgID"`
+	Name        string
+	LowerName   string
+	Description string
+	// Permission is the team's access mode name; a team whose units_map
+	// holds levels below admin has the lowest level it grants (the
+	// reference's rule), so "none" grants nothing at all.
 	Permission              string
 	IncludesAllRepositories bool
 	CanCreateOrgRepo        bool
@@ -304,17 +308,61 @@ type TeamViewer struct {
 	IsAdmin bool
 }
 
-// TeamStore reads and writes teams.
+// TeamStore reads and writes teams and their members and repositories.
+// Organization membership (OrgStore) is derived from team membership: a
+// user is a member of an organization while in at least one of its teams,
+// and an owner while in its owners team. The methods that change team
+// membership keep it so in the same statement batch.
 type TeamStore interface {
 	// CreateOwnersTeam gives a new organization its owners team.
 	CreateOwnersTeam(ctx context.Context, orgID int64) error
+	Create(ctx context.Context, t *Team) error
+	// Update writes t's settings (not its organization).
+	Update(ctx context.Context, t *Team) error
+	// Delete deletes a team with its memberships and repository links,
+	// updating the organization's membership.
+	Delete(ctx context.Context, t *Team) error
+	// FindByID loads a team with its organization.
+	FindByID(ctx context.Context, id int64) (*Team, error)
+	FindByName(ctx context.Context, orgID int64, name string) (*Team, error)
+	FindByIDs(ctx context.Context, ids []int64) (map[int64]*Team, error)
+	// List lists the teams of orgID that v may see by name, those whose
+	// name (or with includeDesc description) contains keyword when set.
+	List(ctx context.Context, orgID int64, v TeamViewer, keyword string, includeDesc bool, p Page) ([]*Team, int64, error)
 	// ListForRepo lists the teams of orgID with access to repoID that v may
 	// see, by name.
 	ListForRepo(ctx context.Context, orgID, repoID int64, v TeamViewer, p Page) ([]*Team, int64, error)
-	FindByName(ctx context.Context, orgID int64, name string) (*Team, error)
-	FindByIDs(ctx context.Context, ids []int64) (map[int64]*Team, error)
-	// UserTeamIDs lists the teams of orgID that userID belongs to.
+	// ListForUser lists userID's teams with their organizations, by
+	// organization and name.
+	ListForUser(ctx context.Context, userID int64, p Page) ([]*Team, int64, error)
+	// UserTeams lists the teams of orgID that userID belongs to.
+	UserTeams(ctx context.Context, orgID, userID int64) ([]*Team, error)
+	// UserTeamIDs lists the ids of the teams of orgID that userID belongs to.
 	UserTeamIDs(ctx context.Context, orgID, userID int64) ([]int64, error)
+
+	// AddMember puts userID in t (nothing when already there).
+	AddMember(ctx context.Context, t *Team, userID int64) error
+	// RemoveMember takes userID out of t; ErrNotFound when not in it.
+	RemoveMember(ctx context.Context, t *Team, userID int64) error
+	// RemoveFromOrg takes userID out of every team of orgID.
+	RemoveFromOrg(ctx context.Context, orgID, userID int64) error
+	IsMember(ctx context.Context, teamID, userID int64) (bool, error)
+	CountMembers(ctx context.Context, teamID int64) (int64, error)
+	ListMembers(ctx context.Context, teamID int64, p Page) ([]*User, int64, error)
+
+	// AddRepo gives t the repository (nothing when it has it already).
+	AddRepo(ctx context.Context, teamID, repoID int64) error
+	// RemoveRepo takes it away; ErrNotFound when t did not have it.
+	RemoveRepo(ctx context.Context, teamID, repoID int64) error
+	// UnlinkRepo takes repoID away from every team that was given it (a
+	// transfer leaves the old organization's teams behind).
+	UnlinkRepo(ctx context.Context, repoID int64) error
+	// HasRepo tells whether t was given repoID (IncludesAllRepositories
+	// aside).
+	HasRepo(ctx context.Context, teamID, repoID int64) (bool, error)
+	// ListRepos lists the repositories t has (all of its organization's
+	// with IncludesAllRepositories) that v may see, owners loaded, by id.
+	ListRepos(ctx context.Context, t *Team, v RepoViewer, p Page) ([]*Repository, int64, error)
 }
 
 // RepoDir names a repository directory on disk, both parts lower-case.

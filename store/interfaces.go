@@ -80,10 +80,9 @@ type TokenStore interface {
 	MarkUsed(ctx context.Context, id int64) error
 }
 
-// OrgStore reads and writes organization membership.
+// OrgStore reads organization membership, which TeamStore derives from
+// team membership, and writes whether a membership is public.
 type OrgStore interface {
-	AddMember(ctx context.Context, m *OrgMember) error
-	RemoveMember(ctx context.Context, orgID, userID int64) error
 	FindMember(ctx context.Context, orgID, userID int64) (*OrgMember, error)
 	// SetMemberPublic shows or hides a membership; ErrNotFound if there is none.
 	SetMemberPublic(ctx context.Context, orgID, userID int64, public bool) error

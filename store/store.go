@@ -50,6 +50,7 @@ type Store interface {
 	Emails() EmailStore
 	Tokens() TokenStore
 	Orgs() OrgStore
+	Access() AccessStore
 	Repos() RepoStore
 	IssueTracker
 	GitData

@@ -2,31 +2,47 @@
 // permission rule lives here, so the handlers and the store's SQL filters
 // (store.RepoViewer) agree.
 //
-// # Who sees a repository
+// # What a caller may do to a repository
 //
-// This is the one statement of the rule. The first step that applies decides:
+// This is the one statement of the rule (the reference's
+// GetUserRepoPermission). Access is a mode (none, read, write, admin,
+// owner) per unit of the repository (repo.code, repo.issues, …); a unit
+// switched off on the repository grants nothing to anyone. The first step
+// that applies decides:
 //
-//  1. A token limited to public data (scope public-only) never sees a
-//     private repository nor any repository of a non-public owner, whoever
-//     holds it, site admins included. Otherwise the steps below apply.
-//  2. A site admin sees every repository, with full rights.
-//  3. The owning user sees its repositories, with full rights.
-//  4. A member of the owning organization sees all its repositories: its
-//     owners with full rights, other members with read access.
-//  5. Anyone else, anonymous callers included, sees a public repository
-//     whose owner they may see (below) with read access, and no private one.
+//  1. A token limited to public data (scope public-only) gets read access
+//     to a public repository of a public owner and nothing else, whoever
+//     holds it, site admins included.
+//  2. Anonymous callers read a public repository of a public owner.
+//  3. A site admin and the owning user have owner access to everything.
+//  4. Nobody else reaches a repository whose owner they may not see
+//     (below), unless they are its collaborators.
+//  5. The floor: any other signed-in caller reads a public repository,
+//     except restricted users, who get only what they were given.
+//  6. A collaborator has its mode (read, write, admin) on every unit.
+//  7. For an organization's repository, each team of the caller that has
+//     it (given it, or including all repositories) adds: an admin team
+//     (the owners team among them) makes the caller an owner; any other
+//     adds its units_map level per unit. Each unit gets the highest of
+//     the floor, the collaboration and the teams.
 //
-// An account or organization is seen by everyone when public. When it is
-// not, anonymous callers and public-only tokens never see it; it sees
-// itself, site admins and an organization's members see it; a limited one
-// is also seen by every other signed-in caller who is not restricted; a
-// private one by nobody else.
+// The repository is visible when some unit can be read; otherwise it
+// answers 404. Repository.permissions is derived: pull (visible), push
+// (write to code), admin.
 //
-// RepoFor is the rule as a function of facts loaded beforehand; Checker.Repo
-// loads those facts for one repository; Viewer hands the same facts to the
-// store, whose SQL filter for lists (sqlstore's visibleTo) restates the
-// rule. apitest's TestRepoVisibilityIsOneRule holds them equal for every
-// kind of caller and owner.
+// Organization membership is team membership: a member is in at least one
+// team, an owner in the owners team. An account or organization is seen by
+// everyone when public. When it is not, anonymous callers and public-only
+// tokens never see it; it sees itself, site admins and an organization's
+// members see it; a limited one is also seen by every other signed-in
+// caller who is not restricted; a private one by nobody else.
+//
+// RepoFor is the rule as a pure function of facts loaded beforehand
+// (Facts: the caller's teams and collaboration); Checker.Repo loads them
+// for one repository and Checker.Repos for a page, in a fixed number of
+// statements; Viewer hands the caller to the store, whose SQL filter for
+// lists (sqlstore's visibleTo) restates "visible". apitest's
+// TestPermissionMatrix and TestRepoVisibilityIsOneRule hold them equal.
 package access
 
 import (
@@ -36,21 +52,6 @@ import (
 	"repohost/impl/auth"
 	"repohost/store"
 )
-
-// Permission is a caller's access to one repository.
-type Permission struct {
-	Pull  bool
-	Push  bool
-	Admin bool
-	// Owner is the reference's "owner" access mode: the owning user, an
-	// owner of the owning organization, or a site admin.
-	Owner bool
-}
-
-// None is no access at all; the repository is invisible to the caller.
-var None = Permission{}
-
-var full = Permission{Pull: true, Push: true, Admin: true, Owner: true}
 
 // Checker answers access questions with the help of the store.
 type Checker struct {
@@ -97,17 +98,86 @@ func (c Checker) IsOrgMember(ctx context.Context, p *auth.Principal, org *store.
 	return m != nil, err
 }
 
-// Repo computes p's permission on r (whose Owner is loaded). None means the
-// repository must answer 404.
+// Repo computes p's permission on r (whose Owner is loaded) with RepoFor,
+// after loading the facts it needs: none for anonymous callers, site
+// admins and the owner; the caller's collaboration for a user's
+// repository (one statement); also the caller's teams in the owning
+// organization for an organization's (two). None means the repository
+// must answer 404.
 func (c Checker) Repo(ctx context.Context, p *auth.Principal, r *store.Repository) (Permission, error) {
-	var m *store.OrgMember
-	if p != nil && !p.IsAdmin() && r.Owner.IsOrganization() {
-		var err error
-		if m, err = c.membership(ctx, r.OwnerID, p.UserID()); err != nil {
-			return None, err
+	if !needsFacts(p, r) {
+		return RepoFor(p, r, Facts{}), nil
+	}
+	var orgIDs []int64
+	if r.Owner.IsOrganization() {
+		orgIDs = []int64{r.OwnerID}
+	}
+	g, err := c.Store.Access().Grants(ctx, p.UserID(), orgIDs, []int64{r.ID})
+	if err != nil {
+		return None, err
+	}
+	return RepoFor(p, r, (&grantSet{g}).facts(r)), nil
+}
+
+// Repos is Repo for a page of repositories, in a fixed number of
+// statements whatever their number and the caller's teams.
+func (c Checker) Repos(ctx context.Context, p *auth.Principal, repos []*store.Repository) ([]Permission, error) {
+	g, err := c.grants(ctx, p, repos)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Permission, len(repos))
+	for i, r := range repos {
+		out[i] = RepoFor(p, r, g.facts(r))
+	}
+	return out, nil
+}
+
+// needsFacts tells whether RepoFor's answer for p on r depends on grants.
+func needsFacts(p *auth.Principal, r *store.Repository) bool {
+	return p != nil && !p.IsAdmin() && r.OwnerID != p.UserID() && !p.PublicOnly()
+}
+
+// grants loads p's grants on a page of repositories. For a caller whose
+// answers may depend on them it always runs the same statements, whatever
+// the page holds, so a list's statement count stays fixed.
+func (c Checker) grants(ctx context.Context, p *auth.Principal, repos []*store.Repository) (*grantSet, error) {
+	if len(repos) == 0 || p == nil || p.IsAdmin() || p.PublicOnly() {
+		return &grantSet{}, nil
+	}
+	repoIDs, orgIDs := []int64{}, []int64{}
+	seenOrg := map[int64]bool{}
+	for _, r := range repos {
+		repoIDs = append(repoIDs, r.ID)
+		if r.Owner.IsOrganization() && !seenOrg[r.OwnerID] {
+			seenOrg[r.OwnerID] = true
+			orgIDs = append(orgIDs, r.OwnerID)
 		}
 	}
-	return RepoFor(p, r, m), nil
+	g, err := c.Store.Access().Grants(ctx, p.UserID(), orgIDs, repoIDs)
+	if err != nil {
+		return nil, err
+	}
+	return &grantSet{g}, nil
+}
+
+// grantSet hands each repository its Facts out of one Grants.
+type grantSet struct{ g *store.Grants }
+
+func (s *grantSet) facts(r *store.Repository) Facts {
+	if s.g == nil {
+		return Facts{}
+	}
+	f := Facts{Collaboration: s.g.Collaborations[r.ID], TeamHasRepo: map[int64]bool{}}
+	for _, t := range s.g.Teams {
+		if t.OrgID == r.OwnerID {
+			f.Teams = append(f.Teams, t)
+		}
+	}
+	for _, id := range s.g.TeamRepos[r.ID] {
+		f.TeamHasRepo[id] = true
+	}
+	return f
 }
 
 // Viewer gives the store the facts about p that the rule depends on, so
@@ -132,7 +202,17 @@ func (c Checker) CanCreateIn(ctx context.Context, p *auth.Principal, owner *stor
 	if !owner.IsOrganization() {
 		return false, nil
 	}
-	return c.IsOrgOwner(ctx, p, owner)
+	// Owners may, and members of a team that may create repositories.
+	teams, err := c.Store.Teams().UserTeams(ctx, owner.ID, p.UserID())
+	if err != nil {
+		return false, err
+	}
+	for _, t := range teams {
+		if t.IsOwnersTeam() || t.CanCreateOrgRepo {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // MayMakePrivate tells whether p may create a private repository or make a
@@ -140,28 +220,6 @@ func (c Checker) CanCreateIn(ctx context.Context, p *auth.Principal, owner *stor
 // holds it, site admins included: what it could make private it could no
 // longer see (step 1 of the package comment).
 func MayMakePrivate(p *auth.Principal) bool { return !p.PublicOnly() }
-
-// RepoFor is the rule of the package comment without the store, for
-// lists: m is p's membership of the organization that owns r (nil when
-// there is none, r is user-owned, or p is a site admin). A list loads the
-// caller's memberships once and calls RepoFor per item, so its query count
-// does not grow with the page.
-func RepoFor(p *auth.Principal, r *store.Repository, m *store.OrgMember) Permission {
-	if p.PublicOnly() && (r.IsPrivate || r.Owner.Visibility != store.VisibilityPublic) {
-		return None
-	}
-	switch {
-	case p.IsAdmin() || (p != nil && r.OwnerID == p.UserID()):
-		return full
-	case m != nil && m.IsOwner:
-		return full
-	case m != nil:
-		return Permission{Pull: true}
-	case r.IsPrivate || !canSeeUserWith(p, r.Owner, false):
-		return None
-	}
-	return Permission{Pull: true}
-}
 
 // canSeeUserWith is CanSeeUser with p's membership of u already known.
 func canSeeUserWith(p *auth.Principal, u *store.User, member bool) bool {

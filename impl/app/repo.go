@@ -25,23 +25,34 @@ const (
 	MsgUnitRead  = "user should have specific read permission or be a repo admin or a site admin"
 )
 
-// Unit tells whether a repository feature (code, releases, ...) is switched
-// on; repository admins reach a switched-off unit all the same.
-type Unit func(*store.Repository) bool
+// Unit names the repository unit a route touches; the permission model of
+// impl/access answers per unit.
+type Unit = access.Unit
 
+// The units, by the names the loaders' callers use.
 var (
-	CodeUnit     Unit = func(r *store.Repository) bool { return r.HasCode }
-	ReleasesUnit Unit = func(r *store.Repository) bool { return r.HasReleases }
+	CodeUnit     = access.UnitCode
+	IssuesUnit   = access.UnitIssues
+	PullsUnit    = access.UnitPulls
+	ReleasesUnit = access.UnitReleases
+	WikiUnit     = access.UnitWiki
+	ProjectsUnit = access.UnitProjects
+	ActionsUnit  = access.UnitActions
+	PackagesUnit = access.UnitPackages
 )
 
 // UnitRepo loads a repository for reading one of its units: 404 when p may
-// not see it, 403 when the unit is off.
-func (d *Deps) UnitRepo(ctx context.Context, p *auth.Principal, owner, name string, enabled Unit) (*store.Repository, access.Permission, error) {
+// not see the repository or the unit is switched off on it, 403 when p may
+// not read the unit (repository admins may).
+func (d *Deps) UnitRepo(ctx context.Context, p *auth.Principal, owner, name string, unit Unit) (*store.Repository, access.Permission, error) {
 	r, perm, err := d.Repo(ctx, p, owner, name)
 	if err != nil {
 		return nil, access.None, err
 	}
-	if !enabled(r) && !perm.Admin {
+	if !access.Enabled(r, unit) {
+		return nil, access.None, apierr.NotFound("not found")
+	}
+	if !perm.CanRead(unit) && !perm.IsAdmin() {
 		return nil, access.None, apierr.Forbidden(MsgUnitRead)
 	}
 	return r, perm, nil
@@ -61,18 +72,19 @@ func (d *Deps) CodeRepo(ctx context.Context, p *auth.Principal, owner, name stri
 	return r, g, nil
 }
 
-// UnitWriteRepo loads a repository for changing one of its units: 401, 404,
-// 403 (unit off, or no write access), then 423 when archived.
-func (d *Deps) UnitWriteRepo(ctx context.Context, owner, name string, enabled Unit) (*auth.Principal, *store.Repository, error) {
+// UnitWriteRepo loads a repository for changing one of its units: 401, 404
+// (also for a unit switched off), 403 (no write access to the unit), then
+// 423 when archived.
+func (d *Deps) UnitWriteRepo(ctx context.Context, owner, name string, unit Unit) (*auth.Principal, *store.Repository, error) {
 	p, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, perm, err := d.UnitRepo(ctx, p, owner, name, enabled)
+	r, perm, err := d.UnitRepo(ctx, p, owner, name, unit)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !perm.Push {
+	if !perm.CanWrite(unit) {
 		return nil, nil, apierr.Forbidden(MsgNeedWrite)
 	}
 	if r.IsArchived {
@@ -95,14 +107,15 @@ func (d *Deps) SignedInRepo(ctx context.Context, owner, name string) (*auth.Prin
 	return p, r, perm, nil
 }
 
-// WriterRepo loads the repository for a signed-in writer whatever its units:
-// 401, 404, 403, then 423 for an archived repository.
+// WriterRepo loads the repository for a signed-in writer of its code
+// (branches, tags and the like): 401, 404, 403, then 423 for an archived
+// repository.
 func (d *Deps) WriterRepo(ctx context.Context, owner, name string) (*auth.Principal, *store.Repository, access.Permission, error) {
 	p, r, perm, err := d.SignedInRepo(ctx, owner, name)
 	if err != nil {
 		return nil, nil, access.None, err
 	}
-	if !perm.Push {
+	if !perm.CanWrite(access.UnitCode) {
 		return nil, nil, access.None, apierr.Forbidden(MsgNeedWrite)
 	}
 	if r.IsArchived {
@@ -117,7 +130,7 @@ func (d *Deps) RepoAdmin(ctx context.Context, owner, name string) (*auth.Princip
 	if err != nil {
 		return nil, nil, err
 	}
-	if !perm.Admin {
+	if !perm.IsAdmin() {
 		return nil, nil, apierr.Forbidden(MsgNeedAdmin)
 	}
 	return p, r, nil

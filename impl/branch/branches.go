@@ -118,8 +118,8 @@ func renderBranch(base string, r *store.Repository, rb rendered, pp *access.Push
 		Name:                b.Name,
 		Commit:              payloadCommit(base, r, b.Commit, rb.v),
 		StatusCheckContexts: []string{},
-		UserCanPush:         perm.Push && pp.CanPush(b.Name),
-		UserCanMerge:        perm.Push && pp.CanMerge(b.Name),
+		UserCanPush:         perm.CanWrite(access.UnitCode) && pp.CanPush(b.Name),
+		UserCanMerge:        perm.CanWrite(access.UnitPulls) && pp.CanMerge(b.Name),
 	}
 	if rule := pp.Rule(b.Name); rule != nil {
 		out.Protected = true

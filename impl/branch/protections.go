@@ -10,6 +10,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
 
+	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
@@ -54,7 +55,7 @@ func (w *whitelists) users(field string, names []string) []int64 {
 			w.err = err
 			return nil
 		}
-		if perm.Push && !seen[u.ID] {
+		if perm.CanWrite(access.UnitCode) && !seen[u.ID] {
 			seen[u.ID] = true
 			ids = append(ids, u.ID)
 		}

@@ -67,19 +67,31 @@ const (
 	OrgEdited   Kind = "org.edited"   // Named
 	OrgDeleted  Kind = "org.deleted"  // Named
 
-	CommentReacted      Kind = "comment.reaction_added" // Comment
-	IssueTimeDeleted    Kind = "issue.time_deleted"     // Issue
-	UserRenamed         Kind = "user.renamed"           // Renamed
-	UserEmailsAdded     Kind = "user.emails_added"      // Named (the user)
-	UserEmailsDeleted   Kind = "user.emails_deleted"    // Named (the user)
-	TokenCreated        Kind = "token.created"          // Token
-	TokenDeleted        Kind = "token.deleted"          // Token
-	OrgMemberAdded      Kind = "org.member_added"       // Member
-	OrgMemberRemoved    Kind = "org.member_removed"     // Member
-	OrgMemberPublicized Kind = "org.member_publicized"  // Member
-	OrgMemberConcealed  Kind = "org.member_concealed"   // Member
-	KeyAdded            Kind = "key.added"              // Key
-	KeyDeleted          Kind = "key.deleted"            // Key
+	CommentReacted      Kind = "comment.reaction_added"          // Comment
+	IssueTimeDeleted    Kind = "issue.time_deleted"              // Issue
+	UserRenamed         Kind = "user.renamed"                    // Renamed
+	UserEmailsAdded     Kind = "user.emails_added"               // Named (the user)
+	UserEmailsDeleted   Kind = "user.emails_deleted"             // Named (the user)
+	TokenCreated        Kind = "token.created"                   // Token
+	TokenDeleted        Kind = "token.deleted"                   // Token
+	OrgMemberAdded      Kind = "org.member_added"                // Member
+	OrgMemberRemoved    Kind = "org.member_removed"              // Member
+	OrgMemberPublicized Kind = "org.member_publicized"           // Member
+	OrgMemberConcealed  Kind = "org.member_concealed"            // Member
+	TeamCreated         Kind = "team.created"                    // Named
+	TeamEdited          Kind = "team.edited"                     // Named
+	TeamDeleted         Kind = "team.deleted"                    // Named
+	TeamMemberAdded     Kind = "team.member_added"               // TeamGrant (User set)
+	TeamMemberRemoved   Kind = "team.member_removed"             // TeamGrant (User set)
+	TeamRepoAdded       Kind = "team.repo_added"                 // TeamGrant (Repo set)
+	TeamRepoRemoved     Kind = "team.repo_removed"               // TeamGrant (Repo set)
+	CollaboratorSet     Kind = "repository.collaborator_set"     // Collaborator
+	CollaboratorRemoved Kind = "repository.collaborator_removed" // Collaborator
+	RepoTransferStarted Kind = "repository.transfer_started"     // Repo
+	RepoTransferred     Kind = "repository.transferred"          // Repo (OldOwner set)
+	RepoTransferDropped Kind = "repository.transfer_dropped"     // Repo
+	KeyAdded            Kind = "key.added"                       // Key
+	KeyDeleted          Kind = "key.deleted"                     // Key
 
 	// A package version appears with its first file and goes with its
 	// deletion (or its package's).
@@ -91,6 +103,20 @@ const (
 	// PackageTagged is a tag (npm's dist-tags) set or removed.
 	PackageTagged Kind = "package.tagged" // Named (the package)
 )
+
+// TeamGrant describes a change of a team's members or repositories.
+type TeamGrant struct {
+	Team Named  `json:"team"`
+	User *Named `json:"user,omitempty"`
+	Repo *Repo  `json:"repo,omitempty"`
+}
+
+// Collaborator describes a change of a repository's collaborators.
+type Collaborator struct {
+	Repo Repo   `json:"repo"`
+	User Named  `json:"user"`
+	Mode string `json:"mode,omitempty"`
+}
 
 // Repo describes a repository event.
 type Repo struct {

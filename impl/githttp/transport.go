@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"repohost/impl/access"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/names"
@@ -82,11 +83,17 @@ func (t *Transport) Authorize(ctx context.Context, c Caller, owner, name string,
 	if err != nil {
 		return nil, err
 	}
+	if !perm.CanRead(access.UnitCode) && !perm.IsAdmin() {
+		if p == nil {
+			return nil, refusal(http.StatusUnauthorized, "authentication required")
+		}
+		return nil, refusal(http.StatusForbidden, "you do not have read access to this repository's code")
+	}
 	if write {
 		switch {
 		case p == nil:
 			return nil, refusal(http.StatusUnauthorized, "authentication required")
-		case !perm.Push:
+		case !perm.CanWrite(access.UnitCode):
 			return nil, refusal(http.StatusForbidden, "you do not have write access to this repository")
 		case rp.IsArchived:
 			return nil, archived

@@ -56,7 +56,9 @@ func (s Service) Tracker(ctx context.Context, p *auth.Principal, owner, name str
 	if err != nil {
 		return nil, perm, err
 	}
-	if !IssuesEnabled(r) && !r.HasPullRequests {
+	// A unit switched off grants nothing, so this is also the
+	// reference's mustEnableIssuesOrPulls.
+	if !perm.CanRead(access.UnitIssues) && !perm.CanRead(access.UnitPulls) {
 		return nil, access.None, apierr.NotFound("not found")
 	}
 	return r, perm, nil
@@ -118,9 +120,26 @@ func writable(r *store.Repository) error {
 	return nil
 }
 
-// requireWriter refuses callers without push access.
+// writer tells whether perm may change the tracker's issues (isPull false)
+// or pull requests.
+func writer(perm access.Permission, isPull bool) bool {
+	if isPull {
+		return perm.CanWrite(access.UnitPulls)
+	}
+	return perm.CanWrite(access.UnitIssues)
+}
+
+// trackerWriter tells whether perm may change issues or pull requests,
+// which is what the tracker's shared parts (labels, milestones, comments
+// in general) ask, as the reference's reqRepoWriter(issues, pulls) does.
+func trackerWriter(perm access.Permission) bool {
+	return perm.CanWrite(access.UnitIssues) || perm.CanWrite(access.UnitPulls)
+}
+
+// requireWriter refuses callers who may change neither issues nor pull
+// requests.
 func requireWriter(perm access.Permission) error {
-	if !perm.Push {
+	if !trackerWriter(perm) {
 		return apierr.Forbidden(msgWriter)
 	}
 	return nil
@@ -145,6 +164,17 @@ func canManage(r *store.Repository, perm access.Permission) error {
 		return err
 	}
 	return requireWriter(perm)
+}
+
+// canManageProjects is canManage for the projects unit.
+func canManageProjects(r *store.Repository, perm access.Permission) error {
+	if err := writable(r); err != nil {
+		return err
+	}
+	if !perm.CanWrite(access.UnitProjects) {
+		return apierr.Forbidden(msgWriter)
+	}
+	return nil
 }
 
 // issue loads issue number index of r. An issue (not a pull request) of a

@@ -23,7 +23,7 @@ func (s Service) projectRepo(ctx context.Context, p *auth.Principal, owner, name
 	if err != nil {
 		return nil, perm, err
 	}
-	if !r.HasProjects {
+	if !perm.CanRead(access.UnitProjects) {
 		return nil, access.None, apierr.NotFound("not found")
 	}
 	return r, perm, nil

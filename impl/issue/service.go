@@ -38,7 +38,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	if err := checkRequired("Title", in.Title, MaxTitleLength); err != nil {
 		return nil, err
 	}
-	if !perm.Push {
+	if !perm.CanWrite(access.UnitIssues) {
 		in.LabelIDs, in.MilestoneID, in.Assignees, in.Deadline, in.ProjectIDs = nil, 0, nil, nil, nil
 	}
 	// Everything that can be refused is resolved before the transaction,
@@ -192,7 +192,7 @@ func (s Service) planEdit(ctx context.Context, doer *store.User, r *store.Reposi
 	if err != nil {
 		return plan, err
 	}
-	if cur.PosterID != doer.ID && !perm.Push {
+	if cur.PosterID != doer.ID && !writer(perm, cur.IsPull) {
 		return plan, apierr.Forbidden("only the poster of the issue or a writer may change it")
 	}
 	if in.State != nil {
@@ -214,7 +214,7 @@ func (s Service) planEdit(ctx context.Context, doer *store.User, r *store.Reposi
 			return plan, err
 		}
 	}
-	if !perm.Push {
+	if !writer(perm, cur.IsPull) {
 		in.Deadline, in.UnsetDeadline, in.SetAssignees, in.Milestone, in.SetProjects = nil, false, false, nil, false
 	}
 	if in.SetAssignees {
@@ -443,7 +443,7 @@ func (s Service) Delete(ctx context.Context, doer *store.User, r *store.Reposito
 	if err := writable(r); err != nil {
 		return err
 	}
-	if !perm.Admin {
+	if !perm.IsAdmin() {
 		return apierr.Forbidden(msgAdmin)
 	}
 	if _, err := s.issue(ctx, r, index); err != nil {
@@ -496,7 +496,7 @@ func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Reposit
 	if err := writable(r); err != nil {
 		return nil, err
 	}
-	if is.IsLocked && !perm.Push {
+	if is.IsLocked && !writer(perm, is.IsPull) {
 		return nil, apierr.Forbidden("the issue is locked")
 	}
 	if strings.TrimSpace(body) == "" {
@@ -531,7 +531,7 @@ func (s Service) EditComment(ctx context.Context, doer *store.User, r *store.Rep
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.PosterID != doer.ID && !perm.Push {
+	if c.PosterID != doer.ID && !trackerWriter(perm) {
 		return nil, nil, apierr.Forbidden("only the poster of the comment or a writer may change it")
 	}
 	if strings.TrimSpace(body) == "" {
@@ -566,7 +566,7 @@ func (s Service) DeleteComment(ctx context.Context, doer *store.User, r *store.R
 	if err != nil {
 		return err
 	}
-	if c.PosterID != doer.ID && !perm.Push {
+	if c.PosterID != doer.ID && !trackerWriter(perm) {
 		return apierr.Forbidden("only the poster of the comment or a writer may delete it")
 	}
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
@@ -597,7 +597,7 @@ func (s Service) React(ctx context.Context, doer *store.User, r *store.Repositor
 	if err := writable(r); err != nil {
 		return nil, false, err
 	}
-	if is.IsLocked && !perm.Push {
+	if is.IsLocked && !writer(perm, is.IsPull) {
 		return nil, false, apierr.Forbidden("no permission to change reaction")
 	}
 	// The reference answers 403 here, not 422.
@@ -627,7 +627,7 @@ func (s Service) Unreact(ctx context.Context, doer *store.User, r *store.Reposit
 	if err := writable(r); err != nil {
 		return err
 	}
-	if is.IsLocked && !perm.Push {
+	if is.IsLocked && !writer(perm, is.IsPull) {
 		return apierr.Forbidden("no permission to change reaction")
 	}
 	return s.Store.Reactions().Delete(ctx, is.ID, commentID, doer.ID, content)
@@ -640,7 +640,7 @@ func (s Service) canTrack(ctx context.Context, doer *store.User, r *store.Reposi
 	if !TimeTrackerEnabled(r) {
 		return apierr.BadRequest("time tracking disabled")
 	}
-	if !r.AllowOnlyContributorsToTrackTime || perm.Push || is.PosterID == doer.ID {
+	if !r.AllowOnlyContributorsToTrackTime || writer(perm, is.IsPull) || is.PosterID == doer.ID {
 		return nil
 	}
 	assigned, err := s.Store.Issues().IsAssignee(ctx, is.ID, doer.ID)
@@ -670,7 +670,7 @@ func (s Service) TrackTime(ctx context.Context, doer *store.User, r *store.Repos
 	// As in the reference, a name is honoured only for repository admins
 	// naming someone else, and for site admins; others track for
 	// themselves.
-	if userName != "" && ((perm.Admin && !strings.EqualFold(userName, doer.Name)) || doer.IsAdmin) {
+	if userName != "" && ((perm.IsAdmin() && !strings.EqualFold(userName, doer.Name)) || doer.IsAdmin) {
 		u, err := s.Store.Users().FindByName(ctx, userName)
 		if isNotFound(err) || (err == nil && u.IsOrganization()) {
 			return nil, nil, apierr.Validation("user does not exist [name: %s]", userName)
@@ -767,7 +767,7 @@ func (s Service) resolveAssignees(ctx context.Context, r *store.Repository, name
 		if err != nil {
 			return nil, err
 		}
-		if !perm.Push {
+		if !perm.CanWriteAny() {
 			return nil, apierr.Validation("user %s cannot be assigned: no write access to the repository", u.Name)
 		}
 		ids = append(ids, u.ID)

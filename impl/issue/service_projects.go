@@ -23,7 +23,7 @@ type ProjectEdit struct {
 
 // CreateProject adds a project to r for doer (writers only).
 func (s Service) CreateProject(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, in ProjectInput) (*store.Project, error) {
-	if err := canManage(r, perm); err != nil {
+	if err := canManageProjects(r, perm); err != nil {
 		return nil, err
 	}
 	if err := checkRequired("Title", in.Title, 0); err != nil {
@@ -52,7 +52,7 @@ func (s Service) CreateProject(ctx context.Context, doer *store.User, r *store.R
 
 // EditProject changes project id of r (writers only).
 func (s Service) EditProject(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, id int64, in ProjectEdit) (*store.Project, error) {
-	if err := canManage(r, perm); err != nil {
+	if err := canManageProjects(r, perm); err != nil {
 		return nil, err
 	}
 	if in.Title != nil {
@@ -86,7 +86,7 @@ func (s Service) EditProject(ctx context.Context, doer *store.User, r *store.Rep
 
 // DeleteProject removes project id of r (writers only); its issues stay.
 func (s Service) DeleteProject(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, id int64) error {
-	if err := canManage(r, perm); err != nil {
+	if err := canManageProjects(r, perm); err != nil {
 		return err
 	}
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {

@@ -42,12 +42,12 @@ func (s Service) timesUser(ctx context.Context, p *auth.Principal, perm access.P
 		uid = u.ID
 	}
 	if q.UserInPath {
-		if !perm.Admin && !p.IsAdmin() && uid != p.UserID() {
+		if !perm.IsAdmin() && !p.IsAdmin() && uid != p.UserID() {
 			return 0, apierr.Forbidden("query by user not allowed; not enough rights")
 		}
 		return uid, nil
 	}
-	if p.IsAdmin() || perm.Push || (uid != 0 && uid == p.UserID()) {
+	if p.IsAdmin() || perm.CanWrite(access.UnitIssues) || (uid != 0 && uid == p.UserID()) {
 		return uid, nil
 	}
 	if uid == 0 {

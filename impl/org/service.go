@@ -93,11 +93,16 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		if err := s.Store.Users().Create(ctx, org); err != nil {
 			return user.NameTakenIfDuplicate(err, in.Name)
 		}
-		if err := s.Store.Orgs().AddMember(ctx, &store.OrgMember{OrgID: org.ID, UserID: owner.ID, IsOwner: true}); err != nil {
+		// Every organization has an owners team, as in the reference; its
+		// first member makes the creator the owner.
+		if err := s.Store.Teams().CreateOwnersTeam(ctx, org.ID); err != nil {
 			return err
 		}
-		// Every organization has an owners team, as in the reference.
-		if err := s.Store.Teams().CreateOwnersTeam(ctx, org.ID); err != nil {
+		owners, err := s.Store.Teams().FindByName(ctx, org.ID, store.OwnersTeamName)
+		if err != nil {
+			return err
+		}
+		if err := s.Store.Teams().AddMember(ctx, owners, owner.ID); err != nil {
 			return err
 		}
 		return s.emit(ctx, events.OrgCreated, doer, org)
@@ -198,26 +203,8 @@ func (s Service) member(ctx context.Context, o, u *store.User) (*store.OrgMember
 	return m, err
 }
 
-// AddMember makes the individual u a member of o, neither owner nor
-// public; an existing membership stays as it is.
-func (s Service) AddMember(ctx context.Context, doer, o, u *store.User) error {
-	if u.IsOrganization() {
-		return apierr.Validation("an organization cannot be a member of an organization")
-	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
-		if _, err := s.Store.Orgs().FindMember(ctx, o.ID, u.ID); err == nil {
-			return nil
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		if err := s.Store.Orgs().AddMember(ctx, &store.OrgMember{OrgID: o.ID, UserID: u.ID}); err != nil {
-			return err
-		}
-		return s.emitMember(ctx, events.OrgMemberAdded, doer, o, u)
-	})
-}
-
-// RemoveMember ends u's membership of o; the last owner cannot go.
+// RemoveMember ends u's membership of o by taking it out of every team of
+// o; the last owner cannot go.
 func (s Service) RemoveMember(ctx context.Context, doer, o, u *store.User) error {
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
 		m, err := s.member(ctx, o, u)
@@ -233,7 +220,7 @@ func (s Service) RemoveMember(ctx context.Context, doer, o, u *store.User) error
 				return apierr.Validation("cannot remove the last owner of an organization")
 			}
 		}
-		if err := s.Store.Orgs().RemoveMember(ctx, o.ID, u.ID); err != nil {
+		if err := s.Store.Teams().RemoveFromOrg(ctx, o.ID, u.ID); err != nil {
 			return err
 		}
 		return s.emitMember(ctx, events.OrgMemberRemoved, doer, o, u)

@@ -69,27 +69,25 @@ func (h Handlers) findVersion(ctx context.Context, owner *store.User, typ, name,
 }
 
 // RepoPerms is p's permission on the repository linked to each version,
-// by repository id, computed with at most one statement (p's memberships)
+// by repository id, from one page-wide permission load (access.Checker.Repos)
 // whatever the number of versions.
 func RepoPerms(ctx context.Context, d *app.Deps, p *auth.Principal, vs []*store.PackageVersion) (map[int64]access.Permission, error) {
-	perms := map[int64]access.Permission{}
-	var members map[int64]*store.OrgMember
+	var repos []*store.Repository
 	for _, v := range vs {
-		r := v.Repo
-		if r == nil {
-			continue
+		if v.Repo != nil {
+			repos = append(repos, v.Repo)
 		}
-		if members == nil && p != nil && !p.IsAdmin() && r.Owner.IsOrganization() {
-			ms, err := d.Store.Orgs().ListMemberships(ctx, p.UserID())
-			if err != nil {
-				return nil, err
-			}
-			members = make(map[int64]*store.OrgMember, len(ms))
-			for _, m := range ms {
-				members[m.OrgID] = m
-			}
-		}
-		perms[r.ID] = access.RepoFor(p, r, members[r.OwnerID])
+	}
+	perms := map[int64]access.Permission{}
+	if len(repos) == 0 {
+		return perms, nil
+	}
+	list, err := d.Access.Repos(ctx, p, repos)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range repos {
+		perms[r.ID] = list[i]
 	}
 	return perms, nil
 }

@@ -119,7 +119,7 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 		if err != nil {
 			return nil, err
 		}
-		pp.WithAdmin(perm.Admin)
+		pp.WithAdmin(perm.IsAdmin())
 	}
 	s.d.Git.UpdateRefs(g, c.Updates, func(open []*gitstore.RefUpdate) {
 		for _, u := range open {

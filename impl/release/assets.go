@@ -18,6 +18,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
 
+	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
@@ -344,7 +345,7 @@ func (h Handlers) downloadable(ctx context.Context, p *auth.Principal, uuid stri
 	if err != nil {
 		return nil, nil, err
 	}
-	if !perm.Pull || (!r.HasReleases && !perm.Admin) {
+	if !perm.CanRead(access.UnitReleases) {
 		return nil, nil, apierr.NotFound("not found")
 	}
 	rel, err := h.Store.Releases().FindByID(ctx, r.ID, a.ReleaseID)

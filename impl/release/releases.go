@@ -26,7 +26,7 @@ func visibleRelease(rel *store.Release, err error, perm access.Permission) (*sto
 	if err != nil {
 		return nil, err
 	}
-	if rel.IsDraft && !perm.Push {
+	if rel.IsDraft && !perm.CanWrite(access.UnitReleases) {
 		return nil, apierr.NotFound("not found")
 	}
 	return rel, nil
@@ -218,7 +218,7 @@ func (h Handlers) RepoListReleases(ctx context.Context, params repository.RepoLi
 		return h.Fail(err)
 	}
 	pg := h.Page(params.Page, params.Limit)
-	q := store.ReleaseSearch{RepoID: r.ID, IncludeDrafts: perm.Push, IsDraft: params.Draft, IsPrerelease: params.PreRelease}
+	q := store.ReleaseSearch{RepoID: r.ID, IncludeDrafts: perm.CanWrite(access.UnitReleases), IsDraft: params.Draft, IsPrerelease: params.PreRelease}
 	rels, total, err := h.Store.Releases().List(ctx, q, pg.Store())
 	if err != nil {
 		return h.Fail(err)

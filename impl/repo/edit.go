@@ -203,11 +203,16 @@ func (h Handlers) RepoEdit(ctx context.Context, params repository.RepoEditParams
 	if err != nil {
 		return h.Fail(err)
 	}
-	if !perm.Admin {
+	if !perm.IsAdmin() {
 		return h.Fail(apierr.Forbidden(app.MsgNeedAdmin))
 	}
 	updated, err := h.svc().Edit(ctx, p.User, r, editInput(params.Body))
 	if err != nil {
+		return h.Fail(err)
+	}
+	// The answer shows the permission on the repository as it is now: a
+	// unit switched on or off changes it.
+	if perm, err = h.Access.Repo(ctx, p, updated); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoEditOK().WithPayload(convert.Repo(h.Links(app.BaseURL(params.HTTPRequest)), updated, perm, app.Viewer(p)))

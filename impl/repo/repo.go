@@ -75,7 +75,7 @@ func (h Handlers) RepoDelete(ctx context.Context, params repository.RepoDeletePa
 	if err != nil {
 		return h.Fail(err)
 	}
-	if !perm.Owner {
+	if !perm.IsOwner() {
 		return h.Fail(apierr.Forbidden("user should be the owner of the repo"))
 	}
 	if err := h.svc().Delete(ctx, p.User, r); err != nil {

@@ -141,6 +141,9 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		if err := s.Events.Emit(ctx, events.RepoCreated, r.ID, events.ActorID(doer), repoEvent(r)); err != nil {
 			return err
 		}
+		if err := s.giveCreatorTeams(ctx, doer, owner, r); err != nil {
+			return err
+		}
 		// The first commit (auto-init, template content) becomes the
 		// default branch through the one ref-change path, before the
 		// template's protection rules are copied in.

@@ -8,6 +8,7 @@ import (
 	"repohost/impl/access"
 	"repohost/impl/app"
 	"repohost/impl/auth"
+	"repohost/impl/convert"
 	"repohost/impl/paging"
 	"repohost/impl/repo"
 	"repohost/restapi/operations/user"
@@ -69,4 +70,20 @@ func (h Handlers) UserCurrentListRepos(ctx context.Context, params user.UserCurr
 		WithXTotalCount(total).
 		WithLink(paging.Link(params.HTTPRequest, pg, total)).
 		WithPayload(out)
+}
+
+// UserListTeams lists the caller's teams with their organizations.
+func (h Handlers) UserListTeams(ctx context.Context, params user.UserListTeamsParams) middleware.Responder {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return h.Fail(err)
+	}
+	pg := h.Page(params.Page, params.Limit)
+	teams, total, err := h.Store.Teams().ListForUser(ctx, p.UserID(), pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	return user.NewUserListTeamsOK().WithXTotalCount(total).
+		WithLink(paging.Link(params.HTTPRequest, pg, total)).
+		WithPayload(convert.Teams(app.BaseURL(params.HTTPRequest), teams))
 }

@@ -54,6 +54,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 		JSONProducer: runtime.JSONProducer(),
 		TxtProducer:  runtime.TextProducer(),
 
+		RepositoryAcceptRepoTransferHandler: repository.AcceptRepoTransferHandlerFunc(func(params repository.AcceptRepoTransferParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.AcceptRepoTransfer has not yet been implemented")
+		}),
+
 		AdminAdminAdoptRepositoryHandler: admin.AdminAdoptRepositoryHandlerFunc(func(params admin.AdminAdoptRepositoryParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -600,11 +607,39 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation package_operations.ListPackages has not yet been implemented")
 		}),
 
+		OrganizationOrgAddTeamMemberHandler: organization.OrgAddTeamMemberHandlerFunc(func(params organization.OrgAddTeamMemberParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgAddTeamMember has not yet been implemented")
+		}),
+
+		OrganizationOrgAddTeamRepositoryHandler: organization.OrgAddTeamRepositoryHandlerFunc(func(params organization.OrgAddTeamRepositoryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgAddTeamRepository has not yet been implemented")
+		}),
+
+		OrganizationOrgConcealMemberHandler: organization.OrgConcealMemberHandlerFunc(func(params organization.OrgConcealMemberParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgConcealMember has not yet been implemented")
+		}),
+
 		OrganizationOrgCreateHandler: organization.OrgCreateHandlerFunc(func(params organization.OrgCreateParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgCreate has not yet been implemented")
+		}),
+
+		OrganizationOrgCreateTeamHandler: organization.OrgCreateTeamHandlerFunc(func(params organization.OrgCreateTeamParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgCreateTeam has not yet been implemented")
 		}),
 
 		OrganizationOrgDeleteHandler: organization.OrgDeleteHandlerFunc(func(params organization.OrgDeleteParams, principal any) middleware.Responder {
@@ -621,11 +656,25 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgDeleteMember has not yet been implemented")
 		}),
 
+		OrganizationOrgDeleteTeamHandler: organization.OrgDeleteTeamHandlerFunc(func(params organization.OrgDeleteTeamParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgDeleteTeam has not yet been implemented")
+		}),
+
 		OrganizationOrgEditHandler: organization.OrgEditHandlerFunc(func(params organization.OrgEditParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgEdit has not yet been implemented")
+		}),
+
+		OrganizationOrgEditTeamHandler: organization.OrgEditTeamHandlerFunc(func(params organization.OrgEditTeamParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgEditTeam has not yet been implemented")
 		}),
 
 		OrganizationOrgGetHandler: organization.OrgGetHandlerFunc(func(params organization.OrgGetParams, principal any) middleware.Responder {
@@ -642,11 +691,25 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgGetAll has not yet been implemented")
 		}),
 
+		OrganizationOrgGetTeamHandler: organization.OrgGetTeamHandlerFunc(func(params organization.OrgGetTeamParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgGetTeam has not yet been implemented")
+		}),
+
 		OrganizationOrgIsMemberHandler: organization.OrgIsMemberHandlerFunc(func(params organization.OrgIsMemberParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgIsMember has not yet been implemented")
+		}),
+
+		OrganizationOrgIsPublicMemberHandler: organization.OrgIsPublicMemberHandlerFunc(func(params organization.OrgIsPublicMemberParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgIsPublicMember has not yet been implemented")
 		}),
 
 		OrganizationOrgListCurrentUserOrgsHandler: organization.OrgListCurrentUserOrgsHandlerFunc(func(params organization.OrgListCurrentUserOrgsParams, principal any) middleware.Responder {
@@ -663,6 +726,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgListMembers has not yet been implemented")
 		}),
 
+		OrganizationOrgListPublicMembersHandler: organization.OrgListPublicMembersHandlerFunc(func(params organization.OrgListPublicMembersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListPublicMembers has not yet been implemented")
+		}),
+
 		OrganizationOrgListReposHandler: organization.OrgListReposHandlerFunc(func(params organization.OrgListReposParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -670,11 +740,102 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgListRepos has not yet been implemented")
 		}),
 
+		OrganizationOrgListTeamMemberHandler: organization.OrgListTeamMemberHandlerFunc(func(params organization.OrgListTeamMemberParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListTeamMember has not yet been implemented")
+		}),
+
+		OrganizationOrgListTeamMembersHandler: organization.OrgListTeamMembersHandlerFunc(func(params organization.OrgListTeamMembersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListTeamMembers has not yet been implemented")
+		}),
+
+		OrganizationOrgListTeamRepoHandler: organization.OrgListTeamRepoHandlerFunc(func(params organization.OrgListTeamRepoParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListTeamRepo has not yet been implemented")
+		}),
+
+		OrganizationOrgListTeamReposHandler: organization.OrgListTeamReposHandlerFunc(func(params organization.OrgListTeamReposParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListTeamRepos has not yet been implemented")
+		}),
+
+		OrganizationOrgListTeamsHandler: organization.OrgListTeamsHandlerFunc(func(params organization.OrgListTeamsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListTeams has not yet been implemented")
+		}),
+
+		OrganizationOrgPublicizeMemberHandler: organization.OrgPublicizeMemberHandlerFunc(func(params organization.OrgPublicizeMemberParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgPublicizeMember has not yet been implemented")
+		}),
+
+		OrganizationOrgRemoveTeamMemberHandler: organization.OrgRemoveTeamMemberHandlerFunc(func(params organization.OrgRemoveTeamMemberParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgRemoveTeamMember has not yet been implemented")
+		}),
+
+		OrganizationOrgRemoveTeamRepositoryHandler: organization.OrgRemoveTeamRepositoryHandlerFunc(func(params organization.OrgRemoveTeamRepositoryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgRemoveTeamRepository has not yet been implemented")
+		}),
+
+		RepositoryRejectRepoTransferHandler: repository.RejectRepoTransferHandlerFunc(func(params repository.RejectRepoTransferParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RejectRepoTransfer has not yet been implemented")
+		}),
+
+		RepositoryRepoAddCollaboratorHandler: repository.RepoAddCollaboratorHandlerFunc(func(params repository.RepoAddCollaboratorParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoAddCollaborator has not yet been implemented")
+		}),
+
+		RepositoryRepoAddTeamHandler: repository.RepoAddTeamHandlerFunc(func(params repository.RepoAddTeamParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoAddTeam has not yet been implemented")
+		}),
+
 		RepositoryRepoAddTopicHandler: repository.RepoAddTopicHandlerFunc(func(params repository.RepoAddTopicParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoAddTopic has not yet been implemented")
+		}),
+
+		RepositoryRepoCheckCollaboratorHandler: repository.RepoCheckCollaboratorHandlerFunc(func(params repository.RepoCheckCollaboratorParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCheckCollaborator has not yet been implemented")
+		}),
+
+		RepositoryRepoCheckTeamHandler: repository.RepoCheckTeamHandlerFunc(func(params repository.RepoCheckTeamParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCheckTeam has not yet been implemented")
 		}),
 
 		RepositoryRepoCreateBranchHandler: repository.RepoCreateBranchHandlerFunc(func(params repository.RepoCreateBranchParams, principal any) middleware.Responder {
@@ -754,6 +915,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoDeleteBranchProtection has not yet been implemented")
 		}),
 
+		RepositoryRepoDeleteCollaboratorHandler: repository.RepoDeleteCollaboratorHandlerFunc(func(params repository.RepoDeleteCollaboratorParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteCollaborator has not yet been implemented")
+		}),
+
 		RepositoryRepoDeleteFileHandler: repository.RepoDeleteFileHandlerFunc(func(params repository.RepoDeleteFileParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -801,6 +969,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoDeleteTag has not yet been implemented")
+		}),
+
+		RepositoryRepoDeleteTeamHandler: repository.RepoDeleteTeamHandlerFunc(func(params repository.RepoDeleteTeamParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteTeam has not yet been implemented")
 		}),
 
 		RepositoryRepoDeleteTopicHandler: repository.RepoDeleteTopicHandlerFunc(func(params repository.RepoDeleteTopicParams, principal any) middleware.Responder {
@@ -859,6 +1034,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGetArchive has not yet been implemented")
 		}),
 
+		RepositoryRepoGetAssigneesHandler: repository.RepoGetAssigneesHandlerFunc(func(params repository.RepoGetAssigneesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetAssignees has not yet been implemented")
+		}),
+
 		RepositoryRepoGetBranchHandler: repository.RepoGetBranchHandlerFunc(func(params repository.RepoGetBranchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -871,6 +1053,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoGetBranchProtection has not yet been implemented")
+		}),
+
+		RepositoryRepoGetByIDHandler: repository.RepoGetByIDHandlerFunc(func(params repository.RepoGetByIDParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetByID has not yet been implemented")
 		}),
 
 		RepositoryRepoGetContentsHandler: repository.RepoGetContentsHandlerFunc(func(params repository.RepoGetContentsParams, principal any) middleware.Responder {
@@ -936,6 +1125,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGetReleaseByTag has not yet been implemented")
 		}),
 
+		RepositoryRepoGetRepoPermissionsHandler: repository.RepoGetRepoPermissionsHandlerFunc(func(params repository.RepoGetRepoPermissionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetRepoPermissions has not yet been implemented")
+		}),
+
+		RepositoryRepoGetReviewersHandler: repository.RepoGetReviewersHandlerFunc(func(params repository.RepoGetReviewersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetReviewers has not yet been implemented")
+		}),
+
 		RepositoryRepoGetSingleCommitHandler: repository.RepoGetSingleCommitHandlerFunc(func(params repository.RepoGetSingleCommitParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -962,6 +1165,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoListBranches has not yet been implemented")
+		}),
+
+		RepositoryRepoListCollaboratorsHandler: repository.RepoListCollaboratorsHandlerFunc(func(params repository.RepoListCollaboratorsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListCollaborators has not yet been implemented")
 		}),
 
 		RepositoryRepoListKeysHandler: repository.RepoListKeysHandlerFunc(func(params repository.RepoListKeysParams, principal any) middleware.Responder {
@@ -1034,6 +1244,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoTrackedTimes has not yet been implemented")
 		}),
 
+		RepositoryRepoTransferHandler: repository.RepoTransferHandlerFunc(func(params repository.RepoTransferParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoTransfer has not yet been implemented")
+		}),
+
 		RepositoryRepoUpdateBranchHandler: repository.RepoUpdateBranchHandlerFunc(func(params repository.RepoUpdateBranchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1060,6 +1277,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoUpdateTopics has not yet been implemented")
+		}),
+
+		OrganizationTeamSearchHandler: organization.TeamSearchHandlerFunc(func(params organization.TeamSearchParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.TeamSearch has not yet been implemented")
 		}),
 
 		RepositoryTopicSearchHandler: repository.TopicSearchHandlerFunc(func(params repository.TopicSearchParams, principal any) middleware.Responder {
@@ -1223,6 +1447,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserListRepos has not yet been implemented")
 		}),
 
+		UserUserListTeamsHandler: user.UserListTeamsHandlerFunc(func(params user.UserListTeamsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListTeams has not yet been implemented")
+		}),
+
 		UserUserSearchHandler: user.UserSearchHandlerFunc(func(params user.UserSearchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1367,6 +1598,8 @@ type RepohostAPI struct {
 	// APIAuthorizer provides access control (ACL/RBAC/ABAC) by providing access to the request and authenticated principal
 	APIAuthorizer runtime.Authorizer
 
+	// RepositoryAcceptRepoTransferHandler sets the operation handler for the accept repo transfer operation
+	RepositoryAcceptRepoTransferHandler repository.AcceptRepoTransferHandler
 	// AdminAdminAdoptRepositoryHandler sets the operation handler for the admin adopt repository operation
 	AdminAdminAdoptRepositoryHandler admin.AdminAdoptRepositoryHandler
 	// AdminAdminCreateOrgHandler sets the operation handler for the admin create org operation
@@ -1523,28 +1756,72 @@ type RepohostAPI struct {
 	PackageOperationsListPackageVersionsHandler package_operations.ListPackageVersionsHandler
 	// PackageOperationsListPackagesHandler sets the operation handler for the list packages operation
 	PackageOperationsListPackagesHandler package_operations.ListPackagesHandler
+	// OrganizationOrgAddTeamMemberHandler sets the operation handler for the org add team member operation
+	OrganizationOrgAddTeamMemberHandler organization.OrgAddTeamMemberHandler
+	// OrganizationOrgAddTeamRepositoryHandler sets the operation handler for the org add team repository operation
+	OrganizationOrgAddTeamRepositoryHandler organization.OrgAddTeamRepositoryHandler
+	// OrganizationOrgConcealMemberHandler sets the operation handler for the org conceal member operation
+	OrganizationOrgConcealMemberHandler organization.OrgConcealMemberHandler
 	// OrganizationOrgCreateHandler sets the operation handler for the org create operation
 	OrganizationOrgCreateHandler organization.OrgCreateHandler
+	// OrganizationOrgCreateTeamHandler sets the operation handler for the org create team operation
+	OrganizationOrgCreateTeamHandler organization.OrgCreateTeamHandler
 	// OrganizationOrgDeleteHandler sets the operation handler for the org delete operation
 	OrganizationOrgDeleteHandler organization.OrgDeleteHandler
 	// OrganizationOrgDeleteMemberHandler sets the operation handler for the org delete member operation
 	OrganizationOrgDeleteMemberHandler organization.OrgDeleteMemberHandler
+	// OrganizationOrgDeleteTeamHandler sets the operation handler for the org delete team operation
+	OrganizationOrgDeleteTeamHandler organization.OrgDeleteTeamHandler
 	// OrganizationOrgEditHandler sets the operation handler for the org edit operation
 	OrganizationOrgEditHandler organization.OrgEditHandler
+	// OrganizationOrgEditTeamHandler sets the operation handler for the org edit team operation
+	OrganizationOrgEditTeamHandler organization.OrgEditTeamHandler
 	// OrganizationOrgGetHandler sets the operation handler for the org get operation
 	OrganizationOrgGetHandler organization.OrgGetHandler
 	// OrganizationOrgGetAllHandler sets the operation handler for the org get all operation
 	OrganizationOrgGetAllHandler organization.OrgGetAllHandler
+	// OrganizationOrgGetTeamHandler sets the operation handler for the org get team operation
+	OrganizationOrgGetTeamHandler organization.OrgGetTeamHandler
 	// OrganizationOrgIsMemberHandler sets the operation handler for the org is member operation
 	OrganizationOrgIsMemberHandler organization.OrgIsMemberHandler
+	// OrganizationOrgIsPublicMemberHandler sets the operation handler for the org is public member operation
+	OrganizationOrgIsPublicMemberHandler organization.OrgIsPublicMemberHandler
 	// OrganizationOrgListCurrentUserOrgsHandler sets the operation handler for the org list current user orgs operation
 	OrganizationOrgListCurrentUserOrgsHandler organization.OrgListCurrentUserOrgsHandler
 	// OrganizationOrgListMembersHandler sets the operation handler for the org list members operation
 	OrganizationOrgListMembersHandler organization.OrgListMembersHandler
+	// OrganizationOrgListPublicMembersHandler sets the operation handler for the org list public members operation
+	OrganizationOrgListPublicMembersHandler organization.OrgListPublicMembersHandler
 	// OrganizationOrgListReposHandler sets the operation handler for the org list repos operation
 	OrganizationOrgListReposHandler organization.OrgListReposHandler
+	// OrganizationOrgListTeamMemberHandler sets the operation handler for the org list team member operation
+	OrganizationOrgListTeamMemberHandler organization.OrgListTeamMemberHandler
+	// OrganizationOrgListTeamMembersHandler sets the operation handler for the org list team members operation
+	OrganizationOrgListTeamMembersHandler organization.OrgListTeamMembersHandler
+	// OrganizationOrgListTeamRepoHandler sets the operation handler for the org list team repo operation
+	OrganizationOrgListTeamRepoHandler organization.OrgListTeamRepoHandler
+	// OrganizationOrgListTeamReposHandler sets the operation handler for the org list team repos operation
+	OrganizationOrgListTeamReposHandler organization.OrgListTeamReposHandler
+	// OrganizationOrgListTeamsHandler sets the operation handler for the org list teams operation
+	OrganizationOrgListTeamsHandler organization.OrgListTeamsHandler
+	// OrganizationOrgPublicizeMemberHandler sets the operation handler for the org publicize member operation
+	OrganizationOrgPublicizeMemberHandler organization.OrgPublicizeMemberHandler
+	// OrganizationOrgRemoveTeamMemberHandler sets the operation handler for the org remove team member operation
+	OrganizationOrgRemoveTeamMemberHandler organization.OrgRemoveTeamMemberHandler
+	// OrganizationOrgRemoveTeamRepositoryHandler sets the operation handler for the org remove team repository operation
+	OrganizationOrgRemoveTeamRepositoryHandler organization.OrgRemoveTeamRepositoryHandler
+	// RepositoryRejectRepoTransferHandler sets the operation handler for the reject repo transfer operation
+	RepositoryRejectRepoTransferHandler repository.RejectRepoTransferHandler
+	// RepositoryRepoAddCollaboratorHandler sets the operation handler for the repo add collaborator operation
+	RepositoryRepoAddCollaboratorHandler repository.RepoAddCollaboratorHandler
+	// RepositoryRepoAddTeamHandler sets the operation handler for the repo add team operation
+	RepositoryRepoAddTeamHandler repository.RepoAddTeamHandler
 	// RepositoryRepoAddTopicHandler sets the operation handler for the repo add topic operation
 	RepositoryRepoAddTopicHandler repository.RepoAddTopicHandler
+	// RepositoryRepoCheckCollaboratorHandler sets the operation handler for the repo check collaborator operation
+	RepositoryRepoCheckCollaboratorHandler repository.RepoCheckCollaboratorHandler
+	// RepositoryRepoCheckTeamHandler sets the operation handler for the repo check team operation
+	RepositoryRepoCheckTeamHandler repository.RepoCheckTeamHandler
 	// RepositoryRepoCreateBranchHandler sets the operation handler for the repo create branch operation
 	RepositoryRepoCreateBranchHandler repository.RepoCreateBranchHandler
 	// RepositoryRepoCreateBranchProtectionHandler sets the operation handler for the repo create branch protection operation
@@ -1567,6 +1844,8 @@ type RepohostAPI struct {
 	RepositoryRepoDeleteBranchHandler repository.RepoDeleteBranchHandler
 	// RepositoryRepoDeleteBranchProtectionHandler sets the operation handler for the repo delete branch protection operation
 	RepositoryRepoDeleteBranchProtectionHandler repository.RepoDeleteBranchProtectionHandler
+	// RepositoryRepoDeleteCollaboratorHandler sets the operation handler for the repo delete collaborator operation
+	RepositoryRepoDeleteCollaboratorHandler repository.RepoDeleteCollaboratorHandler
 	// RepositoryRepoDeleteFileHandler sets the operation handler for the repo delete file operation
 	RepositoryRepoDeleteFileHandler repository.RepoDeleteFileHandler
 	// RepositoryRepoDeleteKeyHandler sets the operation handler for the repo delete key operation
@@ -1581,6 +1860,8 @@ type RepohostAPI struct {
 	RepositoryRepoDeleteReleaseByTagHandler repository.RepoDeleteReleaseByTagHandler
 	// RepositoryRepoDeleteTagHandler sets the operation handler for the repo delete tag operation
 	RepositoryRepoDeleteTagHandler repository.RepoDeleteTagHandler
+	// RepositoryRepoDeleteTeamHandler sets the operation handler for the repo delete team operation
+	RepositoryRepoDeleteTeamHandler repository.RepoDeleteTeamHandler
 	// RepositoryRepoDeleteTopicHandler sets the operation handler for the repo delete topic operation
 	RepositoryRepoDeleteTopicHandler repository.RepoDeleteTopicHandler
 	// RepositoryRepoEditHandler sets the operation handler for the repo edit operation
@@ -1597,10 +1878,14 @@ type RepohostAPI struct {
 	RepositoryRepoGetAllCommitsHandler repository.RepoGetAllCommitsHandler
 	// RepositoryRepoGetArchiveHandler sets the operation handler for the repo get archive operation
 	RepositoryRepoGetArchiveHandler repository.RepoGetArchiveHandler
+	// RepositoryRepoGetAssigneesHandler sets the operation handler for the repo get assignees operation
+	RepositoryRepoGetAssigneesHandler repository.RepoGetAssigneesHandler
 	// RepositoryRepoGetBranchHandler sets the operation handler for the repo get branch operation
 	RepositoryRepoGetBranchHandler repository.RepoGetBranchHandler
 	// RepositoryRepoGetBranchProtectionHandler sets the operation handler for the repo get branch protection operation
 	RepositoryRepoGetBranchProtectionHandler repository.RepoGetBranchProtectionHandler
+	// RepositoryRepoGetByIDHandler sets the operation handler for the repo get by ID operation
+	RepositoryRepoGetByIDHandler repository.RepoGetByIDHandler
 	// RepositoryRepoGetContentsHandler sets the operation handler for the repo get contents operation
 	RepositoryRepoGetContentsHandler repository.RepoGetContentsHandler
 	// RepositoryRepoGetContentsListHandler sets the operation handler for the repo get contents list operation
@@ -1619,6 +1904,10 @@ type RepohostAPI struct {
 	RepositoryRepoGetReleaseAttachmentHandler repository.RepoGetReleaseAttachmentHandler
 	// RepositoryRepoGetReleaseByTagHandler sets the operation handler for the repo get release by tag operation
 	RepositoryRepoGetReleaseByTagHandler repository.RepoGetReleaseByTagHandler
+	// RepositoryRepoGetRepoPermissionsHandler sets the operation handler for the repo get repo permissions operation
+	RepositoryRepoGetRepoPermissionsHandler repository.RepoGetRepoPermissionsHandler
+	// RepositoryRepoGetReviewersHandler sets the operation handler for the repo get reviewers operation
+	RepositoryRepoGetReviewersHandler repository.RepoGetReviewersHandler
 	// RepositoryRepoGetSingleCommitHandler sets the operation handler for the repo get single commit operation
 	RepositoryRepoGetSingleCommitHandler repository.RepoGetSingleCommitHandler
 	// RepositoryRepoGetTagHandler sets the operation handler for the repo get tag operation
@@ -1627,6 +1916,8 @@ type RepohostAPI struct {
 	RepositoryRepoListBranchProtectionHandler repository.RepoListBranchProtectionHandler
 	// RepositoryRepoListBranchesHandler sets the operation handler for the repo list branches operation
 	RepositoryRepoListBranchesHandler repository.RepoListBranchesHandler
+	// RepositoryRepoListCollaboratorsHandler sets the operation handler for the repo list collaborators operation
+	RepositoryRepoListCollaboratorsHandler repository.RepoListCollaboratorsHandler
 	// RepositoryRepoListKeysHandler sets the operation handler for the repo list keys operation
 	RepositoryRepoListKeysHandler repository.RepoListKeysHandler
 	// IssueRepoListProjectsHandler sets the operation handler for the repo list projects operation
@@ -1647,6 +1938,8 @@ type RepohostAPI struct {
 	RepositoryRepoSearchHandler repository.RepoSearchHandler
 	// RepositoryRepoTrackedTimesHandler sets the operation handler for the repo tracked times operation
 	RepositoryRepoTrackedTimesHandler repository.RepoTrackedTimesHandler
+	// RepositoryRepoTransferHandler sets the operation handler for the repo transfer operation
+	RepositoryRepoTransferHandler repository.RepoTransferHandler
 	// RepositoryRepoUpdateBranchHandler sets the operation handler for the repo update branch operation
 	RepositoryRepoUpdateBranchHandler repository.RepoUpdateBranchHandler
 	// RepositoryRepoUpdateBranchProtectionPrioriesHandler sets the operation handler for the repo update branch protection priories operation
@@ -1655,6 +1948,8 @@ type RepohostAPI struct {
 	RepositoryRepoUpdateFileHandler repository.RepoUpdateFileHandler
 	// RepositoryRepoUpdateTopicsHandler sets the operation handler for the repo update topics operation
 	RepositoryRepoUpdateTopicsHandler repository.RepoUpdateTopicsHandler
+	// OrganizationTeamSearchHandler sets the operation handler for the team search operation
+	OrganizationTeamSearchHandler organization.TeamSearchHandler
 	// RepositoryTopicSearchHandler sets the operation handler for the topic search operation
 	RepositoryTopicSearchHandler repository.TopicSearchHandler
 	// PackageOperationsUnlinkPackageHandler sets the operation handler for the unlink package operation
@@ -1701,6 +1996,8 @@ type RepohostAPI struct {
 	UserUserListKeysHandler user.UserListKeysHandler
 	// UserUserListReposHandler sets the operation handler for the user list repos operation
 	UserUserListReposHandler user.UserListReposHandler
+	// UserUserListTeamsHandler sets the operation handler for the user list teams operation
+	UserUserListTeamsHandler user.UserListTeamsHandler
 	// UserUserSearchHandler sets the operation handler for the user search operation
 	UserUserSearchHandler user.UserSearchHandler
 	// RepositoryUserTrackedTimesHandler sets the operation handler for the user tracked times operation
@@ -1812,6 +2109,9 @@ func (o *RepohostAPI) Validate() error {
 		unregistered = append(unregistered, "TokenAuth")
 	}
 
+	if o.RepositoryAcceptRepoTransferHandler == nil {
+		unregistered = append(unregistered, "repository.AcceptRepoTransferHandler")
+	}
 	if o.AdminAdminAdoptRepositoryHandler == nil {
 		unregistered = append(unregistered, "admin.AdminAdoptRepositoryHandler")
 	}
@@ -2046,8 +2346,20 @@ func (o *RepohostAPI) Validate() error {
 	if o.PackageOperationsListPackagesHandler == nil {
 		unregistered = append(unregistered, "package_operations.ListPackagesHandler")
 	}
+	if o.OrganizationOrgAddTeamMemberHandler == nil {
+		unregistered = append(unregistered, "organization.OrgAddTeamMemberHandler")
+	}
+	if o.OrganizationOrgAddTeamRepositoryHandler == nil {
+		unregistered = append(unregistered, "organization.OrgAddTeamRepositoryHandler")
+	}
+	if o.OrganizationOrgConcealMemberHandler == nil {
+		unregistered = append(unregistered, "organization.OrgConcealMemberHandler")
+	}
 	if o.OrganizationOrgCreateHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateHandler")
+	}
+	if o.OrganizationOrgCreateTeamHandler == nil {
+		unregistered = append(unregistered, "organization.OrgCreateTeamHandler")
 	}
 	if o.OrganizationOrgDeleteHandler == nil {
 		unregistered = append(unregistered, "organization.OrgDeleteHandler")
@@ -2055,8 +2367,14 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgDeleteMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgDeleteMemberHandler")
 	}
+	if o.OrganizationOrgDeleteTeamHandler == nil {
+		unregistered = append(unregistered, "organization.OrgDeleteTeamHandler")
+	}
 	if o.OrganizationOrgEditHandler == nil {
 		unregistered = append(unregistered, "organization.OrgEditHandler")
+	}
+	if o.OrganizationOrgEditTeamHandler == nil {
+		unregistered = append(unregistered, "organization.OrgEditTeamHandler")
 	}
 	if o.OrganizationOrgGetHandler == nil {
 		unregistered = append(unregistered, "organization.OrgGetHandler")
@@ -2064,8 +2382,14 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgGetAllHandler == nil {
 		unregistered = append(unregistered, "organization.OrgGetAllHandler")
 	}
+	if o.OrganizationOrgGetTeamHandler == nil {
+		unregistered = append(unregistered, "organization.OrgGetTeamHandler")
+	}
 	if o.OrganizationOrgIsMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgIsMemberHandler")
+	}
+	if o.OrganizationOrgIsPublicMemberHandler == nil {
+		unregistered = append(unregistered, "organization.OrgIsPublicMemberHandler")
 	}
 	if o.OrganizationOrgListCurrentUserOrgsHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListCurrentUserOrgsHandler")
@@ -2073,11 +2397,53 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgListMembersHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListMembersHandler")
 	}
+	if o.OrganizationOrgListPublicMembersHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListPublicMembersHandler")
+	}
 	if o.OrganizationOrgListReposHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListReposHandler")
 	}
+	if o.OrganizationOrgListTeamMemberHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListTeamMemberHandler")
+	}
+	if o.OrganizationOrgListTeamMembersHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListTeamMembersHandler")
+	}
+	if o.OrganizationOrgListTeamRepoHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListTeamRepoHandler")
+	}
+	if o.OrganizationOrgListTeamReposHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListTeamReposHandler")
+	}
+	if o.OrganizationOrgListTeamsHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListTeamsHandler")
+	}
+	if o.OrganizationOrgPublicizeMemberHandler == nil {
+		unregistered = append(unregistered, "organization.OrgPublicizeMemberHandler")
+	}
+	if o.OrganizationOrgRemoveTeamMemberHandler == nil {
+		unregistered = append(unregistered, "organization.OrgRemoveTeamMemberHandler")
+	}
+	if o.OrganizationOrgRemoveTeamRepositoryHandler == nil {
+		unregistered = append(unregistered, "organization.OrgRemoveTeamRepositoryHandler")
+	}
+	if o.RepositoryRejectRepoTransferHandler == nil {
+		unregistered = append(unregistered, "repository.RejectRepoTransferHandler")
+	}
+	if o.RepositoryRepoAddCollaboratorHandler == nil {
+		unregistered = append(unregistered, "repository.RepoAddCollaboratorHandler")
+	}
+	if o.RepositoryRepoAddTeamHandler == nil {
+		unregistered = append(unregistered, "repository.RepoAddTeamHandler")
+	}
 	if o.RepositoryRepoAddTopicHandler == nil {
 		unregistered = append(unregistered, "repository.RepoAddTopicHandler")
+	}
+	if o.RepositoryRepoCheckCollaboratorHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCheckCollaboratorHandler")
+	}
+	if o.RepositoryRepoCheckTeamHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCheckTeamHandler")
 	}
 	if o.RepositoryRepoCreateBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateBranchHandler")
@@ -2112,6 +2478,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoDeleteBranchProtectionHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteBranchProtectionHandler")
 	}
+	if o.RepositoryRepoDeleteCollaboratorHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteCollaboratorHandler")
+	}
 	if o.RepositoryRepoDeleteFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteFileHandler")
 	}
@@ -2132,6 +2501,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoDeleteTagHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteTagHandler")
+	}
+	if o.RepositoryRepoDeleteTeamHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteTeamHandler")
 	}
 	if o.RepositoryRepoDeleteTopicHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteTopicHandler")
@@ -2157,11 +2529,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoGetArchiveHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetArchiveHandler")
 	}
+	if o.RepositoryRepoGetAssigneesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetAssigneesHandler")
+	}
 	if o.RepositoryRepoGetBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetBranchHandler")
 	}
 	if o.RepositoryRepoGetBranchProtectionHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetBranchProtectionHandler")
+	}
+	if o.RepositoryRepoGetByIDHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetByIDHandler")
 	}
 	if o.RepositoryRepoGetContentsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetContentsHandler")
@@ -2190,6 +2568,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoGetReleaseByTagHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetReleaseByTagHandler")
 	}
+	if o.RepositoryRepoGetRepoPermissionsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetRepoPermissionsHandler")
+	}
+	if o.RepositoryRepoGetReviewersHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetReviewersHandler")
+	}
 	if o.RepositoryRepoGetSingleCommitHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetSingleCommitHandler")
 	}
@@ -2201,6 +2585,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoListBranchesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListBranchesHandler")
+	}
+	if o.RepositoryRepoListCollaboratorsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListCollaboratorsHandler")
 	}
 	if o.RepositoryRepoListKeysHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListKeysHandler")
@@ -2232,6 +2619,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoTrackedTimesHandler")
 	}
+	if o.RepositoryRepoTransferHandler == nil {
+		unregistered = append(unregistered, "repository.RepoTransferHandler")
+	}
 	if o.RepositoryRepoUpdateBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateBranchHandler")
 	}
@@ -2243,6 +2633,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoUpdateTopicsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateTopicsHandler")
+	}
+	if o.OrganizationTeamSearchHandler == nil {
+		unregistered = append(unregistered, "organization.TeamSearchHandler")
 	}
 	if o.RepositoryTopicSearchHandler == nil {
 		unregistered = append(unregistered, "repository.TopicSearchHandler")
@@ -2312,6 +2705,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserListReposHandler == nil {
 		unregistered = append(unregistered, "user.UserListReposHandler")
+	}
+	if o.UserUserListTeamsHandler == nil {
+		unregistered = append(unregistered, "user.UserListTeamsHandler")
 	}
 	if o.UserUserSearchHandler == nil {
 		unregistered = append(unregistered, "user.UserSearchHandler")
@@ -2449,6 +2845,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers = make(map[string]map[string]http.Handler)
 	}
 
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/transfer/accept"] = repository.NewAcceptRepoTransfer(o.context, o.RepositoryAcceptRepoTransferHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -2761,10 +3161,26 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/packages/{owner}"] = package_operations.NewListPackages(o.context, o.PackageOperationsListPackagesHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/teams/{id}/members/{username}"] = organization.NewOrgAddTeamMember(o.context, o.OrganizationOrgAddTeamMemberHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/teams/{id}/repos/{org}/{repo}"] = organization.NewOrgAddTeamRepository(o.context, o.OrganizationOrgAddTeamRepositoryHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/orgs/{org}/public_members/{username}"] = organization.NewOrgConcealMember(o.context, o.OrganizationOrgConcealMemberHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/orgs"] = organization.NewOrgCreate(o.context, o.OrganizationOrgCreateHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/orgs/{org}/teams"] = organization.NewOrgCreateTeam(o.context, o.OrganizationOrgCreateTeamHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -2773,10 +3189,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/orgs/{org}/members/{username}"] = organization.NewOrgDeleteMember(o.context, o.OrganizationOrgDeleteMemberHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/teams/{id}"] = organization.NewOrgDeleteTeam(o.context, o.OrganizationOrgDeleteTeamHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/orgs/{org}"] = organization.NewOrgEdit(o.context, o.OrganizationOrgEditHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/teams/{id}"] = organization.NewOrgEditTeam(o.context, o.OrganizationOrgEditTeamHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2788,7 +3212,15 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/teams/{id}"] = organization.NewOrgGetTeam(o.context, o.OrganizationOrgGetTeamHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/orgs/{org}/members/{username}"] = organization.NewOrgIsMember(o.context, o.OrganizationOrgIsMemberHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/public_members/{username}"] = organization.NewOrgIsPublicMember(o.context, o.OrganizationOrgIsPublicMemberHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2800,11 +3232,67 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/orgs/{org}/public_members"] = organization.NewOrgListPublicMembers(o.context, o.OrganizationOrgListPublicMembersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/orgs/{org}/repos"] = organization.NewOrgListRepos(o.context, o.OrganizationOrgListReposHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/teams/{id}/members/{username}"] = organization.NewOrgListTeamMember(o.context, o.OrganizationOrgListTeamMemberHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/teams/{id}/members"] = organization.NewOrgListTeamMembers(o.context, o.OrganizationOrgListTeamMembersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/teams/{id}/repos/{org}/{repo}"] = organization.NewOrgListTeamRepo(o.context, o.OrganizationOrgListTeamRepoHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/teams/{id}/repos"] = organization.NewOrgListTeamRepos(o.context, o.OrganizationOrgListTeamReposHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/teams"] = organization.NewOrgListTeams(o.context, o.OrganizationOrgListTeamsHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/orgs/{org}/public_members/{username}"] = organization.NewOrgPublicizeMember(o.context, o.OrganizationOrgPublicizeMemberHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/teams/{id}/members/{username}"] = organization.NewOrgRemoveTeamMember(o.context, o.OrganizationOrgRemoveTeamMemberHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/teams/{id}/repos/{org}/{repo}"] = organization.NewOrgRemoveTeamRepository(o.context, o.OrganizationOrgRemoveTeamRepositoryHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/transfer/reject"] = repository.NewRejectRepoTransfer(o.context, o.RepositoryRejectRepoTransferHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/collaborators/{collaborator}"] = repository.NewRepoAddCollaborator(o.context, o.RepositoryRepoAddCollaboratorHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/teams/{team}"] = repository.NewRepoAddTeam(o.context, o.RepositoryRepoAddTeamHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/repos/{owner}/{repo}/topics/{topic}"] = repository.NewRepoAddTopic(o.context, o.RepositoryRepoAddTopicHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/collaborators/{collaborator}"] = repository.NewRepoCheckCollaborator(o.context, o.RepositoryRepoCheckCollaboratorHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/teams/{team}"] = repository.NewRepoCheckTeam(o.context, o.RepositoryRepoCheckTeamHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -2852,6 +3340,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/collaborators/{collaborator}"] = repository.NewRepoDeleteCollaborator(o.context, o.RepositoryRepoDeleteCollaboratorHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoDeleteFile(o.context, o.RepositoryRepoDeleteFileHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -2877,6 +3369,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/tags/{tag}"] = repository.NewRepoDeleteTag(o.context, o.RepositoryRepoDeleteTagHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/teams/{team}"] = repository.NewRepoDeleteTeam(o.context, o.RepositoryRepoDeleteTeamHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -2912,11 +3408,19 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/assignees"] = repository.NewRepoGetAssignees(o.context, o.RepositoryRepoGetAssigneesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/branches/{branch}"] = repository.NewRepoGetBranch(o.context, o.RepositoryRepoGetBranchHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/branch_protections/{name}"] = repository.NewRepoGetBranchProtection(o.context, o.RepositoryRepoGetBranchProtectionHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repositories/{id}"] = repository.NewRepoGetByID(o.context, o.RepositoryRepoGetByIDHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2956,6 +3460,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/collaborators/{collaborator}/permission"] = repository.NewRepoGetRepoPermissions(o.context, o.RepositoryRepoGetRepoPermissionsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/reviewers"] = repository.NewRepoGetReviewers(o.context, o.RepositoryRepoGetReviewersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/git/commits/{sha}"] = repository.NewRepoGetSingleCommit(o.context, o.RepositoryRepoGetSingleCommitHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -2969,6 +3481,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/branches"] = repository.NewRepoListBranches(o.context, o.RepositoryRepoListBranchesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/collaborators"] = repository.NewRepoListCollaborators(o.context, o.RepositoryRepoListCollaboratorsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3009,6 +3525,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/times"] = repository.NewRepoTrackedTimes(o.context, o.RepositoryRepoTrackedTimesHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/transfer"] = repository.NewRepoTransfer(o.context, o.RepositoryRepoTransferHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
@@ -3025,6 +3545,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/repos/{owner}/{repo}/topics"] = repository.NewRepoUpdateTopics(o.context, o.RepositoryRepoUpdateTopicsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/teams/search"] = organization.NewTeamSearch(o.context, o.OrganizationTeamSearchHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3117,6 +3641,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/users/{username}/repos"] = user.NewUserListRepos(o.context, o.UserUserListReposHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/teams"] = user.NewUserListTeams(o.context, o.UserUserListTeamsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

@@ -364,6 +364,7 @@ func (d *DB) Users() store.UserStore     { return userStore{d} }
 func (d *DB) Emails() store.EmailStore   { return emailStore{d} }
 func (d *DB) Tokens() store.TokenStore   { return tokenStore{d} }
 func (d *DB) Orgs() store.OrgStore       { return orgStore{d} }
+func (d *DB) Access() store.AccessStore  { return accessStore{d} }
 func (d *DB) Repos() store.RepoStore     { return repoStore{d} }
 func (d *DB) Events() store.EventStore   { return eventStore{d} }
 func (d *DB) Cron() store.CronStore      { return cronStore{d} }

@@ -3,8 +3,6 @@ package sqlstore
 import (
 	"context"
 
-	"gorm.io/gorm/clause"
-
 	"repohost/store"
 )
 
@@ -13,22 +11,6 @@ type orgStore struct{ d *DB }
 // byLowerName orders accounts by name; lower_name is unique, so it is a
 // total order on its own.
 var byLowerName = listOrder{{"users.lower_name", false}}
-
-func (s orgStore) AddMember(ctx context.Context, m *store.OrgMember) error {
-	err := s.d.conn(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "org_id"}, {Name: "user_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"is_owner", "is_public"}),
-	}).Create(m).Error
-	return translate(err, "add member")
-}
-
-func (s orgStore) RemoveMember(ctx context.Context, orgID, userID int64) error {
-	res := s.d.conn(ctx).Where("org_id = ? AND user_id = ?", orgID, userID).Delete(&store.OrgMember{})
-	if res.Error == nil && res.RowsAffected == 0 {
-		return store.ErrNotFound
-	}
-	return translate(res.Error, "remove member")
-}
 
 func (s orgStore) FindMember(ctx context.Context, orgID, userID int64) (*store.OrgMember, error) {
 	var m store.OrgMember

@@ -326,6 +326,26 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Teams().ListForRepo(ctx, f.org.ID, f.orgRepo.ID, store.TeamViewer{UserID: f.alice.ID}, pg)
 			return err
 		}},
+		{name: "teams of an organization", searched: []string{"teams"}, list: func(ctx context.Context) error {
+			_, _, err := db.Teams().List(ctx, f.org.ID, store.TeamViewer{UserID: f.bob.ID}, "", false, pg)
+			return err
+		}},
+		{name: "teams of a user", searched: []string{"team_users"}, bounded: "a user's teams", list: func(ctx context.Context) error {
+			_, _, err := db.Teams().ListForUser(ctx, f.alice.ID, pg)
+			return err
+		}},
+		{name: "members of a team", searched: []string{"team_users"}, bounded: "a team's members", list: func(ctx context.Context) error {
+			_, _, err := db.Teams().ListMembers(ctx, f.ownersTeam.ID, pg)
+			return err
+		}},
+		{name: "repositories of a team", searched: []string{"repositories"}, list: func(ctx context.Context) error {
+			_, _, err := db.Teams().ListRepos(ctx, f.ownersTeam, store.RepoViewer{UserID: f.alice.ID}, pg)
+			return err
+		}},
+		{name: "collaborators", searched: []string{"collaborations"}, bounded: "a repository's collaborators", list: func(ctx context.Context) error {
+			_, _, err := db.Access().ListCollaborators(ctx, f.repo.ID, pg)
+			return err
+		}},
 	}
 	for _, c := range cases {
 		stmts, err := rec.record(func() error { return c.list(ctx) })
@@ -423,6 +443,7 @@ func pgPlanProblems(t *testing.T, raw string, c planCase) []string {
 type planFixture struct {
 	alice, bob, org *store.User
 	repo, orgRepo   *store.Repository
+	ownersTeam      *store.Team
 	issue           *store.Issue
 	milestone       *store.Milestone
 	label           *store.Label
@@ -445,8 +466,11 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 	f.org = newUser("org")
 	f.org.Type = store.UserTypeOrganization
 	mustCreateUser(t, db, f.org)
-	must(db.Orgs().AddMember(ctx, &store.OrgMember{OrgID: f.org.ID, UserID: f.alice.ID, IsOwner: true}))
 	must(db.Teams().CreateOwnersTeam(ctx, f.org.ID))
+	ownersTeam, ferr := db.Teams().FindByName(ctx, f.org.ID, store.OwnersTeamName)
+	must(ferr)
+	must(db.Teams().AddMember(ctx, ownersTeam, f.alice.ID))
+	f.ownersTeam = ownersTeam
 	for _, u := range []*store.User{f.alice, f.bob} {
 		must(db.Emails().Create(ctx, &store.Email{UserID: u.ID, Email: u.Name + "@example.com", IsPrimary: true}))
 		must(db.Tokens().Create(ctx, &store.AccessToken{UserID: u.ID, Name: "t", TokenHash: "h-" + u.Name, TokenLastEight: "12345678"}))
@@ -462,6 +486,8 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 	}
 	f.repo, f.orgRepo = repos[0], repos[3]
 	must(db.Keys().CreateDeployKey(ctx, &store.DeployKey{RepoID: f.repo.ID, Name: "d", Fingerprint: "SHA256:d", Content: "ssh-ed25519 AAAA"}))
+	// A collaborator, so the collaborator list has a row to read.
+	must(db.Access().SetCollaborator(ctx, &store.Collaboration{RepoID: f.repo.ID, UserID: f.bob.ID, Mode: store.AccessWrite}))
 	must(db.Topics().Update(ctx, f.repo.ID, func([]string) ([]string, error) { return []string{"go", "sql"}, nil }))
 	f.label = &store.Label{RepoID: f.repo.ID, Name: "bug", Color: "#ff0000"}
 	must(db.Labels().Create(ctx, f.label))

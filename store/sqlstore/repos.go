@@ -107,25 +107,40 @@ func (s repoStore) CountByOwner(ctx context.Context, ownerID int64) (int64, erro
 	return n, translate(err, "count repositories")
 }
 
-// visibleTo keeps the repositories v may see. It restates in SQL the rule
-// written in impl/access (see its package comment, steps 1 to 5); apitest's
-// TestRepoVisibilityIsOneRule holds the two equal, so change them together.
+// visibleTo keeps the repositories v may see. It restates in SQL the "may
+// see" part of impl/access's RepoFor (see its package comment); apitest's
+// TestRepoVisibilityIsOneRule and the permission matrix hold the two equal,
+// so change them together.
 func visibleTo(db *gorm.DB, v store.RepoViewer) *gorm.DB {
 	switch {
-	case v.UserID == 0 || v.PublicOnly: // anonymous (step 5), public-only (step 1)
+	case v.UserID == 0 || v.PublicOnly: // anonymous, public-only token
 		return db.Where("repositories.is_private = ? AND owner.visibility = ?", false, store.VisibilityPublic)
-	case v.IsAdmin: // step 2
+	case v.IsAdmin:
 		return db
 	}
-	// Step 5's owners that v may see without being them or their member.
-	owners := []store.Visibility{store.VisibilityPublic}
-	if !v.Restricted {
-		owners = append(owners, store.VisibilityLimited)
+	// What v was given: ownership, a collaboration, a team (with some
+	// access: permission "none" grants nothing) that has the repository or
+	// all of its organization's.
+	given := `repositories.owner_id = ?
+		OR repositories.id IN (SELECT repo_id FROM collaborations WHERE user_id = ?)
+		OR repositories.id IN (SELECT team_repos.repo_id FROM team_repos
+			JOIN team_users ON team_users.team_id = team_repos.team_id
+			JOIN teams ON teams.id = team_repos.team_id
+			WHERE team_users.user_id = ? AND teams.permission <> 'none')
+		OR repositories.owner_id IN (SELECT teams.org_id FROM teams
+			JOIN team_users ON team_users.team_id = teams.id
+			WHERE team_users.user_id = ? AND teams.includes_all_repositories = ? AND teams.permission <> 'none')`
+	args := []any{v.UserID, v.UserID, v.UserID, v.UserID, true}
+	if v.Restricted {
+		// A restricted user reaches only what it was given.
+		return db.Where("("+given+")", args...)
 	}
-	return db.Where(`(repositories.owner_id = ?
-		OR repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)
-		OR (repositories.is_private = ? AND owner.visibility IN ?))`,
-		v.UserID, v.UserID, false, owners)
+	// Anyone else also reads the public repositories of the owners it may
+	// see: public and limited ones, and the organizations it belongs to.
+	return db.Where("("+given+`
+		OR (repositories.is_private = ? AND (owner.visibility IN ?
+			OR repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?))))`,
+		append(args, false, []store.Visibility{store.VisibilityPublic, store.VisibilityLimited}, v.UserID)...)
 }
 
 func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page) ([]*store.Repository, int64, error) {
@@ -147,7 +162,7 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		db = db.Where("repositories.owner_id = ?", q.OwnerID)
 	}
 	if q.Reachable {
-		db = db.Where(ownedOrMember, q.Viewer.UserID, q.Viewer.UserID)
+		db = db.Where(ownedOrMember, q.Viewer.UserID, q.Viewer.UserID, q.Viewer.UserID)
 	}
 	if q.RelatedUserID > 0 {
 		db = related(db, q)
@@ -182,22 +197,27 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 	return out, total, translate(err, "search repositories")
 }
 
-// ownedOrMember keeps the repositories a user owns or that belong to an
-// organization the user is a member of. One IN over the owners, not
-// "owner_id = ? OR owner_id IN (...)": PostgreSQL cannot turn that OR into
-// index conditions and would walk every repository to test it.
-const ownedOrMember = `repositories.owner_id IN
-	(SELECT CAST(? AS BIGINT) UNION ALL SELECT org_id FROM org_members WHERE user_id = ?)`
+// ownedOrMember keeps the repositories a user owns, those of the
+// organizations it belongs to and those it collaborates on. One IN over
+// repository ids gathered by index lookups, not "owner_id = ? OR ...":
+// PostgreSQL cannot turn such an OR into index conditions and would walk
+// every repository to test it.
+const ownedOrMember = `repositories.id IN
+	(SELECT id FROM repositories WHERE owner_id IN
+		(SELECT CAST(? AS BIGINT) UNION ALL SELECT org_id FROM org_members WHERE user_id = ?)
+	UNION ALL SELECT repo_id FROM collaborations WHERE user_id = ?)`
 
 // related applies RelatedUserID: repositories the user owns, those of the
-// organizations it belongs to, or both.
+// organizations it belongs to or collaborates on, or both.
 func related(db *gorm.DB, q store.RepoSearch) *gorm.DB {
-	const member = "repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)"
+	const member = `repositories.id IN
+		(SELECT id FROM repositories WHERE owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)
+		UNION ALL SELECT repo_id FROM collaborations WHERE user_id = ?)`
 	switch {
 	case q.RelatedOwned && q.RelatedMember:
-		return db.Where(ownedOrMember, q.RelatedUserID, q.RelatedUserID)
+		return db.Where(ownedOrMember, q.RelatedUserID, q.RelatedUserID, q.RelatedUserID)
 	case q.RelatedMember:
-		return db.Where("repositories.owner_id <> ? AND "+member, q.RelatedUserID, q.RelatedUserID)
+		return db.Where("repositories.owner_id <> ? AND "+member, q.RelatedUserID, q.RelatedUserID, q.RelatedUserID)
 	default:
 		return db.Where("repositories.owner_id = ?", q.RelatedUserID)
 	}
