@@ -63,7 +63,7 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"issueRemoveLabel": f.ids["label"], "issueEditMilestone": f.ids["milestone"], "issueDeleteMilestone": f.ids["milestone"],
 		"issueEditComment": f.ids["comment"], "issueDeleteComment": f.ids["comment"], "issuePostCommentReaction": f.ids["comment"],
 		"issueDeleteCommentReaction": f.ids["comment"], "issueDeleteTime": f.ids["time"], "repoEditRelease": f.ids["release"],
-		"repoDeleteRelease": f.ids["release"], "repoCreateReleaseAttachment": f.ids["release"],
+		"repoDeleteRelease": f.ids["release"], "repoCreateReleaseAttachment": f.ids["release"], "repoDeleteKey": "1",
 		"repoDeleteReleaseAttachment": f.ids["release"], "repoEditProject": f.ids["project"], "repoDeleteProject": f.ids["project"]}[opID]
 	r := strings.NewReplacer("{index}", "1", "{id}", id, "{attachment_id}", "1", "{branch}", "main", "{name}", "main",
 		"{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners")
@@ -84,7 +84,7 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"repoDeleteFile": map[string]any{"sha": f.ids["sha"]}, "repoCreateTag": map[string]any{"tag_name": "v2"},
 		"repoCreateRelease": map[string]any{"tag_name": "v3"}, "repoEditRelease": map[string]any{"name": "x"},
 		"repoCreateProject": map[string]any{"title": "p2"}, "repoEditProject": map[string]any{"title": "p3"},
-		"repoAddCollaborator": map[string]any{"permission": "read"}, "repoTransfer": map[string]any{"new_owner": "outsider"},
+		"repoAddCollaborator": map[string]any{"permission": "read"}, "repoCreateKey": map[string]any{"title": "k", "key": "ssh-ed25519 AAAA"}, "repoTransfer": map[string]any{"new_owner": "outsider"},
 	}
 	if opID == "repoCreateFile" {
 		r = strings.NewReplacer("{filepath}", "new.txt")
