@@ -32,6 +32,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/user"
+	"repohost/impl/webhook"
 	"repohost/store"
 	"repohost/store/sqlstore"
 	"repohost/store/sqlstore/sqltest"
@@ -56,12 +57,14 @@ func SharedContract() (*Contract, error) {
 
 // Env is one running server with a fresh database and data directory.
 type Env struct {
-	T        testing.TB
-	URL      string // base URL with a trailing slash
-	Deps     *app.Deps
-	DB       *sqlstore.DB
-	Server   *httptest.Server
-	Admin    *Account
+	T      testing.TB
+	URL    string // base URL with a trailing slash
+	Deps   *app.Deps
+	DB     *sqlstore.DB
+	Server *httptest.Server
+	Admin  *Account
+	// Hooks is the server's webhook runner (delivery queue workers).
+	Hooks    *webhook.Runner
 	stmts    atomic.Int64
 	checker  *Contract
 	guard    *refGuard
@@ -178,6 +181,11 @@ func (e *Env) start(t testing.TB, dsn, dataDir string, configure func(*app.Deps)
 	if err != nil {
 		t.Fatalf("build handler: %v", err)
 	}
+	e.Hooks, err = webhook.Start(e.Deps)
+	if err != nil {
+		t.Fatalf("start webhooks: %v", err)
+	}
+	t.Cleanup(e.Hooks.Stop)
 	e.Server.Config = impl.HTTPServer(h, e.Deps.Config)
 	e.Server.Start()
 	t.Cleanup(e.Server.Close)

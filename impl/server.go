@@ -30,6 +30,7 @@ import (
 	"repohost/impl/repo"
 	"repohost/impl/rooturl"
 	"repohost/impl/user"
+	"repohost/impl/webhook"
 	"repohost/restapi"
 	"repohost/restapi/operations"
 	"repohost/store"
@@ -50,6 +51,20 @@ type repositoryAPI struct {
 	branchHandlers
 	contentsHandlers
 	releaseHandlers
+	repoHookHandlers
+}
+
+// organizationAPI is the generated "organization" tag: organizations and
+// their members, and the organization's hooks.
+type organizationAPI struct {
+	org.Handlers
+	webhook.OrgHandlers
+}
+
+// userAPI is the generated "user" tag: accounts, and the user's hooks.
+type userAPI struct {
+	user.Handlers
+	webhook.UserHandlers
 }
 
 // Embedded fields are named after their type; these names keep the four
@@ -59,10 +74,11 @@ type (
 	branchHandlers   = branch.Handlers
 	contentsHandlers = contents.Handlers
 	releaseHandlers  = release.Handlers
+	repoHookHandlers = webhook.RepoHandlers
 )
 
 func newRepositoryAPI(d *app.Deps) repositoryAPI {
-	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d}}
+	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d}, webhook.RepoHandlers{Deps: d}}
 }
 
 // Config hands every API area its implementation. Because the generated
@@ -74,10 +90,10 @@ func Config(d *app.Deps) restapi.Config {
 		AdminAPI:         admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs},
 		IssueAPI:         issue.Handlers{Deps: d},
 		MiscellaneousAPI: misc.Handlers{Deps: d, Users: s.Users},
-		OrganizationAPI:  org.Handlers{Deps: d, Orgs: s.Orgs},
+		OrganizationAPI:  organizationAPI{org.Handlers{Deps: d, Orgs: s.Orgs}, webhook.OrgHandlers{Deps: d}},
 		RepositoryAPI:    newRepositoryAPI(d),
 		SettingsAPI:      misc.Handlers{Deps: d, Users: s.Users},
-		UserAPI:          user.Handlers{Deps: d, Users: s.Users},
+		UserAPI:          userAPI{user.Handlers{Deps: d, Users: s.Users}, webhook.UserHandlers{Deps: d}},
 		JSONConsumer:     jsonConsumer(d.Config.MaxBodyBytes),
 		Logger:           func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
 	}

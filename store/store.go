@@ -55,5 +55,6 @@ type Store interface {
 	GitData
 	ReleaseData
 	Events() EventStore
+	Hooks() HookStore
 	Close() error
 }

@@ -19,6 +19,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/user"
+	"repohost/impl/webhook"
 	"repohost/store"
 	"repohost/store/sqlstore"
 )
@@ -186,6 +187,8 @@ func serve(args []string, log *slog.Logger) error {
 	listen := fs.String("listen", env("REPOHOST_LISTEN", "127.0.0.1:3000"), "address to listen on")
 	rootURL := fs.String("root-url", env("REPOHOST_ROOT_URL", ""), "public URL of the server, prefix of every absolute URL it answers (default: http://LISTEN/)")
 	accessLog := fs.String("access-log", env("REPOHOST_ACCESS_LOG", "on"), "request log: on, off, or sample:N (one request in N)")
+	allowedHosts := fs.String("webhook-allowed-hosts", env("REPOHOST_WEBHOOK_ALLOWED_HOSTS", ""),
+		"addresses webhooks may deliver to: external (the default), loopback, private, *, CIDR ranges and host globs, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -213,6 +216,7 @@ func serve(args []string, log *slog.Logger) error {
 	}
 	d.Config.RootURL = *rootURL
 	d.Config.AccessLogEvery = logEvery
+	d.Config.Webhooks.AllowedHosts = *allowedHosts
 	if d.Config.RootURL == "" {
 		d.Config.RootURL = "http://" + ln.Addr().String() + "/"
 	}
@@ -221,6 +225,15 @@ func serve(args []string, log *slog.Logger) error {
 		ln.Close()
 		return err
 	}
+	hooks, err := webhook.Start(d)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	// Stopped after the server: requests finishing during shutdown still
+	// queue their deliveries, which the next start (or another process)
+	// sends.
+	defer hooks.Stop()
 	srv := impl.HTTPServer(handler, d.Config)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -59,6 +59,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.AdminAdoptRepository has not yet been implemented")
 		}),
 
+		AdminAdminCreateHookHandler: admin.AdminCreateHookHandlerFunc(func(params admin.AdminCreateHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminCreateHook has not yet been implemented")
+		}),
+
 		AdminAdminCreateOrgHandler: admin.AdminCreateOrgHandlerFunc(func(params admin.AdminCreateOrgParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -80,6 +87,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.AdminCreateUser has not yet been implemented")
 		}),
 
+		AdminAdminDeleteHookHandler: admin.AdminDeleteHookHandlerFunc(func(params admin.AdminDeleteHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminDeleteHook has not yet been implemented")
+		}),
+
 		AdminAdminDeleteUnadoptedRepositoryHandler: admin.AdminDeleteUnadoptedRepositoryHandlerFunc(func(params admin.AdminDeleteUnadoptedRepositoryParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -92,6 +106,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation admin.AdminDeleteUser has not yet been implemented")
+		}),
+
+		AdminAdminEditHookHandler: admin.AdminEditHookHandlerFunc(func(params admin.AdminEditHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminEditHook has not yet been implemented")
 		}),
 
 		AdminAdminEditUserHandler: admin.AdminEditUserHandlerFunc(func(params admin.AdminEditUserParams, principal any) middleware.Responder {
@@ -113,6 +134,41 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation admin.AdminGetAllOrgs has not yet been implemented")
+		}),
+
+		AdminAdminGetHookHandler: admin.AdminGetHookHandlerFunc(func(params admin.AdminGetHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminGetHook has not yet been implemented")
+		}),
+
+		AdminAdminGetHookDeliveryHandler: admin.AdminGetHookDeliveryHandlerFunc(func(params admin.AdminGetHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminGetHookDelivery has not yet been implemented")
+		}),
+
+		AdminAdminListHookDeliveriesHandler: admin.AdminListHookDeliveriesHandlerFunc(func(params admin.AdminListHookDeliveriesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminListHookDeliveries has not yet been implemented")
+		}),
+
+		AdminAdminListHooksHandler: admin.AdminListHooksHandlerFunc(func(params admin.AdminListHooksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminListHooks has not yet been implemented")
+		}),
+
+		AdminAdminRedeliverHookDeliveryHandler: admin.AdminRedeliverHookDeliveryHandlerFunc(func(params admin.AdminRedeliverHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminRedeliverHookDelivery has not yet been implemented")
 		}),
 
 		AdminAdminRenameUserHandler: admin.AdminRenameUserHandlerFunc(func(params admin.AdminRenameUserParams, principal any) middleware.Responder {
@@ -521,11 +577,25 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgCreate has not yet been implemented")
 		}),
 
+		OrganizationOrgCreateHookHandler: organization.OrgCreateHookHandlerFunc(func(params organization.OrgCreateHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgCreateHook has not yet been implemented")
+		}),
+
 		OrganizationOrgDeleteHandler: organization.OrgDeleteHandlerFunc(func(params organization.OrgDeleteParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgDelete has not yet been implemented")
+		}),
+
+		OrganizationOrgDeleteHookHandler: organization.OrgDeleteHookHandlerFunc(func(params organization.OrgDeleteHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgDeleteHook has not yet been implemented")
 		}),
 
 		OrganizationOrgDeleteMemberHandler: organization.OrgDeleteMemberHandlerFunc(func(params organization.OrgDeleteMemberParams, principal any) middleware.Responder {
@@ -542,6 +612,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgEdit has not yet been implemented")
 		}),
 
+		OrganizationOrgEditHookHandler: organization.OrgEditHookHandlerFunc(func(params organization.OrgEditHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgEditHook has not yet been implemented")
+		}),
+
 		OrganizationOrgGetHandler: organization.OrgGetHandlerFunc(func(params organization.OrgGetParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -554,6 +631,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgGetAll has not yet been implemented")
+		}),
+
+		OrganizationOrgGetHookHandler: organization.OrgGetHookHandlerFunc(func(params organization.OrgGetHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgGetHook has not yet been implemented")
+		}),
+
+		OrganizationOrgGetHookDeliveryHandler: organization.OrgGetHookDeliveryHandlerFunc(func(params organization.OrgGetHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgGetHookDelivery has not yet been implemented")
 		}),
 
 		OrganizationOrgIsMemberHandler: organization.OrgIsMemberHandlerFunc(func(params organization.OrgIsMemberParams, principal any) middleware.Responder {
@@ -570,6 +661,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgListCurrentUserOrgs has not yet been implemented")
 		}),
 
+		OrganizationOrgListHookDeliveriesHandler: organization.OrgListHookDeliveriesHandlerFunc(func(params organization.OrgListHookDeliveriesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListHookDeliveries has not yet been implemented")
+		}),
+
+		OrganizationOrgListHooksHandler: organization.OrgListHooksHandlerFunc(func(params organization.OrgListHooksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListHooks has not yet been implemented")
+		}),
+
 		OrganizationOrgListMembersHandler: organization.OrgListMembersHandlerFunc(func(params organization.OrgListMembersParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -582,6 +687,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgListRepos has not yet been implemented")
+		}),
+
+		OrganizationOrgRedeliverHookDeliveryHandler: organization.OrgRedeliverHookDeliveryHandlerFunc(func(params organization.OrgRedeliverHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgRedeliverHookDelivery has not yet been implemented")
 		}),
 
 		RepositoryRepoAddTopicHandler: repository.RepoAddTopicHandlerFunc(func(params repository.RepoAddTopicParams, principal any) middleware.Responder {
@@ -610,6 +722,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoCreateFile has not yet been implemented")
+		}),
+
+		RepositoryRepoCreateHookHandler: repository.RepoCreateHookHandlerFunc(func(params repository.RepoCreateHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateHook has not yet been implemented")
 		}),
 
 		IssueRepoCreateProjectHandler: issue.RepoCreateProjectHandlerFunc(func(params issue.RepoCreateProjectParams, principal any) middleware.Responder {
@@ -668,6 +787,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoDeleteFile has not yet been implemented")
 		}),
 
+		RepositoryRepoDeleteHookHandler: repository.RepoDeleteHookHandlerFunc(func(params repository.RepoDeleteHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteHook has not yet been implemented")
+		}),
+
 		IssueRepoDeleteProjectHandler: issue.RepoDeleteProjectHandlerFunc(func(params issue.RepoDeleteProjectParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -724,6 +850,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoEditBranchProtection has not yet been implemented")
 		}),
 
+		RepositoryRepoEditHookHandler: repository.RepoEditHookHandlerFunc(func(params repository.RepoEditHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoEditHook has not yet been implemented")
+		}),
+
 		IssueRepoEditProjectHandler: issue.RepoEditProjectHandlerFunc(func(params issue.RepoEditProjectParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -778,6 +911,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoGetContentsList has not yet been implemented")
+		}),
+
+		RepositoryRepoGetHookHandler: repository.RepoGetHookHandlerFunc(func(params repository.RepoGetHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetHook has not yet been implemented")
+		}),
+
+		RepositoryRepoGetHookDeliveryHandler: repository.RepoGetHookDeliveryHandlerFunc(func(params repository.RepoGetHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetHookDelivery has not yet been implemented")
 		}),
 
 		RepositoryRepoGetLatestReleaseHandler: repository.RepoGetLatestReleaseHandlerFunc(func(params repository.RepoGetLatestReleaseParams, principal any) middleware.Responder {
@@ -843,6 +990,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListBranches has not yet been implemented")
 		}),
 
+		RepositoryRepoListHookDeliveriesHandler: repository.RepoListHookDeliveriesHandlerFunc(func(params repository.RepoListHookDeliveriesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListHookDeliveries has not yet been implemented")
+		}),
+
+		RepositoryRepoListHooksHandler: repository.RepoListHooksHandlerFunc(func(params repository.RepoListHooksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListHooks has not yet been implemented")
+		}),
+
 		IssueRepoListProjectsHandler: issue.RepoListProjectsHandlerFunc(func(params issue.RepoListProjectsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -885,6 +1046,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListTopics has not yet been implemented")
 		}),
 
+		RepositoryRepoRedeliverHookDeliveryHandler: repository.RepoRedeliverHookDeliveryHandlerFunc(func(params repository.RepoRedeliverHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoRedeliverHookDelivery has not yet been implemented")
+		}),
+
 		RepositoryRepoRenameBranchHandler: repository.RepoRenameBranchHandlerFunc(func(params repository.RepoRenameBranchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -897,6 +1065,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoSearch has not yet been implemented")
+		}),
+
+		RepositoryRepoTestHookHandler: repository.RepoTestHookHandlerFunc(func(params repository.RepoTestHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoTestHook has not yet been implemented")
 		}),
 
 		RepositoryRepoTrackedTimesHandler: repository.RepoTrackedTimesHandlerFunc(func(params repository.RepoTrackedTimesParams, principal any) middleware.Responder {
@@ -948,6 +1123,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserAddEmail has not yet been implemented")
 		}),
 
+		UserUserCreateHookHandler: user.UserCreateHookHandlerFunc(func(params user.UserCreateHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCreateHook has not yet been implemented")
+		}),
+
 		UserUserCreateTokenHandler: user.UserCreateTokenHandlerFunc(func(params user.UserCreateTokenParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -983,6 +1165,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserDeleteEmail has not yet been implemented")
 		}),
 
+		UserUserDeleteHookHandler: user.UserDeleteHookHandlerFunc(func(params user.UserDeleteHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserDeleteHook has not yet been implemented")
+		}),
+
+		UserUserEditHookHandler: user.UserEditHookHandlerFunc(func(params user.UserEditHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserEditHook has not yet been implemented")
+		}),
+
 		UserUserGetHandler: user.UserGetHandlerFunc(func(params user.UserGetParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -995,6 +1191,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserGetCurrent has not yet been implemented")
+		}),
+
+		UserUserGetHookHandler: user.UserGetHookHandlerFunc(func(params user.UserGetHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserGetHook has not yet been implemented")
+		}),
+
+		UserUserGetHookDeliveryHandler: user.UserGetHookDeliveryHandlerFunc(func(params user.UserGetHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserGetHookDelivery has not yet been implemented")
 		}),
 
 		UserUserGetTokensHandler: user.UserGetTokensHandlerFunc(func(params user.UserGetTokensParams, principal any) middleware.Responder {
@@ -1011,11 +1221,32 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserListEmails has not yet been implemented")
 		}),
 
+		UserUserListHookDeliveriesHandler: user.UserListHookDeliveriesHandlerFunc(func(params user.UserListHookDeliveriesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListHookDeliveries has not yet been implemented")
+		}),
+
+		UserUserListHooksHandler: user.UserListHooksHandlerFunc(func(params user.UserListHooksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListHooks has not yet been implemented")
+		}),
+
 		UserUserListReposHandler: user.UserListReposHandlerFunc(func(params user.UserListReposParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserListRepos has not yet been implemented")
+		}),
+
+		UserUserRedeliverHookDeliveryHandler: user.UserRedeliverHookDeliveryHandlerFunc(func(params user.UserRedeliverHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserRedeliverHookDelivery has not yet been implemented")
 		}),
 
 		UserUserSearchHandler: user.UserSearchHandlerFunc(func(params user.UserSearchParams, principal any) middleware.Responder {
@@ -1154,22 +1385,38 @@ type RepohostAPI struct {
 
 	// AdminAdminAdoptRepositoryHandler sets the operation handler for the admin adopt repository operation
 	AdminAdminAdoptRepositoryHandler admin.AdminAdoptRepositoryHandler
+	// AdminAdminCreateHookHandler sets the operation handler for the admin create hook operation
+	AdminAdminCreateHookHandler admin.AdminCreateHookHandler
 	// AdminAdminCreateOrgHandler sets the operation handler for the admin create org operation
 	AdminAdminCreateOrgHandler admin.AdminCreateOrgHandler
 	// AdminAdminCreateRepoHandler sets the operation handler for the admin create repo operation
 	AdminAdminCreateRepoHandler admin.AdminCreateRepoHandler
 	// AdminAdminCreateUserHandler sets the operation handler for the admin create user operation
 	AdminAdminCreateUserHandler admin.AdminCreateUserHandler
+	// AdminAdminDeleteHookHandler sets the operation handler for the admin delete hook operation
+	AdminAdminDeleteHookHandler admin.AdminDeleteHookHandler
 	// AdminAdminDeleteUnadoptedRepositoryHandler sets the operation handler for the admin delete unadopted repository operation
 	AdminAdminDeleteUnadoptedRepositoryHandler admin.AdminDeleteUnadoptedRepositoryHandler
 	// AdminAdminDeleteUserHandler sets the operation handler for the admin delete user operation
 	AdminAdminDeleteUserHandler admin.AdminDeleteUserHandler
+	// AdminAdminEditHookHandler sets the operation handler for the admin edit hook operation
+	AdminAdminEditHookHandler admin.AdminEditHookHandler
 	// AdminAdminEditUserHandler sets the operation handler for the admin edit user operation
 	AdminAdminEditUserHandler admin.AdminEditUserHandler
 	// AdminAdminGetAllEmailsHandler sets the operation handler for the admin get all emails operation
 	AdminAdminGetAllEmailsHandler admin.AdminGetAllEmailsHandler
 	// AdminAdminGetAllOrgsHandler sets the operation handler for the admin get all orgs operation
 	AdminAdminGetAllOrgsHandler admin.AdminGetAllOrgsHandler
+	// AdminAdminGetHookHandler sets the operation handler for the admin get hook operation
+	AdminAdminGetHookHandler admin.AdminGetHookHandler
+	// AdminAdminGetHookDeliveryHandler sets the operation handler for the admin get hook delivery operation
+	AdminAdminGetHookDeliveryHandler admin.AdminGetHookDeliveryHandler
+	// AdminAdminListHookDeliveriesHandler sets the operation handler for the admin list hook deliveries operation
+	AdminAdminListHookDeliveriesHandler admin.AdminListHookDeliveriesHandler
+	// AdminAdminListHooksHandler sets the operation handler for the admin list hooks operation
+	AdminAdminListHooksHandler admin.AdminListHooksHandler
+	// AdminAdminRedeliverHookDeliveryHandler sets the operation handler for the admin redeliver hook delivery operation
+	AdminAdminRedeliverHookDeliveryHandler admin.AdminRedeliverHookDeliveryHandler
 	// AdminAdminRenameUserHandler sets the operation handler for the admin rename user operation
 	AdminAdminRenameUserHandler admin.AdminRenameUserHandler
 	// AdminAdminSearchEmailsHandler sets the operation handler for the admin search emails operation
@@ -1286,24 +1533,40 @@ type RepohostAPI struct {
 	MiscellaneousListLicenseTemplatesHandler miscellaneous.ListLicenseTemplatesHandler
 	// OrganizationOrgCreateHandler sets the operation handler for the org create operation
 	OrganizationOrgCreateHandler organization.OrgCreateHandler
+	// OrganizationOrgCreateHookHandler sets the operation handler for the org create hook operation
+	OrganizationOrgCreateHookHandler organization.OrgCreateHookHandler
 	// OrganizationOrgDeleteHandler sets the operation handler for the org delete operation
 	OrganizationOrgDeleteHandler organization.OrgDeleteHandler
+	// OrganizationOrgDeleteHookHandler sets the operation handler for the org delete hook operation
+	OrganizationOrgDeleteHookHandler organization.OrgDeleteHookHandler
 	// OrganizationOrgDeleteMemberHandler sets the operation handler for the org delete member operation
 	OrganizationOrgDeleteMemberHandler organization.OrgDeleteMemberHandler
 	// OrganizationOrgEditHandler sets the operation handler for the org edit operation
 	OrganizationOrgEditHandler organization.OrgEditHandler
+	// OrganizationOrgEditHookHandler sets the operation handler for the org edit hook operation
+	OrganizationOrgEditHookHandler organization.OrgEditHookHandler
 	// OrganizationOrgGetHandler sets the operation handler for the org get operation
 	OrganizationOrgGetHandler organization.OrgGetHandler
 	// OrganizationOrgGetAllHandler sets the operation handler for the org get all operation
 	OrganizationOrgGetAllHandler organization.OrgGetAllHandler
+	// OrganizationOrgGetHookHandler sets the operation handler for the org get hook operation
+	OrganizationOrgGetHookHandler organization.OrgGetHookHandler
+	// OrganizationOrgGetHookDeliveryHandler sets the operation handler for the org get hook delivery operation
+	OrganizationOrgGetHookDeliveryHandler organization.OrgGetHookDeliveryHandler
 	// OrganizationOrgIsMemberHandler sets the operation handler for the org is member operation
 	OrganizationOrgIsMemberHandler organization.OrgIsMemberHandler
 	// OrganizationOrgListCurrentUserOrgsHandler sets the operation handler for the org list current user orgs operation
 	OrganizationOrgListCurrentUserOrgsHandler organization.OrgListCurrentUserOrgsHandler
+	// OrganizationOrgListHookDeliveriesHandler sets the operation handler for the org list hook deliveries operation
+	OrganizationOrgListHookDeliveriesHandler organization.OrgListHookDeliveriesHandler
+	// OrganizationOrgListHooksHandler sets the operation handler for the org list hooks operation
+	OrganizationOrgListHooksHandler organization.OrgListHooksHandler
 	// OrganizationOrgListMembersHandler sets the operation handler for the org list members operation
 	OrganizationOrgListMembersHandler organization.OrgListMembersHandler
 	// OrganizationOrgListReposHandler sets the operation handler for the org list repos operation
 	OrganizationOrgListReposHandler organization.OrgListReposHandler
+	// OrganizationOrgRedeliverHookDeliveryHandler sets the operation handler for the org redeliver hook delivery operation
+	OrganizationOrgRedeliverHookDeliveryHandler organization.OrgRedeliverHookDeliveryHandler
 	// RepositoryRepoAddTopicHandler sets the operation handler for the repo add topic operation
 	RepositoryRepoAddTopicHandler repository.RepoAddTopicHandler
 	// RepositoryRepoCreateBranchHandler sets the operation handler for the repo create branch operation
@@ -1312,6 +1575,8 @@ type RepohostAPI struct {
 	RepositoryRepoCreateBranchProtectionHandler repository.RepoCreateBranchProtectionHandler
 	// RepositoryRepoCreateFileHandler sets the operation handler for the repo create file operation
 	RepositoryRepoCreateFileHandler repository.RepoCreateFileHandler
+	// RepositoryRepoCreateHookHandler sets the operation handler for the repo create hook operation
+	RepositoryRepoCreateHookHandler repository.RepoCreateHookHandler
 	// IssueRepoCreateProjectHandler sets the operation handler for the repo create project operation
 	IssueRepoCreateProjectHandler issue.RepoCreateProjectHandler
 	// RepositoryRepoCreateReleaseHandler sets the operation handler for the repo create release operation
@@ -1328,6 +1593,8 @@ type RepohostAPI struct {
 	RepositoryRepoDeleteBranchProtectionHandler repository.RepoDeleteBranchProtectionHandler
 	// RepositoryRepoDeleteFileHandler sets the operation handler for the repo delete file operation
 	RepositoryRepoDeleteFileHandler repository.RepoDeleteFileHandler
+	// RepositoryRepoDeleteHookHandler sets the operation handler for the repo delete hook operation
+	RepositoryRepoDeleteHookHandler repository.RepoDeleteHookHandler
 	// IssueRepoDeleteProjectHandler sets the operation handler for the repo delete project operation
 	IssueRepoDeleteProjectHandler issue.RepoDeleteProjectHandler
 	// RepositoryRepoDeleteReleaseHandler sets the operation handler for the repo delete release operation
@@ -1344,6 +1611,8 @@ type RepohostAPI struct {
 	RepositoryRepoEditHandler repository.RepoEditHandler
 	// RepositoryRepoEditBranchProtectionHandler sets the operation handler for the repo edit branch protection operation
 	RepositoryRepoEditBranchProtectionHandler repository.RepoEditBranchProtectionHandler
+	// RepositoryRepoEditHookHandler sets the operation handler for the repo edit hook operation
+	RepositoryRepoEditHookHandler repository.RepoEditHookHandler
 	// IssueRepoEditProjectHandler sets the operation handler for the repo edit project operation
 	IssueRepoEditProjectHandler issue.RepoEditProjectHandler
 	// RepositoryRepoEditReleaseHandler sets the operation handler for the repo edit release operation
@@ -1360,6 +1629,10 @@ type RepohostAPI struct {
 	RepositoryRepoGetContentsHandler repository.RepoGetContentsHandler
 	// RepositoryRepoGetContentsListHandler sets the operation handler for the repo get contents list operation
 	RepositoryRepoGetContentsListHandler repository.RepoGetContentsListHandler
+	// RepositoryRepoGetHookHandler sets the operation handler for the repo get hook operation
+	RepositoryRepoGetHookHandler repository.RepoGetHookHandler
+	// RepositoryRepoGetHookDeliveryHandler sets the operation handler for the repo get hook delivery operation
+	RepositoryRepoGetHookDeliveryHandler repository.RepoGetHookDeliveryHandler
 	// RepositoryRepoGetLatestReleaseHandler sets the operation handler for the repo get latest release operation
 	RepositoryRepoGetLatestReleaseHandler repository.RepoGetLatestReleaseHandler
 	// IssueRepoGetProjectHandler sets the operation handler for the repo get project operation
@@ -1378,6 +1651,10 @@ type RepohostAPI struct {
 	RepositoryRepoListBranchProtectionHandler repository.RepoListBranchProtectionHandler
 	// RepositoryRepoListBranchesHandler sets the operation handler for the repo list branches operation
 	RepositoryRepoListBranchesHandler repository.RepoListBranchesHandler
+	// RepositoryRepoListHookDeliveriesHandler sets the operation handler for the repo list hook deliveries operation
+	RepositoryRepoListHookDeliveriesHandler repository.RepoListHookDeliveriesHandler
+	// RepositoryRepoListHooksHandler sets the operation handler for the repo list hooks operation
+	RepositoryRepoListHooksHandler repository.RepoListHooksHandler
 	// IssueRepoListProjectsHandler sets the operation handler for the repo list projects operation
 	IssueRepoListProjectsHandler issue.RepoListProjectsHandler
 	// RepositoryRepoListReleaseAttachmentsHandler sets the operation handler for the repo list release attachments operation
@@ -1390,10 +1667,14 @@ type RepohostAPI struct {
 	RepositoryRepoListTeamsHandler repository.RepoListTeamsHandler
 	// RepositoryRepoListTopicsHandler sets the operation handler for the repo list topics operation
 	RepositoryRepoListTopicsHandler repository.RepoListTopicsHandler
+	// RepositoryRepoRedeliverHookDeliveryHandler sets the operation handler for the repo redeliver hook delivery operation
+	RepositoryRepoRedeliverHookDeliveryHandler repository.RepoRedeliverHookDeliveryHandler
 	// RepositoryRepoRenameBranchHandler sets the operation handler for the repo rename branch operation
 	RepositoryRepoRenameBranchHandler repository.RepoRenameBranchHandler
 	// RepositoryRepoSearchHandler sets the operation handler for the repo search operation
 	RepositoryRepoSearchHandler repository.RepoSearchHandler
+	// RepositoryRepoTestHookHandler sets the operation handler for the repo test hook operation
+	RepositoryRepoTestHookHandler repository.RepoTestHookHandler
 	// RepositoryRepoTrackedTimesHandler sets the operation handler for the repo tracked times operation
 	RepositoryRepoTrackedTimesHandler repository.RepoTrackedTimesHandler
 	// RepositoryRepoUpdateBranchHandler sets the operation handler for the repo update branch operation
@@ -1408,6 +1689,8 @@ type RepohostAPI struct {
 	RepositoryTopicSearchHandler repository.TopicSearchHandler
 	// UserUserAddEmailHandler sets the operation handler for the user add email operation
 	UserUserAddEmailHandler user.UserAddEmailHandler
+	// UserUserCreateHookHandler sets the operation handler for the user create hook operation
+	UserUserCreateHookHandler user.UserCreateHookHandler
 	// UserUserCreateTokenHandler sets the operation handler for the user create token operation
 	UserUserCreateTokenHandler user.UserCreateTokenHandler
 	// UserUserCurrentListReposHandler sets the operation handler for the user current list repos operation
@@ -1418,16 +1701,30 @@ type RepohostAPI struct {
 	UserUserDeleteAccessTokenHandler user.UserDeleteAccessTokenHandler
 	// UserUserDeleteEmailHandler sets the operation handler for the user delete email operation
 	UserUserDeleteEmailHandler user.UserDeleteEmailHandler
+	// UserUserDeleteHookHandler sets the operation handler for the user delete hook operation
+	UserUserDeleteHookHandler user.UserDeleteHookHandler
+	// UserUserEditHookHandler sets the operation handler for the user edit hook operation
+	UserUserEditHookHandler user.UserEditHookHandler
 	// UserUserGetHandler sets the operation handler for the user get operation
 	UserUserGetHandler user.UserGetHandler
 	// UserUserGetCurrentHandler sets the operation handler for the user get current operation
 	UserUserGetCurrentHandler user.UserGetCurrentHandler
+	// UserUserGetHookHandler sets the operation handler for the user get hook operation
+	UserUserGetHookHandler user.UserGetHookHandler
+	// UserUserGetHookDeliveryHandler sets the operation handler for the user get hook delivery operation
+	UserUserGetHookDeliveryHandler user.UserGetHookDeliveryHandler
 	// UserUserGetTokensHandler sets the operation handler for the user get tokens operation
 	UserUserGetTokensHandler user.UserGetTokensHandler
 	// UserUserListEmailsHandler sets the operation handler for the user list emails operation
 	UserUserListEmailsHandler user.UserListEmailsHandler
+	// UserUserListHookDeliveriesHandler sets the operation handler for the user list hook deliveries operation
+	UserUserListHookDeliveriesHandler user.UserListHookDeliveriesHandler
+	// UserUserListHooksHandler sets the operation handler for the user list hooks operation
+	UserUserListHooksHandler user.UserListHooksHandler
 	// UserUserListReposHandler sets the operation handler for the user list repos operation
 	UserUserListReposHandler user.UserListReposHandler
+	// UserUserRedeliverHookDeliveryHandler sets the operation handler for the user redeliver hook delivery operation
+	UserUserRedeliverHookDeliveryHandler user.UserRedeliverHookDeliveryHandler
 	// UserUserSearchHandler sets the operation handler for the user search operation
 	UserUserSearchHandler user.UserSearchHandler
 	// RepositoryUserTrackedTimesHandler sets the operation handler for the user tracked times operation
@@ -1537,6 +1834,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.AdminAdminAdoptRepositoryHandler == nil {
 		unregistered = append(unregistered, "admin.AdminAdoptRepositoryHandler")
 	}
+	if o.AdminAdminCreateHookHandler == nil {
+		unregistered = append(unregistered, "admin.AdminCreateHookHandler")
+	}
 	if o.AdminAdminCreateOrgHandler == nil {
 		unregistered = append(unregistered, "admin.AdminCreateOrgHandler")
 	}
@@ -1546,11 +1846,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.AdminAdminCreateUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminCreateUserHandler")
 	}
+	if o.AdminAdminDeleteHookHandler == nil {
+		unregistered = append(unregistered, "admin.AdminDeleteHookHandler")
+	}
 	if o.AdminAdminDeleteUnadoptedRepositoryHandler == nil {
 		unregistered = append(unregistered, "admin.AdminDeleteUnadoptedRepositoryHandler")
 	}
 	if o.AdminAdminDeleteUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminDeleteUserHandler")
+	}
+	if o.AdminAdminEditHookHandler == nil {
+		unregistered = append(unregistered, "admin.AdminEditHookHandler")
 	}
 	if o.AdminAdminEditUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminEditUserHandler")
@@ -1560,6 +1866,21 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.AdminAdminGetAllOrgsHandler == nil {
 		unregistered = append(unregistered, "admin.AdminGetAllOrgsHandler")
+	}
+	if o.AdminAdminGetHookHandler == nil {
+		unregistered = append(unregistered, "admin.AdminGetHookHandler")
+	}
+	if o.AdminAdminGetHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "admin.AdminGetHookDeliveryHandler")
+	}
+	if o.AdminAdminListHookDeliveriesHandler == nil {
+		unregistered = append(unregistered, "admin.AdminListHookDeliveriesHandler")
+	}
+	if o.AdminAdminListHooksHandler == nil {
+		unregistered = append(unregistered, "admin.AdminListHooksHandler")
+	}
+	if o.AdminAdminRedeliverHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "admin.AdminRedeliverHookDeliveryHandler")
 	}
 	if o.AdminAdminRenameUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminRenameUserHandler")
@@ -1735,8 +2056,14 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgCreateHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateHandler")
 	}
+	if o.OrganizationOrgCreateHookHandler == nil {
+		unregistered = append(unregistered, "organization.OrgCreateHookHandler")
+	}
 	if o.OrganizationOrgDeleteHandler == nil {
 		unregistered = append(unregistered, "organization.OrgDeleteHandler")
+	}
+	if o.OrganizationOrgDeleteHookHandler == nil {
+		unregistered = append(unregistered, "organization.OrgDeleteHookHandler")
 	}
 	if o.OrganizationOrgDeleteMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgDeleteMemberHandler")
@@ -1744,11 +2071,20 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgEditHandler == nil {
 		unregistered = append(unregistered, "organization.OrgEditHandler")
 	}
+	if o.OrganizationOrgEditHookHandler == nil {
+		unregistered = append(unregistered, "organization.OrgEditHookHandler")
+	}
 	if o.OrganizationOrgGetHandler == nil {
 		unregistered = append(unregistered, "organization.OrgGetHandler")
 	}
 	if o.OrganizationOrgGetAllHandler == nil {
 		unregistered = append(unregistered, "organization.OrgGetAllHandler")
+	}
+	if o.OrganizationOrgGetHookHandler == nil {
+		unregistered = append(unregistered, "organization.OrgGetHookHandler")
+	}
+	if o.OrganizationOrgGetHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "organization.OrgGetHookDeliveryHandler")
 	}
 	if o.OrganizationOrgIsMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgIsMemberHandler")
@@ -1756,11 +2092,20 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgListCurrentUserOrgsHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListCurrentUserOrgsHandler")
 	}
+	if o.OrganizationOrgListHookDeliveriesHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListHookDeliveriesHandler")
+	}
+	if o.OrganizationOrgListHooksHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListHooksHandler")
+	}
 	if o.OrganizationOrgListMembersHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListMembersHandler")
 	}
 	if o.OrganizationOrgListReposHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListReposHandler")
+	}
+	if o.OrganizationOrgRedeliverHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "organization.OrgRedeliverHookDeliveryHandler")
 	}
 	if o.RepositoryRepoAddTopicHandler == nil {
 		unregistered = append(unregistered, "repository.RepoAddTopicHandler")
@@ -1773,6 +2118,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoCreateFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateFileHandler")
+	}
+	if o.RepositoryRepoCreateHookHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateHookHandler")
 	}
 	if o.IssueRepoCreateProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoCreateProjectHandler")
@@ -1798,6 +2146,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoDeleteFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteFileHandler")
 	}
+	if o.RepositoryRepoDeleteHookHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteHookHandler")
+	}
 	if o.IssueRepoDeleteProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoDeleteProjectHandler")
 	}
@@ -1822,6 +2173,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoEditBranchProtectionHandler == nil {
 		unregistered = append(unregistered, "repository.RepoEditBranchProtectionHandler")
 	}
+	if o.RepositoryRepoEditHookHandler == nil {
+		unregistered = append(unregistered, "repository.RepoEditHookHandler")
+	}
 	if o.IssueRepoEditProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoEditProjectHandler")
 	}
@@ -1845,6 +2199,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoGetContentsListHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetContentsListHandler")
+	}
+	if o.RepositoryRepoGetHookHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetHookHandler")
+	}
+	if o.RepositoryRepoGetHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetHookDeliveryHandler")
 	}
 	if o.RepositoryRepoGetLatestReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetLatestReleaseHandler")
@@ -1873,6 +2233,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListBranchesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListBranchesHandler")
 	}
+	if o.RepositoryRepoListHookDeliveriesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListHookDeliveriesHandler")
+	}
+	if o.RepositoryRepoListHooksHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListHooksHandler")
+	}
 	if o.IssueRepoListProjectsHandler == nil {
 		unregistered = append(unregistered, "issue.RepoListProjectsHandler")
 	}
@@ -1891,11 +2257,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListTopicsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListTopicsHandler")
 	}
+	if o.RepositoryRepoRedeliverHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "repository.RepoRedeliverHookDeliveryHandler")
+	}
 	if o.RepositoryRepoRenameBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoRenameBranchHandler")
 	}
 	if o.RepositoryRepoSearchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoSearchHandler")
+	}
+	if o.RepositoryRepoTestHookHandler == nil {
+		unregistered = append(unregistered, "repository.RepoTestHookHandler")
 	}
 	if o.RepositoryRepoTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoTrackedTimesHandler")
@@ -1918,6 +2290,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserAddEmailHandler == nil {
 		unregistered = append(unregistered, "user.UserAddEmailHandler")
 	}
+	if o.UserUserCreateHookHandler == nil {
+		unregistered = append(unregistered, "user.UserCreateHookHandler")
+	}
 	if o.UserUserCreateTokenHandler == nil {
 		unregistered = append(unregistered, "user.UserCreateTokenHandler")
 	}
@@ -1933,11 +2308,23 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserDeleteEmailHandler == nil {
 		unregistered = append(unregistered, "user.UserDeleteEmailHandler")
 	}
+	if o.UserUserDeleteHookHandler == nil {
+		unregistered = append(unregistered, "user.UserDeleteHookHandler")
+	}
+	if o.UserUserEditHookHandler == nil {
+		unregistered = append(unregistered, "user.UserEditHookHandler")
+	}
 	if o.UserUserGetHandler == nil {
 		unregistered = append(unregistered, "user.UserGetHandler")
 	}
 	if o.UserUserGetCurrentHandler == nil {
 		unregistered = append(unregistered, "user.UserGetCurrentHandler")
+	}
+	if o.UserUserGetHookHandler == nil {
+		unregistered = append(unregistered, "user.UserGetHookHandler")
+	}
+	if o.UserUserGetHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "user.UserGetHookDeliveryHandler")
 	}
 	if o.UserUserGetTokensHandler == nil {
 		unregistered = append(unregistered, "user.UserGetTokensHandler")
@@ -1945,8 +2332,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserListEmailsHandler == nil {
 		unregistered = append(unregistered, "user.UserListEmailsHandler")
 	}
+	if o.UserUserListHookDeliveriesHandler == nil {
+		unregistered = append(unregistered, "user.UserListHookDeliveriesHandler")
+	}
+	if o.UserUserListHooksHandler == nil {
+		unregistered = append(unregistered, "user.UserListHooksHandler")
+	}
 	if o.UserUserListReposHandler == nil {
 		unregistered = append(unregistered, "user.UserListReposHandler")
+	}
+	if o.UserUserRedeliverHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "user.UserRedeliverHookDeliveryHandler")
 	}
 	if o.UserUserSearchHandler == nil {
 		unregistered = append(unregistered, "user.UserSearchHandler")
@@ -2086,6 +2482,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/admin/hooks"] = admin.NewAdminCreateHook(o.context, o.AdminAdminCreateHookHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/admin/users/{username}/orgs"] = admin.NewAdminCreateOrg(o.context, o.AdminAdminCreateOrgHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -2098,11 +2498,19 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/admin/hooks/{id}"] = admin.NewAdminDeleteHook(o.context, o.AdminAdminDeleteHookHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/admin/unadopted/{owner}/{repo}"] = admin.NewAdminDeleteUnadoptedRepository(o.context, o.AdminAdminDeleteUnadoptedRepositoryHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/admin/users/{username}"] = admin.NewAdminDeleteUser(o.context, o.AdminAdminDeleteUserHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/admin/hooks/{id}"] = admin.NewAdminEditHook(o.context, o.AdminAdminEditHookHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -2115,6 +2523,26 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/admin/orgs"] = admin.NewAdminGetAllOrgs(o.context, o.AdminAdminGetAllOrgsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/hooks/{id}"] = admin.NewAdminGetHook(o.context, o.AdminAdminGetHookHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/hooks/{id}/deliveries/{delivery_id}"] = admin.NewAdminGetHookDelivery(o.context, o.AdminAdminGetHookDeliveryHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/hooks/{id}/deliveries"] = admin.NewAdminListHookDeliveries(o.context, o.AdminAdminListHookDeliveriesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/hooks"] = admin.NewAdminListHooks(o.context, o.AdminAdminListHooksHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/admin/hooks/{id}/deliveries/{delivery_id}/redeliver"] = admin.NewAdminRedeliverHookDelivery(o.context, o.AdminAdminRedeliverHookDeliveryHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -2347,10 +2775,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/orgs"] = organization.NewOrgCreate(o.context, o.OrganizationOrgCreateHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/orgs/{org}/hooks"] = organization.NewOrgCreateHook(o.context, o.OrganizationOrgCreateHookHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/orgs/{org}"] = organization.NewOrgDelete(o.context, o.OrganizationOrgDeleteHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/orgs/{org}/hooks/{id}"] = organization.NewOrgDeleteHook(o.context, o.OrganizationOrgDeleteHookHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -2359,6 +2795,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/orgs/{org}"] = organization.NewOrgEdit(o.context, o.OrganizationOrgEditHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/orgs/{org}/hooks/{id}"] = organization.NewOrgEditHook(o.context, o.OrganizationOrgEditHookHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2370,6 +2810,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/orgs/{org}/hooks/{id}"] = organization.NewOrgGetHook(o.context, o.OrganizationOrgGetHookHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/hooks/{id}/deliveries/{delivery_id}"] = organization.NewOrgGetHookDelivery(o.context, o.OrganizationOrgGetHookDeliveryHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/orgs/{org}/members/{username}"] = organization.NewOrgIsMember(o.context, o.OrganizationOrgIsMemberHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -2378,11 +2826,23 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/orgs/{org}/hooks/{id}/deliveries"] = organization.NewOrgListHookDeliveries(o.context, o.OrganizationOrgListHookDeliveriesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/hooks"] = organization.NewOrgListHooks(o.context, o.OrganizationOrgListHooksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/orgs/{org}/members"] = organization.NewOrgListMembers(o.context, o.OrganizationOrgListMembersHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/orgs/{org}/repos"] = organization.NewOrgListRepos(o.context, o.OrganizationOrgListReposHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/orgs/{org}/hooks/{id}/deliveries/{delivery_id}/redeliver"] = organization.NewOrgRedeliverHookDelivery(o.context, o.OrganizationOrgRedeliverHookDeliveryHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
@@ -2399,6 +2859,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoCreateFile(o.context, o.RepositoryRepoCreateFileHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/hooks"] = repository.NewRepoCreateHook(o.context, o.RepositoryRepoCreateHookHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -2434,6 +2898,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/hooks/{id}"] = repository.NewRepoDeleteHook(o.context, o.RepositoryRepoDeleteHookHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/projects/{id}"] = issue.NewRepoDeleteProject(o.context, o.IssueRepoDeleteProjectHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -2466,6 +2934,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/hooks/{id}"] = repository.NewRepoEditHook(o.context, o.RepositoryRepoEditHookHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
 	o.handlers["PATCH"]["/repos/{owner}/{repo}/projects/{id}"] = issue.NewRepoEditProject(o.context, o.IssueRepoEditProjectHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
@@ -2495,6 +2967,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/contents"] = repository.NewRepoGetContentsList(o.context, o.RepositoryRepoGetContentsListHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/hooks/{id}"] = repository.NewRepoGetHook(o.context, o.RepositoryRepoGetHookHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/hooks/{id}/deliveries/{delivery_id}"] = repository.NewRepoGetHookDelivery(o.context, o.RepositoryRepoGetHookDeliveryHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2534,6 +3014,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/hooks/{id}/deliveries"] = repository.NewRepoListHookDeliveries(o.context, o.RepositoryRepoListHookDeliveriesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/hooks"] = repository.NewRepoListHooks(o.context, o.RepositoryRepoListHooksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/projects"] = issue.NewRepoListProjects(o.context, o.IssueRepoListProjectsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -2555,6 +3043,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/topics"] = repository.NewRepoListTopics(o.context, o.RepositoryRepoListTopicsHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/hooks/{id}/deliveries/{delivery_id}/redeliver"] = repository.NewRepoRedeliverHookDelivery(o.context, o.RepositoryRepoRedeliverHookDeliveryHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -2563,6 +3055,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/search"] = repository.NewRepoSearch(o.context, o.RepositoryRepoSearchHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/hooks/{id}/tests"] = repository.NewRepoTestHook(o.context, o.RepositoryRepoTestHookHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2594,6 +3090,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/user/hooks"] = user.NewUserCreateHook(o.context, o.UserUserCreateHookHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/users/{username}/tokens"] = user.NewUserCreateToken(o.context, o.UserUserCreateTokenHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -2611,6 +3111,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/user/emails"] = user.NewUserDeleteEmail(o.context, o.UserUserDeleteEmailHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/hooks/{id}"] = user.NewUserDeleteHook(o.context, o.UserUserDeleteHookHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/user/hooks/{id}"] = user.NewUserEditHook(o.context, o.UserUserEditHookHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -2622,6 +3130,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/user/hooks/{id}"] = user.NewUserGetHook(o.context, o.UserUserGetHookHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/hooks/{id}/deliveries/{delivery_id}"] = user.NewUserGetHookDelivery(o.context, o.UserUserGetHookDeliveryHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/users/{username}/tokens"] = user.NewUserGetTokens(o.context, o.UserUserGetTokensHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -2630,7 +3146,19 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/user/hooks/{id}/deliveries"] = user.NewUserListHookDeliveries(o.context, o.UserUserListHookDeliveriesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/hooks"] = user.NewUserListHooks(o.context, o.UserUserListHooksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/users/{username}/repos"] = user.NewUserListRepos(o.context, o.UserUserListReposHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/user/hooks/{id}/deliveries/{delivery_id}/redeliver"] = user.NewUserRedeliverHookDelivery(o.context, o.UserUserRedeliverHookDeliveryHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

@@ -365,3 +365,4 @@ func (d *DB) Tokens() store.TokenStore { return tokenStore{d} }
 func (d *DB) Orgs() store.OrgStore     { return orgStore{d} }
 func (d *DB) Repos() store.RepoStore   { return repoStore{d} }
 func (d *DB) Events() store.EventStore { return eventStore{d} }
+func (d *DB) Hooks() store.HookStore   { return hookStore{d} }

@@ -26,6 +26,7 @@ var migrations = []migration{
 	{4, "releases and attachments", migrateV4},
 	{5, "domain event outbox", migrateV5},
 	{6, "indexes serving each list's filter and order", migrateV6},
+	{9, "webhooks, their delivery queue and outbox position", migrateV9},
 }
 
 type schemaMigration struct {
