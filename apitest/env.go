@@ -141,7 +141,9 @@ func newEnv(t testing.TB, configure func(*app.Deps), cacheTTL time.Duration) *En
 func (e *Env) Twin(t testing.TB) *Env {
 	t.Helper()
 	twin := &Env{T: t, checker: e.checker, Admin: e.Admin, cacheTTL: e.cacheTTL}
-	twin.start(t, e.dsn, e.dataDir, nil)
+	// The same settings, as a second process started alike would have.
+	config := e.Deps.Config
+	twin.start(t, e.dsn, e.dataDir, func(d *app.Deps) { d.Config = config })
 	return twin
 }
 
