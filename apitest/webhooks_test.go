@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -978,4 +979,72 @@ func TestWebhookBurst(t *testing.T) {
 	sort.Slice(delays, func(i, j int) bool { return delays[i] < delays[j] })
 	t.Logf("%d issues created in %v, all delivered after %v; API call to receiver p50 %v p99 %v",
 		total, created, time.Since(start), delays[len(delays)/2], delays[len(delays)*99/100])
+}
+
+// TestWebhookReceiverFormats: chat receivers get their own message
+// formats, form hooks the payload in a form field (signed as JSON), GET
+// hooks the payload in the query, matrix a PUT with a transaction id.
+func TestWebhookReceiverFormats(t *testing.T) {
+	t.Parallel()
+	e := hookEnv(t)
+	alice := e.CreateUser("alice", false)
+	a := apitest.Basic(alice)
+	roCreateRepo(t, e, a, map[string]any{"name": "pub"})
+	rcs := map[string]*receiver{}
+	for _, typ := range []string{"slack", "discord", "msteams", "matrix", "telegram", "dingtalk", "feishu", "wechatwork", "packagist", "form", "get"} {
+		rc := newReceiver(t)
+		rcs[typ] = rc
+		config := map[string]string{"url": rc.URL + "/" + typ, "content_type": "json", "secret": "s3cret"}
+		hookType := typ
+		switch typ {
+		case "slack":
+			config["channel"] = "#dev"
+		case "form":
+			hookType, config["content_type"] = "gitea", "form"
+		case "get":
+			hookType, config["http_method"] = "gitea", "GET"
+		}
+		mkHook(t, e, a, "repos/alice/pub/hooks", map[string]any{"type": hookType, "active": true, "events": []string{"issues"}, "config": config})
+	}
+	isCreate(t, e, "alice/pub", a, map[string]any{"title": "Printer on fire"})
+	for typ, rc := range rcs {
+		c := rc.waitFor(t, 1, 10*time.Second)[0]
+		body := string(c.Body)
+		ok := true
+		switch typ {
+		case "slack":
+			p := c.payload(t)
+			ok = p["channel"] == "#dev" && strings.Contains(body, "Printer on fire") && p["attachments"] != nil
+		case "discord":
+			ok = c.payload(t)["embeds"] != nil && strings.Contains(body, "Printer on fire")
+		case "msteams":
+			ok = c.payload(t)["@type"] == "MessageCard" && strings.Contains(body, "Printer on fire")
+		case "matrix":
+			ok = c.Method == http.MethodPut && len(strings.TrimPrefix(c.Path, "/matrix/")) == 40 && c.payload(t)["msgtype"] == "m.notice"
+		case "telegram":
+			ok = c.payload(t)["parse_mode"] == "HTML" && strings.Contains(body, "Printer on fire")
+		case "dingtalk":
+			ok = c.payload(t)["msgtype"] == "actionCard"
+		case "feishu":
+			ok = c.payload(t)["msg_type"] == "text"
+		case "wechatwork":
+			ok = c.payload(t)["msgtype"] == "markdown"
+		case "packagist":
+			ok = strings.Contains(body, `"url":"http`)
+		case "form":
+			form, err := url.ParseQuery(body)
+			ok = err == nil && c.Header.Get("Content-Type") == "application/x-www-form-urlencoded"
+			if ok {
+				raw := []byte(form.Get("payload"))
+				m := hmac.New(sha256.New, []byte("s3cret"))
+				m.Write(raw)
+				ok = c.Header.Get("X-Gitea-Signature") == hex.EncodeToString(m.Sum(nil)) && strings.Contains(string(raw), "Printer on fire")
+			}
+		case "get":
+			ok = c.Method == http.MethodGet && len(c.Body) == 0
+		}
+		if !ok || c.event() != "issues" || c.delivery() == "" {
+			t.Errorf("%s receiver got %s %s %v\n%s", typ, c.Method, c.Path, c.Header, body)
+		}
+	}
 }
