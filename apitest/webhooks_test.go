@@ -20,6 +20,7 @@ import (
 
 	"repohost/apitest"
 	"repohost/impl/app"
+	"repohost/impl/webhook"
 	"repohost/models"
 )
 
@@ -1046,5 +1047,60 @@ func TestWebhookReceiverFormats(t *testing.T) {
 		if !ok || c.event() != "issues" || c.delivery() == "" {
 			t.Errorf("%s receiver got %s %s %v\n%s", typ, c.Method, c.Path, c.Header, body)
 		}
+	}
+}
+
+// TestWebhookQueueStatsAndPruning: the queue's counts and delays for
+// metrics, and pruning of finished deliveries past the retention (the
+// cleanup_hook_task_table task), which leaves pending ones alone.
+func TestWebhookQueueStatsAndPruning(t *testing.T) {
+	t.Parallel()
+	e := hookEnv(t, func(c *app.WebhookConfig) { c.MaxAttempts = 1 })
+	alice := e.CreateUser("alice", false)
+	a := apitest.Basic(alice)
+	roCreateRepo(t, e, a, map[string]any{"name": "pub"})
+	ok, bad := newReceiver(t), newReceiver(t)
+	bad.respond = func(int, *http.Request) int { return http.StatusBadGateway }
+	good := mkHook(t, e, a, "repos/alice/pub/hooks", giteaHook(ok.URL, "issues"))
+	mkHook(t, e, a, "repos/alice/pub/hooks", giteaHook(bad.URL, "issues"))
+	for i := range 3 {
+		isCreate(t, e, "alice/pub", a, map[string]any{"title": fmt.Sprint("stats ", i)})
+	}
+	ok.waitFor(t, 3, 10*time.Second)
+	bad.waitFor(t, 3, 10*time.Second)
+	ctx := t.Context()
+	var st webhook.Stats
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var err error
+		if st, err = e.Hooks.Stats(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st.Delivered == 3 && st.Failed == 3 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if st.Pending != 0 || st.Delivered != 3 || st.Failed != 3 || st.DeliveredHere != 3 || st.FailedHere != 3 || st.LatencyP50 <= 0 || st.LatencyP99 < st.LatencyP50 {
+		t.Errorf("stats %+v", st)
+	}
+
+	// Nothing is old enough yet.
+	svc := webhook.Service{Deps: e.Deps}
+	if err := svc.PruneDeliveries(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hookPath := fmt.Sprintf("repos/alice/pub/hooks/%d", good.ID)
+	if n := len(hookDeliveries(t, e, a, hookPath)); n != 3 {
+		t.Fatalf("deliveries after pruning nothing: %d", n)
+	}
+	// With no retention at all, finished deliveries go; a pending one stays.
+	e.Hooks.Stop()
+	first := hookDeliveries(t, e, a, hookPath)[0]
+	e.Do("POST", fmt.Sprintf("%s/deliveries/%d/redeliver", hookPath, first.ID), nil, a).Expect(t, http.StatusAccepted)
+	e.Deps.Config.Webhooks.Retention = -time.Second
+	if err := svc.PruneDeliveries(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := e.DB.Hooks().CountDeliveries(ctx); err != nil || st.Delivered != 0 || st.Failed != 0 || st.Pending != 1 {
+		t.Errorf("after pruning: %+v %v", st, err)
 	}
 }

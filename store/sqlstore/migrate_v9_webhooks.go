@@ -65,9 +65,11 @@ func migrateV9(tx *gorm.DB) error {
 	}
 	for _, stmt := range []string{
 		// A repository's hooks, an owner's, and the site-wide ones (owner
-		// and repository 0), each in id order.
+		// and repository 0: all, or system or default ones), each in id
+		// order.
 		`CREATE INDEX idx_webhooks_repo ON webhooks (repo_id, id)`,
-		`CREATE INDEX idx_webhooks_owner ON webhooks (owner_id, repo_id, is_system, id)`,
+		`CREATE INDEX idx_webhooks_owner ON webhooks (owner_id, repo_id, id)`,
+		`CREATE INDEX idx_webhooks_site ON webhooks (owner_id, repo_id, is_system, id)`,
 		// Claiming: the due pending deliveries, oldest due first.
 		`CREATE INDEX idx_hook_deliveries_due ON hook_deliveries (state, next_attempt_at)`,
 		// A hook's deliveries, newest first.
