@@ -348,3 +348,22 @@ func (s Service) deliveriesFor(eventID int64, hooks []*store.Hook, built []hookE
 	}
 	return out, nil
 }
+
+// Drain waits until every event the bus has handed this runner so far is
+// turned into deliveries (or ctx ends): hooks created afterwards are sure
+// not to receive those events.
+func (r *Runner) Drain(ctx context.Context) error {
+	for {
+		r.mu.Lock()
+		n := len(r.inflight)
+		r.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
