@@ -244,6 +244,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -342,6 +345,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -381,6 +387,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -516,6 +525,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -569,6 +581,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -621,6 +636,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -2003,6 +2021,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -2115,6 +2136,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -2161,6 +2185,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -2310,6 +2337,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -2370,6 +2400,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -2429,6 +2462,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -4615,6 +4651,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -4741,6 +4780,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -4794,6 +4836,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -4957,6 +5002,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -5023,6 +5071,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -5091,6 +5142,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -5152,6 +5206,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -10705,6 +10762,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -10803,6 +10863,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -10842,6 +10905,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -10977,6 +11043,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -11030,6 +11099,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -11082,6 +11154,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -17403,6 +17478,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -17570,6 +17651,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -17636,6 +17723,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -17843,6 +17936,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -17926,6 +18025,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -18005,6 +18110,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -20179,6 +20290,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -20360,6 +20477,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -20433,6 +20556,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -20654,6 +20783,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -20744,6 +20879,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -20830,6 +20971,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -24060,6 +24207,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -24255,6 +24408,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -24335,6 +24494,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -24570,6 +24735,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -24663,6 +24834,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -24764,6 +24941,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -24852,6 +25035,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -33219,6 +33408,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -33386,6 +33581,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -33452,6 +33653,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -33659,6 +33866,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -33742,6 +33955,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -33821,6 +34040,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }

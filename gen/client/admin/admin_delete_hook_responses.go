@@ -51,6 +51,12 @@ func (o *AdminDeleteHookReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewAdminDeleteHookUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewAdminDeleteHookTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -329,6 +335,76 @@ func (o *AdminDeleteHookNotFound) GetPayload() *models.APIError {
 }
 
 func (o *AdminDeleteHookNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminDeleteHookUnprocessableEntity creates a AdminDeleteHookUnprocessableEntity with default headers values
+func NewAdminDeleteHookUnprocessableEntity() *AdminDeleteHookUnprocessableEntity {
+	return &AdminDeleteHookUnprocessableEntity{}
+}
+
+/*
+AdminDeleteHookUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type AdminDeleteHookUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin delete hook unprocessable entity response has a 2xx status code
+func (o *AdminDeleteHookUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin delete hook unprocessable entity response has a 3xx status code
+func (o *AdminDeleteHookUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin delete hook unprocessable entity response has a 4xx status code
+func (o *AdminDeleteHookUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin delete hook unprocessable entity response has a 5xx status code
+func (o *AdminDeleteHookUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin delete hook unprocessable entity response a status code equal to that given
+func (o *AdminDeleteHookUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the admin delete hook unprocessable entity response
+func (o *AdminDeleteHookUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *AdminDeleteHookUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /admin/hooks/{id}][%d] adminDeleteHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminDeleteHookUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /admin/hooks/{id}][%d] adminDeleteHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminDeleteHookUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminDeleteHookUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

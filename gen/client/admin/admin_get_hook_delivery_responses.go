@@ -51,6 +51,12 @@ func (o *AdminGetHookDeliveryReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewAdminGetHookDeliveryUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewAdminGetHookDeliveryTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *AdminGetHookDeliveryNotFound) GetPayload() *models.APIError {
 }
 
 func (o *AdminGetHookDeliveryNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminGetHookDeliveryUnprocessableEntity creates a AdminGetHookDeliveryUnprocessableEntity with default headers values
+func NewAdminGetHookDeliveryUnprocessableEntity() *AdminGetHookDeliveryUnprocessableEntity {
+	return &AdminGetHookDeliveryUnprocessableEntity{}
+}
+
+/*
+AdminGetHookDeliveryUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type AdminGetHookDeliveryUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin get hook delivery unprocessable entity response has a 2xx status code
+func (o *AdminGetHookDeliveryUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin get hook delivery unprocessable entity response has a 3xx status code
+func (o *AdminGetHookDeliveryUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin get hook delivery unprocessable entity response has a 4xx status code
+func (o *AdminGetHookDeliveryUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin get hook delivery unprocessable entity response has a 5xx status code
+func (o *AdminGetHookDeliveryUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin get hook delivery unprocessable entity response a status code equal to that given
+func (o *AdminGetHookDeliveryUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the admin get hook delivery unprocessable entity response
+func (o *AdminGetHookDeliveryUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *AdminGetHookDeliveryUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/hooks/{id}/deliveries/{delivery_id}][%d] adminGetHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminGetHookDeliveryUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/hooks/{id}/deliveries/{delivery_id}][%d] adminGetHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminGetHookDeliveryUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminGetHookDeliveryUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

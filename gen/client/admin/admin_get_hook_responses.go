@@ -51,6 +51,12 @@ func (o *AdminGetHookReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewAdminGetHookUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewAdminGetHookTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *AdminGetHookNotFound) GetPayload() *models.APIError {
 }
 
 func (o *AdminGetHookNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminGetHookUnprocessableEntity creates a AdminGetHookUnprocessableEntity with default headers values
+func NewAdminGetHookUnprocessableEntity() *AdminGetHookUnprocessableEntity {
+	return &AdminGetHookUnprocessableEntity{}
+}
+
+/*
+AdminGetHookUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type AdminGetHookUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin get hook unprocessable entity response has a 2xx status code
+func (o *AdminGetHookUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin get hook unprocessable entity response has a 3xx status code
+func (o *AdminGetHookUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin get hook unprocessable entity response has a 4xx status code
+func (o *AdminGetHookUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin get hook unprocessable entity response has a 5xx status code
+func (o *AdminGetHookUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin get hook unprocessable entity response a status code equal to that given
+func (o *AdminGetHookUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the admin get hook unprocessable entity response
+func (o *AdminGetHookUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *AdminGetHookUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/hooks/{id}][%d] adminGetHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminGetHookUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/hooks/{id}][%d] adminGetHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminGetHookUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminGetHookUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

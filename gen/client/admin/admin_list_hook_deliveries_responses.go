@@ -51,6 +51,12 @@ func (o *AdminListHookDeliveriesReader) ReadResponse(response runtime.ClientResp
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewAdminListHookDeliveriesUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewAdminListHookDeliveriesTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -370,6 +376,76 @@ func (o *AdminListHookDeliveriesNotFound) GetPayload() *models.APIError {
 }
 
 func (o *AdminListHookDeliveriesNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminListHookDeliveriesUnprocessableEntity creates a AdminListHookDeliveriesUnprocessableEntity with default headers values
+func NewAdminListHookDeliveriesUnprocessableEntity() *AdminListHookDeliveriesUnprocessableEntity {
+	return &AdminListHookDeliveriesUnprocessableEntity{}
+}
+
+/*
+AdminListHookDeliveriesUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type AdminListHookDeliveriesUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin list hook deliveries unprocessable entity response has a 2xx status code
+func (o *AdminListHookDeliveriesUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin list hook deliveries unprocessable entity response has a 3xx status code
+func (o *AdminListHookDeliveriesUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin list hook deliveries unprocessable entity response has a 4xx status code
+func (o *AdminListHookDeliveriesUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin list hook deliveries unprocessable entity response has a 5xx status code
+func (o *AdminListHookDeliveriesUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin list hook deliveries unprocessable entity response a status code equal to that given
+func (o *AdminListHookDeliveriesUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the admin list hook deliveries unprocessable entity response
+func (o *AdminListHookDeliveriesUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *AdminListHookDeliveriesUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/hooks/{id}/deliveries][%d] adminListHookDeliveriesUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminListHookDeliveriesUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/hooks/{id}/deliveries][%d] adminListHookDeliveriesUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminListHookDeliveriesUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminListHookDeliveriesUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *AdminListHooksReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewAdminListHooksUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewAdminListHooksTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -370,6 +376,76 @@ func (o *AdminListHooksNotFound) GetPayload() *models.APIError {
 }
 
 func (o *AdminListHooksNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminListHooksUnprocessableEntity creates a AdminListHooksUnprocessableEntity with default headers values
+func NewAdminListHooksUnprocessableEntity() *AdminListHooksUnprocessableEntity {
+	return &AdminListHooksUnprocessableEntity{}
+}
+
+/*
+AdminListHooksUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type AdminListHooksUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin list hooks unprocessable entity response has a 2xx status code
+func (o *AdminListHooksUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin list hooks unprocessable entity response has a 3xx status code
+func (o *AdminListHooksUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin list hooks unprocessable entity response has a 4xx status code
+func (o *AdminListHooksUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin list hooks unprocessable entity response has a 5xx status code
+func (o *AdminListHooksUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin list hooks unprocessable entity response a status code equal to that given
+func (o *AdminListHooksUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the admin list hooks unprocessable entity response
+func (o *AdminListHooksUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *AdminListHooksUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/hooks][%d] adminListHooksUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminListHooksUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /admin/hooks][%d] adminListHooksUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminListHooksUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminListHooksUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

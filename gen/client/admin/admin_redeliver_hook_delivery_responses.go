@@ -51,6 +51,12 @@ func (o *AdminRedeliverHookDeliveryReader) ReadResponse(response runtime.ClientR
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewAdminRedeliverHookDeliveryUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewAdminRedeliverHookDeliveryTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *AdminRedeliverHookDeliveryNotFound) GetPayload() *models.APIError {
 }
 
 func (o *AdminRedeliverHookDeliveryNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewAdminRedeliverHookDeliveryUnprocessableEntity creates a AdminRedeliverHookDeliveryUnprocessableEntity with default headers values
+func NewAdminRedeliverHookDeliveryUnprocessableEntity() *AdminRedeliverHookDeliveryUnprocessableEntity {
+	return &AdminRedeliverHookDeliveryUnprocessableEntity{}
+}
+
+/*
+AdminRedeliverHookDeliveryUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type AdminRedeliverHookDeliveryUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this admin redeliver hook delivery unprocessable entity response has a 2xx status code
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this admin redeliver hook delivery unprocessable entity response has a 3xx status code
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this admin redeliver hook delivery unprocessable entity response has a 4xx status code
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this admin redeliver hook delivery unprocessable entity response has a 5xx status code
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this admin redeliver hook delivery unprocessable entity response a status code equal to that given
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the admin redeliver hook delivery unprocessable entity response
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/hooks/{id}/deliveries/{delivery_id}/redeliver][%d] adminRedeliverHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /admin/hooks/{id}/deliveries/{delivery_id}/redeliver][%d] adminRedeliverHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

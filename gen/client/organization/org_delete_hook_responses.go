@@ -51,6 +51,12 @@ func (o *OrgDeleteHookReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewOrgDeleteHookUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewOrgDeleteHookTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -329,6 +335,76 @@ func (o *OrgDeleteHookNotFound) GetPayload() *models.APIError {
 }
 
 func (o *OrgDeleteHookNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgDeleteHookUnprocessableEntity creates a OrgDeleteHookUnprocessableEntity with default headers values
+func NewOrgDeleteHookUnprocessableEntity() *OrgDeleteHookUnprocessableEntity {
+	return &OrgDeleteHookUnprocessableEntity{}
+}
+
+/*
+OrgDeleteHookUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type OrgDeleteHookUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org delete hook unprocessable entity response has a 2xx status code
+func (o *OrgDeleteHookUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org delete hook unprocessable entity response has a 3xx status code
+func (o *OrgDeleteHookUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org delete hook unprocessable entity response has a 4xx status code
+func (o *OrgDeleteHookUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org delete hook unprocessable entity response has a 5xx status code
+func (o *OrgDeleteHookUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org delete hook unprocessable entity response a status code equal to that given
+func (o *OrgDeleteHookUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the org delete hook unprocessable entity response
+func (o *OrgDeleteHookUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *OrgDeleteHookUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /orgs/{org}/hooks/{id}][%d] orgDeleteHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgDeleteHookUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /orgs/{org}/hooks/{id}][%d] orgDeleteHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgDeleteHookUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgDeleteHookUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *OrgGetHookDeliveryReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewOrgGetHookDeliveryUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewOrgGetHookDeliveryTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *OrgGetHookDeliveryNotFound) GetPayload() *models.APIError {
 }
 
 func (o *OrgGetHookDeliveryNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgGetHookDeliveryUnprocessableEntity creates a OrgGetHookDeliveryUnprocessableEntity with default headers values
+func NewOrgGetHookDeliveryUnprocessableEntity() *OrgGetHookDeliveryUnprocessableEntity {
+	return &OrgGetHookDeliveryUnprocessableEntity{}
+}
+
+/*
+OrgGetHookDeliveryUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type OrgGetHookDeliveryUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org get hook delivery unprocessable entity response has a 2xx status code
+func (o *OrgGetHookDeliveryUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org get hook delivery unprocessable entity response has a 3xx status code
+func (o *OrgGetHookDeliveryUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org get hook delivery unprocessable entity response has a 4xx status code
+func (o *OrgGetHookDeliveryUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org get hook delivery unprocessable entity response has a 5xx status code
+func (o *OrgGetHookDeliveryUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org get hook delivery unprocessable entity response a status code equal to that given
+func (o *OrgGetHookDeliveryUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the org get hook delivery unprocessable entity response
+func (o *OrgGetHookDeliveryUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *OrgGetHookDeliveryUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/hooks/{id}/deliveries/{delivery_id}][%d] orgGetHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgGetHookDeliveryUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/hooks/{id}/deliveries/{delivery_id}][%d] orgGetHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgGetHookDeliveryUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgGetHookDeliveryUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

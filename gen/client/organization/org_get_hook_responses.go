@@ -51,6 +51,12 @@ func (o *OrgGetHookReader) ReadResponse(response runtime.ClientResponse, consume
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewOrgGetHookUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewOrgGetHookTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *OrgGetHookNotFound) GetPayload() *models.APIError {
 }
 
 func (o *OrgGetHookNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgGetHookUnprocessableEntity creates a OrgGetHookUnprocessableEntity with default headers values
+func NewOrgGetHookUnprocessableEntity() *OrgGetHookUnprocessableEntity {
+	return &OrgGetHookUnprocessableEntity{}
+}
+
+/*
+OrgGetHookUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type OrgGetHookUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org get hook unprocessable entity response has a 2xx status code
+func (o *OrgGetHookUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org get hook unprocessable entity response has a 3xx status code
+func (o *OrgGetHookUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org get hook unprocessable entity response has a 4xx status code
+func (o *OrgGetHookUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org get hook unprocessable entity response has a 5xx status code
+func (o *OrgGetHookUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org get hook unprocessable entity response a status code equal to that given
+func (o *OrgGetHookUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the org get hook unprocessable entity response
+func (o *OrgGetHookUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *OrgGetHookUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/hooks/{id}][%d] orgGetHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgGetHookUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/hooks/{id}][%d] orgGetHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgGetHookUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgGetHookUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

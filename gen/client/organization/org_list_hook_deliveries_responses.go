@@ -51,6 +51,12 @@ func (o *OrgListHookDeliveriesReader) ReadResponse(response runtime.ClientRespon
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewOrgListHookDeliveriesUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewOrgListHookDeliveriesTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -370,6 +376,76 @@ func (o *OrgListHookDeliveriesNotFound) GetPayload() *models.APIError {
 }
 
 func (o *OrgListHookDeliveriesNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgListHookDeliveriesUnprocessableEntity creates a OrgListHookDeliveriesUnprocessableEntity with default headers values
+func NewOrgListHookDeliveriesUnprocessableEntity() *OrgListHookDeliveriesUnprocessableEntity {
+	return &OrgListHookDeliveriesUnprocessableEntity{}
+}
+
+/*
+OrgListHookDeliveriesUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type OrgListHookDeliveriesUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org list hook deliveries unprocessable entity response has a 2xx status code
+func (o *OrgListHookDeliveriesUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org list hook deliveries unprocessable entity response has a 3xx status code
+func (o *OrgListHookDeliveriesUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org list hook deliveries unprocessable entity response has a 4xx status code
+func (o *OrgListHookDeliveriesUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org list hook deliveries unprocessable entity response has a 5xx status code
+func (o *OrgListHookDeliveriesUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org list hook deliveries unprocessable entity response a status code equal to that given
+func (o *OrgListHookDeliveriesUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the org list hook deliveries unprocessable entity response
+func (o *OrgListHookDeliveriesUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *OrgListHookDeliveriesUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/hooks/{id}/deliveries][%d] orgListHookDeliveriesUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgListHookDeliveriesUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/hooks/{id}/deliveries][%d] orgListHookDeliveriesUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgListHookDeliveriesUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgListHookDeliveriesUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *OrgListHooksReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewOrgListHooksUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewOrgListHooksTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -370,6 +376,76 @@ func (o *OrgListHooksNotFound) GetPayload() *models.APIError {
 }
 
 func (o *OrgListHooksNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgListHooksUnprocessableEntity creates a OrgListHooksUnprocessableEntity with default headers values
+func NewOrgListHooksUnprocessableEntity() *OrgListHooksUnprocessableEntity {
+	return &OrgListHooksUnprocessableEntity{}
+}
+
+/*
+OrgListHooksUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type OrgListHooksUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org list hooks unprocessable entity response has a 2xx status code
+func (o *OrgListHooksUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org list hooks unprocessable entity response has a 3xx status code
+func (o *OrgListHooksUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org list hooks unprocessable entity response has a 4xx status code
+func (o *OrgListHooksUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org list hooks unprocessable entity response has a 5xx status code
+func (o *OrgListHooksUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org list hooks unprocessable entity response a status code equal to that given
+func (o *OrgListHooksUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the org list hooks unprocessable entity response
+func (o *OrgListHooksUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *OrgListHooksUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/hooks][%d] orgListHooksUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgListHooksUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /orgs/{org}/hooks][%d] orgListHooksUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgListHooksUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgListHooksUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *OrgRedeliverHookDeliveryReader) ReadResponse(response runtime.ClientRes
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewOrgRedeliverHookDeliveryUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewOrgRedeliverHookDeliveryTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *OrgRedeliverHookDeliveryNotFound) GetPayload() *models.APIError {
 }
 
 func (o *OrgRedeliverHookDeliveryNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewOrgRedeliverHookDeliveryUnprocessableEntity creates a OrgRedeliverHookDeliveryUnprocessableEntity with default headers values
+func NewOrgRedeliverHookDeliveryUnprocessableEntity() *OrgRedeliverHookDeliveryUnprocessableEntity {
+	return &OrgRedeliverHookDeliveryUnprocessableEntity{}
+}
+
+/*
+OrgRedeliverHookDeliveryUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type OrgRedeliverHookDeliveryUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this org redeliver hook delivery unprocessable entity response has a 2xx status code
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org redeliver hook delivery unprocessable entity response has a 3xx status code
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this org redeliver hook delivery unprocessable entity response has a 4xx status code
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this org redeliver hook delivery unprocessable entity response has a 5xx status code
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org redeliver hook delivery unprocessable entity response a status code equal to that given
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the org redeliver hook delivery unprocessable entity response
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs/{org}/hooks/{id}/deliveries/{delivery_id}/redeliver][%d] orgRedeliverHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /orgs/{org}/hooks/{id}/deliveries/{delivery_id}/redeliver][%d] orgRedeliverHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *RepoDeleteHookReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoDeleteHookUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoDeleteHookTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -329,6 +335,76 @@ func (o *RepoDeleteHookNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteHookNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteHookUnprocessableEntity creates a RepoDeleteHookUnprocessableEntity with default headers values
+func NewRepoDeleteHookUnprocessableEntity() *RepoDeleteHookUnprocessableEntity {
+	return &RepoDeleteHookUnprocessableEntity{}
+}
+
+/*
+RepoDeleteHookUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoDeleteHookUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete hook unprocessable entity response has a 2xx status code
+func (o *RepoDeleteHookUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete hook unprocessable entity response has a 3xx status code
+func (o *RepoDeleteHookUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete hook unprocessable entity response has a 4xx status code
+func (o *RepoDeleteHookUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete hook unprocessable entity response has a 5xx status code
+func (o *RepoDeleteHookUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete hook unprocessable entity response a status code equal to that given
+func (o *RepoDeleteHookUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo delete hook unprocessable entity response
+func (o *RepoDeleteHookUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoDeleteHookUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/hooks/{id}][%d] repoDeleteHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoDeleteHookUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/hooks/{id}][%d] repoDeleteHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoDeleteHookUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteHookUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

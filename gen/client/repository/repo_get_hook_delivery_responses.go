@@ -51,6 +51,12 @@ func (o *RepoGetHookDeliveryReader) ReadResponse(response runtime.ClientResponse
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoGetHookDeliveryUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoGetHookDeliveryTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *RepoGetHookDeliveryNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetHookDeliveryNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetHookDeliveryUnprocessableEntity creates a RepoGetHookDeliveryUnprocessableEntity with default headers values
+func NewRepoGetHookDeliveryUnprocessableEntity() *RepoGetHookDeliveryUnprocessableEntity {
+	return &RepoGetHookDeliveryUnprocessableEntity{}
+}
+
+/*
+RepoGetHookDeliveryUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoGetHookDeliveryUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get hook delivery unprocessable entity response has a 2xx status code
+func (o *RepoGetHookDeliveryUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get hook delivery unprocessable entity response has a 3xx status code
+func (o *RepoGetHookDeliveryUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get hook delivery unprocessable entity response has a 4xx status code
+func (o *RepoGetHookDeliveryUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get hook delivery unprocessable entity response has a 5xx status code
+func (o *RepoGetHookDeliveryUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get hook delivery unprocessable entity response a status code equal to that given
+func (o *RepoGetHookDeliveryUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo get hook delivery unprocessable entity response
+func (o *RepoGetHookDeliveryUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoGetHookDeliveryUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/hooks/{id}/deliveries/{delivery_id}][%d] repoGetHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoGetHookDeliveryUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/hooks/{id}/deliveries/{delivery_id}][%d] repoGetHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoGetHookDeliveryUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetHookDeliveryUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *RepoGetHookReader) ReadResponse(response runtime.ClientResponse, consum
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoGetHookUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoGetHookTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *RepoGetHookNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetHookNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetHookUnprocessableEntity creates a RepoGetHookUnprocessableEntity with default headers values
+func NewRepoGetHookUnprocessableEntity() *RepoGetHookUnprocessableEntity {
+	return &RepoGetHookUnprocessableEntity{}
+}
+
+/*
+RepoGetHookUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoGetHookUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get hook unprocessable entity response has a 2xx status code
+func (o *RepoGetHookUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get hook unprocessable entity response has a 3xx status code
+func (o *RepoGetHookUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get hook unprocessable entity response has a 4xx status code
+func (o *RepoGetHookUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get hook unprocessable entity response has a 5xx status code
+func (o *RepoGetHookUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get hook unprocessable entity response a status code equal to that given
+func (o *RepoGetHookUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo get hook unprocessable entity response
+func (o *RepoGetHookUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoGetHookUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/hooks/{id}][%d] repoGetHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoGetHookUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/hooks/{id}][%d] repoGetHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoGetHookUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetHookUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *RepoListHookDeliveriesReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoListHookDeliveriesUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoListHookDeliveriesTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -370,6 +376,76 @@ func (o *RepoListHookDeliveriesNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoListHookDeliveriesNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListHookDeliveriesUnprocessableEntity creates a RepoListHookDeliveriesUnprocessableEntity with default headers values
+func NewRepoListHookDeliveriesUnprocessableEntity() *RepoListHookDeliveriesUnprocessableEntity {
+	return &RepoListHookDeliveriesUnprocessableEntity{}
+}
+
+/*
+RepoListHookDeliveriesUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoListHookDeliveriesUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list hook deliveries unprocessable entity response has a 2xx status code
+func (o *RepoListHookDeliveriesUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list hook deliveries unprocessable entity response has a 3xx status code
+func (o *RepoListHookDeliveriesUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list hook deliveries unprocessable entity response has a 4xx status code
+func (o *RepoListHookDeliveriesUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list hook deliveries unprocessable entity response has a 5xx status code
+func (o *RepoListHookDeliveriesUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list hook deliveries unprocessable entity response a status code equal to that given
+func (o *RepoListHookDeliveriesUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo list hook deliveries unprocessable entity response
+func (o *RepoListHookDeliveriesUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoListHookDeliveriesUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/hooks/{id}/deliveries][%d] repoListHookDeliveriesUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoListHookDeliveriesUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/hooks/{id}/deliveries][%d] repoListHookDeliveriesUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoListHookDeliveriesUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListHookDeliveriesUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

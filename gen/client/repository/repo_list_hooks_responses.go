@@ -51,6 +51,12 @@ func (o *RepoListHooksReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoListHooksUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoListHooksTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -370,6 +376,76 @@ func (o *RepoListHooksNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoListHooksNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListHooksUnprocessableEntity creates a RepoListHooksUnprocessableEntity with default headers values
+func NewRepoListHooksUnprocessableEntity() *RepoListHooksUnprocessableEntity {
+	return &RepoListHooksUnprocessableEntity{}
+}
+
+/*
+RepoListHooksUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoListHooksUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list hooks unprocessable entity response has a 2xx status code
+func (o *RepoListHooksUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list hooks unprocessable entity response has a 3xx status code
+func (o *RepoListHooksUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list hooks unprocessable entity response has a 4xx status code
+func (o *RepoListHooksUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list hooks unprocessable entity response has a 5xx status code
+func (o *RepoListHooksUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list hooks unprocessable entity response a status code equal to that given
+func (o *RepoListHooksUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo list hooks unprocessable entity response
+func (o *RepoListHooksUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoListHooksUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/hooks][%d] repoListHooksUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoListHooksUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/hooks][%d] repoListHooksUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoListHooksUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListHooksUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *RepoRedeliverHookDeliveryReader) ReadResponse(response runtime.ClientRe
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoRedeliverHookDeliveryUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoRedeliverHookDeliveryTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *RepoRedeliverHookDeliveryNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoRedeliverHookDeliveryNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoRedeliverHookDeliveryUnprocessableEntity creates a RepoRedeliverHookDeliveryUnprocessableEntity with default headers values
+func NewRepoRedeliverHookDeliveryUnprocessableEntity() *RepoRedeliverHookDeliveryUnprocessableEntity {
+	return &RepoRedeliverHookDeliveryUnprocessableEntity{}
+}
+
+/*
+RepoRedeliverHookDeliveryUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoRedeliverHookDeliveryUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo redeliver hook delivery unprocessable entity response has a 2xx status code
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo redeliver hook delivery unprocessable entity response has a 3xx status code
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo redeliver hook delivery unprocessable entity response has a 4xx status code
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo redeliver hook delivery unprocessable entity response has a 5xx status code
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo redeliver hook delivery unprocessable entity response a status code equal to that given
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo redeliver hook delivery unprocessable entity response
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/hooks/{id}/deliveries/{delivery_id}/redeliver][%d] repoRedeliverHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/hooks/{id}/deliveries/{delivery_id}/redeliver][%d] repoRedeliverHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

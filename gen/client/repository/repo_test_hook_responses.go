@@ -51,6 +51,12 @@ func (o *RepoTestHookReader) ReadResponse(response runtime.ClientResponse, consu
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoTestHookUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoTestHookTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -329,6 +335,76 @@ func (o *RepoTestHookNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoTestHookNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoTestHookUnprocessableEntity creates a RepoTestHookUnprocessableEntity with default headers values
+func NewRepoTestHookUnprocessableEntity() *RepoTestHookUnprocessableEntity {
+	return &RepoTestHookUnprocessableEntity{}
+}
+
+/*
+RepoTestHookUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoTestHookUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo test hook unprocessable entity response has a 2xx status code
+func (o *RepoTestHookUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo test hook unprocessable entity response has a 3xx status code
+func (o *RepoTestHookUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo test hook unprocessable entity response has a 4xx status code
+func (o *RepoTestHookUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo test hook unprocessable entity response has a 5xx status code
+func (o *RepoTestHookUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo test hook unprocessable entity response a status code equal to that given
+func (o *RepoTestHookUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo test hook unprocessable entity response
+func (o *RepoTestHookUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoTestHookUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/hooks/{id}/tests][%d] repoTestHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoTestHookUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/hooks/{id}/tests][%d] repoTestHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoTestHookUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoTestHookUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

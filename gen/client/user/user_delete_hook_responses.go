@@ -51,6 +51,12 @@ func (o *UserDeleteHookReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewUserDeleteHookUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewUserDeleteHookTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -329,6 +335,76 @@ func (o *UserDeleteHookNotFound) GetPayload() *models.APIError {
 }
 
 func (o *UserDeleteHookNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserDeleteHookUnprocessableEntity creates a UserDeleteHookUnprocessableEntity with default headers values
+func NewUserDeleteHookUnprocessableEntity() *UserDeleteHookUnprocessableEntity {
+	return &UserDeleteHookUnprocessableEntity{}
+}
+
+/*
+UserDeleteHookUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type UserDeleteHookUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user delete hook unprocessable entity response has a 2xx status code
+func (o *UserDeleteHookUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user delete hook unprocessable entity response has a 3xx status code
+func (o *UserDeleteHookUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user delete hook unprocessable entity response has a 4xx status code
+func (o *UserDeleteHookUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user delete hook unprocessable entity response has a 5xx status code
+func (o *UserDeleteHookUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user delete hook unprocessable entity response a status code equal to that given
+func (o *UserDeleteHookUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the user delete hook unprocessable entity response
+func (o *UserDeleteHookUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *UserDeleteHookUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /user/hooks/{id}][%d] userDeleteHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserDeleteHookUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /user/hooks/{id}][%d] userDeleteHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserDeleteHookUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserDeleteHookUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *UserGetHookDeliveryReader) ReadResponse(response runtime.ClientResponse
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewUserGetHookDeliveryUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewUserGetHookDeliveryTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *UserGetHookDeliveryNotFound) GetPayload() *models.APIError {
 }
 
 func (o *UserGetHookDeliveryNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserGetHookDeliveryUnprocessableEntity creates a UserGetHookDeliveryUnprocessableEntity with default headers values
+func NewUserGetHookDeliveryUnprocessableEntity() *UserGetHookDeliveryUnprocessableEntity {
+	return &UserGetHookDeliveryUnprocessableEntity{}
+}
+
+/*
+UserGetHookDeliveryUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type UserGetHookDeliveryUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user get hook delivery unprocessable entity response has a 2xx status code
+func (o *UserGetHookDeliveryUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user get hook delivery unprocessable entity response has a 3xx status code
+func (o *UserGetHookDeliveryUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user get hook delivery unprocessable entity response has a 4xx status code
+func (o *UserGetHookDeliveryUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user get hook delivery unprocessable entity response has a 5xx status code
+func (o *UserGetHookDeliveryUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user get hook delivery unprocessable entity response a status code equal to that given
+func (o *UserGetHookDeliveryUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the user get hook delivery unprocessable entity response
+func (o *UserGetHookDeliveryUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *UserGetHookDeliveryUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/hooks/{id}/deliveries/{delivery_id}][%d] userGetHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserGetHookDeliveryUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/hooks/{id}/deliveries/{delivery_id}][%d] userGetHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserGetHookDeliveryUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserGetHookDeliveryUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *UserGetHookReader) ReadResponse(response runtime.ClientResponse, consum
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewUserGetHookUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewUserGetHookTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *UserGetHookNotFound) GetPayload() *models.APIError {
 }
 
 func (o *UserGetHookNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserGetHookUnprocessableEntity creates a UserGetHookUnprocessableEntity with default headers values
+func NewUserGetHookUnprocessableEntity() *UserGetHookUnprocessableEntity {
+	return &UserGetHookUnprocessableEntity{}
+}
+
+/*
+UserGetHookUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type UserGetHookUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user get hook unprocessable entity response has a 2xx status code
+func (o *UserGetHookUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user get hook unprocessable entity response has a 3xx status code
+func (o *UserGetHookUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user get hook unprocessable entity response has a 4xx status code
+func (o *UserGetHookUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user get hook unprocessable entity response has a 5xx status code
+func (o *UserGetHookUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user get hook unprocessable entity response a status code equal to that given
+func (o *UserGetHookUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the user get hook unprocessable entity response
+func (o *UserGetHookUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *UserGetHookUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/hooks/{id}][%d] userGetHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserGetHookUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/hooks/{id}][%d] userGetHookUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserGetHookUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserGetHookUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

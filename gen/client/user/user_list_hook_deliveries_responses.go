@@ -51,6 +51,12 @@ func (o *UserListHookDeliveriesReader) ReadResponse(response runtime.ClientRespo
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewUserListHookDeliveriesUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewUserListHookDeliveriesTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -370,6 +376,76 @@ func (o *UserListHookDeliveriesNotFound) GetPayload() *models.APIError {
 }
 
 func (o *UserListHookDeliveriesNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserListHookDeliveriesUnprocessableEntity creates a UserListHookDeliveriesUnprocessableEntity with default headers values
+func NewUserListHookDeliveriesUnprocessableEntity() *UserListHookDeliveriesUnprocessableEntity {
+	return &UserListHookDeliveriesUnprocessableEntity{}
+}
+
+/*
+UserListHookDeliveriesUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type UserListHookDeliveriesUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user list hook deliveries unprocessable entity response has a 2xx status code
+func (o *UserListHookDeliveriesUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user list hook deliveries unprocessable entity response has a 3xx status code
+func (o *UserListHookDeliveriesUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user list hook deliveries unprocessable entity response has a 4xx status code
+func (o *UserListHookDeliveriesUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user list hook deliveries unprocessable entity response has a 5xx status code
+func (o *UserListHookDeliveriesUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user list hook deliveries unprocessable entity response a status code equal to that given
+func (o *UserListHookDeliveriesUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the user list hook deliveries unprocessable entity response
+func (o *UserListHookDeliveriesUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *UserListHookDeliveriesUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/hooks/{id}/deliveries][%d] userListHookDeliveriesUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserListHookDeliveriesUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/hooks/{id}/deliveries][%d] userListHookDeliveriesUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserListHookDeliveriesUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserListHookDeliveriesUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

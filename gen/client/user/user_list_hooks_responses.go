@@ -51,6 +51,12 @@ func (o *UserListHooksReader) ReadResponse(response runtime.ClientResponse, cons
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewUserListHooksUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewUserListHooksTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -370,6 +376,76 @@ func (o *UserListHooksNotFound) GetPayload() *models.APIError {
 }
 
 func (o *UserListHooksNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserListHooksUnprocessableEntity creates a UserListHooksUnprocessableEntity with default headers values
+func NewUserListHooksUnprocessableEntity() *UserListHooksUnprocessableEntity {
+	return &UserListHooksUnprocessableEntity{}
+}
+
+/*
+UserListHooksUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type UserListHooksUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user list hooks unprocessable entity response has a 2xx status code
+func (o *UserListHooksUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user list hooks unprocessable entity response has a 3xx status code
+func (o *UserListHooksUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user list hooks unprocessable entity response has a 4xx status code
+func (o *UserListHooksUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user list hooks unprocessable entity response has a 5xx status code
+func (o *UserListHooksUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user list hooks unprocessable entity response a status code equal to that given
+func (o *UserListHooksUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the user list hooks unprocessable entity response
+func (o *UserListHooksUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *UserListHooksUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/hooks][%d] userListHooksUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserListHooksUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /user/hooks][%d] userListHooksUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserListHooksUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserListHooksUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

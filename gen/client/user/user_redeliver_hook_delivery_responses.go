@@ -51,6 +51,12 @@ func (o *UserRedeliverHookDeliveryReader) ReadResponse(response runtime.ClientRe
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewUserRedeliverHookDeliveryUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewUserRedeliverHookDeliveryTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *UserRedeliverHookDeliveryNotFound) GetPayload() *models.APIError {
 }
 
 func (o *UserRedeliverHookDeliveryNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUserRedeliverHookDeliveryUnprocessableEntity creates a UserRedeliverHookDeliveryUnprocessableEntity with default headers values
+func NewUserRedeliverHookDeliveryUnprocessableEntity() *UserRedeliverHookDeliveryUnprocessableEntity {
+	return &UserRedeliverHookDeliveryUnprocessableEntity{}
+}
+
+/*
+UserRedeliverHookDeliveryUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type UserRedeliverHookDeliveryUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this user redeliver hook delivery unprocessable entity response has a 2xx status code
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this user redeliver hook delivery unprocessable entity response has a 3xx status code
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this user redeliver hook delivery unprocessable entity response has a 4xx status code
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this user redeliver hook delivery unprocessable entity response has a 5xx status code
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this user redeliver hook delivery unprocessable entity response a status code equal to that given
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the user redeliver hook delivery unprocessable entity response
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/hooks/{id}/deliveries/{delivery_id}/redeliver][%d] userRedeliverHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[POST /user/hooks/{id}/deliveries/{delivery_id}/redeliver][%d] userRedeliverHookDeliveryUnprocessableEntity %s", 422, payload)
+}
+
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -174,6 +174,51 @@ func (o *AdminDeleteHookNotFound) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// AdminDeleteHookUnprocessableEntityCode is the HTTP code returned for type AdminDeleteHookUnprocessableEntity
+const AdminDeleteHookUnprocessableEntityCode int = 422
+
+/*
+AdminDeleteHookUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response adminDeleteHookUnprocessableEntity
+*/
+type AdminDeleteHookUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminDeleteHookUnprocessableEntity creates AdminDeleteHookUnprocessableEntity with default headers values
+func NewAdminDeleteHookUnprocessableEntity() *AdminDeleteHookUnprocessableEntity {
+
+	return &AdminDeleteHookUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the admin delete hook unprocessable entity response
+func (o *AdminDeleteHookUnprocessableEntity) WithPayload(payload *models.APIError) *AdminDeleteHookUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin delete hook unprocessable entity response
+func (o *AdminDeleteHookUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminDeleteHookUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminDeleteHookTooManyRequestsCode is the HTTP code returned for type AdminDeleteHookTooManyRequests
 const AdminDeleteHookTooManyRequestsCode int = 429
 

@@ -194,6 +194,51 @@ func (o *AdminGetHookDeliveryNotFound) WriteResponse(rw http.ResponseWriter, pro
 	}
 }
 
+// AdminGetHookDeliveryUnprocessableEntityCode is the HTTP code returned for type AdminGetHookDeliveryUnprocessableEntity
+const AdminGetHookDeliveryUnprocessableEntityCode int = 422
+
+/*
+AdminGetHookDeliveryUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response adminGetHookDeliveryUnprocessableEntity
+*/
+type AdminGetHookDeliveryUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminGetHookDeliveryUnprocessableEntity creates AdminGetHookDeliveryUnprocessableEntity with default headers values
+func NewAdminGetHookDeliveryUnprocessableEntity() *AdminGetHookDeliveryUnprocessableEntity {
+
+	return &AdminGetHookDeliveryUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the admin get hook delivery unprocessable entity response
+func (o *AdminGetHookDeliveryUnprocessableEntity) WithPayload(payload *models.APIError) *AdminGetHookDeliveryUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin get hook delivery unprocessable entity response
+func (o *AdminGetHookDeliveryUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminGetHookDeliveryUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminGetHookDeliveryTooManyRequestsCode is the HTTP code returned for type AdminGetHookDeliveryTooManyRequests
 const AdminGetHookDeliveryTooManyRequestsCode int = 429
 

@@ -194,6 +194,51 @@ func (o *AdminGetHookNotFound) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// AdminGetHookUnprocessableEntityCode is the HTTP code returned for type AdminGetHookUnprocessableEntity
+const AdminGetHookUnprocessableEntityCode int = 422
+
+/*
+AdminGetHookUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response adminGetHookUnprocessableEntity
+*/
+type AdminGetHookUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminGetHookUnprocessableEntity creates AdminGetHookUnprocessableEntity with default headers values
+func NewAdminGetHookUnprocessableEntity() *AdminGetHookUnprocessableEntity {
+
+	return &AdminGetHookUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the admin get hook unprocessable entity response
+func (o *AdminGetHookUnprocessableEntity) WithPayload(payload *models.APIError) *AdminGetHookUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin get hook unprocessable entity response
+func (o *AdminGetHookUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminGetHookUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminGetHookTooManyRequestsCode is the HTTP code returned for type AdminGetHookTooManyRequests
 const AdminGetHookTooManyRequestsCode int = 429
 

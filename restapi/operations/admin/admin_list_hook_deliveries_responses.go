@@ -241,6 +241,51 @@ func (o *AdminListHookDeliveriesNotFound) WriteResponse(rw http.ResponseWriter, 
 	}
 }
 
+// AdminListHookDeliveriesUnprocessableEntityCode is the HTTP code returned for type AdminListHookDeliveriesUnprocessableEntity
+const AdminListHookDeliveriesUnprocessableEntityCode int = 422
+
+/*
+AdminListHookDeliveriesUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response adminListHookDeliveriesUnprocessableEntity
+*/
+type AdminListHookDeliveriesUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminListHookDeliveriesUnprocessableEntity creates AdminListHookDeliveriesUnprocessableEntity with default headers values
+func NewAdminListHookDeliveriesUnprocessableEntity() *AdminListHookDeliveriesUnprocessableEntity {
+
+	return &AdminListHookDeliveriesUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the admin list hook deliveries unprocessable entity response
+func (o *AdminListHookDeliveriesUnprocessableEntity) WithPayload(payload *models.APIError) *AdminListHookDeliveriesUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin list hook deliveries unprocessable entity response
+func (o *AdminListHookDeliveriesUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminListHookDeliveriesUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminListHookDeliveriesTooManyRequestsCode is the HTTP code returned for type AdminListHookDeliveriesTooManyRequests
 const AdminListHookDeliveriesTooManyRequestsCode int = 429
 

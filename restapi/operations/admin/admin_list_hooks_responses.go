@@ -241,6 +241,51 @@ func (o *AdminListHooksNotFound) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// AdminListHooksUnprocessableEntityCode is the HTTP code returned for type AdminListHooksUnprocessableEntity
+const AdminListHooksUnprocessableEntityCode int = 422
+
+/*
+AdminListHooksUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response adminListHooksUnprocessableEntity
+*/
+type AdminListHooksUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminListHooksUnprocessableEntity creates AdminListHooksUnprocessableEntity with default headers values
+func NewAdminListHooksUnprocessableEntity() *AdminListHooksUnprocessableEntity {
+
+	return &AdminListHooksUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the admin list hooks unprocessable entity response
+func (o *AdminListHooksUnprocessableEntity) WithPayload(payload *models.APIError) *AdminListHooksUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin list hooks unprocessable entity response
+func (o *AdminListHooksUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminListHooksUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminListHooksTooManyRequestsCode is the HTTP code returned for type AdminListHooksTooManyRequests
 const AdminListHooksTooManyRequestsCode int = 429
 

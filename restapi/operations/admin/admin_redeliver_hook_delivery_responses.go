@@ -194,6 +194,51 @@ func (o *AdminRedeliverHookDeliveryNotFound) WriteResponse(rw http.ResponseWrite
 	}
 }
 
+// AdminRedeliverHookDeliveryUnprocessableEntityCode is the HTTP code returned for type AdminRedeliverHookDeliveryUnprocessableEntity
+const AdminRedeliverHookDeliveryUnprocessableEntityCode int = 422
+
+/*
+AdminRedeliverHookDeliveryUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response adminRedeliverHookDeliveryUnprocessableEntity
+*/
+type AdminRedeliverHookDeliveryUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewAdminRedeliverHookDeliveryUnprocessableEntity creates AdminRedeliverHookDeliveryUnprocessableEntity with default headers values
+func NewAdminRedeliverHookDeliveryUnprocessableEntity() *AdminRedeliverHookDeliveryUnprocessableEntity {
+
+	return &AdminRedeliverHookDeliveryUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the admin redeliver hook delivery unprocessable entity response
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) WithPayload(payload *models.APIError) *AdminRedeliverHookDeliveryUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the admin redeliver hook delivery unprocessable entity response
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *AdminRedeliverHookDeliveryUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // AdminRedeliverHookDeliveryTooManyRequestsCode is the HTTP code returned for type AdminRedeliverHookDeliveryTooManyRequests
 const AdminRedeliverHookDeliveryTooManyRequestsCode int = 429
 

@@ -174,6 +174,51 @@ func (o *OrgDeleteHookNotFound) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// OrgDeleteHookUnprocessableEntityCode is the HTTP code returned for type OrgDeleteHookUnprocessableEntity
+const OrgDeleteHookUnprocessableEntityCode int = 422
+
+/*
+OrgDeleteHookUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response orgDeleteHookUnprocessableEntity
+*/
+type OrgDeleteHookUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgDeleteHookUnprocessableEntity creates OrgDeleteHookUnprocessableEntity with default headers values
+func NewOrgDeleteHookUnprocessableEntity() *OrgDeleteHookUnprocessableEntity {
+
+	return &OrgDeleteHookUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the org delete hook unprocessable entity response
+func (o *OrgDeleteHookUnprocessableEntity) WithPayload(payload *models.APIError) *OrgDeleteHookUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org delete hook unprocessable entity response
+func (o *OrgDeleteHookUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgDeleteHookUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgDeleteHookTooManyRequestsCode is the HTTP code returned for type OrgDeleteHookTooManyRequests
 const OrgDeleteHookTooManyRequestsCode int = 429
 

@@ -194,6 +194,51 @@ func (o *OrgGetHookDeliveryNotFound) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// OrgGetHookDeliveryUnprocessableEntityCode is the HTTP code returned for type OrgGetHookDeliveryUnprocessableEntity
+const OrgGetHookDeliveryUnprocessableEntityCode int = 422
+
+/*
+OrgGetHookDeliveryUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response orgGetHookDeliveryUnprocessableEntity
+*/
+type OrgGetHookDeliveryUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgGetHookDeliveryUnprocessableEntity creates OrgGetHookDeliveryUnprocessableEntity with default headers values
+func NewOrgGetHookDeliveryUnprocessableEntity() *OrgGetHookDeliveryUnprocessableEntity {
+
+	return &OrgGetHookDeliveryUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the org get hook delivery unprocessable entity response
+func (o *OrgGetHookDeliveryUnprocessableEntity) WithPayload(payload *models.APIError) *OrgGetHookDeliveryUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org get hook delivery unprocessable entity response
+func (o *OrgGetHookDeliveryUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgGetHookDeliveryUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgGetHookDeliveryTooManyRequestsCode is the HTTP code returned for type OrgGetHookDeliveryTooManyRequests
 const OrgGetHookDeliveryTooManyRequestsCode int = 429
 

@@ -194,6 +194,51 @@ func (o *OrgGetHookNotFound) WriteResponse(rw http.ResponseWriter, producer runt
 	}
 }
 
+// OrgGetHookUnprocessableEntityCode is the HTTP code returned for type OrgGetHookUnprocessableEntity
+const OrgGetHookUnprocessableEntityCode int = 422
+
+/*
+OrgGetHookUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response orgGetHookUnprocessableEntity
+*/
+type OrgGetHookUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgGetHookUnprocessableEntity creates OrgGetHookUnprocessableEntity with default headers values
+func NewOrgGetHookUnprocessableEntity() *OrgGetHookUnprocessableEntity {
+
+	return &OrgGetHookUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the org get hook unprocessable entity response
+func (o *OrgGetHookUnprocessableEntity) WithPayload(payload *models.APIError) *OrgGetHookUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org get hook unprocessable entity response
+func (o *OrgGetHookUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgGetHookUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgGetHookTooManyRequestsCode is the HTTP code returned for type OrgGetHookTooManyRequests
 const OrgGetHookTooManyRequestsCode int = 429
 

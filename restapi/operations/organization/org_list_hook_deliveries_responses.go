@@ -241,6 +241,51 @@ func (o *OrgListHookDeliveriesNotFound) WriteResponse(rw http.ResponseWriter, pr
 	}
 }
 
+// OrgListHookDeliveriesUnprocessableEntityCode is the HTTP code returned for type OrgListHookDeliveriesUnprocessableEntity
+const OrgListHookDeliveriesUnprocessableEntityCode int = 422
+
+/*
+OrgListHookDeliveriesUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response orgListHookDeliveriesUnprocessableEntity
+*/
+type OrgListHookDeliveriesUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgListHookDeliveriesUnprocessableEntity creates OrgListHookDeliveriesUnprocessableEntity with default headers values
+func NewOrgListHookDeliveriesUnprocessableEntity() *OrgListHookDeliveriesUnprocessableEntity {
+
+	return &OrgListHookDeliveriesUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the org list hook deliveries unprocessable entity response
+func (o *OrgListHookDeliveriesUnprocessableEntity) WithPayload(payload *models.APIError) *OrgListHookDeliveriesUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org list hook deliveries unprocessable entity response
+func (o *OrgListHookDeliveriesUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgListHookDeliveriesUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgListHookDeliveriesTooManyRequestsCode is the HTTP code returned for type OrgListHookDeliveriesTooManyRequests
 const OrgListHookDeliveriesTooManyRequestsCode int = 429
 

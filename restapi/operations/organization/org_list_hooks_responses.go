@@ -241,6 +241,51 @@ func (o *OrgListHooksNotFound) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// OrgListHooksUnprocessableEntityCode is the HTTP code returned for type OrgListHooksUnprocessableEntity
+const OrgListHooksUnprocessableEntityCode int = 422
+
+/*
+OrgListHooksUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response orgListHooksUnprocessableEntity
+*/
+type OrgListHooksUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgListHooksUnprocessableEntity creates OrgListHooksUnprocessableEntity with default headers values
+func NewOrgListHooksUnprocessableEntity() *OrgListHooksUnprocessableEntity {
+
+	return &OrgListHooksUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the org list hooks unprocessable entity response
+func (o *OrgListHooksUnprocessableEntity) WithPayload(payload *models.APIError) *OrgListHooksUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org list hooks unprocessable entity response
+func (o *OrgListHooksUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgListHooksUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgListHooksTooManyRequestsCode is the HTTP code returned for type OrgListHooksTooManyRequests
 const OrgListHooksTooManyRequestsCode int = 429
 

@@ -194,6 +194,51 @@ func (o *OrgRedeliverHookDeliveryNotFound) WriteResponse(rw http.ResponseWriter,
 	}
 }
 
+// OrgRedeliverHookDeliveryUnprocessableEntityCode is the HTTP code returned for type OrgRedeliverHookDeliveryUnprocessableEntity
+const OrgRedeliverHookDeliveryUnprocessableEntityCode int = 422
+
+/*
+OrgRedeliverHookDeliveryUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response orgRedeliverHookDeliveryUnprocessableEntity
+*/
+type OrgRedeliverHookDeliveryUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewOrgRedeliverHookDeliveryUnprocessableEntity creates OrgRedeliverHookDeliveryUnprocessableEntity with default headers values
+func NewOrgRedeliverHookDeliveryUnprocessableEntity() *OrgRedeliverHookDeliveryUnprocessableEntity {
+
+	return &OrgRedeliverHookDeliveryUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the org redeliver hook delivery unprocessable entity response
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) WithPayload(payload *models.APIError) *OrgRedeliverHookDeliveryUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the org redeliver hook delivery unprocessable entity response
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *OrgRedeliverHookDeliveryUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // OrgRedeliverHookDeliveryTooManyRequestsCode is the HTTP code returned for type OrgRedeliverHookDeliveryTooManyRequests
 const OrgRedeliverHookDeliveryTooManyRequestsCode int = 429
 

@@ -174,6 +174,51 @@ func (o *RepoDeleteHookNotFound) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// RepoDeleteHookUnprocessableEntityCode is the HTTP code returned for type RepoDeleteHookUnprocessableEntity
+const RepoDeleteHookUnprocessableEntityCode int = 422
+
+/*
+RepoDeleteHookUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoDeleteHookUnprocessableEntity
+*/
+type RepoDeleteHookUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteHookUnprocessableEntity creates RepoDeleteHookUnprocessableEntity with default headers values
+func NewRepoDeleteHookUnprocessableEntity() *RepoDeleteHookUnprocessableEntity {
+
+	return &RepoDeleteHookUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo delete hook unprocessable entity response
+func (o *RepoDeleteHookUnprocessableEntity) WithPayload(payload *models.APIError) *RepoDeleteHookUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete hook unprocessable entity response
+func (o *RepoDeleteHookUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteHookUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteHookTooManyRequestsCode is the HTTP code returned for type RepoDeleteHookTooManyRequests
 const RepoDeleteHookTooManyRequestsCode int = 429
 

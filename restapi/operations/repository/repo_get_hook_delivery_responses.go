@@ -194,6 +194,51 @@ func (o *RepoGetHookDeliveryNotFound) WriteResponse(rw http.ResponseWriter, prod
 	}
 }
 
+// RepoGetHookDeliveryUnprocessableEntityCode is the HTTP code returned for type RepoGetHookDeliveryUnprocessableEntity
+const RepoGetHookDeliveryUnprocessableEntityCode int = 422
+
+/*
+RepoGetHookDeliveryUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoGetHookDeliveryUnprocessableEntity
+*/
+type RepoGetHookDeliveryUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetHookDeliveryUnprocessableEntity creates RepoGetHookDeliveryUnprocessableEntity with default headers values
+func NewRepoGetHookDeliveryUnprocessableEntity() *RepoGetHookDeliveryUnprocessableEntity {
+
+	return &RepoGetHookDeliveryUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo get hook delivery unprocessable entity response
+func (o *RepoGetHookDeliveryUnprocessableEntity) WithPayload(payload *models.APIError) *RepoGetHookDeliveryUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get hook delivery unprocessable entity response
+func (o *RepoGetHookDeliveryUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetHookDeliveryUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetHookDeliveryTooManyRequestsCode is the HTTP code returned for type RepoGetHookDeliveryTooManyRequests
 const RepoGetHookDeliveryTooManyRequestsCode int = 429
 

@@ -194,6 +194,51 @@ func (o *RepoGetHookNotFound) WriteResponse(rw http.ResponseWriter, producer run
 	}
 }
 
+// RepoGetHookUnprocessableEntityCode is the HTTP code returned for type RepoGetHookUnprocessableEntity
+const RepoGetHookUnprocessableEntityCode int = 422
+
+/*
+RepoGetHookUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoGetHookUnprocessableEntity
+*/
+type RepoGetHookUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetHookUnprocessableEntity creates RepoGetHookUnprocessableEntity with default headers values
+func NewRepoGetHookUnprocessableEntity() *RepoGetHookUnprocessableEntity {
+
+	return &RepoGetHookUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo get hook unprocessable entity response
+func (o *RepoGetHookUnprocessableEntity) WithPayload(payload *models.APIError) *RepoGetHookUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get hook unprocessable entity response
+func (o *RepoGetHookUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetHookUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetHookTooManyRequestsCode is the HTTP code returned for type RepoGetHookTooManyRequests
 const RepoGetHookTooManyRequestsCode int = 429
 

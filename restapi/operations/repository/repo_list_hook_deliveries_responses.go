@@ -241,6 +241,51 @@ func (o *RepoListHookDeliveriesNotFound) WriteResponse(rw http.ResponseWriter, p
 	}
 }
 
+// RepoListHookDeliveriesUnprocessableEntityCode is the HTTP code returned for type RepoListHookDeliveriesUnprocessableEntity
+const RepoListHookDeliveriesUnprocessableEntityCode int = 422
+
+/*
+RepoListHookDeliveriesUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoListHookDeliveriesUnprocessableEntity
+*/
+type RepoListHookDeliveriesUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListHookDeliveriesUnprocessableEntity creates RepoListHookDeliveriesUnprocessableEntity with default headers values
+func NewRepoListHookDeliveriesUnprocessableEntity() *RepoListHookDeliveriesUnprocessableEntity {
+
+	return &RepoListHookDeliveriesUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo list hook deliveries unprocessable entity response
+func (o *RepoListHookDeliveriesUnprocessableEntity) WithPayload(payload *models.APIError) *RepoListHookDeliveriesUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list hook deliveries unprocessable entity response
+func (o *RepoListHookDeliveriesUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListHookDeliveriesUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListHookDeliveriesTooManyRequestsCode is the HTTP code returned for type RepoListHookDeliveriesTooManyRequests
 const RepoListHookDeliveriesTooManyRequestsCode int = 429
 

@@ -241,6 +241,51 @@ func (o *RepoListHooksNotFound) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// RepoListHooksUnprocessableEntityCode is the HTTP code returned for type RepoListHooksUnprocessableEntity
+const RepoListHooksUnprocessableEntityCode int = 422
+
+/*
+RepoListHooksUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoListHooksUnprocessableEntity
+*/
+type RepoListHooksUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListHooksUnprocessableEntity creates RepoListHooksUnprocessableEntity with default headers values
+func NewRepoListHooksUnprocessableEntity() *RepoListHooksUnprocessableEntity {
+
+	return &RepoListHooksUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo list hooks unprocessable entity response
+func (o *RepoListHooksUnprocessableEntity) WithPayload(payload *models.APIError) *RepoListHooksUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list hooks unprocessable entity response
+func (o *RepoListHooksUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListHooksUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListHooksTooManyRequestsCode is the HTTP code returned for type RepoListHooksTooManyRequests
 const RepoListHooksTooManyRequestsCode int = 429
 

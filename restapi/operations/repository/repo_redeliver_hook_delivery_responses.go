@@ -194,6 +194,51 @@ func (o *RepoRedeliverHookDeliveryNotFound) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// RepoRedeliverHookDeliveryUnprocessableEntityCode is the HTTP code returned for type RepoRedeliverHookDeliveryUnprocessableEntity
+const RepoRedeliverHookDeliveryUnprocessableEntityCode int = 422
+
+/*
+RepoRedeliverHookDeliveryUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoRedeliverHookDeliveryUnprocessableEntity
+*/
+type RepoRedeliverHookDeliveryUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoRedeliverHookDeliveryUnprocessableEntity creates RepoRedeliverHookDeliveryUnprocessableEntity with default headers values
+func NewRepoRedeliverHookDeliveryUnprocessableEntity() *RepoRedeliverHookDeliveryUnprocessableEntity {
+
+	return &RepoRedeliverHookDeliveryUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo redeliver hook delivery unprocessable entity response
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) WithPayload(payload *models.APIError) *RepoRedeliverHookDeliveryUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo redeliver hook delivery unprocessable entity response
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoRedeliverHookDeliveryUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoRedeliverHookDeliveryTooManyRequestsCode is the HTTP code returned for type RepoRedeliverHookDeliveryTooManyRequests
 const RepoRedeliverHookDeliveryTooManyRequestsCode int = 429
 

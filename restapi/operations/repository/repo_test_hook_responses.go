@@ -174,6 +174,51 @@ func (o *RepoTestHookNotFound) WriteResponse(rw http.ResponseWriter, producer ru
 	}
 }
 
+// RepoTestHookUnprocessableEntityCode is the HTTP code returned for type RepoTestHookUnprocessableEntity
+const RepoTestHookUnprocessableEntityCode int = 422
+
+/*
+RepoTestHookUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoTestHookUnprocessableEntity
+*/
+type RepoTestHookUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoTestHookUnprocessableEntity creates RepoTestHookUnprocessableEntity with default headers values
+func NewRepoTestHookUnprocessableEntity() *RepoTestHookUnprocessableEntity {
+
+	return &RepoTestHookUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo test hook unprocessable entity response
+func (o *RepoTestHookUnprocessableEntity) WithPayload(payload *models.APIError) *RepoTestHookUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo test hook unprocessable entity response
+func (o *RepoTestHookUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoTestHookUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoTestHookTooManyRequestsCode is the HTTP code returned for type RepoTestHookTooManyRequests
 const RepoTestHookTooManyRequestsCode int = 429
 

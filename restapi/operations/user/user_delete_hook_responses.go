@@ -174,6 +174,51 @@ func (o *UserDeleteHookNotFound) WriteResponse(rw http.ResponseWriter, producer 
 	}
 }
 
+// UserDeleteHookUnprocessableEntityCode is the HTTP code returned for type UserDeleteHookUnprocessableEntity
+const UserDeleteHookUnprocessableEntityCode int = 422
+
+/*
+UserDeleteHookUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response userDeleteHookUnprocessableEntity
+*/
+type UserDeleteHookUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserDeleteHookUnprocessableEntity creates UserDeleteHookUnprocessableEntity with default headers values
+func NewUserDeleteHookUnprocessableEntity() *UserDeleteHookUnprocessableEntity {
+
+	return &UserDeleteHookUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the user delete hook unprocessable entity response
+func (o *UserDeleteHookUnprocessableEntity) WithPayload(payload *models.APIError) *UserDeleteHookUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user delete hook unprocessable entity response
+func (o *UserDeleteHookUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserDeleteHookUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserDeleteHookTooManyRequestsCode is the HTTP code returned for type UserDeleteHookTooManyRequests
 const UserDeleteHookTooManyRequestsCode int = 429
 

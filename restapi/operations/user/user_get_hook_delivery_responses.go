@@ -194,6 +194,51 @@ func (o *UserGetHookDeliveryNotFound) WriteResponse(rw http.ResponseWriter, prod
 	}
 }
 
+// UserGetHookDeliveryUnprocessableEntityCode is the HTTP code returned for type UserGetHookDeliveryUnprocessableEntity
+const UserGetHookDeliveryUnprocessableEntityCode int = 422
+
+/*
+UserGetHookDeliveryUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response userGetHookDeliveryUnprocessableEntity
+*/
+type UserGetHookDeliveryUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserGetHookDeliveryUnprocessableEntity creates UserGetHookDeliveryUnprocessableEntity with default headers values
+func NewUserGetHookDeliveryUnprocessableEntity() *UserGetHookDeliveryUnprocessableEntity {
+
+	return &UserGetHookDeliveryUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the user get hook delivery unprocessable entity response
+func (o *UserGetHookDeliveryUnprocessableEntity) WithPayload(payload *models.APIError) *UserGetHookDeliveryUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user get hook delivery unprocessable entity response
+func (o *UserGetHookDeliveryUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserGetHookDeliveryUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserGetHookDeliveryTooManyRequestsCode is the HTTP code returned for type UserGetHookDeliveryTooManyRequests
 const UserGetHookDeliveryTooManyRequestsCode int = 429
 

@@ -194,6 +194,51 @@ func (o *UserGetHookNotFound) WriteResponse(rw http.ResponseWriter, producer run
 	}
 }
 
+// UserGetHookUnprocessableEntityCode is the HTTP code returned for type UserGetHookUnprocessableEntity
+const UserGetHookUnprocessableEntityCode int = 422
+
+/*
+UserGetHookUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response userGetHookUnprocessableEntity
+*/
+type UserGetHookUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserGetHookUnprocessableEntity creates UserGetHookUnprocessableEntity with default headers values
+func NewUserGetHookUnprocessableEntity() *UserGetHookUnprocessableEntity {
+
+	return &UserGetHookUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the user get hook unprocessable entity response
+func (o *UserGetHookUnprocessableEntity) WithPayload(payload *models.APIError) *UserGetHookUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user get hook unprocessable entity response
+func (o *UserGetHookUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserGetHookUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserGetHookTooManyRequestsCode is the HTTP code returned for type UserGetHookTooManyRequests
 const UserGetHookTooManyRequestsCode int = 429
 

@@ -241,6 +241,51 @@ func (o *UserListHookDeliveriesNotFound) WriteResponse(rw http.ResponseWriter, p
 	}
 }
 
+// UserListHookDeliveriesUnprocessableEntityCode is the HTTP code returned for type UserListHookDeliveriesUnprocessableEntity
+const UserListHookDeliveriesUnprocessableEntityCode int = 422
+
+/*
+UserListHookDeliveriesUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response userListHookDeliveriesUnprocessableEntity
+*/
+type UserListHookDeliveriesUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserListHookDeliveriesUnprocessableEntity creates UserListHookDeliveriesUnprocessableEntity with default headers values
+func NewUserListHookDeliveriesUnprocessableEntity() *UserListHookDeliveriesUnprocessableEntity {
+
+	return &UserListHookDeliveriesUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the user list hook deliveries unprocessable entity response
+func (o *UserListHookDeliveriesUnprocessableEntity) WithPayload(payload *models.APIError) *UserListHookDeliveriesUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user list hook deliveries unprocessable entity response
+func (o *UserListHookDeliveriesUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserListHookDeliveriesUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserListHookDeliveriesTooManyRequestsCode is the HTTP code returned for type UserListHookDeliveriesTooManyRequests
 const UserListHookDeliveriesTooManyRequestsCode int = 429
 

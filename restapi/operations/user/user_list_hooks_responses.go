@@ -241,6 +241,51 @@ func (o *UserListHooksNotFound) WriteResponse(rw http.ResponseWriter, producer r
 	}
 }
 
+// UserListHooksUnprocessableEntityCode is the HTTP code returned for type UserListHooksUnprocessableEntity
+const UserListHooksUnprocessableEntityCode int = 422
+
+/*
+UserListHooksUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response userListHooksUnprocessableEntity
+*/
+type UserListHooksUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserListHooksUnprocessableEntity creates UserListHooksUnprocessableEntity with default headers values
+func NewUserListHooksUnprocessableEntity() *UserListHooksUnprocessableEntity {
+
+	return &UserListHooksUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the user list hooks unprocessable entity response
+func (o *UserListHooksUnprocessableEntity) WithPayload(payload *models.APIError) *UserListHooksUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user list hooks unprocessable entity response
+func (o *UserListHooksUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserListHooksUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserListHooksTooManyRequestsCode is the HTTP code returned for type UserListHooksTooManyRequests
 const UserListHooksTooManyRequestsCode int = 429
 

@@ -194,6 +194,51 @@ func (o *UserRedeliverHookDeliveryNotFound) WriteResponse(rw http.ResponseWriter
 	}
 }
 
+// UserRedeliverHookDeliveryUnprocessableEntityCode is the HTTP code returned for type UserRedeliverHookDeliveryUnprocessableEntity
+const UserRedeliverHookDeliveryUnprocessableEntityCode int = 422
+
+/*
+UserRedeliverHookDeliveryUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response userRedeliverHookDeliveryUnprocessableEntity
+*/
+type UserRedeliverHookDeliveryUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUserRedeliverHookDeliveryUnprocessableEntity creates UserRedeliverHookDeliveryUnprocessableEntity with default headers values
+func NewUserRedeliverHookDeliveryUnprocessableEntity() *UserRedeliverHookDeliveryUnprocessableEntity {
+
+	return &UserRedeliverHookDeliveryUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the user redeliver hook delivery unprocessable entity response
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) WithPayload(payload *models.APIError) *UserRedeliverHookDeliveryUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the user redeliver hook delivery unprocessable entity response
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UserRedeliverHookDeliveryUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UserRedeliverHookDeliveryTooManyRequestsCode is the HTTP code returned for type UserRedeliverHookDeliveryTooManyRequests
 const UserRedeliverHookDeliveryTooManyRequestsCode int = 429
 
