@@ -1115,3 +1115,30 @@ func TestWebhookQueueStatsAndPruning(t *testing.T) {
 		t.Errorf("after pruning: %+v %v", st, err)
 	}
 }
+
+// TestWebhookTemplateCopy: a repository generated with webhooks gets
+// copies of the template's hooks, which then fire for it; without the
+// option it gets none.
+func TestWebhookTemplateCopy(t *testing.T) {
+	t.Parallel()
+	e := hookEnv(t)
+	alice := e.CreateUser("alice", false)
+	a := apitest.Basic(alice)
+	roCreateRepo(t, e, a, map[string]any{"name": "tpl", "auto_init": true, "template": true})
+	rc := newReceiver(t)
+	mkHook(t, e, a, "repos/alice/tpl/hooks", giteaHook(rc.URL, "issues"))
+	genPost(t, e, a, "alice/tpl", map[string]any{"owner": "alice", "name": "with", "webhooks": true, "topics": true}, http.StatusCreated)
+	genPost(t, e, a, "alice/tpl", map[string]any{"owner": "alice", "name": "without", "topics": true}, http.StatusCreated)
+	var with, without []*models.Hook
+	e.Do("GET", "repos/alice/with/hooks", nil, a).Expect(t, http.StatusOK).JSON(t, &with)
+	e.Do("GET", "repos/alice/without/hooks", nil, a).Expect(t, http.StatusOK).JSON(t, &without)
+	if len(with) != 1 || with[0].Config["url"] != rc.URL || !with[0].Active || len(without) != 0 {
+		t.Fatalf("hooks of generated repositories: %+v / %+v", with, without)
+	}
+	isCreate(t, e, "alice/with", a, map[string]any{"title": "from a template"})
+	got := rc.waitFor(t, 1, 10*time.Second)
+	checkSigned(t, got[0], "s3cret")
+	if p := got[0].payload(t); p["repository"].(map[string]any)["full_name"] != "alice/with" {
+		t.Errorf("delivery %s", got[0].Body)
+	}
+}

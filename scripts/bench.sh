@@ -66,7 +66,8 @@ base="http://127.0.0.1:$port"
 # The server logs one line per request; keep that out of the report but
 # available for a failure message.
 # shellcheck disable=SC2086 # BENCH_SERVER_FLAGS is a list of flags
-"$tmp/repohost" serve --listen "127.0.0.1:$port" --data "$tmp/data" "${db_flag[@]}" ${BENCH_SERVER_FLAGS:-} \
+# Loopback receivers are allowed for the webhook measurement.
+"$tmp/repohost" serve --listen "127.0.0.1:$port" --data "$tmp/data" "${db_flag[@]}" --webhook-allowed-hosts loopback ${BENCH_SERVER_FLAGS:-} \
 	>"$tmp/server.log" 2>&1 &
 server_pid=$!
 
@@ -92,4 +93,13 @@ if ! "$tmp/repohost-bench" suite -base "$base" -dataset "$tmp/dataset.json" -c "
 	echo "bench: last lines of the server log:" >&2
 	tail -n 20 "$tmp/server.log" >&2
 	exit 1
+fi
+
+# Webhooks: API call to receiver, over BENCH_WEBHOOK_EVENTS issue events.
+if [ -z "${BENCH_ONLY:-}" ] || [[ "webhook delivery" =~ ${BENCH_ONLY} ]]; then
+	if ! "$tmp/repohost-bench" webhooks -base "$base" -dataset "$tmp/dataset.json" -n "${BENCH_WEBHOOK_EVENTS:-1000}" -c "$concurrency"; then
+		echo "bench: last lines of the server log:" >&2
+		tail -n 20 "$tmp/server.log" >&2
+		exit 1
+	fi
 fi

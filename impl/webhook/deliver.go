@@ -92,14 +92,20 @@ func (r *Runner) attempt(d *store.HookDelivery) {
 	ctx := r.ctx
 	hooks := r.s.Store.Hooks()
 	h, err := hooks.Find(ctx, d.HookID)
-	if err != nil {
-		if !isNotFound(err) && ctx.Err() == nil {
-			r.log("webhook: load hook", "hook", d.HookID, "err", err)
+	switch {
+	case ctx.Err() != nil:
+		r.release(d)
+		return
+	case isNotFound(err):
+		// Queued for a hook deleted meanwhile: nothing to send it to.
+		d.State, d.Error = store.DeliveryFailed, "the hook was deleted"
+		if err := hooks.Finish(ctx, d); err != nil {
+			r.log("webhook: record delivery", "delivery", d.ID, "err", err)
 		}
-		if ctx.Err() != nil {
-			r.release(d)
-		}
-		return // a deleted hook's deliveries went with it
+		return
+	case err != nil:
+		r.log("webhook: load hook", "hook", d.HookID, "err", err)
+		return // leased: tried again once the lease ends
 	}
 	start := time.Now()
 	req, err := buildRequest(ctx, h, d)

@@ -144,22 +144,40 @@ func (r *Runner) notify() {
 	}
 }
 
+// eventHandlers is how many events this process turns into deliveries at
+// once; rendering a payload is mostly reading, which runs side by side.
+const eventHandlers = 4
+
 func (r *Runner) outboxLoop() {
 	defer r.wg.Done()
 	r.sweep()
+	var handlers sync.WaitGroup
+	for range eventHandlers {
+		handlers.Add(1)
+		go func() {
+			defer handlers.Done()
+			for {
+				select {
+				case <-r.ctx.Done():
+					return
+				case ev := <-r.events:
+					if err := r.handle(r.ctx, ev); err != nil && r.ctx.Err() == nil {
+						r.log("webhook: handle event", "event", ev.ID, "err", err)
+					}
+					r.mu.Lock()
+					delete(r.inflight, ev.ID)
+					r.mu.Unlock()
+				}
+			}
+		}()
+	}
+	defer handlers.Wait()
 	tick := time.NewTicker(r.cfg.PollInterval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-r.ctx.Done():
 			return
-		case ev := <-r.events:
-			if err := r.handle(r.ctx, ev); err != nil && r.ctx.Err() == nil {
-				r.log("webhook: handle event", "event", ev.ID, "err", err)
-			}
-			r.mu.Lock()
-			delete(r.inflight, ev.ID)
-			r.mu.Unlock()
 		case <-tick.C:
 			r.sweep()
 		}
@@ -234,8 +252,8 @@ func (r *Runner) handle(ctx context.Context, ev *store.Event) error {
 	return err
 }
 
-// enqueueEvent writes the deliveries of ev (and, for a new repository, its
-// copies of the default hooks) with ev's mark; it returns how many.
+// enqueueEvent writes the deliveries of ev with ev's mark; it returns how
+// many.
 func (s Service) enqueueEvent(ctx context.Context, ev *store.Event) (int, error) {
 	kind := events.Kind(ev.Kind)
 	repo, err := s.eventRepo(ctx, ev)
@@ -247,19 +265,6 @@ func (s Service) enqueueEvent(ctx context.Context, ev *store.Event) (int, error)
 	if repo != nil {
 		if hooks, err = st.ForRepo(ctx, repo.ID, repo.OwnerID); err != nil {
 			return 0, err
-		}
-	}
-	var copies []*store.Hook
-	if kind == events.RepoCreated && repo != nil {
-		defaults, err := st.Defaults(ctx)
-		if err != nil {
-			return 0, err
-		}
-		now := s.Clock.Now()
-		for _, h := range defaults {
-			c := *h
-			c.ID, c.RepoID, c.CreatedAt, c.UpdatedAt = 0, repo.ID, now, now
-			copies = append(copies, &c)
 		}
 	}
 	if kind == events.RepoDeleted {
@@ -287,9 +292,6 @@ func (s Service) enqueueEvent(ctx context.Context, ev *store.Event) (int, error)
 			if err := st.DeleteByRepo(ctx, ev.RepoID); err != nil {
 				return err
 			}
-		}
-		if err := st.CreateMany(ctx, copies); err != nil {
-			return err
 		}
 		return st.Enqueue(ctx, deliveries)
 	})

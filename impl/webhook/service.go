@@ -377,3 +377,41 @@ func (s Service) TestHook(ctx context.Context, r *store.Repository, doer *store.
 		State: store.DeliveryPending, NextAttemptAt: time.Now().UnixMilli(), CreatedAt: s.Clock.Now()}
 	return s.Store.Hooks().Enqueue(ctx, []*store.HookDelivery{d})
 }
+
+// CopyDefaultHooks gives the new repository r a copy of every default
+// hook, in the transaction of ctx that creates it.
+func (s Service) CopyDefaultHooks(ctx context.Context, r *store.Repository) error {
+	defaults, err := s.Store.Hooks().Defaults(ctx)
+	if err != nil {
+		return err
+	}
+	return s.copyHooks(ctx, defaults, r)
+}
+
+// CopyRepoHooks gives r a copy of every hook of repository fromID (a
+// template's, when generating with webhooks).
+func (s Service) CopyRepoHooks(ctx context.Context, fromID int64, r *store.Repository) error {
+	var all []*store.Hook
+	for page := 0; ; page++ {
+		hs, total, err := s.Store.Hooks().List(ctx, store.HookFilter{RepoID: fromID}, store.Page{Offset: page * 50, Limit: 50})
+		if err != nil {
+			return err
+		}
+		all = append(all, hs...)
+		if int64(len(all)) >= total || len(hs) == 0 {
+			break
+		}
+	}
+	return s.copyHooks(ctx, all, r)
+}
+
+func (s Service) copyHooks(ctx context.Context, hooks []*store.Hook, r *store.Repository) error {
+	now := s.Clock.Now()
+	copies := make([]*store.Hook, 0, len(hooks))
+	for _, h := range hooks {
+		c := *h
+		c.ID, c.RepoID, c.OwnerID, c.IsSystem, c.CreatedAt, c.UpdatedAt = 0, r.ID, 0, false, now, now
+		copies = append(copies, &c)
+	}
+	return s.Store.Hooks().CreateMany(ctx, copies)
+}
