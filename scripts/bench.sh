@@ -15,7 +15,8 @@
 # Tunables: BENCH_DURATION (5s per measurement), BENCH_CONCURRENCY (16),
 # BENCH_ONLY (regular expression selecting scenarios), BENCH_USERS (5000),
 # BENCH_REPOS (10000), BENCH_ISSUES (100000), BENCH_DB (unset: SQLite),
-# BENCH_SERVER_FLAGS (extra flags for `repohost serve`).
+# BENCH_SERVER_FLAGS (extra flags for `repohost serve`), BENCH_WEBHOOK_EVENTS
+# (1000 issue events for the webhook delay, API call to receiver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -95,11 +96,15 @@ if ! "$tmp/repohost-bench" suite -base "$base" -dataset "$tmp/dataset.json" -c "
 	exit 1
 fi
 
-# Webhooks: API call to receiver, over BENCH_WEBHOOK_EVENTS issue events.
+# Webhooks: API call to receiver, over BENCH_WEBHOOK_EVENTS issue events,
+# created in a burst by BENCH_CONCURRENCY clients and then by one client
+# at a time.
 if [ -z "${BENCH_ONLY:-}" ] || [[ "webhook delivery" =~ ${BENCH_ONLY} ]]; then
-	if ! "$tmp/repohost-bench" webhooks -base "$base" -dataset "$tmp/dataset.json" -n "${BENCH_WEBHOOK_EVENTS:-1000}" -c "$concurrency"; then
-		echo "bench: last lines of the server log:" >&2
-		tail -n 20 "$tmp/server.log" >&2
-		exit 1
-	fi
+	for clients in "$concurrency" 1; do
+		if ! "$tmp/repohost-bench" webhooks -base "$base" -dataset "$tmp/dataset.json" -n "${BENCH_WEBHOOK_EVENTS:-1000}" -c "$clients"; then
+			echo "bench: last lines of the server log:" >&2
+			tail -n 20 "$tmp/server.log" >&2
+			exit 1
+		fi
+	done
 fi
