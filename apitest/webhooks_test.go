@@ -22,6 +22,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/webhook"
 	"repohost/models"
+	"repohost/store"
 )
 
 // hookCall is one request a test receiver got.
@@ -570,6 +571,21 @@ func TestWebhookAPI(t *testing.T) {
 	e.Do("DELETE", fmt.Sprintf("admin/hooks/%d", sys.ID), nil, adm).Expect(t, http.StatusNoContent)
 	if !slices.Equal(ids(""), []int64{old.ID}) {
 		t.Errorf("system hooks after delete %v", ids(""))
+	}
+
+	// A deleted account's hooks go with it.
+	e.Do("DELETE", "admin/users/bob", nil, adm).Expect(t, http.StatusNoContent)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, n, err := e.DB.Hooks().List(t.Context(), store.HookFilter{OwnerID: bob.User.ID}, store.Page{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d hooks of a deleted user remain", n)
+		}
 	}
 }
 

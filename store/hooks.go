@@ -102,6 +102,9 @@ type HookStore interface {
 	Delete(ctx context.Context, id int64) error
 	// DeleteByRepo removes a repository's hooks and their deliveries.
 	DeleteByRepo(ctx context.Context, repoID int64) error
+	// DeleteByOwner removes a user's or organization's own hooks (not
+	// those of its repositories) and their deliveries.
+	DeleteByOwner(ctx context.Context, ownerID int64) error
 	List(ctx context.Context, f HookFilter, p Page) ([]*Hook, int64, error)
 	// ForRepo returns the active hooks an event of a repository reaches:
 	// its own, its owner's and the system hooks.

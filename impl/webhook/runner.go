@@ -55,7 +55,11 @@ var relevant = []events.Kind{
 	events.IssueLabelsChanged, events.IssueMilestoned, events.IssueAssigned,
 	events.CommentCreated, events.CommentEdited, events.CommentDeleted,
 	events.ReleasePublished, events.ReleaseEdited, events.ReleaseDeleted,
+	events.UserDeleted, events.OrgDeleted,
 }
+
+// sweepPage is how many outbox events a sweep reads at a time.
+const sweepPage = 1000
 
 // sweepGrace is how old an unmarked event must be before a sweep takes it
 // from the process that committed it (which is handling it already).
@@ -64,7 +68,8 @@ const sweepGrace = 3 * time.Second
 // positionLag is how old the events a sweep moves the outbox position past
 // must be: a transaction still open can commit an event with a lower id
 // than one already committed, and the position must not pass it by.
-const positionLag = time.Minute
+// Transactions here never wait on git or the network, so they are short.
+const positionLag = 10 * time.Second
 
 // Start subscribes to d's events and starts the delivery workers. Stop
 // ends them.
@@ -198,7 +203,7 @@ func (r *Runner) sweep() {
 	first := !r.swept
 	r.swept = true
 	for {
-		list, marked, err := hooks.PendingEvents(ctx, pos, 500)
+		list, marked, err := hooks.PendingEvents(ctx, pos, sweepPage)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log("webhook: read outbox", "err", err)
@@ -235,7 +240,7 @@ func (r *Runner) sweep() {
 				return
 			}
 		}
-		if len(list) < 500 {
+		if len(list) < sweepPage {
 			return
 		}
 		pos = list[len(list)-1].ID
@@ -256,11 +261,24 @@ func (r *Runner) handle(ctx context.Context, ev *store.Event) error {
 // many.
 func (s Service) enqueueEvent(ctx context.Context, ev *store.Event) (int, error) {
 	kind := events.Kind(ev.Kind)
+	st := s.Store.Hooks()
+	if kind == events.UserDeleted || kind == events.OrgDeleted {
+		// The account's own hooks go with it.
+		var p events.Named
+		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+			return 0, err
+		}
+		return 0, s.Store.WithTx(ctx, func(ctx context.Context) error {
+			if first, err := st.MarkEvent(ctx, ev.ID); err != nil || !first {
+				return err
+			}
+			return st.DeleteByOwner(ctx, p.ID)
+		})
+	}
 	repo, err := s.eventRepo(ctx, ev)
 	if err != nil {
 		return 0, err
 	}
-	st := s.Store.Hooks()
 	var hooks []*store.Hook
 	if repo != nil {
 		if hooks, err = st.ForRepo(ctx, repo.ID, repo.OwnerID); err != nil {
@@ -277,7 +295,7 @@ func (s Service) enqueueEvent(ctx context.Context, ev *store.Event) (int, error)
 		if err != nil {
 			return 0, err
 		}
-		deliveries, err = s.deliveriesFor(ev.ID, hooks, built)
+		deliveries, err = s.deliveriesFor(ev, hooks, built)
 		if err != nil {
 			return 0, err
 		}
@@ -327,14 +345,16 @@ func (s Service) eventRepo(ctx context.Context, ev *store.Event) (*store.Reposit
 
 // deliveriesFor matches built hook events against hooks: event type,
 // branch filter, and one delivery per pair.
-func (s Service) deliveriesFor(eventID int64, hooks []*store.Hook, built []hookEvent) ([]*store.HookDelivery, error) {
+func (s Service) deliveriesFor(ev *store.Event, hooks []*store.Hook, built []hookEvent) ([]*store.HookDelivery, error) {
 	var out []*store.HookDelivery
 	now := s.Clock.Now()
 	due := time.Now().UnixMilli()
 	for _, he := range built {
 		var body []byte
 		for _, h := range hooks {
-			if !hasEvent(eventsOf(h), he.Type) || !branchMatches(h.BranchFilter, he.Branch) {
+			// A hook hears what happens once it exists (an event
+			// found late by a sweep is not news to a newer hook).
+			if h.CreatedAt.After(ev.CreatedAt) || !hasEvent(eventsOf(h), he.Type) || !branchMatches(h.BranchFilter, he.Branch) {
 				continue
 			}
 			if body == nil {
@@ -343,7 +363,7 @@ func (s Service) deliveriesFor(eventID int64, hooks []*store.Hook, built []hookE
 					return nil, err
 				}
 			}
-			out = append(out, &store.HookDelivery{HookID: h.ID, UUID: uuid.NewString(), EventID: eventID,
+			out = append(out, &store.HookDelivery{HookID: h.ID, UUID: uuid.NewString(), EventID: ev.ID,
 				Event: headerEvent(he.Type), EventType: he.Type, Action: he.Action, Payload: body,
 				State: store.DeliveryPending, NextAttemptAt: due, CreatedAt: now})
 		}

@@ -59,6 +59,18 @@ func (s hookStore) DeleteByRepo(ctx context.Context, repoID int64) error {
 	})
 }
 
+func (s hookStore) DeleteByOwner(ctx context.Context, ownerID int64) error {
+	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		db := s.d.conn(ctx)
+		err := db.Where("hook_id IN (?)", db.Model(&store.Hook{}).Select("id").Where("owner_id = ? AND repo_id = 0", ownerID)).
+			Delete(&store.HookDelivery{}).Error
+		if err != nil {
+			return translate(err, "delete owner hook deliveries")
+		}
+		return translate(s.d.conn(ctx).Where("owner_id = ? AND repo_id = 0", ownerID).Delete(&store.Hook{}).Error, "delete owner hooks")
+	})
+}
+
 func (s hookStore) List(ctx context.Context, f store.HookFilter, p store.Page) ([]*store.Hook, int64, error) {
 	db := s.d.conn(ctx).Model(&store.Hook{})
 	switch {

@@ -81,5 +81,6 @@ func migrateV9(tx *gorm.DB) error {
 			return err
 		}
 	}
-	return nil
+	// Events from before webhooks existed are nobody's to deliver.
+	return tx.Exec(`INSERT INTO hook_outbox_positions (name, event_id) SELECT 'webhooks', COALESCE(MAX(id), 0) FROM events`).Error
 }
