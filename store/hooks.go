@@ -64,7 +64,9 @@ type HookDelivery struct {
 	// NextAttemptAt (unix milliseconds) is when a pending delivery may be
 	// claimed; a claim pushes it past the attempt's lease, so a worker
 	// that dies mid-attempt leaves it to be claimed again.
-	NextAttemptAt   int64
+	NextAttemptAt int64
+	// QueuedAt (unix milliseconds) is when the delivery was queued.
+	QueuedAt        int64
 	RequestURL      string
 	RequestMethod   string
 	RequestHeaders  string // JSON object, as last sent

@@ -40,7 +40,9 @@ func (r *Runner) deliveryLoop() {
 	defer running.Wait()
 	tick := time.NewTicker(r.cfg.PollInterval)
 	defer tick.Stop()
-	lease := r.cfg.Timeout + 10*time.Second
+	// Long enough that a slow database never lets a second worker take a
+	// delivery whose attempt is still being recorded.
+	lease := 2*r.cfg.Timeout + 30*time.Second
 	for {
 		// Wait for a free worker, then claim as many rows as are free.
 		select {
@@ -148,7 +150,7 @@ func (r *Runner) attempt(d *store.HookDelivery) {
 	switch {
 	case err == nil:
 		d.State = store.DeliveryDelivered
-		r.stats.delivered(end.Sub(d.CreatedAt))
+		r.stats.delivered(end.Sub(time.UnixMilli(d.QueuedAt)))
 	case final || d.Attempts >= r.cfg.MaxAttempts:
 		d.State, d.Error = store.DeliveryFailed, errorText(err)
 		r.stats.failed()
@@ -163,7 +165,7 @@ func (r *Runner) attempt(d *store.HookDelivery) {
 }
 
 func (r *Runner) release(d *store.HookDelivery) {
-	if err := r.s.Store.Hooks().Release(context.Background(), []int64{d.ID}, time.Now().UnixMilli()); err != nil {
+	if err := r.s.Store.Hooks().Release(context.WithoutCancel(r.ctx), []int64{d.ID}, time.Now().UnixMilli()); err != nil {
 		r.log("webhook: release delivery", "delivery", d.ID, "err", err)
 	}
 }
@@ -278,13 +280,6 @@ func encodeHeaders(h http.Header) string {
 	return string(raw)
 }
 
-func decodeHeaders(s string) map[string]string {
-	out := map[string]string{}
-	if s != "" {
-		_ = json.Unmarshal([]byte(s), &out)
-	}
-	return out
-}
 
 // statsRecorder counts this process's outcomes and remembers the latest
 // end-to-end delays (event committed to receiver's answer).

@@ -79,7 +79,7 @@ func Start(d *app.Deps) (*Runner, error) {
 		return nil, err
 	}
 	cfg := d.Config.Webhooks
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(store.Background(context.Background()))
 	r := &Runner{
 		s: Service{Deps: d}, cfg: cfg, allow: allow, ctx: ctx, cancel: cancel,
 		events: make(chan *store.Event, 8192), wake: make(chan struct{}, 1),
@@ -365,7 +365,7 @@ func (s Service) deliveriesFor(ev *store.Event, hooks []*store.Hook, built []hoo
 			}
 			out = append(out, &store.HookDelivery{HookID: h.ID, UUID: uuid.NewString(), EventID: ev.ID,
 				Event: headerEvent(he.Type), EventType: he.Type, Action: he.Action, Payload: body,
-				State: store.DeliveryPending, NextAttemptAt: due, CreatedAt: now})
+				State: store.DeliveryPending, NextAttemptAt: due, QueuedAt: due, CreatedAt: now})
 		}
 	}
 	return out, nil

@@ -306,7 +306,9 @@ func (s Service) Redeliver(ctx context.Context, sc Scope, id, deliveryID int64) 
 	}
 	d := &store.HookDelivery{HookID: old.HookID, UUID: old.UUID, Event: old.Event, EventType: old.EventType,
 		Action: old.Action, Payload: old.Payload, IsRedelivery: true, State: store.DeliveryPending,
-		NextAttemptAt: time.Now().UnixMilli(), CreatedAt: s.Clock.Now()}
+		CreatedAt: s.Clock.Now()}
+	d.NextAttemptAt = time.Now().UnixMilli()
+	d.QueuedAt = d.NextAttemptAt
 	if err := s.Store.Hooks().Enqueue(ctx, []*store.HookDelivery{d}); err != nil {
 		return nil, err
 	}
@@ -374,7 +376,9 @@ func (s Service) TestHook(ctx context.Context, r *store.Repository, doer *store.
 		return err
 	}
 	d := &store.HookDelivery{HookID: h.ID, UUID: uuid.NewString(), Event: "push", EventType: "push", Payload: body,
-		State: store.DeliveryPending, NextAttemptAt: time.Now().UnixMilli(), CreatedAt: s.Clock.Now()}
+		State: store.DeliveryPending, CreatedAt: s.Clock.Now()}
+	d.NextAttemptAt = time.Now().UnixMilli()
+	d.QueuedAt = d.NextAttemptAt
 	return s.Store.Hooks().Enqueue(ctx, []*store.HookDelivery{d})
 }
 

@@ -42,6 +42,7 @@ func migrateV9(tx *gorm.DB) error {
 		State           int    `gorm:"not null;default:0"`
 		Attempts        int    `gorm:"not null;default:0"`
 		NextAttemptAt   int64  `gorm:"not null;default:0"`
+		QueuedAt        int64  `gorm:"not null;default:0"`
 		RequestURL      string `gorm:"not null;default:''"`
 		RequestMethod   string `gorm:"not null;default:''"`
 		RequestHeaders  string `gorm:"not null;default:''"`
