@@ -280,7 +280,6 @@ func encodeHeaders(h http.Header) string {
 	return string(raw)
 }
 
-
 // statsRecorder counts this process's outcomes and remembers the latest
 // end-to-end delays (event committed to receiver's answer).
 type statsRecorder struct {
