@@ -52,7 +52,7 @@ func runCron(t *testing.T, e *apitest.Env, task string) *models.Cron {
 	}
 }
 
-var builtinCronTasks = []string{"repo_health_check", "archive_cleanup", "cleanup_packages", "delete_inactive_accounts", "delete_repo_archives",
+var builtinCronTasks = []string{"repo_health_check", "archive_cleanup", "cleanup_hook_task_table", "cleanup_packages", "delete_inactive_accounts", "delete_repo_archives",
 	"git_gc_repos", "resync_all_sshkeys", "update_checker"}
 
 func TestCronListAccessAndPaging(t *testing.T) {

@@ -33,6 +33,7 @@ import (
 	"repohost/impl/auth"
 	"repohost/impl/metrics"
 	"repohost/impl/user"
+	"repohost/impl/webhook"
 	"repohost/store"
 	"repohost/store/sqlstore"
 	"repohost/store/sqlstore/sqltest"
@@ -57,12 +58,14 @@ func SharedContract() (*Contract, error) {
 
 // Env is one running server with a fresh database and data directory.
 type Env struct {
-	T        testing.TB
-	URL      string // base URL with a trailing slash
-	Deps     *app.Deps
-	DB       *sqlstore.DB
-	Server   *httptest.Server
-	Admin    *Account
+	T      testing.TB
+	URL    string // base URL with a trailing slash
+	Deps   *app.Deps
+	DB     *sqlstore.DB
+	Server *httptest.Server
+	Admin  *Account
+	// Hooks is the server's webhook runner (delivery queue workers).
+	Hooks    *webhook.Runner
 	stmts    atomic.Int64
 	checker  *Contract
 	guard    *refGuard
@@ -139,7 +142,9 @@ func newEnv(t testing.TB, configure func(*app.Deps), cacheTTL time.Duration) *En
 func (e *Env) Twin(t testing.TB) *Env {
 	t.Helper()
 	twin := &Env{T: t, checker: e.checker, Admin: e.Admin, cacheTTL: e.cacheTTL}
-	twin.start(t, e.dsn, e.dataDir, nil)
+	// The same settings, as a second process started alike would have.
+	config := e.Deps.Config
+	twin.start(t, e.dsn, e.dataDir, func(d *app.Deps) { d.Config = config })
 	return twin
 }
 
@@ -187,6 +192,11 @@ func (e *Env) start(t testing.TB, dsn, dataDir string, configure func(*app.Deps)
 	if err != nil {
 		t.Fatalf("build handler: %v", err)
 	}
+	e.Hooks, err = webhook.Start(e.Deps)
+	if err != nil {
+		t.Fatalf("start webhooks: %v", err)
+	}
+	t.Cleanup(e.Hooks.Stop)
 	e.Server.Config = impl.HTTPServer(h, e.Deps.Config)
 	e.Server.Start()
 	t.Cleanup(e.Server.Close)
@@ -368,13 +378,17 @@ func (r *Response) Expect(t testing.TB, status int) *Response {
 // Statements is the number of SQL statements run so far.
 func (e *Env) Statements() int64 { return e.stmts.Load() }
 
-// countingLogger counts every statement GORM runs.
+// countingLogger counts every statement GORM runs for requests (and
+// tests), leaving out background work (store.Background).
 type countingLogger struct{ n *atomic.Int64 }
 
 func (l *countingLogger) LogMode(logger.LogLevel) logger.Interface      { return l }
 func (l *countingLogger) Info(context.Context, string, ...interface{})  {}
 func (l *countingLogger) Warn(context.Context, string, ...interface{})  {}
 func (l *countingLogger) Error(context.Context, string, ...interface{}) {}
-func (l *countingLogger) Trace(_ context.Context, _ time.Time, _ func() (string, int64), _ error) {
+func (l *countingLogger) Trace(ctx context.Context, _ time.Time, _ func() (string, int64), _ error) {
+	if store.IsBackground(ctx) {
+		return // the webhook queue's own work, not a request's
+	}
 	l.n.Add(1)
 }

@@ -5,6 +5,7 @@ import (
 
 	"repohost/impl/app"
 	"repohost/impl/cron"
+	"repohost/impl/webhook"
 	"repohost/store"
 )
 
@@ -18,6 +19,7 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 	return []cron.Task{
 		cron.RepoHealthCheck(e),
 		cron.ArchiveCleanup(e),
+		{Name: "cleanup_hook_task_table", Schedule: "@midnight", Enabled: true, Run: webhook.Service{Deps: d}.PruneDeliveries},
 		{Name: "cleanup_packages", Schedule: "@midnight", Enabled: true, Run: s.Packages.CleanupBlobs},
 		cron.DeleteInactiveAccounts(e),
 		cron.DeleteRepoArchives(e),

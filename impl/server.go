@@ -34,6 +34,7 @@ import (
 	"repohost/impl/requestid"
 	"repohost/impl/rooturl"
 	"repohost/impl/user"
+	"repohost/impl/webhook"
 	"repohost/restapi"
 	"repohost/restapi/operations"
 	"repohost/store"
@@ -47,8 +48,8 @@ func init() {
 }
 
 // repositoryAPI is the generated "repository" tag, one interface for
-// repositories, branches, contents and releases; each package implements
-// its part.
+// repositories, branches, contents, releases, deploy keys, commits and
+// hooks; each package implements its part.
 type repositoryAPI struct {
 	repoHandlers
 	branchHandlers
@@ -56,9 +57,25 @@ type repositoryAPI struct {
 	releaseHandlers
 	deployKeyHandlers
 	commitHandlers
+	repoHookHandlers
 }
 
-// Embedded fields are named after their type; these names keep the four
+// organizationAPI is the generated "organization" tag: organizations,
+// their teams and members in impl/org, and the organization's hooks.
+type organizationAPI struct {
+	org.Handlers
+	webhook.OrgHandlers
+}
+
+// userAPI is the generated "user" tag: accounts in impl/user, keys in
+// impl/keys, and the user's hooks in impl/webhook.
+type userAPI struct {
+	userHandlers
+	keyHandlers
+	userHookHandlers
+}
+
+// Embedded fields are named after their type; these names keep the
 // Handlers apart.
 type (
 	repoHandlers      = repo.Handlers
@@ -67,23 +84,15 @@ type (
 	releaseHandlers   = release.Handlers
 	deployKeyHandlers = keys.RepoHandlers
 	commitHandlers    = commits.Handlers
-)
-
-// userAPI is the generated "user" tag: accounts in impl/user, keys in
-// impl/keys.
-type userAPI struct {
-	userHandlers
-	keyHandlers
-}
-
-type (
-	userHandlers = user.Handlers
-	keyHandlers  = keys.UserHandlers
+	repoHookHandlers  = webhook.RepoHandlers
+	userHandlers      = user.Handlers
+	keyHandlers       = keys.UserHandlers
+	userHookHandlers  = webhook.UserHandlers
 )
 
 func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d},
-		keys.RepoHandlers{Deps: d, Keys: s.Keys}, commits.Handlers{Deps: d}}
+		keys.RepoHandlers{Deps: d, Keys: s.Keys}, commits.Handlers{Deps: d}, webhook.RepoHandlers{Deps: d}}
 }
 
 // Config hands every API area its implementation. Because the generated
@@ -95,11 +104,11 @@ func Config(d *app.Deps) restapi.Config {
 		AdminAPI:             admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs},
 		IssueAPI:             issue.Handlers{Deps: d},
 		MiscellaneousAPI:     misc.Handlers{Deps: d, Users: s.Users},
-		OrganizationAPI:      org.Handlers{Deps: d, Orgs: s.Orgs},
+		OrganizationAPI:      organizationAPI{org.Handlers{Deps: d, Orgs: s.Orgs}, webhook.OrgHandlers{Deps: d}},
 		PackageOperationsAPI: packages.Handlers{Deps: d, Packages: s.Packages},
 		RepositoryAPI:        newRepositoryAPI(d, s),
 		SettingsAPI:          misc.Handlers{Deps: d, Users: s.Users},
-		UserAPI:              userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}},
+		UserAPI:              userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}, webhook.UserHandlers{Deps: d}},
 		JSONConsumer:         jsonConsumer(d.Config.MaxBodyBytes),
 		InnerMiddleware:      labelRoute,
 		Logger:               func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },

@@ -35,6 +35,8 @@ const AuthKey contextKey = "Auth"
 type AdminAPI interface {
 	/* AdminAdoptRepository Adopt an unadopted repository directory. */
 	AdminAdoptRepository(ctx context.Context, params admin.AdminAdoptRepositoryParams) middleware.Responder
+	/* AdminCreateHook Create a system hook (config.is_system_webhook "true") or a default hook copied into every new repository (site admins only). */
+	AdminCreateHook(ctx context.Context, params admin.AdminCreateHookParams) middleware.Responder
 	/* AdminCreateOrg Create an organization owned by the given user (site admins only). */
 	AdminCreateOrg(ctx context.Context, params admin.AdminCreateOrgParams) middleware.Responder
 	/* AdminCreateRepo Create a repository owned by the given user (site admins only). */
@@ -45,18 +47,32 @@ type AdminAPI interface {
 	AdminCronList(ctx context.Context, params admin.AdminCronListParams) middleware.Responder
 	/* AdminCronRun Run a maintenance task now, in the background (site admins only). */
 	AdminCronRun(ctx context.Context, params admin.AdminCronRunParams) middleware.Responder
+	/* AdminDeleteHook Delete one of a site-wide (system or default) hooks with its deliveries. */
+	AdminDeleteHook(ctx context.Context, params admin.AdminDeleteHookParams) middleware.Responder
 	/* AdminDeleteUnadoptedRepository Delete an unadopted repository directory. */
 	AdminDeleteUnadoptedRepository(ctx context.Context, params admin.AdminDeleteUnadoptedRepositoryParams) middleware.Responder
 	/* AdminDeleteUser Delete a user (site admins only). */
 	AdminDeleteUser(ctx context.Context, params admin.AdminDeleteUserParams) middleware.Responder
+	/* AdminEditHook Change one of a site-wide (system or default) hooks. */
+	AdminEditHook(ctx context.Context, params admin.AdminEditHookParams) middleware.Responder
 	/* AdminEditUser Change a user's account (site admins only). */
 	AdminEditUser(ctx context.Context, params admin.AdminEditUserParams) middleware.Responder
 	/* AdminGetAllEmails List every user's email addresses (site admins only). */
 	AdminGetAllEmails(ctx context.Context, params admin.AdminGetAllEmailsParams) middleware.Responder
 	/* AdminGetAllOrgs List every organization (site admins only). */
 	AdminGetAllOrgs(ctx context.Context, params admin.AdminGetAllOrgsParams) middleware.Responder
+	/* AdminGetHook Show one of a site-wide (system or default) hooks. */
+	AdminGetHook(ctx context.Context, params admin.AdminGetHookParams) middleware.Responder
+	/* AdminGetHookDelivery Show one delivery with its request and response (not in the reference). */
+	AdminGetHookDelivery(ctx context.Context, params admin.AdminGetHookDeliveryParams) middleware.Responder
+	/* AdminListHookDeliveries List the deliveries of one of a site-wide (system or default) hooks, newest first (not in the reference). */
+	AdminListHookDeliveries(ctx context.Context, params admin.AdminListHookDeliveriesParams) middleware.Responder
+	/* AdminListHooks List site-wide hooks (site admins only). */
+	AdminListHooks(ctx context.Context, params admin.AdminListHooksParams) middleware.Responder
 	/* AdminListPackages List every package version of every owner (site admins only). */
 	AdminListPackages(ctx context.Context, params admin.AdminListPackagesParams) middleware.Responder
+	/* AdminRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
+	AdminRedeliverHookDelivery(ctx context.Context, params admin.AdminRedeliverHookDeliveryParams) middleware.Responder
 	/* AdminRenameUser Give a user a new login name (site admins only). */
 	AdminRenameUser(ctx context.Context, params admin.AdminRenameUserParams) middleware.Responder
 	/* AdminSearchEmails Search every user's email addresses (site admins only). */
@@ -195,22 +211,32 @@ type OrganizationAPI interface {
 	OrgConcealMember(ctx context.Context, params organization.OrgConcealMemberParams) middleware.Responder
 	/* OrgCreate Create an organization owned by the signed-in user. */
 	OrgCreate(ctx context.Context, params organization.OrgCreateParams) middleware.Responder
+	/* OrgCreateHook Create an organization's webhook. */
+	OrgCreateHook(ctx context.Context, params organization.OrgCreateHookParams) middleware.Responder
 	/* OrgCreateTeam Create a team (organization owners only). */
 	OrgCreateTeam(ctx context.Context, params organization.OrgCreateTeamParams) middleware.Responder
 	/* OrgDelete Delete an organization that owns no repositories (owners only). */
 	OrgDelete(ctx context.Context, params organization.OrgDeleteParams) middleware.Responder
+	/* OrgDeleteHook Delete one of an organization's hooks with its deliveries. */
+	OrgDeleteHook(ctx context.Context, params organization.OrgDeleteHookParams) middleware.Responder
 	/* OrgDeleteMember Remove a member from an organization (owners only). */
 	OrgDeleteMember(ctx context.Context, params organization.OrgDeleteMemberParams) middleware.Responder
 	/* OrgDeleteTeam Delete a team (organization owners only; never the owners team). */
 	OrgDeleteTeam(ctx context.Context, params organization.OrgDeleteTeamParams) middleware.Responder
 	/* OrgEdit Change an organization's profile (owners only). */
 	OrgEdit(ctx context.Context, params organization.OrgEditParams) middleware.Responder
+	/* OrgEditHook Change one of an organization's hooks. */
+	OrgEditHook(ctx context.Context, params organization.OrgEditHookParams) middleware.Responder
 	/* OrgEditTeam Change a team (organization owners only). */
 	OrgEditTeam(ctx context.Context, params organization.OrgEditTeamParams) middleware.Responder
 	/* OrgGet Show one organization. */
 	OrgGet(ctx context.Context, params organization.OrgGetParams) middleware.Responder
 	/* OrgGetAll List the organizations the caller may see. */
 	OrgGetAll(ctx context.Context, params organization.OrgGetAllParams) middleware.Responder
+	/* OrgGetHook Show one of an organization's hooks. */
+	OrgGetHook(ctx context.Context, params organization.OrgGetHookParams) middleware.Responder
+	/* OrgGetHookDelivery Show one delivery with its request and response (not in the reference). */
+	OrgGetHookDelivery(ctx context.Context, params organization.OrgGetHookDeliveryParams) middleware.Responder
 	/* OrgGetTeam Show a team. */
 	OrgGetTeam(ctx context.Context, params organization.OrgGetTeamParams) middleware.Responder
 	/* OrgIsMember Tell whether a user is a member of an organization. */
@@ -219,6 +245,10 @@ type OrganizationAPI interface {
 	OrgIsPublicMember(ctx context.Context, params organization.OrgIsPublicMemberParams) middleware.Responder
 	/* OrgListCurrentUserOrgs List the organizations the signed-in user belongs to. */
 	OrgListCurrentUserOrgs(ctx context.Context, params organization.OrgListCurrentUserOrgsParams) middleware.Responder
+	/* OrgListHookDeliveries List the deliveries of one of an organization's hooks, newest first (not in the reference). */
+	OrgListHookDeliveries(ctx context.Context, params organization.OrgListHookDeliveriesParams) middleware.Responder
+	/* OrgListHooks List an organization's webhooks. */
+	OrgListHooks(ctx context.Context, params organization.OrgListHooksParams) middleware.Responder
 	/* OrgListMembers List an organization's members. */
 	OrgListMembers(ctx context.Context, params organization.OrgListMembersParams) middleware.Responder
 	/* OrgListPublicMembers List an organization's public members. */
@@ -237,6 +267,8 @@ type OrganizationAPI interface {
 	OrgListTeams(ctx context.Context, params organization.OrgListTeamsParams) middleware.Responder
 	/* OrgPublicizeMember Show one's own membership of an organization. */
 	OrgPublicizeMember(ctx context.Context, params organization.OrgPublicizeMemberParams) middleware.Responder
+	/* OrgRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
+	OrgRedeliverHookDelivery(ctx context.Context, params organization.OrgRedeliverHookDeliveryParams) middleware.Responder
 	/* OrgRemoveTeamMember Remove a user from a team (organization owners only). */
 	OrgRemoveTeamMember(ctx context.Context, params organization.OrgRemoveTeamMemberParams) middleware.Responder
 	/* OrgRemoveTeamRepository Take a repository away from a team (organization owners only). */
@@ -297,6 +329,8 @@ type RepositoryAPI interface {
 	RepoCreateBranchProtection(ctx context.Context, params repository.RepoCreateBranchProtectionParams) middleware.Responder
 	/* RepoCreateFile Create a file in one commit. */
 	RepoCreateFile(ctx context.Context, params repository.RepoCreateFileParams) middleware.Responder
+	/* RepoCreateHook Create a repository's webhook. */
+	RepoCreateHook(ctx context.Context, params repository.RepoCreateHookParams) middleware.Responder
 	/* RepoCreateKey Add a deploy key to a repository. */
 	RepoCreateKey(ctx context.Context, params repository.RepoCreateKeyParams) middleware.Responder
 	/* RepoCreateRelease Create a release, tagging target_commitish if the tag is new. */
@@ -315,6 +349,8 @@ type RepositoryAPI interface {
 	RepoDeleteCollaborator(ctx context.Context, params repository.RepoDeleteCollaboratorParams) middleware.Responder
 	/* RepoDeleteFile Delete a file in one commit. */
 	RepoDeleteFile(ctx context.Context, params repository.RepoDeleteFileParams) middleware.Responder
+	/* RepoDeleteHook Delete one of a repository's hooks with its deliveries. */
+	RepoDeleteHook(ctx context.Context, params repository.RepoDeleteHookParams) middleware.Responder
 	/* RepoDeleteKey Delete one of a repository's deploy keys. */
 	RepoDeleteKey(ctx context.Context, params repository.RepoDeleteKeyParams) middleware.Responder
 	/* RepoDeleteRelease Delete a release. */
@@ -333,6 +369,8 @@ type RepositoryAPI interface {
 	RepoEdit(ctx context.Context, params repository.RepoEditParams) middleware.Responder
 	/* RepoEditBranchProtection Change a branch protection rule. */
 	RepoEditBranchProtection(ctx context.Context, params repository.RepoEditBranchProtectionParams) middleware.Responder
+	/* RepoEditHook Change one of a repository's hooks. */
+	RepoEditHook(ctx context.Context, params repository.RepoEditHookParams) middleware.Responder
 	/* RepoEditRelease Change a release; publishing a draft creates its tag. */
 	RepoEditRelease(ctx context.Context, params repository.RepoEditReleaseParams) middleware.Responder
 	/* RepoGet Show one repository. */
@@ -353,6 +391,10 @@ type RepositoryAPI interface {
 	RepoGetContents(ctx context.Context, params repository.RepoGetContentsParams) middleware.Responder
 	/* RepoGetContentsList List the top directory of a repository. */
 	RepoGetContentsList(ctx context.Context, params repository.RepoGetContentsListParams) middleware.Responder
+	/* RepoGetHook Show one of a repository's hooks. */
+	RepoGetHook(ctx context.Context, params repository.RepoGetHookParams) middleware.Responder
+	/* RepoGetHookDelivery Show one delivery with its request and response (not in the reference). */
+	RepoGetHookDelivery(ctx context.Context, params repository.RepoGetHookDeliveryParams) middleware.Responder
 	/* RepoGetKey Get one of a repository's deploy keys. */
 	RepoGetKey(ctx context.Context, params repository.RepoGetKeyParams) middleware.Responder
 	/* RepoGetLatestRelease Show the newest published release. */
@@ -379,6 +421,10 @@ type RepositoryAPI interface {
 	RepoListBranches(ctx context.Context, params repository.RepoListBranchesParams) middleware.Responder
 	/* RepoListCollaborators List a repository's collaborators. */
 	RepoListCollaborators(ctx context.Context, params repository.RepoListCollaboratorsParams) middleware.Responder
+	/* RepoListHookDeliveries List the deliveries of one of a repository's hooks, newest first (not in the reference). */
+	RepoListHookDeliveries(ctx context.Context, params repository.RepoListHookDeliveriesParams) middleware.Responder
+	/* RepoListHooks List a repository's webhooks. */
+	RepoListHooks(ctx context.Context, params repository.RepoListHooksParams) middleware.Responder
 	/* RepoListKeys List a repository's deploy keys. */
 	RepoListKeys(ctx context.Context, params repository.RepoListKeysParams) middleware.Responder
 	/* RepoListReleaseAttachments List a release's assets. */
@@ -391,10 +437,14 @@ type RepositoryAPI interface {
 	RepoListTeams(ctx context.Context, params repository.RepoListTeamsParams) middleware.Responder
 	/* RepoListTopics List a repository's topics. */
 	RepoListTopics(ctx context.Context, params repository.RepoListTopicsParams) middleware.Responder
+	/* RepoRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
+	RepoRedeliverHookDelivery(ctx context.Context, params repository.RepoRedeliverHookDeliveryParams) middleware.Responder
 	/* RepoRenameBranch Rename a branch. */
 	RepoRenameBranch(ctx context.Context, params repository.RepoRenameBranchParams) middleware.Responder
 	/* RepoSearch Search the repositories the caller may see. */
 	RepoSearch(ctx context.Context, params repository.RepoSearchParams) middleware.Responder
+	/* RepoTestHook Deliver a sample push event to the hook now. */
+	RepoTestHook(ctx context.Context, params repository.RepoTestHookParams) middleware.Responder
 	/* RepoTrackedTimes List the time tracked in a repository. */
 	RepoTrackedTimes(ctx context.Context, params repository.RepoTrackedTimesParams) middleware.Responder
 	/* RepoTransfer Transfer a repository to another owner (repository owners only). */
@@ -435,6 +485,8 @@ type UserAPI interface {
 	GetVerificationToken(ctx context.Context, params user.GetVerificationTokenParams) middleware.Responder
 	/* UserAddEmail Add email addresses to the signed-in user. */
 	UserAddEmail(ctx context.Context, params user.UserAddEmailParams) middleware.Responder
+	/* UserCreateHook Create the signed-in user's webhook. */
+	UserCreateHook(ctx context.Context, params user.UserCreateHookParams) middleware.Responder
 	/* UserCreateToken Issue a new access token; its secret is shown only in this response. */
 	UserCreateToken(ctx context.Context, params user.UserCreateTokenParams) middleware.Responder
 	/* UserCurrentDeleteGPGKey Delete one of the signed-in user's GPG keys. */
@@ -461,22 +513,36 @@ type UserAPI interface {
 	UserDeleteAccessToken(ctx context.Context, params user.UserDeleteAccessTokenParams) middleware.Responder
 	/* UserDeleteEmail Remove email addresses from the signed-in user. */
 	UserDeleteEmail(ctx context.Context, params user.UserDeleteEmailParams) middleware.Responder
+	/* UserDeleteHook Delete one of the signed-in user's hooks with its deliveries. */
+	UserDeleteHook(ctx context.Context, params user.UserDeleteHookParams) middleware.Responder
+	/* UserEditHook Change one of the signed-in user's hooks. */
+	UserEditHook(ctx context.Context, params user.UserEditHookParams) middleware.Responder
 	/* UserGet Show one user. */
 	UserGet(ctx context.Context, params user.UserGetParams) middleware.Responder
 	/* UserGetCurrent Show the signed-in user. */
 	UserGetCurrent(ctx context.Context, params user.UserGetCurrentParams) middleware.Responder
+	/* UserGetHook Show one of the signed-in user's hooks. */
+	UserGetHook(ctx context.Context, params user.UserGetHookParams) middleware.Responder
+	/* UserGetHookDelivery Show one delivery with its request and response (not in the reference). */
+	UserGetHookDelivery(ctx context.Context, params user.UserGetHookDeliveryParams) middleware.Responder
 	/* UserGetTokens List a user's access tokens. */
 	UserGetTokens(ctx context.Context, params user.UserGetTokensParams) middleware.Responder
 	/* UserListEmails List the signed-in user's email addresses. */
 	UserListEmails(ctx context.Context, params user.UserListEmailsParams) middleware.Responder
 	/* UserListGPGKeys List a user's GPG keys. */
 	UserListGPGKeys(ctx context.Context, params user.UserListGPGKeysParams) middleware.Responder
+	/* UserListHookDeliveries List the deliveries of one of the signed-in user's hooks, newest first (not in the reference). */
+	UserListHookDeliveries(ctx context.Context, params user.UserListHookDeliveriesParams) middleware.Responder
+	/* UserListHooks List the signed-in user's webhooks. */
+	UserListHooks(ctx context.Context, params user.UserListHooksParams) middleware.Responder
 	/* UserListKeys List a user's SSH keys. */
 	UserListKeys(ctx context.Context, params user.UserListKeysParams) middleware.Responder
 	/* UserListRepos List the repositories a user owns. */
 	UserListRepos(ctx context.Context, params user.UserListReposParams) middleware.Responder
 	/* UserListTeams List the caller's teams. */
 	UserListTeams(ctx context.Context, params user.UserListTeamsParams) middleware.Responder
+	/* UserRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
+	UserRedeliverHookDelivery(ctx context.Context, params user.UserRedeliverHookDeliveryParams) middleware.Responder
 	/* UserSearch Find users by name or id. */
 	UserSearch(ctx context.Context, params user.UserSearchParams) middleware.Responder
 	/* UserVerifyGPGKey Verify one of the signed-in user's GPG keys with a signature of the current token. */
@@ -642,6 +708,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.AdminAdoptRepository(ctx, params)
 	})
 
+	api.AdminAdminCreateHookHandler = admin.AdminCreateHookHandlerFunc(func(params admin.AdminCreateHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminCreateHook(ctx, params)
+	})
+
 	api.AdminAdminCreateOrgHandler = admin.AdminCreateOrgHandlerFunc(func(params admin.AdminCreateOrgParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -677,6 +750,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.AdminCronRun(ctx, params)
 	})
 
+	api.AdminAdminDeleteHookHandler = admin.AdminDeleteHookHandlerFunc(func(params admin.AdminDeleteHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminDeleteHook(ctx, params)
+	})
+
 	api.AdminAdminDeleteUnadoptedRepositoryHandler = admin.AdminDeleteUnadoptedRepositoryHandlerFunc(func(params admin.AdminDeleteUnadoptedRepositoryParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -689,6 +769,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.AdminDeleteUser(ctx, params)
+	})
+
+	api.AdminAdminEditHookHandler = admin.AdminEditHookHandlerFunc(func(params admin.AdminEditHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminEditHook(ctx, params)
 	})
 
 	api.AdminAdminEditUserHandler = admin.AdminEditUserHandlerFunc(func(params admin.AdminEditUserParams, principal any) middleware.Responder {
@@ -712,11 +799,46 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.AdminGetAllOrgs(ctx, params)
 	})
 
+	api.AdminAdminGetHookHandler = admin.AdminGetHookHandlerFunc(func(params admin.AdminGetHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminGetHook(ctx, params)
+	})
+
+	api.AdminAdminGetHookDeliveryHandler = admin.AdminGetHookDeliveryHandlerFunc(func(params admin.AdminGetHookDeliveryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminGetHookDelivery(ctx, params)
+	})
+
+	api.AdminAdminListHookDeliveriesHandler = admin.AdminListHookDeliveriesHandlerFunc(func(params admin.AdminListHookDeliveriesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminListHookDeliveries(ctx, params)
+	})
+
+	api.AdminAdminListHooksHandler = admin.AdminListHooksHandlerFunc(func(params admin.AdminListHooksParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminListHooks(ctx, params)
+	})
+
 	api.AdminAdminListPackagesHandler = admin.AdminListPackagesHandlerFunc(func(params admin.AdminListPackagesParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.AdminListPackages(ctx, params)
+	})
+
+	api.AdminAdminRedeliverHookDeliveryHandler = admin.AdminRedeliverHookDeliveryHandlerFunc(func(params admin.AdminRedeliverHookDeliveryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminRedeliverHookDelivery(ctx, params)
 	})
 
 	api.AdminAdminRenameUserHandler = admin.AdminRenameUserHandlerFunc(func(params admin.AdminRenameUserParams, principal any) middleware.Responder {
@@ -1209,6 +1331,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.OrgCreate(ctx, params)
 	})
 
+	api.OrganizationOrgCreateHookHandler = organization.OrgCreateHookHandlerFunc(func(params organization.OrgCreateHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgCreateHook(ctx, params)
+	})
+
 	api.OrganizationOrgCreateTeamHandler = organization.OrgCreateTeamHandlerFunc(func(params organization.OrgCreateTeamParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1221,6 +1350,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgDelete(ctx, params)
+	})
+
+	api.OrganizationOrgDeleteHookHandler = organization.OrgDeleteHookHandlerFunc(func(params organization.OrgDeleteHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgDeleteHook(ctx, params)
 	})
 
 	api.OrganizationOrgDeleteMemberHandler = organization.OrgDeleteMemberHandlerFunc(func(params organization.OrgDeleteMemberParams, principal any) middleware.Responder {
@@ -1244,6 +1380,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.OrgEdit(ctx, params)
 	})
 
+	api.OrganizationOrgEditHookHandler = organization.OrgEditHookHandlerFunc(func(params organization.OrgEditHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgEditHook(ctx, params)
+	})
+
 	api.OrganizationOrgEditTeamHandler = organization.OrgEditTeamHandlerFunc(func(params organization.OrgEditTeamParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1263,6 +1406,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgGetAll(ctx, params)
+	})
+
+	api.OrganizationOrgGetHookHandler = organization.OrgGetHookHandlerFunc(func(params organization.OrgGetHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgGetHook(ctx, params)
+	})
+
+	api.OrganizationOrgGetHookDeliveryHandler = organization.OrgGetHookDeliveryHandlerFunc(func(params organization.OrgGetHookDeliveryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgGetHookDelivery(ctx, params)
 	})
 
 	api.OrganizationOrgGetTeamHandler = organization.OrgGetTeamHandlerFunc(func(params organization.OrgGetTeamParams, principal any) middleware.Responder {
@@ -1291,6 +1448,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgListCurrentUserOrgs(ctx, params)
+	})
+
+	api.OrganizationOrgListHookDeliveriesHandler = organization.OrgListHookDeliveriesHandlerFunc(func(params organization.OrgListHookDeliveriesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListHookDeliveries(ctx, params)
+	})
+
+	api.OrganizationOrgListHooksHandler = organization.OrgListHooksHandlerFunc(func(params organization.OrgListHooksParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListHooks(ctx, params)
 	})
 
 	api.OrganizationOrgListMembersHandler = organization.OrgListMembersHandlerFunc(func(params organization.OrgListMembersParams, principal any) middleware.Responder {
@@ -1354,6 +1525,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgPublicizeMember(ctx, params)
+	})
+
+	api.OrganizationOrgRedeliverHookDeliveryHandler = organization.OrgRedeliverHookDeliveryHandlerFunc(func(params organization.OrgRedeliverHookDeliveryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgRedeliverHookDelivery(ctx, params)
 	})
 
 	api.OrganizationOrgRemoveTeamMemberHandler = organization.OrgRemoveTeamMemberHandlerFunc(func(params organization.OrgRemoveTeamMemberParams, principal any) middleware.Responder {
@@ -1433,6 +1611,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoCreateFile(ctx, params)
 	})
 
+	api.RepositoryRepoCreateHookHandler = repository.RepoCreateHookHandlerFunc(func(params repository.RepoCreateHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateHook(ctx, params)
+	})
+
 	api.RepositoryRepoCreateKeyHandler = repository.RepoCreateKeyHandlerFunc(func(params repository.RepoCreateKeyParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1503,6 +1688,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoDeleteFile(ctx, params)
 	})
 
+	api.RepositoryRepoDeleteHookHandler = repository.RepoDeleteHookHandlerFunc(func(params repository.RepoDeleteHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteHook(ctx, params)
+	})
+
 	api.RepositoryRepoDeleteKeyHandler = repository.RepoDeleteKeyHandlerFunc(func(params repository.RepoDeleteKeyParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1571,6 +1763,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoEditBranchProtection(ctx, params)
+	})
+
+	api.RepositoryRepoEditHookHandler = repository.RepoEditHookHandlerFunc(func(params repository.RepoEditHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoEditHook(ctx, params)
 	})
 
 	api.IssueRepoEditProjectHandler = issue.RepoEditProjectHandlerFunc(func(params issue.RepoEditProjectParams, principal any) middleware.Responder {
@@ -1648,6 +1847,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoGetContentsList(ctx, params)
+	})
+
+	api.RepositoryRepoGetHookHandler = repository.RepoGetHookHandlerFunc(func(params repository.RepoGetHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetHook(ctx, params)
+	})
+
+	api.RepositoryRepoGetHookDeliveryHandler = repository.RepoGetHookDeliveryHandlerFunc(func(params repository.RepoGetHookDeliveryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetHookDelivery(ctx, params)
 	})
 
 	api.RepositoryRepoGetKeyHandler = repository.RepoGetKeyHandlerFunc(func(params repository.RepoGetKeyParams, principal any) middleware.Responder {
@@ -1748,6 +1961,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoListCollaborators(ctx, params)
 	})
 
+	api.RepositoryRepoListHookDeliveriesHandler = repository.RepoListHookDeliveriesHandlerFunc(func(params repository.RepoListHookDeliveriesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListHookDeliveries(ctx, params)
+	})
+
+	api.RepositoryRepoListHooksHandler = repository.RepoListHooksHandlerFunc(func(params repository.RepoListHooksParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListHooks(ctx, params)
+	})
+
 	api.RepositoryRepoListKeysHandler = repository.RepoListKeysHandlerFunc(func(params repository.RepoListKeysParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1797,6 +2024,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoListTopics(ctx, params)
 	})
 
+	api.RepositoryRepoRedeliverHookDeliveryHandler = repository.RepoRedeliverHookDeliveryHandlerFunc(func(params repository.RepoRedeliverHookDeliveryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoRedeliverHookDelivery(ctx, params)
+	})
+
 	api.RepositoryRepoRenameBranchHandler = repository.RepoRenameBranchHandlerFunc(func(params repository.RepoRenameBranchParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1809,6 +2043,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoSearch(ctx, params)
+	})
+
+	api.RepositoryRepoTestHookHandler = repository.RepoTestHookHandlerFunc(func(params repository.RepoTestHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoTestHook(ctx, params)
 	})
 
 	api.RepositoryRepoTrackedTimesHandler = repository.RepoTrackedTimesHandlerFunc(func(params repository.RepoTrackedTimesParams, principal any) middleware.Responder {
@@ -1879,6 +2120,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserAddEmail(ctx, params)
+	})
+
+	api.UserUserCreateHookHandler = user.UserCreateHookHandlerFunc(func(params user.UserCreateHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCreateHook(ctx, params)
 	})
 
 	api.UserUserCreateTokenHandler = user.UserCreateTokenHandlerFunc(func(params user.UserCreateTokenParams, principal any) middleware.Responder {
@@ -1972,6 +2220,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserDeleteEmail(ctx, params)
 	})
 
+	api.UserUserDeleteHookHandler = user.UserDeleteHookHandlerFunc(func(params user.UserDeleteHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserDeleteHook(ctx, params)
+	})
+
+	api.UserUserEditHookHandler = user.UserEditHookHandlerFunc(func(params user.UserEditHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserEditHook(ctx, params)
+	})
+
 	api.UserUserGetHandler = user.UserGetHandlerFunc(func(params user.UserGetParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1984,6 +2246,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserGetCurrent(ctx, params)
+	})
+
+	api.UserUserGetHookHandler = user.UserGetHookHandlerFunc(func(params user.UserGetHookParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserGetHook(ctx, params)
+	})
+
+	api.UserUserGetHookDeliveryHandler = user.UserGetHookDeliveryHandlerFunc(func(params user.UserGetHookDeliveryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserGetHookDelivery(ctx, params)
 	})
 
 	api.UserUserGetTokensHandler = user.UserGetTokensHandlerFunc(func(params user.UserGetTokensParams, principal any) middleware.Responder {
@@ -2007,6 +2283,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserListGPGKeys(ctx, params)
 	})
 
+	api.UserUserListHookDeliveriesHandler = user.UserListHookDeliveriesHandlerFunc(func(params user.UserListHookDeliveriesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListHookDeliveries(ctx, params)
+	})
+
+	api.UserUserListHooksHandler = user.UserListHooksHandlerFunc(func(params user.UserListHooksParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListHooks(ctx, params)
+	})
+
 	api.UserUserListKeysHandler = user.UserListKeysHandlerFunc(func(params user.UserListKeysParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2026,6 +2316,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserListTeams(ctx, params)
+	})
+
+	api.UserUserRedeliverHookDeliveryHandler = user.UserRedeliverHookDeliveryHandlerFunc(func(params user.UserRedeliverHookDeliveryParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserRedeliverHookDelivery(ctx, params)
 	})
 
 	api.UserUserSearchHandler = user.UserSearchHandlerFunc(func(params user.UserSearchParams, principal any) middleware.Responder {

@@ -17,7 +17,9 @@
 # BENCH_REPOS (10000), BENCH_ISSUES (100000), BENCH_DB (unset: SQLite),
 # BENCH_SERVER_FLAGS (extra flags for `repohost serve`), BENCH_UPLOAD_BYTES
 # (size of the generic package file uploaded once after the table, with the
-# server's resident memory sampled during it; 1 GiB, 0 for none).
+# server's resident memory sampled during it; 1 GiB, 0 for none),
+# BENCH_WEBHOOK_EVENTS (1000 issue events for the webhook delay, API call to
+# receiver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,7 +70,8 @@ base="http://127.0.0.1:$port"
 # The server logs one line per request; keep that out of the report but
 # available for a failure message.
 # shellcheck disable=SC2086 # BENCH_SERVER_FLAGS is a list of flags
-"$tmp/repohost" serve --listen "127.0.0.1:$port" --data "$tmp/data" "${db_flag[@]}" ${BENCH_SERVER_FLAGS:-} \
+# Loopback receivers are allowed for the webhook measurement.
+"$tmp/repohost" serve --listen "127.0.0.1:$port" --data "$tmp/data" "${db_flag[@]}" --webhook-allowed-hosts loopback ${BENCH_SERVER_FLAGS:-} \
 	>"$tmp/server.log" 2>&1 &
 server_pid=$!
 
@@ -95,4 +98,17 @@ if ! "$tmp/repohost-bench" suite -base "$base" -dataset "$tmp/dataset.json" -c "
 	echo "bench: last lines of the server log:" >&2
 	tail -n 20 "$tmp/server.log" >&2
 	exit 1
+fi
+
+# Webhooks: API call to receiver, over BENCH_WEBHOOK_EVENTS issue events,
+# created in a burst by BENCH_CONCURRENCY clients and then by one client
+# at a time.
+if [ -z "${BENCH_ONLY:-}" ] || [[ "webhook delivery" =~ ${BENCH_ONLY} ]]; then
+	for clients in "$concurrency" 1; do
+		if ! "$tmp/repohost-bench" webhooks -base "$base" -dataset "$tmp/dataset.json" -n "${BENCH_WEBHOOK_EVENTS:-1000}" -c "$clients"; then
+			echo "bench: last lines of the server log:" >&2
+			tail -n 20 "$tmp/server.log" >&2
+			exit 1
+		fi
+	done
 fi

@@ -36,6 +36,8 @@ func main() {
 		err = seedCmd(args[1:])
 	case len(args) > 0 && args[0] == "suite":
 		err = suiteCmd(args[1:])
+	case len(args) > 0 && args[0] == "webhooks":
+		err = webhooksCmd(args[1:])
 	case len(args) > 0 && args[0] == "floor":
 		err = floorCmd(args[1:])
 	default:

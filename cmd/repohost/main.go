@@ -25,6 +25,7 @@ import (
 	"repohost/impl/requestid"
 	"repohost/impl/signing"
 	"repohost/impl/user"
+	"repohost/impl/webhook"
 	"repohost/store"
 	"repohost/store/sqlstore"
 )
@@ -243,6 +244,8 @@ func serve(args []string, log *slog.Logger) error {
 	cronSpec := fs.String("cron", env("REPOHOST_CRON", ""), `maintenance task settings, "name=SCHEDULE;name=off;name=on"`)
 	cronLease := fs.Duration("cron-lease", durationEnv("REPOHOST_CRON_LEASE", cron.DefaultLease), "how long a task stays with a server process that stopped renewing its lease")
 	signingKey := fs.String("signing-key", env("REPOHOST_SIGNING_KEY", ""), "armored OpenPGP private key signing the server's commits (default: unsigned)")
+	allowedHosts := fs.String("webhook-allowed-hosts", env("REPOHOST_WEBHOOK_ALLOWED_HOSTS", ""),
+		"addresses webhooks may deliver to: external (the default), loopback, private, *, CIDR ranges and host globs, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -305,6 +308,7 @@ func serve(args []string, log *slog.Logger) error {
 		ln.Close()
 		return err
 	}
+	d.Config.Webhooks.AllowedHosts = *allowedHosts
 	if d.Config.RootURL == "" {
 		d.Config.RootURL = "http://" + ln.Addr().String() + "/"
 	}
@@ -322,6 +326,15 @@ func serve(args []string, log *slog.Logger) error {
 		ln.Close()
 		return err
 	}
+	hooks, err := webhook.Start(d)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	// Stopped after the server: requests finishing during shutdown still
+	// queue their deliveries, which the next start (or another process)
+	// sends.
+	defer hooks.Stop()
 	srv := impl.HTTPServer(handler, d.Config)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()

@@ -87,6 +87,30 @@ type Config struct {
 	// [packages] LIMIT_SIZE_GENERIC and LIMIT_TOTAL_OWNER_SIZE.
 	MaxPackageFileBytes  int64
 	MaxPackageOwnerBytes int64
+	// Webhooks are the delivery settings of webhooks.
+	Webhooks WebhookConfig
+}
+
+// WebhookConfig tunes webhook delivery.
+type WebhookConfig struct {
+	// AllowedHosts is the reference's [webhook] ALLOWED_HOST_LIST: a
+	// comma-separated list of "external", "loopback", "private", "*",
+	// host globs and CIDR ranges; "" means external.
+	AllowedHosts string
+	// Timeout bounds one attempt, from dialling to the end of the answer.
+	Timeout time.Duration
+	// MaxAttempts is how often a delivery is tried before it is failed;
+	// attempt n waits RetryBase·2^(n-1), at most RetryMax, after the last.
+	MaxAttempts int
+	RetryBase   time.Duration
+	RetryMax    time.Duration
+	// Workers is how many deliveries this process sends at once.
+	Workers int
+	// Retention is how long finished deliveries are kept (PruneDeliveries).
+	Retention time.Duration
+	// PollInterval is how often an idle worker looks for deliveries queued
+	// by other processes or due for a retry.
+	PollInterval time.Duration
 }
 
 // DefaultConfig is the reference's defaults.
@@ -122,5 +146,14 @@ func DefaultConfig() Config {
 		// filling the disk by accident.
 		MaxPackageFileBytes:  2 << 30,
 		MaxPackageOwnerBytes: 50 << 30,
+		Webhooks: WebhookConfig{
+			Timeout:      5 * time.Second,
+			MaxAttempts:  8,
+			RetryBase:    10 * time.Second,
+			RetryMax:     time.Hour,
+			Workers:      8,
+			Retention:    7 * 24 * time.Hour,
+			PollInterval: time.Second,
+		},
 	}
 }

@@ -123,3 +123,9 @@ func (s Service) renderOne(ctx context.Context, base string, viewer *store.User,
 	}
 	return list[0], nil
 }
+
+// RenderIssue renders one issue of r as viewer sees it, with its labels,
+// assignees, milestone and projects: the issue of a webhook payload.
+func (s Service) RenderIssue(ctx context.Context, base string, viewer *store.User, r *store.Repository, is *store.Issue) (*models.Issue, error) {
+	return s.renderOne(ctx, base, viewer, r, is)
+}

@@ -102,6 +102,17 @@ func (m *Metrics) RegisterQueue(name string, depth func() float64) {
 		Help: "Items waiting in a queue.", ConstLabels: prometheus.Labels{"queue": name}}, depth))
 }
 
+// RegisterGauge adds the gauge repohost_<name>{labels} read from value at
+// each scrape, for an area's own figures (the webhook queue's counts and
+// delays).
+func (m *Metrics) RegisterGauge(name, help string, labels map[string]string, value func() float64) {
+	if m == nil {
+		return
+	}
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: name,
+		Help: help, ConstLabels: labels}, value))
+}
+
 func result(err error) string {
 	if err != nil {
 		return "failure"

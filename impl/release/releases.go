@@ -13,6 +13,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/impl/events"
 	"repohost/impl/paging"
 	"repohost/impl/refs"
 	"repohost/restapi/operations/repository"
@@ -159,8 +160,13 @@ func (h Handlers) tagRelease(ctx context.Context, r *store.Repository, rel *stor
 // fails it takes back the tag this request made, unless the failure is a
 // duplicate: then another release of this tag won the race and may stand
 // on that tag, so it stays.
-func (h Handlers) saveRelease(ctx context.Context, g *gitstore.GitRepo, r *store.Repository, p *auth.Principal, rel *store.Release, made plumbing.Hash, write func(context.Context, *store.Release) error) error {
-	err := h.Store.WithTx(ctx, func(ctx context.Context) error { return write(ctx, rel) })
+func (h Handlers) saveRelease(ctx context.Context, g *gitstore.GitRepo, r *store.Repository, p *auth.Principal, rel *store.Release, made plumbing.Hash, kind events.Kind, write func(context.Context, *store.Release) error) error {
+	err := h.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := write(ctx, rel); err != nil {
+			return err
+		}
+		return h.emitRelease(ctx, kind, p.User, r, rel)
+	})
 	switch {
 	case err == nil:
 		return nil
@@ -204,7 +210,11 @@ func (h Handlers) RepoCreateRelease(ctx context.Context, params repository.RepoC
 		now := h.Clock.Now()
 		rel.PublishedAt = &now
 	}
-	if err := h.saveRelease(ctx, g, r, p, rel, made, h.Store.Releases().Create); err != nil {
+	kind := events.Kind("")
+	if !rel.IsDraft {
+		kind = events.ReleasePublished
+	}
+	if err := h.saveRelease(ctx, g, r, p, rel, made, kind, h.Store.Releases().Create); err != nil {
 		return h.Fail(err)
 	}
 	rel.Publisher, rel.Attachments = p.User, []*store.ReleaseAttachment{}
@@ -310,7 +320,14 @@ func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEdi
 		// Back to draft: no longer published (the tag stays).
 		rel.PublishedAt = nil
 	}
-	if err := h.saveRelease(ctx, g, r, p, rel, made, h.Store.Releases().Update); err != nil {
+	kind := events.Kind("")
+	switch {
+	case !rel.IsDraft && wasDraft:
+		kind = events.ReleasePublished
+	case !rel.IsDraft:
+		kind = events.ReleaseEdited
+	}
+	if err := h.saveRelease(ctx, g, r, p, rel, made, kind, h.Store.Releases().Update); err != nil {
 		return h.Fail(err)
 	}
 	if rel, err = h.Store.Releases().FindByID(ctx, r.ID, rel.ID); err != nil {
@@ -321,12 +338,17 @@ func (h Handlers) RepoEditRelease(ctx context.Context, params repository.RepoEdi
 
 // deleteRelease removes the release row (its attachments follow by cascade)
 // and then their files. The git tag stays, as in the reference.
-func (h Handlers) deleteRelease(ctx context.Context, r *store.Repository, rel *store.Release) error {
+func (h Handlers) deleteRelease(ctx context.Context, doer *store.User, r *store.Repository, rel *store.Release) error {
 	var atts []*store.ReleaseAttachment
 	err := h.Store.WithTx(ctx, func(ctx context.Context) error {
 		var err error
-		atts, err = h.Store.Releases().Delete(ctx, r.ID, rel.ID)
-		return err
+		if atts, err = h.Store.Releases().Delete(ctx, r.ID, rel.ID); err != nil {
+			return err
+		}
+		if rel.IsDraft {
+			return nil // a draft was never announced
+		}
+		return h.emitRelease(ctx, events.ReleaseDeleted, doer, r, rel)
 	})
 	if err != nil {
 		return err
@@ -338,23 +360,32 @@ func (h Handlers) deleteRelease(ctx context.Context, r *store.Repository, rel *s
 }
 
 func (h Handlers) RepoDeleteRelease(ctx context.Context, params repository.RepoDeleteReleaseParams) middleware.Responder {
-	_, r, rel, err := h.writeRelease(ctx, params.Owner, params.Repo, byID(params.ID))
+	p, r, rel, err := h.writeRelease(ctx, params.Owner, params.Repo, byID(params.ID))
 	if err != nil {
 		return h.Fail(err)
 	}
-	if err := h.deleteRelease(ctx, r, rel); err != nil {
+	if err := h.deleteRelease(ctx, p.User, r, rel); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoDeleteReleaseNoContent()
 }
 
 func (h Handlers) RepoDeleteReleaseByTag(ctx context.Context, params repository.RepoDeleteReleaseByTagParams) middleware.Responder {
-	_, r, rel, err := h.writeRelease(ctx, params.Owner, params.Repo, byTag(params.Tag))
+	p, r, rel, err := h.writeRelease(ctx, params.Owner, params.Repo, byTag(params.Tag))
 	if err != nil {
 		return h.Fail(err)
 	}
-	if err := h.deleteRelease(ctx, r, rel); err != nil {
+	if err := h.deleteRelease(ctx, p.User, r, rel); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoDeleteReleaseByTagNoContent()
+}
+
+// emitRelease records kind about rel in ctx's transaction ("" records
+// nothing).
+func (h Handlers) emitRelease(ctx context.Context, kind events.Kind, doer *store.User, r *store.Repository, rel *store.Release) error {
+	if kind == "" {
+		return nil
+	}
+	return h.Events.Emit(ctx, kind, r.ID, events.ActorID(doer), events.Named{ID: rel.ID, Name: rel.TagName})
 }

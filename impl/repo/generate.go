@@ -19,6 +19,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/impl/webhook"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
 	"repohost/store/gitstore"
@@ -119,10 +120,15 @@ func (s Service) templateContent(owner *store.User, in CreateInput) (*gitstore.G
 	return src, content, nil
 }
 
-// copyTemplateRows copies the template's topics, protection rules and
-// labels to the generated r, as in.Items asks, in the transaction that
-// inserts r. Webhooks and avatars: this server has neither yet.
+// copyTemplateRows copies the template's topics, protection rules, labels
+// and webhooks to the generated r, as in.Items asks, in the transaction
+// that inserts r. Avatars: this server has none yet.
 func (s Service) copyTemplateRows(ctx context.Context, in CreateInput, r *store.Repository) error {
+	if in.Items.Webhooks {
+		if err := (webhook.Service{Deps: s.Deps}).CopyRepoHooks(ctx, in.From.ID, r); err != nil {
+			return err
+		}
+	}
 	if in.Items.Topics {
 		if err := s.Store.Topics().Copy(ctx, in.From.ID, r.ID); err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"repohost/impl/issue"
 	"repohost/impl/refs"
 	"repohost/impl/templates"
+	"repohost/impl/webhook"
 	"repohost/store"
 )
 
@@ -75,10 +76,10 @@ type CreateInput struct {
 
 // TemplateItems are the parts of a template a generated repository copies.
 type TemplateItems struct {
-	GitContent, GitHooks, Topics, Labels, ProtectedBranches bool
-	// Webhooks and Avatar are accepted; this server has neither, so a
-	// template has none to give.
-	Webhooks, Avatar bool
+	GitContent, GitHooks, Topics, Labels, ProtectedBranches, Webhooks bool
+	// Avatar is accepted; this server has no avatars, so a template has
+	// none to give.
+	Avatar bool
 }
 
 func (t TemplateItems) any() bool {
@@ -136,6 +137,11 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 	}
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Repos().Create(ctx, r); err != nil {
+			return err
+		}
+		// Default hooks are copied in with the repository, so they hear
+		// its first events.
+		if err := (webhook.Service{Deps: s.Deps}).CopyDefaultHooks(ctx, r); err != nil {
 			return err
 		}
 		if err := s.Events.Emit(ctx, events.RepoCreated, r.ID, events.ActorID(doer), repoEvent(r)); err != nil {

@@ -68,6 +68,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.AdminAdoptRepository has not yet been implemented")
 		}),
 
+		AdminAdminCreateHookHandler: admin.AdminCreateHookHandlerFunc(func(params admin.AdminCreateHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminCreateHook has not yet been implemented")
+		}),
+
 		AdminAdminCreateOrgHandler: admin.AdminCreateOrgHandlerFunc(func(params admin.AdminCreateOrgParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -103,6 +110,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.AdminCronRun has not yet been implemented")
 		}),
 
+		AdminAdminDeleteHookHandler: admin.AdminDeleteHookHandlerFunc(func(params admin.AdminDeleteHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminDeleteHook has not yet been implemented")
+		}),
+
 		AdminAdminDeleteUnadoptedRepositoryHandler: admin.AdminDeleteUnadoptedRepositoryHandlerFunc(func(params admin.AdminDeleteUnadoptedRepositoryParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -115,6 +129,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation admin.AdminDeleteUser has not yet been implemented")
+		}),
+
+		AdminAdminEditHookHandler: admin.AdminEditHookHandlerFunc(func(params admin.AdminEditHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminEditHook has not yet been implemented")
 		}),
 
 		AdminAdminEditUserHandler: admin.AdminEditUserHandlerFunc(func(params admin.AdminEditUserParams, principal any) middleware.Responder {
@@ -138,11 +159,46 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.AdminGetAllOrgs has not yet been implemented")
 		}),
 
+		AdminAdminGetHookHandler: admin.AdminGetHookHandlerFunc(func(params admin.AdminGetHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminGetHook has not yet been implemented")
+		}),
+
+		AdminAdminGetHookDeliveryHandler: admin.AdminGetHookDeliveryHandlerFunc(func(params admin.AdminGetHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminGetHookDelivery has not yet been implemented")
+		}),
+
+		AdminAdminListHookDeliveriesHandler: admin.AdminListHookDeliveriesHandlerFunc(func(params admin.AdminListHookDeliveriesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminListHookDeliveries has not yet been implemented")
+		}),
+
+		AdminAdminListHooksHandler: admin.AdminListHooksHandlerFunc(func(params admin.AdminListHooksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminListHooks has not yet been implemented")
+		}),
+
 		AdminAdminListPackagesHandler: admin.AdminListPackagesHandlerFunc(func(params admin.AdminListPackagesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation admin.AdminListPackages has not yet been implemented")
+		}),
+
+		AdminAdminRedeliverHookDeliveryHandler: admin.AdminRedeliverHookDeliveryHandlerFunc(func(params admin.AdminRedeliverHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminRedeliverHookDelivery has not yet been implemented")
 		}),
 
 		AdminAdminRenameUserHandler: admin.AdminRenameUserHandlerFunc(func(params admin.AdminRenameUserParams, principal any) middleware.Responder {
@@ -635,6 +691,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgCreate has not yet been implemented")
 		}),
 
+		OrganizationOrgCreateHookHandler: organization.OrgCreateHookHandlerFunc(func(params organization.OrgCreateHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgCreateHook has not yet been implemented")
+		}),
+
 		OrganizationOrgCreateTeamHandler: organization.OrgCreateTeamHandlerFunc(func(params organization.OrgCreateTeamParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -647,6 +710,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgDelete has not yet been implemented")
+		}),
+
+		OrganizationOrgDeleteHookHandler: organization.OrgDeleteHookHandlerFunc(func(params organization.OrgDeleteHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgDeleteHook has not yet been implemented")
 		}),
 
 		OrganizationOrgDeleteMemberHandler: organization.OrgDeleteMemberHandlerFunc(func(params organization.OrgDeleteMemberParams, principal any) middleware.Responder {
@@ -670,6 +740,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgEdit has not yet been implemented")
 		}),
 
+		OrganizationOrgEditHookHandler: organization.OrgEditHookHandlerFunc(func(params organization.OrgEditHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgEditHook has not yet been implemented")
+		}),
+
 		OrganizationOrgEditTeamHandler: organization.OrgEditTeamHandlerFunc(func(params organization.OrgEditTeamParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -689,6 +766,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgGetAll has not yet been implemented")
+		}),
+
+		OrganizationOrgGetHookHandler: organization.OrgGetHookHandlerFunc(func(params organization.OrgGetHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgGetHook has not yet been implemented")
+		}),
+
+		OrganizationOrgGetHookDeliveryHandler: organization.OrgGetHookDeliveryHandlerFunc(func(params organization.OrgGetHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgGetHookDelivery has not yet been implemented")
 		}),
 
 		OrganizationOrgGetTeamHandler: organization.OrgGetTeamHandlerFunc(func(params organization.OrgGetTeamParams, principal any) middleware.Responder {
@@ -717,6 +808,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgListCurrentUserOrgs has not yet been implemented")
+		}),
+
+		OrganizationOrgListHookDeliveriesHandler: organization.OrgListHookDeliveriesHandlerFunc(func(params organization.OrgListHookDeliveriesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListHookDeliveries has not yet been implemented")
+		}),
+
+		OrganizationOrgListHooksHandler: organization.OrgListHooksHandlerFunc(func(params organization.OrgListHooksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListHooks has not yet been implemented")
 		}),
 
 		OrganizationOrgListMembersHandler: organization.OrgListMembersHandlerFunc(func(params organization.OrgListMembersParams, principal any) middleware.Responder {
@@ -780,6 +885,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgPublicizeMember has not yet been implemented")
+		}),
+
+		OrganizationOrgRedeliverHookDeliveryHandler: organization.OrgRedeliverHookDeliveryHandlerFunc(func(params organization.OrgRedeliverHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgRedeliverHookDelivery has not yet been implemented")
 		}),
 
 		OrganizationOrgRemoveTeamMemberHandler: organization.OrgRemoveTeamMemberHandlerFunc(func(params organization.OrgRemoveTeamMemberParams, principal any) middleware.Responder {
@@ -859,6 +971,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoCreateFile has not yet been implemented")
 		}),
 
+		RepositoryRepoCreateHookHandler: repository.RepoCreateHookHandlerFunc(func(params repository.RepoCreateHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateHook has not yet been implemented")
+		}),
+
 		RepositoryRepoCreateKeyHandler: repository.RepoCreateKeyHandlerFunc(func(params repository.RepoCreateKeyParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -929,6 +1048,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoDeleteFile has not yet been implemented")
 		}),
 
+		RepositoryRepoDeleteHookHandler: repository.RepoDeleteHookHandlerFunc(func(params repository.RepoDeleteHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteHook has not yet been implemented")
+		}),
+
 		RepositoryRepoDeleteKeyHandler: repository.RepoDeleteKeyHandlerFunc(func(params repository.RepoDeleteKeyParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -997,6 +1123,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoEditBranchProtection has not yet been implemented")
+		}),
+
+		RepositoryRepoEditHookHandler: repository.RepoEditHookHandlerFunc(func(params repository.RepoEditHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoEditHook has not yet been implemented")
 		}),
 
 		IssueRepoEditProjectHandler: issue.RepoEditProjectHandlerFunc(func(params issue.RepoEditProjectParams, principal any) middleware.Responder {
@@ -1074,6 +1207,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoGetContentsList has not yet been implemented")
+		}),
+
+		RepositoryRepoGetHookHandler: repository.RepoGetHookHandlerFunc(func(params repository.RepoGetHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetHook has not yet been implemented")
+		}),
+
+		RepositoryRepoGetHookDeliveryHandler: repository.RepoGetHookDeliveryHandlerFunc(func(params repository.RepoGetHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetHookDelivery has not yet been implemented")
 		}),
 
 		RepositoryRepoGetKeyHandler: repository.RepoGetKeyHandlerFunc(func(params repository.RepoGetKeyParams, principal any) middleware.Responder {
@@ -1174,6 +1321,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListCollaborators has not yet been implemented")
 		}),
 
+		RepositoryRepoListHookDeliveriesHandler: repository.RepoListHookDeliveriesHandlerFunc(func(params repository.RepoListHookDeliveriesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListHookDeliveries has not yet been implemented")
+		}),
+
+		RepositoryRepoListHooksHandler: repository.RepoListHooksHandlerFunc(func(params repository.RepoListHooksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListHooks has not yet been implemented")
+		}),
+
 		RepositoryRepoListKeysHandler: repository.RepoListKeysHandlerFunc(func(params repository.RepoListKeysParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1223,6 +1384,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListTopics has not yet been implemented")
 		}),
 
+		RepositoryRepoRedeliverHookDeliveryHandler: repository.RepoRedeliverHookDeliveryHandlerFunc(func(params repository.RepoRedeliverHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoRedeliverHookDelivery has not yet been implemented")
+		}),
+
 		RepositoryRepoRenameBranchHandler: repository.RepoRenameBranchHandlerFunc(func(params repository.RepoRenameBranchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1235,6 +1403,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoSearch has not yet been implemented")
+		}),
+
+		RepositoryRepoTestHookHandler: repository.RepoTestHookHandlerFunc(func(params repository.RepoTestHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoTestHook has not yet been implemented")
 		}),
 
 		RepositoryRepoTrackedTimesHandler: repository.RepoTrackedTimesHandlerFunc(func(params repository.RepoTrackedTimesParams, principal any) middleware.Responder {
@@ -1305,6 +1480,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserAddEmail has not yet been implemented")
+		}),
+
+		UserUserCreateHookHandler: user.UserCreateHookHandlerFunc(func(params user.UserCreateHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCreateHook has not yet been implemented")
 		}),
 
 		UserUserCreateTokenHandler: user.UserCreateTokenHandlerFunc(func(params user.UserCreateTokenParams, principal any) middleware.Responder {
@@ -1398,6 +1580,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserDeleteEmail has not yet been implemented")
 		}),
 
+		UserUserDeleteHookHandler: user.UserDeleteHookHandlerFunc(func(params user.UserDeleteHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserDeleteHook has not yet been implemented")
+		}),
+
+		UserUserEditHookHandler: user.UserEditHookHandlerFunc(func(params user.UserEditHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserEditHook has not yet been implemented")
+		}),
+
 		UserUserGetHandler: user.UserGetHandlerFunc(func(params user.UserGetParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1410,6 +1606,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserGetCurrent has not yet been implemented")
+		}),
+
+		UserUserGetHookHandler: user.UserGetHookHandlerFunc(func(params user.UserGetHookParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserGetHook has not yet been implemented")
+		}),
+
+		UserUserGetHookDeliveryHandler: user.UserGetHookDeliveryHandlerFunc(func(params user.UserGetHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserGetHookDelivery has not yet been implemented")
 		}),
 
 		UserUserGetTokensHandler: user.UserGetTokensHandlerFunc(func(params user.UserGetTokensParams, principal any) middleware.Responder {
@@ -1433,6 +1643,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserListGPGKeys has not yet been implemented")
 		}),
 
+		UserUserListHookDeliveriesHandler: user.UserListHookDeliveriesHandlerFunc(func(params user.UserListHookDeliveriesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListHookDeliveries has not yet been implemented")
+		}),
+
+		UserUserListHooksHandler: user.UserListHooksHandlerFunc(func(params user.UserListHooksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListHooks has not yet been implemented")
+		}),
+
 		UserUserListKeysHandler: user.UserListKeysHandlerFunc(func(params user.UserListKeysParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1452,6 +1676,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserListTeams has not yet been implemented")
+		}),
+
+		UserUserRedeliverHookDeliveryHandler: user.UserRedeliverHookDeliveryHandlerFunc(func(params user.UserRedeliverHookDeliveryParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserRedeliverHookDelivery has not yet been implemented")
 		}),
 
 		UserUserSearchHandler: user.UserSearchHandlerFunc(func(params user.UserSearchParams, principal any) middleware.Responder {
@@ -1602,6 +1833,8 @@ type RepohostAPI struct {
 	RepositoryAcceptRepoTransferHandler repository.AcceptRepoTransferHandler
 	// AdminAdminAdoptRepositoryHandler sets the operation handler for the admin adopt repository operation
 	AdminAdminAdoptRepositoryHandler admin.AdminAdoptRepositoryHandler
+	// AdminAdminCreateHookHandler sets the operation handler for the admin create hook operation
+	AdminAdminCreateHookHandler admin.AdminCreateHookHandler
 	// AdminAdminCreateOrgHandler sets the operation handler for the admin create org operation
 	AdminAdminCreateOrgHandler admin.AdminCreateOrgHandler
 	// AdminAdminCreateRepoHandler sets the operation handler for the admin create repo operation
@@ -1612,18 +1845,32 @@ type RepohostAPI struct {
 	AdminAdminCronListHandler admin.AdminCronListHandler
 	// AdminAdminCronRunHandler sets the operation handler for the admin cron run operation
 	AdminAdminCronRunHandler admin.AdminCronRunHandler
+	// AdminAdminDeleteHookHandler sets the operation handler for the admin delete hook operation
+	AdminAdminDeleteHookHandler admin.AdminDeleteHookHandler
 	// AdminAdminDeleteUnadoptedRepositoryHandler sets the operation handler for the admin delete unadopted repository operation
 	AdminAdminDeleteUnadoptedRepositoryHandler admin.AdminDeleteUnadoptedRepositoryHandler
 	// AdminAdminDeleteUserHandler sets the operation handler for the admin delete user operation
 	AdminAdminDeleteUserHandler admin.AdminDeleteUserHandler
+	// AdminAdminEditHookHandler sets the operation handler for the admin edit hook operation
+	AdminAdminEditHookHandler admin.AdminEditHookHandler
 	// AdminAdminEditUserHandler sets the operation handler for the admin edit user operation
 	AdminAdminEditUserHandler admin.AdminEditUserHandler
 	// AdminAdminGetAllEmailsHandler sets the operation handler for the admin get all emails operation
 	AdminAdminGetAllEmailsHandler admin.AdminGetAllEmailsHandler
 	// AdminAdminGetAllOrgsHandler sets the operation handler for the admin get all orgs operation
 	AdminAdminGetAllOrgsHandler admin.AdminGetAllOrgsHandler
+	// AdminAdminGetHookHandler sets the operation handler for the admin get hook operation
+	AdminAdminGetHookHandler admin.AdminGetHookHandler
+	// AdminAdminGetHookDeliveryHandler sets the operation handler for the admin get hook delivery operation
+	AdminAdminGetHookDeliveryHandler admin.AdminGetHookDeliveryHandler
+	// AdminAdminListHookDeliveriesHandler sets the operation handler for the admin list hook deliveries operation
+	AdminAdminListHookDeliveriesHandler admin.AdminListHookDeliveriesHandler
+	// AdminAdminListHooksHandler sets the operation handler for the admin list hooks operation
+	AdminAdminListHooksHandler admin.AdminListHooksHandler
 	// AdminAdminListPackagesHandler sets the operation handler for the admin list packages operation
 	AdminAdminListPackagesHandler admin.AdminListPackagesHandler
+	// AdminAdminRedeliverHookDeliveryHandler sets the operation handler for the admin redeliver hook delivery operation
+	AdminAdminRedeliverHookDeliveryHandler admin.AdminRedeliverHookDeliveryHandler
 	// AdminAdminRenameUserHandler sets the operation handler for the admin rename user operation
 	AdminAdminRenameUserHandler admin.AdminRenameUserHandler
 	// AdminAdminSearchEmailsHandler sets the operation handler for the admin search emails operation
@@ -1764,22 +2011,32 @@ type RepohostAPI struct {
 	OrganizationOrgConcealMemberHandler organization.OrgConcealMemberHandler
 	// OrganizationOrgCreateHandler sets the operation handler for the org create operation
 	OrganizationOrgCreateHandler organization.OrgCreateHandler
+	// OrganizationOrgCreateHookHandler sets the operation handler for the org create hook operation
+	OrganizationOrgCreateHookHandler organization.OrgCreateHookHandler
 	// OrganizationOrgCreateTeamHandler sets the operation handler for the org create team operation
 	OrganizationOrgCreateTeamHandler organization.OrgCreateTeamHandler
 	// OrganizationOrgDeleteHandler sets the operation handler for the org delete operation
 	OrganizationOrgDeleteHandler organization.OrgDeleteHandler
+	// OrganizationOrgDeleteHookHandler sets the operation handler for the org delete hook operation
+	OrganizationOrgDeleteHookHandler organization.OrgDeleteHookHandler
 	// OrganizationOrgDeleteMemberHandler sets the operation handler for the org delete member operation
 	OrganizationOrgDeleteMemberHandler organization.OrgDeleteMemberHandler
 	// OrganizationOrgDeleteTeamHandler sets the operation handler for the org delete team operation
 	OrganizationOrgDeleteTeamHandler organization.OrgDeleteTeamHandler
 	// OrganizationOrgEditHandler sets the operation handler for the org edit operation
 	OrganizationOrgEditHandler organization.OrgEditHandler
+	// OrganizationOrgEditHookHandler sets the operation handler for the org edit hook operation
+	OrganizationOrgEditHookHandler organization.OrgEditHookHandler
 	// OrganizationOrgEditTeamHandler sets the operation handler for the org edit team operation
 	OrganizationOrgEditTeamHandler organization.OrgEditTeamHandler
 	// OrganizationOrgGetHandler sets the operation handler for the org get operation
 	OrganizationOrgGetHandler organization.OrgGetHandler
 	// OrganizationOrgGetAllHandler sets the operation handler for the org get all operation
 	OrganizationOrgGetAllHandler organization.OrgGetAllHandler
+	// OrganizationOrgGetHookHandler sets the operation handler for the org get hook operation
+	OrganizationOrgGetHookHandler organization.OrgGetHookHandler
+	// OrganizationOrgGetHookDeliveryHandler sets the operation handler for the org get hook delivery operation
+	OrganizationOrgGetHookDeliveryHandler organization.OrgGetHookDeliveryHandler
 	// OrganizationOrgGetTeamHandler sets the operation handler for the org get team operation
 	OrganizationOrgGetTeamHandler organization.OrgGetTeamHandler
 	// OrganizationOrgIsMemberHandler sets the operation handler for the org is member operation
@@ -1788,6 +2045,10 @@ type RepohostAPI struct {
 	OrganizationOrgIsPublicMemberHandler organization.OrgIsPublicMemberHandler
 	// OrganizationOrgListCurrentUserOrgsHandler sets the operation handler for the org list current user orgs operation
 	OrganizationOrgListCurrentUserOrgsHandler organization.OrgListCurrentUserOrgsHandler
+	// OrganizationOrgListHookDeliveriesHandler sets the operation handler for the org list hook deliveries operation
+	OrganizationOrgListHookDeliveriesHandler organization.OrgListHookDeliveriesHandler
+	// OrganizationOrgListHooksHandler sets the operation handler for the org list hooks operation
+	OrganizationOrgListHooksHandler organization.OrgListHooksHandler
 	// OrganizationOrgListMembersHandler sets the operation handler for the org list members operation
 	OrganizationOrgListMembersHandler organization.OrgListMembersHandler
 	// OrganizationOrgListPublicMembersHandler sets the operation handler for the org list public members operation
@@ -1806,6 +2067,8 @@ type RepohostAPI struct {
 	OrganizationOrgListTeamsHandler organization.OrgListTeamsHandler
 	// OrganizationOrgPublicizeMemberHandler sets the operation handler for the org publicize member operation
 	OrganizationOrgPublicizeMemberHandler organization.OrgPublicizeMemberHandler
+	// OrganizationOrgRedeliverHookDeliveryHandler sets the operation handler for the org redeliver hook delivery operation
+	OrganizationOrgRedeliverHookDeliveryHandler organization.OrgRedeliverHookDeliveryHandler
 	// OrganizationOrgRemoveTeamMemberHandler sets the operation handler for the org remove team member operation
 	OrganizationOrgRemoveTeamMemberHandler organization.OrgRemoveTeamMemberHandler
 	// OrganizationOrgRemoveTeamRepositoryHandler sets the operation handler for the org remove team repository operation
@@ -1828,6 +2091,8 @@ type RepohostAPI struct {
 	RepositoryRepoCreateBranchProtectionHandler repository.RepoCreateBranchProtectionHandler
 	// RepositoryRepoCreateFileHandler sets the operation handler for the repo create file operation
 	RepositoryRepoCreateFileHandler repository.RepoCreateFileHandler
+	// RepositoryRepoCreateHookHandler sets the operation handler for the repo create hook operation
+	RepositoryRepoCreateHookHandler repository.RepoCreateHookHandler
 	// RepositoryRepoCreateKeyHandler sets the operation handler for the repo create key operation
 	RepositoryRepoCreateKeyHandler repository.RepoCreateKeyHandler
 	// IssueRepoCreateProjectHandler sets the operation handler for the repo create project operation
@@ -1848,6 +2113,8 @@ type RepohostAPI struct {
 	RepositoryRepoDeleteCollaboratorHandler repository.RepoDeleteCollaboratorHandler
 	// RepositoryRepoDeleteFileHandler sets the operation handler for the repo delete file operation
 	RepositoryRepoDeleteFileHandler repository.RepoDeleteFileHandler
+	// RepositoryRepoDeleteHookHandler sets the operation handler for the repo delete hook operation
+	RepositoryRepoDeleteHookHandler repository.RepoDeleteHookHandler
 	// RepositoryRepoDeleteKeyHandler sets the operation handler for the repo delete key operation
 	RepositoryRepoDeleteKeyHandler repository.RepoDeleteKeyHandler
 	// IssueRepoDeleteProjectHandler sets the operation handler for the repo delete project operation
@@ -1868,6 +2135,8 @@ type RepohostAPI struct {
 	RepositoryRepoEditHandler repository.RepoEditHandler
 	// RepositoryRepoEditBranchProtectionHandler sets the operation handler for the repo edit branch protection operation
 	RepositoryRepoEditBranchProtectionHandler repository.RepoEditBranchProtectionHandler
+	// RepositoryRepoEditHookHandler sets the operation handler for the repo edit hook operation
+	RepositoryRepoEditHookHandler repository.RepoEditHookHandler
 	// IssueRepoEditProjectHandler sets the operation handler for the repo edit project operation
 	IssueRepoEditProjectHandler issue.RepoEditProjectHandler
 	// RepositoryRepoEditReleaseHandler sets the operation handler for the repo edit release operation
@@ -1890,6 +2159,10 @@ type RepohostAPI struct {
 	RepositoryRepoGetContentsHandler repository.RepoGetContentsHandler
 	// RepositoryRepoGetContentsListHandler sets the operation handler for the repo get contents list operation
 	RepositoryRepoGetContentsListHandler repository.RepoGetContentsListHandler
+	// RepositoryRepoGetHookHandler sets the operation handler for the repo get hook operation
+	RepositoryRepoGetHookHandler repository.RepoGetHookHandler
+	// RepositoryRepoGetHookDeliveryHandler sets the operation handler for the repo get hook delivery operation
+	RepositoryRepoGetHookDeliveryHandler repository.RepoGetHookDeliveryHandler
 	// RepositoryRepoGetKeyHandler sets the operation handler for the repo get key operation
 	RepositoryRepoGetKeyHandler repository.RepoGetKeyHandler
 	// RepositoryRepoGetLatestReleaseHandler sets the operation handler for the repo get latest release operation
@@ -1918,6 +2191,10 @@ type RepohostAPI struct {
 	RepositoryRepoListBranchesHandler repository.RepoListBranchesHandler
 	// RepositoryRepoListCollaboratorsHandler sets the operation handler for the repo list collaborators operation
 	RepositoryRepoListCollaboratorsHandler repository.RepoListCollaboratorsHandler
+	// RepositoryRepoListHookDeliveriesHandler sets the operation handler for the repo list hook deliveries operation
+	RepositoryRepoListHookDeliveriesHandler repository.RepoListHookDeliveriesHandler
+	// RepositoryRepoListHooksHandler sets the operation handler for the repo list hooks operation
+	RepositoryRepoListHooksHandler repository.RepoListHooksHandler
 	// RepositoryRepoListKeysHandler sets the operation handler for the repo list keys operation
 	RepositoryRepoListKeysHandler repository.RepoListKeysHandler
 	// IssueRepoListProjectsHandler sets the operation handler for the repo list projects operation
@@ -1932,10 +2209,14 @@ type RepohostAPI struct {
 	RepositoryRepoListTeamsHandler repository.RepoListTeamsHandler
 	// RepositoryRepoListTopicsHandler sets the operation handler for the repo list topics operation
 	RepositoryRepoListTopicsHandler repository.RepoListTopicsHandler
+	// RepositoryRepoRedeliverHookDeliveryHandler sets the operation handler for the repo redeliver hook delivery operation
+	RepositoryRepoRedeliverHookDeliveryHandler repository.RepoRedeliverHookDeliveryHandler
 	// RepositoryRepoRenameBranchHandler sets the operation handler for the repo rename branch operation
 	RepositoryRepoRenameBranchHandler repository.RepoRenameBranchHandler
 	// RepositoryRepoSearchHandler sets the operation handler for the repo search operation
 	RepositoryRepoSearchHandler repository.RepoSearchHandler
+	// RepositoryRepoTestHookHandler sets the operation handler for the repo test hook operation
+	RepositoryRepoTestHookHandler repository.RepoTestHookHandler
 	// RepositoryRepoTrackedTimesHandler sets the operation handler for the repo tracked times operation
 	RepositoryRepoTrackedTimesHandler repository.RepoTrackedTimesHandler
 	// RepositoryRepoTransferHandler sets the operation handler for the repo transfer operation
@@ -1956,6 +2237,8 @@ type RepohostAPI struct {
 	PackageOperationsUnlinkPackageHandler package_operations.UnlinkPackageHandler
 	// UserUserAddEmailHandler sets the operation handler for the user add email operation
 	UserUserAddEmailHandler user.UserAddEmailHandler
+	// UserUserCreateHookHandler sets the operation handler for the user create hook operation
+	UserUserCreateHookHandler user.UserCreateHookHandler
 	// UserUserCreateTokenHandler sets the operation handler for the user create token operation
 	UserUserCreateTokenHandler user.UserCreateTokenHandler
 	// UserUserCurrentDeleteGPGKeyHandler sets the operation handler for the user current delete g p g key operation
@@ -1982,22 +2265,36 @@ type RepohostAPI struct {
 	UserUserDeleteAccessTokenHandler user.UserDeleteAccessTokenHandler
 	// UserUserDeleteEmailHandler sets the operation handler for the user delete email operation
 	UserUserDeleteEmailHandler user.UserDeleteEmailHandler
+	// UserUserDeleteHookHandler sets the operation handler for the user delete hook operation
+	UserUserDeleteHookHandler user.UserDeleteHookHandler
+	// UserUserEditHookHandler sets the operation handler for the user edit hook operation
+	UserUserEditHookHandler user.UserEditHookHandler
 	// UserUserGetHandler sets the operation handler for the user get operation
 	UserUserGetHandler user.UserGetHandler
 	// UserUserGetCurrentHandler sets the operation handler for the user get current operation
 	UserUserGetCurrentHandler user.UserGetCurrentHandler
+	// UserUserGetHookHandler sets the operation handler for the user get hook operation
+	UserUserGetHookHandler user.UserGetHookHandler
+	// UserUserGetHookDeliveryHandler sets the operation handler for the user get hook delivery operation
+	UserUserGetHookDeliveryHandler user.UserGetHookDeliveryHandler
 	// UserUserGetTokensHandler sets the operation handler for the user get tokens operation
 	UserUserGetTokensHandler user.UserGetTokensHandler
 	// UserUserListEmailsHandler sets the operation handler for the user list emails operation
 	UserUserListEmailsHandler user.UserListEmailsHandler
 	// UserUserListGPGKeysHandler sets the operation handler for the user list g p g keys operation
 	UserUserListGPGKeysHandler user.UserListGPGKeysHandler
+	// UserUserListHookDeliveriesHandler sets the operation handler for the user list hook deliveries operation
+	UserUserListHookDeliveriesHandler user.UserListHookDeliveriesHandler
+	// UserUserListHooksHandler sets the operation handler for the user list hooks operation
+	UserUserListHooksHandler user.UserListHooksHandler
 	// UserUserListKeysHandler sets the operation handler for the user list keys operation
 	UserUserListKeysHandler user.UserListKeysHandler
 	// UserUserListReposHandler sets the operation handler for the user list repos operation
 	UserUserListReposHandler user.UserListReposHandler
 	// UserUserListTeamsHandler sets the operation handler for the user list teams operation
 	UserUserListTeamsHandler user.UserListTeamsHandler
+	// UserUserRedeliverHookDeliveryHandler sets the operation handler for the user redeliver hook delivery operation
+	UserUserRedeliverHookDeliveryHandler user.UserRedeliverHookDeliveryHandler
 	// UserUserSearchHandler sets the operation handler for the user search operation
 	UserUserSearchHandler user.UserSearchHandler
 	// RepositoryUserTrackedTimesHandler sets the operation handler for the user tracked times operation
@@ -2115,6 +2412,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.AdminAdminAdoptRepositoryHandler == nil {
 		unregistered = append(unregistered, "admin.AdminAdoptRepositoryHandler")
 	}
+	if o.AdminAdminCreateHookHandler == nil {
+		unregistered = append(unregistered, "admin.AdminCreateHookHandler")
+	}
 	if o.AdminAdminCreateOrgHandler == nil {
 		unregistered = append(unregistered, "admin.AdminCreateOrgHandler")
 	}
@@ -2130,11 +2430,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.AdminAdminCronRunHandler == nil {
 		unregistered = append(unregistered, "admin.AdminCronRunHandler")
 	}
+	if o.AdminAdminDeleteHookHandler == nil {
+		unregistered = append(unregistered, "admin.AdminDeleteHookHandler")
+	}
 	if o.AdminAdminDeleteUnadoptedRepositoryHandler == nil {
 		unregistered = append(unregistered, "admin.AdminDeleteUnadoptedRepositoryHandler")
 	}
 	if o.AdminAdminDeleteUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminDeleteUserHandler")
+	}
+	if o.AdminAdminEditHookHandler == nil {
+		unregistered = append(unregistered, "admin.AdminEditHookHandler")
 	}
 	if o.AdminAdminEditUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminEditUserHandler")
@@ -2145,8 +2451,23 @@ func (o *RepohostAPI) Validate() error {
 	if o.AdminAdminGetAllOrgsHandler == nil {
 		unregistered = append(unregistered, "admin.AdminGetAllOrgsHandler")
 	}
+	if o.AdminAdminGetHookHandler == nil {
+		unregistered = append(unregistered, "admin.AdminGetHookHandler")
+	}
+	if o.AdminAdminGetHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "admin.AdminGetHookDeliveryHandler")
+	}
+	if o.AdminAdminListHookDeliveriesHandler == nil {
+		unregistered = append(unregistered, "admin.AdminListHookDeliveriesHandler")
+	}
+	if o.AdminAdminListHooksHandler == nil {
+		unregistered = append(unregistered, "admin.AdminListHooksHandler")
+	}
 	if o.AdminAdminListPackagesHandler == nil {
 		unregistered = append(unregistered, "admin.AdminListPackagesHandler")
+	}
+	if o.AdminAdminRedeliverHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "admin.AdminRedeliverHookDeliveryHandler")
 	}
 	if o.AdminAdminRenameUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminRenameUserHandler")
@@ -2358,11 +2679,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgCreateHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateHandler")
 	}
+	if o.OrganizationOrgCreateHookHandler == nil {
+		unregistered = append(unregistered, "organization.OrgCreateHookHandler")
+	}
 	if o.OrganizationOrgCreateTeamHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateTeamHandler")
 	}
 	if o.OrganizationOrgDeleteHandler == nil {
 		unregistered = append(unregistered, "organization.OrgDeleteHandler")
+	}
+	if o.OrganizationOrgDeleteHookHandler == nil {
+		unregistered = append(unregistered, "organization.OrgDeleteHookHandler")
 	}
 	if o.OrganizationOrgDeleteMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgDeleteMemberHandler")
@@ -2373,6 +2700,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgEditHandler == nil {
 		unregistered = append(unregistered, "organization.OrgEditHandler")
 	}
+	if o.OrganizationOrgEditHookHandler == nil {
+		unregistered = append(unregistered, "organization.OrgEditHookHandler")
+	}
 	if o.OrganizationOrgEditTeamHandler == nil {
 		unregistered = append(unregistered, "organization.OrgEditTeamHandler")
 	}
@@ -2381,6 +2711,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgGetAllHandler == nil {
 		unregistered = append(unregistered, "organization.OrgGetAllHandler")
+	}
+	if o.OrganizationOrgGetHookHandler == nil {
+		unregistered = append(unregistered, "organization.OrgGetHookHandler")
+	}
+	if o.OrganizationOrgGetHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "organization.OrgGetHookDeliveryHandler")
 	}
 	if o.OrganizationOrgGetTeamHandler == nil {
 		unregistered = append(unregistered, "organization.OrgGetTeamHandler")
@@ -2393,6 +2729,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgListCurrentUserOrgsHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListCurrentUserOrgsHandler")
+	}
+	if o.OrganizationOrgListHookDeliveriesHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListHookDeliveriesHandler")
+	}
+	if o.OrganizationOrgListHooksHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListHooksHandler")
 	}
 	if o.OrganizationOrgListMembersHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListMembersHandler")
@@ -2420,6 +2762,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgPublicizeMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgPublicizeMemberHandler")
+	}
+	if o.OrganizationOrgRedeliverHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "organization.OrgRedeliverHookDeliveryHandler")
 	}
 	if o.OrganizationOrgRemoveTeamMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgRemoveTeamMemberHandler")
@@ -2454,6 +2799,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoCreateFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateFileHandler")
 	}
+	if o.RepositoryRepoCreateHookHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateHookHandler")
+	}
 	if o.RepositoryRepoCreateKeyHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateKeyHandler")
 	}
@@ -2484,6 +2832,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoDeleteFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteFileHandler")
 	}
+	if o.RepositoryRepoDeleteHookHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteHookHandler")
+	}
 	if o.RepositoryRepoDeleteKeyHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteKeyHandler")
 	}
@@ -2513,6 +2864,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoEditBranchProtectionHandler == nil {
 		unregistered = append(unregistered, "repository.RepoEditBranchProtectionHandler")
+	}
+	if o.RepositoryRepoEditHookHandler == nil {
+		unregistered = append(unregistered, "repository.RepoEditHookHandler")
 	}
 	if o.IssueRepoEditProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoEditProjectHandler")
@@ -2546,6 +2900,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoGetContentsListHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetContentsListHandler")
+	}
+	if o.RepositoryRepoGetHookHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetHookHandler")
+	}
+	if o.RepositoryRepoGetHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetHookDeliveryHandler")
 	}
 	if o.RepositoryRepoGetKeyHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetKeyHandler")
@@ -2589,6 +2949,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListCollaboratorsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListCollaboratorsHandler")
 	}
+	if o.RepositoryRepoListHookDeliveriesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListHookDeliveriesHandler")
+	}
+	if o.RepositoryRepoListHooksHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListHooksHandler")
+	}
 	if o.RepositoryRepoListKeysHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListKeysHandler")
 	}
@@ -2610,11 +2976,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListTopicsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListTopicsHandler")
 	}
+	if o.RepositoryRepoRedeliverHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "repository.RepoRedeliverHookDeliveryHandler")
+	}
 	if o.RepositoryRepoRenameBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoRenameBranchHandler")
 	}
 	if o.RepositoryRepoSearchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoSearchHandler")
+	}
+	if o.RepositoryRepoTestHookHandler == nil {
+		unregistered = append(unregistered, "repository.RepoTestHookHandler")
 	}
 	if o.RepositoryRepoTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoTrackedTimesHandler")
@@ -2645,6 +3017,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserAddEmailHandler == nil {
 		unregistered = append(unregistered, "user.UserAddEmailHandler")
+	}
+	if o.UserUserCreateHookHandler == nil {
+		unregistered = append(unregistered, "user.UserCreateHookHandler")
 	}
 	if o.UserUserCreateTokenHandler == nil {
 		unregistered = append(unregistered, "user.UserCreateTokenHandler")
@@ -2685,11 +3060,23 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserDeleteEmailHandler == nil {
 		unregistered = append(unregistered, "user.UserDeleteEmailHandler")
 	}
+	if o.UserUserDeleteHookHandler == nil {
+		unregistered = append(unregistered, "user.UserDeleteHookHandler")
+	}
+	if o.UserUserEditHookHandler == nil {
+		unregistered = append(unregistered, "user.UserEditHookHandler")
+	}
 	if o.UserUserGetHandler == nil {
 		unregistered = append(unregistered, "user.UserGetHandler")
 	}
 	if o.UserUserGetCurrentHandler == nil {
 		unregistered = append(unregistered, "user.UserGetCurrentHandler")
+	}
+	if o.UserUserGetHookHandler == nil {
+		unregistered = append(unregistered, "user.UserGetHookHandler")
+	}
+	if o.UserUserGetHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "user.UserGetHookDeliveryHandler")
 	}
 	if o.UserUserGetTokensHandler == nil {
 		unregistered = append(unregistered, "user.UserGetTokensHandler")
@@ -2700,6 +3087,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserListGPGKeysHandler == nil {
 		unregistered = append(unregistered, "user.UserListGPGKeysHandler")
 	}
+	if o.UserUserListHookDeliveriesHandler == nil {
+		unregistered = append(unregistered, "user.UserListHookDeliveriesHandler")
+	}
+	if o.UserUserListHooksHandler == nil {
+		unregistered = append(unregistered, "user.UserListHooksHandler")
+	}
 	if o.UserUserListKeysHandler == nil {
 		unregistered = append(unregistered, "user.UserListKeysHandler")
 	}
@@ -2708,6 +3101,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserListTeamsHandler == nil {
 		unregistered = append(unregistered, "user.UserListTeamsHandler")
+	}
+	if o.UserUserRedeliverHookDeliveryHandler == nil {
+		unregistered = append(unregistered, "user.UserRedeliverHookDeliveryHandler")
 	}
 	if o.UserUserSearchHandler == nil {
 		unregistered = append(unregistered, "user.UserSearchHandler")
@@ -2856,6 +3252,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/admin/hooks"] = admin.NewAdminCreateHook(o.context, o.AdminAdminCreateHookHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/admin/users/{username}/orgs"] = admin.NewAdminCreateOrg(o.context, o.AdminAdminCreateOrgHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -2876,11 +3276,19 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/admin/hooks/{id}"] = admin.NewAdminDeleteHook(o.context, o.AdminAdminDeleteHookHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/admin/unadopted/{owner}/{repo}"] = admin.NewAdminDeleteUnadoptedRepository(o.context, o.AdminAdminDeleteUnadoptedRepositoryHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/admin/users/{username}"] = admin.NewAdminDeleteUser(o.context, o.AdminAdminDeleteUserHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/admin/hooks/{id}"] = admin.NewAdminEditHook(o.context, o.AdminAdminEditHookHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -2896,7 +3304,27 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/admin/hooks/{id}"] = admin.NewAdminGetHook(o.context, o.AdminAdminGetHookHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/hooks/{id}/deliveries/{delivery_id}"] = admin.NewAdminGetHookDelivery(o.context, o.AdminAdminGetHookDeliveryHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/hooks/{id}/deliveries"] = admin.NewAdminListHookDeliveries(o.context, o.AdminAdminListHookDeliveriesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/hooks"] = admin.NewAdminListHooks(o.context, o.AdminAdminListHooksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/admin/packages"] = admin.NewAdminListPackages(o.context, o.AdminAdminListPackagesHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/admin/hooks/{id}/deliveries/{delivery_id}/redeliver"] = admin.NewAdminRedeliverHookDelivery(o.context, o.AdminAdminRedeliverHookDeliveryHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -3180,11 +3608,19 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/orgs/{org}/hooks"] = organization.NewOrgCreateHook(o.context, o.OrganizationOrgCreateHookHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/orgs/{org}/teams"] = organization.NewOrgCreateTeam(o.context, o.OrganizationOrgCreateTeamHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/orgs/{org}"] = organization.NewOrgDelete(o.context, o.OrganizationOrgDeleteHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/orgs/{org}/hooks/{id}"] = organization.NewOrgDeleteHook(o.context, o.OrganizationOrgDeleteHookHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -3200,6 +3636,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
+	o.handlers["PATCH"]["/orgs/{org}/hooks/{id}"] = organization.NewOrgEditHook(o.context, o.OrganizationOrgEditHookHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
 	o.handlers["PATCH"]["/teams/{id}"] = organization.NewOrgEditTeam(o.context, o.OrganizationOrgEditTeamHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -3209,6 +3649,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/orgs"] = organization.NewOrgGetAll(o.context, o.OrganizationOrgGetAllHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/hooks/{id}"] = organization.NewOrgGetHook(o.context, o.OrganizationOrgGetHookHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/hooks/{id}/deliveries/{delivery_id}"] = organization.NewOrgGetHookDelivery(o.context, o.OrganizationOrgGetHookDeliveryHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3225,6 +3673,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/orgs"] = organization.NewOrgListCurrentUserOrgs(o.context, o.OrganizationOrgListCurrentUserOrgsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/hooks/{id}/deliveries"] = organization.NewOrgListHookDeliveries(o.context, o.OrganizationOrgListHookDeliveriesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/hooks"] = organization.NewOrgListHooks(o.context, o.OrganizationOrgListHooksHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3261,6 +3717,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/orgs/{org}/public_members/{username}"] = organization.NewOrgPublicizeMember(o.context, o.OrganizationOrgPublicizeMemberHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/orgs/{org}/hooks/{id}/deliveries/{delivery_id}/redeliver"] = organization.NewOrgRedeliverHookDelivery(o.context, o.OrganizationOrgRedeliverHookDeliveryHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -3308,6 +3768,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/hooks"] = repository.NewRepoCreateHook(o.context, o.RepositoryRepoCreateHookHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/keys"] = repository.NewRepoCreateKey(o.context, o.RepositoryRepoCreateKeyHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -3348,6 +3812,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/hooks/{id}"] = repository.NewRepoDeleteHook(o.context, o.RepositoryRepoDeleteHookHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/keys/{id}"] = repository.NewRepoDeleteKey(o.context, o.RepositoryRepoDeleteKeyHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -3385,6 +3853,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/repos/{owner}/{repo}/branch_protections/{name}"] = repository.NewRepoEditBranchProtection(o.context, o.RepositoryRepoEditBranchProtectionHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/hooks/{id}"] = repository.NewRepoEditHook(o.context, o.RepositoryRepoEditHookHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -3429,6 +3901,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/contents"] = repository.NewRepoGetContentsList(o.context, o.RepositoryRepoGetContentsListHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/hooks/{id}"] = repository.NewRepoGetHook(o.context, o.RepositoryRepoGetHookHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/hooks/{id}/deliveries/{delivery_id}"] = repository.NewRepoGetHookDelivery(o.context, o.RepositoryRepoGetHookDeliveryHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3488,6 +3968,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/hooks/{id}/deliveries"] = repository.NewRepoListHookDeliveries(o.context, o.RepositoryRepoListHookDeliveriesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/hooks"] = repository.NewRepoListHooks(o.context, o.RepositoryRepoListHooksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/keys"] = repository.NewRepoListKeys(o.context, o.RepositoryRepoListKeysHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -3513,6 +4001,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/topics"] = repository.NewRepoListTopics(o.context, o.RepositoryRepoListTopicsHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/hooks/{id}/deliveries/{delivery_id}/redeliver"] = repository.NewRepoRedeliverHookDelivery(o.context, o.RepositoryRepoRedeliverHookDeliveryHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -3521,6 +4013,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/search"] = repository.NewRepoSearch(o.context, o.RepositoryRepoSearchHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/hooks/{id}/tests"] = repository.NewRepoTestHook(o.context, o.RepositoryRepoTestHookHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3561,6 +4057,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/user/emails"] = user.NewUserAddEmail(o.context, o.UserUserAddEmailHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/user/hooks"] = user.NewUserCreateHook(o.context, o.UserUserCreateHookHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -3613,6 +4113,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/user/emails"] = user.NewUserDeleteEmail(o.context, o.UserUserDeleteEmailHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/hooks/{id}"] = user.NewUserDeleteHook(o.context, o.UserUserDeleteHookHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/user/hooks/{id}"] = user.NewUserEditHook(o.context, o.UserUserEditHookHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3621,6 +4129,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user"] = user.NewUserGetCurrent(o.context, o.UserUserGetCurrentHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/hooks/{id}"] = user.NewUserGetHook(o.context, o.UserUserGetHookHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/hooks/{id}/deliveries/{delivery_id}"] = user.NewUserGetHookDelivery(o.context, o.UserUserGetHookDeliveryHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3636,6 +4152,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/user/hooks/{id}/deliveries"] = user.NewUserListHookDeliveries(o.context, o.UserUserListHookDeliveriesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/hooks"] = user.NewUserListHooks(o.context, o.UserUserListHooksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/users/{username}/keys"] = user.NewUserListKeys(o.context, o.UserUserListKeysHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -3645,6 +4169,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/teams"] = user.NewUserListTeams(o.context, o.UserUserListTeamsHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/user/hooks/{id}/deliveries/{delivery_id}/redeliver"] = user.NewUserRedeliverHookDelivery(o.context, o.UserUserRedeliverHookDeliveryHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

@@ -369,6 +369,7 @@ func (d *DB) Repos() store.RepoStore     { return repoStore{d} }
 func (d *DB) Events() store.EventStore   { return eventStore{d} }
 func (d *DB) Cron() store.CronStore      { return cronStore{d} }
 func (d *DB) Notices() store.NoticeStore { return noticeStore{d} }
+func (d *DB) Hooks() store.HookStore     { return hookStore{d} }
 
 // Ping checks that the database answers (GET /api/healthz).
 func (d *DB) Ping(ctx context.Context) error {

@@ -28,6 +28,7 @@ var migrations = []migration{
 	{6, "indexes serving each list's filter and order", migrateV6},
 	{7, "team members, collaborators, transfers; membership from teams", migrateV7},
 	{8, "SSH keys, deploy keys and GPG keys", migrateV8},
+	{9, "webhooks, their delivery queue and outbox position", migrateV9},
 	{10, "packages: packages, versions, files, blobs, tags", migrateV10},
 	{11, "cron task state and leases, system notices", migrateV11},
 }

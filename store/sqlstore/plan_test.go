@@ -322,6 +322,26 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{Type: "generic"}, pg)
 			return err
 		}},
+		{name: "hooks of a repository", searched: []string{"webhooks"}, list: func(ctx context.Context) error {
+			_, _, err := db.Hooks().List(ctx, store.HookFilter{RepoID: f.repo.ID}, pg)
+			return err
+		}},
+		{name: "hooks of an owner", searched: []string{"webhooks"}, list: func(ctx context.Context) error {
+			_, _, err := db.Hooks().List(ctx, store.HookFilter{OwnerID: f.org.ID}, pg)
+			return err
+		}},
+		{name: "system hooks", searched: []string{"webhooks"}, list: func(ctx context.Context) error {
+			_, _, err := db.Hooks().List(ctx, store.HookFilter{SiteWide: true, System: &yes}, pg)
+			return err
+		}},
+		{name: "site hooks, all", searched: []string{"webhooks"}, list: func(ctx context.Context) error {
+			_, _, err := db.Hooks().List(ctx, store.HookFilter{SiteWide: true}, pg)
+			return err
+		}},
+		{name: "hook deliveries", searched: []string{"hook_deliveries"}, list: func(ctx context.Context) error {
+			_, _, err := db.Hooks().ListDeliveries(ctx, f.hook.ID, pg)
+			return err
+		}},
 		{name: "teams of a repository", searched: []string{"teams"}, list: func(ctx context.Context) error {
 			_, _, err := db.Teams().ListForRepo(ctx, f.org.ID, f.orgRepo.ID, store.TeamViewer{UserID: f.alice.ID}, pg)
 			return err
@@ -449,6 +469,7 @@ type planFixture struct {
 	label           *store.Label
 	release         *store.Release
 	pkg             *store.Package
+	hook            *store.Hook
 }
 
 // seedPlanData writes a few rows of every listed kind: each list must have
@@ -574,5 +595,11 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 	must(db.Releases().Create(ctx, f.release))
 	must(db.Releases().Create(ctx, &store.Release{RepoID: f.repo.ID, TagName: "v2", IsDraft: true}))
 	must(db.ReleaseAttachments().Create(ctx, &store.ReleaseAttachment{UUID: "u1", RepoID: f.repo.ID, ReleaseID: f.release.ID, Name: "a.zip"}))
+	f.hook = &store.Hook{RepoID: f.repo.ID, Type: "gitea", URL: "http://x", Events: `["push"]`}
+	must(db.Hooks().Create(ctx, f.hook))
+	must(db.Hooks().CreateMany(ctx, []*store.Hook{{OwnerID: f.org.ID, Type: "gitea", URL: "http://x", Events: `["push"]`},
+		{IsSystem: true, Type: "gitea", URL: "http://x", Events: `["push"]`}, {Type: "gitea", URL: "http://x", Events: `["push"]`}}))
+	must(db.Hooks().Enqueue(ctx, []*store.HookDelivery{{HookID: f.hook.ID, UUID: "d1", Event: "push", EventType: "push", Payload: []byte("{}")},
+		{HookID: f.hook.ID, UUID: "d2", Event: "push", EventType: "push", Payload: []byte("{}")}}))
 	return f
 }

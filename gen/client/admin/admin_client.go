@@ -58,6 +58,8 @@ type ClientOption func(*runtime.ClientOperation)
 type ClientService interface {
 	AdminAdoptRepository(params *AdminAdoptRepositoryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminAdoptRepositoryNoContent, error)
 
+	AdminCreateHook(params *AdminCreateHookParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateHookCreated, error)
+
 	AdminCreateOrg(params *AdminCreateOrgParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateOrgCreated, error)
 
 	AdminCreateRepo(params *AdminCreateRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateRepoCreated, error)
@@ -68,9 +70,13 @@ type ClientService interface {
 
 	AdminCronRun(params *AdminCronRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCronRunNoContent, error)
 
+	AdminDeleteHook(params *AdminDeleteHookParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminDeleteHookNoContent, error)
+
 	AdminDeleteUnadoptedRepository(params *AdminDeleteUnadoptedRepositoryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminDeleteUnadoptedRepositoryNoContent, error)
 
 	AdminDeleteUser(params *AdminDeleteUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminDeleteUserNoContent, error)
+
+	AdminEditHook(params *AdminEditHookParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminEditHookOK, error)
 
 	AdminEditUser(params *AdminEditUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminEditUserOK, error)
 
@@ -78,7 +84,17 @@ type ClientService interface {
 
 	AdminGetAllOrgs(params *AdminGetAllOrgsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminGetAllOrgsOK, error)
 
+	AdminGetHook(params *AdminGetHookParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminGetHookOK, error)
+
+	AdminGetHookDelivery(params *AdminGetHookDeliveryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminGetHookDeliveryOK, error)
+
+	AdminListHookDeliveries(params *AdminListHookDeliveriesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListHookDeliveriesOK, error)
+
+	AdminListHooks(params *AdminListHooksParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListHooksOK, error)
+
 	AdminListPackages(params *AdminListPackagesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListPackagesOK, error)
+
+	AdminRedeliverHookDelivery(params *AdminRedeliverHookDeliveryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminRedeliverHookDeliveryAccepted, error)
 
 	AdminRenameUser(params *AdminRenameUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminRenameUserNoContent, error)
 
@@ -132,6 +148,50 @@ func (a *Client) AdminAdoptRepository(params *AdminAdoptRepositoryParams, authIn
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for adminAdoptRepository: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminCreateHook creates a system hook config is system webhook true or a default hook copied into every new repository site admins only
+*/
+func (a *Client) AdminCreateHook(params *AdminCreateHookParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateHookCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminCreateHookParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminCreateHook",
+		Method:             "POST",
+		PathPattern:        "/admin/hooks",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminCreateHookReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminCreateHookCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminCreateHook: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -356,6 +416,50 @@ func (a *Client) AdminCronRun(params *AdminCronRunParams, authInfo runtime.Clien
 }
 
 /*
+AdminDeleteHook deletes one of a site wide system or default hooks with its deliveries
+*/
+func (a *Client) AdminDeleteHook(params *AdminDeleteHookParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminDeleteHookNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminDeleteHookParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminDeleteHook",
+		Method:             "DELETE",
+		PathPattern:        "/admin/hooks/{id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminDeleteHookReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminDeleteHookNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminDeleteHook: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 AdminDeleteUnadoptedRepository deletes an unadopted repository directory
 */
 func (a *Client) AdminDeleteUnadoptedRepository(params *AdminDeleteUnadoptedRepositoryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminDeleteUnadoptedRepositoryNoContent, error) {
@@ -440,6 +544,50 @@ func (a *Client) AdminDeleteUser(params *AdminDeleteUserParams, authInfo runtime
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for adminDeleteUser: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminEditHook changes one of a site wide system or default hooks
+*/
+func (a *Client) AdminEditHook(params *AdminEditHookParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminEditHookOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminEditHookParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminEditHook",
+		Method:             "PATCH",
+		PathPattern:        "/admin/hooks/{id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminEditHookReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminEditHookOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminEditHook: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -576,6 +724,182 @@ func (a *Client) AdminGetAllOrgs(params *AdminGetAllOrgsParams, authInfo runtime
 }
 
 /*
+AdminGetHook shows one of a site wide system or default hooks
+*/
+func (a *Client) AdminGetHook(params *AdminGetHookParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminGetHookOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminGetHookParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminGetHook",
+		Method:             "GET",
+		PathPattern:        "/admin/hooks/{id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminGetHookReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminGetHookOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminGetHook: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminGetHookDelivery shows one delivery with its request and response not in the reference
+*/
+func (a *Client) AdminGetHookDelivery(params *AdminGetHookDeliveryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminGetHookDeliveryOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminGetHookDeliveryParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminGetHookDelivery",
+		Method:             "GET",
+		PathPattern:        "/admin/hooks/{id}/deliveries/{delivery_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminGetHookDeliveryReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminGetHookDeliveryOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminGetHookDelivery: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminListHookDeliveries lists the deliveries of one of a site wide system or default hooks newest first not in the reference
+*/
+func (a *Client) AdminListHookDeliveries(params *AdminListHookDeliveriesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListHookDeliveriesOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminListHookDeliveriesParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminListHookDeliveries",
+		Method:             "GET",
+		PathPattern:        "/admin/hooks/{id}/deliveries",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminListHookDeliveriesReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminListHookDeliveriesOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminListHookDeliveries: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminListHooks lists site wide hooks site admins only
+*/
+func (a *Client) AdminListHooks(params *AdminListHooksParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListHooksOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminListHooksParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminListHooks",
+		Method:             "GET",
+		PathPattern:        "/admin/hooks",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminListHooksReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminListHooksOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminListHooks: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 AdminListPackages lists every package version of every owner site admins only
 */
 func (a *Client) AdminListPackages(params *AdminListPackagesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListPackagesOK, error) {
@@ -616,6 +940,50 @@ func (a *Client) AdminListPackages(params *AdminListPackagesParams, authInfo run
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for adminListPackages: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminRedeliverHookDelivery queues the delivery s request again with the same x gitea delivery not in the reference
+*/
+func (a *Client) AdminRedeliverHookDelivery(params *AdminRedeliverHookDeliveryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminRedeliverHookDeliveryAccepted, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminRedeliverHookDeliveryParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminRedeliverHookDelivery",
+		Method:             "POST",
+		PathPattern:        "/admin/hooks/{id}/deliveries/{delivery_id}/redeliver",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminRedeliverHookDeliveryReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminRedeliverHookDeliveryAccepted)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminRedeliverHookDelivery: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 

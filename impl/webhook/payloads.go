@@ -1,0 +1,496 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-openapi/strfmt"
+
+	"repohost/impl/access"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/events"
+	"repohost/impl/issue"
+	"repohost/impl/rooturl"
+	"repohost/models"
+	"repohost/store"
+)
+
+// The payloads, field for field the reference's (modules/structs/hook.go).
+// Pull request payloads join them once pull requests exist: they are built
+// the same way from the pull request events and travel as event types
+// pull_request*, which hooks already accept.
+
+type createPayload struct {
+	Sha     string             `json:"sha"`
+	Ref     string             `json:"ref"`
+	RefType string             `json:"ref_type"`
+	Repo    *models.Repository `json:"repository"`
+	Sender  *models.User       `json:"sender"`
+}
+
+type deletePayload struct {
+	Ref        string             `json:"ref"`
+	RefType    string             `json:"ref_type"`
+	PusherType string             `json:"pusher_type"`
+	Repo       *models.Repository `json:"repository"`
+	Sender     *models.User       `json:"sender"`
+}
+
+type pushPayload struct {
+	Ref          string                  `json:"ref"`
+	Before       string                  `json:"before"`
+	After        string                  `json:"after"`
+	CompareURL   string                  `json:"compare_url"`
+	Commits      []*models.PayloadCommit `json:"commits"`
+	TotalCommits int                     `json:"total_commits"`
+	HeadCommit   *models.PayloadCommit   `json:"head_commit"`
+	Repo         *models.Repository      `json:"repository"`
+	Pusher       *models.User            `json:"pusher"`
+	Sender       *models.User            `json:"sender"`
+}
+
+type issuePayload struct {
+	Action     string             `json:"action"`
+	Index      int64              `json:"number"`
+	Changes    *changesPayload    `json:"changes,omitempty"`
+	Issue      *models.Issue      `json:"issue"`
+	Repository *models.Repository `json:"repository"`
+	Sender     *models.User       `json:"sender"`
+	CommitID   string             `json:"commit_id"`
+}
+
+type changesPayload struct {
+	Title *changeFrom `json:"title,omitempty"`
+	Body  *changeFrom `json:"body,omitempty"`
+	Ref   *changeFrom `json:"ref,omitempty"`
+}
+
+type changeFrom struct {
+	From string `json:"from"`
+}
+
+type issueCommentPayload struct {
+	Action     string             `json:"action"`
+	Issue      *models.Issue      `json:"issue"`
+	Comment    *models.Comment    `json:"comment"`
+	Changes    *changesPayload    `json:"changes,omitempty"`
+	Repository *models.Repository `json:"repository"`
+	Sender     *models.User       `json:"sender"`
+	IsPull     bool               `json:"is_pull"`
+}
+
+type releasePayload struct {
+	Action     string             `json:"action"`
+	Release    *models.Release    `json:"release"`
+	Repository *models.Repository `json:"repository"`
+	Sender     *models.User       `json:"sender"`
+}
+
+type repositoryPayload struct {
+	Action       string             `json:"action"`
+	Repository   *models.Repository `json:"repository"`
+	Organization *models.User       `json:"organization"`
+	Sender       *models.User       `json:"sender"`
+}
+
+// hookEvent is one event type a domain event turns into.
+type hookEvent struct {
+	Type   string // X-Gitea-Event-Type
+	Action string
+	// Branch is the branch the event is about, for branch filters; empty
+	// when the event is about no branch.
+	Branch  string
+	Payload any
+}
+
+const zeroSHA = "0000000000000000000000000000000000000000"
+
+// builder renders the payloads of one domain event.
+type builder struct {
+	s      Service
+	base   string
+	repo   *store.Repository
+	sender *store.User
+}
+
+func (b *builder) apiRepo(ctx context.Context) (*models.Repository, error) {
+	perm := access.Permission{}
+	if b.sender.ID > 0 {
+		var err error
+		perm, err = b.s.Access.Repo(ctx, &auth.Principal{User: b.sender}, b.repo)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return convert.Repo(b.s.Links(b.base), b.repo, perm, b.sender), nil
+}
+
+func (b *builder) apiSender() *models.User { return convert.User(b.base, b.sender, nil) }
+
+// payloads renders the hook events of e about repository r.
+func (s Service) payloads(ctx context.Context, e *store.Event, r *store.Repository) ([]hookEvent, error) {
+	b := &builder{s: s, base: rooturl.Normalize(s.Config.RootURL), repo: r, sender: convert.Ghost()}
+	if e.ActorID > 0 {
+		u, err := s.Store.Users().FindByID(ctx, e.ActorID)
+		if err == nil {
+			b.sender = u
+		} else if !isNotFound(err) {
+			return nil, err
+		}
+	}
+	kind := events.Kind(e.Kind)
+	switch kind {
+	case events.RefsChanged:
+		var p events.Refs
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			return nil, err
+		}
+		return b.refs(ctx, p)
+	case events.RepoCreated, events.RepoDeleted:
+		action := map[events.Kind]string{events.RepoCreated: "created", events.RepoDeleted: "deleted"}[kind]
+		repo, err := b.apiRepo(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p := &repositoryPayload{Action: action, Repository: repo, Sender: b.apiSender()}
+		if r.Owner.IsOrganization() {
+			p.Organization = convert.User(b.base, r.Owner, nil)
+		}
+		return []hookEvent{{Type: "repository", Action: action, Payload: p}}, nil
+	case events.IssueOpened, events.IssueEdited, events.IssueClosed, events.IssueReopened,
+		events.IssueLabelsChanged, events.IssueMilestoned, events.IssueAssigned:
+		var p events.Issue
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			return nil, err
+		}
+		return b.issue(ctx, kind, p)
+	case events.CommentCreated, events.CommentEdited, events.CommentDeleted:
+		var p events.Comment
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			return nil, err
+		}
+		return b.comment(ctx, kind, p)
+	case events.ReleasePublished, events.ReleaseEdited, events.ReleaseDeleted:
+		var p events.Named
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			return nil, err
+		}
+		return b.release(ctx, kind, p)
+	}
+	return nil, nil
+}
+
+func (b *builder) issue(ctx context.Context, kind events.Kind, p events.Issue) ([]hookEvent, error) {
+	is, err := b.s.Store.Issues().FindByID(ctx, p.ID)
+	if isNotFound(err) {
+		return nil, nil // deleted since; nothing left to describe
+	}
+	if err != nil {
+		return nil, err
+	}
+	if is.IsPull {
+		return nil, nil // pull request events come with pull requests
+	}
+	apiIssue, err := issue.Service{Deps: b.s.Deps}.RenderIssue(ctx, b.base, nil, b.repo, is)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := b.apiRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	eventType, action := "issues", ""
+	switch kind {
+	case events.IssueOpened:
+		action = "opened"
+	case events.IssueEdited:
+		action = "edited"
+	case events.IssueClosed:
+		action = "closed"
+	case events.IssueReopened:
+		action = "reopened"
+	case events.IssueLabelsChanged:
+		eventType, action = "issue_label", "label_updated"
+		if len(apiIssue.Labels) == 0 {
+			action = "label_cleared"
+		}
+	case events.IssueMilestoned:
+		eventType, action = "issue_milestone", "milestoned"
+		if is.MilestoneID == 0 {
+			action = "demilestoned"
+		}
+	case events.IssueAssigned:
+		eventType, action = "issue_assign", "assigned"
+		if len(apiIssue.Assignees) == 0 {
+			action = "unassigned"
+		}
+	}
+	return []hookEvent{{Type: eventType, Action: action, Payload: &issuePayload{
+		Action: action, Index: is.Index, Issue: apiIssue, Repository: repo, Sender: b.apiSender()}}}, nil
+}
+
+func (b *builder) comment(ctx context.Context, kind events.Kind, p events.Comment) ([]hookEvent, error) {
+	is, err := b.s.Store.Issues().FindByID(ctx, p.IssueID)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if is.IsPull {
+		return nil, nil
+	}
+	action := map[events.Kind]string{events.CommentCreated: "created", events.CommentEdited: "edited", events.CommentDeleted: "deleted"}[kind]
+	var apiComment *models.Comment
+	c, err := b.s.Store.Comments().FindByID(ctx, p.ID)
+	switch {
+	case err == nil:
+		poster, err := b.s.Store.Users().FindByID(ctx, c.PosterID)
+		if err != nil && !isNotFound(err) {
+			return nil, err
+		}
+		apiComment = convert.Comment(b.base, b.repo, is, c, poster, nil)
+	case isNotFound(err):
+		// Deleted: the id is all that is left.
+		apiComment = &models.Comment{ID: p.ID, IssueURL: convert.IssueHTMLURL(b.base, b.repo, is.Index), Attachments: []*models.Attachment{}}
+	default:
+		return nil, err
+	}
+	apiIssue, err := issue.Service{Deps: b.s.Deps}.RenderIssue(ctx, b.base, nil, b.repo, is)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := b.apiRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return []hookEvent{{Type: "issue_comment", Action: action, Payload: &issueCommentPayload{
+		Action: action, Issue: apiIssue, Comment: apiComment, Repository: repo, Sender: b.apiSender()}}}, nil
+}
+
+func (b *builder) release(ctx context.Context, kind events.Kind, p events.Named) ([]hookEvent, error) {
+	action := map[events.Kind]string{events.ReleasePublished: "published", events.ReleaseEdited: "updated", events.ReleaseDeleted: "deleted"}[kind]
+	var apiRelease *models.Release
+	rel, err := b.s.Store.Releases().FindByID(ctx, b.repo.ID, p.ID)
+	switch {
+	case err == nil:
+		if rel.IsDraft {
+			return nil, nil // drafts are announced when published
+		}
+		apiRelease = convert.Release(b.base, b.repo, rel)
+	case isNotFound(err) && kind == events.ReleaseDeleted:
+		apiRelease = &models.Release{ID: p.ID, TagName: p.Name, Attachments: []*models.Attachment{}}
+	case isNotFound(err):
+		return nil, nil
+	default:
+		return nil, err
+	}
+	repo, err := b.apiRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return []hookEvent{{Type: "release", Action: action, Payload: &releasePayload{
+		Action: action, Release: apiRelease, Repository: repo, Sender: b.apiSender()}}}, nil
+}
+
+// refs turns moved refs into create, delete and push events: a new
+// branch or tag is a create and a push, a removed one a delete, a moved
+// branch a push.
+func (b *builder) refs(ctx context.Context, p events.Refs) ([]hookEvent, error) {
+	repo, err := b.apiRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sender := b.apiSender()
+	var out []hookEvent
+	for _, ch := range p.Changes {
+		refType, short := "", ""
+		switch {
+		case strings.HasPrefix(ch.Name, "refs/heads/"):
+			refType, short = "branch", strings.TrimPrefix(ch.Name, "refs/heads/")
+		case strings.HasPrefix(ch.Name, "refs/tags/"):
+			refType, short = "tag", strings.TrimPrefix(ch.Name, "refs/tags/")
+		default:
+			continue
+		}
+		branch := ""
+		if refType == "branch" {
+			branch = short
+		}
+		created, deleted := isZero(ch.Old), isZero(ch.New)
+		if deleted {
+			out = append(out, hookEvent{Type: "delete", Branch: branch, Payload: &deletePayload{
+				Ref: short, RefType: refType, PusherType: "user", Repo: repo, Sender: sender}})
+			continue
+		}
+		if created {
+			out = append(out, hookEvent{Type: "create", Branch: branch, Payload: &createPayload{
+				Sha: ch.New, Ref: short, RefType: refType, Repo: repo, Sender: sender}})
+		}
+		push, err := b.push(ctx, ch, repo, sender)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hookEvent{Type: "push", Branch: branch, Payload: push})
+	}
+	return out, nil
+}
+
+func isZero(sha string) bool { return sha == "" || strings.Trim(sha, "0") == "" }
+
+// maxPushCommits is how many commits a push payload lists, newest first
+// (total_commits counts them all).
+const maxPushCommits = 20
+
+func (b *builder) push(ctx context.Context, ch events.RefChange, repo *models.Repository, sender *models.User) (*pushPayload, error) {
+	before := ch.Old
+	if isZero(before) {
+		before = zeroSHA
+	}
+	p := &pushPayload{Ref: ch.Name, Before: before, After: ch.New, Commits: []*models.PayloadCommit{},
+		Repo: repo, Pusher: sender, Sender: sender}
+	commits, total, err := b.commits(ctx, ch)
+	if err != nil {
+		return nil, err
+	}
+	p.Commits, p.TotalCommits = commits, total
+	if len(commits) > 0 {
+		p.HeadCommit = commits[0]
+		if !isZero(ch.Old) {
+			p.CompareURL = b.base + b.repo.FullName() + "/compare/" + ch.Old + "..." + ch.New
+		}
+	}
+	return p, nil
+}
+
+// commits lists the commits a ref change brought (those of a new ref not
+// on any other branch), with the files each added, removed and modified,
+// read with git itself.
+func (b *builder) commits(ctx context.Context, ch events.RefChange) ([]*models.PayloadCommit, int, error) {
+	dir, err := b.s.Git.Path(b.repo.Owner.Name, b.repo.Name)
+	if err != nil {
+		return nil, 0, err
+	}
+	revs := []string{ch.New}
+	if isZero(ch.Old) {
+		revs = append(revs, "--not", "--exclude="+ch.Name, "--branches")
+	} else {
+		revs = append(revs, "^"+ch.Old)
+	}
+	count, err := runGit(ctx, dir, append([]string{"rev-list", "--count"}, revs...)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var total int
+	fmt.Sscan(string(count), &total)
+	if total == 0 && strings.HasPrefix(ch.Name, "refs/tags/") {
+		return nil, 0, nil
+	}
+	args := append([]string{"log", "--no-renames", "--name-status", "-n", fmt.Sprint(maxPushCommits),
+		"--format=%x1e%H%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1f%cI%x1f%B%x1f"}, revs...)
+	if total == 0 {
+		// A branch made at a commit other branches have: the head alone.
+		args = []string{"log", "--no-renames", "--name-status", "-n", "1",
+			"--format=%x1e%H%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1f%cI%x1f%B%x1f", ch.New}
+	}
+	out, err := runGit(ctx, dir, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var list []*models.PayloadCommit
+	for _, rec := range strings.Split(string(out), "\x1e") {
+		f := strings.SplitN(rec, "\x1f", 8)
+		if len(f) < 8 {
+			continue
+		}
+		when, _ := time.Parse(time.RFC3339, f[5])
+		ts := strfmt.DateTime(when)
+		c := &models.PayloadCommit{
+			ID: f[0], Message: f[6], URL: b.base + b.repo.FullName() + "/commit/" + f[0],
+			Author:    &models.PayloadUser{Name: f[1], Email: strfmt.Email(f[2]), UserName: b.userNameOf(ctx, f[2])},
+			Committer: &models.PayloadUser{Name: f[3], Email: strfmt.Email(f[4]), UserName: b.userNameOf(ctx, f[4])},
+			Timestamp: &ts,
+			Added:     []string{}, Removed: []string{}, Modified: []string{},
+		}
+		for _, line := range strings.Split(f[7], "\n") {
+			status, path, ok := strings.Cut(strings.TrimSpace(line), "\t")
+			if !ok {
+				continue
+			}
+			switch status[:1] {
+			case "A":
+				c.Added = append(c.Added, path)
+			case "D":
+				c.Removed = append(c.Removed, path)
+			default:
+				c.Modified = append(c.Modified, path)
+			}
+		}
+		list = append(list, c)
+	}
+	if total == 0 {
+		total = len(list)
+	}
+	if err := b.verify(ctx, list); err != nil {
+		return nil, 0, err
+	}
+	return list, total, nil
+}
+
+// verify sets each commit's signature verdict, as the commits API gives
+// it, from one verification of the whole list.
+func (b *builder) verify(ctx context.Context, list []*models.PayloadCommit) error {
+	if len(list) == 0 {
+		return nil
+	}
+	g, err := b.s.OpenGit(b.repo)
+	if err != nil {
+		return err
+	}
+	commits := make([]*object.Commit, len(list))
+	for i, c := range list {
+		if commits[i], err = g.Commit(plumbing.NewHash(c.ID)); err != nil {
+			return err
+		}
+	}
+	verdicts, err := b.s.Verifier().Verify(ctx, commits)
+	if err != nil {
+		return err
+	}
+	for i, c := range list {
+		c.Verification = convert.Verification(b.base, verdicts[i], b.sender)
+	}
+	return nil
+}
+
+// userNameOf is the login of the account with email, "" when none.
+func (b *builder) userNameOf(ctx context.Context, email string) string {
+	e, err := b.s.Store.Emails().FindByEmail(ctx, email)
+	if err != nil {
+		return ""
+	}
+	u, err := b.s.Store.Users().FindByID(ctx, e.UserID)
+	if err != nil {
+		return ""
+	}
+	return u.Name
+}
+
+func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", dir}, args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, errors.Join(err, fmt.Errorf("git %s: %s", args[0], strings.TrimSpace(stderr.String())))
+	}
+	return stdout.Bytes(), nil
+}

@@ -1,0 +1,247 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"repohost/store"
+)
+
+type hookStore struct{ d *DB }
+
+// outboxPositionName names the webhook consumer's row in
+// hook_outbox_positions (one row per consumer of the outbox).
+const outboxPositionName = "webhooks"
+
+func (s hookStore) Create(ctx context.Context, h *store.Hook) error {
+	return translate(s.d.conn(ctx).Create(h).Error, "create hook")
+}
+
+func (s hookStore) CreateMany(ctx context.Context, hs []*store.Hook) error {
+	if len(hs) == 0 {
+		return nil
+	}
+	return translate(s.d.conn(ctx).Create(hs).Error, "create hooks")
+}
+
+func (s hookStore) Update(ctx context.Context, h *store.Hook) error {
+	return affected(s.d.conn(ctx).Select("*").Omit("id", "created_at").Updates(h), "update hook")
+}
+
+func (s hookStore) Find(ctx context.Context, id int64) (*store.Hook, error) {
+	var h store.Hook
+	if err := s.d.conn(ctx).Where("id = ?", id).Take(&h).Error; err != nil {
+		return nil, translate(err, "find hook")
+	}
+	return &h, nil
+}
+
+func (s hookStore) Delete(ctx context.Context, id int64) error {
+	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		if err := affected(s.d.conn(ctx).Where("id = ?", id).Delete(&store.Hook{}), "delete hook"); err != nil {
+			return err
+		}
+		return translate(s.d.conn(ctx).Where("hook_id = ?", id).Delete(&store.HookDelivery{}).Error, "delete hook deliveries")
+	})
+}
+
+func (s hookStore) DeleteByRepo(ctx context.Context, repoID int64) error {
+	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		db := s.d.conn(ctx)
+		err := db.Where("hook_id IN (?)", db.Model(&store.Hook{}).Select("id").Where("repo_id = ?", repoID)).
+			Delete(&store.HookDelivery{}).Error
+		if err != nil {
+			return translate(err, "delete repository hook deliveries")
+		}
+		return translate(s.d.conn(ctx).Where("repo_id = ?", repoID).Delete(&store.Hook{}).Error, "delete repository hooks")
+	})
+}
+
+func (s hookStore) DeleteByOwner(ctx context.Context, ownerID int64) error {
+	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		db := s.d.conn(ctx)
+		err := db.Where("hook_id IN (?)", db.Model(&store.Hook{}).Select("id").Where("owner_id = ? AND repo_id = 0", ownerID)).
+			Delete(&store.HookDelivery{}).Error
+		if err != nil {
+			return translate(err, "delete owner hook deliveries")
+		}
+		return translate(s.d.conn(ctx).Where("owner_id = ? AND repo_id = 0", ownerID).Delete(&store.Hook{}).Error, "delete owner hooks")
+	})
+}
+
+func (s hookStore) List(ctx context.Context, f store.HookFilter, p store.Page) ([]*store.Hook, int64, error) {
+	db := s.d.conn(ctx).Model(&store.Hook{})
+	switch {
+	case f.RepoID != 0:
+		db = db.Where("repo_id = ?", f.RepoID)
+	case f.OwnerID != 0:
+		db = db.Where("owner_id = ? AND repo_id = 0", f.OwnerID)
+	default:
+		db = db.Where("owner_id = 0 AND repo_id = 0")
+		if f.System != nil {
+			db = db.Where("is_system = ?", *f.System)
+		}
+	}
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count hooks")
+	}
+	out, err := readPage[store.Hook](db, listOrder{{expr: "webhooks.id"}}, p, total)
+	return out, total, translate(err, "list hooks")
+}
+
+func (s hookStore) ForRepo(ctx context.Context, repoID, ownerID int64) ([]*store.Hook, error) {
+	var out []*store.Hook
+	// Three index lookups instead of one OR that neither database serves
+	// from an index.
+	err := s.d.conn(ctx).Raw(`SELECT * FROM webhooks WHERE repo_id = ? AND active
+		UNION ALL SELECT * FROM webhooks WHERE owner_id = ? AND repo_id = 0 AND active
+		UNION ALL SELECT * FROM webhooks WHERE owner_id = 0 AND repo_id = 0 AND is_system AND active
+		ORDER BY id`, repoID, ownerID).Scan(&out).Error
+	return out, translate(err, "hooks of repository")
+}
+
+func (s hookStore) Defaults(ctx context.Context) ([]*store.Hook, error) {
+	var out []*store.Hook
+	err := s.d.conn(ctx).Where("owner_id = 0 AND repo_id = 0 AND is_system = ?", false).Order("id").Find(&out).Error
+	return out, translate(err, "default hooks")
+}
+
+func (s hookStore) MarkEvent(ctx context.Context, eventID int64) (bool, error) {
+	res := s.d.conn(ctx).Exec(`INSERT INTO hook_event_marks (event_id) VALUES (?) ON CONFLICT DO NOTHING`, eventID)
+	if res.Error != nil {
+		return false, translate(res.Error, "mark event")
+	}
+	return res.RowsAffected == 1, nil
+}
+
+func (s hookStore) PendingEvents(ctx context.Context, afterID int64, limit int) ([]*store.Event, map[int64]bool, error) {
+	type row struct {
+		store.Event
+		Marked bool
+	}
+	var rows []row
+	err := s.d.conn(ctx).Raw(`SELECT e.*, m.event_id IS NOT NULL AS marked FROM events e
+		LEFT JOIN hook_event_marks m ON m.event_id = e.id
+		WHERE e.id > ? ORDER BY e.id LIMIT ?`, afterID, limit).Scan(&rows).Error
+	if err != nil {
+		return nil, nil, translate(err, "pending events")
+	}
+	out := make([]*store.Event, 0, len(rows))
+	marked := make(map[int64]bool, len(rows))
+	for i := range rows {
+		e := rows[i].Event
+		out = append(out, &e)
+		marked[e.ID] = rows[i].Marked
+	}
+	return out, marked, nil
+}
+
+func (s hookStore) Position(ctx context.Context) (int64, error) {
+	var ids []int64
+	err := s.d.conn(ctx).Table("hook_outbox_positions").Where("name = ?", outboxPositionName).Pluck("event_id", &ids).Error
+	if err != nil || len(ids) == 0 {
+		return 0, translate(err, "outbox position")
+	}
+	return ids[0], nil
+}
+
+func (s hookStore) SetPosition(ctx context.Context, id int64) error {
+	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		db := s.d.conn(ctx)
+		err := db.Exec(`INSERT INTO hook_outbox_positions (name, event_id) VALUES (?, ?)
+			ON CONFLICT (name) DO UPDATE SET event_id = excluded.event_id
+			WHERE hook_outbox_positions.event_id < excluded.event_id`, outboxPositionName, id).Error
+		if err != nil {
+			return translate(err, "set outbox position")
+		}
+		return translate(db.Exec(`DELETE FROM hook_event_marks WHERE event_id <= ?`, id).Error, "forget event marks")
+	})
+}
+
+func (s hookStore) Enqueue(ctx context.Context, ds []*store.HookDelivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	return translate(s.d.conn(ctx).CreateInBatches(ds, 200).Error, "enqueue deliveries")
+}
+
+func (s hookStore) Claim(ctx context.Context, now, leaseUntil int64, n int) ([]*store.HookDelivery, error) {
+	// One statement claims the rows: on PostgreSQL the rows another
+	// worker has locked are skipped, so several processes share the
+	// queue without waiting on each other; SQLite runs one writer at a
+	// time, so the UPDATE alone makes the claim exclusive.
+	lock := ""
+	if s.d.usesPostgres() {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	var out []*store.HookDelivery
+	err := s.d.conn(ctx).Raw(`UPDATE hook_deliveries SET next_attempt_at = ?, attempts = attempts + 1
+		WHERE id IN (SELECT id FROM hook_deliveries WHERE state = ? AND next_attempt_at <= ?
+			ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
+		RETURNING *`, leaseUntil, store.DeliveryPending, now, n).Scan(&out).Error
+	return out, translate(err, "claim deliveries")
+}
+
+func (s hookStore) Finish(ctx context.Context, d *store.HookDelivery) error {
+	return translate(s.d.conn(ctx).Model(&store.HookDelivery{}).Where("id = ?", d.ID).Updates(map[string]any{
+		"state": d.State, "next_attempt_at": d.NextAttemptAt, "request_url": d.RequestURL,
+		"request_method": d.RequestMethod, "request_headers": d.RequestHeaders, "response_status": d.ResponseStatus,
+		"response_headers": d.ResponseHeaders, "response_body": d.ResponseBody, "duration_micros": d.DurationMicros,
+		"error": d.Error, "delivered_at": d.DeliveredAt,
+	}).Error, "finish delivery")
+}
+
+func (s hookStore) Release(ctx context.Context, ids []int64, now int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return translate(s.d.conn(ctx).Model(&store.HookDelivery{}).Where("id IN ? AND state = ?", ids, store.DeliveryPending).
+		Updates(map[string]any{"next_attempt_at": now, "attempts": gorm.Expr("attempts - 1")}).Error, "release deliveries")
+}
+
+func (s hookStore) ListDeliveries(ctx context.Context, hookID int64, p store.Page) ([]*store.HookDelivery, int64, error) {
+	db := s.d.conn(ctx).Model(&store.HookDelivery{}).Where("hook_id = ?", hookID)
+	var total int64
+	if err := db.Count(&total).Error; err != nil {
+		return nil, 0, translate(err, "count deliveries")
+	}
+	out, err := readPage[store.HookDelivery](db.Omit("payload", "request_headers", "response_headers", "response_body"),
+		listOrder{{expr: "hook_deliveries.id", desc: true}}, p, total)
+	return out, total, translate(err, "list deliveries")
+}
+
+func (s hookStore) FindDelivery(ctx context.Context, hookID, id int64) (*store.HookDelivery, error) {
+	var d store.HookDelivery
+	if err := s.d.conn(ctx).Where("id = ? AND hook_id = ?", id, hookID).Take(&d).Error; err != nil {
+		return nil, translate(err, "find delivery")
+	}
+	return &d, nil
+}
+
+func (s hookStore) PruneDeliveries(ctx context.Context, t time.Time) (int64, error) {
+	res := s.d.conn(ctx).Where("delivered_at < ? AND state <> ?", t, store.DeliveryPending).Delete(&store.HookDelivery{})
+	return res.RowsAffected, translate(res.Error, "prune deliveries")
+}
+
+func (s hookStore) CountDeliveries(ctx context.Context) (store.DeliveryCounts, error) {
+	var rows []struct {
+		State int
+		N     int64
+	}
+	err := s.d.conn(ctx).Model(&store.HookDelivery{}).Select("state, COUNT(*) AS n").Group("state").Scan(&rows).Error
+	var c store.DeliveryCounts
+	for _, r := range rows {
+		switch r.State {
+		case store.DeliveryPending:
+			c.Pending = r.N
+		case store.DeliveryDelivered:
+			c.Delivered = r.N
+		case store.DeliveryFailed:
+			c.Failed = r.N
+		}
+	}
+	return c, translate(err, "count deliveries")
+}
