@@ -109,7 +109,8 @@ type HookStore interface {
 	DeleteByOwner(ctx context.Context, ownerID int64) error
 	List(ctx context.Context, f HookFilter, p Page) ([]*Hook, int64, error)
 	// ForRepo returns the active hooks an event of a repository reaches:
-	// its own, its owner's and the system hooks.
+	// its own, its owner's and the system hooks. With repoID 0 (an event
+	// of an owner, such as a package's) the owner's and the system hooks.
 	ForRepo(ctx context.Context, repoID, ownerID int64) ([]*Hook, error)
 	// Defaults returns the default hooks, to copy into a new repository.
 	Defaults(ctx context.Context) ([]*Hook, error)

@@ -193,13 +193,21 @@ type Member struct {
 	User Named `json:"user"`
 }
 
-// Package describes a package version event.
+// Package describes a package version event. It carries all a
+// description of the version needs, since after a deletion commits the
+// rows are gone.
 type Package struct {
-	ID      int64  `json:"id"` // the version's
-	Owner   Named  `json:"owner"`
-	Type    string `json:"type"`
-	Name    string `json:"name"`
-	Version string `json:"version"`
+	ID        int64  `json:"id"` // the version's
+	PackageID int64  `json:"package_id"`
+	Owner     Named  `json:"owner"`
+	Type      string `json:"type"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	// RepoID is the repository the package is linked to, 0 when none
+	// (also the event's repository).
+	RepoID    int64     `json:"repo_id,omitempty"`
+	CreatorID int64     `json:"creator_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // ActorID is the id an event records for doer: 0 when nobody in

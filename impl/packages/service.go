@@ -323,15 +323,18 @@ func duplicate(err error, format string, args ...any) error {
 	return err
 }
 
+// emit announces a change of version v (its package and owner loaded); a
+// package linked to a repository makes it an event of that repository.
 func (s Service) emit(ctx context.Context, kind events.Kind, doer *store.User, v *store.PackageVersion) error {
-	payload := events.Package{ID: v.ID, Type: v.Type, Version: v.Version}
+	payload := events.Package{ID: v.ID, PackageID: v.PackageID, Type: v.Type, Version: v.Version,
+		CreatorID: v.CreatorID, CreatedAt: v.CreatedAt.UTC()}
 	if v.Owner != nil {
 		payload.Owner = events.Named{ID: v.Owner.ID, Name: v.Owner.Name}
 	}
 	if v.Package != nil {
-		payload.Name = v.Package.Name
+		payload.Name, payload.RepoID = v.Package.Name, v.Package.RepoID
 	}
-	return s.Events.Emit(ctx, kind, 0, events.ActorID(doer), payload)
+	return s.Events.Emit(ctx, kind, payload.RepoID, events.ActorID(doer), payload)
 }
 
 // DeleteFile removes one file of a version, and the version with its last

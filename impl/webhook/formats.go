@@ -147,6 +147,13 @@ func summarize(d *store.HookDelivery, p map[string]any) message {
 		m.Text = str(p, "release", "body")
 	case "repository":
 		m.Title = fmt.Sprintf("[%s] Repository %s", repoName, d.Action)
+	case "package":
+		// A package event names no repository: the package and its
+		// owner say where it happened.
+		m.Title = fmt.Sprintf("[%s] Package %s: %s %s %s", str(p, "package", "owner", "login"), d.Action,
+			str(p, "package", "type"), str(p, "package", "name"), str(p, "package", "version"))
+		m.URL = str(p, "package", "html_url")
+		m.RepoURL = str(p, "package", "repository", "html_url")
 	default:
 		if strings.HasPrefix(d.EventType, "issue") {
 			m.Title = fmt.Sprintf("[%s] Issue %s: #%s %s", repoName, strings.ReplaceAll(d.Action, "_", " "), str(p, "issue", "number"), str(p, "issue", "title"))

@@ -102,6 +102,16 @@ type repositoryPayload struct {
 	Sender       *models.User       `json:"sender"`
 }
 
+// packagePayload is the reference's: its repository stays null even for
+// a linked package (the package's own repository field names it).
+type packagePayload struct {
+	Action       string               `json:"action"`
+	Repository   *models.Repository   `json:"repository"`
+	Package      *models.Package      `json:"package"`
+	Organization *models.Organization `json:"organization"`
+	Sender       *models.User         `json:"sender"`
+}
+
 // hookEvent is one event type a domain event turns into.
 type hookEvent struct {
 	Type   string // X-Gitea-Event-Type
@@ -122,22 +132,10 @@ type builder struct {
 	sender *store.User
 }
 
-func (b *builder) apiRepo(ctx context.Context) (*models.Repository, error) {
-	perm := access.Permission{}
-	if b.sender.ID > 0 {
-		var err error
-		perm, err = b.s.Access.Repo(ctx, &auth.Principal{User: b.sender}, b.repo)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return convert.Repo(b.s.Links(b.base), b.repo, perm, b.sender), nil
-}
-
-func (b *builder) apiSender() *models.User { return convert.User(b.base, b.sender, nil) }
-
-// payloads renders the hook events of e about repository r.
-func (s Service) payloads(ctx context.Context, e *store.Event, r *store.Repository) ([]hookEvent, error) {
+// newBuilder is the builder of e's payloads about repository r (nil when
+// the event is about none), sent by e's actor (the ghost when nobody in
+// particular acted or the account is gone).
+func (s Service) newBuilder(ctx context.Context, e *store.Event, r *store.Repository) (*builder, error) {
 	b := &builder{s: s, base: rooturl.Normalize(s.Config.RootURL), repo: r, sender: convert.Ghost()}
 	if e.ActorID > 0 {
 		u, err := s.Store.Users().FindByID(ctx, e.ActorID)
@@ -146,6 +144,33 @@ func (s Service) payloads(ctx context.Context, e *store.Event, r *store.Reposito
 		} else if !isNotFound(err) {
 			return nil, err
 		}
+	}
+	return b, nil
+}
+
+// senderPerm is the sender's permission on the builder's repository.
+func (b *builder) senderPerm(ctx context.Context) (access.Permission, error) {
+	if b.sender.ID <= 0 {
+		return access.Permission{}, nil
+	}
+	return b.s.Access.Repo(ctx, &auth.Principal{User: b.sender}, b.repo)
+}
+
+func (b *builder) apiRepo(ctx context.Context) (*models.Repository, error) {
+	perm, err := b.senderPerm(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return convert.Repo(b.s.Links(b.base), b.repo, perm, b.sender), nil
+}
+
+func (b *builder) apiSender() *models.User { return convert.User(b.base, b.sender, nil) }
+
+// payloads renders the hook events of e about repository r.
+func (s Service) payloads(ctx context.Context, e *store.Event, r *store.Repository) ([]hookEvent, error) {
+	b, err := s.newBuilder(ctx, e, r)
+	if err != nil {
+		return nil, err
 	}
 	kind := events.Kind(e.Kind)
 	switch kind {
@@ -493,4 +518,65 @@ func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
 		return nil, errors.Join(err, fmt.Errorf("git %s: %s", args[0], strings.TrimSpace(stderr.String())))
 	}
 	return stdout.Bytes(), nil
+}
+
+// packageEvent is what a package event reaches, as the reference sends
+// it: the hooks of the package's owner, of the repository it is linked to
+// and the system hooks, and the payload, rendered from the event alone
+// (a deleted version's rows are gone, and a created one may be by now).
+func (s Service) packageEvent(ctx context.Context, e *store.Event) ([]*store.Hook, []hookEvent, error) {
+	var p events.Package
+	if err := json.Unmarshal(e.Payload, &p); err != nil {
+		return nil, nil, err
+	}
+	owner, err := s.Store.Users().FindByID(ctx, p.Owner.ID)
+	if isNotFound(err) {
+		return nil, nil, nil // the owner's hooks went with it
+	} else if err != nil {
+		return nil, nil, err
+	}
+	var repo *store.Repository
+	if p.RepoID != 0 {
+		repo, err = s.Store.Repos().FindByID(ctx, p.RepoID)
+		if isNotFound(err) {
+			repo = nil
+		} else if err != nil {
+			return nil, nil, err
+		}
+	}
+	repoID := int64(0)
+	if repo != nil {
+		repoID = repo.ID
+	}
+	hooks, err := s.Store.Hooks().ForRepo(ctx, repoID, owner.ID)
+	if err != nil || len(hooks) == 0 {
+		return nil, nil, err
+	}
+	b, err := s.newBuilder(ctx, e, repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	creator, err := s.Store.Users().FindByID(ctx, p.CreatorID)
+	if isNotFound(err) {
+		creator = nil // rendered as the ghost
+	} else if err != nil {
+		return nil, nil, err
+	}
+	var perm access.Permission
+	if repo != nil {
+		if perm, err = b.senderPerm(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	// Lower-cased as the store keys names and versions.
+	v := &store.PackageVersion{ID: p.ID, PackageID: p.PackageID, OwnerID: owner.ID, Type: p.Type, CreatorID: p.CreatorID,
+		Version: p.Version, LowerVersion: strings.ToLower(p.Version), CreatedAt: p.CreatedAt,
+		Package: &store.Package{ID: p.PackageID, OwnerID: owner.ID, RepoID: p.RepoID, Type: p.Type, Name: p.Name, LowerName: strings.ToLower(p.Name)},
+		Owner:   owner, Creator: creator, Repo: repo}
+	action := map[events.Kind]string{events.PackageCreated: "created", events.PackageDeleted: "deleted"}[events.Kind(e.Kind)]
+	payload := &packagePayload{Action: action, Package: convert.Package(s.Links(b.base), v, perm, b.sender), Sender: b.apiSender()}
+	if owner.IsOrganization() {
+		payload.Organization = convert.Org(b.base, owner)
+	}
+	return hooks, []hookEvent{{Type: "package", Action: action, Payload: payload}}, nil
 }

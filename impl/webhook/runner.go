@@ -58,6 +58,7 @@ var relevant = []events.Kind{
 	events.CommentCreated, events.CommentEdited, events.CommentDeleted,
 	events.ReleasePublished, events.ReleaseEdited, events.ReleaseDeleted,
 	events.UserDeleted, events.OrgDeleted,
+	events.PackageCreated, events.PackageDeleted,
 }
 
 // sweepPage is how many outbox events a sweep reads at a time.
@@ -278,30 +279,13 @@ func (s Service) enqueueEvent(ctx context.Context, ev *store.Event) (int, error)
 			return st.DeleteByOwner(ctx, p.ID)
 		})
 	}
-	repo, err := s.eventRepo(ctx, ev)
+	hooks, built, err := s.reach(ctx, ev)
 	if err != nil {
 		return 0, err
 	}
-	var hooks []*store.Hook
-	if repo != nil {
-		if hooks, err = st.ForRepo(ctx, repo.ID, repo.OwnerID); err != nil {
-			return 0, err
-		}
-	}
-	if kind == events.RepoDeleted {
-		// The repository's own hooks went with it.
-		hooks = slices.DeleteFunc(hooks, func(h *store.Hook) bool { return h.RepoID != 0 })
-	}
-	var deliveries []*store.HookDelivery
-	if len(hooks) > 0 && repo != nil {
-		built, err := s.payloads(ctx, ev, repo)
-		if err != nil {
-			return 0, err
-		}
-		deliveries, err = s.deliveriesFor(ev, hooks, built)
-		if err != nil {
-			return 0, err
-		}
+	deliveries, err := s.deliveriesFor(ev, hooks, built)
+	if err != nil {
+		return 0, err
 	}
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		first, err := st.MarkEvent(ctx, ev.ID)
@@ -317,6 +301,34 @@ func (s Service) enqueueEvent(ctx context.Context, ev *store.Event) (int, error)
 		return st.Enqueue(ctx, deliveries)
 	})
 	return len(deliveries), err
+}
+
+// reach is the hooks ev may reach and the hook events it turns into
+// (rendered only when some hook may hear them).
+func (s Service) reach(ctx context.Context, ev *store.Event) ([]*store.Hook, []hookEvent, error) {
+	kind := events.Kind(ev.Kind)
+	if kind == events.PackageCreated || kind == events.PackageDeleted {
+		// A package belongs to an owner first, to a repository only
+		// when linked to one.
+		return s.packageEvent(ctx, ev)
+	}
+	repo, err := s.eventRepo(ctx, ev)
+	if err != nil || repo == nil {
+		return nil, nil, err
+	}
+	hooks, err := s.Store.Hooks().ForRepo(ctx, repo.ID, repo.OwnerID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if kind == events.RepoDeleted {
+		// The repository's own hooks went with it.
+		hooks = slices.DeleteFunc(hooks, func(h *store.Hook) bool { return h.RepoID != 0 })
+	}
+	if len(hooks) == 0 {
+		return nil, nil, nil
+	}
+	built, err := s.payloads(ctx, ev, repo)
+	return hooks, built, err
 }
 
 // eventRepo loads the repository ev is about, nil when it is about none;

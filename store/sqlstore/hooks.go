@@ -96,7 +96,9 @@ func (s hookStore) ForRepo(ctx context.Context, repoID, ownerID int64) ([]*store
 	var out []*store.Hook
 	// Three index lookups instead of one OR that neither database serves
 	// from an index.
-	err := s.d.conn(ctx).Raw(`SELECT * FROM webhooks WHERE repo_id = ? AND active
+	// repo_id <> 0: an event of no repository (repoID 0) must not reach
+	// every owner's and default hook, which have repo_id 0.
+	err := s.d.conn(ctx).Raw(`SELECT * FROM webhooks WHERE repo_id = ? AND repo_id <> 0 AND active
 		UNION ALL SELECT * FROM webhooks WHERE owner_id = ? AND repo_id = 0 AND active
 		UNION ALL SELECT * FROM webhooks WHERE owner_id = 0 AND repo_id = 0 AND is_system AND active
 		ORDER BY id`, repoID, ownerID).Scan(&out).Error
