@@ -15,6 +15,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 
+	"repohost/impl/actions"
 	"repohost/impl/admin"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
@@ -54,16 +55,18 @@ type repositoryAPI struct {
 	contentsHandlers
 	releaseHandlers
 	deployKeyHandlers
+	actionsRepoHandlers
 }
 
 // Embedded fields are named after their type; these names keep the four
 // Handlers apart.
 type (
-	repoHandlers      = repo.Handlers
-	branchHandlers    = branch.Handlers
-	contentsHandlers  = contents.Handlers
-	releaseHandlers   = release.Handlers
-	deployKeyHandlers = keys.RepoHandlers
+	repoHandlers        = repo.Handlers
+	branchHandlers      = branch.Handlers
+	contentsHandlers    = contents.Handlers
+	releaseHandlers     = release.Handlers
+	deployKeyHandlers   = keys.RepoHandlers
+	actionsRepoHandlers = actions.RepoHandlers
 )
 
 // userAPI is the generated "user" tag: accounts in impl/user, keys in
@@ -71,16 +74,30 @@ type (
 type userAPI struct {
 	userHandlers
 	keyHandlers
+	actionsUserHandlers
 }
 
 type (
-	userHandlers = user.Handlers
-	keyHandlers  = keys.UserHandlers
+	userHandlers        = user.Handlers
+	keyHandlers         = keys.UserHandlers
+	actionsUserHandlers = actions.UserHandlers
+)
+
+// orgAPI is the generated "organization" tag: organizations in impl/org,
+// their runners, runs and jobs in impl/actions.
+type orgAPI struct {
+	orgHandlers
+	actionsOrgHandlers
+}
+
+type (
+	orgHandlers        = org.Handlers
+	actionsOrgHandlers = actions.OrgHandlers
 )
 
 func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d},
-		keys.RepoHandlers{Deps: d, Keys: s.Keys}}
+		keys.RepoHandlers{Deps: d, Keys: s.Keys}, actions.RepoHandlers{Deps: d, Actions: s.Actions}}
 }
 
 // Config hands every API area its implementation. Because the generated
@@ -89,14 +106,14 @@ func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 func Config(d *app.Deps) restapi.Config {
 	s := NewServices(d)
 	return restapi.Config{
-		AdminAPI:             admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs},
+		AdminAPI:             admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs, Actions: s.Actions},
 		IssueAPI:             issue.Handlers{Deps: d},
 		MiscellaneousAPI:     misc.Handlers{Deps: d, Users: s.Users},
-		OrganizationAPI:      org.Handlers{Deps: d, Orgs: s.Orgs},
+		OrganizationAPI:      orgAPI{org.Handlers{Deps: d, Orgs: s.Orgs}, actions.OrgHandlers{Deps: d, Actions: s.Actions}},
 		PackageOperationsAPI: packages.Handlers{Deps: d, Packages: s.Packages},
 		RepositoryAPI:        newRepositoryAPI(d, s),
 		SettingsAPI:          misc.Handlers{Deps: d, Users: s.Users},
-		UserAPI:              userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}},
+		UserAPI:              userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}, actions.UserHandlers{Deps: d, Actions: s.Actions}},
 		JSONConsumer:         jsonConsumer(d.Config.MaxBodyBytes),
 		InnerMiddleware:      labelRoute,
 		Logger:               func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
@@ -156,6 +173,12 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	mux.HandleFunc("GET /avatars/{hash}", avatar.Serve)
 	// The package registries, outside the API as the reference serves them.
 	packages.Handlers{Deps: d, Packages: packages.Service{Deps: d}}.Mount(mux, authn.Middleware)
+	// The runner protocol, outside the API as the reference serves it;
+	// runners authenticate with their own tokens. The same server turns
+	// committed pushes into workflow runs.
+	acts := actions.Service{Deps: d}
+	mux.Handle("/api/actions/", http.StripPrefix("/api/actions", actions.Protocol{Service: acts}.Handler()))
+	d.Events.Subscribe(acts.Consumer())
 	// Routes under /{owner}/{repo}/ go on a second mux: on this one they
 	// would overlap /api/v1/ (an owner named "api"), which ServeMux refuses.
 	web := http.NewServeMux()

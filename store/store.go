@@ -59,5 +59,6 @@ type Store interface {
 	Cron() CronStore
 	Notices() NoticeStore
 	Packages() PackageStore
+	Actions() ActionsStore
 	Close() error
 }

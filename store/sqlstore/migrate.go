@@ -29,6 +29,7 @@ var migrations = []migration{
 	{8, "SSH keys, deploy keys and GPG keys", migrateV8},
 	{10, "packages: packages, versions, files, blobs, tags", migrateV10},
 	{11, "cron task state and leases, system notices", migrateV11},
+	{13, "actions: runners, registration tokens, runs, jobs, tasks, steps, logs", migrateV13},
 }
 
 type schemaMigration struct {

@@ -99,11 +99,36 @@ func WithAcceptApplicationOctetStream(r *runtime.ClientOperation) {
 	r.ProducesMediaTypes = []string{"application/octet-stream"}
 }
 
+// WithAcceptTextPlain sets the Accept header to "text/plain".
+func WithAcceptTextPlain(r *runtime.ClientOperation) {
+	r.ProducesMediaTypes = []string{"text/plain"}
+}
+
 // ClientService is the interface for Client methods
 type ClientService interface {
+	GetWorkflowRun(params *GetWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowRunOK, error)
+
 	CreateCurrentUserRepo(params *CreateCurrentUserRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*CreateCurrentUserRepoCreated, error)
 
+	DeleteActionRun(params *DeleteActionRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteActionRunNoContent, error)
+
+	DeleteRepoRunner(params *DeleteRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteRepoRunnerNoContent, error)
+
+	DownloadActionsRunJobLogs(params *DownloadActionsRunJobLogsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DownloadActionsRunJobLogsOK, error)
+
 	GenerateRepo(params *GenerateRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GenerateRepoCreated, error)
+
+	GetRepoRunner(params *GetRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnerOK, error)
+
+	GetRepoRunners(params *GetRepoRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnersOK, error)
+
+	GetWorkflowJob(params *GetWorkflowJobParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowJobOK, error)
+
+	GetWorkflowRuns(params *GetWorkflowRunsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowRunsOK, error)
+
+	ListWorkflowJobs(params *ListWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListWorkflowJobsOK, error)
+
+	ListWorkflowRunJobs(params *ListWorkflowRunJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListWorkflowRunJobsOK, error)
 
 	RepoAddTopic(params *RepoAddTopicParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoAddTopicNoContent, error)
 
@@ -118,6 +143,8 @@ type ClientService interface {
 	RepoCreateRelease(params *RepoCreateReleaseParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateReleaseCreated, error)
 
 	RepoCreateReleaseAttachment(params *RepoCreateReleaseAttachmentParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateReleaseAttachmentCreated, error)
+
+	RepoCreateRunnerRegistrationToken(params *RepoCreateRunnerRegistrationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateRunnerRegistrationTokenOK, error)
 
 	RepoCreateTag(params *RepoCreateTagParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateTagCreated, error)
 
@@ -205,9 +232,55 @@ type ClientService interface {
 
 	TopicSearch(params *TopicSearchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*TopicSearchOK, error)
 
+	UpdateRepoRunner(params *UpdateRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoRunnerOK, error)
+
 	UserTrackedTimes(params *UserTrackedTimesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserTrackedTimesOK, error)
 
 	SetTransport(transport runtime.ClientTransport)
+}
+
+/*
+GetWorkflowRun gets one workflow run
+*/
+func (a *Client) GetWorkflowRun(params *GetWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowRunOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetWorkflowRunParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "GetWorkflowRun",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetWorkflowRunReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetWorkflowRunOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for GetWorkflowRun: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
 }
 
 /*
@@ -255,6 +328,138 @@ func (a *Client) CreateCurrentUserRepo(params *CreateCurrentUserRepoParams, auth
 }
 
 /*
+DeleteActionRun deletes a finished workflow run with its jobs and logs
+*/
+func (a *Client) DeleteActionRun(params *DeleteActionRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteActionRunNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteActionRunParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteActionRun",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteActionRunReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteActionRunNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteActionRun: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+DeleteRepoRunner removes a runner registered for a repository its owner only
+*/
+func (a *Client) DeleteRepoRunner(params *DeleteRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteRepoRunnerNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteRepoRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteRepoRunner",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteRepoRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteRepoRunnerNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteRepoRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+DownloadActionsRunJobLogs downloads a job s log one line per row its runner sent each prefixed with its time
+*/
+func (a *Client) DownloadActionsRunJobLogs(params *DownloadActionsRunJobLogsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DownloadActionsRunJobLogsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDownloadActionsRunJobLogsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "downloadActionsRunJobLogs",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/jobs/{job_id}/logs",
+		ProducesMediaTypes: []string{"text/plain"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DownloadActionsRunJobLogsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DownloadActionsRunJobLogsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for downloadActionsRunJobLogs: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 GenerateRepo creates a repository from a template
 */
 func (a *Client) GenerateRepo(params *GenerateRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GenerateRepoCreated, error) {
@@ -295,6 +500,270 @@ func (a *Client) GenerateRepo(params *GenerateRepoParams, authInfo runtime.Clien
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for generateRepo: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetRepoRunner gets one runner registered for a repository its owner only
+*/
+func (a *Client) GetRepoRunner(params *GetRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnerOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetRepoRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getRepoRunner",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetRepoRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetRepoRunnerOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getRepoRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetRepoRunners lists the runners for a repository its owner only may use with runners total count
+*/
+func (a *Client) GetRepoRunners(params *GetRepoRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnersOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetRepoRunnersParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getRepoRunners",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runners",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetRepoRunnersReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetRepoRunnersOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getRepoRunners: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetWorkflowJob gets one workflow job
+*/
+func (a *Client) GetWorkflowJob(params *GetWorkflowJobParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowJobOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetWorkflowJobParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getWorkflowJob",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/jobs/{job_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetWorkflowJobReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetWorkflowJobOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getWorkflowJob: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetWorkflowRuns lists the workflow runs of a repository newest first
+*/
+func (a *Client) GetWorkflowRuns(params *GetWorkflowRunsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowRunsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetWorkflowRunsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getWorkflowRuns",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetWorkflowRunsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetWorkflowRunsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getWorkflowRuns: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+ListWorkflowJobs lists the workflow jobs of a repository
+*/
+func (a *Client) ListWorkflowJobs(params *ListWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListWorkflowJobsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewListWorkflowJobsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "listWorkflowJobs",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/jobs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ListWorkflowJobsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*ListWorkflowJobsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for listWorkflowJobs: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+ListWorkflowRunJobs lists the jobs of one workflow run
+*/
+func (a *Client) ListWorkflowRunJobs(params *ListWorkflowRunJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListWorkflowRunJobsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewListWorkflowRunJobsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "listWorkflowRunJobs",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}/jobs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ListWorkflowRunJobsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*ListWorkflowRunJobsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for listWorkflowRunJobs: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -605,6 +1074,50 @@ func (a *Client) RepoCreateReleaseAttachment(params *RepoCreateReleaseAttachment
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for repoCreateReleaseAttachment: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+RepoCreateRunnerRegistrationToken gets the token that registers a runner for a repository its owner only the same one until it is replaced
+*/
+func (a *Client) RepoCreateRunnerRegistrationToken(params *RepoCreateRunnerRegistrationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateRunnerRegistrationTokenOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRepoCreateRunnerRegistrationTokenParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "repoCreateRunnerRegistrationToken",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runners/registration-token",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RepoCreateRunnerRegistrationTokenReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RepoCreateRunnerRegistrationTokenOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repoCreateRunnerRegistrationToken: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -2499,6 +3012,50 @@ func (a *Client) TopicSearch(params *TopicSearchParams, authInfo runtime.ClientA
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for topicSearch: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+UpdateRepoRunner enables or disable a runner registered for a repository its owner only
+*/
+func (a *Client) UpdateRepoRunner(params *UpdateRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoRunnerOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUpdateRepoRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "updateRepoRunner",
+		Method:             "PATCH",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UpdateRepoRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*UpdateRepoRunnerOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for updateRepoRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
