@@ -231,7 +231,8 @@ type ActionsStore interface {
 	// DeleteRun removes the run with its jobs, tasks, steps and logs.
 	DeleteRun(ctx context.Context, id int64) error
 	ListRuns(ctx context.Context, f RunFilter, p Page) ([]*RunView, int64, error)
-	// RunsBefore lists up to limit ids of runs created before t.
+	// RunsBefore lists up to limit ids of runs created before t (at
+	// whole seconds).
 	RunsBefore(ctx context.Context, t time.Time, limit int) ([]int64, error)
 
 	FindJob(ctx context.Context, id int64) (*ActionRunJob, error)
@@ -247,7 +248,8 @@ type ActionsStore interface {
 	FindTask(ctx context.Context, id int64) (*ActionTask, error)
 	FindTaskByTokenHash(ctx context.Context, hash string) (*ActionTask, error)
 	UpdateTask(ctx context.Context, id int64, fields map[string]any) error
-	// RunningTasksBefore lists running tasks last updated before t.
+	// RunningTasksBefore lists running tasks last updated before t (at
+	// whole seconds).
 	RunningTasksBefore(ctx context.Context, t time.Time, limit int) ([]*ActionTask, error)
 	// SaveSteps replaces the steps of a task.
 	SaveSteps(ctx context.Context, taskID int64, steps []*ActionTaskStep) error

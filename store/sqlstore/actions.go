@@ -196,7 +196,7 @@ func (s actionsStore) ListRuns(ctx context.Context, f store.RunFilter, p store.P
 
 func (s actionsStore) RunsBefore(ctx context.Context, t time.Time, limit int) ([]int64, error) {
 	var ids []int64
-	err := s.d.conn(ctx).Model(&store.ActionRun{}).Where("created_at < ?", t).Order("created_at").Limit(limit).Pluck("id", &ids).Error
+	err := s.d.conn(ctx).Model(&store.ActionRun{}).Where("created_at <= ?", sec(t)).Order("created_at").Limit(limit).Pluck("id", &ids).Error
 	return ids, translate(err, "list old runs")
 }
 
@@ -361,7 +361,7 @@ func (s actionsStore) UpdateTask(ctx context.Context, id int64, fields map[strin
 
 func (s actionsStore) RunningTasksBefore(ctx context.Context, t time.Time, limit int) ([]*store.ActionTask, error) {
 	var out []*store.ActionTask
-	err := s.d.conn(ctx).Where("status = ? AND updated_at < ?", store.ActionRunning, t).Order("updated_at").Limit(limit).Find(&out).Error
+	err := s.d.conn(ctx).Where("status = ? AND updated_at <= ?", store.ActionRunning, sec(t)).Order("updated_at").Limit(limit).Find(&out).Error
 	return out, translate(err, "list stale tasks")
 }
 
