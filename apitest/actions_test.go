@@ -364,6 +364,15 @@ func TestActionsRunnersAndWorkflows(t *testing.T) {
 		!strings.Contains(string(task.WorkflowPayload), "1.21") || strings.Contains(string(task.WorkflowPayload), "1.22") {
 		t.Fatalf("task context %v payload %s secrets %v", cx, task.WorkflowPayload, task.Secrets)
 	}
+	// The task's token reads its repository (API and git) and nothing
+	// else, and only while the task runs.
+	taskCred := apitest.TokenCred(cx["token"].(string))
+	roCreateRepo(t, e, alice, map[string]any{"name": "secret", "private": true})
+	e.Do("GET", "repos/alice/ci", nil, taskCred).Expect(t, http.StatusOK)
+	e.Do("GET", "repos/alice/secret", nil, taskCred).Expect(t, http.StatusNotFound)
+	e.Do("GET", "repos/alice/ci/actions/runs", nil, taskCred).Expect(t, http.StatusOK)
+	e.Do("PATCH", "repos/alice/ci", map[string]any{"description": "x"}, taskCred).Expect(t, http.StatusForbidden)
+	git.must(repo.work, "clone", "-q", gitURL(e, "x", cx["token"].(string), "alice", "ci"), repo.work+"/by-task")
 	running := listJobs(t, e, "repos/alice/ci/actions/jobs?status=in_progress", alice)
 	if len(running) != 1 || running[0].RunnerName != "global" || running[0].RunnerID != global.id || running[0].StartedAt == nil {
 		t.Fatalf("running jobs %s", mustJSON(running))
@@ -394,6 +403,7 @@ func TestActionsRunnersAndWorkflows(t *testing.T) {
 		t.Fatalf("update task answer %+v", res)
 	}
 	firstJob := running[0].ID
+	e.Do("GET", "repos/alice/ci", nil, taskCred).Expect(t, http.StatusUnauthorized)
 	logs := e.Do("GET", fmt.Sprintf("repos/alice/ci/actions/jobs/%d/logs", firstJob), nil, alice).Expect(t, http.StatusOK)
 	if lines := strings.Split(strings.TrimSpace(string(logs.Body)), "\n"); len(lines) != 3 || !strings.HasSuffix(lines[0], " compiling") || !strings.HasSuffix(lines[2], " done") {
 		t.Fatalf("logs %q", logs.Body)

@@ -147,6 +147,13 @@ func MayMakePrivate(p *auth.Principal) bool { return !p.PublicOnly() }
 // caller's memberships once and calls RepoFor per item, so its query count
 // does not grow with the page.
 func RepoFor(p *auth.Principal, r *store.Repository, m *store.OrgMember) Permission {
+	if p != nil && p.TaskRepoID != 0 {
+		// A workflow task's token reads its own repository only.
+		if r.ID == p.TaskRepoID {
+			return Permission{Pull: true}
+		}
+		return None
+	}
 	if p.PublicOnly() && (r.IsPrivate || r.Owner.Visibility != store.VisibilityPublic) {
 		return None
 	}
