@@ -653,3 +653,51 @@ func waitFor(t *testing.T, ok func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestActionsDispatch starts workflows by hand: only those with on:
+// workflow_dispatch, with their declared inputs, by writers.
+func TestActionsDispatch(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	repo := newClonedRepo(t, e, "manual", nil)
+	alice := apitest.Basic(repo.alice)
+	bob := apitest.Basic(e.CreateUser("bob", false))
+	manual := "on:\n  workflow_dispatch:\n    inputs:\n      level:\n        default: info\n      target:\n        required: true\njobs:\n  deploy:\n    runs-on: linux\n    steps:\n      - run: echo deploy\n"
+	repo.git.commitFile(repo.clone, ".gitea/workflows/manual.yml", manual, "manual")
+	repo.git.commitFile(repo.clone, ".gitea/workflows/push.yml", "on: push\njobs:\n  a:\n    runs-on: linux\n    steps:\n      - run: true\n", "push")
+	repo.git.must(repo.clone, "push", "-q", "origin", "main")
+	if runs := listRuns(t, e, "repos/alice/manual/actions/runs", alice); len(runs) != 1 || runs[0].Path != "push.yml@refs/heads/main" {
+		t.Fatalf("runs after the push %s", mustJSON(runs))
+	}
+	path := "repos/alice/manual/actions/workflows/manual.yml/dispatches"
+	e.Do("POST", path, map[string]any{"ref": "main"}, alice).Expect(t, http.StatusUnprocessableEntity)
+	e.Do("POST", path, map[string]any{}, alice).Expect(t, http.StatusUnprocessableEntity)
+	e.Do("POST", path, map[string]any{"ref": "nope", "inputs": map[string]string{"target": "x"}}, alice).Expect(t, http.StatusNotFound)
+	e.Do("POST", "repos/alice/manual/actions/workflows/gone.yml/dispatches", map[string]any{"ref": "main"}, alice).Expect(t, http.StatusNotFound)
+	e.Do("POST", "repos/alice/manual/actions/workflows/push.yml/dispatches", map[string]any{"ref": "main"}, alice).Expect(t, http.StatusUnprocessableEntity)
+	e.Do("POST", path, map[string]any{"ref": "main", "inputs": map[string]string{"target": "x"}}, bob).Expect(t, http.StatusForbidden)
+	e.Do("POST", path, map[string]any{"ref": "refs/heads/main", "inputs": map[string]string{"target": "x"}}, alice).Expect(t, http.StatusNoContent)
+	var details models.RunDetails
+	e.Do("POST", path+"?return_run_details=true", map[string]any{"ref": "main", "inputs": map[string]string{"target": "prod"}}, alice).
+		Expect(t, http.StatusOK).JSON(t, &details)
+	var run models.ActionWorkflowRun
+	e.Do("GET", fmt.Sprintf("repos/alice/manual/actions/runs/%d", details.WorkflowRunID), nil, alice).Expect(t, http.StatusOK).JSON(t, &run)
+	if run.Event != "workflow_dispatch" || run.RunNumber != 3 || !strings.HasSuffix(details.RunURL, fmt.Sprintf("/actions/runs/%d", run.ID)) {
+		t.Fatalf("dispatched run %s, details %+v", mustJSON(run), details)
+	}
+	if n := len(listRuns(t, e, "repos/alice/manual/actions/runs?event=workflow_dispatch", alice)); n != 2 {
+		t.Fatalf("%d dispatched runs", n)
+	}
+	r := registerRunner(t, e, regToken(t, e, "repos/alice/manual/actions/runners/registration-token", alice), "r", "linux")
+	var inputs []map[string]any
+	for task := r.fetch(t); task != nil; task = r.fetch(t) {
+		cx := task.Context.AsMap()
+		if cx["event_name"] == "workflow_dispatch" {
+			inputs = append(inputs, cx["event"].(map[string]any)["inputs"].(map[string]any))
+		}
+		r.finish(t, task.Id, runnerv1.Result_RESULT_SUCCESS, nil)
+	}
+	if len(inputs) != 2 || inputs[0]["level"] != "info" || inputs[0]["target"] != "x" || inputs[1]["target"] != "prod" {
+		t.Fatalf("dispatch inputs %v", inputs)
+	}
+}

@@ -71,7 +71,7 @@ type AdminAPI interface {
 	DeleteAdminRunner(ctx context.Context, params admin.DeleteAdminRunnerParams) middleware.Responder
 	/* GetAdminRunner Get one runner registered on the whole site (site admins only). */
 	GetAdminRunner(ctx context.Context, params admin.GetAdminRunnerParams) middleware.Responder
-	/* GetAdminRunners List the runners on the whole site (site admins only) may use (with {runners, total_count}). */
+	/* GetAdminRunners List every runner (site admins only); not paged by the reference, the total is in the body. */
 	GetAdminRunners(ctx context.Context, params admin.GetAdminRunnersParams) middleware.Responder
 	/* ListAdminWorkflowJobs List the workflow jobs of every repository (site admins only). */
 	ListAdminWorkflowJobs(ctx context.Context, params admin.ListAdminWorkflowJobsParams) middleware.Responder
@@ -205,7 +205,7 @@ type OrganizationAPI interface {
 	DeleteOrgRunner(ctx context.Context, params organization.DeleteOrgRunnerParams) middleware.Responder
 	/* GetOrgRunner Get one runner registered for an organization (its owners only). */
 	GetOrgRunner(ctx context.Context, params organization.GetOrgRunnerParams) middleware.Responder
-	/* GetOrgRunners List the runners for an organization (its owners only) may use (with {runners, total_count}). */
+	/* GetOrgRunners List the runners an organization may use, its own and the site's (its owners only). */
 	GetOrgRunners(ctx context.Context, params organization.GetOrgRunnersParams) middleware.Responder
 	/* GetOrgWorkflowJobs List the workflow jobs of an organization's repositories (its owners only). */
 	GetOrgWorkflowJobs(ctx context.Context, params organization.GetOrgWorkflowJobsParams) middleware.Responder
@@ -265,6 +265,8 @@ type PackageOperationsAPI interface {
 
 /* RepositoryAPI  */
 type RepositoryAPI interface {
+	/* ActionsDispatchWorkflow Start a workflow that has on: workflow_dispatch, at a branch or tag (writers of the Actions unit). */
+	ActionsDispatchWorkflow(ctx context.Context, params repository.ActionsDispatchWorkflowParams) middleware.Responder
 	/* GetWorkflowRun Get one workflow run. */
 	GetWorkflowRun(ctx context.Context, params repository.GetWorkflowRunParams) middleware.Responder
 	/* CreateCurrentUserRepo Create a repository owned by the signed-in user. */
@@ -279,7 +281,7 @@ type RepositoryAPI interface {
 	GenerateRepo(ctx context.Context, params repository.GenerateRepoParams) middleware.Responder
 	/* GetRepoRunner Get one runner registered for a repository (its owner only). */
 	GetRepoRunner(ctx context.Context, params repository.GetRepoRunnerParams) middleware.Responder
-	/* GetRepoRunners List the runners for a repository (its owner only) may use (with {runners, total_count}). */
+	/* GetRepoRunners List the runners a repository may use, its own, its owner's and the site's (its owner only). */
 	GetRepoRunners(ctx context.Context, params repository.GetRepoRunnersParams) middleware.Responder
 	/* GetWorkflowJob Get one workflow job. */
 	GetWorkflowJob(ctx context.Context, params repository.GetWorkflowJobParams) middleware.Responder
@@ -419,7 +421,7 @@ type UserAPI interface {
 	DeleteUserRunner(ctx context.Context, params user.DeleteUserRunnerParams) middleware.Responder
 	/* GetUserRunner Get one runner registered for the signed-in user. */
 	GetUserRunner(ctx context.Context, params user.GetUserRunnerParams) middleware.Responder
-	/* GetUserRunners List the runners for the signed-in user may use (with {runners, total_count}). */
+	/* GetUserRunners List the runners the signed-in user may use, their own and the site's. */
 	GetUserRunners(ctx context.Context, params user.GetUserRunnersParams) middleware.Responder
 	/* GetUserWorkflowJobs List the workflow jobs of the signed-in user's repositories. */
 	GetUserWorkflowJobs(ctx context.Context, params user.GetUserWorkflowJobsParams) middleware.Responder
@@ -623,6 +625,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 	}
 
 	api.APIAuthorizer = authorizer(c.Authorizer)
+
+	api.RepositoryActionsDispatchWorkflowHandler = repository.ActionsDispatchWorkflowHandlerFunc(func(params repository.ActionsDispatchWorkflowParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ActionsDispatchWorkflow(ctx, params)
+	})
 
 	api.RepositoryGetWorkflowRunHandler = repository.GetWorkflowRunHandlerFunc(func(params repository.GetWorkflowRunParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()

@@ -140,7 +140,7 @@ func init() {
         "tags": [
           "admin"
         ],
-        "summary": "List the runners on the whole site (site admins only) may use (with {runners, total_count}).",
+        "summary": "List every runner (site admins only); not paged by the reference, the total is in the body.",
         "operationId": "getAdminRunners",
         "parameters": [
           {
@@ -2262,7 +2262,7 @@ func init() {
         "tags": [
           "organization"
         ],
-        "summary": "List the runners for an organization (its owners only) may use (with {runners, total_count}).",
+        "summary": "List the runners an organization may use, its own and the site's (its owners only).",
         "operationId": "getOrgRunners",
         "parameters": [
           {
@@ -4377,7 +4377,7 @@ func init() {
         "tags": [
           "repository"
         ],
-        "summary": "List the runners for a repository (its owner only) may use (with {runners, total_count}).",
+        "summary": "List the runners a repository may use, its own, its owner's and the site's (its owner only).",
         "operationId": "getRepoRunners",
         "parameters": [
           {
@@ -5030,6 +5030,87 @@ func init() {
             "x-optional-headers": [
               "Link"
             ]
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches": {
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Start a workflow that has on: workflow_dispatch, at a branch or tag (writers of the Actions unit).",
+        "operationId": "ActionsDispatchWorkflow",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "The workflow file's name, such as ci.yml.",
+            "name": "workflow_id",
+            "in": "path",
+            "required": true
+          },
+          {
+            "name": "body",
+            "in": "body",
+            "required": true,
+            "schema": {
+              "$ref": "#/definitions/CreateActionWorkflowDispatch"
+            }
+          },
+          {
+            "type": "boolean",
+            "description": "Answer 200 with the new run instead of 204.",
+            "name": "return_run_details",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The run started.",
+            "schema": {
+              "$ref": "#/definitions/RunDetails"
+            }
+          },
+          "204": {
+            "description": "The run started."
           },
           "400": {
             "$ref": "#/responses/error"
@@ -12043,7 +12124,7 @@ func init() {
         "tags": [
           "user"
         ],
-        "summary": "List the runners for the signed-in user may use (with {runners, total_count}).",
+        "summary": "List the runners the signed-in user may use, their own and the site's.",
         "operationId": "getUserRunners",
         "parameters": [
           {
@@ -15027,6 +15108,28 @@ func init() {
             "read:repository",
             "read:user"
           ]
+        }
+      }
+    },
+    "CreateActionWorkflowDispatch": {
+      "type": "object",
+      "required": [
+        "ref"
+      ],
+      "properties": {
+        "inputs": {
+          "type": "object",
+          "additionalProperties": {
+            "type": "string"
+          },
+          "x-go-name": "Inputs"
+        },
+        "ref": {
+          "description": "A branch or tag name, or a full ref (refs/heads/main).",
+          "type": "string",
+          "maxLength": 1024,
+          "minLength": 1,
+          "x-go-name": "Ref"
         }
       }
     },
@@ -19001,6 +19104,27 @@ func init() {
       },
       "x-nullable": true,
       "x-omitempty": false
+    },
+    "RunDetails": {
+      "type": "object",
+      "properties": {
+        "html_url": {
+          "type": "string",
+          "x-go-name": "HTMLURL",
+          "x-omitempty": false
+        },
+        "run_url": {
+          "type": "string",
+          "x-go-name": "RunURL",
+          "x-omitempty": false
+        },
+        "workflow_run_id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "WorkflowRunID",
+          "x-omitempty": false
+        }
+      }
     },
     "SearchResults": {
       "description": "SearchResults.",
@@ -19891,7 +20015,7 @@ func init() {
         "tags": [
           "admin"
         ],
-        "summary": "List the runners on the whole site (site admins only) may use (with {runners, total_count}).",
+        "summary": "List every runner (site admins only); not paged by the reference, the total is in the body.",
         "operationId": "getAdminRunners",
         "parameters": [
           {
@@ -23186,7 +23310,7 @@ func init() {
         "tags": [
           "organization"
         ],
-        "summary": "List the runners for an organization (its owners only) may use (with {runners, total_count}).",
+        "summary": "List the runners an organization may use, its own and the site's (its owners only).",
         "operationId": "getOrgRunners",
         "parameters": [
           {
@@ -26264,7 +26388,7 @@ func init() {
         "tags": [
           "repository"
         ],
-        "summary": "List the runners for a repository (its owner only) may use (with {runners, total_count}).",
+        "summary": "List the runners a repository may use, its own, its owner's and the site's (its owner only).",
         "operationId": "getRepoRunners",
         "parameters": [
           {
@@ -27205,6 +27329,123 @@ func init() {
             "x-optional-headers": [
               "Link"
             ]
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches": {
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Start a workflow that has on: workflow_dispatch, at a branch or tag (writers of the Actions unit).",
+        "operationId": "ActionsDispatchWorkflow",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "The workflow file's name, such as ci.yml.",
+            "name": "workflow_id",
+            "in": "path",
+            "required": true
+          },
+          {
+            "name": "body",
+            "in": "body",
+            "required": true,
+            "schema": {
+              "$ref": "#/definitions/CreateActionWorkflowDispatch"
+            }
+          },
+          {
+            "type": "boolean",
+            "description": "Answer 200 with the new run instead of 204.",
+            "name": "return_run_details",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The run started.",
+            "schema": {
+              "$ref": "#/definitions/RunDetails"
+            }
+          },
+          "204": {
+            "description": "The run started."
           },
           "400": {
             "description": "The request cannot be carried out.",
@@ -37770,7 +38011,7 @@ func init() {
         "tags": [
           "user"
         ],
-        "summary": "List the runners for the signed-in user may use (with {runners, total_count}).",
+        "summary": "List the runners the signed-in user may use, their own and the site's.",
         "operationId": "getUserRunners",
         "parameters": [
           {
@@ -41861,6 +42102,28 @@ func init() {
         }
       }
     },
+    "CreateActionWorkflowDispatch": {
+      "type": "object",
+      "required": [
+        "ref"
+      ],
+      "properties": {
+        "inputs": {
+          "type": "object",
+          "additionalProperties": {
+            "type": "string"
+          },
+          "x-go-name": "Inputs"
+        },
+        "ref": {
+          "description": "A branch or tag name, or a full ref (refs/heads/main).",
+          "type": "string",
+          "maxLength": 1024,
+          "minLength": 1,
+          "x-go-name": "Ref"
+        }
+      }
+    },
     "CreateBranchProtectionOption": {
       "description": "CreateBranchProtectionOption.",
       "type": "object",
@@ -45832,6 +46095,27 @@ func init() {
       },
       "x-nullable": true,
       "x-omitempty": false
+    },
+    "RunDetails": {
+      "type": "object",
+      "properties": {
+        "html_url": {
+          "type": "string",
+          "x-go-name": "HTMLURL",
+          "x-omitempty": false
+        },
+        "run_url": {
+          "type": "string",
+          "x-go-name": "RunURL",
+          "x-omitempty": false
+        },
+        "workflow_run_id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "WorkflowRunID",
+          "x-omitempty": false
+        }
+      }
     },
     "SearchResults": {
       "description": "SearchResults.",

@@ -80,11 +80,13 @@ type ActionRun struct {
 	Ref           string // full ref name
 	CommitSHA     string
 	Event         string
-	Status        ActionStatus
-	Started       *time.Time
-	Stopped       *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// Inputs are a workflow_dispatch's inputs.
+	Inputs    map[string]string `gorm:"serializer:json"`
+	Status    ActionStatus
+	Started   *time.Time
+	Stopped   *time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // ActionRunJob is one job of a run (one per matrix combination).

@@ -2,6 +2,7 @@ package actions
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
@@ -255,6 +256,27 @@ func (h RepoHandlers) ListWorkflowRunJobs(ctx context.Context, params repository
 	}
 	return repository.NewListWorkflowRunJobsOK().WithPayload(out).WithXTotalCount(out.TotalCount).
 		WithLink(paging.Link(params.HTTPRequest, pg, out.TotalCount))
+}
+
+// ActionsDispatchWorkflow starts a workflow by hand.
+func (h RepoHandlers) ActionsDispatchWorkflow(ctx context.Context, params repository.ActionsDispatchWorkflowParams) middleware.Responder {
+	p, r, err := h.UnitWriteRepo(ctx, params.Owner, params.Repo, actionsUnit)
+	if err != nil {
+		return h.Fail(err)
+	}
+	run, err := h.Actions.Dispatch(ctx, r, p.User, params.WorkflowID, conv.Value(params.Body.Ref), params.Body.Inputs)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if !conv.Value(params.ReturnRunDetails) {
+		return repository.NewActionsDispatchWorkflowNoContent()
+	}
+	base := app.BaseURL(params.HTTPRequest)
+	return repository.NewActionsDispatchWorkflowOK().WithPayload(&models.RunDetails{
+		WorkflowRunID: run.ID,
+		RunURL:        fmt.Sprintf("%sapi/v1/repos/%s/%s/actions/runs/%d", base, r.Owner.Name, r.Name, run.ID),
+		HTMLURL:       fmt.Sprintf("%s%s/%s/actions/runs/%d", base, r.Owner.Name, r.Name, run.Number),
+	})
 }
 
 func parseID(s string) (int64, bool) {

@@ -162,6 +162,13 @@ func (p Protocol) task(ctx context.Context, a *Assignment) (*runnerv1.Task, erro
 		},
 		"sender": map[string]any{"login": actor},
 	}
+	if a.Run.Event == "workflow_dispatch" {
+		inputs := map[string]any{}
+		for k, v := range a.Run.Inputs {
+			inputs[k] = v
+		}
+		event["inputs"] = inputs
+	}
 	ctxMap := map[string]any{
 		"actor":            actor,
 		"api_url":          root + "api/v1",

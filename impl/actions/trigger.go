@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"repohost/impl/apierr"
 	"repohost/impl/events"
 	"repohost/store"
 	"repohost/store/gitstore"
@@ -177,10 +178,69 @@ func (s Service) CreateRun(ctx context.Context, run *store.ActionRun, w *workflo
 	}
 	run.Status = aggregate(jobs)
 	run.CreatedAt, run.UpdatedAt = now, now
+	if run.Inputs == nil {
+		run.Inputs = map[string]string{}
+	}
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Actions().CreateRun(ctx, run, jobs); err != nil {
 			return err
 		}
 		return s.emitRun(ctx, events.ActionsRunCreated, run)
 	})
+}
+
+// Dispatch starts workflowID (a workflow file's name) at ref (a branch or
+// tag, short or full) by hand, when the workflow has on:
+// workflow_dispatch; inputs the workflow declares with a default and the
+// caller left out get their default, required ones must be given.
+func (s Service) Dispatch(ctx context.Context, repo *store.Repository, doer *store.User, workflowID, ref string, inputs map[string]string) (*store.ActionRun, error) {
+	g, err := s.Git.OpenGit(repo.Owner.Name, repo.Name)
+	if err != nil {
+		return nil, err
+	}
+	name := ref
+	for _, prefix := range []string{"refs/heads/", "refs/tags/"} {
+		name = strings.TrimPrefix(name, prefix)
+	}
+	resolved, err := g.Resolve(name)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && resolved.Kind == gitstore.RefCommit) {
+		return nil, apierr.NotFound("ref %s not found", ref)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fullRef := "refs/heads/" + resolved.Name
+	if resolved.Kind == gitstore.RefTag || strings.HasPrefix(ref, "refs/tags/") {
+		fullRef = "refs/tags/" + resolved.Name
+	}
+	files, err := readWorkflows(g, resolved.Commit)
+	if err != nil {
+		return nil, err
+	}
+	var w *workflow
+	for _, f := range files {
+		if f.name != workflowID {
+			continue
+		}
+		if w, err = parseWorkflow(f.content); err != nil {
+			return nil, apierr.Validation("workflow %s: %v", workflowID, err)
+		}
+	}
+	if w == nil {
+		return nil, apierr.NotFound("workflow %s not found", workflowID)
+	}
+	if !w.dispatchable() {
+		return nil, apierr.Validation("workflow %s does not run on workflow_dispatch", workflowID)
+	}
+	given, err := w.dispatchInputs(inputs)
+	if err != nil {
+		return nil, err
+	}
+	title, _, _ := strings.Cut(strings.TrimSpace(resolved.Commit.Message), "\n")
+	run := &store.ActionRun{RepoID: repo.ID, OwnerID: repo.OwnerID, WorkflowID: workflowID, Title: title,
+		TriggerUserID: doer.ID, Ref: fullRef, CommitSHA: resolved.Commit.Hash.String(), Event: "workflow_dispatch", Inputs: given}
+	if err := s.CreateRun(ctx, run, w); err != nil {
+		return nil, err
+	}
+	return run, nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"repohost/impl/apierr"
 )
 
 // filterRegexp compiles one of the workflow filter patterns: "*" matches
@@ -134,4 +136,32 @@ func pathsPass(filter *yaml.Node, changed func() ([]string, error)) (bool, error
 func (w *workflow) dispatchable() bool {
 	_, ok := w.on["workflow_dispatch"]
 	return ok
+}
+
+// dispatchInputs completes a dispatch's inputs from the workflow's
+// workflow_dispatch.inputs: defaults fill what is missing, and a required
+// input without one is refused.
+func (w *workflow) dispatchInputs(given map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for k, v := range given {
+		out[k] = v
+	}
+	declared := mapping(field(w.on["workflow_dispatch"], "inputs"))
+	if declared == nil {
+		return out, nil
+	}
+	for i := 0; i+1 < len(declared.Content); i += 2 {
+		name, spec := declared.Content[i].Value, declared.Content[i+1]
+		if _, ok := out[name]; ok {
+			continue
+		}
+		if d := field(spec, "default"); d != nil {
+			out[name] = d.Value
+			continue
+		}
+		if r := field(spec, "required"); r != nil && r.Value == "true" {
+			return nil, apierr.Validation("input %s is required", name)
+		}
+	}
+	return out, nil
 }

@@ -54,6 +54,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 		JSONProducer: runtime.JSONProducer(),
 		TxtProducer:  runtime.TextProducer(),
 
+		RepositoryActionsDispatchWorkflowHandler: repository.ActionsDispatchWorkflowHandlerFunc(func(params repository.ActionsDispatchWorkflowParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.ActionsDispatchWorkflow has not yet been implemented")
+		}),
+
 		RepositoryGetWorkflowRunHandler: repository.GetWorkflowRunHandlerFunc(func(params repository.GetWorkflowRunParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1584,6 +1591,8 @@ type RepohostAPI struct {
 	// APIAuthorizer provides access control (ACL/RBAC/ABAC) by providing access to the request and authenticated principal
 	APIAuthorizer runtime.Authorizer
 
+	// RepositoryActionsDispatchWorkflowHandler sets the operation handler for the actions dispatch workflow operation
+	RepositoryActionsDispatchWorkflowHandler repository.ActionsDispatchWorkflowHandler
 	// RepositoryGetWorkflowRunHandler sets the operation handler for the get workflow run operation
 	RepositoryGetWorkflowRunHandler repository.GetWorkflowRunHandler
 	// AdminAdminAdoptRepositoryHandler sets the operation handler for the admin adopt repository operation
@@ -2091,6 +2100,9 @@ func (o *RepohostAPI) Validate() error {
 		unregistered = append(unregistered, "TokenAuth")
 	}
 
+	if o.RepositoryActionsDispatchWorkflowHandler == nil {
+		unregistered = append(unregistered, "repository.ActionsDispatchWorkflowHandler")
+	}
 	if o.RepositoryGetWorkflowRunHandler == nil {
 		unregistered = append(unregistered, "repository.GetWorkflowRunHandler")
 	}
@@ -2821,6 +2833,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers = make(map[string]map[string]http.Handler)
 	}
 
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"] = repository.NewActionsDispatchWorkflow(o.context, o.RepositoryActionsDispatchWorkflowHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

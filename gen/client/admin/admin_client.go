@@ -942,7 +942,7 @@ func (a *Client) GetAdminRunner(params *GetAdminRunnerParams, authInfo runtime.C
 }
 
 /*
-GetAdminRunners lists the runners on the whole site site admins only may use with runners total count
+GetAdminRunners lists every runner site admins only not paged by the reference the total is in the body
 */
 func (a *Client) GetAdminRunners(params *GetAdminRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetAdminRunnersOK, error) {
 	// NOTE: parameters are not validated before sending

@@ -228,7 +228,7 @@ func (a *Client) GetOrgRunner(params *GetOrgRunnerParams, authInfo runtime.Clien
 }
 
 /*
-GetOrgRunners lists the runners for an organization its owners only may use with runners total count
+GetOrgRunners lists the runners an organization may use its own and the site s its owners only
 */
 func (a *Client) GetOrgRunners(params *GetOrgRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetOrgRunnersOK, error) {
 	// NOTE: parameters are not validated before sending

@@ -106,6 +106,8 @@ func WithAcceptTextPlain(r *runtime.ClientOperation) {
 
 // ClientService is the interface for Client methods
 type ClientService interface {
+	ActionsDispatchWorkflow(params *ActionsDispatchWorkflowParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ActionsDispatchWorkflowOK, *ActionsDispatchWorkflowNoContent, error)
+
 	GetWorkflowRun(params *GetWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowRunOK, error)
 
 	CreateCurrentUserRepo(params *CreateCurrentUserRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*CreateCurrentUserRepoCreated, error)
@@ -237,6 +239,50 @@ type ClientService interface {
 	UserTrackedTimes(params *UserTrackedTimesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserTrackedTimesOK, error)
 
 	SetTransport(transport runtime.ClientTransport)
+}
+
+/*
+ActionsDispatchWorkflow starts a workflow that has on workflow dispatch at a branch or tag writers of the actions unit
+*/
+func (a *Client) ActionsDispatchWorkflow(params *ActionsDispatchWorkflowParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ActionsDispatchWorkflowOK, *ActionsDispatchWorkflowNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewActionsDispatchWorkflowParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "ActionsDispatchWorkflow",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ActionsDispatchWorkflowReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	// several success responses have to be checked
+	switch value := result.(type) {
+	case *ActionsDispatchWorkflowOK:
+		return value, nil, nil
+	case *ActionsDispatchWorkflowNoContent:
+		return nil, value, nil
+	}
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repository: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
 }
 
 /*
@@ -548,7 +594,7 @@ func (a *Client) GetRepoRunner(params *GetRepoRunnerParams, authInfo runtime.Cli
 }
 
 /*
-GetRepoRunners lists the runners for a repository its owner only may use with runners total count
+GetRepoRunners lists the runners a repository may use its own its owner s and the site s its owner only
 */
 func (a *Client) GetRepoRunners(params *GetRepoRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnersOK, error) {
 	// NOTE: parameters are not validated before sending

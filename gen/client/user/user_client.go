@@ -234,7 +234,7 @@ func (a *Client) GetUserRunner(params *GetUserRunnerParams, authInfo runtime.Cli
 }
 
 /*
-GetUserRunners lists the runners for the signed in user may use with runners total count
+GetUserRunners lists the runners the signed in user may use their own and the site s
 */
 func (a *Client) GetUserRunners(params *GetUserRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserRunnersOK, error) {
 	// NOTE: parameters are not validated before sending

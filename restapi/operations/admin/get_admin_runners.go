@@ -32,7 +32,7 @@ func NewGetAdminRunners(ctx *middleware.Context, handler GetAdminRunnersHandler)
 /*
 	GetAdminRunners swagger:route GET /admin/actions/runners admin getAdminRunners
 
-List the runners on the whole site (site admins only) may use (with {runners, total_count}).
+List every runner (site admins only); not paged by the reference, the total is in the body.
 */
 type GetAdminRunners struct {
 	Context *middleware.Context

@@ -32,7 +32,7 @@ func NewGetOrgRunners(ctx *middleware.Context, handler GetOrgRunnersHandler) *Ge
 /*
 	GetOrgRunners swagger:route GET /orgs/{org}/actions/runners organization getOrgRunners
 
-List the runners for an organization (its owners only) may use (with {runners, total_count}).
+List the runners an organization may use, its own and the site's (its owners only).
 */
 type GetOrgRunners struct {
 	Context *middleware.Context

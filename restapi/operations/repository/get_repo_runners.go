@@ -32,7 +32,7 @@ func NewGetRepoRunners(ctx *middleware.Context, handler GetRepoRunnersHandler) *
 /*
 	GetRepoRunners swagger:route GET /repos/{owner}/{repo}/actions/runners repository getRepoRunners
 
-List the runners for a repository (its owner only) may use (with {runners, total_count}).
+List the runners a repository may use, its own, its owner's and the site's (its owner only).
 */
 type GetRepoRunners struct {
 	Context *middleware.Context

@@ -32,7 +32,7 @@ func NewGetUserRunners(ctx *middleware.Context, handler GetUserRunnersHandler) *
 /*
 	GetUserRunners swagger:route GET /user/actions/runners user getUserRunners
 
-List the runners for the signed-in user may use (with {runners, total_count}).
+List the runners the signed-in user may use, their own and the site's.
 */
 type GetUserRunners struct {
 	Context *middleware.Context
