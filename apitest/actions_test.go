@@ -237,6 +237,23 @@ func TestActionsRunnersAndWorkflows(t *testing.T) {
 	e.Do("POST", "admin/actions/runners/registration-token", nil, nil).Expect(t, http.StatusUnauthorized)
 	e.Do("POST", "orgs/acme/actions/runners/registration-token", nil, bobCred).Expect(t, http.StatusForbidden)
 	e.Do("POST", "repos/alice/ci/actions/runners/registration-token", nil, bobCred).Expect(t, http.StatusForbidden)
+	// A token limited to public data reaches no runner of any scope.
+	publicOnly := apitest.TokenCred(e.Token(repo.alice, "public-only", "write:user", "write:organization", "write:repository"))
+	adminPublicOnly := apitest.TokenCred(e.Token(e.Admin, "public-only", "write:admin"))
+	for _, c := range []struct {
+		method, path string
+		cred         apitest.Cred
+	}{
+		{"GET", "user/actions/runners", publicOnly},
+		{"POST", "user/actions/runners/registration-token", publicOnly},
+		{"GET", "user/actions/runs", publicOnly},
+		{"GET", "orgs/acme/actions/runners", publicOnly},
+		{"GET", "repos/alice/ci/actions/runners", publicOnly},
+		{"GET", "admin/actions/runners", adminPublicOnly},
+		{"POST", "admin/actions/runners/registration-token", adminPublicOnly},
+	} {
+		e.Do(c.method, c.path, nil, c.cred).Expect(t, http.StatusForbidden)
+	}
 
 	// A wrong registration token registers nothing.
 	if _, err := newTestRunner(e, "x").client.Register(context.Background(), connect.NewRequest(&runnerv1.RegisterRequest{Name: "x", Token: "nope"})); connect.CodeOf(err) != connect.CodePermissionDenied {

@@ -28,6 +28,15 @@ const (
 	msgNeedOrgOwner  = "must be an organization owner"
 )
 
+// RequireUnrestricted refuses a token limited to public data: runners,
+// and the runs and jobs of a whole owner or site, are never public.
+func RequireUnrestricted(p *auth.Principal) error {
+	if p.PublicOnly() {
+		return apierr.Forbidden("token scope is limited to public data")
+	}
+	return nil
+}
+
 // EditedDisabled reads EditActionRunnerOption: disabled is required (the
 // binding refuses a body without it; no body at all is refused here).
 func EditedDisabled(body *models.EditActionRunnerOption) (bool, error) {
@@ -47,8 +56,11 @@ type RepoHandlers struct {
 // reqOwner: the owning user, an owner of the owning organization, or a
 // site admin; a repository admin is not enough).
 func (h RepoHandlers) ownerRepo(ctx context.Context, owner, name string) (*store.Repository, Scope, error) {
-	_, r, perm, err := h.SignedInRepo(ctx, owner, name)
+	p, r, perm, err := h.SignedInRepo(ctx, owner, name)
 	if err != nil {
+		return nil, Scope{}, err
+	}
+	if err := RequireUnrestricted(p); err != nil {
 		return nil, Scope{}, err
 	}
 	if !perm.Owner {
@@ -305,6 +317,9 @@ func (h OrgHandlers) ownedOrg(ctx context.Context, name string) (*store.User, Sc
 	if err != nil {
 		return nil, Scope{}, err
 	}
+	if err := RequireUnrestricted(p); err != nil {
+		return nil, Scope{}, err
+	}
 	org, err := h.VisibleOrg(ctx, p, name)
 	if err != nil {
 		return nil, Scope{}, err
@@ -435,6 +450,9 @@ type UserHandlers struct {
 func userScope(ctx context.Context) (*auth.Principal, Scope, error) {
 	p, err := auth.RequireUser(ctx)
 	if err != nil {
+		return nil, Scope{}, err
+	}
+	if err := RequireUnrestricted(p); err != nil {
 		return nil, Scope{}, err
 	}
 	return p, Scope{OwnerID: p.User.ID}, nil

@@ -19,9 +19,19 @@ import (
 // at the whole site.
 var siteScope = actions.Scope{Site: true}
 
+// siteAdmin is the caller when a site admin with a token not limited to
+// public data.
+func siteAdmin(ctx context.Context) (*auth.Principal, error) {
+	p, err := auth.RequireAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p, actions.RequireUnrestricted(p)
+}
+
 // GetAdminRunners lists every runner.
 func (h Handlers) GetAdminRunners(ctx context.Context, params admin.GetAdminRunnersParams) middleware.Responder {
-	if _, err := auth.RequireAdmin(ctx); err != nil {
+	if _, err := siteAdmin(ctx); err != nil {
 		return h.Fail(err)
 	}
 	rs, total, err := h.Actions.ListRunners(ctx, siteScope, params.Disabled, h.Page(params.Page, params.Limit).Store())
@@ -33,7 +43,7 @@ func (h Handlers) GetAdminRunners(ctx context.Context, params admin.GetAdminRunn
 
 // AdminCreateRunnerRegistrationToken gives the site's registration token.
 func (h Handlers) AdminCreateRunnerRegistrationToken(ctx context.Context, _ admin.AdminCreateRunnerRegistrationTokenParams) middleware.Responder {
-	if _, err := auth.RequireAdmin(ctx); err != nil {
+	if _, err := siteAdmin(ctx); err != nil {
 		return h.Fail(err)
 	}
 	token, err := h.Actions.RegistrationToken(ctx, siteScope)
@@ -45,7 +55,7 @@ func (h Handlers) AdminCreateRunnerRegistrationToken(ctx context.Context, _ admi
 
 // GetAdminRunner reads any runner.
 func (h Handlers) GetAdminRunner(ctx context.Context, params admin.GetAdminRunnerParams) middleware.Responder {
-	if _, err := auth.RequireAdmin(ctx); err != nil {
+	if _, err := siteAdmin(ctx); err != nil {
 		return h.Fail(err)
 	}
 	r, err := h.Actions.GetRunner(ctx, siteScope, params.RunnerID)
@@ -57,7 +67,7 @@ func (h Handlers) GetAdminRunner(ctx context.Context, params admin.GetAdminRunne
 
 // DeleteAdminRunner removes any runner.
 func (h Handlers) DeleteAdminRunner(ctx context.Context, params admin.DeleteAdminRunnerParams) middleware.Responder {
-	if _, err := auth.RequireAdmin(ctx); err != nil {
+	if _, err := siteAdmin(ctx); err != nil {
 		return h.Fail(err)
 	}
 	if err := h.Actions.DeleteRunner(ctx, siteScope, params.RunnerID); err != nil {
@@ -68,7 +78,7 @@ func (h Handlers) DeleteAdminRunner(ctx context.Context, params admin.DeleteAdmi
 
 // UpdateAdminRunner enables or disables any runner.
 func (h Handlers) UpdateAdminRunner(ctx context.Context, params admin.UpdateAdminRunnerParams) middleware.Responder {
-	if _, err := auth.RequireAdmin(ctx); err != nil {
+	if _, err := siteAdmin(ctx); err != nil {
 		return h.Fail(err)
 	}
 	disabled, err := actions.EditedDisabled(params.Body)
@@ -84,7 +94,7 @@ func (h Handlers) UpdateAdminRunner(ctx context.Context, params admin.UpdateAdmi
 
 // ListAdminWorkflowJobs lists the jobs of every repository.
 func (h Handlers) ListAdminWorkflowJobs(ctx context.Context, params admin.ListAdminWorkflowJobsParams) middleware.Responder {
-	if _, err := auth.RequireAdmin(ctx); err != nil {
+	if _, err := siteAdmin(ctx); err != nil {
 		return h.Fail(err)
 	}
 	pg := h.Page(params.Page, params.Limit)
@@ -99,7 +109,7 @@ func (h Handlers) ListAdminWorkflowJobs(ctx context.Context, params admin.ListAd
 
 // ListAdminWorkflowRuns lists the runs of every repository.
 func (h Handlers) ListAdminWorkflowRuns(ctx context.Context, params admin.ListAdminWorkflowRunsParams) middleware.Responder {
-	p, err := auth.RequireAdmin(ctx)
+	p, err := siteAdmin(ctx)
 	if err != nil {
 		return h.Fail(err)
 	}
