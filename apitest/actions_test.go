@@ -17,6 +17,7 @@ import (
 
 	"repohost/apitest"
 	"repohost/impl/app"
+	"repohost/impl/events"
 	"repohost/models"
 )
 
@@ -631,6 +632,22 @@ func TestActionsFetchRace(t *testing.T) {
 	if runs := listRuns(t, e, "admin/actions/runs?status=success", admin); len(runs) != 1 {
 		t.Fatalf("runs %s", mustJSON(runs))
 	}
+	// A page of 1 and a page of 50 cost the same statements.
+	for _, path := range []string{"admin/actions/jobs", "repos/alice/many/actions/jobs", "user/actions/jobs", "admin/actions/runners", "repos/alice/many/actions/runs"} {
+		var counts [2]int64
+		for i, limit := range []int{1, 50} {
+			cred := admin
+			if !strings.HasPrefix(path, "admin/") {
+				cred = apitest.Basic(repo.alice)
+			}
+			before := e.Statements()
+			e.Do("GET", fmt.Sprintf("%s?limit=%d", path, limit), nil, cred).Expect(t, http.StatusOK)
+			counts[i] = e.Statements() - before
+		}
+		if counts[0] != counts[1] {
+			t.Errorf("%s: limit=1 ran %d statements, limit=50 ran %d", path, counts[0], counts[1])
+		}
+	}
 }
 
 // TestActionsCleanupTasks: a task whose runner went silent is failed by
@@ -706,6 +723,7 @@ func TestActionsDispatch(t *testing.T) {
 		t.Fatalf("%d dispatched runs", n)
 	}
 	r := registerRunner(t, e, regToken(t, e, "repos/alice/manual/actions/runners/registration-token", alice), "r", "linux")
+	log := e.RecordEvents()
 	var inputs []map[string]any
 	for task := r.fetch(t); task != nil; task = r.fetch(t) {
 		cx := task.Context.AsMap()
@@ -716,5 +734,26 @@ func TestActionsDispatch(t *testing.T) {
 	}
 	if len(inputs) != 2 || inputs[0]["level"] != "info" || inputs[0]["target"] != "x" || inputs[1]["target"] != "prod" {
 		t.Fatalf("dispatch inputs %v", inputs)
+	}
+	// Every status change of a job and its run was announced, with the
+	// API's status words: three runs, each started and finished.
+	var kinds []events.Kind
+	got := log.Take()
+	for range 3 {
+		kinds = append(kinds, events.ActionsJobStatus, events.ActionsRunStatus, events.ActionsJobStatus, events.ActionsRunStatus)
+	}
+	if len(got) != len(kinds) {
+		t.Fatalf("%d events, want %d", len(got), len(kinds))
+	}
+	for i, ev := range got {
+		if ev.Kind != kinds[i] {
+			t.Fatalf("event %d is %s, want %s", i, ev.Kind, kinds[i])
+		}
+	}
+	if j := got[0].Payload.(events.ActionsJob); j.Status != "in_progress" || j.RunnerID != r.id {
+		t.Fatalf("first job event %+v", j)
+	}
+	if run := got[3].Payload.(events.ActionsRun); run.Status != "completed" || run.Conclusion != "success" || run.Event == "" {
+		t.Fatalf("run event %+v", run)
 	}
 }
