@@ -433,7 +433,7 @@ func (s Service) FetchTask(ctx context.Context, r *store.ActionRunner) (*Assignm
 	if err != nil {
 		return nil, err
 	}
-	task := &store.ActionTask{RunnerID: r.ID, TokenHash: auth.HashToken(secret), TokenLastEight: secret[len(secret)-8:], Outputs: map[string]string{}}
+	task := &store.ActionTask{RunnerID: r.ID, TokenHash: auth.HashToken(secret), TokenLastEight: secret[len(secret)-8:]}
 	var a *Assignment
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		job, err := s.Store.Actions().ClaimJob(ctx, r, runsOnMatch(r.Labels), task)

@@ -165,22 +165,11 @@ func (s Service) CreateRun(ctx context.Context, run *store.ActionRun, w *workflo
 		if len(e.Needs) > 0 {
 			status = store.ActionBlocked
 		}
-		needs := e.Needs
-		if needs == nil {
-			needs = []string{}
-		}
-		runsOn := e.RunsOn
-		if runsOn == nil {
-			runsOn = []string{}
-		}
 		jobs[i] = &store.ActionRunJob{RepoID: run.RepoID, OwnerID: run.OwnerID, CommitSHA: run.CommitSHA, Name: e.Name,
-			JobID: e.JobID, Needs: needs, RunsOn: runsOn, WorkflowPayload: e.Payload, Status: status, CreatedAt: now, UpdatedAt: now}
+			JobID: e.JobID, Needs: e.Needs, RunsOn: e.RunsOn, WorkflowPayload: e.Payload, Status: status, CreatedAt: now, UpdatedAt: now}
 	}
 	run.Status = aggregate(jobs)
 	run.CreatedAt, run.UpdatedAt = now, now
-	if run.Inputs == nil {
-		run.Inputs = map[string]string{}
-	}
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Actions().CreateRun(ctx, run, jobs); err != nil {
 			return err

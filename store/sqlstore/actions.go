@@ -17,6 +17,9 @@ type actionsStore struct{ d *DB }
 func (d *DB) Actions() store.ActionsStore { return actionsStore{d} }
 
 func (s actionsStore) CreateRunner(ctx context.Context, r *store.ActionRunner) error {
+	if r.Labels == nil {
+		r.Labels = []string{}
+	}
 	return translate(s.d.conn(ctx).Create(r).Error, "create runner")
 }
 
@@ -108,11 +111,21 @@ func (s actionsStore) CreateRun(ctx context.Context, run *store.ActionRun, jobs 
 			return translate(err, "number run")
 		}
 		run.Number = last + 1
+		// Serialized columns are NOT NULL: an unset one is stored empty.
+		if run.Inputs == nil {
+			run.Inputs = map[string]string{}
+		}
 		if err := s.d.conn(ctx).Create(run).Error; err != nil {
 			return translate(err, "create run")
 		}
 		for _, j := range jobs {
 			j.RunID = run.ID
+			if j.Needs == nil {
+				j.Needs = []string{}
+			}
+			if j.RunsOn == nil {
+				j.RunsOn = []string{}
+			}
 		}
 		if len(jobs) == 0 {
 			return nil
@@ -323,6 +336,9 @@ func (s actionsStore) claim(ctx context.Context, j *store.ActionRunJob, task *st
 	task.JobID, task.Attempt = j.ID, j.Attempt+1
 	task.RepoID, task.OwnerID, task.CommitSHA = j.RepoID, j.OwnerID, j.CommitSHA
 	task.Status, task.Started = store.ActionRunning, &now
+	if task.Outputs == nil {
+		task.Outputs = map[string]string{}
+	}
 	if err := s.d.conn(ctx).Create(task).Error; err != nil {
 		return false, translate(err, "create task")
 	}
