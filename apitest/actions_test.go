@@ -550,16 +550,17 @@ func TestActionsRunnersAndWorkflows(t *testing.T) {
 	}
 }
 
-// TestActionsFetchRace: four runners fetching at once share 100 jobs, each
-// run exactly once.
+// TestActionsFetchRace: four runners fetching at once, two from each of two
+// server processes on one database, share 100 jobs, each run exactly once.
 func TestActionsFetchRace(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
+	twin := e.Twin(t)
 	repo := newClonedRepo(t, e, "many", nil)
 	tok := regToken(t, e, "repos/alice/many/actions/runners/registration-token", apitest.Basic(repo.alice))
 	var runners []*testRunner
-	for i := 0; i < 4; i++ {
-		runners = append(runners, registerRunner(t, e, tok, fmt.Sprintf("r%d", i), "linux"))
+	for i, server := range []*apitest.Env{e, e, twin, twin} {
+		runners = append(runners, registerRunner(t, server, tok, fmt.Sprintf("r%d", i), "linux"))
 	}
 	var values []string
 	for i := 0; i < 100; i++ {
@@ -755,5 +756,48 @@ func TestActionsDispatch(t *testing.T) {
 	}
 	if run := got[3].Payload.(events.ActionsRun); run.Status != "completed" || run.Conclusion != "success" || run.Event == "" {
 		t.Fatalf("run event %+v", run)
+	}
+}
+
+// TestActionsEphemeralAndDeletion: an ephemeral runner goes after its one
+// task; a deleted repository takes its runs and runners along.
+func TestActionsEphemeralAndDeletion(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	repo := newClonedRepo(t, e, "short", nil)
+	alice := apitest.Basic(repo.alice)
+	admin := apitest.Basic(e.Admin)
+	tok := regToken(t, e, "repos/alice/short/actions/runners/registration-token", alice)
+	keeper := registerRunner(t, e, tok, "keeper", "other")
+	eph := newTestRunner(e, "eph")
+	res, err := eph.client.Register(context.Background(), connect.NewRequest(&runnerv1.RegisterRequest{Name: "eph", Token: tok, Labels: []string{"linux"}, Ephemeral: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eph.uuid, eph.token = res.Msg.Runner.Uuid, res.Msg.Runner.Token
+	if r := listRunners(t, e, "admin/actions/runners", admin)["eph"]; r == nil || !r.Ephemeral {
+		t.Fatalf("ephemeral runner listed as %+v", r)
+	}
+	repo.git.commitFile(repo.clone, ".gitea/workflows/a.yml", "on: push\njobs:\n  a:\n    runs-on: linux\n    steps:\n      - run: true\n  b:\n    runs-on: linux\n    steps:\n      - run: true\n", "a")
+	repo.git.must(repo.clone, "push", "-q", "origin", "main")
+	task := eph.fetch(t)
+	if task == nil {
+		t.Fatal("no task")
+	}
+	eph.finish(t, task.Id, runnerv1.Result_RESULT_SUCCESS, nil)
+	if m := listRunners(t, e, "admin/actions/runners", admin); len(m) != 1 || m["keeper"] == nil {
+		t.Fatalf("runners after the ephemeral task: %v", m)
+	}
+	if _, err := eph.client.FetchTask(context.Background(), connect.NewRequest(&runnerv1.FetchTaskRequest{})); connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Fatalf("fetch after the ephemeral task: %v", err)
+	}
+
+	e.Do("DELETE", "repos/alice/short", nil, alice).Expect(t, http.StatusNoContent)
+	waitFor(t, func() bool {
+		return len(listRuns(t, e, "admin/actions/runs", admin)) == 0 && len(listJobs(t, e, "admin/actions/jobs", admin)) == 0 &&
+			len(listRunners(t, e, "admin/actions/runners", admin)) == 0
+	})
+	if _, err := keeper.client.FetchTask(context.Background(), connect.NewRequest(&runnerv1.FetchTaskRequest{})); connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Fatalf("fetch by a deleted repository's runner: %v", err)
 	}
 }

@@ -258,4 +258,11 @@ type ActionsStore interface {
 	// AppendLogs stores rows (each naming its task and line).
 	AppendLogs(ctx context.Context, rows []*ActionTaskLog) error
 	Logs(ctx context.Context, taskID int64) ([]*ActionTaskLog, error)
+
+	// DeleteRepo removes a deleted repository's runs (with their jobs,
+	// tasks, steps and logs), runners and registration tokens.
+	DeleteRepo(ctx context.Context, repoID int64) error
+	// DeleteOwner removes a deleted owner's runners and registration
+	// tokens (its repositories' runs go with each repository).
+	DeleteOwner(ctx context.Context, ownerID int64) error
 }

@@ -583,6 +583,10 @@ func (s Service) UpdateTask(ctx context.Context, r *store.ActionRunner, rep Task
 	if err != nil {
 		return nil, err
 	}
+	if r.Ephemeral && task.Status.IsDone() {
+		// An ephemeral runner runs one task and goes.
+		return task, s.Store.Actions().DeleteRunner(ctx, r.ID)
+	}
 	return task, s.Store.Actions().UpdateRunner(ctx, r.ID, map[string]any{"last_active": s.Clock.Now()})
 }
 

@@ -21,18 +21,27 @@ var workflowDirs = []string{".gitea/workflows", ".github/workflows"}
 
 // Consumer starts the workflows a committed ref change triggers: pushes
 // to branches and tags, over HTTP, SSH or any other path that moves refs.
-// (Pull requests will join here with their own event.)
+// (Pull requests will join here with their own event.) It also forgets the
+// runs and runners of deleted repositories and owners.
 func (s Service) Consumer() events.Consumer {
 	return func(ctx context.Context, e events.Event) {
-		if e.Kind != events.RefsChanged {
+		var err error
+		switch e.Kind {
+		case events.RefsChanged:
+			if refs, ok := e.Payload.(events.Refs); ok {
+				err = s.onPush(ctx, e.ActorID, refs)
+			}
+		case events.RepoDeleted:
+			err = s.Store.Actions().DeleteRepo(ctx, e.RepoID)
+		case events.UserDeleted, events.OrgDeleted:
+			if owner, ok := e.Payload.(events.Named); ok {
+				err = s.Store.Actions().DeleteOwner(ctx, owner.ID)
+			}
+		default:
 			return
 		}
-		refs, ok := e.Payload.(events.Refs)
-		if !ok {
-			return
-		}
-		if err := s.onPush(ctx, e.ActorID, refs); err != nil {
-			s.Log.Error("actions: trigger workflows", "repo_id", refs.Repo.ID, "err", err)
+		if err != nil {
+			s.Log.Error("actions: handle event", "kind", e.Kind, "event", e.ID, "err", err)
 		}
 	}
 }

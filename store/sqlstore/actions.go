@@ -144,25 +144,59 @@ func (s actionsStore) UpdateRun(ctx context.Context, id int64, fields map[string
 	return affected(s.d.conn(ctx).Model(&store.ActionRun{}).Where("id = ?", id).Updates(fields), "update run")
 }
 
+// deleteJobs removes the jobs the column of action_run_jobs selects
+// (run_id or repo_id = id), with their tasks, steps and logs.
+func (s actionsStore) deleteJobs(ctx context.Context, column string, id int64) error {
+	db := s.d.conn(ctx)
+	jobs := db.Model(&store.ActionRunJob{}).Select("id").Where(column+" = ?", id)
+	tasks := db.Model(&store.ActionTask{}).Select("id").Where("job_id IN (?)", jobs)
+	for _, step := range []struct {
+		what string
+		q    *gorm.DB
+	}{
+		{"delete logs", db.Where("task_id IN (?)", tasks).Delete(&store.ActionTaskLog{})},
+		{"delete steps", db.Where("task_id IN (?)", tasks).Delete(&store.ActionTaskStep{})},
+		{"delete tasks", db.Where("job_id IN (?)", jobs).Delete(&store.ActionTask{})},
+		{"delete jobs", db.Where(column+" = ?", id).Delete(&store.ActionRunJob{})},
+	} {
+		if step.q.Error != nil {
+			return translate(step.q.Error, step.what)
+		}
+	}
+	return nil
+}
+
 func (s actionsStore) DeleteRun(ctx context.Context, id int64) error {
 	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.deleteJobs(ctx, "run_id", id); err != nil {
+			return err
+		}
+		return affected(s.d.conn(ctx).Where("id = ?", id).Delete(&store.ActionRun{}), "delete run")
+	})
+}
+
+func (s actionsStore) DeleteRepo(ctx context.Context, repoID int64) error {
+	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.deleteJobs(ctx, "repo_id", repoID); err != nil {
+			return err
+		}
 		db := s.d.conn(ctx)
-		jobs := db.Model(&store.ActionRunJob{}).Select("id").Where("run_id = ?", id)
-		tasks := db.Model(&store.ActionTask{}).Select("id").Where("job_id IN (?)", jobs)
-		for _, step := range []struct {
-			what string
-			q    *gorm.DB
-		}{
-			{"delete logs", db.Where("task_id IN (?)", tasks).Delete(&store.ActionTaskLog{})},
-			{"delete steps", db.Where("task_id IN (?)", tasks).Delete(&store.ActionTaskStep{})},
-			{"delete tasks", db.Where("job_id IN (?)", jobs).Delete(&store.ActionTask{})},
-			{"delete jobs", db.Where("run_id = ?", id).Delete(&store.ActionRunJob{})},
-		} {
-			if step.q.Error != nil {
-				return translate(step.q.Error, step.what)
+		for what, model := range map[string]any{"delete runs": &store.ActionRun{}, "delete runners": &store.ActionRunner{}, "delete registration tokens": &store.ActionRunnerToken{}} {
+			if err := db.Where("repo_id = ?", repoID).Delete(model).Error; err != nil {
+				return translate(err, what)
 			}
 		}
-		return affected(db.Where("id = ?", id).Delete(&store.ActionRun{}), "delete run")
+		return nil
+	})
+}
+
+func (s actionsStore) DeleteOwner(ctx context.Context, ownerID int64) error {
+	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		db := s.d.conn(ctx)
+		if err := db.Where("owner_id = ?", ownerID).Delete(&store.ActionRunner{}).Error; err != nil {
+			return translate(err, "delete runners")
+		}
+		return translate(db.Where("owner_id = ?", ownerID).Delete(&store.ActionRunnerToken{}).Error, "delete registration tokens")
 	})
 }
 
