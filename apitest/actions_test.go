@@ -801,3 +801,68 @@ func TestActionsEphemeralAndDeletion(t *testing.T) {
 		t.Fatalf("fetch by a deleted repository's runner: %v", err)
 	}
 }
+
+// TestActionsRerun: a finished run, its failed jobs or one job run again,
+// with the jobs that need them; a run under way cannot be rerun.
+func TestActionsRerun(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	repo := newClonedRepo(t, e, "again", nil)
+	alice := apitest.Basic(repo.alice)
+	bob := apitest.Basic(e.CreateUser("bob", false))
+	r := registerRunner(t, e, regToken(t, e, "repos/alice/again/actions/runners/registration-token", alice), "r", "linux")
+	wf := "on: push\njobs:\n  a:\n    runs-on: linux\n    steps:\n      - run: a\n  b:\n    needs: a\n    runs-on: linux\n    steps:\n      - run: b\n  c:\n    runs-on: linux\n    steps:\n      - run: c\n"
+	repo.git.commitFile(repo.clone, ".gitea/workflows/w.yml", wf, "w")
+	repo.git.must(repo.clone, "push", "-q", "origin", "main")
+	runID := listRuns(t, e, "repos/alice/again/actions/runs", alice)[0].ID
+	base := fmt.Sprintf("repos/alice/again/actions/runs/%d", runID)
+	jobsOf := func() string { return jobNames(listJobs(t, e, base+"/jobs", alice)) }
+
+	ta := r.fetch(t)
+	e.Do("POST", base+"/rerun", nil, alice).Expect(t, http.StatusConflict)
+	r.finish(t, ta.Id, runnerv1.Result_RESULT_FAILURE, nil)
+	r.finish(t, r.fetch(t).Id, runnerv1.Result_RESULT_SUCCESS, nil)
+	if got := jobsOf(); got != "a=completed/failure,b=completed/skipped,c=completed/success" {
+		t.Fatalf("jobs %s", got)
+	}
+	e.Do("POST", base+"/rerun-failed-jobs", nil, bob).Expect(t, http.StatusForbidden)
+	e.Do("POST", base+"/rerun-failed-jobs", nil, alice).Expect(t, http.StatusCreated)
+	if got := jobsOf(); got != "a=queued/,b=waiting/,c=completed/success" {
+		t.Fatalf("jobs after rerunning the failed ones %s", got)
+	}
+	var run models.ActionWorkflowRun
+	e.Do("GET", base, nil, alice).Expect(t, http.StatusOK).JSON(t, &run)
+	if run.Status != "queued" || run.RunAttempt != 2 || run.CompletedAt != nil {
+		t.Fatalf("run after rerun %s", mustJSON(run))
+	}
+	for i := 0; i < 2; i++ {
+		r.finish(t, r.fetch(t).Id, runnerv1.Result_RESULT_SUCCESS, nil)
+	}
+	if got := jobsOf(); got != "a=completed/success,b=completed/success,c=completed/success" {
+		t.Fatalf("jobs after the second attempt %s", got)
+	}
+	jobs := listJobs(t, e, base+"/jobs", alice)
+	if jobs[0].RunAttempt != 2 || jobs[2].RunAttempt != 1 {
+		t.Fatalf("attempts %s", mustJSON(jobs))
+	}
+
+	// One job again: c alone, nothing needs it.
+	var job models.ActionWorkflowJob
+	e.Do("POST", fmt.Sprintf("%s/jobs/%d/rerun", base, jobs[2].ID), nil, alice).Expect(t, http.StatusCreated).JSON(t, &job)
+	if job.Name != "c" || job.Status != "queued" {
+		t.Fatalf("rerun job %s", mustJSON(job))
+	}
+	e.Do("POST", fmt.Sprintf("%s/jobs/%d/rerun", base, jobs[0].ID), nil, alice).Expect(t, http.StatusConflict)
+	r.finish(t, r.fetch(t).Id, runnerv1.Result_RESULT_SUCCESS, nil)
+	e.Do("POST", fmt.Sprintf("%s/jobs/%d/rerun", base, 999999), nil, alice).Expect(t, http.StatusNotFound)
+
+	// The whole run again.
+	e.Do("POST", base+"/rerun", nil, alice).Expect(t, http.StatusCreated).JSON(t, &run)
+	if run.Status != "queued" || run.RunAttempt != 4 {
+		t.Fatalf("rerun run %s", mustJSON(run))
+	}
+	if got := jobsOf(); got != "a=queued/,b=waiting/,c=queued/" {
+		t.Fatalf("jobs after rerunning the run %s", got)
+	}
+	e.Do("POST", fmt.Sprintf("repos/alice/again/actions/runs/%d/rerun", runID+1), nil, alice).Expect(t, http.StatusNotFound)
+}

@@ -391,6 +391,12 @@ type RepositoryAPI interface {
 	RepoUpdateFile(ctx context.Context, params repository.RepoUpdateFileParams) middleware.Responder
 	/* RepoUpdateTopics Replace a repository's topics. */
 	RepoUpdateTopics(ctx context.Context, params repository.RepoUpdateTopicsParams) middleware.Responder
+	/* RerunFailedWorkflowRun Run the failed and cancelled jobs of a finished run again, with the jobs that need them. */
+	RerunFailedWorkflowRun(ctx context.Context, params repository.RerunFailedWorkflowRunParams) middleware.Responder
+	/* RerunWorkflowJob Run one job of a finished run again, with the jobs that need it. */
+	RerunWorkflowJob(ctx context.Context, params repository.RerunWorkflowJobParams) middleware.Responder
+	/* RerunWorkflowRun Run every job of a finished run again (writers of the Actions unit); a run under way answers 409. */
+	RerunWorkflowRun(ctx context.Context, params repository.RerunWorkflowRunParams) middleware.Responder
 	/* TopicSearch Find topics by name. */
 	TopicSearch(ctx context.Context, params repository.TopicSearchParams) middleware.Responder
 	/* UpdateRepoRunner Enable or disable a runner registered for a repository (its owner only). */
@@ -1821,6 +1827,27 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoUpdateTopics(ctx, params)
+	})
+
+	api.RepositoryRerunFailedWorkflowRunHandler = repository.RerunFailedWorkflowRunHandlerFunc(func(params repository.RerunFailedWorkflowRunParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RerunFailedWorkflowRun(ctx, params)
+	})
+
+	api.RepositoryRerunWorkflowJobHandler = repository.RerunWorkflowJobHandlerFunc(func(params repository.RerunWorkflowJobParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RerunWorkflowJob(ctx, params)
+	})
+
+	api.RepositoryRerunWorkflowRunHandler = repository.RerunWorkflowRunHandlerFunc(func(params repository.RerunWorkflowRunParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RerunWorkflowRun(ctx, params)
 	})
 
 	api.RepositoryTopicSearchHandler = repository.TopicSearchHandlerFunc(func(params repository.TopicSearchParams, principal any) middleware.Responder {

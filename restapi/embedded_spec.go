@@ -5058,6 +5058,215 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/actions/runs/{run}/jobs/{job_id}/rerun": {
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Run one job of a finished run again, with the jobs that need it.",
+        "operationId": "rerunWorkflowJob",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the run.",
+            "name": "run",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the job.",
+            "name": "job_id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The job, queued again.",
+            "schema": {
+              "$ref": "#/definitions/ActionWorkflowJob"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "409": {
+            "$ref": "#/responses/conflict"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/actions/runs/{run}/rerun": {
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Run every job of a finished run again (writers of the Actions unit); a run under way answers 409.",
+        "operationId": "rerunWorkflowRun",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the run.",
+            "name": "run",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The run, queued again.",
+            "schema": {
+              "$ref": "#/definitions/ActionWorkflowRun"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "409": {
+            "$ref": "#/responses/conflict"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/actions/runs/{run}/rerun-failed-jobs": {
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Run the failed and cancelled jobs of a finished run again, with the jobs that need them.",
+        "operationId": "rerunFailedWorkflowRun",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the run.",
+            "name": "run",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The jobs are queued again."
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "409": {
+            "$ref": "#/responses/conflict"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches": {
       "post": {
         "tags": [
@@ -27350,6 +27559,332 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/actions/runs/{run}/jobs/{job_id}/rerun": {
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Run one job of a finished run again, with the jobs that need it.",
+        "operationId": "rerunWorkflowJob",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the run.",
+            "name": "run",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the job.",
+            "name": "job_id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The job, queued again.",
+            "schema": {
+              "$ref": "#/definitions/ActionWorkflowJob"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/actions/runs/{run}/rerun": {
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Run every job of a finished run again (writers of the Actions unit); a run under way answers 409.",
+        "operationId": "rerunWorkflowRun",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the run.",
+            "name": "run",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The run, queued again.",
+            "schema": {
+              "$ref": "#/definitions/ActionWorkflowRun"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/actions/runs/{run}/rerun-failed-jobs": {
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Run the failed and cancelled jobs of a finished run again, with the jobs that need them.",
+        "operationId": "rerunFailedWorkflowRun",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the run.",
+            "name": "run",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The jobs are queued again."
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }

@@ -80,6 +80,9 @@ type ActionRun struct {
 	Ref           string // full ref name
 	CommitSHA     string
 	Event         string
+	// Attempt counts the times the run was started: 1, and one more for
+	// each rerun.
+	Attempt int64
 	// Inputs are a workflow_dispatch's inputs.
 	Inputs    map[string]string `gorm:"serializer:json"`
 	Status    ActionStatus

@@ -291,6 +291,72 @@ func (h RepoHandlers) ActionsDispatchWorkflow(ctx context.Context, params reposi
 	})
 }
 
+// writerRun loads a run of the repository for a writer of the Actions
+// unit.
+func (h RepoHandlers) writerRun(ctx context.Context, owner, name string, id int64) (*auth.Principal, *store.Repository, *store.ActionRun, error) {
+	p, r, err := h.UnitWriteRepo(ctx, owner, name, actionsUnit)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	run, err := h.Actions.RepoRun(ctx, r, id)
+	return p, r, run, err
+}
+
+// RerunWorkflowRun runs every job of a finished run again.
+func (h RepoHandlers) RerunWorkflowRun(ctx context.Context, params repository.RerunWorkflowRunParams) middleware.Responder {
+	p, r, run, err := h.writerRun(ctx, params.Owner, params.Repo, params.Run)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := h.Actions.Rerun(ctx, run, nil); err != nil {
+		return h.Fail(err)
+	}
+	if run, err = h.Actions.RepoRun(ctx, r, run.ID); err != nil {
+		return h.Fail(err)
+	}
+	out, err := h.Actions.RenderRun(ctx, app.BaseURL(params.HTTPRequest), p.User, r, run)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRerunWorkflowRunCreated().WithPayload(out)
+}
+
+// RerunFailedWorkflowRun runs the failed and cancelled jobs of a finished
+// run again.
+func (h RepoHandlers) RerunFailedWorkflowRun(ctx context.Context, params repository.RerunFailedWorkflowRunParams) middleware.Responder {
+	_, _, run, err := h.writerRun(ctx, params.Owner, params.Repo, params.Run)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := h.Actions.Rerun(ctx, run, failedJob); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRerunFailedWorkflowRunCreated()
+}
+
+// RerunWorkflowJob runs one job of a finished run again.
+func (h RepoHandlers) RerunWorkflowJob(ctx context.Context, params repository.RerunWorkflowJobParams) middleware.Responder {
+	_, r, run, err := h.writerRun(ctx, params.Owner, params.Repo, params.Run)
+	if err != nil {
+		return h.Fail(err)
+	}
+	job, err := h.Actions.RepoJob(ctx, r, params.JobID)
+	if err == nil && job.RunID != run.ID {
+		err = apierr.NotFound("job not found")
+	}
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := h.Actions.Rerun(ctx, run, func(j *store.ActionRunJob) bool { return j.ID == job.ID }); err != nil {
+		return h.Fail(err)
+	}
+	out, err := h.Actions.RenderJob(ctx, app.BaseURL(params.HTTPRequest), r, job)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRerunWorkflowJobCreated().WithPayload(out)
+}
+
 func parseID(s string) (int64, bool) {
 	var n int64
 	if s == "" || len(s) > 18 {

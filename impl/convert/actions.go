@@ -85,7 +85,7 @@ func ActionRun(base string, r *store.RunView, status ActionStatusFunc, actor *mo
 	return &models.ActionWorkflowRun{
 		ID:           r.ID,
 		RunNumber:    r.Number,
-		RunAttempt:   1,
+		RunAttempt:   r.Attempt,
 		DisplayTitle: r.Title,
 		Event:        r.Event,
 		HeadBranch:   shortRef(r.Ref),

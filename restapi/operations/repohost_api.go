@@ -1251,6 +1251,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoUpdateTopics has not yet been implemented")
 		}),
 
+		RepositoryRerunFailedWorkflowRunHandler: repository.RerunFailedWorkflowRunHandlerFunc(func(params repository.RerunFailedWorkflowRunParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RerunFailedWorkflowRun has not yet been implemented")
+		}),
+
+		RepositoryRerunWorkflowJobHandler: repository.RerunWorkflowJobHandlerFunc(func(params repository.RerunWorkflowJobParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RerunWorkflowJob has not yet been implemented")
+		}),
+
+		RepositoryRerunWorkflowRunHandler: repository.RerunWorkflowRunHandlerFunc(func(params repository.RerunWorkflowRunParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RerunWorkflowRun has not yet been implemented")
+		}),
+
 		RepositoryTopicSearchHandler: repository.TopicSearchHandlerFunc(func(params repository.TopicSearchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1933,6 +1954,12 @@ type RepohostAPI struct {
 	RepositoryRepoUpdateFileHandler repository.RepoUpdateFileHandler
 	// RepositoryRepoUpdateTopicsHandler sets the operation handler for the repo update topics operation
 	RepositoryRepoUpdateTopicsHandler repository.RepoUpdateTopicsHandler
+	// RepositoryRerunFailedWorkflowRunHandler sets the operation handler for the rerun failed workflow run operation
+	RepositoryRerunFailedWorkflowRunHandler repository.RerunFailedWorkflowRunHandler
+	// RepositoryRerunWorkflowJobHandler sets the operation handler for the rerun workflow job operation
+	RepositoryRerunWorkflowJobHandler repository.RerunWorkflowJobHandler
+	// RepositoryRerunWorkflowRunHandler sets the operation handler for the rerun workflow run operation
+	RepositoryRerunWorkflowRunHandler repository.RerunWorkflowRunHandler
 	// RepositoryTopicSearchHandler sets the operation handler for the topic search operation
 	RepositoryTopicSearchHandler repository.TopicSearchHandler
 	// PackageOperationsUnlinkPackageHandler sets the operation handler for the unlink package operation
@@ -2612,6 +2639,15 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoUpdateTopicsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateTopicsHandler")
+	}
+	if o.RepositoryRerunFailedWorkflowRunHandler == nil {
+		unregistered = append(unregistered, "repository.RerunFailedWorkflowRunHandler")
+	}
+	if o.RepositoryRerunWorkflowJobHandler == nil {
+		unregistered = append(unregistered, "repository.RerunWorkflowJobHandler")
+	}
+	if o.RepositoryRerunWorkflowRunHandler == nil {
+		unregistered = append(unregistered, "repository.RerunWorkflowRunHandler")
 	}
 	if o.RepositoryTopicSearchHandler == nil {
 		unregistered = append(unregistered, "repository.TopicSearchHandler")
@@ -3517,6 +3553,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/repos/{owner}/{repo}/topics"] = repository.NewRepoUpdateTopics(o.context, o.RepositoryRepoUpdateTopicsHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/actions/runs/{run}/rerun-failed-jobs"] = repository.NewRerunFailedWorkflowRun(o.context, o.RepositoryRerunFailedWorkflowRunHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/actions/runs/{run}/jobs/{job_id}/rerun"] = repository.NewRerunWorkflowJob(o.context, o.RepositoryRerunWorkflowJobHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/actions/runs/{run}/rerun"] = repository.NewRerunWorkflowRun(o.context, o.RepositoryRerunWorkflowRunHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

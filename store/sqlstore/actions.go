@@ -111,6 +111,9 @@ func (s actionsStore) CreateRun(ctx context.Context, run *store.ActionRun, jobs 
 			return translate(err, "number run")
 		}
 		run.Number = last + 1
+		if run.Attempt == 0 {
+			run.Attempt = 1
+		}
 		// Serialized columns are NOT NULL: an unset one is stored empty.
 		if run.Inputs == nil {
 			run.Inputs = map[string]string{}

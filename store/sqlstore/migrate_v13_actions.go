@@ -46,6 +46,7 @@ func migrateV13(tx *gorm.DB) error {
 		Ref           string `gorm:"not null;default:''"`
 		CommitSHA     string `gorm:"not null;default:''"`
 		Event         string `gorm:"not null;default:''"`
+		Attempt       int64  `gorm:"not null;default:1"`
 		Inputs        string `gorm:"not null;default:'{}'"`
 		Status        int    `gorm:"not null;default:0"`
 		Started       *time.Time

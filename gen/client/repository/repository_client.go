@@ -232,6 +232,12 @@ type ClientService interface {
 
 	RepoUpdateTopics(params *RepoUpdateTopicsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoUpdateTopicsNoContent, error)
 
+	RerunFailedWorkflowRun(params *RerunFailedWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunFailedWorkflowRunCreated, error)
+
+	RerunWorkflowJob(params *RerunWorkflowJobParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunWorkflowJobCreated, error)
+
+	RerunWorkflowRun(params *RerunWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunWorkflowRunCreated, error)
+
 	TopicSearch(params *TopicSearchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*TopicSearchOK, error)
 
 	UpdateRepoRunner(params *UpdateRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoRunnerOK, error)
@@ -3014,6 +3020,138 @@ func (a *Client) RepoUpdateTopics(params *RepoUpdateTopicsParams, authInfo runti
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for repoUpdateTopics: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+RerunFailedWorkflowRun runs the failed and cancelled jobs of a finished run again with the jobs that need them
+*/
+func (a *Client) RerunFailedWorkflowRun(params *RerunFailedWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunFailedWorkflowRunCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRerunFailedWorkflowRunParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "rerunFailedWorkflowRun",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}/rerun-failed-jobs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RerunFailedWorkflowRunReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RerunFailedWorkflowRunCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for rerunFailedWorkflowRun: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+RerunWorkflowJob runs one job of a finished run again with the jobs that need it
+*/
+func (a *Client) RerunWorkflowJob(params *RerunWorkflowJobParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunWorkflowJobCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRerunWorkflowJobParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "rerunWorkflowJob",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}/jobs/{job_id}/rerun",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RerunWorkflowJobReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RerunWorkflowJobCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for rerunWorkflowJob: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+RerunWorkflowRun runs every job of a finished run again writers of the actions unit a run under way answers 409
+*/
+func (a *Client) RerunWorkflowRun(params *RerunWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunWorkflowRunCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRerunWorkflowRunParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "rerunWorkflowRun",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}/rerun",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RerunWorkflowRunReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RerunWorkflowRunCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for rerunWorkflowRun: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
