@@ -52,8 +52,8 @@ func runCron(t *testing.T, e *apitest.Env, task string) *models.Cron {
 	}
 }
 
-var builtinCronTasks = []string{"repo_health_check", "archive_cleanup", "cleanup_hook_task_table", "cleanup_packages", "delete_inactive_accounts", "delete_repo_archives",
-	"git_gc_repos", "resync_all_sshkeys", "update_checker"}
+var builtinCronTasks = []string{"repo_health_check", "archive_cleanup", "cleanup_hook_task_table", "cleanup_packages", "delete_inactive_accounts",
+	"delete_repo_archives", "git_gc_repos", "resync_all_sshkeys", "delete_old_actions", "update_checker", "cleanup_actions"}
 
 func TestCronListAccessAndPaging(t *testing.T) {
 	t.Parallel()
@@ -100,12 +100,12 @@ func TestCronListAccessAndPaging(t *testing.T) {
 		t.Errorf("disabled git_gc_repos: schedule %q next %v", c.Schedule, c.Next)
 	}
 
-	// Pages of 3: the third holds the last tasks.
+	// Pages of 3: the fourth holds the last task.
 	var page []*models.Cron
-	resp = e.Do("GET", "admin/cron?page=3&limit=3", nil, admin).Expect(t, http.StatusOK)
+	resp = e.Do("GET", "admin/cron?page=4&limit=3", nil, admin).Expect(t, http.StatusOK)
 	resp.JSON(t, &page)
-	if len(page) != len(builtinCronTasks)-6 || page[len(page)-1].Name != "update_checker" {
-		t.Fatalf("page 3: %+v", page)
+	if len(page) != len(builtinCronTasks)-9 || page[len(page)-1].Name != "cleanup_actions" {
+		t.Fatalf("page 4: %+v", page)
 	}
 	if l := resp.Header.Get("Link"); !strings.Contains(l, `rel="first"`) || !strings.Contains(l, `rel="prev"`) || strings.Contains(l, `rel="next"`) {
 		t.Errorf("Link %q", l)

@@ -66,7 +66,7 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"repoDeleteRelease": f.ids["release"], "repoCreateReleaseAttachment": f.ids["release"], "repoDeleteKey": "1", "repoEditHook": "1", "repoDeleteHook": "1", "repoTestHook": "1", "repoRedeliverHookDelivery": "1",
 		"repoDeleteReleaseAttachment": f.ids["release"], "repoEditProject": f.ids["project"], "repoDeleteProject": f.ids["project"]}[opID]
 	r := strings.NewReplacer("{index}", "1", "{id}", id, "{attachment_id}", "1", "{branch}", "main", "{name}", "main",
-		"{delivery_id}", "1", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners")
+		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners")
 	bodies := map[string]any{
 		"repoEdit": map[string]any{"description": "x"}, "issueCreateIssue": map[string]any{"title": "t"},
 		"issueEditIssue": map[string]any{"title": "t2"}, "issueEditIssueDeadline": map[string]any{"due_date": "2030-01-01T00:00:00Z"},
@@ -86,7 +86,7 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"repoCreateProject": map[string]any{"title": "p2"}, "repoEditProject": map[string]any{"title": "p3"},
 		"repoAddCollaborator": map[string]any{"permission": "read"}, "repoCreateKey": map[string]any{"title": "k", "key": "ssh-ed25519 AAAA"},
 		"repoCreateHook": map[string]any{"type": "gitea", "config": map[string]string{"url": "http://example.com/", "content_type": "json"}},
-		"repoEditHook":   map[string]any{"active": true}, "repoTransfer": map[string]any{"new_owner": "outsider"},
+		"repoEditHook":   map[string]any{"active": true}, "repoTransfer": map[string]any{"new_owner": "outsider"}, "ActionsDispatchWorkflow": map[string]any{"ref": "main"},
 	}
 	if opID == "repoCreateFile" {
 		r = strings.NewReplacer("{filepath}", "new.txt")

@@ -25,7 +25,9 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 		cron.DeleteRepoArchives(e),
 		cron.GitGCRepos(e),
 		cron.ResyncAllSSHKeys(e),
+		{Name: "delete_old_actions", Schedule: "@every 168h", Enabled: false, Run: s.Actions.DeleteOldRuns},
 		cron.UpdateChecker(e),
+		{Name: "cleanup_actions", Schedule: "@midnight", Enabled: true, Run: s.Actions.CleanupActions},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 
+	"repohost/impl/actions"
 	"repohost/impl/admin"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
@@ -48,8 +49,8 @@ func init() {
 }
 
 // repositoryAPI is the generated "repository" tag, one interface for
-// repositories, branches, contents, releases, deploy keys, commits and
-// hooks; each package implements its part.
+// repositories, branches, contents, releases, deploy keys, commits, hooks
+// and actions; each package implements its part.
 type repositoryAPI struct {
 	repoHandlers
 	branchHandlers
@@ -58,41 +59,50 @@ type repositoryAPI struct {
 	deployKeyHandlers
 	commitHandlers
 	repoHookHandlers
+	actionsRepoHandlers
 }
 
 // organizationAPI is the generated "organization" tag: organizations,
-// their teams and members in impl/org, and the organization's hooks.
+// their teams and members in impl/org, the organization's hooks, and its
+// runners, runs and jobs in impl/actions.
 type organizationAPI struct {
 	org.Handlers
 	webhook.OrgHandlers
+	actionsOrgHandlers
 }
 
 // userAPI is the generated "user" tag: accounts in impl/user, keys in
-// impl/keys, and the user's hooks in impl/webhook.
+// impl/keys, the user's hooks in impl/webhook, and runners, runs and jobs
+// in impl/actions.
 type userAPI struct {
 	userHandlers
 	keyHandlers
 	userHookHandlers
+	actionsUserHandlers
 }
 
 // Embedded fields are named after their type; these names keep the
 // Handlers apart.
 type (
-	repoHandlers      = repo.Handlers
-	branchHandlers    = branch.Handlers
-	contentsHandlers  = contents.Handlers
-	releaseHandlers   = release.Handlers
-	deployKeyHandlers = keys.RepoHandlers
-	commitHandlers    = commits.Handlers
-	repoHookHandlers  = webhook.RepoHandlers
-	userHandlers      = user.Handlers
-	keyHandlers       = keys.UserHandlers
-	userHookHandlers  = webhook.UserHandlers
+	repoHandlers        = repo.Handlers
+	branchHandlers      = branch.Handlers
+	contentsHandlers    = contents.Handlers
+	releaseHandlers     = release.Handlers
+	deployKeyHandlers   = keys.RepoHandlers
+	commitHandlers      = commits.Handlers
+	repoHookHandlers    = webhook.RepoHandlers
+	userHandlers        = user.Handlers
+	keyHandlers         = keys.UserHandlers
+	userHookHandlers    = webhook.UserHandlers
+	actionsRepoHandlers = actions.RepoHandlers
+	actionsUserHandlers = actions.UserHandlers
+	actionsOrgHandlers  = actions.OrgHandlers
 )
 
 func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d},
-		keys.RepoHandlers{Deps: d, Keys: s.Keys}, commits.Handlers{Deps: d}, webhook.RepoHandlers{Deps: d}}
+		keys.RepoHandlers{Deps: d, Keys: s.Keys}, commits.Handlers{Deps: d}, webhook.RepoHandlers{Deps: d},
+		actions.RepoHandlers{Deps: d, Actions: s.Actions}}
 }
 
 // Config hands every API area its implementation. Because the generated
@@ -101,17 +111,18 @@ func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 func Config(d *app.Deps) restapi.Config {
 	s := NewServices(d)
 	return restapi.Config{
-		AdminAPI:             admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs},
+		AdminAPI:             admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs, Actions: s.Actions},
 		IssueAPI:             issue.Handlers{Deps: d},
 		MiscellaneousAPI:     misc.Handlers{Deps: d, Users: s.Users},
-		OrganizationAPI:      organizationAPI{org.Handlers{Deps: d, Orgs: s.Orgs}, webhook.OrgHandlers{Deps: d}},
+		OrganizationAPI:      organizationAPI{org.Handlers{Deps: d, Orgs: s.Orgs}, webhook.OrgHandlers{Deps: d}, actions.OrgHandlers{Deps: d, Actions: s.Actions}},
 		PackageOperationsAPI: packages.Handlers{Deps: d, Packages: s.Packages},
 		RepositoryAPI:        newRepositoryAPI(d, s),
 		SettingsAPI:          misc.Handlers{Deps: d, Users: s.Users},
-		UserAPI:              userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}, webhook.UserHandlers{Deps: d}},
-		JSONConsumer:         jsonConsumer(d.Config.MaxBodyBytes),
-		InnerMiddleware:      labelRoute,
-		Logger:               func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
+		UserAPI: userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}, webhook.UserHandlers{Deps: d},
+			actions.UserHandlers{Deps: d, Actions: s.Actions}},
+		JSONConsumer:    jsonConsumer(d.Config.MaxBodyBytes),
+		InnerMiddleware: labelRoute,
+		Logger:          func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
 	}
 }
 
@@ -168,6 +179,12 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	mux.HandleFunc("GET /avatars/{hash}", avatar.Serve)
 	// The package registries, outside the API as the reference serves them.
 	packages.Handlers{Deps: d, Packages: packages.Service{Deps: d}}.Mount(mux, authn.Middleware)
+	// The runner protocol, outside the API as the reference serves it;
+	// runners authenticate with their own tokens. The same server turns
+	// committed pushes into workflow runs.
+	acts := actions.Service{Deps: d}
+	mux.Handle("/api/actions/", http.StripPrefix("/api/actions", actions.Protocol{Service: acts}.Handler()))
+	d.Events.Subscribe(acts.Consumer())
 	// Routes under /{owner}/{repo}/ go on a second mux: on this one they
 	// would overlap /api/v1/ (an owner named "api"), which ServeMux refuses.
 	web := http.NewServeMux()

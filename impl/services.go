@@ -1,6 +1,7 @@
 package impl
 
 import (
+	"repohost/impl/actions"
 	"repohost/impl/app"
 	"repohost/impl/keys"
 	"repohost/impl/org"
@@ -17,6 +18,9 @@ type Services struct {
 	Keys  keys.Service
 	// Packages also carries the cleanup_packages task (CleanupBlobs).
 	Packages packages.Service
+	// Actions also carries the cleanup_actions and delete_old_actions
+	// tasks, and the consumer that turns pushes into workflow runs.
+	Actions actions.Service
 }
 
 // NewServices wires the services over d.
@@ -28,5 +32,6 @@ func NewServices(d *app.Deps) Services {
 		Orgs:     orgs,
 		Keys:     keys.Service{Deps: d},
 		Packages: packages.Service{Deps: d},
+		Actions:  actions.Service{Deps: d},
 	}
 }

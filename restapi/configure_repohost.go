@@ -41,6 +41,8 @@ type AdminAPI interface {
 	AdminCreateOrg(ctx context.Context, params admin.AdminCreateOrgParams) middleware.Responder
 	/* AdminCreateRepo Create a repository owned by the given user (site admins only). */
 	AdminCreateRepo(ctx context.Context, params admin.AdminCreateRepoParams) middleware.Responder
+	/* AdminCreateRunnerRegistrationToken Get the token that registers a runner on the whole site (site admins only); the same one until it is replaced. */
+	AdminCreateRunnerRegistrationToken(ctx context.Context, params admin.AdminCreateRunnerRegistrationTokenParams) middleware.Responder
 	/* AdminCreateUser Create a user (site admins only). */
 	AdminCreateUser(ctx context.Context, params admin.AdminCreateUserParams) middleware.Responder
 	/* AdminCronList List the maintenance tasks with their schedules and runs (site admins only). */
@@ -81,6 +83,18 @@ type AdminAPI interface {
 	AdminSearchUsers(ctx context.Context, params admin.AdminSearchUsersParams) middleware.Responder
 	/* AdminUnadoptedList List repository directories that have no database entry. */
 	AdminUnadoptedList(ctx context.Context, params admin.AdminUnadoptedListParams) middleware.Responder
+	/* DeleteAdminRunner Remove a runner registered on the whole site (site admins only). */
+	DeleteAdminRunner(ctx context.Context, params admin.DeleteAdminRunnerParams) middleware.Responder
+	/* GetAdminRunner Get one runner registered on the whole site (site admins only). */
+	GetAdminRunner(ctx context.Context, params admin.GetAdminRunnerParams) middleware.Responder
+	/* GetAdminRunners List every runner (site admins only); not paged by the reference, the total is in the body. */
+	GetAdminRunners(ctx context.Context, params admin.GetAdminRunnersParams) middleware.Responder
+	/* ListAdminWorkflowJobs List the workflow jobs of every repository (site admins only). */
+	ListAdminWorkflowJobs(ctx context.Context, params admin.ListAdminWorkflowJobsParams) middleware.Responder
+	/* ListAdminWorkflowRuns List the workflow runs of every repository, newest first (site admins only). */
+	ListAdminWorkflowRuns(ctx context.Context, params admin.ListAdminWorkflowRunsParams) middleware.Responder
+	/* UpdateAdminRunner Enable or disable a runner registered on the whole site (site admins only). */
+	UpdateAdminRunner(ctx context.Context, params admin.UpdateAdminRunnerParams) middleware.Responder
 }
 
 //go:generate mockery --name IssueAPI --inpackage
@@ -203,6 +217,16 @@ type MiscellaneousAPI interface {
 type OrganizationAPI interface {
 	/* CreateOrgRepo Create a repository owned by an organization. */
 	CreateOrgRepo(ctx context.Context, params organization.CreateOrgRepoParams) middleware.Responder
+	/* DeleteOrgRunner Remove a runner registered for an organization (its owners only). */
+	DeleteOrgRunner(ctx context.Context, params organization.DeleteOrgRunnerParams) middleware.Responder
+	/* GetOrgRunner Get one runner registered for an organization (its owners only). */
+	GetOrgRunner(ctx context.Context, params organization.GetOrgRunnerParams) middleware.Responder
+	/* GetOrgRunners List the runners an organization may use, its own and the site's (its owners only). */
+	GetOrgRunners(ctx context.Context, params organization.GetOrgRunnersParams) middleware.Responder
+	/* GetOrgWorkflowJobs List the workflow jobs of an organization's repositories (its owners only). */
+	GetOrgWorkflowJobs(ctx context.Context, params organization.GetOrgWorkflowJobsParams) middleware.Responder
+	/* GetOrgWorkflowRuns List the workflow runs of an organization's repositories, newest first (its owners only). */
+	GetOrgWorkflowRuns(ctx context.Context, params organization.GetOrgWorkflowRunsParams) middleware.Responder
 	/* OrgAddTeamMember Add a user to a team (organization owners only). */
 	OrgAddTeamMember(ctx context.Context, params organization.OrgAddTeamMemberParams) middleware.Responder
 	/* OrgAddTeamRepository Give a team access to a repository (organization owners only). */
@@ -213,6 +237,8 @@ type OrganizationAPI interface {
 	OrgCreate(ctx context.Context, params organization.OrgCreateParams) middleware.Responder
 	/* OrgCreateHook Create an organization's webhook. */
 	OrgCreateHook(ctx context.Context, params organization.OrgCreateHookParams) middleware.Responder
+	/* OrgCreateRunnerRegistrationToken Get the token that registers a runner for an organization (its owners only); the same one until it is replaced. */
+	OrgCreateRunnerRegistrationToken(ctx context.Context, params organization.OrgCreateRunnerRegistrationTokenParams) middleware.Responder
 	/* OrgCreateTeam Create a team (organization owners only). */
 	OrgCreateTeam(ctx context.Context, params organization.OrgCreateTeamParams) middleware.Responder
 	/* OrgDelete Delete an organization that owns no repositories (owners only). */
@@ -275,6 +301,8 @@ type OrganizationAPI interface {
 	OrgRemoveTeamRepository(ctx context.Context, params organization.OrgRemoveTeamRepositoryParams) middleware.Responder
 	/* TeamSearch Search an organization's teams the caller may see. */
 	TeamSearch(ctx context.Context, params organization.TeamSearchParams) middleware.Responder
+	/* UpdateOrgRunner Enable or disable a runner registered for an organization (its owners only). */
+	UpdateOrgRunner(ctx context.Context, params organization.UpdateOrgRunnerParams) middleware.Responder
 }
 
 //go:generate mockery --name PackageOperationsAPI --inpackage
@@ -305,12 +333,34 @@ type PackageOperationsAPI interface {
 
 /* RepositoryAPI  */
 type RepositoryAPI interface {
+	/* ActionsDispatchWorkflow Start a workflow that has on: workflow_dispatch, at a branch or tag (writers of the Actions unit). */
+	ActionsDispatchWorkflow(ctx context.Context, params repository.ActionsDispatchWorkflowParams) middleware.Responder
+	/* GetWorkflowRun Get one workflow run. */
+	GetWorkflowRun(ctx context.Context, params repository.GetWorkflowRunParams) middleware.Responder
 	/* AcceptRepoTransfer Accept a repository transfer offered to the caller. */
 	AcceptRepoTransfer(ctx context.Context, params repository.AcceptRepoTransferParams) middleware.Responder
 	/* CreateCurrentUserRepo Create a repository owned by the signed-in user. */
 	CreateCurrentUserRepo(ctx context.Context, params repository.CreateCurrentUserRepoParams) middleware.Responder
+	/* DeleteActionRun Delete a finished workflow run with its jobs and logs. */
+	DeleteActionRun(ctx context.Context, params repository.DeleteActionRunParams) middleware.Responder
+	/* DeleteRepoRunner Remove a runner registered for a repository (its owner only). */
+	DeleteRepoRunner(ctx context.Context, params repository.DeleteRepoRunnerParams) middleware.Responder
+	/* DownloadActionsRunJobLogs Download a job's log: one line per row its runner sent, each prefixed with its time. */
+	DownloadActionsRunJobLogs(ctx context.Context, params repository.DownloadActionsRunJobLogsParams) middleware.Responder
 	/* GenerateRepo Create a repository from a template. */
 	GenerateRepo(ctx context.Context, params repository.GenerateRepoParams) middleware.Responder
+	/* GetRepoRunner Get one runner registered for a repository (its owner only). */
+	GetRepoRunner(ctx context.Context, params repository.GetRepoRunnerParams) middleware.Responder
+	/* GetRepoRunners List the runners a repository may use, its own, its owner's and the site's (its owner only). */
+	GetRepoRunners(ctx context.Context, params repository.GetRepoRunnersParams) middleware.Responder
+	/* GetWorkflowJob Get one workflow job. */
+	GetWorkflowJob(ctx context.Context, params repository.GetWorkflowJobParams) middleware.Responder
+	/* GetWorkflowRuns List the workflow runs of a repository, newest first. */
+	GetWorkflowRuns(ctx context.Context, params repository.GetWorkflowRunsParams) middleware.Responder
+	/* ListWorkflowJobs List the workflow jobs of a repository. */
+	ListWorkflowJobs(ctx context.Context, params repository.ListWorkflowJobsParams) middleware.Responder
+	/* ListWorkflowRunJobs List the jobs of one workflow run. */
+	ListWorkflowRunJobs(ctx context.Context, params repository.ListWorkflowRunJobsParams) middleware.Responder
 	/* RejectRepoTransfer Reject a repository transfer offered to the caller. */
 	RejectRepoTransfer(ctx context.Context, params repository.RejectRepoTransferParams) middleware.Responder
 	/* RepoAddCollaborator Add a collaborator to a repository, or change their permission (repository admins only). */
@@ -337,6 +387,8 @@ type RepositoryAPI interface {
 	RepoCreateRelease(ctx context.Context, params repository.RepoCreateReleaseParams) middleware.Responder
 	/* RepoCreateReleaseAttachment Upload a release asset. */
 	RepoCreateReleaseAttachment(ctx context.Context, params repository.RepoCreateReleaseAttachmentParams) middleware.Responder
+	/* RepoCreateRunnerRegistrationToken Get the token that registers a runner for a repository (its owner only); the same one until it is replaced. */
+	RepoCreateRunnerRegistrationToken(ctx context.Context, params repository.RepoCreateRunnerRegistrationTokenParams) middleware.Responder
 	/* RepoCreateTag Create a lightweight or annotated tag. */
 	RepoCreateTag(ctx context.Context, params repository.RepoCreateTagParams) middleware.Responder
 	/* RepoDelete Delete a repository and its git data (owners only). */
@@ -457,8 +509,16 @@ type RepositoryAPI interface {
 	RepoUpdateFile(ctx context.Context, params repository.RepoUpdateFileParams) middleware.Responder
 	/* RepoUpdateTopics Replace a repository's topics. */
 	RepoUpdateTopics(ctx context.Context, params repository.RepoUpdateTopicsParams) middleware.Responder
+	/* RerunFailedWorkflowRun Run the failed and cancelled jobs of a finished run again, with the jobs that need them. */
+	RerunFailedWorkflowRun(ctx context.Context, params repository.RerunFailedWorkflowRunParams) middleware.Responder
+	/* RerunWorkflowJob Run one job of a finished run again, with the jobs that need it. */
+	RerunWorkflowJob(ctx context.Context, params repository.RerunWorkflowJobParams) middleware.Responder
+	/* RerunWorkflowRun Run every job of a finished run again (writers of the Actions unit); a run under way answers 409. */
+	RerunWorkflowRun(ctx context.Context, params repository.RerunWorkflowRunParams) middleware.Responder
 	/* TopicSearch Find topics by name. */
 	TopicSearch(ctx context.Context, params repository.TopicSearchParams) middleware.Responder
+	/* UpdateRepoRunner Enable or disable a runner registered for a repository (its owner only). */
+	UpdateRepoRunner(ctx context.Context, params repository.UpdateRepoRunnerParams) middleware.Responder
 	/* UserTrackedTimes List one user's time tracked in a repository. */
 	UserTrackedTimes(ctx context.Context, params repository.UserTrackedTimesParams) middleware.Responder
 }
@@ -481,12 +541,26 @@ type SettingsAPI interface {
 
 /* UserAPI  */
 type UserAPI interface {
+	/* DeleteUserRunner Remove a runner registered for the signed-in user. */
+	DeleteUserRunner(ctx context.Context, params user.DeleteUserRunnerParams) middleware.Responder
+	/* GetUserRunner Get one runner registered for the signed-in user. */
+	GetUserRunner(ctx context.Context, params user.GetUserRunnerParams) middleware.Responder
+	/* GetUserRunners List the runners the signed-in user may use, their own and the site's. */
+	GetUserRunners(ctx context.Context, params user.GetUserRunnersParams) middleware.Responder
+	/* GetUserWorkflowJobs List the workflow jobs of the signed-in user's repositories. */
+	GetUserWorkflowJobs(ctx context.Context, params user.GetUserWorkflowJobsParams) middleware.Responder
+	/* GetUserWorkflowRuns List the workflow runs of the signed-in user's repositories, newest first. */
+	GetUserWorkflowRuns(ctx context.Context, params user.GetUserWorkflowRunsParams) middleware.Responder
 	/* GetVerificationToken Get the token a GPG key signs to prove its owner holds it. */
 	GetVerificationToken(ctx context.Context, params user.GetVerificationTokenParams) middleware.Responder
+	/* UpdateUserRunner Enable or disable a runner registered for the signed-in user. */
+	UpdateUserRunner(ctx context.Context, params user.UpdateUserRunnerParams) middleware.Responder
 	/* UserAddEmail Add email addresses to the signed-in user. */
 	UserAddEmail(ctx context.Context, params user.UserAddEmailParams) middleware.Responder
 	/* UserCreateHook Create the signed-in user's webhook. */
 	UserCreateHook(ctx context.Context, params user.UserCreateHookParams) middleware.Responder
+	/* UserCreateRunnerRegistrationToken Get the token that registers a runner for the signed-in user; the same one until it is replaced. */
+	UserCreateRunnerRegistrationToken(ctx context.Context, params user.UserCreateRunnerRegistrationTokenParams) middleware.Responder
 	/* UserCreateToken Issue a new access token; its secret is shown only in this response. */
 	UserCreateToken(ctx context.Context, params user.UserCreateTokenParams) middleware.Responder
 	/* UserCurrentDeleteGPGKey Delete one of the signed-in user's GPG keys. */
@@ -694,6 +768,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 
 	api.APIAuthorizer = authorizer(c.Authorizer)
 
+	api.RepositoryActionsDispatchWorkflowHandler = repository.ActionsDispatchWorkflowHandlerFunc(func(params repository.ActionsDispatchWorkflowParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ActionsDispatchWorkflow(ctx, params)
+	})
+
+	api.RepositoryGetWorkflowRunHandler = repository.GetWorkflowRunHandlerFunc(func(params repository.GetWorkflowRunParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetWorkflowRun(ctx, params)
+	})
+
 	api.RepositoryAcceptRepoTransferHandler = repository.AcceptRepoTransferHandlerFunc(func(params repository.AcceptRepoTransferParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -727,6 +815,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.AdminCreateRepo(ctx, params)
+	})
+
+	api.AdminAdminCreateRunnerRegistrationTokenHandler = admin.AdminCreateRunnerRegistrationTokenHandlerFunc(func(params admin.AdminCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminCreateRunnerRegistrationToken(ctx, params)
 	})
 
 	api.AdminAdminCreateUserHandler = admin.AdminCreateUserHandlerFunc(func(params admin.AdminCreateUserParams, principal any) middleware.Responder {
@@ -883,11 +978,32 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.CreateOrgRepo(ctx, params)
 	})
 
+	api.RepositoryDeleteActionRunHandler = repository.DeleteActionRunHandlerFunc(func(params repository.DeleteActionRunParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteActionRun(ctx, params)
+	})
+
+	api.AdminDeleteAdminRunnerHandler = admin.DeleteAdminRunnerHandlerFunc(func(params admin.DeleteAdminRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteAdminRunner(ctx, params)
+	})
+
 	api.MiscellaneousDeleteCurrentTokenHandler = miscellaneous.DeleteCurrentTokenHandlerFunc(func(params miscellaneous.DeleteCurrentTokenParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.DeleteCurrentToken(ctx, params)
+	})
+
+	api.OrganizationDeleteOrgRunnerHandler = organization.DeleteOrgRunnerHandlerFunc(func(params organization.DeleteOrgRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteOrgRunner(ctx, params)
 	})
 
 	api.PackageOperationsDeletePackageHandler = package_operations.DeletePackageHandlerFunc(func(params package_operations.DeletePackageParams, principal any) middleware.Responder {
@@ -904,11 +1020,46 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.DeletePackageVersion(ctx, params)
 	})
 
+	api.RepositoryDeleteRepoRunnerHandler = repository.DeleteRepoRunnerHandlerFunc(func(params repository.DeleteRepoRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteRepoRunner(ctx, params)
+	})
+
+	api.UserDeleteUserRunnerHandler = user.DeleteUserRunnerHandlerFunc(func(params user.DeleteUserRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteUserRunner(ctx, params)
+	})
+
+	api.RepositoryDownloadActionsRunJobLogsHandler = repository.DownloadActionsRunJobLogsHandlerFunc(func(params repository.DownloadActionsRunJobLogsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DownloadActionsRunJobLogs(ctx, params)
+	})
+
 	api.RepositoryGenerateRepoHandler = repository.GenerateRepoHandlerFunc(func(params repository.GenerateRepoParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.GenerateRepo(ctx, params)
+	})
+
+	api.AdminGetAdminRunnerHandler = admin.GetAdminRunnerHandlerFunc(func(params admin.GetAdminRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetAdminRunner(ctx, params)
+	})
+
+	api.AdminGetAdminRunnersHandler = admin.GetAdminRunnersHandlerFunc(func(params admin.GetAdminRunnersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetAdminRunners(ctx, params)
 	})
 
 	api.MiscellaneousGetCurrentTokenHandler = miscellaneous.GetCurrentTokenHandlerFunc(func(params miscellaneous.GetCurrentTokenParams, principal any) middleware.Responder {
@@ -974,11 +1125,81 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.GetLicenseTemplateInfo(ctx, params)
 	})
 
+	api.OrganizationGetOrgRunnerHandler = organization.GetOrgRunnerHandlerFunc(func(params organization.GetOrgRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetOrgRunner(ctx, params)
+	})
+
+	api.OrganizationGetOrgRunnersHandler = organization.GetOrgRunnersHandlerFunc(func(params organization.GetOrgRunnersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetOrgRunners(ctx, params)
+	})
+
+	api.OrganizationGetOrgWorkflowJobsHandler = organization.GetOrgWorkflowJobsHandlerFunc(func(params organization.GetOrgWorkflowJobsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetOrgWorkflowJobs(ctx, params)
+	})
+
+	api.OrganizationGetOrgWorkflowRunsHandler = organization.GetOrgWorkflowRunsHandlerFunc(func(params organization.GetOrgWorkflowRunsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetOrgWorkflowRuns(ctx, params)
+	})
+
 	api.PackageOperationsGetPackageHandler = package_operations.GetPackageHandlerFunc(func(params package_operations.GetPackageParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.GetPackage(ctx, params)
+	})
+
+	api.RepositoryGetRepoRunnerHandler = repository.GetRepoRunnerHandlerFunc(func(params repository.GetRepoRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetRepoRunner(ctx, params)
+	})
+
+	api.RepositoryGetRepoRunnersHandler = repository.GetRepoRunnersHandlerFunc(func(params repository.GetRepoRunnersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetRepoRunners(ctx, params)
+	})
+
+	api.UserGetUserRunnerHandler = user.GetUserRunnerHandlerFunc(func(params user.GetUserRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetUserRunner(ctx, params)
+	})
+
+	api.UserGetUserRunnersHandler = user.GetUserRunnersHandlerFunc(func(params user.GetUserRunnersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetUserRunners(ctx, params)
+	})
+
+	api.UserGetUserWorkflowJobsHandler = user.GetUserWorkflowJobsHandlerFunc(func(params user.GetUserWorkflowJobsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetUserWorkflowJobs(ctx, params)
+	})
+
+	api.UserGetUserWorkflowRunsHandler = user.GetUserWorkflowRunsHandlerFunc(func(params user.GetUserWorkflowRunsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetUserWorkflowRuns(ctx, params)
 	})
 
 	api.UserGetVerificationTokenHandler = user.GetVerificationTokenHandlerFunc(func(params user.GetVerificationTokenParams, principal any) middleware.Responder {
@@ -993,6 +1214,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.GetVersion(ctx, params)
+	})
+
+	api.RepositoryGetWorkflowJobHandler = repository.GetWorkflowJobHandlerFunc(func(params repository.GetWorkflowJobParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetWorkflowJob(ctx, params)
+	})
+
+	api.RepositoryGetWorkflowRunsHandler = repository.GetWorkflowRunsHandlerFunc(func(params repository.GetWorkflowRunsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetWorkflowRuns(ctx, params)
 	})
 
 	api.IssueIssueAddLabelHandler = issue.IssueAddLabelHandlerFunc(func(params issue.IssueAddLabelParams, principal any) middleware.Responder {
@@ -1261,6 +1496,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.LinkPackage(ctx, params)
 	})
 
+	api.AdminListAdminWorkflowJobsHandler = admin.ListAdminWorkflowJobsHandlerFunc(func(params admin.ListAdminWorkflowJobsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListAdminWorkflowJobs(ctx, params)
+	})
+
+	api.AdminListAdminWorkflowRunsHandler = admin.ListAdminWorkflowRunsHandlerFunc(func(params admin.ListAdminWorkflowRunsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListAdminWorkflowRuns(ctx, params)
+	})
+
 	api.MiscellaneousListGitignoresTemplatesHandler = miscellaneous.ListGitignoresTemplatesHandlerFunc(func(params miscellaneous.ListGitignoresTemplatesParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1303,6 +1552,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.ListPackages(ctx, params)
 	})
 
+	api.RepositoryListWorkflowJobsHandler = repository.ListWorkflowJobsHandlerFunc(func(params repository.ListWorkflowJobsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListWorkflowJobs(ctx, params)
+	})
+
+	api.RepositoryListWorkflowRunJobsHandler = repository.ListWorkflowRunJobsHandlerFunc(func(params repository.ListWorkflowRunJobsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListWorkflowRunJobs(ctx, params)
+	})
+
 	api.OrganizationOrgAddTeamMemberHandler = organization.OrgAddTeamMemberHandlerFunc(func(params organization.OrgAddTeamMemberParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1336,6 +1599,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgCreateHook(ctx, params)
+	})
+
+	api.OrganizationOrgCreateRunnerRegistrationTokenHandler = organization.OrgCreateRunnerRegistrationTokenHandlerFunc(func(params organization.OrgCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgCreateRunnerRegistrationToken(ctx, params)
 	})
 
 	api.OrganizationOrgCreateTeamHandler = organization.OrgCreateTeamHandlerFunc(func(params organization.OrgCreateTeamParams, principal any) middleware.Responder {
@@ -1644,6 +1914,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoCreateReleaseAttachment(ctx, params)
+	})
+
+	api.RepositoryRepoCreateRunnerRegistrationTokenHandler = repository.RepoCreateRunnerRegistrationTokenHandlerFunc(func(params repository.RepoCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateRunnerRegistrationToken(ctx, params)
 	})
 
 	api.RepositoryRepoCreateTagHandler = repository.RepoCreateTagHandlerFunc(func(params repository.RepoCreateTagParams, principal any) middleware.Responder {
@@ -2094,6 +2371,27 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoUpdateTopics(ctx, params)
 	})
 
+	api.RepositoryRerunFailedWorkflowRunHandler = repository.RerunFailedWorkflowRunHandlerFunc(func(params repository.RerunFailedWorkflowRunParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RerunFailedWorkflowRun(ctx, params)
+	})
+
+	api.RepositoryRerunWorkflowJobHandler = repository.RerunWorkflowJobHandlerFunc(func(params repository.RerunWorkflowJobParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RerunWorkflowJob(ctx, params)
+	})
+
+	api.RepositoryRerunWorkflowRunHandler = repository.RerunWorkflowRunHandlerFunc(func(params repository.RerunWorkflowRunParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RerunWorkflowRun(ctx, params)
+	})
+
 	api.OrganizationTeamSearchHandler = organization.TeamSearchHandlerFunc(func(params organization.TeamSearchParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2115,6 +2413,34 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UnlinkPackage(ctx, params)
 	})
 
+	api.AdminUpdateAdminRunnerHandler = admin.UpdateAdminRunnerHandlerFunc(func(params admin.UpdateAdminRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateAdminRunner(ctx, params)
+	})
+
+	api.OrganizationUpdateOrgRunnerHandler = organization.UpdateOrgRunnerHandlerFunc(func(params organization.UpdateOrgRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateOrgRunner(ctx, params)
+	})
+
+	api.RepositoryUpdateRepoRunnerHandler = repository.UpdateRepoRunnerHandlerFunc(func(params repository.UpdateRepoRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateRepoRunner(ctx, params)
+	})
+
+	api.UserUpdateUserRunnerHandler = user.UpdateUserRunnerHandlerFunc(func(params user.UpdateUserRunnerParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateUserRunner(ctx, params)
+	})
+
 	api.UserUserAddEmailHandler = user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2127,6 +2453,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserCreateHook(ctx, params)
+	})
+
+	api.UserUserCreateRunnerRegistrationTokenHandler = user.UserCreateRunnerRegistrationTokenHandlerFunc(func(params user.UserCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCreateRunnerRegistrationToken(ctx, params)
 	})
 
 	api.UserUserCreateTokenHandler = user.UserCreateTokenHandlerFunc(func(params user.UserCreateTokenParams, principal any) middleware.Responder {

@@ -112,6 +112,9 @@ type RepoViewer struct {
 	IsAdmin    bool
 	PublicOnly bool // the caller's token is limited to public data
 	Restricted bool // the caller is a restricted user
+	// OnlyRepoID, when set, is the one repository the caller may see: a
+	// running workflow task's token.
+	OnlyRepoID int64
 }
 
 // RepoSearch filters repositories. Nil pointers mean "any".

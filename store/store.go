@@ -61,5 +61,6 @@ type Store interface {
 	Notices() NoticeStore
 	Packages() PackageStore
 	Hooks() HookStore
+	Actions() ActionsStore
 	Close() error
 }

@@ -191,6 +191,7 @@ func Viewer(p *auth.Principal) store.RepoViewer {
 		IsAdmin:    p.IsAdmin(),
 		PublicOnly: p.PublicOnly(),
 		Restricted: p.User.Restricted,
+		OnlyRepoID: p.TaskRepoID,
 	}
 }
 

@@ -195,6 +195,13 @@ func TeamUnitMode(t *store.Team, u Unit) Mode {
 // repository (Checker.Repo) and every item of a list page (Checker.Repos)
 // get the same answer; sqlstore's visibleTo restates its "may see" part.
 func RepoFor(p *auth.Principal, r *store.Repository, f Facts) Permission {
+	if p != nil && p.TaskRepoID != 0 {
+		// A running workflow task's token reads its own repository only.
+		if r.ID == p.TaskRepoID {
+			return uniform(r, store.AccessRead)
+		}
+		return None
+	}
 	if p.PublicOnly() && (r.IsPrivate || r.Owner.Visibility != store.VisibilityPublic) {
 		return None
 	}

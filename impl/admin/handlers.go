@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"repohost/impl/actions"
 	"repohost/impl/app"
 	"repohost/impl/org"
 	"repohost/impl/user"
@@ -12,4 +13,6 @@ type Handlers struct {
 	*app.Deps
 	Users user.Service
 	Orgs  org.Service
+	// Actions lists and manages runners, runs and jobs site-wide.
+	Actions actions.Service
 }

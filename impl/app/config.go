@@ -87,6 +87,14 @@ type Config struct {
 	// [packages] LIMIT_SIZE_GENERIC and LIMIT_TOTAL_OWNER_SIZE.
 	MaxPackageFileBytes  int64
 	MaxPackageOwnerBytes int64
+	// ActionsRetention is how long finished workflow runs (with their
+	// jobs and logs) are kept before delete_old_actions removes them (the
+	// reference's [actions] LOG_RETENTION_DAYS).
+	ActionsRetention time.Duration
+	// ActionsZombieTimeout is how long a running task may go without word
+	// from its runner before cleanup_actions fails it (the reference's
+	// [actions] ZOMBIE_TASK_TIMEOUT).
+	ActionsZombieTimeout time.Duration
 	// Webhooks are the delivery settings of webhooks.
 	Webhooks WebhookConfig
 }
@@ -155,5 +163,7 @@ func DefaultConfig() Config {
 			Retention:    7 * 24 * time.Hour,
 			PollInterval: time.Second,
 		},
+		ActionsRetention:     365 * 24 * time.Hour,
+		ActionsZombieTimeout: 10 * time.Minute,
 	}
 }

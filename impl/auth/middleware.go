@@ -183,13 +183,30 @@ func looksLikeToken(s string) bool {
 func (a *Authenticator) byToken(ctx context.Context, secret string) (*Principal, error) {
 	t, u, err := a.Store.Tokens().FindByHashWithUser(ctx, HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, badCredentials()
+		return a.byTaskToken(ctx, HashToken(secret))
 	}
 	if err != nil {
 		return nil, err
 	}
 	scopes, _, _ := ParseScopes([]string{t.Scopes})
 	return &Principal{User: u, Signer: u, Token: t, Scopes: scopes}, nil
+}
+
+// byTaskToken accepts the token of a workflow task while the task runs:
+// it reads the task's repository (code, API) and nothing else.
+func (a *Authenticator) byTaskToken(ctx context.Context, hash string) (*Principal, error) {
+	task, err := a.Store.Actions().FindTaskByTokenHash(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && task.Status != store.ActionRunning) {
+		return nil, badCredentials()
+	}
+	if err != nil {
+		return nil, err
+	}
+	u := ActionsUser
+	// Not a stored token: nothing to mark as used.
+	now := time.Now()
+	t := &store.AccessToken{Name: "actions-task", Scopes: "read:repository", LastUsedAt: &now}
+	return &Principal{User: &u, Signer: &u, Token: t, Scopes: Scopes{"read:repository": true}, TaskRepoID: task.RepoID}, nil
 }
 
 // AccountState refuses an account that may not sign in (inactive,

@@ -18,7 +18,15 @@ type Principal struct {
 	// Token is the access token used, nil for a password sign-in.
 	Token  *store.AccessToken
 	Scopes Scopes
+	// TaskRepoID is set when the credentials are a running workflow
+	// task's token: the caller then reads that one repository and nothing
+	// else (User is ActionsUser).
+	TaskRepoID int64
 }
+
+// ActionsUser is who a workflow task's token acts as; it owns nothing and
+// belongs to no organization.
+var ActionsUser = store.User{ID: -2, Name: "gitea-actions", LowerName: "gitea-actions", FullName: "Gitea Actions", IsActive: true}
 
 // IsAdmin tells whether the caller acts with site-admin rights.
 func (p *Principal) IsAdmin() bool { return p != nil && p.User.IsAdmin }

@@ -102,6 +102,12 @@ const (
 	PackageLinked Kind = "package.linked" // Named (the package)
 	// PackageTagged is a tag (npm's dist-tags) set or removed.
 	PackageTagged Kind = "package.tagged" // Named (the package)
+
+	// A workflow run was created, and a run or one of its jobs changed
+	// status (the workflow_run and workflow_job webhooks map these).
+	ActionsRunCreated Kind = "actions.run_created" // ActionsRun
+	ActionsRunStatus  Kind = "actions.run_status"  // ActionsRun
+	ActionsJobStatus  Kind = "actions.job_status"  // ActionsJob
 )
 
 // TeamGrant describes a change of a team's members or repositories.
@@ -208,6 +214,30 @@ type Package struct {
 	RepoID    int64     `json:"repo_id,omitempty"`
 	CreatorID int64     `json:"creator_id,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// ActionsRun describes a workflow run event; Status is the API's status
+// ("waiting", "queued", "in_progress", "completed") and Conclusion is set
+// once completed.
+type ActionsRun struct {
+	ID         int64  `json:"id"`
+	Number     int64  `json:"number"`
+	WorkflowID string `json:"workflow_id"`
+	Event      string `json:"event"`
+	Ref        string `json:"ref"`
+	CommitSHA  string `json:"commit_sha"`
+	Status     string `json:"status"`
+	Conclusion string `json:"conclusion,omitempty"`
+}
+
+// ActionsJob describes a change of a workflow job's status.
+type ActionsJob struct {
+	ID         int64  `json:"id"`
+	RunID      int64  `json:"run_id"`
+	Name       string `json:"name"`
+	RunnerID   int64  `json:"runner_id,omitempty"`
+	Status     string `json:"status"`
+	Conclusion string `json:"conclusion,omitempty"`
 }
 
 // ActorID is the id an event records for doer: 0 when nobody in

@@ -54,6 +54,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 		JSONProducer: runtime.JSONProducer(),
 		TxtProducer:  runtime.TextProducer(),
 
+		RepositoryActionsDispatchWorkflowHandler: repository.ActionsDispatchWorkflowHandlerFunc(func(params repository.ActionsDispatchWorkflowParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.ActionsDispatchWorkflow has not yet been implemented")
+		}),
+
+		RepositoryGetWorkflowRunHandler: repository.GetWorkflowRunHandlerFunc(func(params repository.GetWorkflowRunParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GetWorkflowRun has not yet been implemented")
+		}),
+
 		RepositoryAcceptRepoTransferHandler: repository.AcceptRepoTransferHandlerFunc(func(params repository.AcceptRepoTransferParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -87,6 +101,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation admin.AdminCreateRepo has not yet been implemented")
+		}),
+
+		AdminAdminCreateRunnerRegistrationTokenHandler: admin.AdminCreateRunnerRegistrationTokenHandlerFunc(func(params admin.AdminCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminCreateRunnerRegistrationToken has not yet been implemented")
 		}),
 
 		AdminAdminCreateUserHandler: admin.AdminCreateUserHandlerFunc(func(params admin.AdminCreateUserParams, principal any) middleware.Responder {
@@ -243,11 +264,32 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.CreateOrgRepo has not yet been implemented")
 		}),
 
+		RepositoryDeleteActionRunHandler: repository.DeleteActionRunHandlerFunc(func(params repository.DeleteActionRunParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.DeleteActionRun has not yet been implemented")
+		}),
+
+		AdminDeleteAdminRunnerHandler: admin.DeleteAdminRunnerHandlerFunc(func(params admin.DeleteAdminRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.DeleteAdminRunner has not yet been implemented")
+		}),
+
 		MiscellaneousDeleteCurrentTokenHandler: miscellaneous.DeleteCurrentTokenHandlerFunc(func(params miscellaneous.DeleteCurrentTokenParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.DeleteCurrentToken has not yet been implemented")
+		}),
+
+		OrganizationDeleteOrgRunnerHandler: organization.DeleteOrgRunnerHandlerFunc(func(params organization.DeleteOrgRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.DeleteOrgRunner has not yet been implemented")
 		}),
 
 		PackageOperationsDeletePackageHandler: package_operations.DeletePackageHandlerFunc(func(params package_operations.DeletePackageParams, principal any) middleware.Responder {
@@ -264,11 +306,46 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation package_operations.DeletePackageVersion has not yet been implemented")
 		}),
 
+		RepositoryDeleteRepoRunnerHandler: repository.DeleteRepoRunnerHandlerFunc(func(params repository.DeleteRepoRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.DeleteRepoRunner has not yet been implemented")
+		}),
+
+		UserDeleteUserRunnerHandler: user.DeleteUserRunnerHandlerFunc(func(params user.DeleteUserRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.DeleteUserRunner has not yet been implemented")
+		}),
+
+		RepositoryDownloadActionsRunJobLogsHandler: repository.DownloadActionsRunJobLogsHandlerFunc(func(params repository.DownloadActionsRunJobLogsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.DownloadActionsRunJobLogs has not yet been implemented")
+		}),
+
 		RepositoryGenerateRepoHandler: repository.GenerateRepoHandlerFunc(func(params repository.GenerateRepoParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.GenerateRepo has not yet been implemented")
+		}),
+
+		AdminGetAdminRunnerHandler: admin.GetAdminRunnerHandlerFunc(func(params admin.GetAdminRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.GetAdminRunner has not yet been implemented")
+		}),
+
+		AdminGetAdminRunnersHandler: admin.GetAdminRunnersHandlerFunc(func(params admin.GetAdminRunnersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.GetAdminRunners has not yet been implemented")
 		}),
 
 		MiscellaneousGetCurrentTokenHandler: miscellaneous.GetCurrentTokenHandlerFunc(func(params miscellaneous.GetCurrentTokenParams, principal any) middleware.Responder {
@@ -334,11 +411,81 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation miscellaneous.GetLicenseTemplateInfo has not yet been implemented")
 		}),
 
+		OrganizationGetOrgRunnerHandler: organization.GetOrgRunnerHandlerFunc(func(params organization.GetOrgRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.GetOrgRunner has not yet been implemented")
+		}),
+
+		OrganizationGetOrgRunnersHandler: organization.GetOrgRunnersHandlerFunc(func(params organization.GetOrgRunnersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.GetOrgRunners has not yet been implemented")
+		}),
+
+		OrganizationGetOrgWorkflowJobsHandler: organization.GetOrgWorkflowJobsHandlerFunc(func(params organization.GetOrgWorkflowJobsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.GetOrgWorkflowJobs has not yet been implemented")
+		}),
+
+		OrganizationGetOrgWorkflowRunsHandler: organization.GetOrgWorkflowRunsHandlerFunc(func(params organization.GetOrgWorkflowRunsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.GetOrgWorkflowRuns has not yet been implemented")
+		}),
+
 		PackageOperationsGetPackageHandler: package_operations.GetPackageHandlerFunc(func(params package_operations.GetPackageParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation package_operations.GetPackage has not yet been implemented")
+		}),
+
+		RepositoryGetRepoRunnerHandler: repository.GetRepoRunnerHandlerFunc(func(params repository.GetRepoRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GetRepoRunner has not yet been implemented")
+		}),
+
+		RepositoryGetRepoRunnersHandler: repository.GetRepoRunnersHandlerFunc(func(params repository.GetRepoRunnersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GetRepoRunners has not yet been implemented")
+		}),
+
+		UserGetUserRunnerHandler: user.GetUserRunnerHandlerFunc(func(params user.GetUserRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.GetUserRunner has not yet been implemented")
+		}),
+
+		UserGetUserRunnersHandler: user.GetUserRunnersHandlerFunc(func(params user.GetUserRunnersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.GetUserRunners has not yet been implemented")
+		}),
+
+		UserGetUserWorkflowJobsHandler: user.GetUserWorkflowJobsHandlerFunc(func(params user.GetUserWorkflowJobsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.GetUserWorkflowJobs has not yet been implemented")
+		}),
+
+		UserGetUserWorkflowRunsHandler: user.GetUserWorkflowRunsHandlerFunc(func(params user.GetUserWorkflowRunsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.GetUserWorkflowRuns has not yet been implemented")
 		}),
 
 		UserGetVerificationTokenHandler: user.GetVerificationTokenHandlerFunc(func(params user.GetVerificationTokenParams, principal any) middleware.Responder {
@@ -353,6 +500,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation miscellaneous.GetVersion has not yet been implemented")
+		}),
+
+		RepositoryGetWorkflowJobHandler: repository.GetWorkflowJobHandlerFunc(func(params repository.GetWorkflowJobParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GetWorkflowJob has not yet been implemented")
+		}),
+
+		RepositoryGetWorkflowRunsHandler: repository.GetWorkflowRunsHandlerFunc(func(params repository.GetWorkflowRunsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GetWorkflowRuns has not yet been implemented")
 		}),
 
 		IssueIssueAddLabelHandler: issue.IssueAddLabelHandlerFunc(func(params issue.IssueAddLabelParams, principal any) middleware.Responder {
@@ -621,6 +782,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation package_operations.LinkPackage has not yet been implemented")
 		}),
 
+		AdminListAdminWorkflowJobsHandler: admin.ListAdminWorkflowJobsHandlerFunc(func(params admin.ListAdminWorkflowJobsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.ListAdminWorkflowJobs has not yet been implemented")
+		}),
+
+		AdminListAdminWorkflowRunsHandler: admin.ListAdminWorkflowRunsHandlerFunc(func(params admin.ListAdminWorkflowRunsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.ListAdminWorkflowRuns has not yet been implemented")
+		}),
+
 		MiscellaneousListGitignoresTemplatesHandler: miscellaneous.ListGitignoresTemplatesHandlerFunc(func(params miscellaneous.ListGitignoresTemplatesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -663,6 +838,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation package_operations.ListPackages has not yet been implemented")
 		}),
 
+		RepositoryListWorkflowJobsHandler: repository.ListWorkflowJobsHandlerFunc(func(params repository.ListWorkflowJobsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.ListWorkflowJobs has not yet been implemented")
+		}),
+
+		RepositoryListWorkflowRunJobsHandler: repository.ListWorkflowRunJobsHandlerFunc(func(params repository.ListWorkflowRunJobsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.ListWorkflowRunJobs has not yet been implemented")
+		}),
+
 		OrganizationOrgAddTeamMemberHandler: organization.OrgAddTeamMemberHandlerFunc(func(params organization.OrgAddTeamMemberParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -696,6 +885,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgCreateHook has not yet been implemented")
+		}),
+
+		OrganizationOrgCreateRunnerRegistrationTokenHandler: organization.OrgCreateRunnerRegistrationTokenHandlerFunc(func(params organization.OrgCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgCreateRunnerRegistrationToken has not yet been implemented")
 		}),
 
 		OrganizationOrgCreateTeamHandler: organization.OrgCreateTeamHandlerFunc(func(params organization.OrgCreateTeamParams, principal any) middleware.Responder {
@@ -1004,6 +1200,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoCreateReleaseAttachment has not yet been implemented")
+		}),
+
+		RepositoryRepoCreateRunnerRegistrationTokenHandler: repository.RepoCreateRunnerRegistrationTokenHandlerFunc(func(params repository.RepoCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateRunnerRegistrationToken has not yet been implemented")
 		}),
 
 		RepositoryRepoCreateTagHandler: repository.RepoCreateTagHandlerFunc(func(params repository.RepoCreateTagParams, principal any) middleware.Responder {
@@ -1454,6 +1657,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoUpdateTopics has not yet been implemented")
 		}),
 
+		RepositoryRerunFailedWorkflowRunHandler: repository.RerunFailedWorkflowRunHandlerFunc(func(params repository.RerunFailedWorkflowRunParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RerunFailedWorkflowRun has not yet been implemented")
+		}),
+
+		RepositoryRerunWorkflowJobHandler: repository.RerunWorkflowJobHandlerFunc(func(params repository.RerunWorkflowJobParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RerunWorkflowJob has not yet been implemented")
+		}),
+
+		RepositoryRerunWorkflowRunHandler: repository.RerunWorkflowRunHandlerFunc(func(params repository.RerunWorkflowRunParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RerunWorkflowRun has not yet been implemented")
+		}),
+
 		OrganizationTeamSearchHandler: organization.TeamSearchHandlerFunc(func(params organization.TeamSearchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1475,6 +1699,34 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation package_operations.UnlinkPackage has not yet been implemented")
 		}),
 
+		AdminUpdateAdminRunnerHandler: admin.UpdateAdminRunnerHandlerFunc(func(params admin.UpdateAdminRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.UpdateAdminRunner has not yet been implemented")
+		}),
+
+		OrganizationUpdateOrgRunnerHandler: organization.UpdateOrgRunnerHandlerFunc(func(params organization.UpdateOrgRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.UpdateOrgRunner has not yet been implemented")
+		}),
+
+		RepositoryUpdateRepoRunnerHandler: repository.UpdateRepoRunnerHandlerFunc(func(params repository.UpdateRepoRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.UpdateRepoRunner has not yet been implemented")
+		}),
+
+		UserUpdateUserRunnerHandler: user.UpdateUserRunnerHandlerFunc(func(params user.UpdateUserRunnerParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UpdateUserRunner has not yet been implemented")
+		}),
+
 		UserUserAddEmailHandler: user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1487,6 +1739,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserCreateHook has not yet been implemented")
+		}),
+
+		UserUserCreateRunnerRegistrationTokenHandler: user.UserCreateRunnerRegistrationTokenHandlerFunc(func(params user.UserCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCreateRunnerRegistrationToken has not yet been implemented")
 		}),
 
 		UserUserCreateTokenHandler: user.UserCreateTokenHandlerFunc(func(params user.UserCreateTokenParams, principal any) middleware.Responder {
@@ -1829,6 +2088,10 @@ type RepohostAPI struct {
 	// APIAuthorizer provides access control (ACL/RBAC/ABAC) by providing access to the request and authenticated principal
 	APIAuthorizer runtime.Authorizer
 
+	// RepositoryActionsDispatchWorkflowHandler sets the operation handler for the actions dispatch workflow operation
+	RepositoryActionsDispatchWorkflowHandler repository.ActionsDispatchWorkflowHandler
+	// RepositoryGetWorkflowRunHandler sets the operation handler for the get workflow run operation
+	RepositoryGetWorkflowRunHandler repository.GetWorkflowRunHandler
 	// RepositoryAcceptRepoTransferHandler sets the operation handler for the accept repo transfer operation
 	RepositoryAcceptRepoTransferHandler repository.AcceptRepoTransferHandler
 	// AdminAdminAdoptRepositoryHandler sets the operation handler for the admin adopt repository operation
@@ -1839,6 +2102,8 @@ type RepohostAPI struct {
 	AdminAdminCreateOrgHandler admin.AdminCreateOrgHandler
 	// AdminAdminCreateRepoHandler sets the operation handler for the admin create repo operation
 	AdminAdminCreateRepoHandler admin.AdminCreateRepoHandler
+	// AdminAdminCreateRunnerRegistrationTokenHandler sets the operation handler for the admin create runner registration token operation
+	AdminAdminCreateRunnerRegistrationTokenHandler admin.AdminCreateRunnerRegistrationTokenHandler
 	// AdminAdminCreateUserHandler sets the operation handler for the admin create user operation
 	AdminAdminCreateUserHandler admin.AdminCreateUserHandler
 	// AdminAdminCronListHandler sets the operation handler for the admin cron list operation
@@ -1883,14 +2148,30 @@ type RepohostAPI struct {
 	RepositoryCreateCurrentUserRepoHandler repository.CreateCurrentUserRepoHandler
 	// OrganizationCreateOrgRepoHandler sets the operation handler for the create org repo operation
 	OrganizationCreateOrgRepoHandler organization.CreateOrgRepoHandler
+	// RepositoryDeleteActionRunHandler sets the operation handler for the delete action run operation
+	RepositoryDeleteActionRunHandler repository.DeleteActionRunHandler
+	// AdminDeleteAdminRunnerHandler sets the operation handler for the delete admin runner operation
+	AdminDeleteAdminRunnerHandler admin.DeleteAdminRunnerHandler
 	// MiscellaneousDeleteCurrentTokenHandler sets the operation handler for the delete current token operation
 	MiscellaneousDeleteCurrentTokenHandler miscellaneous.DeleteCurrentTokenHandler
+	// OrganizationDeleteOrgRunnerHandler sets the operation handler for the delete org runner operation
+	OrganizationDeleteOrgRunnerHandler organization.DeleteOrgRunnerHandler
 	// PackageOperationsDeletePackageHandler sets the operation handler for the delete package operation
 	PackageOperationsDeletePackageHandler package_operations.DeletePackageHandler
 	// PackageOperationsDeletePackageVersionHandler sets the operation handler for the delete package version operation
 	PackageOperationsDeletePackageVersionHandler package_operations.DeletePackageVersionHandler
+	// RepositoryDeleteRepoRunnerHandler sets the operation handler for the delete repo runner operation
+	RepositoryDeleteRepoRunnerHandler repository.DeleteRepoRunnerHandler
+	// UserDeleteUserRunnerHandler sets the operation handler for the delete user runner operation
+	UserDeleteUserRunnerHandler user.DeleteUserRunnerHandler
+	// RepositoryDownloadActionsRunJobLogsHandler sets the operation handler for the download actions run job logs operation
+	RepositoryDownloadActionsRunJobLogsHandler repository.DownloadActionsRunJobLogsHandler
 	// RepositoryGenerateRepoHandler sets the operation handler for the generate repo operation
 	RepositoryGenerateRepoHandler repository.GenerateRepoHandler
+	// AdminGetAdminRunnerHandler sets the operation handler for the get admin runner operation
+	AdminGetAdminRunnerHandler admin.GetAdminRunnerHandler
+	// AdminGetAdminRunnersHandler sets the operation handler for the get admin runners operation
+	AdminGetAdminRunnersHandler admin.GetAdminRunnersHandler
 	// MiscellaneousGetCurrentTokenHandler sets the operation handler for the get current token operation
 	MiscellaneousGetCurrentTokenHandler miscellaneous.GetCurrentTokenHandler
 	// SettingsGetGeneralAPISettingsHandler sets the operation handler for the get general API settings operation
@@ -1909,12 +2190,36 @@ type RepohostAPI struct {
 	PackageOperationsGetLatestPackageVersionHandler package_operations.GetLatestPackageVersionHandler
 	// MiscellaneousGetLicenseTemplateInfoHandler sets the operation handler for the get license template info operation
 	MiscellaneousGetLicenseTemplateInfoHandler miscellaneous.GetLicenseTemplateInfoHandler
+	// OrganizationGetOrgRunnerHandler sets the operation handler for the get org runner operation
+	OrganizationGetOrgRunnerHandler organization.GetOrgRunnerHandler
+	// OrganizationGetOrgRunnersHandler sets the operation handler for the get org runners operation
+	OrganizationGetOrgRunnersHandler organization.GetOrgRunnersHandler
+	// OrganizationGetOrgWorkflowJobsHandler sets the operation handler for the get org workflow jobs operation
+	OrganizationGetOrgWorkflowJobsHandler organization.GetOrgWorkflowJobsHandler
+	// OrganizationGetOrgWorkflowRunsHandler sets the operation handler for the get org workflow runs operation
+	OrganizationGetOrgWorkflowRunsHandler organization.GetOrgWorkflowRunsHandler
 	// PackageOperationsGetPackageHandler sets the operation handler for the get package operation
 	PackageOperationsGetPackageHandler package_operations.GetPackageHandler
+	// RepositoryGetRepoRunnerHandler sets the operation handler for the get repo runner operation
+	RepositoryGetRepoRunnerHandler repository.GetRepoRunnerHandler
+	// RepositoryGetRepoRunnersHandler sets the operation handler for the get repo runners operation
+	RepositoryGetRepoRunnersHandler repository.GetRepoRunnersHandler
+	// UserGetUserRunnerHandler sets the operation handler for the get user runner operation
+	UserGetUserRunnerHandler user.GetUserRunnerHandler
+	// UserGetUserRunnersHandler sets the operation handler for the get user runners operation
+	UserGetUserRunnersHandler user.GetUserRunnersHandler
+	// UserGetUserWorkflowJobsHandler sets the operation handler for the get user workflow jobs operation
+	UserGetUserWorkflowJobsHandler user.GetUserWorkflowJobsHandler
+	// UserGetUserWorkflowRunsHandler sets the operation handler for the get user workflow runs operation
+	UserGetUserWorkflowRunsHandler user.GetUserWorkflowRunsHandler
 	// UserGetVerificationTokenHandler sets the operation handler for the get verification token operation
 	UserGetVerificationTokenHandler user.GetVerificationTokenHandler
 	// MiscellaneousGetVersionHandler sets the operation handler for the get version operation
 	MiscellaneousGetVersionHandler miscellaneous.GetVersionHandler
+	// RepositoryGetWorkflowJobHandler sets the operation handler for the get workflow job operation
+	RepositoryGetWorkflowJobHandler repository.GetWorkflowJobHandler
+	// RepositoryGetWorkflowRunsHandler sets the operation handler for the get workflow runs operation
+	RepositoryGetWorkflowRunsHandler repository.GetWorkflowRunsHandler
 	// IssueIssueAddLabelHandler sets the operation handler for the issue add label operation
 	IssueIssueAddLabelHandler issue.IssueAddLabelHandler
 	// IssueIssueAddTimeHandler sets the operation handler for the issue add time operation
@@ -1991,6 +2296,10 @@ type RepohostAPI struct {
 	IssueIssueTrackedTimesHandler issue.IssueTrackedTimesHandler
 	// PackageOperationsLinkPackageHandler sets the operation handler for the link package operation
 	PackageOperationsLinkPackageHandler package_operations.LinkPackageHandler
+	// AdminListAdminWorkflowJobsHandler sets the operation handler for the list admin workflow jobs operation
+	AdminListAdminWorkflowJobsHandler admin.ListAdminWorkflowJobsHandler
+	// AdminListAdminWorkflowRunsHandler sets the operation handler for the list admin workflow runs operation
+	AdminListAdminWorkflowRunsHandler admin.ListAdminWorkflowRunsHandler
 	// MiscellaneousListGitignoresTemplatesHandler sets the operation handler for the list gitignores templates operation
 	MiscellaneousListGitignoresTemplatesHandler miscellaneous.ListGitignoresTemplatesHandler
 	// MiscellaneousListLabelTemplatesHandler sets the operation handler for the list label templates operation
@@ -2003,6 +2312,10 @@ type RepohostAPI struct {
 	PackageOperationsListPackageVersionsHandler package_operations.ListPackageVersionsHandler
 	// PackageOperationsListPackagesHandler sets the operation handler for the list packages operation
 	PackageOperationsListPackagesHandler package_operations.ListPackagesHandler
+	// RepositoryListWorkflowJobsHandler sets the operation handler for the list workflow jobs operation
+	RepositoryListWorkflowJobsHandler repository.ListWorkflowJobsHandler
+	// RepositoryListWorkflowRunJobsHandler sets the operation handler for the list workflow run jobs operation
+	RepositoryListWorkflowRunJobsHandler repository.ListWorkflowRunJobsHandler
 	// OrganizationOrgAddTeamMemberHandler sets the operation handler for the org add team member operation
 	OrganizationOrgAddTeamMemberHandler organization.OrgAddTeamMemberHandler
 	// OrganizationOrgAddTeamRepositoryHandler sets the operation handler for the org add team repository operation
@@ -2013,6 +2326,8 @@ type RepohostAPI struct {
 	OrganizationOrgCreateHandler organization.OrgCreateHandler
 	// OrganizationOrgCreateHookHandler sets the operation handler for the org create hook operation
 	OrganizationOrgCreateHookHandler organization.OrgCreateHookHandler
+	// OrganizationOrgCreateRunnerRegistrationTokenHandler sets the operation handler for the org create runner registration token operation
+	OrganizationOrgCreateRunnerRegistrationTokenHandler organization.OrgCreateRunnerRegistrationTokenHandler
 	// OrganizationOrgCreateTeamHandler sets the operation handler for the org create team operation
 	OrganizationOrgCreateTeamHandler organization.OrgCreateTeamHandler
 	// OrganizationOrgDeleteHandler sets the operation handler for the org delete operation
@@ -2101,6 +2416,8 @@ type RepohostAPI struct {
 	RepositoryRepoCreateReleaseHandler repository.RepoCreateReleaseHandler
 	// RepositoryRepoCreateReleaseAttachmentHandler sets the operation handler for the repo create release attachment operation
 	RepositoryRepoCreateReleaseAttachmentHandler repository.RepoCreateReleaseAttachmentHandler
+	// RepositoryRepoCreateRunnerRegistrationTokenHandler sets the operation handler for the repo create runner registration token operation
+	RepositoryRepoCreateRunnerRegistrationTokenHandler repository.RepoCreateRunnerRegistrationTokenHandler
 	// RepositoryRepoCreateTagHandler sets the operation handler for the repo create tag operation
 	RepositoryRepoCreateTagHandler repository.RepoCreateTagHandler
 	// RepositoryRepoDeleteHandler sets the operation handler for the repo delete operation
@@ -2229,16 +2546,32 @@ type RepohostAPI struct {
 	RepositoryRepoUpdateFileHandler repository.RepoUpdateFileHandler
 	// RepositoryRepoUpdateTopicsHandler sets the operation handler for the repo update topics operation
 	RepositoryRepoUpdateTopicsHandler repository.RepoUpdateTopicsHandler
+	// RepositoryRerunFailedWorkflowRunHandler sets the operation handler for the rerun failed workflow run operation
+	RepositoryRerunFailedWorkflowRunHandler repository.RerunFailedWorkflowRunHandler
+	// RepositoryRerunWorkflowJobHandler sets the operation handler for the rerun workflow job operation
+	RepositoryRerunWorkflowJobHandler repository.RerunWorkflowJobHandler
+	// RepositoryRerunWorkflowRunHandler sets the operation handler for the rerun workflow run operation
+	RepositoryRerunWorkflowRunHandler repository.RerunWorkflowRunHandler
 	// OrganizationTeamSearchHandler sets the operation handler for the team search operation
 	OrganizationTeamSearchHandler organization.TeamSearchHandler
 	// RepositoryTopicSearchHandler sets the operation handler for the topic search operation
 	RepositoryTopicSearchHandler repository.TopicSearchHandler
 	// PackageOperationsUnlinkPackageHandler sets the operation handler for the unlink package operation
 	PackageOperationsUnlinkPackageHandler package_operations.UnlinkPackageHandler
+	// AdminUpdateAdminRunnerHandler sets the operation handler for the update admin runner operation
+	AdminUpdateAdminRunnerHandler admin.UpdateAdminRunnerHandler
+	// OrganizationUpdateOrgRunnerHandler sets the operation handler for the update org runner operation
+	OrganizationUpdateOrgRunnerHandler organization.UpdateOrgRunnerHandler
+	// RepositoryUpdateRepoRunnerHandler sets the operation handler for the update repo runner operation
+	RepositoryUpdateRepoRunnerHandler repository.UpdateRepoRunnerHandler
+	// UserUpdateUserRunnerHandler sets the operation handler for the update user runner operation
+	UserUpdateUserRunnerHandler user.UpdateUserRunnerHandler
 	// UserUserAddEmailHandler sets the operation handler for the user add email operation
 	UserUserAddEmailHandler user.UserAddEmailHandler
 	// UserUserCreateHookHandler sets the operation handler for the user create hook operation
 	UserUserCreateHookHandler user.UserCreateHookHandler
+	// UserUserCreateRunnerRegistrationTokenHandler sets the operation handler for the user create runner registration token operation
+	UserUserCreateRunnerRegistrationTokenHandler user.UserCreateRunnerRegistrationTokenHandler
 	// UserUserCreateTokenHandler sets the operation handler for the user create token operation
 	UserUserCreateTokenHandler user.UserCreateTokenHandler
 	// UserUserCurrentDeleteGPGKeyHandler sets the operation handler for the user current delete g p g key operation
@@ -2406,6 +2739,12 @@ func (o *RepohostAPI) Validate() error {
 		unregistered = append(unregistered, "TokenAuth")
 	}
 
+	if o.RepositoryActionsDispatchWorkflowHandler == nil {
+		unregistered = append(unregistered, "repository.ActionsDispatchWorkflowHandler")
+	}
+	if o.RepositoryGetWorkflowRunHandler == nil {
+		unregistered = append(unregistered, "repository.GetWorkflowRunHandler")
+	}
 	if o.RepositoryAcceptRepoTransferHandler == nil {
 		unregistered = append(unregistered, "repository.AcceptRepoTransferHandler")
 	}
@@ -2420,6 +2759,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.AdminAdminCreateRepoHandler == nil {
 		unregistered = append(unregistered, "admin.AdminCreateRepoHandler")
+	}
+	if o.AdminAdminCreateRunnerRegistrationTokenHandler == nil {
+		unregistered = append(unregistered, "admin.AdminCreateRunnerRegistrationTokenHandler")
 	}
 	if o.AdminAdminCreateUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminCreateUserHandler")
@@ -2487,8 +2829,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationCreateOrgRepoHandler == nil {
 		unregistered = append(unregistered, "organization.CreateOrgRepoHandler")
 	}
+	if o.RepositoryDeleteActionRunHandler == nil {
+		unregistered = append(unregistered, "repository.DeleteActionRunHandler")
+	}
+	if o.AdminDeleteAdminRunnerHandler == nil {
+		unregistered = append(unregistered, "admin.DeleteAdminRunnerHandler")
+	}
 	if o.MiscellaneousDeleteCurrentTokenHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.DeleteCurrentTokenHandler")
+	}
+	if o.OrganizationDeleteOrgRunnerHandler == nil {
+		unregistered = append(unregistered, "organization.DeleteOrgRunnerHandler")
 	}
 	if o.PackageOperationsDeletePackageHandler == nil {
 		unregistered = append(unregistered, "package_operations.DeletePackageHandler")
@@ -2496,8 +2847,23 @@ func (o *RepohostAPI) Validate() error {
 	if o.PackageOperationsDeletePackageVersionHandler == nil {
 		unregistered = append(unregistered, "package_operations.DeletePackageVersionHandler")
 	}
+	if o.RepositoryDeleteRepoRunnerHandler == nil {
+		unregistered = append(unregistered, "repository.DeleteRepoRunnerHandler")
+	}
+	if o.UserDeleteUserRunnerHandler == nil {
+		unregistered = append(unregistered, "user.DeleteUserRunnerHandler")
+	}
+	if o.RepositoryDownloadActionsRunJobLogsHandler == nil {
+		unregistered = append(unregistered, "repository.DownloadActionsRunJobLogsHandler")
+	}
 	if o.RepositoryGenerateRepoHandler == nil {
 		unregistered = append(unregistered, "repository.GenerateRepoHandler")
+	}
+	if o.AdminGetAdminRunnerHandler == nil {
+		unregistered = append(unregistered, "admin.GetAdminRunnerHandler")
+	}
+	if o.AdminGetAdminRunnersHandler == nil {
+		unregistered = append(unregistered, "admin.GetAdminRunnersHandler")
 	}
 	if o.MiscellaneousGetCurrentTokenHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetCurrentTokenHandler")
@@ -2526,14 +2892,50 @@ func (o *RepohostAPI) Validate() error {
 	if o.MiscellaneousGetLicenseTemplateInfoHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetLicenseTemplateInfoHandler")
 	}
+	if o.OrganizationGetOrgRunnerHandler == nil {
+		unregistered = append(unregistered, "organization.GetOrgRunnerHandler")
+	}
+	if o.OrganizationGetOrgRunnersHandler == nil {
+		unregistered = append(unregistered, "organization.GetOrgRunnersHandler")
+	}
+	if o.OrganizationGetOrgWorkflowJobsHandler == nil {
+		unregistered = append(unregistered, "organization.GetOrgWorkflowJobsHandler")
+	}
+	if o.OrganizationGetOrgWorkflowRunsHandler == nil {
+		unregistered = append(unregistered, "organization.GetOrgWorkflowRunsHandler")
+	}
 	if o.PackageOperationsGetPackageHandler == nil {
 		unregistered = append(unregistered, "package_operations.GetPackageHandler")
+	}
+	if o.RepositoryGetRepoRunnerHandler == nil {
+		unregistered = append(unregistered, "repository.GetRepoRunnerHandler")
+	}
+	if o.RepositoryGetRepoRunnersHandler == nil {
+		unregistered = append(unregistered, "repository.GetRepoRunnersHandler")
+	}
+	if o.UserGetUserRunnerHandler == nil {
+		unregistered = append(unregistered, "user.GetUserRunnerHandler")
+	}
+	if o.UserGetUserRunnersHandler == nil {
+		unregistered = append(unregistered, "user.GetUserRunnersHandler")
+	}
+	if o.UserGetUserWorkflowJobsHandler == nil {
+		unregistered = append(unregistered, "user.GetUserWorkflowJobsHandler")
+	}
+	if o.UserGetUserWorkflowRunsHandler == nil {
+		unregistered = append(unregistered, "user.GetUserWorkflowRunsHandler")
 	}
 	if o.UserGetVerificationTokenHandler == nil {
 		unregistered = append(unregistered, "user.GetVerificationTokenHandler")
 	}
 	if o.MiscellaneousGetVersionHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.GetVersionHandler")
+	}
+	if o.RepositoryGetWorkflowJobHandler == nil {
+		unregistered = append(unregistered, "repository.GetWorkflowJobHandler")
+	}
+	if o.RepositoryGetWorkflowRunsHandler == nil {
+		unregistered = append(unregistered, "repository.GetWorkflowRunsHandler")
 	}
 	if o.IssueIssueAddLabelHandler == nil {
 		unregistered = append(unregistered, "issue.IssueAddLabelHandler")
@@ -2649,6 +3051,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.PackageOperationsLinkPackageHandler == nil {
 		unregistered = append(unregistered, "package_operations.LinkPackageHandler")
 	}
+	if o.AdminListAdminWorkflowJobsHandler == nil {
+		unregistered = append(unregistered, "admin.ListAdminWorkflowJobsHandler")
+	}
+	if o.AdminListAdminWorkflowRunsHandler == nil {
+		unregistered = append(unregistered, "admin.ListAdminWorkflowRunsHandler")
+	}
 	if o.MiscellaneousListGitignoresTemplatesHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.ListGitignoresTemplatesHandler")
 	}
@@ -2667,6 +3075,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.PackageOperationsListPackagesHandler == nil {
 		unregistered = append(unregistered, "package_operations.ListPackagesHandler")
 	}
+	if o.RepositoryListWorkflowJobsHandler == nil {
+		unregistered = append(unregistered, "repository.ListWorkflowJobsHandler")
+	}
+	if o.RepositoryListWorkflowRunJobsHandler == nil {
+		unregistered = append(unregistered, "repository.ListWorkflowRunJobsHandler")
+	}
 	if o.OrganizationOrgAddTeamMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgAddTeamMemberHandler")
 	}
@@ -2681,6 +3095,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgCreateHookHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateHookHandler")
+	}
+	if o.OrganizationOrgCreateRunnerRegistrationTokenHandler == nil {
+		unregistered = append(unregistered, "organization.OrgCreateRunnerRegistrationTokenHandler")
 	}
 	if o.OrganizationOrgCreateTeamHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateTeamHandler")
@@ -2813,6 +3230,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoCreateReleaseAttachmentHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateReleaseAttachmentHandler")
+	}
+	if o.RepositoryRepoCreateRunnerRegistrationTokenHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateRunnerRegistrationTokenHandler")
 	}
 	if o.RepositoryRepoCreateTagHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateTagHandler")
@@ -3006,6 +3426,15 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoUpdateTopicsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateTopicsHandler")
 	}
+	if o.RepositoryRerunFailedWorkflowRunHandler == nil {
+		unregistered = append(unregistered, "repository.RerunFailedWorkflowRunHandler")
+	}
+	if o.RepositoryRerunWorkflowJobHandler == nil {
+		unregistered = append(unregistered, "repository.RerunWorkflowJobHandler")
+	}
+	if o.RepositoryRerunWorkflowRunHandler == nil {
+		unregistered = append(unregistered, "repository.RerunWorkflowRunHandler")
+	}
 	if o.OrganizationTeamSearchHandler == nil {
 		unregistered = append(unregistered, "organization.TeamSearchHandler")
 	}
@@ -3015,11 +3444,26 @@ func (o *RepohostAPI) Validate() error {
 	if o.PackageOperationsUnlinkPackageHandler == nil {
 		unregistered = append(unregistered, "package_operations.UnlinkPackageHandler")
 	}
+	if o.AdminUpdateAdminRunnerHandler == nil {
+		unregistered = append(unregistered, "admin.UpdateAdminRunnerHandler")
+	}
+	if o.OrganizationUpdateOrgRunnerHandler == nil {
+		unregistered = append(unregistered, "organization.UpdateOrgRunnerHandler")
+	}
+	if o.RepositoryUpdateRepoRunnerHandler == nil {
+		unregistered = append(unregistered, "repository.UpdateRepoRunnerHandler")
+	}
+	if o.UserUpdateUserRunnerHandler == nil {
+		unregistered = append(unregistered, "user.UpdateUserRunnerHandler")
+	}
 	if o.UserUserAddEmailHandler == nil {
 		unregistered = append(unregistered, "user.UserAddEmailHandler")
 	}
 	if o.UserUserCreateHookHandler == nil {
 		unregistered = append(unregistered, "user.UserCreateHookHandler")
+	}
+	if o.UserUserCreateRunnerRegistrationTokenHandler == nil {
+		unregistered = append(unregistered, "user.UserCreateRunnerRegistrationTokenHandler")
 	}
 	if o.UserUserCreateTokenHandler == nil {
 		unregistered = append(unregistered, "user.UserCreateTokenHandler")
@@ -3244,6 +3688,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"] = repository.NewActionsDispatchWorkflow(o.context, o.RepositoryActionsDispatchWorkflowHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/runs/{run}"] = repository.NewGetWorkflowRun(o.context, o.RepositoryGetWorkflowRunHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/transfer/accept"] = repository.NewAcceptRepoTransfer(o.context, o.RepositoryAcceptRepoTransferHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -3261,6 +3713,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/admin/users/{username}/repos"] = admin.NewAdminCreateRepo(o.context, o.AdminAdminCreateRepoHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/admin/actions/runners/registration-token"] = admin.NewAdminCreateRunnerRegistrationToken(o.context, o.AdminAdminCreateRunnerRegistrationTokenHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -3352,7 +3808,19 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/actions/runs/{run}"] = repository.NewDeleteActionRun(o.context, o.RepositoryDeleteActionRunHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/admin/actions/runners/{runner_id}"] = admin.NewDeleteAdminRunner(o.context, o.AdminDeleteAdminRunnerHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/token"] = miscellaneous.NewDeleteCurrentToken(o.context, o.MiscellaneousDeleteCurrentTokenHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/orgs/{org}/actions/runners/{runner_id}"] = organization.NewDeleteOrgRunner(o.context, o.OrganizationDeleteOrgRunnerHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -3361,10 +3829,30 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/packages/{owner}/{type}/{name}/{version}"] = package_operations.NewDeletePackageVersion(o.context, o.PackageOperationsDeletePackageVersionHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/actions/runners/{runner_id}"] = repository.NewDeleteRepoRunner(o.context, o.RepositoryDeleteRepoRunnerHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/actions/runners/{runner_id}"] = user.NewDeleteUserRunner(o.context, o.UserDeleteUserRunnerHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/jobs/{job_id}/logs"] = repository.NewDownloadActionsRunJobLogs(o.context, o.RepositoryDownloadActionsRunJobLogsHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{template_owner}/{template_repo}/generate"] = repository.NewGenerateRepo(o.context, o.RepositoryGenerateRepoHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/actions/runners/{runner_id}"] = admin.NewGetAdminRunner(o.context, o.AdminGetAdminRunnerHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/actions/runners"] = admin.NewGetAdminRunners(o.context, o.AdminGetAdminRunnersHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3404,7 +3892,47 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/orgs/{org}/actions/runners/{runner_id}"] = organization.NewGetOrgRunner(o.context, o.OrganizationGetOrgRunnerHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/actions/runners"] = organization.NewGetOrgRunners(o.context, o.OrganizationGetOrgRunnersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/actions/jobs"] = organization.NewGetOrgWorkflowJobs(o.context, o.OrganizationGetOrgWorkflowJobsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/actions/runs"] = organization.NewGetOrgWorkflowRuns(o.context, o.OrganizationGetOrgWorkflowRunsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/packages/{owner}/{type}/{name}/{version}"] = package_operations.NewGetPackage(o.context, o.PackageOperationsGetPackageHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/runners/{runner_id}"] = repository.NewGetRepoRunner(o.context, o.RepositoryGetRepoRunnerHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/runners"] = repository.NewGetRepoRunners(o.context, o.RepositoryGetRepoRunnersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/actions/runners/{runner_id}"] = user.NewGetUserRunner(o.context, o.UserGetUserRunnerHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/actions/runners"] = user.NewGetUserRunners(o.context, o.UserGetUserRunnersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/actions/jobs"] = user.NewGetUserWorkflowJobs(o.context, o.UserGetUserWorkflowJobsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/actions/runs"] = user.NewGetUserWorkflowRuns(o.context, o.UserGetUserWorkflowRunsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3413,6 +3941,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/version"] = miscellaneous.NewGetVersion(o.context, o.MiscellaneousGetVersionHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/jobs/{job_id}"] = repository.NewGetWorkflowJob(o.context, o.RepositoryGetWorkflowJobHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/runs"] = repository.NewGetWorkflowRuns(o.context, o.RepositoryGetWorkflowRunsHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -3568,6 +4104,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/admin/actions/jobs"] = admin.NewListAdminWorkflowJobs(o.context, o.AdminListAdminWorkflowJobsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/actions/runs"] = admin.NewListAdminWorkflowRuns(o.context, o.AdminListAdminWorkflowRunsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/gitignore/templates"] = miscellaneous.NewListGitignoresTemplates(o.context, o.MiscellaneousListGitignoresTemplatesHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -3589,6 +4133,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/packages/{owner}"] = package_operations.NewListPackages(o.context, o.PackageOperationsListPackagesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/jobs"] = repository.NewListWorkflowJobs(o.context, o.RepositoryListWorkflowJobsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/runs/{run}/jobs"] = repository.NewListWorkflowRunJobs(o.context, o.RepositoryListWorkflowRunJobsHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
@@ -3609,6 +4161,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/orgs/{org}/hooks"] = organization.NewOrgCreateHook(o.context, o.OrganizationOrgCreateHookHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/orgs/{org}/actions/runners/registration-token"] = organization.NewOrgCreateRunnerRegistrationToken(o.context, o.OrganizationOrgCreateRunnerRegistrationTokenHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -3785,6 +4341,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/releases/{id}/assets"] = repository.NewRepoCreateReleaseAttachment(o.context, o.RepositoryRepoCreateReleaseAttachmentHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/actions/runners/registration-token"] = repository.NewRepoCreateRunnerRegistrationToken(o.context, o.RepositoryRepoCreateRunnerRegistrationTokenHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -4041,6 +4601,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/repos/{owner}/{repo}/topics"] = repository.NewRepoUpdateTopics(o.context, o.RepositoryRepoUpdateTopicsHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/actions/runs/{run}/rerun-failed-jobs"] = repository.NewRerunFailedWorkflowRun(o.context, o.RepositoryRerunFailedWorkflowRunHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/actions/runs/{run}/jobs/{job_id}/rerun"] = repository.NewRerunWorkflowJob(o.context, o.RepositoryRerunWorkflowJobHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/actions/runs/{run}/rerun"] = repository.NewRerunWorkflowRun(o.context, o.RepositoryRerunWorkflowRunHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -4053,6 +4625,22 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/packages/{owner}/{type}/{name}/-/unlink"] = package_operations.NewUnlinkPackage(o.context, o.PackageOperationsUnlinkPackageHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/admin/actions/runners/{runner_id}"] = admin.NewUpdateAdminRunner(o.context, o.AdminUpdateAdminRunnerHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/orgs/{org}/actions/runners/{runner_id}"] = organization.NewUpdateOrgRunner(o.context, o.OrganizationUpdateOrgRunnerHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/actions/runners/{runner_id}"] = repository.NewUpdateRepoRunner(o.context, o.RepositoryUpdateRepoRunnerHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/user/actions/runners/{runner_id}"] = user.NewUpdateUserRunner(o.context, o.UserUpdateUserRunnerHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -4061,6 +4649,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/user/hooks"] = user.NewUserCreateHook(o.context, o.UserUserCreateHookHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/user/actions/runners/registration-token"] = user.NewUserCreateRunnerRegistrationToken(o.context, o.UserUserCreateRunnerRegistrationTokenHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}

@@ -189,6 +189,16 @@ func (g *GitRepo) peel(h plumbing.Hash) (*object.Commit, error) {
 	return nil, ErrNotACommit
 }
 
+// Peel is the commit h names, following annotated tags (a pushed tag's
+// new id may be a tag object).
+func (g *GitRepo) Peel(h plumbing.Hash) (*object.Commit, error) {
+	c, err := g.peel(h)
+	if err != nil {
+		return nil, notFound(err, "commit "+h.String())
+	}
+	return c, nil
+}
+
 func isHex(s string) bool {
 	for _, c := range s {
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {

@@ -342,6 +342,54 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Hooks().ListDeliveries(ctx, f.hook.ID, pg)
 			return err
 		}},
+		{name: "runners of the site", ordered: []string{"action_runners"}, list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListRunners(ctx, store.RunnerScope{}, nil, pg)
+			return err
+		}},
+		{name: "runners a repository may use", bounded: "a repository's, its owner's and the site's runners", list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListRunners(ctx, store.RunnerScope{OwnerID: f.alice.ID, RepoID: f.repo.ID}, nil, pg)
+			return err
+		}},
+		{name: "runners an owner may use", bounded: "an owner's and the site's runners", list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListRunners(ctx, store.RunnerScope{OwnerID: f.alice.ID}, &no, pg)
+			return err
+		}},
+		{name: "workflow runs of a repository", searched: []string{"action_runs"}, list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListRuns(ctx, store.RunFilter{RepoID: f.repo.ID}, pg)
+			return err
+		}},
+		{name: "workflow runs of a repository, filtered", searched: []string{"action_runs"}, list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListRuns(ctx, store.RunFilter{RepoID: f.repo.ID, Statuses: []store.ActionStatus{store.ActionSuccess}, Event: "push", Ref: "refs/heads/main"}, pg)
+			return err
+		}},
+		{name: "workflow runs of an owner", searched: []string{"action_runs"}, list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListRuns(ctx, store.RunFilter{OwnerID: f.alice.ID}, deep)
+			return err
+		}},
+		{name: "workflow runs of every repository", ordered: []string{"action_runs"}, list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListRuns(ctx, store.RunFilter{}, pg)
+			return err
+		}},
+		{name: "workflow jobs of a repository", searched: []string{"action_run_jobs"}, list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListJobs(ctx, store.JobFilter{RepoID: f.repo.ID}, pg)
+			return err
+		}},
+		{name: "workflow jobs of an owner, newest first", searched: []string{"action_run_jobs"}, list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListJobs(ctx, store.JobFilter{OwnerID: f.alice.ID, Desc: true}, pg)
+			return err
+		}},
+		{name: "workflow jobs of a run", searched: []string{"action_run_jobs"}, list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListJobs(ctx, store.JobFilter{RepoID: f.repo.ID, RunID: 1}, pg)
+			return err
+		}},
+		{name: "workflow jobs of every repository", ordered: []string{"action_run_jobs"}, list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListJobs(ctx, store.JobFilter{}, deep)
+			return err
+		}},
+		{name: "workflow jobs of every repository, one status", searched: []string{"action_run_jobs"}, list: func(ctx context.Context) error {
+			_, _, err := db.Actions().ListJobs(ctx, store.JobFilter{Statuses: []store.ActionStatus{store.ActionWaiting}}, pg)
+			return err
+		}},
 		{name: "teams of a repository", searched: []string{"teams"}, list: func(ctx context.Context) error {
 			_, _, err := db.Teams().ListForRepo(ctx, f.org.ID, f.orgRepo.ID, store.TeamViewer{UserID: f.alice.ID}, pg)
 			return err
@@ -601,5 +649,31 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 		{IsSystem: true, Type: "gitea", URL: "http://x", Events: `["push"]`}, {Type: "gitea", URL: "http://x", Events: `["push"]`}}))
 	must(db.Hooks().Enqueue(ctx, []*store.HookDelivery{{HookID: f.hook.ID, UUID: "d1", Event: "push", EventType: "push", Payload: []byte("{}")},
 		{HookID: f.hook.ID, UUID: "d2", Event: "push", EventType: "push", Payload: []byte("{}")}}))
+	// Actions: runners at every scope, and runs of every repository, each
+	// with a few jobs.
+	for i, scope := range [][2]int64{{0, 0}, {f.alice.ID, 0}, {0, f.repo.ID}, {f.org.ID, 0}} {
+		must(db.Actions().CreateRunner(ctx, &store.ActionRunner{UUID: fmt.Sprintf("uuid-%d", i), Name: fmt.Sprintf("runner-%d", i),
+			OwnerID: scope[0], RepoID: scope[1], TokenHash: fmt.Sprintf("hash-%d", i), Labels: []string{"linux"}}))
+	}
+	// Most runs are the organization's and finished, so that one
+	// repository's or one owner's, and the unfinished ones, are a small
+	// part of the whole, as on a real site.
+	for i := 0; i < 300; i++ {
+		r := f.orgRepo
+		if i%30 == 0 {
+			r = repos[(i/30)%3]
+		}
+		run := &store.ActionRun{RepoID: r.ID, OwnerID: r.OwnerID, WorkflowID: "ci.yml", Ref: "refs/heads/main", Event: "push",
+			Status: store.ActionStatus(1 + i%7), CommitSHA: fmt.Sprintf("%040d", i), TriggerUserID: f.alice.ID}
+		var jobs []*store.ActionRunJob
+		for j := 0; j < 2; j++ {
+			jobs = append(jobs, &store.ActionRunJob{RepoID: r.ID, OwnerID: r.OwnerID, Name: fmt.Sprintf("job-%d", j), JobID: "job",
+				Needs: []string{}, RunsOn: []string{"linux"}, Status: store.ActionSuccess})
+			if i%30 == 0 {
+				jobs[j].Status = store.ActionStatus(1 + (i/30+j)%7)
+			}
+		}
+		must(db.Actions().CreateRun(ctx, run, jobs))
+	}
 	return f
 }

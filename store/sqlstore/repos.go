@@ -113,6 +113,8 @@ func (s repoStore) CountByOwner(ctx context.Context, ownerID int64) (int64, erro
 // so change them together.
 func visibleTo(db *gorm.DB, v store.RepoViewer) *gorm.DB {
 	switch {
+	case v.OnlyRepoID != 0: // a workflow task's token
+		return db.Where("repositories.id = ?", v.OnlyRepoID)
 	case v.UserID == 0 || v.PublicOnly: // anonymous, public-only token
 		return db.Where("repositories.is_private = ? AND owner.visibility = ?", false, store.VisibilityPublic)
 	case v.IsAdmin:

@@ -64,6 +64,8 @@ type ClientService interface {
 
 	AdminCreateRepo(params *AdminCreateRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateRepoCreated, error)
 
+	AdminCreateRunnerRegistrationToken(params *AdminCreateRunnerRegistrationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateRunnerRegistrationTokenOK, error)
+
 	AdminCreateUser(params *AdminCreateUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateUserCreated, error)
 
 	AdminCronList(params *AdminCronListParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCronListOK, error)
@@ -103,6 +105,18 @@ type ClientService interface {
 	AdminSearchUsers(params *AdminSearchUsersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminSearchUsersOK, error)
 
 	AdminUnadoptedList(params *AdminUnadoptedListParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminUnadoptedListOK, error)
+
+	DeleteAdminRunner(params *DeleteAdminRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteAdminRunnerNoContent, error)
+
+	GetAdminRunner(params *GetAdminRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetAdminRunnerOK, error)
+
+	GetAdminRunners(params *GetAdminRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetAdminRunnersOK, error)
+
+	ListAdminWorkflowJobs(params *ListAdminWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListAdminWorkflowJobsOK, error)
+
+	ListAdminWorkflowRuns(params *ListAdminWorkflowRunsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListAdminWorkflowRunsOK, error)
+
+	UpdateAdminRunner(params *UpdateAdminRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateAdminRunnerOK, error)
 
 	SetTransport(transport runtime.ClientTransport)
 }
@@ -280,6 +294,50 @@ func (a *Client) AdminCreateRepo(params *AdminCreateRepoParams, authInfo runtime
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for adminCreateRepo: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminCreateRunnerRegistrationToken gets the token that registers a runner on the whole site site admins only the same one until it is replaced
+*/
+func (a *Client) AdminCreateRunnerRegistrationToken(params *AdminCreateRunnerRegistrationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminCreateRunnerRegistrationTokenOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminCreateRunnerRegistrationTokenParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminCreateRunnerRegistrationToken",
+		Method:             "POST",
+		PathPattern:        "/admin/actions/runners/registration-token",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminCreateRunnerRegistrationTokenReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminCreateRunnerRegistrationTokenOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminCreateRunnerRegistrationToken: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -1160,6 +1218,270 @@ func (a *Client) AdminUnadoptedList(params *AdminUnadoptedListParams, authInfo r
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for adminUnadoptedList: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+DeleteAdminRunner removes a runner registered on the whole site site admins only
+*/
+func (a *Client) DeleteAdminRunner(params *DeleteAdminRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteAdminRunnerNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteAdminRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteAdminRunner",
+		Method:             "DELETE",
+		PathPattern:        "/admin/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteAdminRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteAdminRunnerNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteAdminRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetAdminRunner gets one runner registered on the whole site site admins only
+*/
+func (a *Client) GetAdminRunner(params *GetAdminRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetAdminRunnerOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetAdminRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getAdminRunner",
+		Method:             "GET",
+		PathPattern:        "/admin/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetAdminRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetAdminRunnerOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getAdminRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetAdminRunners lists every runner site admins only not paged by the reference the total is in the body
+*/
+func (a *Client) GetAdminRunners(params *GetAdminRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetAdminRunnersOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetAdminRunnersParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getAdminRunners",
+		Method:             "GET",
+		PathPattern:        "/admin/actions/runners",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetAdminRunnersReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetAdminRunnersOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getAdminRunners: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+ListAdminWorkflowJobs lists the workflow jobs of every repository site admins only
+*/
+func (a *Client) ListAdminWorkflowJobs(params *ListAdminWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListAdminWorkflowJobsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewListAdminWorkflowJobsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "listAdminWorkflowJobs",
+		Method:             "GET",
+		PathPattern:        "/admin/actions/jobs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ListAdminWorkflowJobsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*ListAdminWorkflowJobsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for listAdminWorkflowJobs: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+ListAdminWorkflowRuns lists the workflow runs of every repository newest first site admins only
+*/
+func (a *Client) ListAdminWorkflowRuns(params *ListAdminWorkflowRunsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListAdminWorkflowRunsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewListAdminWorkflowRunsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "listAdminWorkflowRuns",
+		Method:             "GET",
+		PathPattern:        "/admin/actions/runs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ListAdminWorkflowRunsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*ListAdminWorkflowRunsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for listAdminWorkflowRuns: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+UpdateAdminRunner enables or disable a runner registered on the whole site site admins only
+*/
+func (a *Client) UpdateAdminRunner(params *UpdateAdminRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateAdminRunnerOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUpdateAdminRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "updateAdminRunner",
+		Method:             "PATCH",
+		PathPattern:        "/admin/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UpdateAdminRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*UpdateAdminRunnerOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for updateAdminRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 

@@ -58,6 +58,16 @@ type ClientOption func(*runtime.ClientOperation)
 type ClientService interface {
 	CreateOrgRepo(params *CreateOrgRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*CreateOrgRepoCreated, error)
 
+	DeleteOrgRunner(params *DeleteOrgRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteOrgRunnerNoContent, error)
+
+	GetOrgRunner(params *GetOrgRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetOrgRunnerOK, error)
+
+	GetOrgRunners(params *GetOrgRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetOrgRunnersOK, error)
+
+	GetOrgWorkflowJobs(params *GetOrgWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetOrgWorkflowJobsOK, error)
+
+	GetOrgWorkflowRuns(params *GetOrgWorkflowRunsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetOrgWorkflowRunsOK, error)
+
 	OrgAddTeamMember(params *OrgAddTeamMemberParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrgAddTeamMemberNoContent, error)
 
 	OrgAddTeamRepository(params *OrgAddTeamRepositoryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrgAddTeamRepositoryNoContent, error)
@@ -67,6 +77,8 @@ type ClientService interface {
 	OrgCreate(params *OrgCreateParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrgCreateCreated, error)
 
 	OrgCreateHook(params *OrgCreateHookParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrgCreateHookCreated, error)
+
+	OrgCreateRunnerRegistrationToken(params *OrgCreateRunnerRegistrationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrgCreateRunnerRegistrationTokenOK, error)
 
 	OrgCreateTeam(params *OrgCreateTeamParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrgCreateTeamCreated, error)
 
@@ -130,6 +142,8 @@ type ClientService interface {
 
 	TeamSearch(params *TeamSearchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*TeamSearchOK, error)
 
+	UpdateOrgRunner(params *UpdateOrgRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateOrgRunnerOK, error)
+
 	SetTransport(transport runtime.ClientTransport)
 }
 
@@ -174,6 +188,226 @@ func (a *Client) CreateOrgRepo(params *CreateOrgRepoParams, authInfo runtime.Cli
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for createOrgRepo: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+DeleteOrgRunner removes a runner registered for an organization its owners only
+*/
+func (a *Client) DeleteOrgRunner(params *DeleteOrgRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteOrgRunnerNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteOrgRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteOrgRunner",
+		Method:             "DELETE",
+		PathPattern:        "/orgs/{org}/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteOrgRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteOrgRunnerNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteOrgRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetOrgRunner gets one runner registered for an organization its owners only
+*/
+func (a *Client) GetOrgRunner(params *GetOrgRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetOrgRunnerOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetOrgRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getOrgRunner",
+		Method:             "GET",
+		PathPattern:        "/orgs/{org}/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetOrgRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetOrgRunnerOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getOrgRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetOrgRunners lists the runners an organization may use its own and the site s its owners only
+*/
+func (a *Client) GetOrgRunners(params *GetOrgRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetOrgRunnersOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetOrgRunnersParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getOrgRunners",
+		Method:             "GET",
+		PathPattern:        "/orgs/{org}/actions/runners",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetOrgRunnersReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetOrgRunnersOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getOrgRunners: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetOrgWorkflowJobs lists the workflow jobs of an organization s repositories its owners only
+*/
+func (a *Client) GetOrgWorkflowJobs(params *GetOrgWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetOrgWorkflowJobsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetOrgWorkflowJobsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getOrgWorkflowJobs",
+		Method:             "GET",
+		PathPattern:        "/orgs/{org}/actions/jobs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetOrgWorkflowJobsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetOrgWorkflowJobsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getOrgWorkflowJobs: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetOrgWorkflowRuns lists the workflow runs of an organization s repositories newest first its owners only
+*/
+func (a *Client) GetOrgWorkflowRuns(params *GetOrgWorkflowRunsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetOrgWorkflowRunsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetOrgWorkflowRunsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getOrgWorkflowRuns",
+		Method:             "GET",
+		PathPattern:        "/orgs/{org}/actions/runs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetOrgWorkflowRunsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetOrgWorkflowRunsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getOrgWorkflowRuns: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -394,6 +628,50 @@ func (a *Client) OrgCreateHook(params *OrgCreateHookParams, authInfo runtime.Cli
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for orgCreateHook: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+OrgCreateRunnerRegistrationToken gets the token that registers a runner for an organization its owners only the same one until it is replaced
+*/
+func (a *Client) OrgCreateRunnerRegistrationToken(params *OrgCreateRunnerRegistrationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrgCreateRunnerRegistrationTokenOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewOrgCreateRunnerRegistrationTokenParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "orgCreateRunnerRegistrationToken",
+		Method:             "POST",
+		PathPattern:        "/orgs/{org}/actions/runners/registration-token",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &OrgCreateRunnerRegistrationTokenReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*OrgCreateRunnerRegistrationTokenOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for orgCreateRunnerRegistrationToken: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -1758,6 +2036,50 @@ func (a *Client) TeamSearch(params *TeamSearchParams, authInfo runtime.ClientAut
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for teamSearch: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+UpdateOrgRunner enables or disable a runner registered for an organization its owners only
+*/
+func (a *Client) UpdateOrgRunner(params *UpdateOrgRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateOrgRunnerOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUpdateOrgRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "updateOrgRunner",
+		Method:             "PATCH",
+		PathPattern:        "/orgs/{org}/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UpdateOrgRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*UpdateOrgRunnerOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for updateOrgRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 

@@ -99,13 +99,40 @@ func WithAcceptApplicationOctetStream(r *runtime.ClientOperation) {
 	r.ProducesMediaTypes = []string{"application/octet-stream"}
 }
 
+// WithAcceptTextPlain sets the Accept header to "text/plain".
+func WithAcceptTextPlain(r *runtime.ClientOperation) {
+	r.ProducesMediaTypes = []string{"text/plain"}
+}
+
 // ClientService is the interface for Client methods
 type ClientService interface {
+	ActionsDispatchWorkflow(params *ActionsDispatchWorkflowParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ActionsDispatchWorkflowOK, *ActionsDispatchWorkflowNoContent, error)
+
+	GetWorkflowRun(params *GetWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowRunOK, error)
+
 	AcceptRepoTransfer(params *AcceptRepoTransferParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AcceptRepoTransferAccepted, error)
 
 	CreateCurrentUserRepo(params *CreateCurrentUserRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*CreateCurrentUserRepoCreated, error)
 
+	DeleteActionRun(params *DeleteActionRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteActionRunNoContent, error)
+
+	DeleteRepoRunner(params *DeleteRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteRepoRunnerNoContent, error)
+
+	DownloadActionsRunJobLogs(params *DownloadActionsRunJobLogsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DownloadActionsRunJobLogsOK, error)
+
 	GenerateRepo(params *GenerateRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GenerateRepoCreated, error)
+
+	GetRepoRunner(params *GetRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnerOK, error)
+
+	GetRepoRunners(params *GetRepoRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnersOK, error)
+
+	GetWorkflowJob(params *GetWorkflowJobParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowJobOK, error)
+
+	GetWorkflowRuns(params *GetWorkflowRunsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowRunsOK, error)
+
+	ListWorkflowJobs(params *ListWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListWorkflowJobsOK, error)
+
+	ListWorkflowRunJobs(params *ListWorkflowRunJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListWorkflowRunJobsOK, error)
 
 	RejectRepoTransfer(params *RejectRepoTransferParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RejectRepoTransferOK, error)
 
@@ -132,6 +159,8 @@ type ClientService interface {
 	RepoCreateRelease(params *RepoCreateReleaseParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateReleaseCreated, error)
 
 	RepoCreateReleaseAttachment(params *RepoCreateReleaseAttachmentParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateReleaseAttachmentCreated, error)
+
+	RepoCreateRunnerRegistrationToken(params *RepoCreateRunnerRegistrationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateRunnerRegistrationTokenOK, error)
 
 	RepoCreateTag(params *RepoCreateTagParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateTagCreated, error)
 
@@ -253,11 +282,107 @@ type ClientService interface {
 
 	RepoUpdateTopics(params *RepoUpdateTopicsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoUpdateTopicsNoContent, error)
 
+	RerunFailedWorkflowRun(params *RerunFailedWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunFailedWorkflowRunCreated, error)
+
+	RerunWorkflowJob(params *RerunWorkflowJobParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunWorkflowJobCreated, error)
+
+	RerunWorkflowRun(params *RerunWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunWorkflowRunCreated, error)
+
 	TopicSearch(params *TopicSearchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*TopicSearchOK, error)
+
+	UpdateRepoRunner(params *UpdateRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoRunnerOK, error)
 
 	UserTrackedTimes(params *UserTrackedTimesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserTrackedTimesOK, error)
 
 	SetTransport(transport runtime.ClientTransport)
+}
+
+/*
+ActionsDispatchWorkflow starts a workflow that has on workflow dispatch at a branch or tag writers of the actions unit
+*/
+func (a *Client) ActionsDispatchWorkflow(params *ActionsDispatchWorkflowParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ActionsDispatchWorkflowOK, *ActionsDispatchWorkflowNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewActionsDispatchWorkflowParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "ActionsDispatchWorkflow",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ActionsDispatchWorkflowReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	// several success responses have to be checked
+	switch value := result.(type) {
+	case *ActionsDispatchWorkflowOK:
+		return value, nil, nil
+	case *ActionsDispatchWorkflowNoContent:
+		return nil, value, nil
+	}
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repository: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetWorkflowRun gets one workflow run
+*/
+func (a *Client) GetWorkflowRun(params *GetWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowRunOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetWorkflowRunParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "GetWorkflowRun",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetWorkflowRunReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetWorkflowRunOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for GetWorkflowRun: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
 }
 
 /*
@@ -349,6 +474,138 @@ func (a *Client) CreateCurrentUserRepo(params *CreateCurrentUserRepoParams, auth
 }
 
 /*
+DeleteActionRun deletes a finished workflow run with its jobs and logs
+*/
+func (a *Client) DeleteActionRun(params *DeleteActionRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteActionRunNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteActionRunParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteActionRun",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteActionRunReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteActionRunNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteActionRun: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+DeleteRepoRunner removes a runner registered for a repository its owner only
+*/
+func (a *Client) DeleteRepoRunner(params *DeleteRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteRepoRunnerNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteRepoRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteRepoRunner",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteRepoRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteRepoRunnerNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteRepoRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+DownloadActionsRunJobLogs downloads a job s log one line per row its runner sent each prefixed with its time
+*/
+func (a *Client) DownloadActionsRunJobLogs(params *DownloadActionsRunJobLogsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DownloadActionsRunJobLogsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDownloadActionsRunJobLogsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "downloadActionsRunJobLogs",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/jobs/{job_id}/logs",
+		ProducesMediaTypes: []string{"text/plain"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DownloadActionsRunJobLogsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DownloadActionsRunJobLogsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for downloadActionsRunJobLogs: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 GenerateRepo creates a repository from a template
 */
 func (a *Client) GenerateRepo(params *GenerateRepoParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GenerateRepoCreated, error) {
@@ -389,6 +646,270 @@ func (a *Client) GenerateRepo(params *GenerateRepoParams, authInfo runtime.Clien
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for generateRepo: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetRepoRunner gets one runner registered for a repository its owner only
+*/
+func (a *Client) GetRepoRunner(params *GetRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnerOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetRepoRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getRepoRunner",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetRepoRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetRepoRunnerOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getRepoRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetRepoRunners lists the runners a repository may use its own its owner s and the site s its owner only
+*/
+func (a *Client) GetRepoRunners(params *GetRepoRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnersOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetRepoRunnersParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getRepoRunners",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runners",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetRepoRunnersReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetRepoRunnersOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getRepoRunners: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetWorkflowJob gets one workflow job
+*/
+func (a *Client) GetWorkflowJob(params *GetWorkflowJobParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowJobOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetWorkflowJobParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getWorkflowJob",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/jobs/{job_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetWorkflowJobReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetWorkflowJobOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getWorkflowJob: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetWorkflowRuns lists the workflow runs of a repository newest first
+*/
+func (a *Client) GetWorkflowRuns(params *GetWorkflowRunsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowRunsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetWorkflowRunsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getWorkflowRuns",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetWorkflowRunsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetWorkflowRunsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getWorkflowRuns: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+ListWorkflowJobs lists the workflow jobs of a repository
+*/
+func (a *Client) ListWorkflowJobs(params *ListWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListWorkflowJobsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewListWorkflowJobsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "listWorkflowJobs",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/jobs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ListWorkflowJobsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*ListWorkflowJobsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for listWorkflowJobs: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+ListWorkflowRunJobs lists the jobs of one workflow run
+*/
+func (a *Client) ListWorkflowRunJobs(params *ListWorkflowRunJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*ListWorkflowRunJobsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewListWorkflowRunJobsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "listWorkflowRunJobs",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}/jobs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &ListWorkflowRunJobsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*ListWorkflowRunJobsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for listWorkflowRunJobs: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -963,6 +1484,50 @@ func (a *Client) RepoCreateReleaseAttachment(params *RepoCreateReleaseAttachment
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for repoCreateReleaseAttachment: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+RepoCreateRunnerRegistrationToken gets the token that registers a runner for a repository its owner only the same one until it is replaced
+*/
+func (a *Client) RepoCreateRunnerRegistrationToken(params *RepoCreateRunnerRegistrationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateRunnerRegistrationTokenOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRepoCreateRunnerRegistrationTokenParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "repoCreateRunnerRegistrationToken",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runners/registration-token",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RepoCreateRunnerRegistrationTokenReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RepoCreateRunnerRegistrationTokenOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repoCreateRunnerRegistrationToken: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -3609,6 +4174,138 @@ func (a *Client) RepoUpdateTopics(params *RepoUpdateTopicsParams, authInfo runti
 }
 
 /*
+RerunFailedWorkflowRun runs the failed and cancelled jobs of a finished run again with the jobs that need them
+*/
+func (a *Client) RerunFailedWorkflowRun(params *RerunFailedWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunFailedWorkflowRunCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRerunFailedWorkflowRunParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "rerunFailedWorkflowRun",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}/rerun-failed-jobs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RerunFailedWorkflowRunReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RerunFailedWorkflowRunCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for rerunFailedWorkflowRun: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+RerunWorkflowJob runs one job of a finished run again with the jobs that need it
+*/
+func (a *Client) RerunWorkflowJob(params *RerunWorkflowJobParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunWorkflowJobCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRerunWorkflowJobParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "rerunWorkflowJob",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}/jobs/{job_id}/rerun",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RerunWorkflowJobReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RerunWorkflowJobCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for rerunWorkflowJob: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+RerunWorkflowRun runs every job of a finished run again writers of the actions unit a run under way answers 409
+*/
+func (a *Client) RerunWorkflowRun(params *RerunWorkflowRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RerunWorkflowRunCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRerunWorkflowRunParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "rerunWorkflowRun",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runs/{run}/rerun",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RerunWorkflowRunReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RerunWorkflowRunCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for rerunWorkflowRun: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 TopicSearch finds topics by name
 */
 func (a *Client) TopicSearch(params *TopicSearchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*TopicSearchOK, error) {
@@ -3649,6 +4346,50 @@ func (a *Client) TopicSearch(params *TopicSearchParams, authInfo runtime.ClientA
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for topicSearch: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+UpdateRepoRunner enables or disable a runner registered for a repository its owner only
+*/
+func (a *Client) UpdateRepoRunner(params *UpdateRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoRunnerOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUpdateRepoRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "updateRepoRunner",
+		Method:             "PATCH",
+		PathPattern:        "/repos/{owner}/{repo}/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UpdateRepoRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*UpdateRepoRunnerOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for updateRepoRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 

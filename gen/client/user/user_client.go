@@ -80,11 +80,25 @@ func WithAcceptTextPlain(r *runtime.ClientOperation) {
 
 // ClientService is the interface for Client methods
 type ClientService interface {
+	DeleteUserRunner(params *DeleteUserRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteUserRunnerNoContent, error)
+
+	GetUserRunner(params *GetUserRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserRunnerOK, error)
+
+	GetUserRunners(params *GetUserRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserRunnersOK, error)
+
+	GetUserWorkflowJobs(params *GetUserWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserWorkflowJobsOK, error)
+
+	GetUserWorkflowRuns(params *GetUserWorkflowRunsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserWorkflowRunsOK, error)
+
 	GetVerificationToken(params *GetVerificationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetVerificationTokenOK, error)
+
+	UpdateUserRunner(params *UpdateUserRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateUserRunnerOK, error)
 
 	UserAddEmail(params *UserAddEmailParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserAddEmailCreated, error)
 
 	UserCreateHook(params *UserCreateHookParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserCreateHookCreated, error)
+
+	UserCreateRunnerRegistrationToken(params *UserCreateRunnerRegistrationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserCreateRunnerRegistrationTokenOK, error)
 
 	UserCreateToken(params *UserCreateTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserCreateTokenCreated, error)
 
@@ -150,6 +164,226 @@ type ClientService interface {
 }
 
 /*
+DeleteUserRunner removes a runner registered for the signed in user
+*/
+func (a *Client) DeleteUserRunner(params *DeleteUserRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteUserRunnerNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteUserRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteUserRunner",
+		Method:             "DELETE",
+		PathPattern:        "/user/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteUserRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteUserRunnerNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteUserRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetUserRunner gets one runner registered for the signed in user
+*/
+func (a *Client) GetUserRunner(params *GetUserRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserRunnerOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetUserRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getUserRunner",
+		Method:             "GET",
+		PathPattern:        "/user/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetUserRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetUserRunnerOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getUserRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetUserRunners lists the runners the signed in user may use their own and the site s
+*/
+func (a *Client) GetUserRunners(params *GetUserRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserRunnersOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetUserRunnersParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getUserRunners",
+		Method:             "GET",
+		PathPattern:        "/user/actions/runners",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetUserRunnersReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetUserRunnersOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getUserRunners: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetUserWorkflowJobs lists the workflow jobs of the signed in user s repositories
+*/
+func (a *Client) GetUserWorkflowJobs(params *GetUserWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserWorkflowJobsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetUserWorkflowJobsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getUserWorkflowJobs",
+		Method:             "GET",
+		PathPattern:        "/user/actions/jobs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetUserWorkflowJobsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetUserWorkflowJobsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getUserWorkflowJobs: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetUserWorkflowRuns lists the workflow runs of the signed in user s repositories newest first
+*/
+func (a *Client) GetUserWorkflowRuns(params *GetUserWorkflowRunsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserWorkflowRunsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetUserWorkflowRunsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getUserWorkflowRuns",
+		Method:             "GET",
+		PathPattern:        "/user/actions/runs",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetUserWorkflowRunsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetUserWorkflowRunsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getUserWorkflowRuns: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 GetVerificationToken gets the token a g p g key signs to prove its owner holds it
 */
 func (a *Client) GetVerificationToken(params *GetVerificationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetVerificationTokenOK, error) {
@@ -190,6 +424,50 @@ func (a *Client) GetVerificationToken(params *GetVerificationTokenParams, authIn
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for getVerificationToken: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+UpdateUserRunner enables or disable a runner registered for the signed in user
+*/
+func (a *Client) UpdateUserRunner(params *UpdateUserRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateUserRunnerOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUpdateUserRunnerParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "updateUserRunner",
+		Method:             "PATCH",
+		PathPattern:        "/user/actions/runners/{runner_id}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UpdateUserRunnerReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*UpdateUserRunnerOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for updateUserRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -278,6 +556,50 @@ func (a *Client) UserCreateHook(params *UserCreateHookParams, authInfo runtime.C
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for userCreateHook: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+UserCreateRunnerRegistrationToken gets the token that registers a runner for the signed in user the same one until it is replaced
+*/
+func (a *Client) UserCreateRunnerRegistrationToken(params *UserCreateRunnerRegistrationTokenParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserCreateRunnerRegistrationTokenOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUserCreateRunnerRegistrationTokenParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "userCreateRunnerRegistrationToken",
+		Method:             "POST",
+		PathPattern:        "/user/actions/runners/registration-token",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UserCreateRunnerRegistrationTokenReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*UserCreateRunnerRegistrationTokenOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for userCreateRunnerRegistrationToken: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
