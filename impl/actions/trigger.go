@@ -183,7 +183,17 @@ func (s Service) CreateRun(ctx context.Context, run *store.ActionRun, w *workflo
 		if err := s.Store.Actions().CreateRun(ctx, run, jobs); err != nil {
 			return err
 		}
-		return s.emitRun(ctx, events.ActionsRunCreated, run)
+		if err := s.emitRun(ctx, events.ActionsRunCreated, run); err != nil {
+			return err
+		}
+		// Each job's first status (queued, or waiting on its needs) is
+		// news too, as the reference announces it after the run's.
+		for _, j := range jobs {
+			if err := s.emitJob(ctx, j, 0); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
