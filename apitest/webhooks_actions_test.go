@@ -178,3 +178,40 @@ func checkWorkflowCall(t *testing.T, c hookCall, run, job, repo map[string]any) 
 		t.Errorf("unexpected delivery %s", c.typ())
 	}
 }
+
+// TestWebhookWorkflowFormats: chat receivers get a message naming the
+// workflow run or job and what happened to it.
+func TestWebhookWorkflowFormats(t *testing.T) {
+	t.Parallel()
+	e := hookEnv(t)
+	repo := newClonedRepo(t, e, "ci", nil)
+	alice := apitest.Basic(repo.alice)
+	rcs := map[string]*receiver{}
+	for _, typ := range []string{"slack", "discord", "msteams", "matrix", "telegram", "dingtalk", "feishu", "wechatwork"} {
+		rc := newReceiver(t)
+		rcs[typ] = rc
+		config := map[string]string{"url": rc.URL + "/" + typ, "content_type": "json"}
+		if typ == "slack" {
+			config["channel"] = "#dev"
+		}
+		mkHook(t, e, alice, "repos/alice/ci/hooks", map[string]any{"type": typ, "active": true,
+			"events": []string{"workflow_run", "workflow_job"}, "config": config})
+	}
+	repo.git.commitFile(repo.clone, ".gitea/workflows/build.yml", "on: push\njobs:\n  compile:\n    runs-on: linux\n    steps:\n      - run: make\n", "ci")
+	repo.git.must(repo.clone, "push", "-q", "origin", "main")
+	for typ, rc := range rcs {
+		for _, c := range rc.waitFor(t, 2, 10*time.Second) {
+			body := string(c.Body)
+			want := map[string][]string{"workflow_run": {"alice/ci", "Workflow run #1 requested", "build.yml", "by alice"},
+				"workflow_job": {"alice/ci", "Workflow job compile queued"}}[c.event()]
+			if want == nil {
+				t.Errorf("%s receiver got event %q", typ, c.event())
+			}
+			for _, w := range want {
+				if !strings.Contains(body, w) {
+					t.Errorf("%s receiver's %s message lacks %q:\n%s", typ, c.event(), w, body)
+				}
+			}
+		}
+	}
+}

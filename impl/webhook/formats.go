@@ -155,14 +155,16 @@ func summarize(d *store.HookDelivery, p map[string]any) message {
 		m.URL = str(p, "package", "html_url")
 		m.RepoURL = str(p, "package", "repository", "html_url")
 	case "workflow_run":
-		m.Title = fmt.Sprintf("[%s] Workflow run #%s %s: %s %s", repoName, str(p, "workflow_run", "run_number"),
-			strings.ReplaceAll(d.Action, "_", " "), str(p, "workflow", "name"), str(p, "workflow_run", "conclusion"))
+		// "[alice/ci] Workflow run #3 completed: build.yml success"
+		m.Title = strings.TrimSpace(fmt.Sprintf("[%s] Workflow run #%s %s: %s %s", repoName, str(p, "workflow_run", "run_number"),
+			strings.ReplaceAll(d.Action, "_", " "), str(p, "workflow", "name"), str(p, "workflow_run", "conclusion")))
 		if u := str(p, "workflow_run", "html_url"); u != "" {
 			m.URL = u
 		}
 	case "workflow_job":
-		m.Title = fmt.Sprintf("[%s] Workflow job %s %s: %s", repoName, str(p, "workflow_job", "name"),
-			strings.ReplaceAll(d.Action, "_", " "), str(p, "workflow_job", "conclusion"))
+		// "[alice/ci] Workflow job build queued" (with its conclusion once completed)
+		m.Title = strings.TrimSpace(fmt.Sprintf("[%s] Workflow job %s %s %s", repoName, str(p, "workflow_job", "name"),
+			strings.ReplaceAll(d.Action, "_", " "), str(p, "workflow_job", "conclusion")))
 		if u := str(p, "workflow_job", "html_url"); u != "" {
 			m.URL = u
 		}
