@@ -49,7 +49,8 @@ func TestWebhookWorkflowRunAndJob(t *testing.T) {
 	mkHook(t, e, adm, "admin/hooks", deafSys)
 
 	runner := registerRunner(t, e, regToken(t, e, "repos/alice/ci/actions/runners/registration-token", alice), "r", "linux")
-	repo.git.commitFile(repo.clone, ".gitea/workflows/build.yml", "on: push\njobs:\n  build:\n    runs-on: linux\n    steps:\n      - run: make\n", "ci")
+	// Under .github: the payload names the folder the file is in.
+	repo.git.commitFile(repo.clone, ".github/workflows/build.yml", "on: push\njobs:\n  build:\n    runs-on: linux\n    steps:\n      - run: make\n", "ci")
 	repo.git.must(repo.clone, "push", "-q", "origin", "main")
 	runs := listRuns(t, e, "repos/alice/ci/actions/runs", alice)
 	if len(runs) != 1 {
@@ -83,6 +84,8 @@ func TestWebhookWorkflowRunAndJob(t *testing.T) {
 	}
 	job := apiObject(t, e, nil, fmt.Sprintf("repos/alice/ci/actions/jobs/%d", jobs[0].ID))
 	apiRepo := apiObject(t, e, alice, "repos/alice/ci")
+	// The workflow is dated by the run's commit.
+	commitTime := apiObject(t, e, alice, "repos/alice/ci/git/commits/"+runs[0].HeadSha)["commit"].(map[string]any)["author"].(map[string]any)["date"]
 	for name, rc := range map[string]*receiver{"repository": repoRC, "user": userRC, "system": sysRC} {
 		calls := rc.waitFor(t, n, 10*time.Second)
 		var got [][]string
@@ -102,7 +105,7 @@ func TestWebhookWorkflowRunAndJob(t *testing.T) {
 			t.Fatalf("%s hook got %v, want %v", name, got, steps)
 		}
 		for _, c := range calls {
-			checkWorkflowCall(t, c, run, job, apiRepo)
+			checkWorkflowCall(t, c, run, job, apiRepo, commitTime)
 		}
 		// Done reads the final states: every field as the API shows it.
 		if p := byAction["workflow_run/completed"].payload(t); !jsonEqual(p["workflow_run"], run) {
@@ -114,6 +117,15 @@ func TestWebhookWorkflowRunAndJob(t *testing.T) {
 	}
 	repoRC.quiet(t, n, 300*time.Millisecond)
 	deafRC.quiet(t, 0, 0)
+}
+
+// sameTime tells whether two JSON date-times name one instant.
+func sameTime(a, b any) bool {
+	sa, _ := a.(string)
+	sb, _ := b.(string)
+	ta, errA := time.Parse(time.RFC3339, sa)
+	tb, errB := time.Parse(time.RFC3339, sb)
+	return errA == nil && errB == nil && ta.Equal(tb)
 }
 
 func jsonEqual(a, b any) bool {
@@ -128,7 +140,7 @@ func jsonEqual(a, b any) bool {
 // checkWorkflowCall checks one workflow delivery: headers, signature, the
 // reference's shape, and that it names the run, job and repository the
 // API shows, with the status its action announces.
-func checkWorkflowCall(t *testing.T, c hookCall, run, job, repo map[string]any) {
+func checkWorkflowCall(t *testing.T, c hookCall, run, job, repo map[string]any, commitTime any) {
 	t.Helper()
 	checkSigned(t, c, "s3cret")
 	if c.event() != c.typ() {
@@ -148,7 +160,9 @@ func checkWorkflowCall(t *testing.T, c hookCall, run, job, repo map[string]any) 
 			t.Errorf("workflow fields %v, want %v", got, workflowFields)
 		}
 		wf := p["workflow"].(map[string]any)
-		if wf["id"] != "build.yml" || wf["path"] != ".gitea/workflows/build.yml" || wf["state"] != "active" ||
+		if wf["id"] != "build.yml" || wf["path"] != ".github/workflows/build.yml" || wf["state"] != "active" ||
+			!strings.HasSuffix(wf["html_url"].(string), "/alice/ci/src/branch/main/.github/workflows/build.yml") ||
+			!sameTime(wf["created_at"], commitTime) || !sameTime(wf["updated_at"], commitTime) ||
 			!strings.HasSuffix(wf["url"].(string), "/api/v1/repos/alice/ci/actions/workflows/build.yml") {
 			t.Errorf("workflow %s", mustJSON(wf))
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"path"
 	"time"
 
 	"repohost/impl/actions"
@@ -80,8 +81,12 @@ func (b *builder) workflowRun(ctx context.Context, p events.ActionsRun) ([]hookE
 	if err != nil {
 		return nil, err
 	}
+	wf, err := b.workflow(run)
+	if err != nil {
+		return nil, err
+	}
 	action := runAction(p.Status)
-	payload := &workflowRunPayload{Action: action, Workflow: b.workflow(run), WorkflowRun: apiRun,
+	payload := &workflowRunPayload{Action: action, Workflow: wf, WorkflowRun: apiRun,
 		Repository: repo, Sender: b.apiSender()}
 	if b.repo.Owner.IsOrganization() {
 		payload.Organization = convert.Org(b.base, b.repo.Owner)
@@ -89,18 +94,27 @@ func (b *builder) workflowRun(ctx context.Context, p events.ActionsRun) ([]hookE
 	return []hookEvent{{Type: "workflow_run", Action: action, Payload: payload}}, nil
 }
 
-// workflow describes the workflow file of run. Its times are the run's:
-// the file's history is not read to date it.
-func (b *builder) workflow(run *store.ActionRun) *hookWorkflow {
+// workflow describes the workflow file of run as the reference's
+// ActionWorkflow; a file gone from the repository since is described at
+// its usual folder and dated by the run.
+func (b *builder) workflow(run *store.ActionRun) (*hookWorkflow, error) {
+	filePath, when, ok, err := actions.Service{Deps: b.s.Deps}.WorkflowFile(b.repo, run)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		filePath, when = path.Join(".gitea/workflows", run.WorkflowID), run.CreatedAt
+	}
 	repoPath := b.repo.Owner.Name + "/" + b.repo.Name
 	file := url.PathEscape(run.WorkflowID)
+	branch := url.PathEscape(b.repo.DefaultBranch)
 	return &hookWorkflow{
-		ID: run.WorkflowID, Name: run.WorkflowID, Path: ".gitea/workflows/" + run.WorkflowID, State: "active",
-		CreatedAt: run.CreatedAt.UTC(), UpdatedAt: run.CreatedAt.UTC(),
+		ID: run.WorkflowID, Name: run.WorkflowID, Path: filePath, State: "active",
+		CreatedAt: when.UTC(), UpdatedAt: when.UTC(),
 		URL:      fmt.Sprintf("%sapi/v1/repos/%s/actions/workflows/%s", b.base, repoPath, file),
-		HTMLURL:  fmt.Sprintf("%s%s/src/branch/%s/.gitea/workflows/%s", b.base, repoPath, url.PathEscape(b.repo.DefaultBranch), file),
+		HTMLURL:  fmt.Sprintf("%s%s/src/branch/%s/%s", b.base, repoPath, branch, filePath),
 		BadgeURL: fmt.Sprintf("%s%s/actions/workflows/%s/badge.svg?branch=%s", b.base, repoPath, file, url.QueryEscape(b.repo.DefaultBranch)),
-	}
+	}, nil
 }
 
 // workflowJob renders a job event; its action is the job's API status
