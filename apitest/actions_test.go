@@ -866,3 +866,31 @@ func TestActionsRerun(t *testing.T) {
 	}
 	e.Do("POST", fmt.Sprintf("repos/alice/again/actions/runs/%d/rerun", runID+1), nil, alice).Expect(t, http.StatusNotFound)
 }
+
+// TestActionsRepoRunnerEditNeedsOwner: editing a repository's runner is
+// the repository owner's; a collaborator with admin permission is refused
+// and the runner stays as it was.
+func TestActionsRepoRunnerEditNeedsOwner(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice := e.CreateUser("alice", false)
+	bob := e.CreateUser("bob", false)
+	a, b := apitest.Basic(alice), apitest.Basic(bob)
+	roCreateRepo(t, e, a, map[string]any{"name": "ci", "auto_init": true})
+	e.Do("PUT", "repos/alice/ci/collaborators/bob", map[string]any{"permission": "admin"}, a).Expect(t, http.StatusNoContent)
+	// bob's admin permission is real: he may change the repository's settings.
+	e.Do("PATCH", "repos/alice/ci", map[string]any{"description": "by bob"}, b).Expect(t, http.StatusOK)
+
+	r := registerRunner(t, e, regToken(t, e, "repos/alice/ci/actions/runners/registration-token", a), "repo-runner", "linux")
+	path := fmt.Sprintf("repos/alice/ci/actions/runners/%d", r.id)
+	e.Do("PATCH", path, map[string]any{"disabled": true}, b).Expect(t, http.StatusForbidden)
+	var got models.ActionRunner
+	e.Do("GET", path, nil, a).Expect(t, http.StatusOK).JSON(t, &got)
+	if got.Disabled {
+		t.Fatalf("runner disabled by a repository admin: %+v", got)
+	}
+	e.Do("PATCH", path, map[string]any{"disabled": true}, a).Expect(t, http.StatusOK).JSON(t, &got)
+	if !got.Disabled || got.ID != r.id {
+		t.Fatalf("runner after the owner's edit %+v", got)
+	}
+}

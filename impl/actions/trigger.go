@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -183,7 +184,17 @@ func (s Service) CreateRun(ctx context.Context, run *store.ActionRun, w *workflo
 		if err := s.Store.Actions().CreateRun(ctx, run, jobs); err != nil {
 			return err
 		}
-		return s.emitRun(ctx, events.ActionsRunCreated, run)
+		if err := s.emitRun(ctx, events.ActionsRunCreated, run); err != nil {
+			return err
+		}
+		// Each job's first status (queued, or waiting on its needs) is
+		// news too, as the reference announces it after the run's.
+		for _, j := range jobs {
+			if err := s.emitJob(ctx, j, 0); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -241,4 +252,35 @@ func (s Service) Dispatch(ctx context.Context, repo *store.Repository, doer *sto
 		return nil, err
 	}
 	return run, nil
+}
+
+// WorkflowFile locates run's workflow file in the run's commit: its path
+// under the first workflow folder holding it, and the commit's author time
+// (the reference dates a workflow by a commit, not by the file's history).
+// ok is false when the commit or the file is gone.
+func (s Service) WorkflowFile(repo *store.Repository, run *store.ActionRun) (filePath string, when time.Time, ok bool, err error) {
+	g, err := s.Git.OpenGit(repo.Owner.Name, repo.Name)
+	if err != nil {
+		return "", time.Time{}, false, err
+	}
+	commit, err := g.Peel(plumbing.NewHash(run.CommitSHA))
+	if errors.Is(err, store.ErrNotFound) {
+		return "", time.Time{}, false, nil
+	} else if err != nil {
+		return "", time.Time{}, false, err
+	}
+	for _, dir := range workflowDirs {
+		entries, err := g.ReadDir(commit, dir)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return "", time.Time{}, false, err
+		}
+		for _, e := range entries {
+			if e.Name == run.WorkflowID && e.Type == gitstore.EntryFile {
+				return path.Join(dir, e.Name), commit.Author.When, true, nil
+			}
+		}
+	}
+	return "", time.Time{}, false, nil
 }

@@ -154,6 +154,20 @@ func summarize(d *store.HookDelivery, p map[string]any) message {
 			str(p, "package", "type"), str(p, "package", "name"), str(p, "package", "version"))
 		m.URL = str(p, "package", "html_url")
 		m.RepoURL = str(p, "package", "repository", "html_url")
+	case "workflow_run":
+		// "[alice/ci] Workflow run #3 completed: build.yml success"
+		m.Title = strings.TrimSpace(fmt.Sprintf("[%s] Workflow run #%s %s: %s %s", repoName, str(p, "workflow_run", "run_number"),
+			strings.ReplaceAll(d.Action, "_", " "), str(p, "workflow", "name"), str(p, "workflow_run", "conclusion")))
+		if u := str(p, "workflow_run", "html_url"); u != "" {
+			m.URL = u
+		}
+	case "workflow_job":
+		// "[alice/ci] Workflow job build queued" (with its conclusion once completed)
+		m.Title = strings.TrimSpace(fmt.Sprintf("[%s] Workflow job %s %s %s", repoName, str(p, "workflow_job", "name"),
+			strings.ReplaceAll(d.Action, "_", " "), str(p, "workflow_job", "conclusion")))
+		if u := str(p, "workflow_job", "html_url"); u != "" {
+			m.URL = u
+		}
 	default:
 		if strings.HasPrefix(d.EventType, "issue") {
 			m.Title = fmt.Sprintf("[%s] Issue %s: #%s %s", repoName, strings.ReplaceAll(d.Action, "_", " "), str(p, "issue", "number"), str(p, "issue", "title"))

@@ -210,6 +210,8 @@ func (s Service) payloads(ctx context.Context, e *store.Event, r *store.Reposito
 			return nil, err
 		}
 		return b.release(ctx, kind, p)
+	case events.ActionsRunCreated, events.ActionsRunStatus, events.ActionsJobStatus:
+		return b.actionsEvent(ctx, e)
 	}
 	return nil, nil
 }

@@ -59,6 +59,7 @@ var relevant = []events.Kind{
 	events.ReleasePublished, events.ReleaseEdited, events.ReleaseDeleted,
 	events.UserDeleted, events.OrgDeleted,
 	events.PackageCreated, events.PackageDeleted,
+	events.ActionsRunCreated, events.ActionsRunStatus, events.ActionsJobStatus,
 }
 
 // sweepPage is how many outbox events a sweep reads at a time.
