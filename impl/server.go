@@ -29,6 +29,7 @@ import (
 	"repohost/impl/misc"
 	"repohost/impl/org"
 	"repohost/impl/packages"
+	"repohost/impl/pulls"
 	"repohost/impl/release"
 	"repohost/impl/repo"
 	"repohost/impl/requestid"
@@ -56,6 +57,7 @@ type repositoryAPI struct {
 	releaseHandlers
 	deployKeyHandlers
 	commitHandlers
+	pullHandlers
 }
 
 // Embedded fields are named after their type; these names keep the four
@@ -67,6 +69,7 @@ type (
 	releaseHandlers   = release.Handlers
 	deployKeyHandlers = keys.RepoHandlers
 	commitHandlers    = commits.Handlers
+	pullHandlers      = pulls.Handlers
 )
 
 // userAPI is the generated "user" tag: accounts in impl/user, keys in
@@ -83,7 +86,7 @@ type (
 
 func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d},
-		keys.RepoHandlers{Deps: d, Keys: s.Keys}, commits.Handlers{Deps: d}}
+		keys.RepoHandlers{Deps: d, Keys: s.Keys}, commits.Handlers{Deps: d}, pulls.Handlers{Deps: d}}
 }
 
 // Config hands every API area its implementation. Because the generated
@@ -91,6 +94,9 @@ func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 // does not compile until some area implements it.
 func Config(d *app.Deps) restapi.Config {
 	s := NewServices(d)
+	// Pull requests follow their branches: every committed ref change
+	// refreshes the open pull requests of the branches it moved.
+	d.Events.Subscribe(pulls.Service{Deps: d}.OnRefsChanged)
 	return restapi.Config{
 		AdminAPI:             admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs},
 		IssueAPI:             issue.Handlers{Deps: d},
@@ -208,6 +214,7 @@ func trackCommits(next http.Handler) http.Handler {
 func MountAPI(mux *http.ServeMux, api http.Handler) {
 	mux.Handle("/api/v1/", api)
 	mountSlashParams(mux, api)
+	mountPullDiffs(mux, api)
 }
 
 // assetUploads hands a release asset upload to release.Handlers.UploadAsset

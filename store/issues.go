@@ -197,6 +197,9 @@ type IssueStore interface {
 	Delete(ctx context.Context, id int64) error
 	// AdjustRepoCounts adds to the repository's issue counters atomically.
 	AdjustRepoCounts(ctx context.Context, repoID, total, closed int64) error
+	// AdjustRepoPullCounts adds to the repository's pull request counters
+	// atomically.
+	AdjustRepoPullCounts(ctx context.Context, repoID, total, closed int64) error
 	// AdjustComments adds delta to the comment count and touches updated_at.
 	AdjustComments(ctx context.Context, issueID, delta int64, now time.Time) error
 	// SetAssignees replaces the issue's assignees.

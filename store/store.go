@@ -60,5 +60,6 @@ type Store interface {
 	Cron() CronStore
 	Notices() NoticeStore
 	Packages() PackageStore
+	Pulls() PullStore
 	Close() error
 }

@@ -71,6 +71,12 @@ func PreconditionFailed(format string, args ...any) *Error {
 	return newf(http.StatusPreconditionFailed, format, args...)
 }
 
+// MethodNotAllowed is the 405 the reference answers for a merge it refuses
+// (protection, style, state).
+func MethodNotAllowed(format string, args ...any) *Error {
+	return newf(http.StatusMethodNotAllowed, format, args...)
+}
+
 // PayloadTooLarge is the 413 for a request body over the server's limit.
 func PayloadTooLarge(format string, args ...any) *Error {
 	return newf(http.StatusRequestEntityTooLarge, format, args...)

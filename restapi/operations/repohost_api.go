@@ -180,6 +180,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.CreateCurrentUserRepo has not yet been implemented")
 		}),
 
+		RepositoryCreateForkHandler: repository.CreateForkHandlerFunc(func(params repository.CreateForkParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.CreateFork has not yet been implemented")
+		}),
+
 		OrganizationCreateOrgRepoHandler: organization.CreateOrgRepoHandlerFunc(func(params organization.CreateOrgRepoParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -565,6 +572,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation package_operations.LinkPackage has not yet been implemented")
 		}),
 
+		RepositoryListForksHandler: repository.ListForksHandlerFunc(func(params repository.ListForksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.ListForks has not yet been implemented")
+		}),
+
 		MiscellaneousListGitignoresTemplatesHandler: miscellaneous.ListGitignoresTemplatesHandlerFunc(func(params miscellaneous.ListGitignoresTemplatesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -873,6 +887,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.RepoCreateProject has not yet been implemented")
 		}),
 
+		RepositoryRepoCreatePullRequestHandler: repository.RepoCreatePullRequestHandlerFunc(func(params repository.RepoCreatePullRequestParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreatePullRequest has not yet been implemented")
+		}),
+
+		RepositoryRepoCreatePullReviewHandler: repository.RepoCreatePullReviewHandlerFunc(func(params repository.RepoCreatePullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreatePullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoCreatePullReviewRequestsHandler: repository.RepoCreatePullReviewRequestsHandlerFunc(func(params repository.RepoCreatePullReviewRequestsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreatePullReviewRequests has not yet been implemented")
+		}),
+
 		RepositoryRepoCreateReleaseHandler: repository.RepoCreateReleaseHandlerFunc(func(params repository.RepoCreateReleaseParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -943,6 +978,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.RepoDeleteProject has not yet been implemented")
 		}),
 
+		RepositoryRepoDeletePullReviewHandler: repository.RepoDeletePullReviewHandlerFunc(func(params repository.RepoDeletePullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeletePullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoDeletePullReviewRequestsHandler: repository.RepoDeletePullReviewRequestsHandlerFunc(func(params repository.RepoDeletePullReviewRequestsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeletePullReviewRequests has not yet been implemented")
+		}),
+
 		RepositoryRepoDeleteReleaseHandler: repository.RepoDeleteReleaseHandlerFunc(func(params repository.RepoDeleteReleaseParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -985,6 +1034,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoDeleteTopic has not yet been implemented")
 		}),
 
+		RepositoryRepoDismissPullReviewHandler: repository.RepoDismissPullReviewHandlerFunc(func(params repository.RepoDismissPullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDismissPullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoDownloadPullDiffOrPatchHandler: repository.RepoDownloadPullDiffOrPatchHandlerFunc(func(params repository.RepoDownloadPullDiffOrPatchParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDownloadPullDiffOrPatch has not yet been implemented")
+		}),
+
 		RepositoryRepoEditHandler: repository.RepoEditHandlerFunc(func(params repository.RepoEditParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1004,6 +1067,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.RepoEditProject has not yet been implemented")
+		}),
+
+		RepositoryRepoEditPullRequestHandler: repository.RepoEditPullRequestHandlerFunc(func(params repository.RepoEditPullRequestParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoEditPullRequest has not yet been implemented")
 		}),
 
 		RepositoryRepoEditReleaseHandler: repository.RepoEditReleaseHandlerFunc(func(params repository.RepoEditReleaseParams, principal any) middleware.Responder {
@@ -1097,6 +1167,48 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.RepoGetProject has not yet been implemented")
 		}),
 
+		RepositoryRepoGetPullRequestHandler: repository.RepoGetPullRequestHandlerFunc(func(params repository.RepoGetPullRequestParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullRequest has not yet been implemented")
+		}),
+
+		RepositoryRepoGetPullRequestByBaseHeadHandler: repository.RepoGetPullRequestByBaseHeadHandlerFunc(func(params repository.RepoGetPullRequestByBaseHeadParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullRequestByBaseHead has not yet been implemented")
+		}),
+
+		RepositoryRepoGetPullRequestCommitsHandler: repository.RepoGetPullRequestCommitsHandlerFunc(func(params repository.RepoGetPullRequestCommitsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullRequestCommits has not yet been implemented")
+		}),
+
+		RepositoryRepoGetPullRequestFilesHandler: repository.RepoGetPullRequestFilesHandlerFunc(func(params repository.RepoGetPullRequestFilesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullRequestFiles has not yet been implemented")
+		}),
+
+		RepositoryRepoGetPullReviewHandler: repository.RepoGetPullReviewHandlerFunc(func(params repository.RepoGetPullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoGetPullReviewCommentsHandler: repository.RepoGetPullReviewCommentsHandlerFunc(func(params repository.RepoGetPullReviewCommentsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullReviewComments has not yet been implemented")
+		}),
+
 		RepositoryRepoGetRawFileHandler: repository.RepoGetRawFileHandlerFunc(func(params repository.RepoGetRawFileParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1188,6 +1300,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.RepoListProjects has not yet been implemented")
 		}),
 
+		RepositoryRepoListPullRequestsHandler: repository.RepoListPullRequestsHandlerFunc(func(params repository.RepoListPullRequestsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListPullRequests has not yet been implemented")
+		}),
+
+		RepositoryRepoListPullReviewsHandler: repository.RepoListPullReviewsHandlerFunc(func(params repository.RepoListPullReviewsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListPullReviews has not yet been implemented")
+		}),
+
 		RepositoryRepoListReleaseAttachmentsHandler: repository.RepoListReleaseAttachmentsHandlerFunc(func(params repository.RepoListReleaseAttachmentsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1223,6 +1349,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListTopics has not yet been implemented")
 		}),
 
+		RepositoryRepoMergePullRequestHandler: repository.RepoMergePullRequestHandlerFunc(func(params repository.RepoMergePullRequestParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoMergePullRequest has not yet been implemented")
+		}),
+
+		RepositoryRepoPullRequestIsMergedHandler: repository.RepoPullRequestIsMergedHandlerFunc(func(params repository.RepoPullRequestIsMergedParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoPullRequestIsMerged has not yet been implemented")
+		}),
+
 		RepositoryRepoRenameBranchHandler: repository.RepoRenameBranchHandlerFunc(func(params repository.RepoRenameBranchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1237,6 +1377,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoSearch has not yet been implemented")
 		}),
 
+		RepositoryRepoSubmitPullReviewHandler: repository.RepoSubmitPullReviewHandlerFunc(func(params repository.RepoSubmitPullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoSubmitPullReview has not yet been implemented")
+		}),
+
 		RepositoryRepoTrackedTimesHandler: repository.RepoTrackedTimesHandlerFunc(func(params repository.RepoTrackedTimesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1249,6 +1396,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoTransfer has not yet been implemented")
+		}),
+
+		RepositoryRepoUnDismissPullReviewHandler: repository.RepoUnDismissPullReviewHandlerFunc(func(params repository.RepoUnDismissPullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoUnDismissPullReview has not yet been implemented")
 		}),
 
 		RepositoryRepoUpdateBranchHandler: repository.RepoUpdateBranchHandlerFunc(func(params repository.RepoUpdateBranchParams, principal any) middleware.Responder {
@@ -1270,6 +1424,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoUpdateFile has not yet been implemented")
+		}),
+
+		RepositoryRepoUpdatePullRequestHandler: repository.RepoUpdatePullRequestHandlerFunc(func(params repository.RepoUpdatePullRequestParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoUpdatePullRequest has not yet been implemented")
 		}),
 
 		RepositoryRepoUpdateTopicsHandler: repository.RepoUpdateTopicsHandlerFunc(func(params repository.RepoUpdateTopicsParams, principal any) middleware.Responder {
@@ -1634,6 +1795,8 @@ type RepohostAPI struct {
 	AdminAdminUnadoptedListHandler admin.AdminUnadoptedListHandler
 	// RepositoryCreateCurrentUserRepoHandler sets the operation handler for the create current user repo operation
 	RepositoryCreateCurrentUserRepoHandler repository.CreateCurrentUserRepoHandler
+	// RepositoryCreateForkHandler sets the operation handler for the create fork operation
+	RepositoryCreateForkHandler repository.CreateForkHandler
 	// OrganizationCreateOrgRepoHandler sets the operation handler for the create org repo operation
 	OrganizationCreateOrgRepoHandler organization.CreateOrgRepoHandler
 	// MiscellaneousDeleteCurrentTokenHandler sets the operation handler for the delete current token operation
@@ -1744,6 +1907,8 @@ type RepohostAPI struct {
 	IssueIssueTrackedTimesHandler issue.IssueTrackedTimesHandler
 	// PackageOperationsLinkPackageHandler sets the operation handler for the link package operation
 	PackageOperationsLinkPackageHandler package_operations.LinkPackageHandler
+	// RepositoryListForksHandler sets the operation handler for the list forks operation
+	RepositoryListForksHandler repository.ListForksHandler
 	// MiscellaneousListGitignoresTemplatesHandler sets the operation handler for the list gitignores templates operation
 	MiscellaneousListGitignoresTemplatesHandler miscellaneous.ListGitignoresTemplatesHandler
 	// MiscellaneousListLabelTemplatesHandler sets the operation handler for the list label templates operation
@@ -1832,6 +1997,12 @@ type RepohostAPI struct {
 	RepositoryRepoCreateKeyHandler repository.RepoCreateKeyHandler
 	// IssueRepoCreateProjectHandler sets the operation handler for the repo create project operation
 	IssueRepoCreateProjectHandler issue.RepoCreateProjectHandler
+	// RepositoryRepoCreatePullRequestHandler sets the operation handler for the repo create pull request operation
+	RepositoryRepoCreatePullRequestHandler repository.RepoCreatePullRequestHandler
+	// RepositoryRepoCreatePullReviewHandler sets the operation handler for the repo create pull review operation
+	RepositoryRepoCreatePullReviewHandler repository.RepoCreatePullReviewHandler
+	// RepositoryRepoCreatePullReviewRequestsHandler sets the operation handler for the repo create pull review requests operation
+	RepositoryRepoCreatePullReviewRequestsHandler repository.RepoCreatePullReviewRequestsHandler
 	// RepositoryRepoCreateReleaseHandler sets the operation handler for the repo create release operation
 	RepositoryRepoCreateReleaseHandler repository.RepoCreateReleaseHandler
 	// RepositoryRepoCreateReleaseAttachmentHandler sets the operation handler for the repo create release attachment operation
@@ -1852,6 +2023,10 @@ type RepohostAPI struct {
 	RepositoryRepoDeleteKeyHandler repository.RepoDeleteKeyHandler
 	// IssueRepoDeleteProjectHandler sets the operation handler for the repo delete project operation
 	IssueRepoDeleteProjectHandler issue.RepoDeleteProjectHandler
+	// RepositoryRepoDeletePullReviewHandler sets the operation handler for the repo delete pull review operation
+	RepositoryRepoDeletePullReviewHandler repository.RepoDeletePullReviewHandler
+	// RepositoryRepoDeletePullReviewRequestsHandler sets the operation handler for the repo delete pull review requests operation
+	RepositoryRepoDeletePullReviewRequestsHandler repository.RepoDeletePullReviewRequestsHandler
 	// RepositoryRepoDeleteReleaseHandler sets the operation handler for the repo delete release operation
 	RepositoryRepoDeleteReleaseHandler repository.RepoDeleteReleaseHandler
 	// RepositoryRepoDeleteReleaseAttachmentHandler sets the operation handler for the repo delete release attachment operation
@@ -1864,12 +2039,18 @@ type RepohostAPI struct {
 	RepositoryRepoDeleteTeamHandler repository.RepoDeleteTeamHandler
 	// RepositoryRepoDeleteTopicHandler sets the operation handler for the repo delete topic operation
 	RepositoryRepoDeleteTopicHandler repository.RepoDeleteTopicHandler
+	// RepositoryRepoDismissPullReviewHandler sets the operation handler for the repo dismiss pull review operation
+	RepositoryRepoDismissPullReviewHandler repository.RepoDismissPullReviewHandler
+	// RepositoryRepoDownloadPullDiffOrPatchHandler sets the operation handler for the repo download pull diff or patch operation
+	RepositoryRepoDownloadPullDiffOrPatchHandler repository.RepoDownloadPullDiffOrPatchHandler
 	// RepositoryRepoEditHandler sets the operation handler for the repo edit operation
 	RepositoryRepoEditHandler repository.RepoEditHandler
 	// RepositoryRepoEditBranchProtectionHandler sets the operation handler for the repo edit branch protection operation
 	RepositoryRepoEditBranchProtectionHandler repository.RepoEditBranchProtectionHandler
 	// IssueRepoEditProjectHandler sets the operation handler for the repo edit project operation
 	IssueRepoEditProjectHandler issue.RepoEditProjectHandler
+	// RepositoryRepoEditPullRequestHandler sets the operation handler for the repo edit pull request operation
+	RepositoryRepoEditPullRequestHandler repository.RepoEditPullRequestHandler
 	// RepositoryRepoEditReleaseHandler sets the operation handler for the repo edit release operation
 	RepositoryRepoEditReleaseHandler repository.RepoEditReleaseHandler
 	// RepositoryRepoGetHandler sets the operation handler for the repo get operation
@@ -1896,6 +2077,18 @@ type RepohostAPI struct {
 	RepositoryRepoGetLatestReleaseHandler repository.RepoGetLatestReleaseHandler
 	// IssueRepoGetProjectHandler sets the operation handler for the repo get project operation
 	IssueRepoGetProjectHandler issue.RepoGetProjectHandler
+	// RepositoryRepoGetPullRequestHandler sets the operation handler for the repo get pull request operation
+	RepositoryRepoGetPullRequestHandler repository.RepoGetPullRequestHandler
+	// RepositoryRepoGetPullRequestByBaseHeadHandler sets the operation handler for the repo get pull request by base head operation
+	RepositoryRepoGetPullRequestByBaseHeadHandler repository.RepoGetPullRequestByBaseHeadHandler
+	// RepositoryRepoGetPullRequestCommitsHandler sets the operation handler for the repo get pull request commits operation
+	RepositoryRepoGetPullRequestCommitsHandler repository.RepoGetPullRequestCommitsHandler
+	// RepositoryRepoGetPullRequestFilesHandler sets the operation handler for the repo get pull request files operation
+	RepositoryRepoGetPullRequestFilesHandler repository.RepoGetPullRequestFilesHandler
+	// RepositoryRepoGetPullReviewHandler sets the operation handler for the repo get pull review operation
+	RepositoryRepoGetPullReviewHandler repository.RepoGetPullReviewHandler
+	// RepositoryRepoGetPullReviewCommentsHandler sets the operation handler for the repo get pull review comments operation
+	RepositoryRepoGetPullReviewCommentsHandler repository.RepoGetPullReviewCommentsHandler
 	// RepositoryRepoGetRawFileHandler sets the operation handler for the repo get raw file operation
 	RepositoryRepoGetRawFileHandler repository.RepoGetRawFileHandler
 	// RepositoryRepoGetReleaseHandler sets the operation handler for the repo get release operation
@@ -1922,6 +2115,10 @@ type RepohostAPI struct {
 	RepositoryRepoListKeysHandler repository.RepoListKeysHandler
 	// IssueRepoListProjectsHandler sets the operation handler for the repo list projects operation
 	IssueRepoListProjectsHandler issue.RepoListProjectsHandler
+	// RepositoryRepoListPullRequestsHandler sets the operation handler for the repo list pull requests operation
+	RepositoryRepoListPullRequestsHandler repository.RepoListPullRequestsHandler
+	// RepositoryRepoListPullReviewsHandler sets the operation handler for the repo list pull reviews operation
+	RepositoryRepoListPullReviewsHandler repository.RepoListPullReviewsHandler
 	// RepositoryRepoListReleaseAttachmentsHandler sets the operation handler for the repo list release attachments operation
 	RepositoryRepoListReleaseAttachmentsHandler repository.RepoListReleaseAttachmentsHandler
 	// RepositoryRepoListReleasesHandler sets the operation handler for the repo list releases operation
@@ -1932,20 +2129,30 @@ type RepohostAPI struct {
 	RepositoryRepoListTeamsHandler repository.RepoListTeamsHandler
 	// RepositoryRepoListTopicsHandler sets the operation handler for the repo list topics operation
 	RepositoryRepoListTopicsHandler repository.RepoListTopicsHandler
+	// RepositoryRepoMergePullRequestHandler sets the operation handler for the repo merge pull request operation
+	RepositoryRepoMergePullRequestHandler repository.RepoMergePullRequestHandler
+	// RepositoryRepoPullRequestIsMergedHandler sets the operation handler for the repo pull request is merged operation
+	RepositoryRepoPullRequestIsMergedHandler repository.RepoPullRequestIsMergedHandler
 	// RepositoryRepoRenameBranchHandler sets the operation handler for the repo rename branch operation
 	RepositoryRepoRenameBranchHandler repository.RepoRenameBranchHandler
 	// RepositoryRepoSearchHandler sets the operation handler for the repo search operation
 	RepositoryRepoSearchHandler repository.RepoSearchHandler
+	// RepositoryRepoSubmitPullReviewHandler sets the operation handler for the repo submit pull review operation
+	RepositoryRepoSubmitPullReviewHandler repository.RepoSubmitPullReviewHandler
 	// RepositoryRepoTrackedTimesHandler sets the operation handler for the repo tracked times operation
 	RepositoryRepoTrackedTimesHandler repository.RepoTrackedTimesHandler
 	// RepositoryRepoTransferHandler sets the operation handler for the repo transfer operation
 	RepositoryRepoTransferHandler repository.RepoTransferHandler
+	// RepositoryRepoUnDismissPullReviewHandler sets the operation handler for the repo un dismiss pull review operation
+	RepositoryRepoUnDismissPullReviewHandler repository.RepoUnDismissPullReviewHandler
 	// RepositoryRepoUpdateBranchHandler sets the operation handler for the repo update branch operation
 	RepositoryRepoUpdateBranchHandler repository.RepoUpdateBranchHandler
 	// RepositoryRepoUpdateBranchProtectionPrioriesHandler sets the operation handler for the repo update branch protection priories operation
 	RepositoryRepoUpdateBranchProtectionPrioriesHandler repository.RepoUpdateBranchProtectionPrioriesHandler
 	// RepositoryRepoUpdateFileHandler sets the operation handler for the repo update file operation
 	RepositoryRepoUpdateFileHandler repository.RepoUpdateFileHandler
+	// RepositoryRepoUpdatePullRequestHandler sets the operation handler for the repo update pull request operation
+	RepositoryRepoUpdatePullRequestHandler repository.RepoUpdatePullRequestHandler
 	// RepositoryRepoUpdateTopicsHandler sets the operation handler for the repo update topics operation
 	RepositoryRepoUpdateTopicsHandler repository.RepoUpdateTopicsHandler
 	// OrganizationTeamSearchHandler sets the operation handler for the team search operation
@@ -2163,6 +2370,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryCreateCurrentUserRepoHandler == nil {
 		unregistered = append(unregistered, "repository.CreateCurrentUserRepoHandler")
 	}
+	if o.RepositoryCreateForkHandler == nil {
+		unregistered = append(unregistered, "repository.CreateForkHandler")
+	}
 	if o.OrganizationCreateOrgRepoHandler == nil {
 		unregistered = append(unregistered, "organization.CreateOrgRepoHandler")
 	}
@@ -2328,6 +2538,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.PackageOperationsLinkPackageHandler == nil {
 		unregistered = append(unregistered, "package_operations.LinkPackageHandler")
 	}
+	if o.RepositoryListForksHandler == nil {
+		unregistered = append(unregistered, "repository.ListForksHandler")
+	}
 	if o.MiscellaneousListGitignoresTemplatesHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.ListGitignoresTemplatesHandler")
 	}
@@ -2460,6 +2673,15 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueRepoCreateProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoCreateProjectHandler")
 	}
+	if o.RepositoryRepoCreatePullRequestHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreatePullRequestHandler")
+	}
+	if o.RepositoryRepoCreatePullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreatePullReviewHandler")
+	}
+	if o.RepositoryRepoCreatePullReviewRequestsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreatePullReviewRequestsHandler")
+	}
 	if o.RepositoryRepoCreateReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateReleaseHandler")
 	}
@@ -2490,6 +2712,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueRepoDeleteProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoDeleteProjectHandler")
 	}
+	if o.RepositoryRepoDeletePullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeletePullReviewHandler")
+	}
+	if o.RepositoryRepoDeletePullReviewRequestsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeletePullReviewRequestsHandler")
+	}
 	if o.RepositoryRepoDeleteReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteReleaseHandler")
 	}
@@ -2508,6 +2736,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoDeleteTopicHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteTopicHandler")
 	}
+	if o.RepositoryRepoDismissPullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDismissPullReviewHandler")
+	}
+	if o.RepositoryRepoDownloadPullDiffOrPatchHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDownloadPullDiffOrPatchHandler")
+	}
 	if o.RepositoryRepoEditHandler == nil {
 		unregistered = append(unregistered, "repository.RepoEditHandler")
 	}
@@ -2516,6 +2750,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.IssueRepoEditProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoEditProjectHandler")
+	}
+	if o.RepositoryRepoEditPullRequestHandler == nil {
+		unregistered = append(unregistered, "repository.RepoEditPullRequestHandler")
 	}
 	if o.RepositoryRepoEditReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoEditReleaseHandler")
@@ -2556,6 +2793,24 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueRepoGetProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoGetProjectHandler")
 	}
+	if o.RepositoryRepoGetPullRequestHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullRequestHandler")
+	}
+	if o.RepositoryRepoGetPullRequestByBaseHeadHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullRequestByBaseHeadHandler")
+	}
+	if o.RepositoryRepoGetPullRequestCommitsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullRequestCommitsHandler")
+	}
+	if o.RepositoryRepoGetPullRequestFilesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullRequestFilesHandler")
+	}
+	if o.RepositoryRepoGetPullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullReviewHandler")
+	}
+	if o.RepositoryRepoGetPullReviewCommentsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullReviewCommentsHandler")
+	}
 	if o.RepositoryRepoGetRawFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetRawFileHandler")
 	}
@@ -2595,6 +2850,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueRepoListProjectsHandler == nil {
 		unregistered = append(unregistered, "issue.RepoListProjectsHandler")
 	}
+	if o.RepositoryRepoListPullRequestsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListPullRequestsHandler")
+	}
+	if o.RepositoryRepoListPullReviewsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListPullReviewsHandler")
+	}
 	if o.RepositoryRepoListReleaseAttachmentsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListReleaseAttachmentsHandler")
 	}
@@ -2610,17 +2871,29 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListTopicsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListTopicsHandler")
 	}
+	if o.RepositoryRepoMergePullRequestHandler == nil {
+		unregistered = append(unregistered, "repository.RepoMergePullRequestHandler")
+	}
+	if o.RepositoryRepoPullRequestIsMergedHandler == nil {
+		unregistered = append(unregistered, "repository.RepoPullRequestIsMergedHandler")
+	}
 	if o.RepositoryRepoRenameBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoRenameBranchHandler")
 	}
 	if o.RepositoryRepoSearchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoSearchHandler")
 	}
+	if o.RepositoryRepoSubmitPullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoSubmitPullReviewHandler")
+	}
 	if o.RepositoryRepoTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoTrackedTimesHandler")
 	}
 	if o.RepositoryRepoTransferHandler == nil {
 		unregistered = append(unregistered, "repository.RepoTransferHandler")
+	}
+	if o.RepositoryRepoUnDismissPullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoUnDismissPullReviewHandler")
 	}
 	if o.RepositoryRepoUpdateBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateBranchHandler")
@@ -2630,6 +2903,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoUpdateFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateFileHandler")
+	}
+	if o.RepositoryRepoUpdatePullRequestHandler == nil {
+		unregistered = append(unregistered, "repository.RepoUpdatePullRequestHandler")
 	}
 	if o.RepositoryRepoUpdateTopicsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateTopicsHandler")
@@ -2920,6 +3196,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/forks"] = repository.NewCreateFork(o.context, o.RepositoryCreateForkHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/orgs/{org}/repos"] = organization.NewCreateOrgRepo(o.context, o.OrganizationCreateOrgRepoHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -3140,6 +3420,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/forks"] = repository.NewListForks(o.context, o.RepositoryListForksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/gitignore/templates"] = miscellaneous.NewListGitignoresTemplates(o.context, o.MiscellaneousListGitignoresTemplatesHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -3316,6 +3600,18 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls"] = repository.NewRepoCreatePullRequest(o.context, o.RepositoryRepoCreatePullRequestHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews"] = repository.NewRepoCreatePullReview(o.context, o.RepositoryRepoCreatePullReviewHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/requested_reviewers"] = repository.NewRepoCreatePullReviewRequests(o.context, o.RepositoryRepoCreatePullReviewRequestsHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/releases"] = repository.NewRepoCreateRelease(o.context, o.RepositoryRepoCreateReleaseHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -3356,6 +3652,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}"] = repository.NewRepoDeletePullReview(o.context, o.RepositoryRepoDeletePullReviewHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/pulls/{index}/requested_reviewers"] = repository.NewRepoDeletePullReviewRequests(o.context, o.RepositoryRepoDeletePullReviewRequestsHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/releases/{id}"] = repository.NewRepoDeleteRelease(o.context, o.RepositoryRepoDeleteReleaseHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -3377,6 +3681,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/topics/{topic}"] = repository.NewRepoDeleteTopic(o.context, o.RepositoryRepoDeleteTopicHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}/dismissals"] = repository.NewRepoDismissPullReview(o.context, o.RepositoryRepoDismissPullReviewHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/download/{diffType}"] = repository.NewRepoDownloadPullDiffOrPatch(o.context, o.RepositoryRepoDownloadPullDiffOrPatchHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -3389,6 +3701,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/repos/{owner}/{repo}/projects/{id}"] = issue.NewRepoEditProject(o.context, o.IssueRepoEditProjectHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/pulls/{index}"] = repository.NewRepoEditPullRequest(o.context, o.RepositoryRepoEditPullRequestHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -3444,6 +3760,30 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}"] = repository.NewRepoGetPullRequest(o.context, o.RepositoryRepoGetPullRequestHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{base}/{head}"] = repository.NewRepoGetPullRequestByBaseHead(o.context, o.RepositoryRepoGetPullRequestByBaseHeadHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/commits"] = repository.NewRepoGetPullRequestCommits(o.context, o.RepositoryRepoGetPullRequestCommitsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/files"] = repository.NewRepoGetPullRequestFiles(o.context, o.RepositoryRepoGetPullRequestFilesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}"] = repository.NewRepoGetPullReview(o.context, o.RepositoryRepoGetPullReviewHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments"] = repository.NewRepoGetPullReviewComments(o.context, o.RepositoryRepoGetPullReviewCommentsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/raw/{filepath}"] = repository.NewRepoGetRawFile(o.context, o.RepositoryRepoGetRawFileHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -3496,6 +3836,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls"] = repository.NewRepoListPullRequests(o.context, o.RepositoryRepoListPullRequestsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/reviews"] = repository.NewRepoListPullReviews(o.context, o.RepositoryRepoListPullReviewsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/releases/{id}/assets"] = repository.NewRepoListReleaseAttachments(o.context, o.RepositoryRepoListReleaseAttachmentsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -3513,6 +3861,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/topics"] = repository.NewRepoListTopics(o.context, o.RepositoryRepoListTopicsHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/merge"] = repository.NewRepoMergePullRequest(o.context, o.RepositoryRepoMergePullRequestHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/merge"] = repository.NewRepoPullRequestIsMerged(o.context, o.RepositoryRepoPullRequestIsMergedHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -3521,6 +3877,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/search"] = repository.NewRepoSearch(o.context, o.RepositoryRepoSearchHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}"] = repository.NewRepoSubmitPullReview(o.context, o.RepositoryRepoSubmitPullReviewHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -3529,6 +3889,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/transfer"] = repository.NewRepoTransfer(o.context, o.RepositoryRepoTransferHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}/undismissals"] = repository.NewRepoUnDismissPullReview(o.context, o.RepositoryRepoUnDismissPullReviewHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
@@ -3541,6 +3905,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoUpdateFile(o.context, o.RepositoryRepoUpdateFileHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/update"] = repository.NewRepoUpdatePullRequest(o.context, o.RepositoryRepoUpdatePullRequestHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}

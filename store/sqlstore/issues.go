@@ -200,6 +200,15 @@ func (s issueStore) AdjustRepoCounts(ctx context.Context, repoID, total, closed 
 	return translate(err, "count repository issues")
 }
 
+func (s issueStore) AdjustRepoPullCounts(ctx context.Context, repoID, total, closed int64) error {
+	if total == 0 && closed == 0 {
+		return nil
+	}
+	err := s.d.conn(ctx).Exec(`UPDATE repositories SET num_pulls = num_pulls + ?, num_closed_pulls = num_closed_pulls + ?
+		WHERE id = ?`, total, closed, repoID).Error
+	return translate(err, "count repository pull requests")
+}
+
 func (s issueStore) AdjustComments(ctx context.Context, issueID, delta int64, now time.Time) error {
 	res := s.d.conn(ctx).Exec(`UPDATE issues SET num_comments = num_comments + ?, updated_at = ? WHERE id = ?`,
 		delta, now, issueID)

@@ -30,6 +30,7 @@ var migrations = []migration{
 	{8, "SSH keys, deploy keys and GPG keys", migrateV8},
 	{10, "packages: packages, versions, files, blobs, tags", migrateV10},
 	{11, "cron task state and leases, system notices", migrateV11},
+	{12, "pull requests, reviews, review comments; forks by parent", migrateV12},
 }
 
 type schemaMigration struct {
