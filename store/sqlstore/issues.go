@@ -478,6 +478,12 @@ var counterChecks = []struct {
 		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ?)`, []any{false}},
 	{"repositories.num_closed_issues", `SELECT COUNT(*) FROM repositories r WHERE r.num_closed_issues <>
 		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ? AND i.is_closed = ?)`, []any{false, true}},
+	{"repositories.num_pulls", `SELECT COUNT(*) FROM repositories r WHERE r.num_pulls <>
+		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ?)`, []any{true}},
+	{"repositories.num_closed_pulls", `SELECT COUNT(*) FROM repositories r WHERE r.num_closed_pulls <>
+		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ? AND i.is_closed = ?)`, []any{true, true}},
+	{"repositories.num_forks", `SELECT COUNT(*) FROM repositories r WHERE r.num_forks <>
+		(SELECT COUNT(*) FROM repositories f WHERE f.fork_id = r.id)`, nil},
 	{"milestones.num_issues", `SELECT COUNT(*) FROM milestones m WHERE m.num_issues <>
 		(SELECT COUNT(*) FROM issues i WHERE i.milestone_id = m.id)`, nil},
 	{"milestones.num_closed_issues", `SELECT COUNT(*) FROM milestones m WHERE m.num_closed_issues <>

@@ -40,7 +40,7 @@ func migrateV12(tx *gorm.DB) error {
 	}
 	type Review struct {
 		ID             int64  `gorm:"primaryKey"`
-		IssueID        int64  `gorm:"not null;index:idx_reviews_issue"`
+		IssueID        int64  `gorm:"not null"`
 		Issue          *Issue `gorm:"foreignKey:IssueID;constraint:OnDelete:CASCADE"`
 		ReviewerID     int64  `gorm:"not null;default:0"`
 		ReviewerTeamID int64  `gorm:"not null;default:0"`
@@ -78,6 +78,11 @@ func migrateV12(tx *gorm.DB) error {
 		`CREATE INDEX idx_pull_requests_head ON pull_requests (head_repo_id, head_branch)`,
 		`CREATE INDEX idx_pull_requests_base ON pull_requests (base_repo_id, base_branch)`,
 		`CREATE INDEX idx_repositories_fork ON repositories (fork_id, id)`,
+		// A pull request's reviews, oldest first (plan_test.go).
+		`CREATE INDEX idx_reviews_issue ON reviews (issue_id, id)`,
+		// The pull request list's other orders, per state.
+		`CREATE INDEX idx_issues_repo_pull_closed_updated ON issues (repo_id, is_pull, is_closed, updated_at, id)`,
+		`CREATE INDEX idx_issues_repo_pull_closed_comments ON issues (repo_id, is_pull, is_closed, num_comments, id)`,
 	} {
 		if err := tx.Exec(stmt).Error; err != nil {
 			return err

@@ -110,14 +110,17 @@ var pullSorts = map[string]string{
 }
 
 func (s pullStore) List(ctx context.Context, f store.PullFilter, p store.Page) ([]*store.PullRequest, map[int64]*store.Issue, int64, error) {
+	// Every pull issue has its pull_requests row: the list reads issues
+	// by their indexes and looks the rows up afterwards (ForIssues), so
+	// only a filter on the branch touches pull_requests, by issue id.
 	db := s.d.conn(ctx).Model(&store.Issue{}).
-		Joins("JOIN pull_requests ON pull_requests.issue_id = issues.id").
 		Where("issues.repo_id = ? AND issues.is_pull = ?", f.RepoID, true)
 	if f.IsClosed != nil {
 		db = db.Where("issues.is_closed = ?", *f.IsClosed)
 	}
 	if f.BaseBranch != "" {
-		db = db.Where("pull_requests.base_branch = ?", f.BaseBranch)
+		db = db.Where("issues.id IN (SELECT pr.issue_id FROM pull_requests pr WHERE pr.base_repo_id = ? AND pr.base_branch = ?)",
+			f.RepoID, f.BaseBranch)
 	}
 	if f.MilestoneID != 0 {
 		db = db.Where("issues.milestone_id = ?", f.MilestoneID)
