@@ -14,6 +14,9 @@ const (
 	PullMergeable = 1
 	// PullConflict: the merge has conflicts (PullRequest.ConflictedFiles).
 	PullConflict = 2
+	// PullMerging: a merge has claimed the pull request (ClaimMerge);
+	// refreshes leave its state alone until the merge ends.
+	PullMerging = 3
 )
 
 // PullRequest is the pull half of an issue whose IsPull is set: which branch
@@ -119,6 +122,15 @@ type PullStore interface {
 	OpenWithBranch(ctx context.Context, repoID int64, branch string) ([]*PullRequest, error)
 	// Update writes the named columns of pr.
 	Update(ctx context.Context, pr *PullRequest, columns ...string) error
+	// UpdateState is Update for a refresh: it writes nothing while a
+	// merge holds the pull request.
+	UpdateState(ctx context.Context, pr *PullRequest, columns ...string) error
+	// ClaimMerge lets one merge at a time proceed: it marks the unmerged
+	// pull request as being merged unless another merge claimed it after
+	// staleBefore, and reports whether it did.
+	ClaimMerge(ctx context.Context, id int64, now, staleBefore time.Time) (bool, error)
+	// ReleaseMerge ends a claim that did not merge, restoring status.
+	ReleaseMerge(ctx context.Context, id int64, status int) error
 	// MarkMerged records the merge once: false when the pull request was
 	// already merged (a concurrent merge won).
 	MarkMerged(ctx context.Context, pr *PullRequest) (bool, error)

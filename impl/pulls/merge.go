@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -47,6 +48,10 @@ type MergeInput struct {
 	ForceMerge     bool
 	WhenChecksPass bool
 }
+
+// mergeClaimTTL is how long a merge's claim keeps others out: a process
+// that died while merging holds it no longer than this.
+const mergeClaimTTL = 5 * time.Minute
 
 // styleAllowed tells whether r allows style.
 func styleAllowed(r *store.Repository, style string) bool {
@@ -103,6 +108,27 @@ func (s Service) Merge(ctx context.Context, p *auth.Principal, base *store.Repos
 	if err != nil {
 		return err
 	}
+	// One merge of a pull request at a time, across processes: a second
+	// one that read the first's merge as its base would merge again.
+	now := s.Clock.Now()
+	claimed, err := s.Store.Pulls().ClaimMerge(ctx, pr.ID, now, now.Add(-mergeClaimTTL))
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		if cur, err := s.Store.Pulls().FindByIssueID(ctx, is.ID); err == nil && cur.HasMerged {
+			return apierr.MethodNotAllowed("The PR has already been merged")
+		}
+		return apierr.Conflict("the pull request is being merged")
+	}
+	merged := false
+	defer func() {
+		if !merged {
+			if err := s.Store.Pulls().ReleaseMerge(context.WithoutCancel(ctx), pr.ID, pr.Status); err != nil {
+				s.Log.ErrorContext(ctx, "release a merge claim", "pull", pr.ID, "err", err)
+			}
+		}
+	}()
 	g, err := s.OpenGit(base)
 	if err != nil {
 		return err
@@ -180,6 +206,7 @@ func (s Service) Merge(ctx context.Context, p *auth.Principal, base *store.Repos
 			return err
 		}
 	}
+	merged = true
 	if in.DeleteBranch && head.ID != base.ID || in.DeleteBranch && pr.HeadBranch != base.DefaultBranch {
 		s.deleteHead(ctx, p, head, pr)
 	}

@@ -329,7 +329,7 @@ func (s Service) Refresh(ctx context.Context, pr *store.PullRequest, actorID int
 	pr.UpdatedAt = s.Clock.Now()
 	cols := apply(pr, st)
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
-		if err := s.Store.Pulls().Update(ctx, pr, cols...); err != nil {
+		if err := s.Store.Pulls().UpdateState(ctx, pr, cols...); err != nil {
 			return err
 		}
 		if !headMoved {

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -80,6 +81,27 @@ func (s pullStore) OpenWithBranch(ctx context.Context, repoID int64, branch stri
 
 func (s pullStore) Update(ctx context.Context, pr *store.PullRequest, columns ...string) error {
 	return affected(s.d.conn(ctx).Model(pr).Select(columns).Updates(pr), "update pull request")
+}
+
+func (s pullStore) UpdateState(ctx context.Context, pr *store.PullRequest, columns ...string) error {
+	res := s.d.conn(ctx).Model(pr).Where("status <> ?", store.PullMerging).Select(columns).Updates(pr)
+	return translate(res.Error, "update pull request")
+}
+
+func (s pullStore) ClaimMerge(ctx context.Context, id int64, now, staleBefore time.Time) (bool, error) {
+	res := s.d.conn(ctx).Model(&store.PullRequest{}).
+		Where("id = ? AND has_merged = ? AND (status <> ? OR updated_at < ?)", id, false, store.PullMerging, staleBefore).
+		UpdateColumns(map[string]any{"status": store.PullMerging, "updated_at": now})
+	if res.Error != nil {
+		return false, translate(res.Error, "claim pull request merge")
+	}
+	return res.RowsAffected == 1, nil
+}
+
+func (s pullStore) ReleaseMerge(ctx context.Context, id int64, status int) error {
+	err := s.d.conn(ctx).Model(&store.PullRequest{}).Where("id = ? AND status = ? AND has_merged = ?", id, store.PullMerging, false).
+		UpdateColumn("status", status).Error
+	return translate(err, "release pull request merge")
 }
 
 func (s pullStore) MarkMerged(ctx context.Context, pr *store.PullRequest) (bool, error) {
