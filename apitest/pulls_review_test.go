@@ -163,6 +163,15 @@ func TestPullProtectionAndReviews(t *testing.T) {
 	if got := p.getPR(t, pr.Index); len(got.RequestedReviewers) != 1 || got.RequestedReviewers[0].UserName != "bob" {
 		t.Fatalf("requested_reviewers %+v", got.RequestedReviewers)
 	}
+	var found []*models.Issue
+	p.e.Do("GET", "repos/issues/search?review_requested=true", nil, apitest.Basic(bob)).Expect(t, http.StatusOK).JSON(t, &found)
+	if len(found) != 1 || found[0].Index != pr.Index || found[0].PullRequest == nil {
+		t.Fatalf("review_requested search %+v", found)
+	}
+	p.e.Do("GET", "repos/issues/search?reviewed=true", nil, apitest.Basic(bob)).Expect(t, http.StatusOK).JSON(t, &found)
+	if len(found) != 0 {
+		t.Fatalf("reviewed search before a review %+v", found)
+	}
 
 	// No approval yet: 405.
 	p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge"}, admin).Expect(t, http.StatusMethodNotAllowed)
@@ -189,6 +198,10 @@ func TestPullProtectionAndReviews(t *testing.T) {
 	}
 	if got := p.getPR(t, pr.Index); len(got.RequestedReviewers) != 0 {
 		t.Fatalf("the review did not answer the request: %+v", got.RequestedReviewers)
+	}
+	p.e.Do("GET", "repos/issues/search?reviewed=true", nil, apitest.Basic(bob)).Expect(t, http.StatusOK).JSON(t, &found)
+	if len(found) != 1 {
+		t.Fatalf("reviewed search after a review %+v", found)
 	}
 	// Only repository admins dismiss; bob's dismissal of his own: 403.
 	p.e.Do("POST", fmt.Sprintf("%s/reviews/%d/dismissals", path, rej.ID), map[string]any{"message": "x"}, apitest.Basic(bob)).Expect(t, http.StatusForbidden)

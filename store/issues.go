@@ -163,6 +163,10 @@ type IssueFilter struct {
 	PosterID       int64
 	AssigneeID     int64
 	MentionedID    int64
+	// ReviewRequestedID keeps pull requests with a pending review request
+	// of that user; ReviewedID those the user has submitted a review of.
+	ReviewRequestedID int64
+	ReviewedID        int64
 	// None makes the filter match nothing (a filter named something that
 	// cannot exist).
 	None bool

@@ -389,6 +389,14 @@ func (s issueStore) filtered(ctx context.Context, f store.IssueFilter, forCount 
 	default:
 		db = db.Where("EXISTS (SELECT 1 FROM issue_mentions m WHERE m.issue_id = issues.id AND m.user_id = ?)", f.MentionedID)
 	}
+	if f.ReviewRequestedID != 0 {
+		db = db.Where("EXISTS (SELECT 1 FROM reviews rv WHERE rv.issue_id = issues.id AND rv.reviewer_id = ? AND rv.state = ?)",
+			f.ReviewRequestedID, store.ReviewRequest)
+	}
+	if f.ReviewedID != 0 {
+		db = db.Where("EXISTS (SELECT 1 FROM reviews rv WHERE rv.issue_id = issues.id AND rv.reviewer_id = ? AND rv.state IN ?)",
+			f.ReviewedID, []string{store.ReviewApproved, store.ReviewRequestChanges, store.ReviewCommented})
+	}
 	return db
 }
 
