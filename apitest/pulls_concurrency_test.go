@@ -3,9 +3,12 @@ package apitest_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"repohost/apitest"
 	"repohost/models"
@@ -129,4 +132,25 @@ func TestPullListStatementCountIsFixed(t *testing.T) {
 	}
 	t.Logf("pull request list: %d statements per page", counts[10])
 	isCheckCounters(t, p.e)
+}
+
+// TestPullMergeTiming measures (never asserts) the time to merge a pull
+// request: 20 pull requests, each merged with Do=merge, median printed.
+// Run: REPOHOST_MEASURE=1 go test ./apitest -run TestPullMergeTiming -v
+func TestPullMergeTiming(t *testing.T) {
+	if os.Getenv("REPOHOST_MEASURE") == "" {
+		t.Skip("a measurement: set REPOHOST_MEASURE=1")
+	}
+	p := newPREnv(t, nil)
+	var took []time.Duration
+	for i := 0; i < 20; i++ {
+		branch := fmt.Sprintf("t%d", i)
+		p.branch(t, branch, "main", branch+".txt", "t\n")
+		pr := p.openPR(t, p.cred, branch, "main", "Timing "+branch)
+		start := time.Now()
+		p.e.Do("POST", fmt.Sprintf("repos/alice/proj/pulls/%d/merge", pr.Index), map[string]any{"Do": "merge"}, p.cred).Expect(t, http.StatusOK)
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	t.Logf("merge of a pull request (%s): median %s, min %s, max %s over %d", apitest.Database(), (took[9]+took[10])/2, took[0], took[19], len(took))
 }
