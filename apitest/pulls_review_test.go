@@ -10,6 +10,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"repohost/apitest"
+	"repohost/impl/events"
 	"repohost/models"
 )
 
@@ -377,4 +378,41 @@ func TestSDKPullRequests(t *testing.T) {
 	if err != nil || !strings.Contains(string(diff), "diff --git") {
 		t.Fatalf("GetPullRequestDiff: %v %q", err, diff)
 	}
+}
+
+// TestPullEvents: opening, synchronizing, reviewing, requesting reviews,
+// editing and merging a pull request each announce their domain events.
+func TestPullEvents(t *testing.T) {
+	t.Parallel()
+	p := newPREnv(t, nil)
+	admin := apitest.Basic(p.alice)
+	bob := p.e.CreateUser("bob", false)
+	p.e.Do("PUT", "repos/alice/proj/collaborators/bob", map[string]any{"permission": "write"}, admin).Expect(t, http.StatusNoContent)
+	p.branch(t, "ev", "main", "ev.txt", "ev\n")
+	log := p.e.RecordEvents()
+	expect := func(action string, want ...events.Kind) {
+		t.Helper()
+		got := map[events.Kind]int{}
+		for _, ev := range log.Take() {
+			got[ev.Kind]++
+		}
+		for _, k := range want {
+			if got[k] == 0 {
+				t.Errorf("%s: no %s among %v", action, k, got)
+			}
+		}
+	}
+	var pr models.PullRequest
+	p.e.Do("POST", "repos/alice/proj/pulls", map[string]any{"head": "ev", "base": "main", "title": "Events",
+		"reviewers": []string{"bob"}}, p.cred).Expect(t, http.StatusCreated).JSON(t, &pr)
+	expect("open", events.PullOpened, events.PullReviewRequested, events.RefsChanged)
+	p.push(t, "ev", "ev2.txt", "more\n")
+	expect("push to the head", events.RefsChanged, events.PullSynchronized)
+	path := fmt.Sprintf("repos/alice/proj/pulls/%d", pr.Index)
+	p.e.Do("PATCH", path, map[string]any{"title": "Events!", "assignees": []string{"bob"}}, admin).Expect(t, http.StatusCreated)
+	expect("edit", events.PullEdited, events.PullAssigned)
+	p.e.Do("POST", path+"/reviews", map[string]any{"event": "APPROVED"}, apitest.Basic(bob)).Expect(t, http.StatusOK)
+	expect("review", events.PullReviewed)
+	p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge"}, p.cred).Expect(t, http.StatusOK)
+	expect("merge", events.PullMerged, events.PullClosed, events.RefsChanged)
 }
