@@ -416,3 +416,78 @@ func TestPullEvents(t *testing.T) {
 	p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge"}, p.cred).Expect(t, http.StatusOK)
 	expect("merge", events.PullMerged, events.PullClosed, events.RefsChanged)
 }
+
+// TestPullOrgRules: a fork into an organization, team review requests, and
+// the rules on official review requests, outdated heads, stale approvals
+// and protected files.
+func TestPullOrgRules(t *testing.T) {
+	t.Parallel()
+	p := newPREnv(t, nil)
+	admin := apitest.Basic(p.alice)
+	bob := p.e.CreateUser("bob", false)
+	roCreateOrg(t, p.e, admin, map[string]any{"username": "acme"})
+	// alice forks her repository into her organization.
+	var fork models.Repository
+	p.e.Do("POST", "repos/alice/proj/forks", map[string]any{"organization": "acme"}, admin).Expect(t, http.StatusAccepted).JSON(t, &fork)
+	if fork.FullName != "acme/proj" || !fork.Fork {
+		t.Fatalf("fork into an organization %+v", fork)
+	}
+	// bob, in no team of acme, may not fork into it.
+	p.e.Do("POST", "repos/alice/proj/forks", map[string]any{"organization": "acme", "name": "x"}, apitest.Basic(bob)).Expect(t, http.StatusForbidden)
+
+	// The organization's repository gets a team of reviewers.
+	team := tmTeam(t, p.e, admin, "acme", map[string]any{"name": "reviewers", "units_map": tmAllUnits("write")}, "bob")
+	p.e.Do("PUT", fmt.Sprintf("teams/%d/repos/acme/proj", team.ID), nil, admin).Expect(t, http.StatusNoContent)
+	p.e.Do("POST", "repos/acme/proj/branch_protections", map[string]any{"rule_name": "main", "required_approvals": 1,
+		"block_on_official_review_requests": true, "block_on_outdated_branch": true, "dismiss_stale_approvals": true,
+		"protected_file_patterns": "secret.txt", "enable_push": true}, admin).Expect(t, http.StatusCreated)
+	work := filepath.Join(p.work, "acme")
+	p.git.must(p.work, "clone", "-q", gitURL(p.e, "alice", p.alice.Password, "acme", "proj"), work)
+	p.git.must(work, "checkout", "-q", "-b", "feat")
+	p.git.commitFile(work, "feat.txt", "feat\n", "feat")
+	p.git.must(work, "push", "-q", "origin", "feat")
+	var pr models.PullRequest
+	p.e.Do("POST", "repos/acme/proj/pulls", map[string]any{"head": "feat", "base": "main", "title": "Org PR", "team_reviewers": []string{"reviewers"}}, admin).
+		Expect(t, http.StatusCreated).JSON(t, &pr)
+	if len(pr.RequestedReviewersTeams) != 1 || pr.RequestedReviewersTeams[0].Name != "reviewers" {
+		t.Fatalf("team review requests %+v", pr.RequestedReviewersTeams)
+	}
+	path := fmt.Sprintf("repos/acme/proj/pulls/%d", pr.Index)
+	p.e.Do("POST", path+"/requested_reviewers", map[string]any{"team_reviewers": []string{"nobody"}}, admin).Expect(t, http.StatusNotFound)
+	// bob approves; the team's request is still open: refused.
+	p.e.Do("POST", path+"/reviews", map[string]any{"event": "APPROVED"}, apitest.Basic(bob)).Expect(t, http.StatusOK)
+	p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge"}, admin).Expect(t, http.StatusMethodNotAllowed)
+	p.e.Do("DELETE", path+"/requested_reviewers", map[string]any{"team_reviewers": []string{"reviewers"}}, admin).Expect(t, http.StatusNoContent)
+	// main moves on: the head is outdated.
+	p.git.must(work, "checkout", "-q", "main")
+	p.git.commitFile(work, "other.txt", "o\n", "other")
+	p.git.must(work, "push", "-q", "origin", "main")
+	r := p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge"}, admin).Expect(t, http.StatusMethodNotAllowed)
+	if !strings.Contains(string(r.Body), "behind") {
+		t.Fatalf("outdated head refusal %s", r.Body)
+	}
+	// Updating the head moves it: bob's approval goes stale and is dismissed.
+	p.e.Do("POST", path+"/update", nil, admin).Expect(t, http.StatusOK)
+	var reviews []*models.PullReview
+	p.e.Do("GET", path+"/reviews", nil, admin).Expect(t, http.StatusOK).JSON(t, &reviews)
+	if len(reviews) != 1 || !reviews[0].Dismissed || !reviews[0].Stale {
+		t.Fatalf("reviews after the head moved %+v", reviews[0])
+	}
+	p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge"}, admin).Expect(t, http.StatusMethodNotAllowed)
+	p.e.Do("POST", path+"/reviews", map[string]any{"event": "APPROVED"}, apitest.Basic(bob)).Expect(t, http.StatusOK)
+	p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge"}, admin).Expect(t, http.StatusOK)
+
+	// A pull request changing a protected file is refused even when approved.
+	p.git.must(work, "fetch", "-q", "origin")
+	p.git.must(work, "checkout", "-q", "-B", "sneaky", "origin/main")
+	p.git.commitFile(work, "secret.txt", "s\n", "sneaky")
+	p.git.must(work, "push", "-q", "origin", "sneaky")
+	p.e.Do("POST", "repos/acme/proj/pulls", map[string]any{"head": "sneaky", "base": "main", "title": "Sneaky"}, admin).
+		Expect(t, http.StatusCreated).JSON(t, &pr)
+	path = fmt.Sprintf("repos/acme/proj/pulls/%d", pr.Index)
+	p.e.Do("POST", path+"/reviews", map[string]any{"event": "APPROVED"}, apitest.Basic(bob)).Expect(t, http.StatusOK)
+	r = p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge"}, admin).Expect(t, http.StatusMethodNotAllowed)
+	if !strings.Contains(string(r.Body), "secret.txt") {
+		t.Fatalf("protected file refusal %s", r.Body)
+	}
+}
