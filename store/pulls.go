@@ -142,8 +142,9 @@ type PullStore interface {
 	FindReview(ctx context.Context, issueID, id int64) (*Review, error)
 	UpdateReview(ctx context.Context, r *Review, columns ...string) error
 	DeleteReview(ctx context.Context, id int64) error
-	// Reviews lists an issue's reviews and requests, oldest first.
-	Reviews(ctx context.Context, issueID int64, p Page) ([]*Review, int64, error)
+	// Reviews lists an issue's reviews and requests, oldest first; pending
+	// (unsubmitted) reviews only of viewerID.
+	Reviews(ctx context.Context, issueID, viewerID int64, p Page) ([]*Review, int64, error)
 	// AllReviews is every review and request of the issue, oldest first
 	// (protection checks and requested reviewers).
 	AllReviews(ctx context.Context, issueID int64) ([]*Review, error)

@@ -144,6 +144,8 @@ func (t Translator) classify(err error) *Error {
 		// The git store's messages name the path or branch and what is
 		// wrong with it; none carries anything internal.
 		return Validation("%s", err.Error())
+	case errors.Is(err, gitstore.ErrMergeConflict):
+		return Conflict("the merge has conflicts")
 	case errors.Is(err, gitstore.ErrTagExists):
 		return Conflict("%s", err.Error())
 	case errors.Is(err, gitstore.ErrNotACommit):

@@ -34,7 +34,7 @@ func (h Handlers) RepoListPullReviews(ctx context.Context, params repository.Rep
 		return h.Fail(err)
 	}
 	pg := h.Page(params.Page, params.Limit)
-	list, total, err := h.Store.Pulls().Reviews(ctx, l.is.ID, pg.Store())
+	list, total, err := h.Store.Pulls().Reviews(ctx, l.is.ID, l.p.UserID(), pg.Store())
 	if err != nil {
 		return h.Fail(err)
 	}

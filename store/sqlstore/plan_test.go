@@ -171,7 +171,7 @@ func TestListQueryPlans(t *testing.T) {
 		pulls("pull requests: open, into a branch", store.PullFilter{RepoID: f.repo.ID, IsClosed: &no, BaseBranch: "main"}, pg),
 		pulls("pull requests: open, poster", store.PullFilter{RepoID: f.repo.ID, IsClosed: &no, PosterID: f.alice.ID}, pg),
 		{name: "reviews of a pull request", searched: []string{"reviews"}, list: func(ctx context.Context) error {
-			_, _, err := db.Pulls().Reviews(ctx, f.issue.ID, pg)
+			_, _, err := db.Pulls().Reviews(ctx, f.issue.ID, f.bob.ID, pg)
 			return err
 		}},
 		repoSearch("forks of a repository", store.RepoSearch{Viewer: member, ForkOf: f.repo.ID, OrderBy: "repositories.id ASC"}, pg, true),

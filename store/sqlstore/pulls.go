@@ -208,8 +208,8 @@ func (s pullStore) DeleteReview(ctx context.Context, id int64) error {
 	return affected(db.Delete(&store.Review{}, id), "delete review")
 }
 
-func (s pullStore) Reviews(ctx context.Context, issueID int64, p store.Page) ([]*store.Review, int64, error) {
-	db := s.d.conn(ctx).Model(&store.Review{}).Where("issue_id = ?", issueID)
+func (s pullStore) Reviews(ctx context.Context, issueID, viewerID int64, p store.Page) ([]*store.Review, int64, error) {
+	db := s.d.conn(ctx).Model(&store.Review{}).Where("issue_id = ? AND (state <> ? OR reviewer_id = ?)", issueID, store.ReviewPending, viewerID)
 	var total int64
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count reviews")
