@@ -1,6 +1,7 @@
 package apitest
 
 import (
+	"context"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -90,3 +91,11 @@ func calledFrom(pkg string) (string, bool) {
 // RefWrites is the number of UpdateRefs calls the server made, so a test
 // can check that the guard saw its writes.
 func (e *Env) RefWrites() int64 { return e.guard.updates.Load() }
+
+func (g *refGuard) CreateFork(ctx context.Context, src *gitstore.GitRepo, owner, name string, opts gitstore.InitOptions, tips []plumbing.Hash) error {
+	err := g.Repos.CreateFork(ctx, src, owner, name, opts, tips)
+	if err == nil {
+		g.expectNoBranch("CreateFork", owner, name)
+	}
+	return err
+}

@@ -58,6 +58,9 @@ type route struct {
 type segment struct {
 	literal string
 	param   bool
+	// dotted: two parameters joined by a dot ({index}.{diffType}), which
+	// match only a segment with a dot in it, and before a plain parameter.
+	dotted bool
 }
 
 // routedPathHeader carries, inside the Contract only, the path the front mux
@@ -103,7 +106,7 @@ func templateSegments(template string) []segment {
 	out := make([]segment, len(parts))
 	for i, p := range parts {
 		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
-			out[i] = segment{param: true}
+			out[i] = segment{param: true, dotted: strings.Contains(p, "}.{")}
 		} else {
 			out[i] = segment{literal: p}
 		}
@@ -121,6 +124,9 @@ func routerPrefers(a, b []segment) bool {
 		if a[i].param != b[i].param {
 			return !a[i].param
 		}
+		if a[i].dotted != b[i].dotted {
+			return a[i].dotted
+		}
 	}
 	return len(a) < len(b)
 }
@@ -133,6 +139,11 @@ func (r route) matches(parts []string) bool {
 	for i, s := range r.segments {
 		if s.param && parts[i] == "" || !s.param && parts[i] != s.literal {
 			return false
+		}
+		if s.dotted {
+			if before, after, ok := strings.Cut(parts[i], "."); !ok || before == "" || after == "" {
+				return false
+			}
 		}
 	}
 	return true

@@ -52,6 +52,20 @@ func wrSetup(t *testing.T, e *apitest.Env, owner *apitest.Account) wrFixture {
 	var b models.Branch
 	e.Do("GET", "repos/"+full+"/branches/main", nil, cred).Expect(t, http.StatusOK).JSON(t, &b)
 	ids["commit"] = b.Commit.ID
+	// A pull request with a review, and a second branch a reader may
+	// propose.
+	for _, branch := range []string{"feature", "reader-feature"} {
+		e.Do("POST", "repos/"+full+"/contents/"+branch+".txt", map[string]any{"content": "aGk=", "new_branch": branch}, cred).
+			Expect(t, http.StatusCreated)
+	}
+	var pull models.PullRequest
+	e.Do("POST", "repos/"+full+"/pulls", map[string]any{"head": "feature", "base": "main", "title": "pr"}, cred).
+		Expect(t, http.StatusCreated).JSON(t, &pull)
+	ids["pull"] = fmt.Sprint(pull.Index)
+	var rv models.PullReview
+	e.Do("POST", fmt.Sprintf("repos/%s/pulls/%d/reviews", full, pull.Index), map[string]any{"event": "COMMENT", "body": "b"}, cred).
+		Expect(t, http.StatusOK).JSON(t, &rv)
+	ids["review"] = fmt.Sprint(rv.ID)
 	return wrFixture{ids: ids}
 }
 
@@ -63,9 +77,15 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"issueRemoveLabel": f.ids["label"], "issueEditMilestone": f.ids["milestone"], "issueDeleteMilestone": f.ids["milestone"],
 		"issueEditComment": f.ids["comment"], "issueDeleteComment": f.ids["comment"], "issuePostCommentReaction": f.ids["comment"],
 		"issueDeleteCommentReaction": f.ids["comment"], "issueDeleteTime": f.ids["time"], "repoEditRelease": f.ids["release"],
-		"repoDeleteRelease": f.ids["release"], "repoCreateReleaseAttachment": f.ids["release"], "repoDeleteKey": "1", "repoEditHook": "1", "repoDeleteHook": "1", "repoTestHook": "1", "repoRedeliverHookDelivery": "1",
-		"repoDeleteReleaseAttachment": f.ids["release"], "repoEditProject": f.ids["project"], "repoDeleteProject": f.ids["project"]}[opID]
-	r := strings.NewReplacer("{index}", "1", "{id}", id, "{attachment_id}", "1", "{branch}", "main", "{name}", "main",
+		"repoDeleteRelease": f.ids["release"], "repoCreateReleaseAttachment": f.ids["release"],
+		"repoDeleteReleaseAttachment": f.ids["release"], "repoEditProject": f.ids["project"], "repoDeleteProject": f.ids["project"],
+		"repoGetPullReview": f.ids["review"], "repoSubmitPullReview": f.ids["review"], "repoDeletePullReview": f.ids["review"],
+		"repoDismissPullReview": f.ids["review"], "repoUnDismissPullReview": f.ids["review"], "repoDeleteKey": "1", "repoEditHook": "1", "repoDeleteHook": "1", "repoTestHook": "1", "repoRedeliverHookDelivery": "1"}[opID]
+	index := "1"
+	if strings.Contains(path, "/pulls/") {
+		index = f.ids["pull"]
+	}
+	r := strings.NewReplacer("{index}", index, "{id}", id, "{attachment_id}", "1", "{branch}", "main", "{name}", "main",
 		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners")
 	bodies := map[string]any{
 		"repoEdit": map[string]any{"description": "x"}, "issueCreateIssue": map[string]any{"title": "t"},
@@ -84,9 +104,17 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"repoDeleteFile": map[string]any{"sha": f.ids["sha"]}, "repoCreateTag": map[string]any{"tag_name": "v2"},
 		"repoCreateRelease": map[string]any{"tag_name": "v3"}, "repoEditRelease": map[string]any{"name": "x"},
 		"repoCreateProject": map[string]any{"title": "p2"}, "repoEditProject": map[string]any{"title": "p3"},
-		"repoAddCollaborator": map[string]any{"permission": "read"}, "repoCreateKey": map[string]any{"title": "k", "key": "ssh-ed25519 AAAA"},
-		"repoCreateHook": map[string]any{"type": "gitea", "config": map[string]string{"url": "http://example.com/", "content_type": "json"}},
-		"repoEditHook":   map[string]any{"active": true}, "repoTransfer": map[string]any{"new_owner": "outsider"}, "ActionsDispatchWorkflow": map[string]any{"ref": "main"},
+		"repoAddCollaborator": map[string]any{"permission": "read"}, "repoTransfer": map[string]any{"new_owner": "outsider"},
+		"repoCreateKey":         map[string]any{"title": "k", "key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ0000000000000000000000000000000000000000000"},
+		"createFork":            map[string]any{},
+		"repoCreatePullRequest": map[string]any{"head": "reader-feature", "base": "main", "title": "from a reader"},
+		"repoEditPullRequest":   map[string]any{"title": "x"}, "repoMergePullRequest": map[string]any{"Do": "merge"},
+		"repoCreatePullReview": map[string]any{"event": "COMMENT", "body": "from a reader"},
+		"repoSubmitPullReview": map[string]any{"event": "APPROVED"}, "repoDismissPullReview": map[string]any{"message": "x"},
+		"repoCreatePullReviewRequests": map[string]any{"reviewers": []string{"outsider"}},
+		"repoDeletePullReviewRequests": map[string]any{"reviewers": []string{"outsider"}},
+		"repoCreateHook":               map[string]any{"type": "gitea", "config": map[string]string{"url": "http://example.com/", "content_type": "json"}},
+		"repoEditHook":                 map[string]any{"active": true}, "ActionsDispatchWorkflow": map[string]any{"ref": "main"},
 	}
 	if opID == "repoCreateFile" {
 		r = strings.NewReplacer("{filepath}", "new.txt")
@@ -104,6 +132,11 @@ var wrReaderMay = map[string]int{
 	"issuePostIssueReaction": http.StatusCreated, "issueDeleteIssueReaction": http.StatusNoContent,
 	"issuePostCommentReaction": http.StatusCreated, "issueDeleteCommentReaction": http.StatusNoContent,
 	"acceptRepoTransfer": http.StatusNotFound, "rejectRepoTransfer": http.StatusNotFound,
+	// Pull requests: a reader forks, proposes and reviews; merging is
+	// 405 and choosing reviewers 422, as the reference answers.
+	"createFork": http.StatusAccepted, "repoCreatePullRequest": http.StatusCreated, "repoCreatePullReview": http.StatusOK,
+	"repoMergePullRequest": http.StatusMethodNotAllowed, "repoCreatePullReviewRequests": http.StatusUnprocessableEntity,
+	"repoDeletePullReviewRequests": http.StatusUnprocessableEntity,
 }
 
 // TestWriteRoutesRefuseReadCollaborators walks every write operation of

@@ -30,6 +30,7 @@ import (
 	"repohost/impl/misc"
 	"repohost/impl/org"
 	"repohost/impl/packages"
+	"repohost/impl/pulls"
 	"repohost/impl/release"
 	"repohost/impl/repo"
 	"repohost/impl/requestid"
@@ -60,6 +61,7 @@ type repositoryAPI struct {
 	commitHandlers
 	repoHookHandlers
 	actionsRepoHandlers
+	pullHandlers
 }
 
 // organizationAPI is the generated "organization" tag: organizations,
@@ -95,6 +97,7 @@ type (
 	keyHandlers         = keys.UserHandlers
 	userHookHandlers    = webhook.UserHandlers
 	actionsRepoHandlers = actions.RepoHandlers
+	pullHandlers        = pulls.Handlers
 	actionsUserHandlers = actions.UserHandlers
 	actionsOrgHandlers  = actions.OrgHandlers
 )
@@ -102,7 +105,7 @@ type (
 func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d},
 		keys.RepoHandlers{Deps: d, Keys: s.Keys}, commits.Handlers{Deps: d}, webhook.RepoHandlers{Deps: d},
-		actions.RepoHandlers{Deps: d, Actions: s.Actions}}
+		actions.RepoHandlers{Deps: d, Actions: s.Actions}, pulls.Handlers{Deps: d}}
 }
 
 // Config hands every API area its implementation. Because the generated
@@ -110,6 +113,9 @@ func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 // does not compile until some area implements it.
 func Config(d *app.Deps) restapi.Config {
 	s := NewServices(d)
+	// Pull requests follow their branches: every committed ref change
+	// refreshes the open pull requests of the branches it moved.
+	d.Events.Subscribe(pulls.Service{Deps: d}.OnRefsChanged)
 	return restapi.Config{
 		AdminAPI:             admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs, Actions: s.Actions},
 		IssueAPI:             issue.Handlers{Deps: d},
@@ -234,6 +240,7 @@ func trackCommits(next http.Handler) http.Handler {
 func MountAPI(mux *http.ServeMux, api http.Handler) {
 	mux.Handle("/api/v1/", api)
 	mountSlashParams(mux, api)
+	mountPullDiffs(mux, api)
 }
 
 // assetUploads hands a release asset upload to release.Handlers.UploadAsset

@@ -341,6 +341,8 @@ type RepositoryAPI interface {
 	AcceptRepoTransfer(ctx context.Context, params repository.AcceptRepoTransferParams) middleware.Responder
 	/* CreateCurrentUserRepo Create a repository owned by the signed-in user. */
 	CreateCurrentUserRepo(ctx context.Context, params repository.CreateCurrentUserRepoParams) middleware.Responder
+	/* CreateFork Fork a repository to the caller or to an organization. */
+	CreateFork(ctx context.Context, params repository.CreateForkParams) middleware.Responder
 	/* DeleteActionRun Delete a finished workflow run with its jobs and logs. */
 	DeleteActionRun(ctx context.Context, params repository.DeleteActionRunParams) middleware.Responder
 	/* DeleteRepoRunner Remove a runner registered for a repository (its owner only). */
@@ -357,6 +359,8 @@ type RepositoryAPI interface {
 	GetWorkflowJob(ctx context.Context, params repository.GetWorkflowJobParams) middleware.Responder
 	/* GetWorkflowRuns List the workflow runs of a repository, newest first. */
 	GetWorkflowRuns(ctx context.Context, params repository.GetWorkflowRunsParams) middleware.Responder
+	/* ListForks List the forks of a repository the caller may see. */
+	ListForks(ctx context.Context, params repository.ListForksParams) middleware.Responder
 	/* ListWorkflowJobs List the workflow jobs of a repository. */
 	ListWorkflowJobs(ctx context.Context, params repository.ListWorkflowJobsParams) middleware.Responder
 	/* ListWorkflowRunJobs List the jobs of one workflow run. */
@@ -383,6 +387,12 @@ type RepositoryAPI interface {
 	RepoCreateHook(ctx context.Context, params repository.RepoCreateHookParams) middleware.Responder
 	/* RepoCreateKey Add a deploy key to a repository. */
 	RepoCreateKey(ctx context.Context, params repository.RepoCreateKeyParams) middleware.Responder
+	/* RepoCreatePullRequest Open a pull request. */
+	RepoCreatePullRequest(ctx context.Context, params repository.RepoCreatePullRequestParams) middleware.Responder
+	/* RepoCreatePullReview Review a pull request. */
+	RepoCreatePullReview(ctx context.Context, params repository.RepoCreatePullReviewParams) middleware.Responder
+	/* RepoCreatePullReviewRequests Request reviews. */
+	RepoCreatePullReviewRequests(ctx context.Context, params repository.RepoCreatePullReviewRequestsParams) middleware.Responder
 	/* RepoCreateRelease Create a release, tagging target_commitish if the tag is new. */
 	RepoCreateRelease(ctx context.Context, params repository.RepoCreateReleaseParams) middleware.Responder
 	/* RepoCreateReleaseAttachment Upload a release asset. */
@@ -405,6 +415,10 @@ type RepositoryAPI interface {
 	RepoDeleteHook(ctx context.Context, params repository.RepoDeleteHookParams) middleware.Responder
 	/* RepoDeleteKey Delete one of a repository's deploy keys. */
 	RepoDeleteKey(ctx context.Context, params repository.RepoDeleteKeyParams) middleware.Responder
+	/* RepoDeletePullReview Delete a review. */
+	RepoDeletePullReview(ctx context.Context, params repository.RepoDeletePullReviewParams) middleware.Responder
+	/* RepoDeletePullReviewRequests Cancel review requests. */
+	RepoDeletePullReviewRequests(ctx context.Context, params repository.RepoDeletePullReviewRequestsParams) middleware.Responder
 	/* RepoDeleteRelease Delete a release. */
 	RepoDeleteRelease(ctx context.Context, params repository.RepoDeleteReleaseParams) middleware.Responder
 	/* RepoDeleteReleaseAttachment Delete a release asset. */
@@ -417,12 +431,18 @@ type RepositoryAPI interface {
 	RepoDeleteTeam(ctx context.Context, params repository.RepoDeleteTeamParams) middleware.Responder
 	/* RepoDeleteTopic Remove one topic. */
 	RepoDeleteTopic(ctx context.Context, params repository.RepoDeleteTopicParams) middleware.Responder
+	/* RepoDismissPullReview Dismiss a review. */
+	RepoDismissPullReview(ctx context.Context, params repository.RepoDismissPullReviewParams) middleware.Responder
+	/* RepoDownloadPullDiffOrPatch Get a pull request as a diff or as a patch series. */
+	RepoDownloadPullDiffOrPatch(ctx context.Context, params repository.RepoDownloadPullDiffOrPatchParams) middleware.Responder
 	/* RepoEdit Change a repository's settings (repository admins only). */
 	RepoEdit(ctx context.Context, params repository.RepoEditParams) middleware.Responder
 	/* RepoEditBranchProtection Change a branch protection rule. */
 	RepoEditBranchProtection(ctx context.Context, params repository.RepoEditBranchProtectionParams) middleware.Responder
 	/* RepoEditHook Change one of a repository's hooks. */
 	RepoEditHook(ctx context.Context, params repository.RepoEditHookParams) middleware.Responder
+	/* RepoEditPullRequest Edit a pull request. */
+	RepoEditPullRequest(ctx context.Context, params repository.RepoEditPullRequestParams) middleware.Responder
 	/* RepoEditRelease Change a release; publishing a draft creates its tag. */
 	RepoEditRelease(ctx context.Context, params repository.RepoEditReleaseParams) middleware.Responder
 	/* RepoGet Show one repository. */
@@ -451,6 +471,18 @@ type RepositoryAPI interface {
 	RepoGetKey(ctx context.Context, params repository.RepoGetKeyParams) middleware.Responder
 	/* RepoGetLatestRelease Show the newest published release. */
 	RepoGetLatestRelease(ctx context.Context, params repository.RepoGetLatestReleaseParams) middleware.Responder
+	/* RepoGetPullRequest Get a pull request. */
+	RepoGetPullRequest(ctx context.Context, params repository.RepoGetPullRequestParams) middleware.Responder
+	/* RepoGetPullRequestByBaseHead Get the newest pull request from head into base. */
+	RepoGetPullRequestByBaseHead(ctx context.Context, params repository.RepoGetPullRequestByBaseHeadParams) middleware.Responder
+	/* RepoGetPullRequestCommits List the commits of a pull request, oldest first. */
+	RepoGetPullRequestCommits(ctx context.Context, params repository.RepoGetPullRequestCommitsParams) middleware.Responder
+	/* RepoGetPullRequestFiles List the files a pull request changes. */
+	RepoGetPullRequestFiles(ctx context.Context, params repository.RepoGetPullRequestFilesParams) middleware.Responder
+	/* RepoGetPullReview Get a review. */
+	RepoGetPullReview(ctx context.Context, params repository.RepoGetPullReviewParams) middleware.Responder
+	/* RepoGetPullReviewComments List the line comments of a review. */
+	RepoGetPullReviewComments(ctx context.Context, params repository.RepoGetPullReviewCommentsParams) middleware.Responder
 	/* RepoGetRawFile Download a file's raw content. */
 	RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder
 	/* RepoGetRelease Show one release. */
@@ -479,6 +511,10 @@ type RepositoryAPI interface {
 	RepoListHooks(ctx context.Context, params repository.RepoListHooksParams) middleware.Responder
 	/* RepoListKeys List a repository's deploy keys. */
 	RepoListKeys(ctx context.Context, params repository.RepoListKeysParams) middleware.Responder
+	/* RepoListPullRequests List pull requests. */
+	RepoListPullRequests(ctx context.Context, params repository.RepoListPullRequestsParams) middleware.Responder
+	/* RepoListPullReviews List the reviews of a pull request. */
+	RepoListPullReviews(ctx context.Context, params repository.RepoListPullReviewsParams) middleware.Responder
 	/* RepoListReleaseAttachments List a release's assets. */
 	RepoListReleaseAttachments(ctx context.Context, params repository.RepoListReleaseAttachmentsParams) middleware.Responder
 	/* RepoListReleases List releases. */
@@ -489,24 +525,34 @@ type RepositoryAPI interface {
 	RepoListTeams(ctx context.Context, params repository.RepoListTeamsParams) middleware.Responder
 	/* RepoListTopics List a repository's topics. */
 	RepoListTopics(ctx context.Context, params repository.RepoListTopicsParams) middleware.Responder
+	/* RepoMergePullRequest Merge a pull request. */
+	RepoMergePullRequest(ctx context.Context, params repository.RepoMergePullRequestParams) middleware.Responder
+	/* RepoPullRequestIsMerged Tell whether a pull request was merged (204) or not (404). */
+	RepoPullRequestIsMerged(ctx context.Context, params repository.RepoPullRequestIsMergedParams) middleware.Responder
 	/* RepoRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
 	RepoRedeliverHookDelivery(ctx context.Context, params repository.RepoRedeliverHookDeliveryParams) middleware.Responder
 	/* RepoRenameBranch Rename a branch. */
 	RepoRenameBranch(ctx context.Context, params repository.RepoRenameBranchParams) middleware.Responder
 	/* RepoSearch Search the repositories the caller may see. */
 	RepoSearch(ctx context.Context, params repository.RepoSearchParams) middleware.Responder
+	/* RepoSubmitPullReview Submit a pending review. */
+	RepoSubmitPullReview(ctx context.Context, params repository.RepoSubmitPullReviewParams) middleware.Responder
 	/* RepoTestHook Deliver a sample push event to the hook now. */
 	RepoTestHook(ctx context.Context, params repository.RepoTestHookParams) middleware.Responder
 	/* RepoTrackedTimes List the time tracked in a repository. */
 	RepoTrackedTimes(ctx context.Context, params repository.RepoTrackedTimesParams) middleware.Responder
 	/* RepoTransfer Transfer a repository to another owner (repository owners only). */
 	RepoTransfer(ctx context.Context, params repository.RepoTransferParams) middleware.Responder
+	/* RepoUnDismissPullReview Take back the dismissal of a review. */
+	RepoUnDismissPullReview(ctx context.Context, params repository.RepoUnDismissPullReviewParams) middleware.Responder
 	/* RepoUpdateBranch Move a branch to another commit. */
 	RepoUpdateBranch(ctx context.Context, params repository.RepoUpdateBranchParams) middleware.Responder
 	/* RepoUpdateBranchProtectionPriories Reorder branch protection rules. */
 	RepoUpdateBranchProtectionPriories(ctx context.Context, params repository.RepoUpdateBranchProtectionPrioriesParams) middleware.Responder
 	/* RepoUpdateFile Update a file in one commit. */
 	RepoUpdateFile(ctx context.Context, params repository.RepoUpdateFileParams) middleware.Responder
+	/* RepoUpdatePullRequest Bring the base branch into the head branch. */
+	RepoUpdatePullRequest(ctx context.Context, params repository.RepoUpdatePullRequestParams) middleware.Responder
 	/* RepoUpdateTopics Replace a repository's topics. */
 	RepoUpdateTopics(ctx context.Context, params repository.RepoUpdateTopicsParams) middleware.Responder
 	/* RerunFailedWorkflowRun Run the failed and cancelled jobs of a finished run again, with the jobs that need them. */
@@ -969,6 +1015,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.CreateCurrentUserRepo(ctx, params)
+	})
+
+	api.RepositoryCreateForkHandler = repository.CreateForkHandlerFunc(func(params repository.CreateForkParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.CreateFork(ctx, params)
 	})
 
 	api.OrganizationCreateOrgRepoHandler = organization.CreateOrgRepoHandlerFunc(func(params organization.CreateOrgRepoParams, principal any) middleware.Responder {
@@ -1510,6 +1563,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.ListAdminWorkflowRuns(ctx, params)
 	})
 
+	api.RepositoryListForksHandler = repository.ListForksHandlerFunc(func(params repository.ListForksParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.ListForks(ctx, params)
+	})
+
 	api.MiscellaneousListGitignoresTemplatesHandler = miscellaneous.ListGitignoresTemplatesHandlerFunc(func(params miscellaneous.ListGitignoresTemplatesParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1902,6 +1962,27 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoCreateProject(ctx, params)
 	})
 
+	api.RepositoryRepoCreatePullRequestHandler = repository.RepoCreatePullRequestHandlerFunc(func(params repository.RepoCreatePullRequestParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreatePullRequest(ctx, params)
+	})
+
+	api.RepositoryRepoCreatePullReviewHandler = repository.RepoCreatePullReviewHandlerFunc(func(params repository.RepoCreatePullReviewParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreatePullReview(ctx, params)
+	})
+
+	api.RepositoryRepoCreatePullReviewRequestsHandler = repository.RepoCreatePullReviewRequestsHandlerFunc(func(params repository.RepoCreatePullReviewRequestsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreatePullReviewRequests(ctx, params)
+	})
+
 	api.RepositoryRepoCreateReleaseHandler = repository.RepoCreateReleaseHandlerFunc(func(params repository.RepoCreateReleaseParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1986,6 +2067,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoDeleteProject(ctx, params)
 	})
 
+	api.RepositoryRepoDeletePullReviewHandler = repository.RepoDeletePullReviewHandlerFunc(func(params repository.RepoDeletePullReviewParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeletePullReview(ctx, params)
+	})
+
+	api.RepositoryRepoDeletePullReviewRequestsHandler = repository.RepoDeletePullReviewRequestsHandlerFunc(func(params repository.RepoDeletePullReviewRequestsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeletePullReviewRequests(ctx, params)
+	})
+
 	api.RepositoryRepoDeleteReleaseHandler = repository.RepoDeleteReleaseHandlerFunc(func(params repository.RepoDeleteReleaseParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2028,6 +2123,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoDeleteTopic(ctx, params)
 	})
 
+	api.RepositoryRepoDismissPullReviewHandler = repository.RepoDismissPullReviewHandlerFunc(func(params repository.RepoDismissPullReviewParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDismissPullReview(ctx, params)
+	})
+
+	api.RepositoryRepoDownloadPullDiffOrPatchHandler = repository.RepoDownloadPullDiffOrPatchHandlerFunc(func(params repository.RepoDownloadPullDiffOrPatchParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDownloadPullDiffOrPatch(ctx, params)
+	})
+
 	api.RepositoryRepoEditHandler = repository.RepoEditHandlerFunc(func(params repository.RepoEditParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2054,6 +2163,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoEditProject(ctx, params)
+	})
+
+	api.RepositoryRepoEditPullRequestHandler = repository.RepoEditPullRequestHandlerFunc(func(params repository.RepoEditPullRequestParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoEditPullRequest(ctx, params)
 	})
 
 	api.RepositoryRepoEditReleaseHandler = repository.RepoEditReleaseHandlerFunc(func(params repository.RepoEditReleaseParams, principal any) middleware.Responder {
@@ -2161,6 +2277,48 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoGetProject(ctx, params)
 	})
 
+	api.RepositoryRepoGetPullRequestHandler = repository.RepoGetPullRequestHandlerFunc(func(params repository.RepoGetPullRequestParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetPullRequest(ctx, params)
+	})
+
+	api.RepositoryRepoGetPullRequestByBaseHeadHandler = repository.RepoGetPullRequestByBaseHeadHandlerFunc(func(params repository.RepoGetPullRequestByBaseHeadParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetPullRequestByBaseHead(ctx, params)
+	})
+
+	api.RepositoryRepoGetPullRequestCommitsHandler = repository.RepoGetPullRequestCommitsHandlerFunc(func(params repository.RepoGetPullRequestCommitsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetPullRequestCommits(ctx, params)
+	})
+
+	api.RepositoryRepoGetPullRequestFilesHandler = repository.RepoGetPullRequestFilesHandlerFunc(func(params repository.RepoGetPullRequestFilesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetPullRequestFiles(ctx, params)
+	})
+
+	api.RepositoryRepoGetPullReviewHandler = repository.RepoGetPullReviewHandlerFunc(func(params repository.RepoGetPullReviewParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetPullReview(ctx, params)
+	})
+
+	api.RepositoryRepoGetPullReviewCommentsHandler = repository.RepoGetPullReviewCommentsHandlerFunc(func(params repository.RepoGetPullReviewCommentsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetPullReviewComments(ctx, params)
+	})
+
 	api.RepositoryRepoGetRawFileHandler = repository.RepoGetRawFileHandlerFunc(func(params repository.RepoGetRawFileParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2266,6 +2424,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoListProjects(ctx, params)
 	})
 
+	api.RepositoryRepoListPullRequestsHandler = repository.RepoListPullRequestsHandlerFunc(func(params repository.RepoListPullRequestsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListPullRequests(ctx, params)
+	})
+
+	api.RepositoryRepoListPullReviewsHandler = repository.RepoListPullReviewsHandlerFunc(func(params repository.RepoListPullReviewsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListPullReviews(ctx, params)
+	})
+
 	api.RepositoryRepoListReleaseAttachmentsHandler = repository.RepoListReleaseAttachmentsHandlerFunc(func(params repository.RepoListReleaseAttachmentsParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2301,6 +2473,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoListTopics(ctx, params)
 	})
 
+	api.RepositoryRepoMergePullRequestHandler = repository.RepoMergePullRequestHandlerFunc(func(params repository.RepoMergePullRequestParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoMergePullRequest(ctx, params)
+	})
+
+	api.RepositoryRepoPullRequestIsMergedHandler = repository.RepoPullRequestIsMergedHandlerFunc(func(params repository.RepoPullRequestIsMergedParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoPullRequestIsMerged(ctx, params)
+	})
+
 	api.RepositoryRepoRedeliverHookDeliveryHandler = repository.RepoRedeliverHookDeliveryHandlerFunc(func(params repository.RepoRedeliverHookDeliveryParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2320,6 +2506,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoSearch(ctx, params)
+	})
+
+	api.RepositoryRepoSubmitPullReviewHandler = repository.RepoSubmitPullReviewHandlerFunc(func(params repository.RepoSubmitPullReviewParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoSubmitPullReview(ctx, params)
 	})
 
 	api.RepositoryRepoTestHookHandler = repository.RepoTestHookHandlerFunc(func(params repository.RepoTestHookParams, principal any) middleware.Responder {
@@ -2343,6 +2536,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoTransfer(ctx, params)
 	})
 
+	api.RepositoryRepoUnDismissPullReviewHandler = repository.RepoUnDismissPullReviewHandlerFunc(func(params repository.RepoUnDismissPullReviewParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoUnDismissPullReview(ctx, params)
+	})
+
 	api.RepositoryRepoUpdateBranchHandler = repository.RepoUpdateBranchHandlerFunc(func(params repository.RepoUpdateBranchParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2362,6 +2562,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoUpdateFile(ctx, params)
+	})
+
+	api.RepositoryRepoUpdatePullRequestHandler = repository.RepoUpdatePullRequestHandlerFunc(func(params repository.RepoUpdatePullRequestParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoUpdatePullRequest(ctx, params)
 	})
 
 	api.RepositoryRepoUpdateTopicsHandler = repository.RepoUpdateTopicsHandlerFunc(func(params repository.RepoUpdateTopicsParams, principal any) middleware.Responder {

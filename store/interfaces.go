@@ -135,7 +135,9 @@ type RepoSearch struct {
 	IsTemplate         *bool
 	IsArchived         *bool
 	IsFork             *bool
-	IsMirror           *bool
+	// ForkOf keeps the forks of that repository.
+	ForkOf   int64
+	IsMirror *bool
 	// RelatedUserID keeps repositories related to that user: with
 	// RelatedOwned the ones it owns, with RelatedMember the ones owned by
 	// organizations it belongs to; with both, either kind.
@@ -169,4 +171,6 @@ type RepoStore interface {
 	Search(ctx context.Context, q RepoSearch, p Page) ([]*Repository, int64, error)
 	ListByOwner(ctx context.Context, ownerID int64) ([]*Repository, error)
 	CountByOwner(ctx context.Context, ownerID int64) (int64, error)
+	// AdjustForks adds delta to the repository's fork count atomically.
+	AdjustForks(ctx context.Context, id, delta int64) error
 }

@@ -163,6 +163,10 @@ type IssueFilter struct {
 	PosterID       int64
 	AssigneeID     int64
 	MentionedID    int64
+	// ReviewRequestedID keeps pull requests with a pending review request
+	// of that user; ReviewedID those the user has submitted a review of.
+	ReviewRequestedID int64
+	ReviewedID        int64
 	// None makes the filter match nothing (a filter named something that
 	// cannot exist).
 	None bool
@@ -197,6 +201,9 @@ type IssueStore interface {
 	Delete(ctx context.Context, id int64) error
 	// AdjustRepoCounts adds to the repository's issue counters atomically.
 	AdjustRepoCounts(ctx context.Context, repoID, total, closed int64) error
+	// AdjustRepoPullCounts adds to the repository's pull request counters
+	// atomically.
+	AdjustRepoPullCounts(ctx context.Context, repoID, total, closed int64) error
 	// AdjustComments adds delta to the comment count and touches updated_at.
 	AdjustComments(ctx context.Context, issueID, delta int64, now time.Time) error
 	// SetAssignees replaces the issue's assignees.

@@ -62,5 +62,6 @@ type Store interface {
 	Packages() PackageStore
 	Hooks() HookStore
 	Actions() ActionsStore
+	Pulls() PullStore
 	Close() error
 }

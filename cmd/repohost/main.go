@@ -27,6 +27,7 @@ import (
 	"repohost/impl/user"
 	"repohost/impl/webhook"
 	"repohost/store"
+	"repohost/store/gitstore"
 	"repohost/store/sqlstore"
 )
 
@@ -262,6 +263,10 @@ func serve(args []string, log *slog.Logger) error {
 	}
 	if *cronLease < time.Second {
 		return fmt.Errorf("--cron-lease %s: at least 1s", *cronLease)
+	}
+	// Merges, rebases, forks and pull request diffs run the git binary.
+	if err := gitstore.CheckGit(); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

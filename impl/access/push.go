@@ -98,6 +98,9 @@ type PushPolicy struct {
 	// deployKey: the pusher is a deploy key, judged by the rules'
 	// deploy-key allowances instead of their user lists.
 	deployKey bool
+	// merge: the update is the merge of a pull request, judged by the
+	// rules' merge whitelists instead of their push lists.
+	merge bool
 }
 
 // Content tells the policy what an update brings to its branch. It is
@@ -169,6 +172,14 @@ func (pp *PushPolicy) pusherCanForcePush(rule *store.ProtectedBranch) bool {
 	return rule.CanForcePush(pp.userID, pp.teamIDs)
 }
 
+// AsMerge judges the updates as the merge of a pull request, made by the
+// server: a rule's merge whitelist decides instead of its push lists
+// (protected files stay protected, as in the reference).
+func (pp *PushPolicy) AsMerge() *PushPolicy {
+	pp.merge = true
+	return pp
+}
+
 // WithSignatureCheck gives the policy the judge of commit signatures.
 // Without it an update of a branch that requires signed commits is
 // refused.
@@ -230,6 +241,9 @@ func (pp *PushPolicy) Check(u *gitstore.RefUpdate) error {
 	protected := store.ParseFilePatterns(rule.ProtectedFilePatterns)
 	unprotected := store.ParseFilePatterns(rule.UnprotectedFilePatterns)
 	canPush := pp.pusherCanPush(rule)
+	if pp.merge {
+		canPush = rule.CanMerge(pp.userID, pp.teamIDs)
+	}
 	needFiles := len(protected) > 0 || (!canPush && len(unprotected) > 0)
 	if (rule.RequireSignedCommits || needFiles) && pp.content == nil || rule.RequireSignedCommits && pp.signatures == nil {
 		return &Refusal{Branch: branch, Reason: Unchecked}

@@ -71,6 +71,12 @@ func PreconditionFailed(format string, args ...any) *Error {
 	return newf(http.StatusPreconditionFailed, format, args...)
 }
 
+// MethodNotAllowed is the 405 the reference answers for a merge it refuses
+// (protection, style, state).
+func MethodNotAllowed(format string, args ...any) *Error {
+	return newf(http.StatusMethodNotAllowed, format, args...)
+}
+
 // PayloadTooLarge is the 413 for a request body over the server's limit.
 func PayloadTooLarge(format string, args ...any) *Error {
 	return newf(http.StatusRequestEntityTooLarge, format, args...)
@@ -138,6 +144,8 @@ func (t Translator) classify(err error) *Error {
 		// The git store's messages name the path or branch and what is
 		// wrong with it; none carries anything internal.
 		return Validation("%s", err.Error())
+	case errors.Is(err, gitstore.ErrMergeConflict):
+		return Conflict("the merge has conflicts")
 	case errors.Is(err, gitstore.ErrTagExists):
 		return Conflict("%s", err.Error())
 	case errors.Is(err, gitstore.ErrNotACommit):

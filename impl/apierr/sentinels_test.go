@@ -24,7 +24,7 @@ var sentinels = map[string]error{
 	"gitstore.ErrNotACommit": gitstore.ErrNotACommit, "gitstore.ErrBadName": gitstore.ErrBadName,
 	"gitstore.ErrUnsupported": gitstore.ErrUnsupported, "gitstore.ErrRefused": gitstore.ErrRefused,
 	"gitstore.ErrBadRefName": gitstore.ErrBadRefName, "gitstore.ErrProtocol": gitstore.ErrProtocol,
-	"gitstore.ErrTooMuchHistory": gitstore.ErrTooMuchHistory,
+	"gitstore.ErrTooMuchHistory": gitstore.ErrTooMuchHistory, "gitstore.ErrMergeConflict": gitstore.ErrMergeConflict,
 }
 
 // TestSentinelsAreTranslated: every exported Err* of store and

@@ -205,3 +205,10 @@ func (h Handlers) accounts(ctx context.Context, p *auth.Principal, list []*objec
 	}
 	return out, nil
 }
+
+// Render renders commits of r as the commit list does, for other areas (a
+// pull request's commits); nil options are on.
+func Render(ctx context.Context, d *app.Deps, base string, p *auth.Principal, r *store.Repository, g *gitstore.GitRepo,
+	list []*object.Commit, stat, verification, files *bool) ([]*models.Commit, error) {
+	return Handlers{Deps: d}.render(ctx, base, p, r, g, list, optionsOf(stat, verification, files))
+}

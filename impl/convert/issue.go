@@ -26,6 +26,7 @@ type IssueAttrs struct {
 	Milestones    map[int64]*store.Milestone // by milestone id
 	Projects      map[int64][]*store.Project // by issue id
 	ProjectCounts map[int64]store.ProjectCounts
+	Pulls         map[int64]*store.PullRequest // by issue id, for pull requests
 }
 
 // user returns the loaded user, or the ghost.
@@ -76,6 +77,14 @@ func Issue(base string, is *store.Issue, a *IssueAttrs, viewer *store.User) *mod
 		Repository: &models.RepositoryMeta{
 			ID: r.ID, Name: r.Name, Owner: r.Owner.Name, FullName: r.FullName(),
 		},
+	}
+	if pr := a.Pulls[is.ID]; pr != nil {
+		out.PullRequest = &models.PullRequestMeta{
+			HTMLURL:          PullHTMLURL(base, r, is.Index),
+			HasMerged:        pr.HasMerged,
+			Merged:           Time(pr.MergedAt),
+			IsWorkInProgress: IsWorkInProgress(is.Title),
+		}
 	}
 	if m := a.Milestones[is.MilestoneID]; m != nil && is.MilestoneID != 0 {
 		out.Milestone = Milestone(m)

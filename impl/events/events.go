@@ -95,6 +95,23 @@ const (
 
 	// A package version appears with its first file and goes with its
 	// deletion (or its package's).
+	// Pull requests. The issue kinds above name a pull request's
+	// changes too; emitted about a pull request they become these
+	// (PullKind).
+	PullOpened          Kind = "pull_request.opened"                 // Issue
+	PullEdited          Kind = "pull_request.edited"                 // Issue
+	PullClosed          Kind = "pull_request.closed"                 // Issue
+	PullReopened        Kind = "pull_request.reopened"               // Issue
+	PullLabelsChanged   Kind = "pull_request.label_updated"          // Issue
+	PullMilestoned      Kind = "pull_request.milestoned"             // Issue
+	PullAssigned        Kind = "pull_request.assigned"               // Issue
+	PullMerged          Kind = "pull_request.merged"                 // Issue
+	PullSynchronized    Kind = "pull_request.synchronized"           // Issue: the head moved
+	PullReviewed        Kind = "pull_request.reviewed"               // Review
+	PullReviewRequested Kind = "pull_request.review_requested"       // Review
+	PullReviewUnrequest Kind = "pull_request.review_request_removed" // Review
+	PullReviewDismissed Kind = "pull_request.review_dismissed"       // Review
+
 	PackageCreated Kind = "package.created" // Package
 	PackageDeleted Kind = "package.deleted" // Package
 	// PackageLinked is a package linked to a repository or unlinked
@@ -152,6 +169,32 @@ type Refs struct {
 type Issue struct {
 	ID    int64 `json:"id"`
 	Index int64 `json:"index"`
+}
+
+// Review describes a review event: a review submitted or dismissed, or a
+// review requested from (or no longer from) a user or a team.
+type Review struct {
+	ID         int64  `json:"id"`
+	IssueID    int64  `json:"issue_id"`
+	IssueIndex int64  `json:"issue_index"`
+	State      string `json:"state"`
+	ReviewerID int64  `json:"reviewer_id,omitempty"`
+	TeamID     int64  `json:"team_id,omitempty"`
+}
+
+// pullKinds are the pull request kinds of the issue kinds.
+var pullKinds = map[Kind]Kind{
+	IssueOpened: PullOpened, IssueEdited: PullEdited, IssueClosed: PullClosed, IssueReopened: PullReopened,
+	IssueLabelsChanged: PullLabelsChanged, IssueMilestoned: PullMilestoned, IssueAssigned: PullAssigned,
+}
+
+// PullKind is the kind an issue kind becomes about a pull request; kinds
+// without a pull request form (reactions, tracked time) stay as they are.
+func PullKind(k Kind) Kind {
+	if p, ok := pullKinds[k]; ok {
+		return p
+	}
+	return k
 }
 
 // Comment describes a comment event.

@@ -296,9 +296,20 @@ func (h Handlers) IssueSearchIssues(ctx context.Context, params issue.IssueSearc
 			f.MentionedID = me
 		}
 	}
-	// Review filters select pull requests, of which there are none yet.
+	// Review filters select the caller's pull requests to review or
+	// reviewed; an anonymous caller has none.
 	if flag(params.ReviewRequested) || flag(params.Reviewed) {
-		f.None = true
+		if p.UserID() == 0 {
+			f.None = true
+		}
+		yes := true
+		f.IsPull = &yes
+		if flag(params.ReviewRequested) {
+			f.ReviewRequestedID = p.UserID()
+		}
+		if flag(params.Reviewed) {
+			f.ReviewedID = p.UserID()
+		}
 	}
 	pg := h.Page(params.Page, params.Limit)
 	list, total, err := h.Store.Issues().List(ctx, f, pg.Store())

@@ -53,6 +53,17 @@ func (s Service) render(ctx context.Context, base string, viewer *store.User, is
 			repos[id] = r
 		}
 	}
+	var pullIDs []int64
+	for _, is := range issues {
+		if is.IsPull {
+			pullIDs = append(pullIDs, is.ID)
+		}
+	}
+	if len(pullIDs) > 0 {
+		if a.Pulls, err = st.Pulls().ForIssues(ctx, pullIDs); err != nil {
+			return nil, nil, err
+		}
+	}
 	if a.Labels, err = st.Labels().ForIssues(ctx, ids); err != nil {
 		return nil, nil, err
 	}
@@ -98,6 +109,14 @@ func (s Service) render(ctx context.Context, base string, viewer *store.User, is
 		out = append(out, convert.Issue(base, is, a, viewer))
 	}
 	return out, a.Users, nil
+}
+
+// Render renders issues (those of pull requests too) as viewer sees them,
+// with the users named by extraUsers loaded in the same statement as the
+// issues' own; repos may already hold some of their repositories.
+func (s Service) Render(ctx context.Context, base string, viewer *store.User, issues []*store.Issue,
+	repos map[int64]*store.Repository, extraUsers []int64) ([]*models.Issue, map[int64]*store.User, error) {
+	return s.render(ctx, base, viewer, issues, repos, extraUsers)
 }
 
 // renderCreated renders an issue doer has just created from in. One asked

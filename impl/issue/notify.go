@@ -51,6 +51,9 @@ func actorID(doer *store.User) int64 {
 // emitIssue records kinds about is, in order, in ctx's transaction.
 func (s Service) emitIssue(ctx context.Context, doer *store.User, is *store.Issue, kinds ...events.Kind) error {
 	for _, k := range kinds {
+		if is.IsPull {
+			k = events.PullKind(k)
+		}
 		if err := s.Events.Emit(ctx, k, is.RepoID, actorID(doer), events.Issue{ID: is.ID, Index: is.Index}); err != nil {
 			return err
 		}

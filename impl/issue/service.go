@@ -22,6 +22,13 @@ type CreateInput struct {
 	Assignees        []string
 	Deadline         *time.Time
 	ProjectIDs       []int64
+	// Pull makes the new issue a pull request: this row is inserted
+	// with it (IssueID set) in its transaction, and the repository's pull
+	// counters move instead of its issue counters.
+	Pull *store.PullRequest
+	// Also runs in the creating transaction after everything else (the
+	// pull request's review requests).
+	Also func(ctx context.Context, is *store.Issue) error
 }
 
 // Create opens an issue in r for doer. Fields only writers may set
@@ -32,13 +39,16 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	if err := writable(r); err != nil {
 		return nil, err
 	}
-	if !IssuesEnabled(r) {
+	unit := access.UnitIssues
+	if in.Pull != nil {
+		unit = access.UnitPulls
+	} else if !IssuesEnabled(r) {
 		return nil, apierr.Forbidden(msgReader)
 	}
 	if err := checkRequired("Title", in.Title, MaxTitleLength); err != nil {
 		return nil, err
 	}
-	if !perm.CanWrite(access.UnitIssues) {
+	if !perm.CanWrite(unit) {
 		in.LabelIDs, in.MilestoneID, in.Assignees, in.Deadline, in.ProjectIDs = nil, 0, nil, nil, nil
 	}
 	// Everything that can be refused is resolved before the transaction,
@@ -65,6 +75,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	is := &store.Issue{
 		RepoID: r.ID, PosterID: doer.ID, Title: in.Title, Body: in.Body, Ref: in.Ref,
 		MilestoneID: in.MilestoneID, Deadline: in.Deadline, CreatedAt: t, UpdatedAt: t,
+		IsPull: in.Pull != nil,
 	}
 	var closed int64
 	if in.Closed {
@@ -72,10 +83,21 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	}
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		st := s.Store
-		if err := st.Issues().CreateNumbered(ctx, is, 1, closed); err != nil {
+		total := int64(1)
+		if is.IsPull {
+			total, closed = 0, 0
+		}
+		if err := st.Issues().CreateNumbered(ctx, is, total, closed); err != nil {
 			return err
 		}
-		c := counts{milestones: map[int64]counterDelta{}}
+		c := counts{milestones: map[int64]counterDelta{}, pull: is.IsPull}
+		if is.IsPull {
+			c.repoTotal, c.repoClosed = 1, b2i(is.IsClosed)
+			in.Pull.IssueID = is.ID
+			if err := st.Pulls().Create(ctx, in.Pull); err != nil {
+				return err
+			}
+		}
 		if is.MilestoneID != 0 {
 			c.add(is.MilestoneID, 1, closed)
 		}
@@ -104,7 +126,13 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		}
 		ch := issueChanges{opened: true, closed: in.Closed, labels: len(labels) > 0,
 			milestone: is.MilestoneID != 0, assignees: len(assignees) > 0}
-		return s.emitIssue(ctx, doer, is, ch.kinds()...)
+		if err := s.emitIssue(ctx, doer, is, ch.kinds()...); err != nil {
+			return err
+		}
+		if in.Also != nil {
+			return in.Also(ctx, is)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -126,6 +154,10 @@ type EditInput struct {
 	// Projects replaces the projects when SetProjects is true.
 	Projects    []int64
 	SetProjects bool
+	// Also runs in the edit's transaction, on the locked issue, after
+	// its own fields are written (a pull request's base and settings);
+	// it reports whether it changed anything (issue.edited).
+	Also func(ctx context.Context, is *store.Issue) (bool, error)
 }
 
 // Edit changes issue number index of r. Only its poster or a writer may
@@ -156,6 +188,13 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		}
 		if err := s.replaceLinks(ctx, is, in, plan, &ch); err != nil {
 			return err
+		}
+		if in.Also != nil {
+			edited, err := in.Also(ctx, is)
+			if err != nil {
+				return err
+			}
+			ch.edited = ch.edited || edited
 		}
 		if in.Body != nil || in.Title != nil {
 			if err := s.Store.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body)); err != nil {
@@ -282,7 +321,7 @@ func (s Service) moveState(ctx context.Context, r *store.Repository, is *store.I
 		}
 		ch.setState(changed, *closeTo)
 	}
-	c := counts{repoClosed: b2i(newClosed) - b2i(oldClosed), milestones: map[int64]counterDelta{}}
+	c := counts{repoClosed: b2i(newClosed) - b2i(oldClosed), milestones: map[int64]counterDelta{}, pull: is.IsPull}
 	if oldMilestone != 0 {
 		c.add(oldMilestone, -1, -b2i(oldClosed))
 	}
@@ -377,7 +416,7 @@ func (s Service) setState(ctx context.Context, r *store.Repository, issueID int6
 	if !closed {
 		delta = -1
 	}
-	c := counts{repoClosed: delta, milestones: map[int64]counterDelta{}}
+	c := counts{repoClosed: delta, milestones: map[int64]counterDelta{}, pull: is.IsPull}
 	if is.MilestoneID != 0 {
 		c.add(is.MilestoneID, 0, delta)
 	}
@@ -391,6 +430,8 @@ type counterDelta struct{ total, closed int64 }
 type counts struct {
 	repoTotal, repoClosed int64
 	milestones            map[int64]counterDelta
+	// pull moves the repository's pull request counters instead.
+	pull bool
 }
 
 func (c *counts) add(milestoneID, total, closed int64) {
@@ -413,7 +454,11 @@ func b2i(b bool) int64 {
 // deadlocking on PostgreSQL. A milestone that is gone is skipped, unless
 // it is mustExist, the one the issue now points at (then 422).
 func (s Service) applyCounts(ctx context.Context, r *store.Repository, c counts, mustExist int64) error {
-	if err := s.Store.Issues().AdjustRepoCounts(ctx, r.ID, c.repoTotal, c.repoClosed); err != nil {
+	adjust := s.Store.Issues().AdjustRepoCounts
+	if c.pull {
+		adjust = s.Store.Issues().AdjustRepoPullCounts
+	}
+	if err := adjust(ctx, r.ID, c.repoTotal, c.repoClosed); err != nil {
 		return err
 	}
 	ids := make([]int64, 0, len(c.milestones))

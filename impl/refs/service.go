@@ -52,6 +52,9 @@ type Change struct {
 	// DeployKey marks a push by a read-write deploy key (Doer is nil):
 	// branch rules let it through by their deploy-key allowances.
 	DeployKey bool
+	// Merge marks the merge of a pull request into its base branch: the
+	// branch rules' merge whitelists decide instead of their push lists.
+	Merge bool
 	// Also, when set, runs inside the transaction that records the change
 	// and its event: database writes that must happen together with the
 	// ref change. If it fails, the updates are taken back and Apply
@@ -113,6 +116,9 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 	})
 	if c.DeployKey {
 		pp.AsDeployKey()
+	}
+	if c.Merge {
+		pp.AsMerge()
 	}
 	if c.Rename {
 		perm, err := s.d.Access.Repo(ctx, c.Doer, c.Repo)

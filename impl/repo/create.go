@@ -52,6 +52,11 @@ func (s Service) checkCreate(owner *store.User, in *CreateInput) (startWith, err
 		// Branch and format are the directory's own.
 		return startWith{}, nil
 	}
+	if in.Origin == OriginFork {
+		// A fork is its parent's content, in its parent's format.
+		in.DefaultBranch, in.ObjectFormat = in.From.DefaultBranch, in.From.ObjectFormat
+		return startWith{}, nil
+	}
 	if in.DefaultBranch == "" {
 		in.DefaultBranch = DefaultBranch
 	}
@@ -123,13 +128,26 @@ func newRow(owner *store.User, in CreateInput) *store.Repository {
 // disk, tells whether it made the directory (and so may remove it) and
 // returns the first commit it wrote, which no branch points at yet: Create
 // publishes it through impl/refs.
-func (s Service) createFiles(ctx context.Context, doer, owner *store.User, in CreateInput, files map[string]string, r *store.Repository) (made bool, initial plumbing.Hash, err error) {
+func (s Service) createFiles(ctx context.Context, doer, owner *store.User, in CreateInput, files map[string]string, r *store.Repository, forkRefs []*gitstore.RefUpdate) (made bool, initial plumbing.Hash, err error) {
 	if in.Origin == OriginAdopted {
 		return false, plumbing.ZeroHash, s.readAdopted(owner, r)
 	}
 	opts := gitstore.InitOptions{DefaultBranch: in.DefaultBranch, ObjectFormat: in.ObjectFormat,
 		CommitMessage: "Initial commit\n", Author: app.Signature(doer, s.Clock.Now()), Signer: s.CommitSigner()}
 	switch in.Origin {
+	case OriginFork:
+		src, err := s.OpenGit(in.From)
+		if err != nil {
+			return false, plumbing.ZeroHash, err
+		}
+		tips := make([]plumbing.Hash, 0, len(forkRefs))
+		for _, u := range forkRefs {
+			tips = append(tips, u.New)
+		}
+		if err := s.Git.CreateFork(ctx, src, owner.Name, in.Name, opts, tips); err != nil {
+			return false, plumbing.ZeroHash, s.createError(ctx, owner, in.Name, err)
+		}
+		return true, plumbing.ZeroHash, nil
 	case OriginTemplate:
 		src, content, err := s.templateContent(owner, in)
 		if err != nil {

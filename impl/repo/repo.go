@@ -67,7 +67,12 @@ func (h Handlers) RepoGet(ctx context.Context, params repository.RepoGetParams) 
 	if err != nil {
 		return h.Fail(err)
 	}
-	return repository.NewRepoGetOK().WithPayload(convert.Repo(h.Links(app.BaseURL(params.HTTPRequest)), r, perm, app.Viewer(p)))
+	base := app.BaseURL(params.HTTPRequest)
+	out := convert.Repo(h.Links(base), r, perm, app.Viewer(p))
+	if err := h.addParent(ctx, p, base, r, out); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoGetOK().WithPayload(out)
 }
 
 func (h Handlers) RepoDelete(ctx context.Context, params repository.RepoDeleteParams) middleware.Responder {

@@ -15,6 +15,7 @@ import (
 	"repohost/impl/templates"
 	"repohost/impl/webhook"
 	"repohost/store"
+	"repohost/store/gitstore"
 )
 
 // Service is the only place repositories are created, changed and deleted.
@@ -35,8 +36,9 @@ const (
 	// OriginAdopted takes over a directory already on disk whose
 	// repository has no row (the admin's unadopted repositories).
 	OriginAdopted
-	// A fork will be one more origin: the content of From, with the new
-	// row pointing at it.
+	// OriginFork is a fork of From: a fresh bare repository with From's
+	// objects, its branches and tags, and the row pointing at From.
+	OriginFork
 )
 
 // CreateInput is a new repository as its creator asked for it.
@@ -131,7 +133,13 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		return nil, err
 	}
 	r := newRow(owner, in)
-	made, initial, err := s.createFiles(ctx, doer, owner, in, start.files, r)
+	var forkRefs []*gitstore.RefUpdate
+	if in.Origin == OriginFork {
+		if forkRefs, err = s.forkRefs(r, in.From); err != nil {
+			return nil, err
+		}
+	}
+	made, initial, err := s.createFiles(ctx, doer, owner, in, start.files, r, forkRefs)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +157,9 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		}
 		if err := s.giveCreatorTeams(ctx, doer, owner, r); err != nil {
 			return err
+		}
+		if in.Origin == OriginFork {
+			return s.publishFork(ctx, doer, r, in.From, forkRefs)
 		}
 		// The first commit (auto-init, template content) becomes the
 		// default branch through the one ref-change path, before the
@@ -206,6 +217,11 @@ func (s Service) Delete(ctx context.Context, doer *store.User, r *store.Reposito
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Repos().Delete(ctx, r.ID); err != nil {
 			return err
+		}
+		if r.IsFork && r.ForkID != 0 {
+			if err := s.Store.Repos().AdjustForks(ctx, r.ForkID, -1); err != nil {
+				return err
+			}
 		}
 		if err := s.Events.Emit(ctx, events.RepoDeleted, r.ID, events.ActorID(doer), repoEvent(r)); err != nil {
 			return err

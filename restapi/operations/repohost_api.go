@@ -257,6 +257,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.CreateCurrentUserRepo has not yet been implemented")
 		}),
 
+		RepositoryCreateForkHandler: repository.CreateForkHandlerFunc(func(params repository.CreateForkParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.CreateFork has not yet been implemented")
+		}),
+
 		OrganizationCreateOrgRepoHandler: organization.CreateOrgRepoHandlerFunc(func(params organization.CreateOrgRepoParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -796,6 +803,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.ListAdminWorkflowRuns has not yet been implemented")
 		}),
 
+		RepositoryListForksHandler: repository.ListForksHandlerFunc(func(params repository.ListForksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.ListForks has not yet been implemented")
+		}),
+
 		MiscellaneousListGitignoresTemplatesHandler: miscellaneous.ListGitignoresTemplatesHandlerFunc(func(params miscellaneous.ListGitignoresTemplatesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1188,6 +1202,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.RepoCreateProject has not yet been implemented")
 		}),
 
+		RepositoryRepoCreatePullRequestHandler: repository.RepoCreatePullRequestHandlerFunc(func(params repository.RepoCreatePullRequestParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreatePullRequest has not yet been implemented")
+		}),
+
+		RepositoryRepoCreatePullReviewHandler: repository.RepoCreatePullReviewHandlerFunc(func(params repository.RepoCreatePullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreatePullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoCreatePullReviewRequestsHandler: repository.RepoCreatePullReviewRequestsHandlerFunc(func(params repository.RepoCreatePullReviewRequestsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreatePullReviewRequests has not yet been implemented")
+		}),
+
 		RepositoryRepoCreateReleaseHandler: repository.RepoCreateReleaseHandlerFunc(func(params repository.RepoCreateReleaseParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1272,6 +1307,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.RepoDeleteProject has not yet been implemented")
 		}),
 
+		RepositoryRepoDeletePullReviewHandler: repository.RepoDeletePullReviewHandlerFunc(func(params repository.RepoDeletePullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeletePullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoDeletePullReviewRequestsHandler: repository.RepoDeletePullReviewRequestsHandlerFunc(func(params repository.RepoDeletePullReviewRequestsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeletePullReviewRequests has not yet been implemented")
+		}),
+
 		RepositoryRepoDeleteReleaseHandler: repository.RepoDeleteReleaseHandlerFunc(func(params repository.RepoDeleteReleaseParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1314,6 +1363,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoDeleteTopic has not yet been implemented")
 		}),
 
+		RepositoryRepoDismissPullReviewHandler: repository.RepoDismissPullReviewHandlerFunc(func(params repository.RepoDismissPullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDismissPullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoDownloadPullDiffOrPatchHandler: repository.RepoDownloadPullDiffOrPatchHandlerFunc(func(params repository.RepoDownloadPullDiffOrPatchParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDownloadPullDiffOrPatch has not yet been implemented")
+		}),
+
 		RepositoryRepoEditHandler: repository.RepoEditHandlerFunc(func(params repository.RepoEditParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1340,6 +1403,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.RepoEditProject has not yet been implemented")
+		}),
+
+		RepositoryRepoEditPullRequestHandler: repository.RepoEditPullRequestHandlerFunc(func(params repository.RepoEditPullRequestParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoEditPullRequest has not yet been implemented")
 		}),
 
 		RepositoryRepoEditReleaseHandler: repository.RepoEditReleaseHandlerFunc(func(params repository.RepoEditReleaseParams, principal any) middleware.Responder {
@@ -1447,6 +1517,48 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.RepoGetProject has not yet been implemented")
 		}),
 
+		RepositoryRepoGetPullRequestHandler: repository.RepoGetPullRequestHandlerFunc(func(params repository.RepoGetPullRequestParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullRequest has not yet been implemented")
+		}),
+
+		RepositoryRepoGetPullRequestByBaseHeadHandler: repository.RepoGetPullRequestByBaseHeadHandlerFunc(func(params repository.RepoGetPullRequestByBaseHeadParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullRequestByBaseHead has not yet been implemented")
+		}),
+
+		RepositoryRepoGetPullRequestCommitsHandler: repository.RepoGetPullRequestCommitsHandlerFunc(func(params repository.RepoGetPullRequestCommitsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullRequestCommits has not yet been implemented")
+		}),
+
+		RepositoryRepoGetPullRequestFilesHandler: repository.RepoGetPullRequestFilesHandlerFunc(func(params repository.RepoGetPullRequestFilesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullRequestFiles has not yet been implemented")
+		}),
+
+		RepositoryRepoGetPullReviewHandler: repository.RepoGetPullReviewHandlerFunc(func(params repository.RepoGetPullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoGetPullReviewCommentsHandler: repository.RepoGetPullReviewCommentsHandlerFunc(func(params repository.RepoGetPullReviewCommentsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPullReviewComments has not yet been implemented")
+		}),
+
 		RepositoryRepoGetRawFileHandler: repository.RepoGetRawFileHandlerFunc(func(params repository.RepoGetRawFileParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1552,6 +1664,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.RepoListProjects has not yet been implemented")
 		}),
 
+		RepositoryRepoListPullRequestsHandler: repository.RepoListPullRequestsHandlerFunc(func(params repository.RepoListPullRequestsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListPullRequests has not yet been implemented")
+		}),
+
+		RepositoryRepoListPullReviewsHandler: repository.RepoListPullReviewsHandlerFunc(func(params repository.RepoListPullReviewsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListPullReviews has not yet been implemented")
+		}),
+
 		RepositoryRepoListReleaseAttachmentsHandler: repository.RepoListReleaseAttachmentsHandlerFunc(func(params repository.RepoListReleaseAttachmentsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1587,6 +1713,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListTopics has not yet been implemented")
 		}),
 
+		RepositoryRepoMergePullRequestHandler: repository.RepoMergePullRequestHandlerFunc(func(params repository.RepoMergePullRequestParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoMergePullRequest has not yet been implemented")
+		}),
+
+		RepositoryRepoPullRequestIsMergedHandler: repository.RepoPullRequestIsMergedHandlerFunc(func(params repository.RepoPullRequestIsMergedParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoPullRequestIsMerged has not yet been implemented")
+		}),
+
 		RepositoryRepoRedeliverHookDeliveryHandler: repository.RepoRedeliverHookDeliveryHandlerFunc(func(params repository.RepoRedeliverHookDeliveryParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1606,6 +1746,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoSearch has not yet been implemented")
+		}),
+
+		RepositoryRepoSubmitPullReviewHandler: repository.RepoSubmitPullReviewHandlerFunc(func(params repository.RepoSubmitPullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoSubmitPullReview has not yet been implemented")
 		}),
 
 		RepositoryRepoTestHookHandler: repository.RepoTestHookHandlerFunc(func(params repository.RepoTestHookParams, principal any) middleware.Responder {
@@ -1629,6 +1776,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoTransfer has not yet been implemented")
 		}),
 
+		RepositoryRepoUnDismissPullReviewHandler: repository.RepoUnDismissPullReviewHandlerFunc(func(params repository.RepoUnDismissPullReviewParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoUnDismissPullReview has not yet been implemented")
+		}),
+
 		RepositoryRepoUpdateBranchHandler: repository.RepoUpdateBranchHandlerFunc(func(params repository.RepoUpdateBranchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1648,6 +1802,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoUpdateFile has not yet been implemented")
+		}),
+
+		RepositoryRepoUpdatePullRequestHandler: repository.RepoUpdatePullRequestHandlerFunc(func(params repository.RepoUpdatePullRequestParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoUpdatePullRequest has not yet been implemented")
 		}),
 
 		RepositoryRepoUpdateTopicsHandler: repository.RepoUpdateTopicsHandlerFunc(func(params repository.RepoUpdateTopicsParams, principal any) middleware.Responder {
@@ -2146,6 +2307,8 @@ type RepohostAPI struct {
 	AdminAdminUnadoptedListHandler admin.AdminUnadoptedListHandler
 	// RepositoryCreateCurrentUserRepoHandler sets the operation handler for the create current user repo operation
 	RepositoryCreateCurrentUserRepoHandler repository.CreateCurrentUserRepoHandler
+	// RepositoryCreateForkHandler sets the operation handler for the create fork operation
+	RepositoryCreateForkHandler repository.CreateForkHandler
 	// OrganizationCreateOrgRepoHandler sets the operation handler for the create org repo operation
 	OrganizationCreateOrgRepoHandler organization.CreateOrgRepoHandler
 	// RepositoryDeleteActionRunHandler sets the operation handler for the delete action run operation
@@ -2300,6 +2463,8 @@ type RepohostAPI struct {
 	AdminListAdminWorkflowJobsHandler admin.ListAdminWorkflowJobsHandler
 	// AdminListAdminWorkflowRunsHandler sets the operation handler for the list admin workflow runs operation
 	AdminListAdminWorkflowRunsHandler admin.ListAdminWorkflowRunsHandler
+	// RepositoryListForksHandler sets the operation handler for the list forks operation
+	RepositoryListForksHandler repository.ListForksHandler
 	// MiscellaneousListGitignoresTemplatesHandler sets the operation handler for the list gitignores templates operation
 	MiscellaneousListGitignoresTemplatesHandler miscellaneous.ListGitignoresTemplatesHandler
 	// MiscellaneousListLabelTemplatesHandler sets the operation handler for the list label templates operation
@@ -2412,6 +2577,12 @@ type RepohostAPI struct {
 	RepositoryRepoCreateKeyHandler repository.RepoCreateKeyHandler
 	// IssueRepoCreateProjectHandler sets the operation handler for the repo create project operation
 	IssueRepoCreateProjectHandler issue.RepoCreateProjectHandler
+	// RepositoryRepoCreatePullRequestHandler sets the operation handler for the repo create pull request operation
+	RepositoryRepoCreatePullRequestHandler repository.RepoCreatePullRequestHandler
+	// RepositoryRepoCreatePullReviewHandler sets the operation handler for the repo create pull review operation
+	RepositoryRepoCreatePullReviewHandler repository.RepoCreatePullReviewHandler
+	// RepositoryRepoCreatePullReviewRequestsHandler sets the operation handler for the repo create pull review requests operation
+	RepositoryRepoCreatePullReviewRequestsHandler repository.RepoCreatePullReviewRequestsHandler
 	// RepositoryRepoCreateReleaseHandler sets the operation handler for the repo create release operation
 	RepositoryRepoCreateReleaseHandler repository.RepoCreateReleaseHandler
 	// RepositoryRepoCreateReleaseAttachmentHandler sets the operation handler for the repo create release attachment operation
@@ -2436,6 +2607,10 @@ type RepohostAPI struct {
 	RepositoryRepoDeleteKeyHandler repository.RepoDeleteKeyHandler
 	// IssueRepoDeleteProjectHandler sets the operation handler for the repo delete project operation
 	IssueRepoDeleteProjectHandler issue.RepoDeleteProjectHandler
+	// RepositoryRepoDeletePullReviewHandler sets the operation handler for the repo delete pull review operation
+	RepositoryRepoDeletePullReviewHandler repository.RepoDeletePullReviewHandler
+	// RepositoryRepoDeletePullReviewRequestsHandler sets the operation handler for the repo delete pull review requests operation
+	RepositoryRepoDeletePullReviewRequestsHandler repository.RepoDeletePullReviewRequestsHandler
 	// RepositoryRepoDeleteReleaseHandler sets the operation handler for the repo delete release operation
 	RepositoryRepoDeleteReleaseHandler repository.RepoDeleteReleaseHandler
 	// RepositoryRepoDeleteReleaseAttachmentHandler sets the operation handler for the repo delete release attachment operation
@@ -2448,6 +2623,10 @@ type RepohostAPI struct {
 	RepositoryRepoDeleteTeamHandler repository.RepoDeleteTeamHandler
 	// RepositoryRepoDeleteTopicHandler sets the operation handler for the repo delete topic operation
 	RepositoryRepoDeleteTopicHandler repository.RepoDeleteTopicHandler
+	// RepositoryRepoDismissPullReviewHandler sets the operation handler for the repo dismiss pull review operation
+	RepositoryRepoDismissPullReviewHandler repository.RepoDismissPullReviewHandler
+	// RepositoryRepoDownloadPullDiffOrPatchHandler sets the operation handler for the repo download pull diff or patch operation
+	RepositoryRepoDownloadPullDiffOrPatchHandler repository.RepoDownloadPullDiffOrPatchHandler
 	// RepositoryRepoEditHandler sets the operation handler for the repo edit operation
 	RepositoryRepoEditHandler repository.RepoEditHandler
 	// RepositoryRepoEditBranchProtectionHandler sets the operation handler for the repo edit branch protection operation
@@ -2456,6 +2635,8 @@ type RepohostAPI struct {
 	RepositoryRepoEditHookHandler repository.RepoEditHookHandler
 	// IssueRepoEditProjectHandler sets the operation handler for the repo edit project operation
 	IssueRepoEditProjectHandler issue.RepoEditProjectHandler
+	// RepositoryRepoEditPullRequestHandler sets the operation handler for the repo edit pull request operation
+	RepositoryRepoEditPullRequestHandler repository.RepoEditPullRequestHandler
 	// RepositoryRepoEditReleaseHandler sets the operation handler for the repo edit release operation
 	RepositoryRepoEditReleaseHandler repository.RepoEditReleaseHandler
 	// RepositoryRepoGetHandler sets the operation handler for the repo get operation
@@ -2486,6 +2667,18 @@ type RepohostAPI struct {
 	RepositoryRepoGetLatestReleaseHandler repository.RepoGetLatestReleaseHandler
 	// IssueRepoGetProjectHandler sets the operation handler for the repo get project operation
 	IssueRepoGetProjectHandler issue.RepoGetProjectHandler
+	// RepositoryRepoGetPullRequestHandler sets the operation handler for the repo get pull request operation
+	RepositoryRepoGetPullRequestHandler repository.RepoGetPullRequestHandler
+	// RepositoryRepoGetPullRequestByBaseHeadHandler sets the operation handler for the repo get pull request by base head operation
+	RepositoryRepoGetPullRequestByBaseHeadHandler repository.RepoGetPullRequestByBaseHeadHandler
+	// RepositoryRepoGetPullRequestCommitsHandler sets the operation handler for the repo get pull request commits operation
+	RepositoryRepoGetPullRequestCommitsHandler repository.RepoGetPullRequestCommitsHandler
+	// RepositoryRepoGetPullRequestFilesHandler sets the operation handler for the repo get pull request files operation
+	RepositoryRepoGetPullRequestFilesHandler repository.RepoGetPullRequestFilesHandler
+	// RepositoryRepoGetPullReviewHandler sets the operation handler for the repo get pull review operation
+	RepositoryRepoGetPullReviewHandler repository.RepoGetPullReviewHandler
+	// RepositoryRepoGetPullReviewCommentsHandler sets the operation handler for the repo get pull review comments operation
+	RepositoryRepoGetPullReviewCommentsHandler repository.RepoGetPullReviewCommentsHandler
 	// RepositoryRepoGetRawFileHandler sets the operation handler for the repo get raw file operation
 	RepositoryRepoGetRawFileHandler repository.RepoGetRawFileHandler
 	// RepositoryRepoGetReleaseHandler sets the operation handler for the repo get release operation
@@ -2516,6 +2709,10 @@ type RepohostAPI struct {
 	RepositoryRepoListKeysHandler repository.RepoListKeysHandler
 	// IssueRepoListProjectsHandler sets the operation handler for the repo list projects operation
 	IssueRepoListProjectsHandler issue.RepoListProjectsHandler
+	// RepositoryRepoListPullRequestsHandler sets the operation handler for the repo list pull requests operation
+	RepositoryRepoListPullRequestsHandler repository.RepoListPullRequestsHandler
+	// RepositoryRepoListPullReviewsHandler sets the operation handler for the repo list pull reviews operation
+	RepositoryRepoListPullReviewsHandler repository.RepoListPullReviewsHandler
 	// RepositoryRepoListReleaseAttachmentsHandler sets the operation handler for the repo list release attachments operation
 	RepositoryRepoListReleaseAttachmentsHandler repository.RepoListReleaseAttachmentsHandler
 	// RepositoryRepoListReleasesHandler sets the operation handler for the repo list releases operation
@@ -2526,24 +2723,34 @@ type RepohostAPI struct {
 	RepositoryRepoListTeamsHandler repository.RepoListTeamsHandler
 	// RepositoryRepoListTopicsHandler sets the operation handler for the repo list topics operation
 	RepositoryRepoListTopicsHandler repository.RepoListTopicsHandler
+	// RepositoryRepoMergePullRequestHandler sets the operation handler for the repo merge pull request operation
+	RepositoryRepoMergePullRequestHandler repository.RepoMergePullRequestHandler
+	// RepositoryRepoPullRequestIsMergedHandler sets the operation handler for the repo pull request is merged operation
+	RepositoryRepoPullRequestIsMergedHandler repository.RepoPullRequestIsMergedHandler
 	// RepositoryRepoRedeliverHookDeliveryHandler sets the operation handler for the repo redeliver hook delivery operation
 	RepositoryRepoRedeliverHookDeliveryHandler repository.RepoRedeliverHookDeliveryHandler
 	// RepositoryRepoRenameBranchHandler sets the operation handler for the repo rename branch operation
 	RepositoryRepoRenameBranchHandler repository.RepoRenameBranchHandler
 	// RepositoryRepoSearchHandler sets the operation handler for the repo search operation
 	RepositoryRepoSearchHandler repository.RepoSearchHandler
+	// RepositoryRepoSubmitPullReviewHandler sets the operation handler for the repo submit pull review operation
+	RepositoryRepoSubmitPullReviewHandler repository.RepoSubmitPullReviewHandler
 	// RepositoryRepoTestHookHandler sets the operation handler for the repo test hook operation
 	RepositoryRepoTestHookHandler repository.RepoTestHookHandler
 	// RepositoryRepoTrackedTimesHandler sets the operation handler for the repo tracked times operation
 	RepositoryRepoTrackedTimesHandler repository.RepoTrackedTimesHandler
 	// RepositoryRepoTransferHandler sets the operation handler for the repo transfer operation
 	RepositoryRepoTransferHandler repository.RepoTransferHandler
+	// RepositoryRepoUnDismissPullReviewHandler sets the operation handler for the repo un dismiss pull review operation
+	RepositoryRepoUnDismissPullReviewHandler repository.RepoUnDismissPullReviewHandler
 	// RepositoryRepoUpdateBranchHandler sets the operation handler for the repo update branch operation
 	RepositoryRepoUpdateBranchHandler repository.RepoUpdateBranchHandler
 	// RepositoryRepoUpdateBranchProtectionPrioriesHandler sets the operation handler for the repo update branch protection priories operation
 	RepositoryRepoUpdateBranchProtectionPrioriesHandler repository.RepoUpdateBranchProtectionPrioriesHandler
 	// RepositoryRepoUpdateFileHandler sets the operation handler for the repo update file operation
 	RepositoryRepoUpdateFileHandler repository.RepoUpdateFileHandler
+	// RepositoryRepoUpdatePullRequestHandler sets the operation handler for the repo update pull request operation
+	RepositoryRepoUpdatePullRequestHandler repository.RepoUpdatePullRequestHandler
 	// RepositoryRepoUpdateTopicsHandler sets the operation handler for the repo update topics operation
 	RepositoryRepoUpdateTopicsHandler repository.RepoUpdateTopicsHandler
 	// RepositoryRerunFailedWorkflowRunHandler sets the operation handler for the rerun failed workflow run operation
@@ -2826,6 +3033,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryCreateCurrentUserRepoHandler == nil {
 		unregistered = append(unregistered, "repository.CreateCurrentUserRepoHandler")
 	}
+	if o.RepositoryCreateForkHandler == nil {
+		unregistered = append(unregistered, "repository.CreateForkHandler")
+	}
 	if o.OrganizationCreateOrgRepoHandler == nil {
 		unregistered = append(unregistered, "organization.CreateOrgRepoHandler")
 	}
@@ -3057,6 +3267,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.AdminListAdminWorkflowRunsHandler == nil {
 		unregistered = append(unregistered, "admin.ListAdminWorkflowRunsHandler")
 	}
+	if o.RepositoryListForksHandler == nil {
+		unregistered = append(unregistered, "repository.ListForksHandler")
+	}
 	if o.MiscellaneousListGitignoresTemplatesHandler == nil {
 		unregistered = append(unregistered, "miscellaneous.ListGitignoresTemplatesHandler")
 	}
@@ -3225,6 +3438,15 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueRepoCreateProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoCreateProjectHandler")
 	}
+	if o.RepositoryRepoCreatePullRequestHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreatePullRequestHandler")
+	}
+	if o.RepositoryRepoCreatePullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreatePullReviewHandler")
+	}
+	if o.RepositoryRepoCreatePullReviewRequestsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreatePullReviewRequestsHandler")
+	}
 	if o.RepositoryRepoCreateReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateReleaseHandler")
 	}
@@ -3261,6 +3483,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueRepoDeleteProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoDeleteProjectHandler")
 	}
+	if o.RepositoryRepoDeletePullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeletePullReviewHandler")
+	}
+	if o.RepositoryRepoDeletePullReviewRequestsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeletePullReviewRequestsHandler")
+	}
 	if o.RepositoryRepoDeleteReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteReleaseHandler")
 	}
@@ -3279,6 +3507,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoDeleteTopicHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteTopicHandler")
 	}
+	if o.RepositoryRepoDismissPullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDismissPullReviewHandler")
+	}
+	if o.RepositoryRepoDownloadPullDiffOrPatchHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDownloadPullDiffOrPatchHandler")
+	}
 	if o.RepositoryRepoEditHandler == nil {
 		unregistered = append(unregistered, "repository.RepoEditHandler")
 	}
@@ -3290,6 +3524,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.IssueRepoEditProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoEditProjectHandler")
+	}
+	if o.RepositoryRepoEditPullRequestHandler == nil {
+		unregistered = append(unregistered, "repository.RepoEditPullRequestHandler")
 	}
 	if o.RepositoryRepoEditReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoEditReleaseHandler")
@@ -3336,6 +3573,24 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueRepoGetProjectHandler == nil {
 		unregistered = append(unregistered, "issue.RepoGetProjectHandler")
 	}
+	if o.RepositoryRepoGetPullRequestHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullRequestHandler")
+	}
+	if o.RepositoryRepoGetPullRequestByBaseHeadHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullRequestByBaseHeadHandler")
+	}
+	if o.RepositoryRepoGetPullRequestCommitsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullRequestCommitsHandler")
+	}
+	if o.RepositoryRepoGetPullRequestFilesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullRequestFilesHandler")
+	}
+	if o.RepositoryRepoGetPullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullReviewHandler")
+	}
+	if o.RepositoryRepoGetPullReviewCommentsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPullReviewCommentsHandler")
+	}
 	if o.RepositoryRepoGetRawFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetRawFileHandler")
 	}
@@ -3381,6 +3636,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueRepoListProjectsHandler == nil {
 		unregistered = append(unregistered, "issue.RepoListProjectsHandler")
 	}
+	if o.RepositoryRepoListPullRequestsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListPullRequestsHandler")
+	}
+	if o.RepositoryRepoListPullReviewsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListPullReviewsHandler")
+	}
 	if o.RepositoryRepoListReleaseAttachmentsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListReleaseAttachmentsHandler")
 	}
@@ -3396,6 +3657,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListTopicsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListTopicsHandler")
 	}
+	if o.RepositoryRepoMergePullRequestHandler == nil {
+		unregistered = append(unregistered, "repository.RepoMergePullRequestHandler")
+	}
+	if o.RepositoryRepoPullRequestIsMergedHandler == nil {
+		unregistered = append(unregistered, "repository.RepoPullRequestIsMergedHandler")
+	}
 	if o.RepositoryRepoRedeliverHookDeliveryHandler == nil {
 		unregistered = append(unregistered, "repository.RepoRedeliverHookDeliveryHandler")
 	}
@@ -3404,6 +3671,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoSearchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoSearchHandler")
+	}
+	if o.RepositoryRepoSubmitPullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoSubmitPullReviewHandler")
 	}
 	if o.RepositoryRepoTestHookHandler == nil {
 		unregistered = append(unregistered, "repository.RepoTestHookHandler")
@@ -3414,6 +3684,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoTransferHandler == nil {
 		unregistered = append(unregistered, "repository.RepoTransferHandler")
 	}
+	if o.RepositoryRepoUnDismissPullReviewHandler == nil {
+		unregistered = append(unregistered, "repository.RepoUnDismissPullReviewHandler")
+	}
 	if o.RepositoryRepoUpdateBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateBranchHandler")
 	}
@@ -3422,6 +3695,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoUpdateFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateFileHandler")
+	}
+	if o.RepositoryRepoUpdatePullRequestHandler == nil {
+		unregistered = append(unregistered, "repository.RepoUpdatePullRequestHandler")
 	}
 	if o.RepositoryRepoUpdateTopicsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateTopicsHandler")
@@ -3804,6 +4080,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/forks"] = repository.NewCreateFork(o.context, o.RepositoryCreateForkHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/orgs/{org}/repos"] = organization.NewCreateOrgRepo(o.context, o.OrganizationCreateOrgRepoHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -4112,6 +4392,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/forks"] = repository.NewListForks(o.context, o.RepositoryListForksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/gitignore/templates"] = miscellaneous.NewListGitignoresTemplates(o.context, o.MiscellaneousListGitignoresTemplatesHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -4336,6 +4620,18 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls"] = repository.NewRepoCreatePullRequest(o.context, o.RepositoryRepoCreatePullRequestHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews"] = repository.NewRepoCreatePullReview(o.context, o.RepositoryRepoCreatePullReviewHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/requested_reviewers"] = repository.NewRepoCreatePullReviewRequests(o.context, o.RepositoryRepoCreatePullReviewRequestsHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/releases"] = repository.NewRepoCreateRelease(o.context, o.RepositoryRepoCreateReleaseHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -4384,6 +4680,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}"] = repository.NewRepoDeletePullReview(o.context, o.RepositoryRepoDeletePullReviewHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/pulls/{index}/requested_reviewers"] = repository.NewRepoDeletePullReviewRequests(o.context, o.RepositoryRepoDeletePullReviewRequestsHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/releases/{id}"] = repository.NewRepoDeleteRelease(o.context, o.RepositoryRepoDeleteReleaseHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -4405,6 +4709,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/topics/{topic}"] = repository.NewRepoDeleteTopic(o.context, o.RepositoryRepoDeleteTopicHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}/dismissals"] = repository.NewRepoDismissPullReview(o.context, o.RepositoryRepoDismissPullReviewHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/download/{diffType}"] = repository.NewRepoDownloadPullDiffOrPatch(o.context, o.RepositoryRepoDownloadPullDiffOrPatchHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -4421,6 +4733,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/repos/{owner}/{repo}/projects/{id}"] = issue.NewRepoEditProject(o.context, o.IssueRepoEditProjectHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/pulls/{index}"] = repository.NewRepoEditPullRequest(o.context, o.RepositoryRepoEditPullRequestHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -4484,6 +4800,30 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}"] = repository.NewRepoGetPullRequest(o.context, o.RepositoryRepoGetPullRequestHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{base}/{head}"] = repository.NewRepoGetPullRequestByBaseHead(o.context, o.RepositoryRepoGetPullRequestByBaseHeadHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/commits"] = repository.NewRepoGetPullRequestCommits(o.context, o.RepositoryRepoGetPullRequestCommitsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/files"] = repository.NewRepoGetPullRequestFiles(o.context, o.RepositoryRepoGetPullRequestFilesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}"] = repository.NewRepoGetPullReview(o.context, o.RepositoryRepoGetPullReviewHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}/comments"] = repository.NewRepoGetPullReviewComments(o.context, o.RepositoryRepoGetPullReviewCommentsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/raw/{filepath}"] = repository.NewRepoGetRawFile(o.context, o.RepositoryRepoGetRawFileHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -4544,6 +4884,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls"] = repository.NewRepoListPullRequests(o.context, o.RepositoryRepoListPullRequestsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/reviews"] = repository.NewRepoListPullReviews(o.context, o.RepositoryRepoListPullReviewsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/releases/{id}/assets"] = repository.NewRepoListReleaseAttachments(o.context, o.RepositoryRepoListReleaseAttachmentsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -4564,6 +4912,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/merge"] = repository.NewRepoMergePullRequest(o.context, o.RepositoryRepoMergePullRequestHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/merge"] = repository.NewRepoPullRequestIsMerged(o.context, o.RepositoryRepoPullRequestIsMergedHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/hooks/{id}/deliveries/{delivery_id}/redeliver"] = repository.NewRepoRedeliverHookDelivery(o.context, o.RepositoryRepoRedeliverHookDeliveryHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
@@ -4576,6 +4932,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}"] = repository.NewRepoSubmitPullReview(o.context, o.RepositoryRepoSubmitPullReviewHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/hooks/{id}/tests"] = repository.NewRepoTestHook(o.context, o.RepositoryRepoTestHookHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -4585,6 +4945,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/transfer"] = repository.NewRepoTransfer(o.context, o.RepositoryRepoTransferHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}/undismissals"] = repository.NewRepoUnDismissPullReview(o.context, o.RepositoryRepoUnDismissPullReviewHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
@@ -4597,6 +4961,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoUpdateFile(o.context, o.RepositoryRepoUpdateFileHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/update"] = repository.NewRepoUpdatePullRequest(o.context, o.RepositoryRepoUpdatePullRequestHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}

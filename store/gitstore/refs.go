@@ -89,3 +89,33 @@ func (g *GitRepo) IsAncestor(ancestor, descendant plumbing.Hash) (bool, error) {
 	}
 	return a.IsAncestor(d)
 }
+
+// RefHash is where a ref points, the zero hash if it does not exist.
+func (g *GitRepo) RefHash(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	ref, err := g.r.Storer.Reference(name)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return ref.Hash(), nil
+}
+
+// BranchAndTagRefs lists every branch and tag with what it points at (a
+// tag's own object for an annotated tag), sorted by name.
+func (g *GitRepo) BranchAndTagRefs() ([]*plumbing.Reference, error) {
+	it, err := g.r.Storer.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	var out []*plumbing.Reference
+	err = it.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Type() == plumbing.HashReference && (ref.Name().IsBranch() || ref.Name().IsTag()) {
+			out = append(out, ref)
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out, err
+}

@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"context"
+
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"repohost/store"
@@ -26,6 +28,9 @@ type Repos interface {
 
 	Create(owner, name string, opts InitOptions) (initial plumbing.Hash, err error)
 	CreateFromTemplate(src *GitRepo, owner, name string, opts InitOptions, content TemplateContent) (initial plumbing.Hash, err error)
+	// CreateFork makes a bare repository with the objects of src reachable
+	// from tips and no ref.
+	CreateFork(ctx context.Context, src *GitRepo, owner, name string, opts InitOptions, tips []plumbing.Hash) error
 	Delete(owner, name string) error
 	Rename(owner, name, newOwner, newName string) error
 	RenameOwner(owner, newOwner string) error

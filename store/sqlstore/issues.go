@@ -200,6 +200,15 @@ func (s issueStore) AdjustRepoCounts(ctx context.Context, repoID, total, closed 
 	return translate(err, "count repository issues")
 }
 
+func (s issueStore) AdjustRepoPullCounts(ctx context.Context, repoID, total, closed int64) error {
+	if total == 0 && closed == 0 {
+		return nil
+	}
+	err := s.d.conn(ctx).Exec(`UPDATE repositories SET num_pulls = num_pulls + ?, num_closed_pulls = num_closed_pulls + ?
+		WHERE id = ?`, total, closed, repoID).Error
+	return translate(err, "count repository pull requests")
+}
+
 func (s issueStore) AdjustComments(ctx context.Context, issueID, delta int64, now time.Time) error {
 	res := s.d.conn(ctx).Exec(`UPDATE issues SET num_comments = num_comments + ?, updated_at = ? WHERE id = ?`,
 		delta, now, issueID)
@@ -380,6 +389,14 @@ func (s issueStore) filtered(ctx context.Context, f store.IssueFilter, forCount 
 	default:
 		db = db.Where("EXISTS (SELECT 1 FROM issue_mentions m WHERE m.issue_id = issues.id AND m.user_id = ?)", f.MentionedID)
 	}
+	if f.ReviewRequestedID != 0 {
+		db = db.Where("EXISTS (SELECT 1 FROM reviews rv WHERE rv.issue_id = issues.id AND rv.reviewer_id = ? AND rv.state = ?)",
+			f.ReviewRequestedID, store.ReviewRequest)
+	}
+	if f.ReviewedID != 0 {
+		db = db.Where("EXISTS (SELECT 1 FROM reviews rv WHERE rv.issue_id = issues.id AND rv.reviewer_id = ? AND rv.state IN ?)",
+			f.ReviewedID, []string{store.ReviewApproved, store.ReviewRequestChanges, store.ReviewCommented})
+	}
 	return db
 }
 
@@ -469,6 +486,12 @@ var counterChecks = []struct {
 		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ?)`, []any{false}},
 	{"repositories.num_closed_issues", `SELECT COUNT(*) FROM repositories r WHERE r.num_closed_issues <>
 		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ? AND i.is_closed = ?)`, []any{false, true}},
+	{"repositories.num_pulls", `SELECT COUNT(*) FROM repositories r WHERE r.num_pulls <>
+		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ?)`, []any{true}},
+	{"repositories.num_closed_pulls", `SELECT COUNT(*) FROM repositories r WHERE r.num_closed_pulls <>
+		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ? AND i.is_closed = ?)`, []any{true, true}},
+	{"repositories.num_forks", `SELECT COUNT(*) FROM repositories r WHERE r.num_forks <>
+		(SELECT COUNT(*) FROM repositories f WHERE f.fork_id = r.id)`, nil},
 	{"milestones.num_issues", `SELECT COUNT(*) FROM milestones m WHERE m.num_issues <>
 		(SELECT COUNT(*) FROM issues i WHERE i.milestone_id = m.id)`, nil},
 	{"milestones.num_closed_issues", `SELECT COUNT(*) FROM milestones m WHERE m.num_closed_issues <>

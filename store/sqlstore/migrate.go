@@ -31,6 +31,7 @@ var migrations = []migration{
 	{9, "webhooks, their delivery queue and outbox position", migrateV9},
 	{10, "packages: packages, versions, files, blobs, tags", migrateV10},
 	{11, "cron task state and leases, system notices", migrateV11},
+	{12, "pull requests, reviews, review comments; forks by parent", migrateV12},
 	{13, "actions: runners, registration tokens, runs, jobs, tasks, steps, logs", migrateV13},
 }
 

@@ -111,6 +111,12 @@ func TestListQueryPlans(t *testing.T) {
 			return err
 		}}
 	}
+	pulls := func(name string, flt store.PullFilter, p store.Page) planCase {
+		return planCase{name: name, searched: []string{"issues", "pull_requests"}, list: func(ctx context.Context) error {
+			_, _, _, err := db.Pulls().List(ctx, flt, p)
+			return err
+		}}
+	}
 	repoSearch := func(name string, q store.RepoSearch, p store.Page, searched bool) planCase {
 		c := planCase{name: name, list: func(ctx context.Context) error {
 			_, _, err := db.Repos().Search(ctx, q, p)
@@ -156,6 +162,19 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no, IsPull: &yes}, pg)
 			return err
 		}},
+		pulls("pull requests: open", store.PullFilter{RepoID: f.repo.ID, IsClosed: &no}, pg),
+		pulls("pull requests: closed, oldest", store.PullFilter{RepoID: f.repo.ID, IsClosed: &yes, Sort: "oldest"}, pg),
+		pulls("pull requests: all states", store.PullFilter{RepoID: f.repo.ID}, pg),
+		pulls("pull requests: open, deep page", store.PullFilter{RepoID: f.repo.ID, IsClosed: &no}, deep),
+		pulls("pull requests: open, recently updated", store.PullFilter{RepoID: f.repo.ID, IsClosed: &no, Sort: "recentupdate"}, pg),
+		pulls("pull requests: open, most comments", store.PullFilter{RepoID: f.repo.ID, IsClosed: &no, Sort: "mostcomment"}, pg),
+		pulls("pull requests: open, into a branch", store.PullFilter{RepoID: f.repo.ID, IsClosed: &no, BaseBranch: "main"}, pg),
+		pulls("pull requests: open, poster", store.PullFilter{RepoID: f.repo.ID, IsClosed: &no, PosterID: f.alice.ID}, pg),
+		{name: "reviews of a pull request", searched: []string{"reviews"}, list: func(ctx context.Context) error {
+			_, _, err := db.Pulls().Reviews(ctx, f.issue.ID, f.bob.ID, pg)
+			return err
+		}},
+		repoSearch("forks of a repository", store.RepoSearch{Viewer: member, ForkOf: f.repo.ID, OrderBy: "repositories.id ASC"}, pg, true),
 		{name: "comments", searched: []string{"comments"}, list: func(ctx context.Context) error {
 			_, _, err := db.Comments().List(ctx, f.issue.ID, nil, nil, pg)
 			return err
@@ -589,6 +608,18 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 		times = append(times, &store.TrackedTime{IssueID: is.ID, UserID: f.bob.ID, Time: int64(i)})
 	}
 	must(db.InsertBatches(ctx, "tracked_times", times, 1000))
+	// Pull requests: f.repo's few, and many of another repository's.
+	var pulls []*store.PullRequest
+	for _, is := range issues {
+		if is.IsPull {
+			pulls = append(pulls, &store.PullRequest{IssueID: is.ID, BaseRepoID: f.repo.ID, BaseBranch: "main", HeadRepoID: f.repo.ID, HeadBranch: "f"})
+		}
+	}
+	for i, is := range others[:2000] {
+		pulls = append(pulls, &store.PullRequest{IssueID: is.ID, BaseRepoID: repos[2].ID, BaseBranch: fmt.Sprintf("b%d", i%50),
+			HeadRepoID: repos[2].ID, HeadBranch: fmt.Sprintf("h%d", i)})
+	}
+	must(db.InsertBatches(ctx, "pull_requests", pulls, 1000))
 	var people []*store.User
 	for i := 0; i < 300; i++ {
 		u := newUser(fmt.Sprintf("person%03d", i))

@@ -107,6 +107,11 @@ func (s repoStore) CountByOwner(ctx context.Context, ownerID int64) (int64, erro
 	return n, translate(err, "count repositories")
 }
 
+func (s repoStore) AdjustForks(ctx context.Context, id, delta int64) error {
+	err := s.d.conn(ctx).Exec(`UPDATE repositories SET num_forks = num_forks + ? WHERE id = ?`, delta, id).Error
+	return translate(err, "count forks")
+}
+
 // visibleTo keeps the repositories v may see. It restates in SQL the "may
 // see" part of impl/access's RepoFor (see its package comment); apitest's
 // TestRepoVisibilityIsOneRule and the permission matrix hold the two equal,
@@ -180,6 +185,9 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		if f.v != nil {
 			db = db.Where("repositories."+f.col+" = ?", *f.v)
 		}
+	}
+	if q.ForkOf > 0 {
+		db = db.Where("repositories.fork_id = ?", q.ForkOf)
 	}
 	var total int64
 	if err := db.Count(&total).Error; err != nil {
