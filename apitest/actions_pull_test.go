@@ -67,7 +67,7 @@ func TestActionsPullRequest(t *testing.T) {
 			seen++
 			event := cx["event"].(map[string]any)
 			pull, _ := event["pull_request"].(map[string]any)
-			if cx["ref"] != ref || cx["head_ref"] != "feature" || cx["base_ref"] != "main" ||
+			if cx["ref"] != ref || cx["ref_name"] != fmt.Sprint(pr.Index) || cx["ref_type"] != "pull" || cx["head_ref"] != "feature" || cx["base_ref"] != "main" ||
 				event["number"] != float64(pr.Index) || pull == nil ||
 				pull["head"].(map[string]any)["ref"] != "feature" || pull["base"].(map[string]any)["ref"] != "main" {
 				t.Fatalf("pull request task context %s", mustJSON(cx))

@@ -152,6 +152,10 @@ func (p Protocol) task(ctx context.Context, a *Assignment) (*runnerv1.Task, erro
 	if name, ok := strings.CutPrefix(a.Run.Ref, "refs/tags/"); ok {
 		refType, refName = "tag", name
 	}
+	if index, ok := pullRefIndex(a.Run.Ref); ok {
+		// The reference names a pull request's ref by its number.
+		refType, refName = "pull", strconv.FormatInt(index, 10)
+	}
 	event := map[string]any{
 		"ref":   a.Run.Ref,
 		"after": a.Run.CommitSHA,
