@@ -152,6 +152,10 @@ func (p Protocol) task(ctx context.Context, a *Assignment) (*runnerv1.Task, erro
 	if name, ok := strings.CutPrefix(a.Run.Ref, "refs/tags/"); ok {
 		refType, refName = "tag", name
 	}
+	if index, ok := pullRefIndex(a.Run.Ref); ok {
+		// The reference names a pull request's ref by its number.
+		refType, refName = "pull", strconv.FormatInt(index, 10)
+	}
 	event := map[string]any{
 		"ref":   a.Run.Ref,
 		"after": a.Run.CommitSHA,
@@ -169,9 +173,24 @@ func (p Protocol) task(ctx context.Context, a *Assignment) (*runnerv1.Task, erro
 		}
 		event["inputs"] = inputs
 	}
+	headRef, baseRef := "", ""
+	if a.Run.Event == "pull_request" {
+		payload, head, base, ok, err := p.Service.pullEvent(ctx, a.Repo, a.Run)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			for k, v := range payload {
+				event[k] = v
+			}
+			headRef, baseRef = head, base
+		}
+	}
 	ctxMap := map[string]any{
 		"actor":            actor,
 		"api_url":          root + "api/v1",
+		"base_ref":         baseRef,
+		"head_ref":         headRef,
 		"event":            event,
 		"event_name":       a.Run.Event,
 		"job":              a.Job.JobID,

@@ -21,8 +21,8 @@ import (
 var workflowDirs = []string{".gitea/workflows", ".github/workflows"}
 
 // Consumer starts the workflows a committed ref change triggers: pushes
-// to branches and tags, over HTTP, SSH or any other path that moves refs.
-// (Pull requests will join here with their own event.) It also forgets the
+// to branches and tags, over HTTP, SSH or any other path that moves refs,
+// and pull requests opened, reopened or synchronized. It also forgets the
 // runs and runners of deleted repositories and owners.
 func (s Service) Consumer() events.Consumer {
 	return func(ctx context.Context, e events.Event) {
@@ -31,6 +31,10 @@ func (s Service) Consumer() events.Consumer {
 		case events.RefsChanged:
 			if refs, ok := e.Payload.(events.Refs); ok {
 				err = s.onPush(ctx, e.ActorID, refs)
+			}
+		case events.PullOpened, events.PullReopened, events.PullSynchronized:
+			if is, ok := e.Payload.(events.Issue); ok {
+				err = s.onPull(ctx, e.ActorID, e.RepoID, pullActivity[e.Kind], is)
 			}
 		case events.RepoDeleted:
 			err = s.Store.Actions().DeleteRepo(ctx, e.RepoID)

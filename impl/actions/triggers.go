@@ -110,6 +110,36 @@ func (w *workflow) pushTriggers(ref string, changed func() ([]string, error)) (b
 	return false, nil
 }
 
+// pullTriggers tells whether w runs on: pull_request for activity
+// (opened, synchronize, reopened) of a pull request into baseBranch:
+// types (by default opened, synchronize and reopened), branches or
+// branches-ignore against the base branch, and paths or paths-ignore
+// against the pull request's changed files.
+func (w *workflow) pullTriggers(activity, baseBranch string, changed func() ([]string, error)) (bool, error) {
+	filter, ok := w.on["pull_request"]
+	if !ok {
+		return false, nil
+	}
+	types := defaultPullTypes
+	if t := field(filter, "types"); t != nil {
+		types = stringList(t)
+	}
+	typed := false
+	for _, t := range types {
+		typed = typed || t == activity
+	}
+	if !typed {
+		return false, nil
+	}
+	if mapping(filter) == nil {
+		return true, nil
+	}
+	if pass, _ := refFilter(filter, "branches", "branches-ignore", baseBranch); !pass {
+		return false, nil
+	}
+	return pathsPass(filter, changed)
+}
+
 // pathsPass applies paths (some changed file must match) or paths-ignore
 // (some changed file must not be ignored).
 func pathsPass(filter *yaml.Node, changed func() ([]string, error)) (bool, error) {

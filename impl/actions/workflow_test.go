@@ -140,3 +140,43 @@ func TestDispatchInputs(t *testing.T) {
 		t.Fatalf("inputs %v %v", got, err)
 	}
 }
+
+func TestPullTriggers(t *testing.T) {
+	t.Parallel()
+	changed := func(files ...string) func() ([]string, error) {
+		return func() ([]string, error) { return files, nil }
+	}
+	cases := []struct {
+		on       string
+		activity string
+		base     string
+		files    []string
+		want     bool
+	}{
+		{"pull_request", "opened", "dev", nil, true},
+		{"[push, pull_request]", "synchronize", "main", nil, true},
+		{"push", "opened", "main", nil, false},
+		{"pull_request_target", "opened", "main", nil, false},
+		{"{pull_request: {types: [closed]}}", "opened", "main", nil, false},
+		{"{pull_request: {types: [reopened]}}", "reopened", "main", nil, true},
+		{"{pull_request: {}}", "edited", "main", nil, false},
+		{"{pull_request: {branches: [main]}}", "opened", "main", nil, true},
+		{"{pull_request: {branches: [main]}}", "opened", "other", nil, false},
+		{"{pull_request: {branches: ['release/**']}}", "opened", "release/1/x", nil, true},
+		{"{pull_request: {branches-ignore: [main]}}", "opened", "main", nil, false},
+		{"{pull_request: {branches-ignore: [main]}}", "opened", "dev", nil, true},
+		{"{pull_request: {paths: ['docs/**']}}", "opened", "main", []string{"a.go", "docs/x/y.md"}, true},
+		{"{pull_request: {paths: ['docs/**']}}", "opened", "main", []string{"a.go"}, false},
+		{"{pull_request: {paths-ignore: ['*.md']}}", "opened", "main", []string{"README.md"}, false},
+	}
+	for _, c := range cases {
+		w, err := parseWorkflow([]byte("on: " + c.on + "\njobs:\n  a:\n    runs-on: linux\n    steps:\n      - run: true\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", c.on, err)
+		}
+		got, err := w.pullTriggers(c.activity, c.base, changed(c.files...))
+		if err != nil || got != c.want {
+			t.Errorf("on %s, %s into %s with %v: %v (%v), want %v", c.on, c.activity, c.base, c.files, got, err, c.want)
+		}
+	}
+}
