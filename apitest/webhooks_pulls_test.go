@@ -61,6 +61,13 @@ func TestWebhookPullRequests(t *testing.T) {
 	}
 
 	path := fmt.Sprintf("repos/alice/proj/pulls/%d", pr.Index)
+	e.Do("POST", path+"/requested_reviewers", map[string]any{"reviewers": []string{"bob"}}, p.cred).Expect(t, http.StatusCreated)
+	c = s.expect("request review", "pull_request_review_request/review_requested")[0]
+	qp := checkPullDelivery(t, c, "pull_request", pr.Index)
+	if jsonField(qp, "requested_reviewer", "login") != "bob" {
+		t.Errorf("requested_reviewer %v", qp["requested_reviewer"])
+	}
+
 	e.Do("POST", path+"/reviews", map[string]any{"event": "APPROVED", "body": "lgtm"}, bobCred).Expect(t, http.StatusOK)
 	c = s.expect("approve", "pull_request_review_approved/reviewed")[0]
 	rp := checkPullDelivery(t, c, "pull_request_approved", pr.Index)

@@ -232,7 +232,7 @@ func (b *builder) issue(ctx context.Context, kind events.Kind, p events.Issue) (
 		return nil, err
 	}
 	if is.IsPull {
-		return nil, nil // pull request events come with pull requests
+		return nil, nil // pull requests have their own events (payloads_pulls.go)
 	}
 	apiIssue, err := issue.Service{Deps: b.s.Deps}.RenderIssue(ctx, b.base, nil, b.repo, is)
 	if err != nil {
