@@ -51,7 +51,7 @@ type Runner struct {
 }
 
 // relevant are the domain events that can become hook events.
-var relevant = []events.Kind{
+var relevant = append([]events.Kind{
 	events.RefsChanged, events.RepoCreated, events.RepoDeleted,
 	events.IssueOpened, events.IssueEdited, events.IssueClosed, events.IssueReopened,
 	events.IssueLabelsChanged, events.IssueMilestoned, events.IssueAssigned,
@@ -60,11 +60,7 @@ var relevant = []events.Kind{
 	events.UserDeleted, events.OrgDeleted,
 	events.PackageCreated, events.PackageDeleted,
 	events.ActionsRunCreated, events.ActionsRunStatus, events.ActionsJobStatus,
-	events.PullOpened, events.PullEdited, events.PullClosed, events.PullReopened,
-	events.PullLabelsChanged, events.PullMilestoned, events.PullAssigned,
-	events.PullMerged, events.PullSynchronized,
-	events.PullReviewed, events.PullReviewRequested, events.PullReviewUnrequest,
-}
+}, pullKinds...)
 
 // sweepPage is how many outbox events a sweep reads at a time.
 const sweepPage = 1000
