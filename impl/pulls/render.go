@@ -195,3 +195,9 @@ func (h Handlers) renderReviews(ctx context.Context, base string, l *pull, list 
 	}
 	return out, nil
 }
+
+// Render renders pull request pr of r as viewer p sees it (nil: anyone);
+// webhook payloads carry pull requests in this form.
+func (s Service) Render(ctx context.Context, p *auth.Principal, base string, r *store.Repository, is *store.Issue, pr *store.PullRequest) (*models.PullRequest, error) {
+	return Handlers{s.Deps}.renderOne(ctx, p, base, r, is, pr)
+}

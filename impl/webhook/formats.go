@@ -101,6 +101,8 @@ func str(m map[string]any, path ...string) string {
 		return v
 	case float64:
 		return strconv.FormatInt(int64(v), 10)
+	case bool:
+		return strconv.FormatBool(v)
 	}
 	return ""
 }
@@ -133,8 +135,10 @@ func summarize(d *store.HookDelivery, p map[string]any) message {
 	case "create", "delete":
 		verb := map[string]string{"create": "created", "delete": "deleted"}[d.EventType]
 		m.Title = fmt.Sprintf("[%s] %s %s %s", repoName, str(p, "ref_type"), str(p, "ref"), verb)
-	case "issue_comment":
-		m.Title = fmt.Sprintf("[%s] Comment %s on issue #%s: %s", repoName, d.Action, str(p, "issue", "number"), str(p, "issue", "title"))
+	case "issue_comment", "pull_request_comment":
+		m.Title = fmt.Sprintf("[%s] Comment %s on %s #%s: %s", repoName, d.Action,
+			map[string]string{"issue_comment": "issue", "pull_request_comment": "pull request"}[d.EventType],
+			str(p, "issue", "number"), str(p, "issue", "title"))
 		if u := str(p, "comment", "html_url"); u != "" {
 			m.URL = u
 		}
@@ -147,6 +151,10 @@ func summarize(d *store.HookDelivery, p map[string]any) message {
 		m.Text = str(p, "release", "body")
 	case "repository":
 		m.Title = fmt.Sprintf("[%s] Repository %s", repoName, d.Action)
+	case "fork":
+		// "[alice/app] Repository forked to bob/app"; the parent is the forkee.
+		m.Title = fmt.Sprintf("[%s] Repository forked to %s", str(p, "forkee", "full_name"), repoName)
+		m.URL, m.RepoURL = str(p, "repository", "html_url"), str(p, "forkee", "html_url")
 	case "package":
 		// A package event names no repository: the package and its
 		// owner say where it happened.
@@ -176,6 +184,25 @@ func summarize(d *store.HookDelivery, p map[string]any) message {
 			}
 			if d.Action == "opened" {
 				m.Text = str(p, "issue", "body")
+			}
+		} else if strings.HasPrefix(d.EventType, "pull_request") {
+			// "[alice/app] Pull request closed: #2 Fix (merged)"
+			m.Title = fmt.Sprintf("[%s] Pull request %s: #%s %s", repoName, strings.ReplaceAll(d.Action, "_", " "),
+				str(p, "number"), str(p, "pull_request", "title"))
+			if str(p, "pull_request", "merged") == "true" {
+				m.Title += " (merged)"
+			}
+			if t := str(p, "review", "type"); t != "" {
+				m.Title += " (" + strings.ReplaceAll(strings.TrimPrefix(t, "pull_request_review_"), "_", " ") + ")"
+			}
+			if u := str(p, "pull_request", "html_url"); u != "" {
+				m.URL = u
+			}
+			switch {
+			case d.Action == "opened":
+				m.Text = str(p, "pull_request", "body")
+			case str(p, "review", "content") != "":
+				m.Text = str(p, "review", "content")
 			}
 		} else {
 			m.Title = fmt.Sprintf("[%s] %s %s", repoName, d.EventType, d.Action)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,9 +26,7 @@ import (
 )
 
 // The payloads, field for field the reference's (modules/structs/hook.go).
-// Pull request payloads join them once pull requests exist: they are built
-// the same way from the pull request events and travel as event types
-// pull_request*, which hooks already accept.
+// Pull request and fork payloads are in payloads_pulls.go.
 
 type createPayload struct {
 	Sha     string             `json:"sha"`
@@ -120,6 +119,9 @@ type hookEvent struct {
 	// when the event is about no branch.
 	Branch  string
 	Payload any
+	// Hooks, when set, are the hooks this event goes to instead of those
+	// of the repository the domain event is about (a fork's parent's).
+	Hooks []*store.Hook
 }
 
 const zeroSHA = "0000000000000000000000000000000000000000"
@@ -164,7 +166,9 @@ func (b *builder) apiRepo(ctx context.Context) (*models.Repository, error) {
 	return convert.Repo(b.s.Links(b.base), b.repo, perm, b.sender), nil
 }
 
-func (b *builder) apiSender() *models.User { return convert.User(b.base, b.sender, nil) }
+func (b *builder) apiSender() *models.User { return b.apiUser(b.sender) }
+
+func (b *builder) apiUser(u *store.User) *models.User { return convert.User(b.base, u, nil) }
 
 // payloads renders the hook events of e about repository r.
 func (s Service) payloads(ctx context.Context, e *store.Event, r *store.Repository) ([]hookEvent, error) {
@@ -213,6 +217,9 @@ func (s Service) payloads(ctx context.Context, e *store.Event, r *store.Reposito
 	case events.ActionsRunCreated, events.ActionsRunStatus, events.ActionsJobStatus:
 		return b.actionsEvent(ctx, e)
 	}
+	if slices.Contains(pullKinds, kind) {
+		return b.pullEvent(ctx, e)
+	}
 	return nil, nil
 }
 
@@ -225,7 +232,7 @@ func (b *builder) issue(ctx context.Context, kind events.Kind, p events.Issue) (
 		return nil, err
 	}
 	if is.IsPull {
-		return nil, nil // pull request events come with pull requests
+		return nil, nil // pull requests have their own events (payloads_pulls.go)
 	}
 	apiIssue, err := issue.Service{Deps: b.s.Deps}.RenderIssue(ctx, b.base, nil, b.repo, is)
 	if err != nil {
@@ -273,9 +280,6 @@ func (b *builder) comment(ctx context.Context, kind events.Kind, p events.Commen
 	if err != nil {
 		return nil, err
 	}
-	if is.IsPull {
-		return nil, nil
-	}
 	action := map[events.Kind]string{events.CommentCreated: "created", events.CommentEdited: "edited", events.CommentDeleted: "deleted"}[kind]
 	var apiComment *models.Comment
 	c, err := b.s.Store.Comments().FindByID(ctx, p.ID)
@@ -300,8 +304,14 @@ func (b *builder) comment(ctx context.Context, kind events.Kind, p events.Commen
 	if err != nil {
 		return nil, err
 	}
-	return []hookEvent{{Type: "issue_comment", Action: action, Payload: &issueCommentPayload{
-		Action: action, Issue: apiIssue, Comment: apiComment, Repository: repo, Sender: b.apiSender()}}}, nil
+	// A pull request's conversation travels as pull_request_comment
+	// (X-Gitea-Event issue_comment), as in the reference.
+	eventType := "issue_comment"
+	if is.IsPull {
+		eventType = "pull_request_comment"
+	}
+	return []hookEvent{{Type: eventType, Action: action, Payload: &issueCommentPayload{
+		Action: action, Issue: apiIssue, Comment: apiComment, Repository: repo, Sender: b.apiSender(), IsPull: is.IsPull}}}, nil
 }
 
 func (b *builder) release(ctx context.Context, kind events.Kind, p events.Named) ([]hookEvent, error) {

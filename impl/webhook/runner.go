@@ -51,7 +51,7 @@ type Runner struct {
 }
 
 // relevant are the domain events that can become hook events.
-var relevant = []events.Kind{
+var relevant = append([]events.Kind{
 	events.RefsChanged, events.RepoCreated, events.RepoDeleted,
 	events.IssueOpened, events.IssueEdited, events.IssueClosed, events.IssueReopened,
 	events.IssueLabelsChanged, events.IssueMilestoned, events.IssueAssigned,
@@ -60,7 +60,7 @@ var relevant = []events.Kind{
 	events.UserDeleted, events.OrgDeleted,
 	events.PackageCreated, events.PackageDeleted,
 	events.ActionsRunCreated, events.ActionsRunStatus, events.ActionsJobStatus,
-}
+}, pullKinds...)
 
 // sweepPage is how many outbox events a sweep reads at a time.
 const sweepPage = 1000
@@ -317,6 +317,17 @@ func (s Service) reach(ctx context.Context, ev *store.Event) ([]*store.Hook, []h
 	if err != nil || repo == nil {
 		return nil, nil, err
 	}
+	var forkHooks []*store.Hook
+	var forked []hookEvent
+	if kind == events.RepoCreated && repo.IsFork && repo.ForkID != 0 {
+		// The parent's hooks hear of the fork.
+		if forkHooks, forked, err = s.forkEvent(ctx, ev, repo); err != nil {
+			return nil, nil, err
+		}
+		for i := range forked {
+			forked[i].Hooks = forkHooks
+		}
+	}
 	hooks, err := s.Store.Hooks().ForRepo(ctx, repo.ID, repo.OwnerID)
 	if err != nil {
 		return nil, nil, err
@@ -326,10 +337,10 @@ func (s Service) reach(ctx context.Context, ev *store.Event) ([]*store.Hook, []h
 		hooks = slices.DeleteFunc(hooks, func(h *store.Hook) bool { return h.RepoID != 0 })
 	}
 	if len(hooks) == 0 {
-		return nil, nil, nil
+		return nil, forked, nil
 	}
 	built, err := s.payloads(ctx, ev, repo)
-	return hooks, built, err
+	return hooks, append(built, forked...), err
 }
 
 // eventRepo loads the repository ev is about, nil when it is about none;
@@ -367,7 +378,11 @@ func (s Service) deliveriesFor(ev *store.Event, hooks []*store.Hook, built []hoo
 	due := time.Now().UnixMilli()
 	for _, he := range built {
 		var body []byte
-		for _, h := range hooks {
+		targets := hooks
+		if he.Hooks != nil {
+			targets = he.Hooks
+		}
+		for _, h := range targets {
 			// A hook hears what happens once it exists (an event
 			// found late by a sweep is not news to a newer hook).
 			if h.CreatedAt.After(ev.CreatedAt) || !hasEvent(eventsOf(h), he.Type) || !branchMatches(h.BranchFilter, he.Branch) {
