@@ -453,8 +453,8 @@ func (b *builder) commits(ctx context.Context, ch events.RefChange) ([]*models.P
 		ts := strfmt.DateTime(when)
 		c := &models.PayloadCommit{
 			ID: f[0], Message: f[6], URL: b.base + b.repo.FullName() + "/commit/" + f[0],
-			Author:    &models.PayloadUser{Name: f[1], Email: strfmt.Email(f[2]), UserName: b.userNameOf(ctx, f[2])},
-			Committer: &models.PayloadUser{Name: f[3], Email: strfmt.Email(f[4]), UserName: b.userNameOf(ctx, f[4])},
+			Author:    &models.PayloadUser{Name: f[1], Email: strfmt.Email(f[2])},
+			Committer: &models.PayloadUser{Name: f[3], Email: strfmt.Email(f[4])},
 			Timestamp: &ts,
 			Added:     []string{}, Removed: []string{}, Modified: []string{},
 		}
@@ -476,6 +476,9 @@ func (b *builder) commits(ctx context.Context, ch events.RefChange) ([]*models.P
 	}
 	if total == 0 {
 		total = len(list)
+	}
+	if err := b.nameAccounts(ctx, list); err != nil {
+		return nil, 0, err
 	}
 	if err := b.verify(ctx, list); err != nil {
 		return nil, 0, err
@@ -509,17 +512,36 @@ func (b *builder) verify(ctx context.Context, list []*models.PayloadCommit) erro
 	return nil
 }
 
-// userNameOf is the login of the account with email, "" when none.
-func (b *builder) userNameOf(ctx context.Context, email string) string {
-	e, err := b.s.Store.Emails().FindByEmail(ctx, email)
+// nameAccounts sets the login of the account behind each commit's author
+// and committer address (a primary or activated address, as the commits
+// API matches them), in two statements for the whole list.
+func (b *builder) nameAccounts(ctx context.Context, list []*models.PayloadCommit) error {
+	var emails []string
+	for _, c := range list {
+		emails = append(emails, string(c.Author.Email), string(c.Committer.Email))
+	}
+	owners, err := b.s.Store.Emails().OwnerIDs(ctx, emails)
+	if err != nil || len(owners) == 0 {
+		return err
+	}
+	ids := make([]int64, 0, len(owners))
+	for _, id := range owners {
+		ids = append(ids, id)
+	}
+	users, err := b.s.Store.Users().FindByIDs(ctx, ids)
 	if err != nil {
+		return err
+	}
+	login := func(email strfmt.Email) string {
+		if u := users[owners[strings.ToLower(string(email))]]; u != nil {
+			return u.Name
+		}
 		return ""
 	}
-	u, err := b.s.Store.Users().FindByID(ctx, e.UserID)
-	if err != nil {
-		return ""
+	for _, c := range list {
+		c.Author.UserName, c.Committer.UserName = login(c.Author.Email), login(c.Committer.Email)
 	}
-	return u.Name
+	return nil
 }
 
 func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
