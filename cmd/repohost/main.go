@@ -34,7 +34,7 @@ import (
 const usage = `usage:
   repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
                    [--log-level debug|info|warn|error] [--metrics] [--metrics-token T] [--cron SETTINGS] [--cron-lease D]
-                   [--signing-key FILE]
+                   [--signing-key FILE] [--pprof ADDR]
   repohost migrate [--data DIR] [--db DSN]
   repohost admin user create --username U --password P --email E [--admin] [--must-change-password]
   repohost admin user list [--admin]
@@ -50,7 +50,9 @@ const usage = `usage:
 the commits the server writes.
 Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN, REPOHOST_DATA, REPOHOST_DB,
 REPOHOST_ROOT_URL, REPOHOST_ACCESS_LOG, REPOHOST_LOG_LEVEL, REPOHOST_METRICS (true),
-REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE and REPOHOST_SIGNING_KEY.
+REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_SIGNING_KEY and REPOHOST_PPROF.
+--pprof serves Go's profiles (net/http/pprof, /debug/pprof/) on a separate
+listener, which must be a loopback address.
 `
 
 // testCronTasks are tasks only a test build adds (crontest_task.go, build
@@ -247,6 +249,7 @@ func serve(args []string, log *slog.Logger) error {
 	signingKey := fs.String("signing-key", env("REPOHOST_SIGNING_KEY", ""), "armored OpenPGP private key signing the server's commits (default: unsigned)")
 	allowedHosts := fs.String("webhook-allowed-hosts", env("REPOHOST_WEBHOOK_ALLOWED_HOSTS", ""),
 		"addresses webhooks may deliver to: external (the default), loopback, private, *, CIDR ranges and host globs, comma-separated")
+	pprofListen := fs.String("pprof", env("REPOHOST_PPROF", ""), "loopback address to serve Go's profiles (/debug/pprof/) on (default: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -340,6 +343,14 @@ func serve(args []string, log *slog.Logger) error {
 	// queue their deliveries, which the next start (or another process)
 	// sends.
 	defer hooks.Stop()
+	if *pprofListen != "" {
+		stopProfiles, err := serveProfiles(*pprofListen, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopProfiles()
+	}
 	srv := impl.HTTPServer(handler, d.Config)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
