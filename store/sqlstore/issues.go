@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -244,13 +245,16 @@ func (s issueStore) Assignees(ctx context.Context, issueIDs []int64) (map[int64]
 	if len(issueIDs) == 0 {
 		return out, nil
 	}
-	var rows []issueAssignee
-	err := s.d.conn(ctx).Where("issue_id IN ?", issueIDs).Order("issue_id, position, assignee_id").Find(&rows).Error
+	q := s.d.conn(ctx).Table("issue_assignees").Select("issue_id, assignee_id").Where("issue_id IN ?", issueIDs).
+		Order("issue_id, position, assignee_id")
+	err := eachRow(q, func(rows *sql.Rows) error {
+		var issue, user int64
+		err := rows.Scan(&issue, &user)
+		out[issue] = append(out[issue], user)
+		return err
+	})
 	if err != nil {
 		return nil, translate(err, "list assignees")
-	}
-	for _, r := range rows {
-		out[r.IssueID] = append(out[r.IssueID], r.AssigneeID)
 	}
 	return out, nil
 }
@@ -293,7 +297,12 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 	// page skips index entries, not rows. The outer statement has no ORDER
 	// BY of its own: the page is put in order here, as it is small.
 	ids := s.filtered(ctx, f, false).Select("issues.id").Order(issueOrder.sql(w.reverse)).Offset(w.offset).Limit(w.limit)
-	if err := s.d.conn(ctx).Where("id IN (?)", ids).Find(&out).Error; err != nil {
+	page := s.d.conn(ctx).Table("issues").Select(issueColumns).Where("issues.id IN (?)", ids)
+	if err := eachRow(page, func(rows *sql.Rows) error {
+		is, err := scanIssue(rows)
+		out = append(out, is)
+		return err
+	}); err != nil {
 		return nil, 0, translate(err, "list issues")
 	}
 	slices.SortFunc(out, func(a, b *store.Issue) int {

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 
 	"repohost/store"
 )
@@ -85,19 +86,17 @@ func (s labelStore) ForIssues(ctx context.Context, issueIDs []int64) (map[int64]
 	if len(issueIDs) == 0 {
 		return out, nil
 	}
-	var rows []struct {
-		store.Label
-		IssueID int64
-	}
-	err := s.d.conn(ctx).Table("labels").Select("labels.*, issue_labels.issue_id").
+	q := s.d.conn(ctx).Table("labels").Select(labelColumns+", issue_labels.issue_id").
 		Joins("JOIN issue_labels ON issue_labels.label_id = labels.id").
-		Where("issue_labels.issue_id IN ?", issueIDs).Order("labels.name").Order("labels.id").Scan(&rows).Error
+		Where("issue_labels.issue_id IN ?", issueIDs).Order("labels.name").Order("labels.id")
+	err := eachRow(q, func(rows *sql.Rows) error {
+		var issueID int64
+		l, err := scanLabel(rows, &issueID)
+		out[issueID] = append(out[issueID], l)
+		return err
+	})
 	if err != nil {
 		return nil, translate(err, "list issue labels")
-	}
-	for i := range rows {
-		l := rows[i].Label
-		out[rows[i].IssueID] = append(out[rows[i].IssueID], &l)
 	}
 	return out, nil
 }
