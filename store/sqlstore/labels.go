@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"repohost/store"
 )
@@ -105,11 +106,16 @@ func (s labelStore) AddToIssue(ctx context.Context, issueID int64, labelIDs []in
 	if len(labelIDs) == 0 {
 		return nil
 	}
-	rows := make([]issueLabel, 0, len(labelIDs))
+	// Each link carries its issue's creation time (see migrateV16).
+	values := make([]string, 0, len(labelIDs))
+	args := make([]any, 0, 2*len(labelIDs))
 	for _, id := range labelIDs {
-		rows = append(rows, issueLabel{IssueID: issueID, LabelID: id})
+		values = append(values, "(?, ?, (SELECT issues.created_at FROM issues WHERE issues.id = ?))")
+		args = append(args, issueID, id, issueID)
 	}
-	return translateRef(s.d.conn(ctx).Clauses(onConflictIgnore).Create(&rows).Error, "label issue")
+	err := s.d.conn(ctx).Exec(`INSERT INTO issue_labels (issue_id, label_id, issue_created_at) VALUES `+
+		strings.Join(values, ", ")+` ON CONFLICT DO NOTHING`, args...).Error
+	return translateRef(err, "label issue")
 }
 
 func (s labelStore) RemoveFromIssue(ctx context.Context, issueID int64, labelIDs []int64) error {

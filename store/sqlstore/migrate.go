@@ -33,6 +33,7 @@ var migrations = []migration{
 	{11, "cron task state and leases, system notices", migrateV11},
 	{12, "pull requests, reviews, review comments; forks by parent", migrateV12},
 	{13, "actions: runners, registration tokens, runs, jobs, tasks, steps, logs", migrateV13},
+	{16, "label links in their issues' order", migrateV16},
 }
 
 type schemaMigration struct {
