@@ -353,7 +353,7 @@ func serve(args []string, log *slog.Logger) error {
 	// sends.
 	defer hooks.Stop()
 	if *pprofListen != "" {
-		stopProfiles, err := serveProfiles(*pprofListen, log)
+		_, stopProfiles, err := serveProfiles(*pprofListen, log)
 		if err != nil {
 			ln.Close()
 			return err

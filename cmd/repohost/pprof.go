@@ -12,17 +12,17 @@ import (
 // on a listener of their own, apart from the API: a loopback address only,
 // since the profiles show the process's internals. It returns the function
 // that closes the listener.
-func serveProfiles(addr string, log *slog.Logger) (func(), error) {
+func serveProfiles(addr string, log *slog.Logger) (net.Addr, func(), error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("--pprof %q: %w", addr, err)
+		return nil, nil, fmt.Errorf("--pprof %q: %w", addr, err)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("--pprof %q: profiles are served on a loopback address only", addr)
+		return nil, nil, fmt.Errorf("--pprof %q: profiles are served on a loopback address only", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -33,5 +33,5 @@ func serveProfiles(addr string, log *slog.Logger) (func(), error) {
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("serving profiles", "address", "http://"+ln.Addr().String()+"/debug/pprof/")
-	return func() { _ = srv.Close() }, nil
+	return ln.Addr(), func() { _ = srv.Close() }, nil
 }
