@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -253,14 +252,6 @@ func serve(args []string, log *slog.Logger) error {
 	pprofListen := fs.String("pprof", env("REPOHOST_PPROF", ""), "loopback address to serve Go's profiles (/debug/pprof/) on (default: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
-	}
-	if os.Getenv("GOGC") == "" {
-		// Most of the live heap (about 25 MiB) is the parsed API spec,
-		// which never goes away; Go's default (100) lets garbage grow as
-		// large again before each collection. 70 keeps the resident memory
-		// after a load under 100 MB for a few percent more time in the
-		// collector. GOGC, when set, decides.
-		debug.SetGCPercent(70)
 	}
 	logEvery, err := impl.ParseAccessLog(*accessLog)
 	if err != nil {
