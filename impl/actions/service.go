@@ -318,10 +318,13 @@ func (s Service) emitRun(ctx context.Context, kind events.Kind, r *store.ActionR
 		ID: r.ID, Number: r.Number, WorkflowID: r.WorkflowID, Event: r.Event, Ref: r.Ref, CommitSHA: r.CommitSHA, Status: st, Conclusion: concl})
 }
 
-// settle moves the blocked jobs of a run whose needs have finished on (to
-// waiting when every need succeeded, else skipped), then gives the run its
-// jobs' aggregate status; each change is announced. It runs in the
-// transaction of the change that called it.
+// settle moves the blocked jobs of a run whose needs have finished on,
+// as the reference's job emitter does: to waiting when every need
+// succeeded; when one failed, was cancelled or was skipped, to waiting
+// still if the job has an if: (its runner evaluates it, with always() or
+// failure() in mind), else to skipped. Then it gives the run its jobs'
+// aggregate status; each change is announced. It runs in the transaction
+// of the change that called it.
 func (s Service) settle(ctx context.Context, runID int64) error {
 	jobs, err := s.Store.Actions().JobsOfRun(ctx, runID)
 	if err != nil {
@@ -348,7 +351,7 @@ func (s Service) settle(ctx context.Context, runID int64) error {
 				continue
 			}
 			fields := map[string]any{"updated_at": now}
-			if ok {
+			if ok || jobHasIf(j.WorkflowPayload, j.JobID) {
 				j.Status = store.ActionWaiting
 			} else {
 				j.Status = store.ActionSkipped

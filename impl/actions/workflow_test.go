@@ -180,3 +180,57 @@ func TestPullTriggers(t *testing.T) {
 		}
 	}
 }
+
+// TestJobHasIf: the payload a job is stored with keeps its if:, which
+// decides whether the job still goes to a runner after a need failed.
+func TestJobHasIf(t *testing.T) {
+	t.Parallel()
+	w, err := parseWorkflow([]byte(`on: push
+jobs:
+  a:
+    runs-on: linux
+    steps:
+      - run: "false"
+  b:
+    needs: a
+    if: always()
+    runs-on: linux
+    steps:
+      - run: echo b
+  c:
+    needs: a
+    if: ${{ failure() }}
+    runs-on: linux
+    strategy:
+      matrix:
+        v: [1, 2]
+    steps:
+      - run: echo c
+  d:
+    needs: a
+    if: ""
+    runs-on: linux
+    steps:
+      - if: always()
+        run: echo step
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := w.expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"a": false, "b": true, "c": true, "d": false}
+	if len(jobs) != 5 {
+		t.Fatalf("%d jobs, want 5", len(jobs))
+	}
+	for _, j := range jobs {
+		if got := jobHasIf(j.Payload, j.JobID); got != want[j.JobID] {
+			t.Errorf("job %s: has if %v, want %v\n%s", j.JobID, got, want[j.JobID], j.Payload)
+		}
+	}
+	if jobHasIf([]byte("not: [yaml"), "a") {
+		t.Error("a payload that does not parse has an if")
+	}
+}
