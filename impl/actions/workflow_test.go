@@ -9,7 +9,7 @@ import (
 
 func TestExpandMatrix(t *testing.T) {
 	t.Parallel()
-	w, err := parseWorkflow([]byte(`on: push
+	jobs := mustExpand(t, `on: push
 jobs:
   build:
     name: Build ${{ matrix.os }}
@@ -32,14 +32,7 @@ jobs:
     strategy:
       matrix:
         v: [a, b]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := w.expand()
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var got []string
 	for _, j := range jobs {
 		got = append(got, j.Name+"@"+strings.Join(j.RunsOn, "+"))
@@ -185,7 +178,7 @@ func TestPullTriggers(t *testing.T) {
 // decides whether the job still goes to a runner after a need failed.
 func TestJobHasIf(t *testing.T) {
 	t.Parallel()
-	w, err := parseWorkflow([]byte(`on: push
+	jobs := mustExpand(t, `on: push
 jobs:
   a:
     runs-on: linux
@@ -213,14 +206,7 @@ jobs:
     steps:
       - if: always()
         run: echo step
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := w.expand()
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	want := map[string]bool{"a": false, "b": true, "c": true, "d": false}
 	if len(jobs) != 5 {
 		t.Fatalf("%d jobs, want 5", len(jobs))
@@ -233,4 +219,18 @@ jobs:
 	if jobHasIf([]byte("not: [yaml"), "a") {
 		t.Error("a payload that does not parse has an if")
 	}
+}
+
+// mustExpand parses a workflow and expands its jobs, failing t on error.
+func mustExpand(t *testing.T, content string) []*expandedJob {
+	t.Helper()
+	w, err := parseWorkflow([]byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := w.expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs
 }
