@@ -13,10 +13,11 @@ import (
 )
 
 // TestActionsPullRequestFromFork: a pull request from a fork runs its
-// pull_request workflow when it is opened (and again when it is reopened),
-// at the fork's head commit on refs/pull/N/head, with the workflow file
-// read from that commit (the base branch has none), and a runner of the
-// base repository gets the task.
+// pull_request workflow when it is opened, at the fork's head commit on
+// refs/pull/N/head, with the workflow file read from that commit (the base
+// branch has none), and a runner of the base repository gets the task;
+// two quick pushes to the fork's branch run at each pushed commit, and
+// reopening runs at the head again.
 func TestActionsPullRequestFromFork(t *testing.T) {
 	t.Parallel()
 	p := newPREnv(t, nil)
@@ -66,11 +67,32 @@ func TestActionsPullRequestFromFork(t *testing.T) {
 		t.Fatalf("a second task %d after one run", extra.Id)
 	}
 
+	// Two pushes to the fork's branch, one right after the other: a run
+	// at each pushed commit.
+	var pushed []string
+	for _, content := range []string{"one\n", "two\n"} {
+		pushed = append(pushed, p.git.commitFile(clone, "a.txt", content, "a.txt "+content))
+		p.git.must(clone, "push", "-q", "origin", "feat")
+	}
+	waitFor(t, func() bool { return len(listRuns(t, p.e, runs, alice)) == 3 })
+	got = listRuns(t, p.e, runs, alice)
+	if got[0].HeadSha != pushed[1] || got[1].HeadSha != pushed[0] || got[0].Path != "pr.yml@"+ref {
+		t.Fatalf("runs after two pushes %s, pushed %v", mustJSON(got), pushed)
+	}
+	for _, want := range pushed {
+		task := r.fetch(t)
+		if task == nil || task.Context.AsMap()["sha"] != want {
+			t.Fatalf("task for the push of %s: %v", want, task)
+		}
+		r.finish(t, task.Id, runnerv1.Result_RESULT_SUCCESS, nil)
+	}
+	head = pushed[1]
+
 	// Closing starts nothing; reopening runs the workflow again.
 	path := fmt.Sprintf("repos/alice/proj/pulls/%d", pr.Index)
 	p.e.Do("PATCH", path, map[string]any{"state": "closed"}, alice).Expect(t, http.StatusCreated)
 	p.e.Do("PATCH", path, map[string]any{"state": "open"}, alice).Expect(t, http.StatusCreated)
-	waitFor(t, func() bool { return len(listRuns(t, p.e, runs, alice)) == 2 })
+	waitFor(t, func() bool { return len(listRuns(t, p.e, runs, alice)) == 4 })
 	if got := listRuns(t, p.e, runs, alice); got[0].HeadSha != head || got[0].Path != "pr.yml@"+ref {
 		t.Fatalf("run after reopening %s", mustJSON(got))
 	}
