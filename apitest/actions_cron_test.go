@@ -56,7 +56,8 @@ jobs:
 
 // TestActionsEndlessTasksAndAbandonedJobs: stop_endless_tasks fails a
 // task that has run longer than the endless-task timeout even though its
-// runner keeps reporting (cleanup_actions, for silent runners, leaves it);
+// runner keeps reporting (stop_zombie_tasks and cleanup_actions leave it;
+// stop_zombie_tasks fails a task whose runner fell silent);
 // cancel_abandoned_jobs cancels jobs that have waited unchanged longer
 // than the abandoned-job timeout (one no runner matches, and the one that
 // needs it), and leaves younger ones; runs follow their jobs. Both tasks
@@ -100,8 +101,9 @@ func TestActionsEndlessTasksAndAbandonedJobs(t *testing.T) {
 	clock.set(3*time.Hour + 5*time.Minute)
 	// Not a zombie: its runner sent a log row five minutes ago.
 	runCron(t, e, "cleanup_actions")
+	runCron(t, e, "stop_zombie_tasks")
 	if got := jobsOf(first); got != "long=in_progress/,orphan=queued/,after=waiting/" {
-		t.Fatalf("jobs after cleanup_actions %s", got)
+		t.Fatalf("jobs after the zombie checks %s", got)
 	}
 	runCron(t, e, "stop_endless_tasks")
 	waitFor(t, func() bool { return jobsOf(first) == "long=completed/failure,orphan=queued/,after=waiting/" })
@@ -121,6 +123,15 @@ func TestActionsEndlessTasksAndAbandonedJobs(t *testing.T) {
 	if second == first {
 		t.Fatal("no second run")
 	}
+	// Its first job's runner falls silent: stop_zombie_tasks fails it
+	// a quarter of an hour later.
+	if task := r.fetch(t); task == nil || task.Context.AsMap()["run_id"] != fmt.Sprint(second) {
+		t.Fatalf("task of the second run %v", task)
+	}
+	clock.set(3*time.Hour + 20*time.Minute)
+	runCron(t, e, "stop_zombie_tasks")
+	waitFor(t, func() bool { return jobsOf(second) == "long=completed/failure,orphan=queued/,after=waiting/" })
+
 	clock.set(24*time.Hour + time.Minute)
 	runCron(t, e, "cancel_abandoned_jobs")
 	waitFor(t, func() bool {
@@ -133,7 +144,7 @@ func TestActionsEndlessTasksAndAbandonedJobs(t *testing.T) {
 	if run.Status != "completed" || run.Conclusion != "cancelled" {
 		t.Fatalf("first run %+v", run)
 	}
-	if got := jobsOf(second); got != "long=queued/,orphan=queued/,after=waiting/" {
+	if got := jobsOf(second); got != "long=completed/failure,orphan=queued/,after=waiting/" {
 		t.Fatalf("jobs of the younger run %s", got)
 	}
 	// A day after the second push its jobs go too, and the runner gets
@@ -141,7 +152,7 @@ func TestActionsEndlessTasksAndAbandonedJobs(t *testing.T) {
 	clock.set(27*time.Hour + 10*time.Minute)
 	runCron(t, e, "cancel_abandoned_jobs")
 	waitFor(t, func() bool {
-		return jobsOf(second) == "long=completed/cancelled,orphan=completed/cancelled,after=completed/cancelled"
+		return jobsOf(second) == "long=completed/failure,orphan=completed/cancelled,after=completed/cancelled"
 	})
 	if task := r.fetch(t); task != nil {
 		t.Fatalf("task %d after every job was cancelled", task.Id)

@@ -747,8 +747,10 @@ func (s Service) DeleteOldRuns(ctx context.Context) error {
 }
 
 // CleanupActions fails the tasks whose runner has not reported for the
-// zombie timeout, with their jobs, and moves their runs on (the
-// cleanup_actions task; the reference's stop_zombie_tasks).
+// zombie timeout, with their jobs, and moves their runs on: the
+// reference's stop_zombie_tasks, every five minutes, and this server's
+// cleanup_actions at midnight (the reference's cleans artifacts, which
+// this server has none of).
 func (s Service) CleanupActions(ctx context.Context) error {
 	tasks, err := s.Store.Actions().RunningTasksBefore(ctx, s.Clock.Now().Add(-s.Config.ActionsZombieTimeout), 1000)
 	if err != nil {
