@@ -169,6 +169,10 @@ type Refs struct {
 type Issue struct {
 	ID    int64 `json:"id"`
 	Index int64 `json:"index"`
+	// HeadSHA is, for pull_request.synchronized, the head commit the
+	// pull request moved to (a later move may follow before a consumer
+	// reads the pull request).
+	HeadSHA string `json:"head_sha,omitempty"`
 }
 
 // Review describes a review event: a review submitted or dismissed, or a
