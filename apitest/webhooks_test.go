@@ -354,7 +354,16 @@ func TestWebhookEveryEvent(t *testing.T) {
 	}
 	issuePath := fmt.Sprintf("repos/alice/pub/issues/%d", is.Index)
 	e.Do("PATCH", issuePath, map[string]any{"title": "renamed"}, a).Expect(t, http.StatusCreated)
-	s.expect("edit issue", "issues/edited")
+	got = s.expect("edit issue", "issues/edited")
+	// An edit names what it replaced: the reference's ChangesPayload.
+	ep := got[0].payload(t)
+	if keys := keysOf(ep); !slices.Equal(keys, []string{"action", "changes", "commit_id", "issue", "number", "repository", "sender"}) {
+		t.Errorf("edited issue payload fields %v", keys)
+	}
+	if jsonField(ep, "changes", "title", "from") != "first" || !slices.Equal(keysOf(ep["changes"]), []string{"title"}) ||
+		jsonField(ep, "issue", "title") != "renamed" {
+		t.Errorf("edited issue changes %v issue title %q", ep["changes"], jsonField(ep, "issue", "title"))
+	}
 	e.Do("PATCH", issuePath, map[string]any{"state": "closed"}, a).Expect(t, http.StatusCreated)
 	s.expect("close issue", "issues/closed")
 	e.Do("PATCH", issuePath, map[string]any{"state": "open"}, a).Expect(t, http.StatusCreated)
@@ -384,7 +393,14 @@ func TestWebhookEveryEvent(t *testing.T) {
 	}
 	commentPath := fmt.Sprintf("repos/alice/pub/issues/comments/%d", cm.ID)
 	e.Do("PATCH", commentPath, map[string]any{"body": "changed"}, a).Expect(t, http.StatusOK)
-	s.expect("edit comment", "issue_comment/edited")
+	got = s.expect("edit comment", "issue_comment/edited")
+	ecp := got[0].payload(t)
+	if keys := keysOf(ecp); !slices.Equal(keys, []string{"action", "changes", "comment", "is_pull", "issue", "repository", "sender"}) {
+		t.Errorf("edited comment payload fields %v", keys)
+	}
+	if jsonField(ecp, "changes", "body", "from") != "a comment" || jsonField(ecp, "comment", "body") != "changed" {
+		t.Errorf("edited comment changes %v comment %v", ecp["changes"], ecp["comment"])
+	}
 	e.Do("DELETE", commentPath, nil, a).Expect(t, http.StatusNoContent)
 	got = s.expect("delete comment", "issue_comment/deleted")
 	checkShape(t, got[0])

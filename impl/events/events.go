@@ -165,10 +165,13 @@ type Refs struct {
 	Changes []RefChange `json:"changes"`
 }
 
-// Issue describes an issue event.
+// Issue describes an issue event. An edit names the title and body it
+// replaced (TitleFrom, BodyFrom), when it changed them.
 type Issue struct {
-	ID    int64 `json:"id"`
-	Index int64 `json:"index"`
+	ID        int64   `json:"id"`
+	Index     int64   `json:"index"`
+	TitleFrom *string `json:"title_from,omitempty"`
+	BodyFrom  *string `json:"body_from,omitempty"`
 }
 
 // Review describes a review event: a review submitted or dismissed, or a
@@ -180,6 +183,9 @@ type Review struct {
 	State      string `json:"state"`
 	ReviewerID int64  `json:"reviewer_id,omitempty"`
 	TeamID     int64  `json:"team_id,omitempty"`
+	// TeamMembers are the team's members when its review was requested:
+	// each is told of the request as the reference does.
+	TeamMembers []int64 `json:"team_members,omitempty"`
 }
 
 // pullKinds are the pull request kinds of the issue kinds.
@@ -202,6 +208,8 @@ type Comment struct {
 	ID         int64 `json:"id"`
 	IssueID    int64 `json:"issue_id"`
 	IssueIndex int64 `json:"issue_index"`
+	// BodyFrom is the body an edit replaced.
+	BodyFrom *string `json:"body_from,omitempty"`
 }
 
 // Named describes an event about a thing identified by id and name

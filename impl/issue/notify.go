@@ -50,11 +50,21 @@ func actorID(doer *store.User) int64 {
 
 // emitIssue records kinds about is, in order, in ctx's transaction.
 func (s Service) emitIssue(ctx context.Context, doer *store.User, is *store.Issue, kinds ...events.Kind) error {
+	return s.emitIssueEdit(ctx, doer, is, events.Issue{ID: is.ID, Index: is.Index}, kinds...)
+}
+
+// emitIssueEdit is emitIssue whose edited event is edit (naming what the
+// edit replaced).
+func (s Service) emitIssueEdit(ctx context.Context, doer *store.User, is *store.Issue, edit events.Issue, kinds ...events.Kind) error {
 	for _, k := range kinds {
+		p := events.Issue{ID: is.ID, Index: is.Index}
+		if k == events.IssueEdited {
+			p = edit
+		}
 		if is.IsPull {
 			k = events.PullKind(k)
 		}
-		if err := s.Events.Emit(ctx, k, is.RepoID, actorID(doer), events.Issue{ID: is.ID, Index: is.Index}); err != nil {
+		if err := s.Events.Emit(ctx, k, is.RepoID, actorID(doer), p); err != nil {
 			return err
 		}
 	}

@@ -179,6 +179,13 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		}
 		t := s.Clock.Now()
 		oldMilestone, oldClosed := is.MilestoneID, is.IsClosed
+		edit := events.Issue{ID: is.ID, Index: is.Index}
+		if oldTitle := is.Title; in.Title != nil && *in.Title != oldTitle {
+			edit.TitleFrom = &oldTitle
+		}
+		if oldBody := is.Body; in.Body != nil && *in.Body != oldBody {
+			edit.BodyFrom = &oldBody
+		}
 		cols, ch := applyOwnFields(is, in, t)
 		if err := s.Store.Issues().Update(ctx, is, cols...); err != nil {
 			return err
@@ -205,7 +212,7 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		if out, err = s.Store.Issues().FindByID(ctx, is.ID); err != nil {
 			return err
 		}
-		return s.emitIssue(ctx, doer, out, ch.kinds()...)
+		return s.emitIssueEdit(ctx, doer, out, edit, ch.kinds()...)
 	})
 	if err != nil {
 		return nil, err
@@ -582,7 +589,7 @@ func (s Service) EditComment(ctx context.Context, doer *store.User, r *store.Rep
 	if strings.TrimSpace(body) == "" {
 		return nil, nil, apierr.Validation("[Body]: Required")
 	}
-	changed := body != c.Body
+	changed, oldBody := body != c.Body, c.Body
 	c.Body, c.UpdatedAt = body, s.Clock.Now()
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Comments().Update(ctx, c); err != nil {
@@ -594,7 +601,8 @@ func (s Service) EditComment(ctx context.Context, doer *store.User, r *store.Rep
 		if !changed {
 			return nil
 		}
-		return s.emitComment(ctx, events.CommentEdited, doer, is, c.ID)
+		return s.Events.Emit(ctx, events.CommentEdited, is.RepoID, actorID(doer),
+			events.Comment{ID: c.ID, IssueID: is.ID, IssueIndex: is.Index, BodyFrom: &oldBody})
 	})
 	if err != nil {
 		return nil, nil, err

@@ -269,7 +269,23 @@ func (b *builder) issue(ctx context.Context, kind events.Kind, p events.Issue) (
 		}
 	}
 	return []hookEvent{{Type: eventType, Action: action, Payload: &issuePayload{
-		Action: action, Index: is.Index, Issue: apiIssue, Repository: repo, Sender: b.apiSender()}}}, nil
+		Action: action, Index: is.Index, Changes: editChanges(p), Issue: apiIssue, Repository: repo, Sender: b.apiSender()}}}, nil
+}
+
+// editChanges is the "changes" of an edit: the title and body it
+// replaced (nil when it replaced neither, or for other events).
+func editChanges(p events.Issue) *changesPayload {
+	if p.TitleFrom == nil && p.BodyFrom == nil {
+		return nil
+	}
+	var c changesPayload
+	if p.TitleFrom != nil {
+		c.Title = &changeFrom{From: *p.TitleFrom}
+	}
+	if p.BodyFrom != nil {
+		c.Body = &changeFrom{From: *p.BodyFrom}
+	}
+	return &c
 }
 
 func (b *builder) comment(ctx context.Context, kind events.Kind, p events.Comment) ([]hookEvent, error) {
@@ -310,8 +326,12 @@ func (b *builder) comment(ctx context.Context, kind events.Kind, p events.Commen
 	if is.IsPull {
 		eventType = "pull_request_comment"
 	}
+	var changes *changesPayload
+	if p.BodyFrom != nil {
+		changes = &changesPayload{Body: &changeFrom{From: *p.BodyFrom}}
+	}
 	return []hookEvent{{Type: eventType, Action: action, Payload: &issueCommentPayload{
-		Action: action, Issue: apiIssue, Comment: apiComment, Repository: repo, Sender: b.apiSender(), IsPull: is.IsPull}}}, nil
+		Action: action, Issue: apiIssue, Comment: apiComment, Changes: changes, Repository: repo, Sender: b.apiSender(), IsPull: is.IsPull}}}, nil
 }
 
 func (b *builder) release(ctx context.Context, kind events.Kind, p events.Named) ([]hookEvent, error) {
