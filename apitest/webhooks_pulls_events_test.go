@@ -15,9 +15,10 @@ import (
 // TestWebhookPullRequestSubEvents drives the pull request events of an
 // organization's repository one by one: an edit (with what it replaced),
 // labels set and cleared, a milestone set and removed, assignees set and
-// removed, a review requesting changes, and a team's review request, told
-// as the reference does to each member but the pull request's author, and
-// not at all when taken back.
+// removed, reviews requesting changes and commenting (and a dismissal,
+// which announces nothing), closing and reopening, and a team's review
+// request, told as the reference does to each member but the pull
+// request's author, and not at all when taken back.
 func TestWebhookPullRequestSubEvents(t *testing.T) {
 	t.Parallel()
 	e := hookEnv(t)
@@ -106,12 +107,37 @@ func TestWebhookPullRequestSubEvents(t *testing.T) {
 	}
 
 	// A review requesting changes: pull_request_rejected.
-	e.Do("POST", path+"/reviews", map[string]any{"event": "REQUEST_CHANGES", "body": "needs work"}, b).Expect(t, http.StatusOK)
+	var review models.PullReview
+	e.Do("POST", path+"/reviews", map[string]any{"event": "REQUEST_CHANGES", "body": "needs work"}, b).Expect(t, http.StatusOK).JSON(t, &review)
 	c := s.expect("reject", "pull_request_review_rejected/reviewed")[0]
 	p = check(c, "pull_request_rejected", pr.Index)
 	if jsonField(p, "review", "type") != "pull_request_review_rejected" || jsonField(p, "review", "content") != "needs work" ||
 		!slices.Equal(keysOf(p["review"]), []string{"content", "type"}) || jsonField(p, "sender", "login") != "bob" || p["requested_reviewer"] != nil {
 		t.Errorf("rejected review %v sender %q", p["review"], jsonField(p, "sender", "login"))
+	}
+
+	// Dismissing it announces nothing: the reference's webhook notifier
+	// has no handler for dismissals.
+	e.Do("POST", fmt.Sprintf("%s/reviews/%d/dismissals", path, review.ID), map[string]any{"message": "outdated"}, a).Expect(t, http.StatusOK)
+	rc.quiet(t, s.seen, 500*time.Millisecond)
+
+	// A review that only comments: pull_request_comment on the wire.
+	e.Do("POST", path+"/reviews", map[string]any{"event": "COMMENT", "body": "a remark"}, b).Expect(t, http.StatusOK)
+	p = check(s.expect("comment review", "pull_request_review_comment/reviewed")[0], "pull_request_comment", pr.Index)
+	if jsonField(p, "review", "type") != "pull_request_review_comment" || jsonField(p, "review", "content") != "a remark" {
+		t.Errorf("comment review %v", p["review"])
+	}
+
+	// Closed without a merge, then reopened.
+	e.Do("PATCH", path, map[string]any{"state": "closed"}, a).Expect(t, http.StatusCreated)
+	p = check(s.expect("close", "pull_request/closed")[0], "pull_request", pr.Index)
+	if jsonAt(p, "pull_request", "merged") != false || jsonField(p, "pull_request", "state") != "closed" {
+		t.Errorf("closed pull request merged %v state %q", jsonAt(p, "pull_request", "merged"), jsonField(p, "pull_request", "state"))
+	}
+	e.Do("PATCH", path, map[string]any{"state": "open"}, a).Expect(t, http.StatusCreated)
+	p = check(s.expect("reopen", "pull_request/reopened")[0], "pull_request", pr.Index)
+	if jsonField(p, "pull_request", "state") != "open" {
+		t.Errorf("reopened pull request state %q", jsonField(p, "pull_request", "state"))
 	}
 
 	// A team's review request, made by dave: one delivery for each member
