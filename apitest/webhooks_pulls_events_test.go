@@ -35,7 +35,8 @@ func TestWebhookPullRequestSubEvents(t *testing.T) {
 		Expect(t, http.StatusCreated)
 
 	rc := newReceiver(t)
-	mkHook(t, e, a, "repos/acme/proj/hooks", giteaHook(rc.URL, "pull_request"))
+	hook := mkHook(t, e, a, "repos/acme/proj/hooks", giteaHook(rc.URL, "pull_request"))
+	hookPath := fmt.Sprintf("repos/acme/proj/hooks/%d", hook.ID)
 	s := &stepper{t: t, rc: rc}
 	const repo = "acme/proj"
 	check := func(c hookCall, event string, index int64) map[string]any {
@@ -100,10 +101,31 @@ func TestWebhookPullRequestSubEvents(t *testing.T) {
 	if as, _ := jsonAt(p, "pull_request", "assignees").([]any); len(as) != 1 || as[0].(map[string]any)["login"] != "bob" {
 		t.Errorf("assigned pull request assignees %v", jsonAt(p, "pull_request", "assignees"))
 	}
+	// As in the reference, one delivery per user taken off or added.
+	e.Do("PATCH", path, map[string]any{"assignees": []string{"carol", "dave"}}, a).Expect(t, http.StatusCreated)
+	got := s.expect("reassign", "pull_request_assign/unassigned", "pull_request_assign/assigned", "pull_request_assign/assigned")
+	// Queued in that order (workers may send them in any order).
+	if ds := hookDeliveries(t, e, a, hookPath); len(ds) < 3 || ds[2].Action != "unassigned" || ds[1].Action != "assigned" || ds[0].Action != "assigned" {
+		t.Errorf("reassign: deliveries queued %+v, want unassigned, then assigned twice", ds[:min(len(ds), 3)])
+	}
+	ids := map[string]bool{}
+	for _, c := range got {
+		p = check(c, "pull_request", pr.Index)
+		ids[c.delivery()] = true
+		as, _ := jsonAt(p, "pull_request", "assignees").([]any)
+		if len(as) != 2 || jsonField(p, "sender", "login") != "alice" {
+			t.Errorf("reassigned pull request assignees %v sender %q", as, jsonField(p, "sender", "login"))
+		}
+	}
+	if len(ids) != 3 {
+		t.Errorf("reassign: %d distinct X-Gitea-Delivery ids, want 3", len(ids))
+	}
 	e.Do("PATCH", path, map[string]any{"assignees": []string{}}, a).Expect(t, http.StatusCreated)
-	p = check(s.expect("unassign", "pull_request_assign/unassigned")[0], "pull_request", pr.Index)
-	if as, _ := jsonAt(p, "pull_request", "assignees").([]any); len(as) != 0 {
-		t.Errorf("unassigned pull request assignees %v", as)
+	for _, c := range s.expect("unassign", "pull_request_assign/unassigned", "pull_request_assign/unassigned") {
+		p = check(c, "pull_request", pr.Index)
+		if as, _ := jsonAt(p, "pull_request", "assignees").([]any); len(as) != 0 {
+			t.Errorf("unassigned pull request assignees %v", as)
+		}
 	}
 
 	// A review requesting changes: pull_request_rejected.
@@ -143,10 +165,10 @@ func TestWebhookPullRequestSubEvents(t *testing.T) {
 	// A team's review request, made by dave: one delivery for each member
 	// but the pull request's author (alice), dave included.
 	e.Do("POST", path+"/requested_reviewers", map[string]any{"team_reviewers": []string{"reviewers"}}, d).Expect(t, http.StatusCreated)
-	got := s.expect("team review request", "pull_request_review_request/review_requested",
+	got = s.expect("team review request", "pull_request_review_request/review_requested",
 		"pull_request_review_request/review_requested", "pull_request_review_request/review_requested")
 	var reviewers []string
-	ids := map[string]bool{}
+	ids = map[string]bool{}
 	for _, c := range got {
 		p := check(c, "pull_request", pr.Index)
 		reviewers = append(reviewers, jsonField(p, "requested_reviewer", "login"))

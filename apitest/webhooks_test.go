@@ -382,6 +382,17 @@ func TestWebhookEveryEvent(t *testing.T) {
 	if ap := checkShape(t, got[0]); len(ap["issue"].(map[string]any)["assignees"].([]any)) != 1 {
 		t.Errorf("assign payload %s", got[0].Body)
 	}
+	e.Do("PATCH", issuePath, map[string]any{"assignees": []string{}}, a).Expect(t, http.StatusCreated)
+	got = s.expect("unassign issue", "issue_assign/unassigned")
+	if as, _ := jsonAt(checkShape(t, got[0]), "issue", "assignees").([]any); len(as) != 0 {
+		t.Errorf("unassign payload %s", got[0].Body)
+	}
+	// Created with an assignee: opened, then assigned, as in the reference.
+	second := isCreate(t, e, "alice/pub", a, map[string]any{"title": "second", "assignees": []string{"alice"}})
+	got = s.expect("open assigned issue", "issues/opened", "issue_assign/assigned")
+	if ap := checkShape(t, byType(got, "issue_assign")); ap["number"].(float64) != float64(second.Index) {
+		t.Errorf("assigned on creation payload %s", byType(got, "issue_assign").Body)
+	}
 
 	// Comments.
 	var cm models.Comment

@@ -166,12 +166,15 @@ type Refs struct {
 }
 
 // Issue describes an issue event. An edit names the title and body it
-// replaced (TitleFrom, BodyFrom), when it changed them.
+// replaced (TitleFrom, BodyFrom), when it changed them; a change of
+// assignees names the users it assigned and those it unassigned.
 type Issue struct {
-	ID        int64   `json:"id"`
-	Index     int64   `json:"index"`
-	TitleFrom *string `json:"title_from,omitempty"`
-	BodyFrom  *string `json:"body_from,omitempty"`
+	ID         int64   `json:"id"`
+	Index      int64   `json:"index"`
+	TitleFrom  *string `json:"title_from,omitempty"`
+	BodyFrom   *string `json:"body_from,omitempty"`
+	Assigned   []int64 `json:"assigned,omitempty"`
+	Unassigned []int64 `json:"unassigned,omitempty"`
 }
 
 // Review describes a review event: a review submitted or dismissed, or a

@@ -126,7 +126,8 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		}
 		ch := issueChanges{opened: true, closed: in.Closed, labels: len(labels) > 0,
 			milestone: is.MilestoneID != 0, assignees: len(assignees) > 0}
-		if err := s.emitIssue(ctx, doer, is, ch.kinds()...); err != nil {
+		details := events.Issue{Assigned: setDiff(nil, assignees)}
+		if err := s.emitIssueEdit(ctx, doer, is, details, ch.kinds()...); err != nil {
 			return err
 		}
 		if in.Also != nil {
@@ -193,7 +194,7 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		if err := s.moveState(ctx, r, is, oldMilestone, oldClosed, plan.closeTo, t, &ch); err != nil {
 			return err
 		}
-		if err := s.replaceLinks(ctx, is, in, plan, &ch); err != nil {
+		if err := s.replaceLinks(ctx, is, in, plan, &ch, &edit); err != nil {
 			return err
 		}
 		if in.Also != nil {
@@ -340,7 +341,7 @@ func (s Service) moveState(ctx context.Context, r *store.Repository, is *store.I
 
 // replaceLinks replaces the issue's assignees and projects when the edit
 // names them.
-func (s Service) replaceLinks(ctx context.Context, is *store.Issue, in EditInput, plan editPlan, ch *issueChanges) error {
+func (s Service) replaceLinks(ctx context.Context, is *store.Issue, in EditInput, plan editPlan, ch *issueChanges, details *events.Issue) error {
 	st := s.Store
 	if in.SetAssignees {
 		old, err := st.Issues().Assignees(ctx, []int64{is.ID})
@@ -348,6 +349,8 @@ func (s Service) replaceLinks(ctx context.Context, is *store.Issue, in EditInput
 			return err
 		}
 		ch.assignees = !sameSet(old[is.ID], plan.assignees)
+		details.Unassigned = setDiff(plan.assignees, old[is.ID])
+		details.Assigned = setDiff(old[is.ID], plan.assignees)
 		if err := st.Issues().SetAssignees(ctx, is.ID, plan.assignees); err != nil {
 			return err
 		}

@@ -263,13 +263,37 @@ func (b *builder) issue(ctx context.Context, kind events.Kind, p events.Issue) (
 			action = "demilestoned"
 		}
 	case events.IssueAssigned:
-		eventType, action = "issue_assign", "assigned"
-		if len(apiIssue.Assignees) == 0 {
-			action = "unassigned"
+		out := []hookEvent{}
+		for _, action := range assignActions(p, len(apiIssue.Assignees)) {
+			out = append(out, hookEvent{Type: "issue_assign", Action: action, Payload: &issuePayload{
+				Action: action, Index: is.Index, Issue: apiIssue, Repository: repo, Sender: b.apiSender()}})
 		}
+		return out, nil
 	}
 	return []hookEvent{{Type: eventType, Action: action, Payload: &issuePayload{
 		Action: action, Index: is.Index, Changes: editChanges(p), Issue: apiIssue, Repository: repo, Sender: b.apiSender()}}}, nil
+}
+
+// assignActions are the actions of a change of assignees, one per user
+// as the reference announces them: "unassigned" for each user taken off,
+// then "assigned" for each user added. An event that does not name the
+// users (recorded by an older version) is one action, by whether anyone
+// is assigned now.
+func assignActions(p events.Issue, assigned int) []string {
+	if p.Assigned == nil && p.Unassigned == nil {
+		if assigned == 0 {
+			return []string{"unassigned"}
+		}
+		return []string{"assigned"}
+	}
+	var out []string
+	for range p.Unassigned {
+		out = append(out, "unassigned")
+	}
+	for range p.Assigned {
+		out = append(out, "assigned")
+	}
+	return out
 }
 
 // editChanges is the "changes" of an edit: the title and body it

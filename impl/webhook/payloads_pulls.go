@@ -137,10 +137,13 @@ func (b *builder) pullEvent(ctx context.Context, e *store.Event) ([]hookEvent, e
 			action = "demilestoned"
 		}
 	case events.PullAssigned:
-		eventType, action = "pull_request_assign", "assigned"
-		if len(payload.PullRequest.Assignees) == 0 {
-			action = "unassigned"
+		var out []hookEvent
+		for _, action := range assignActions(p, len(payload.PullRequest.Assignees)) {
+			each := *payload
+			each.Action = action
+			out = append(out, hookEvent{Type: "pull_request_assign", Action: action, Branch: pr.BaseBranch, Payload: &each})
 		}
+		return out, nil
 	}
 	payload.Action = action
 	return []hookEvent{{Type: eventType, Action: action, Branch: pr.BaseBranch, Payload: payload}}, nil
