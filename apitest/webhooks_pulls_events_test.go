@@ -76,11 +76,23 @@ func TestWebhookPullRequestSubEvents(t *testing.T) {
 	if len(labels) != 1 || labels[0].(map[string]any)["name"] != "bug" {
 		t.Errorf("labelled pull request labels %v", labels)
 	}
+	// Taking the last label off is an update; only the clear operation
+	// is label_cleared, as in the reference.
+	e.Do("DELETE", fmt.Sprintf("%s/labels/%d", issuePath, label.ID), nil, a).Expect(t, http.StatusNoContent)
+	p = check(s.expect("remove the last label", "pull_request_label/label_updated")[0], "pull_request", pr.Index)
+	if labels, _ := jsonAt(p, "pull_request", "labels").([]any); len(labels) != 0 {
+		t.Errorf("unlabelled pull request labels %v", labels)
+	}
+	e.Do("POST", issuePath+"/labels", map[string]any{"labels": []int64{label.ID}}, a).Expect(t, http.StatusOK)
+	s.expect("label again", "pull_request_label/label_updated")
 	e.Do("DELETE", issuePath+"/labels", nil, a).Expect(t, http.StatusNoContent)
 	p = check(s.expect("clear labels", "pull_request_label/label_cleared")[0], "pull_request", pr.Index)
 	if labels, _ := jsonAt(p, "pull_request", "labels").([]any); len(labels) != 0 {
 		t.Errorf("cleared pull request labels %v", labels)
 	}
+	// Clearing no labels changes nothing and announces nothing.
+	e.Do("DELETE", issuePath+"/labels", nil, a).Expect(t, http.StatusNoContent)
+	rc.quiet(t, s.seen, 300*time.Millisecond)
 
 	// Milestone: set, then removed.
 	ms := isMilestone(t, e, repo, a, map[string]any{"title": "v1"})

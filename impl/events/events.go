@@ -167,7 +167,8 @@ type Refs struct {
 
 // Issue describes an issue event. An edit names the title and body it
 // replaced (TitleFrom, BodyFrom), when it changed them; a change of
-// assignees names the users it assigned and those it unassigned.
+// assignees names the users it assigned and those it unassigned; a change
+// of labels tells whether it was the clear operation.
 type Issue struct {
 	ID         int64   `json:"id"`
 	Index      int64   `json:"index"`
@@ -175,6 +176,7 @@ type Issue struct {
 	BodyFrom   *string `json:"body_from,omitempty"`
 	Assigned   []int64 `json:"assigned,omitempty"`
 	Unassigned []int64 `json:"unassigned,omitempty"`
+	Cleared    bool    `json:"cleared,omitempty"`
 }
 
 // Review describes a review event: a review submitted or dismissed, or a

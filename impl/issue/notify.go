@@ -55,7 +55,8 @@ func (s Service) emitIssue(ctx context.Context, doer *store.User, is *store.Issu
 
 // emitIssueEdit is emitIssue with the details of what changed: the
 // edited event carries the title and body replaced, the assigned event
-// the users assigned and unassigned.
+// the users assigned and unassigned, the labels event whether all were
+// cleared.
 func (s Service) emitIssueEdit(ctx context.Context, doer *store.User, is *store.Issue, details events.Issue, kinds ...events.Kind) error {
 	for _, k := range kinds {
 		p := events.Issue{ID: is.ID, Index: is.Index}
@@ -64,6 +65,8 @@ func (s Service) emitIssueEdit(ctx context.Context, doer *store.User, is *store.
 			p.TitleFrom, p.BodyFrom = details.TitleFrom, details.BodyFrom
 		case events.IssueAssigned:
 			p.Assigned, p.Unassigned = details.Assigned, details.Unassigned
+		case events.IssueLabelsChanged:
+			p.Cleared = details.Cleared
 		}
 		if is.IsPull {
 			k = events.PullKind(k)

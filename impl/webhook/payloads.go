@@ -253,8 +253,10 @@ func (b *builder) issue(ctx context.Context, kind events.Kind, p events.Issue) (
 	case events.IssueReopened:
 		action = "reopened"
 	case events.IssueLabelsChanged:
+		// As in the reference, label_cleared is the clear operation's;
+		// taking labels off otherwise is label_updated, even the last.
 		eventType, action = "issue_label", "label_updated"
-		if len(apiIssue.Labels) == 0 {
+		if p.Cleared {
 			action = "label_cleared"
 		}
 	case events.IssueMilestoned:

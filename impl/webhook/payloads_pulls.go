@@ -128,7 +128,7 @@ func (b *builder) pullEvent(ctx context.Context, e *store.Event) ([]hookEvent, e
 		payload.CommitID = pr.HeadCommitID
 	case events.PullLabelsChanged:
 		eventType, action = "pull_request_label", "label_updated"
-		if len(payload.PullRequest.Labels) == 0 {
+		if p.Cleared {
 			action = "label_cleared"
 		}
 	case events.PullMilestoned:
