@@ -42,12 +42,15 @@ func (s hookStore) sealed(hs []*store.Hook, write func() error) error {
 	return write()
 }
 
-// open opens the authorization headers of hooks just read.
+// open opens the authorization headers of hooks just read. A header that
+// does not open (another key sealed it) marks its hook rather than failing
+// the read: one hook sealed under a lost key must not stop its
+// repository's events from being queued for every other hook.
 func (s hookStore) open(hs ...*store.Hook) error {
 	for _, h := range hs {
 		v, err := s.d.secrets.Open(h.AuthorizationHeader)
 		if err != nil {
-			return fmt.Errorf("open the authorization header of hook %d: %w", h.ID, err)
+			v, h.AuthorizationUnreadable = "", true
 		}
 		h.AuthorizationHeader = v
 	}
