@@ -155,7 +155,60 @@ func TestActionsSDK(t *testing.T) {
 		}
 	}
 
+	// A repository of the organization: its run and jobs are the
+	// organization's, and only the organization's runner takes the job.
+	if _, _, err := alice.CreateOrgRepo("sdkorg", gitea.CreateRepoOption{Name: "orgci", AutoInit: true}); err != nil {
+		t.Fatalf("CreateOrgRepo: %v", err)
+	}
+	orgWf := "on: push\njobs:\n  org:\n    runs-on: linux\n    steps:\n      - run: echo org\n"
+	if _, _, err := alice.CreateFile("sdkorg", "orgci", ".gitea/workflows/org.yml", gitea.CreateFileOptions{
+		FileOptions: gitea.FileOptions{Message: "org workflow"}, Content: base64.StdEncoding.EncodeToString([]byte(orgWf))}); err != nil {
+		t.Fatalf("CreateFile in the organization: %v", err)
+	}
+	if c := countRuns(alice.ListOrgActionRuns("sdkorg", gitea.ListRepoActionRunsOptions{Status: "queued"})).as("queued org runs", 1); c.err != nil || c.got != c.want {
+		t.Fatalf("%s: %d (%v)", c.name, c.got, c.err)
+	}
+	if task := userRunner.fetch(t); task != nil {
+		t.Fatalf("alice's runner took the organization's job %v", task.Context.AsMap()["repository"])
+	}
+	if task := repoRunner.fetch(t); task != nil {
+		t.Fatalf("sdkci's runner took the organization's job %v", task.Context.AsMap()["repository"])
+	}
+	orgRunner2 := registerRunner(t, e, orgTok, "acme-org-2", "linux")
+	orgTask := orgRunner2.fetch(t)
+	if orgTask == nil || orgTask.Context.AsMap()["repository"] != "sdkorg/orgci" {
+		t.Fatalf("organization runner's task %v", orgTask)
+	}
+	if c := count(alice.ListOrgActionJobs("sdkorg", gitea.ListRepoActionJobsOptions{Status: "in_progress"})).as("running org jobs", 1); c.err != nil || c.got != c.want {
+		t.Fatalf("%s: %d (%v)", c.name, c.got, c.err)
+	}
+	orgRunner2.log(t, orgTask.Id, 0, true, "org: failed")
+	orgRunner2.finish(t, orgTask.Id, runnerv1.Result_RESULT_FAILURE, nil)
+	for _, c := range []countCheck{
+		countRuns(alice.ListOrgActionRuns("sdkorg", gitea.ListRepoActionRunsOptions{Status: "failure"})).as("failed org runs", 1),
+		count(alice.ListOrgActionJobs("sdkorg", gitea.ListRepoActionJobsOptions{Status: "failure"})).as("failed org jobs", 1),
+		countRuns(admin.ListAdminActionRuns(gitea.ListRepoActionRunsOptions{})).as("admin runs", 2),
+		count(admin.ListAdminActionJobs(gitea.ListRepoActionJobsOptions{Status: "failure"})).as("failed admin jobs", 1),
+		count(alice.ListUserActionJobs(gitea.ListRepoActionJobsOptions{})).as("alice's own jobs", 1),
+	} {
+		if c.err != nil || c.got != c.want {
+			t.Errorf("%s: %d (%v), want %d", c.name, c.got, c.err, c.want)
+		}
+	}
+
 	// The reference's 400 and 404 answers.
+	if _, resp, err := alice.ListOrgActionRuns("nosuchorg", gitea.ListRepoActionRunsOptions{}); err == nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("runs of an unknown organization: %v (%v)", err, resp)
+	}
+	if _, resp, err := alice.ListRepoActionJobs("alice", "nosuch", gitea.ListRepoActionJobsOptions{}); err == nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("jobs of an unknown repository: %v (%v)", err, resp)
+	}
+	if _, resp, err := alice.GetRepoActionJob("alice", "sdkci", jobID+1000); err == nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown job: %v (%v)", err, resp)
+	}
+	if _, resp, err := alice.ListOrgActionJobs("sdkorg", gitea.ListRepoActionJobsOptions{Status: "bogus"}); err == nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("bad org job status: %v (%v)", err, resp)
+	}
 	if _, resp, err := admin.ListAdminActionJobs(gitea.ListRepoActionJobsOptions{Status: "bogus"}); err == nil || resp.StatusCode != http.StatusBadRequest || !strings.Contains(err.Error(), "Invalid status bogus") {
 		t.Fatalf("bad status: %v (%v)", err, resp)
 	}

@@ -35,6 +35,7 @@ import (
 	"repohost/impl/user"
 	"repohost/impl/webhook"
 	"repohost/store"
+	"repohost/store/secretbox"
 	"repohost/store/sqlstore"
 	"repohost/store/sqlstore/sqltest"
 )
@@ -152,7 +153,16 @@ func (e *Env) Twin(t testing.TB) *Env {
 func (e *Env) start(t testing.TB, dsn, dataDir string, configure func(*app.Deps)) {
 	t.Helper()
 	e.dsn, e.dataDir = dsn, dataDir
-	db, err := sqlstore.Open(dsn, sqlstore.Options{Logger: &countingLogger{n: &e.stmts}, CacheTTL: e.cacheTTL})
+	// The instance key, as `repohost serve` keeps it without --secret-key.
+	key, err := secretbox.LoadKey(dataDir)
+	if err != nil {
+		t.Fatalf("secret key: %v", err)
+	}
+	secrets, err := secretbox.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlstore.Open(dsn, sqlstore.Options{Logger: &countingLogger{n: &e.stmts}, CacheTTL: e.cacheTTL, Secrets: secrets})
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}

@@ -98,15 +98,22 @@ func TestWebhookPullRequests(t *testing.T) {
 // event and top-level fields, and returns its payload.
 func checkPullDelivery(t *testing.T, c hookCall, event string, index int64) map[string]any {
 	t.Helper()
+	return checkPullDeliveryIn(t, c, event, "alice/proj", index, pullPayloadFields)
+}
+
+// checkPullDeliveryIn is checkPullDelivery for pull request index of repo
+// with payload fields want.
+func checkPullDeliveryIn(t *testing.T, c hookCall, event, repo string, index int64, want []string) map[string]any {
+	t.Helper()
 	checkSigned(t, c, "s3cret")
 	if c.event() != event {
 		t.Errorf("%s: X-Gitea-Event %q, want %q", c.typ(), c.event(), event)
 	}
 	p := c.payload(t)
-	if got := keysOf(p); !slices.Equal(got, pullPayloadFields) {
-		t.Errorf("%s payload fields %v, want %v", c.typ(), got, pullPayloadFields)
+	if got := keysOf(p); !slices.Equal(got, want) {
+		t.Errorf("%s payload fields %v, want %v", c.typ(), got, want)
 	}
-	if p["number"] != float64(index) || jsonField(p, "pull_request", "number") != fmt.Sprint(index) || jsonField(p, "repository", "full_name") != "alice/proj" {
+	if p["number"] != float64(index) || jsonField(p, "pull_request", "number") != fmt.Sprint(index) || jsonField(p, "repository", "full_name") != repo {
 		t.Errorf("%s: number %v pull_request.number %q repository %q", c.typ(), p["number"], jsonField(p, "pull_request", "number"), jsonField(p, "repository", "full_name"))
 	}
 	return p
@@ -114,19 +121,24 @@ func checkPullDelivery(t *testing.T, c hookCall, event string, index int64) map[
 
 // jsonField reads a string or number at path of a JSON object.
 func jsonField(m map[string]any, path ...string) string {
-	var cur any = m
-	for _, k := range path {
-		mm, ok := cur.(map[string]any)
-		if !ok {
-			return ""
-		}
-		cur = mm[k]
-	}
-	switch v := cur.(type) {
+	switch v := jsonAt(m, path...).(type) {
 	case string:
 		return v
 	case float64:
 		return fmt.Sprint(int64(v))
 	}
 	return ""
+}
+
+// jsonAt reads the value at path of a JSON object (nil when absent).
+func jsonAt(m map[string]any, path ...string) any {
+	var cur any = m
+	for _, k := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[k]
+	}
+	return cur
 }

@@ -354,7 +354,16 @@ func TestWebhookEveryEvent(t *testing.T) {
 	}
 	issuePath := fmt.Sprintf("repos/alice/pub/issues/%d", is.Index)
 	e.Do("PATCH", issuePath, map[string]any{"title": "renamed"}, a).Expect(t, http.StatusCreated)
-	s.expect("edit issue", "issues/edited")
+	got = s.expect("edit issue", "issues/edited")
+	// An edit names what it replaced: the reference's ChangesPayload.
+	ep := got[0].payload(t)
+	if keys := keysOf(ep); !slices.Equal(keys, []string{"action", "changes", "commit_id", "issue", "number", "repository", "sender"}) {
+		t.Errorf("edited issue payload fields %v", keys)
+	}
+	if jsonField(ep, "changes", "title", "from") != "first" || !slices.Equal(keysOf(ep["changes"]), []string{"title"}) ||
+		jsonField(ep, "issue", "title") != "renamed" {
+		t.Errorf("edited issue changes %v issue title %q", ep["changes"], jsonField(ep, "issue", "title"))
+	}
 	e.Do("PATCH", issuePath, map[string]any{"state": "closed"}, a).Expect(t, http.StatusCreated)
 	s.expect("close issue", "issues/closed")
 	e.Do("PATCH", issuePath, map[string]any{"state": "open"}, a).Expect(t, http.StatusCreated)
@@ -373,6 +382,17 @@ func TestWebhookEveryEvent(t *testing.T) {
 	if ap := checkShape(t, got[0]); len(ap["issue"].(map[string]any)["assignees"].([]any)) != 1 {
 		t.Errorf("assign payload %s", got[0].Body)
 	}
+	e.Do("PATCH", issuePath, map[string]any{"assignees": []string{}}, a).Expect(t, http.StatusCreated)
+	got = s.expect("unassign issue", "issue_assign/unassigned")
+	if as, _ := jsonAt(checkShape(t, got[0]), "issue", "assignees").([]any); len(as) != 0 {
+		t.Errorf("unassign payload %s", got[0].Body)
+	}
+	// Created with an assignee: opened, then assigned, as in the reference.
+	second := isCreate(t, e, "alice/pub", a, map[string]any{"title": "second", "assignees": []string{"alice"}})
+	got = s.expect("open assigned issue", "issues/opened", "issue_assign/assigned")
+	if ap := checkShape(t, byType(got, "issue_assign")); ap["number"].(float64) != float64(second.Index) {
+		t.Errorf("assigned on creation payload %s", byType(got, "issue_assign").Body)
+	}
 
 	// Comments.
 	var cm models.Comment
@@ -384,7 +404,14 @@ func TestWebhookEveryEvent(t *testing.T) {
 	}
 	commentPath := fmt.Sprintf("repos/alice/pub/issues/comments/%d", cm.ID)
 	e.Do("PATCH", commentPath, map[string]any{"body": "changed"}, a).Expect(t, http.StatusOK)
-	s.expect("edit comment", "issue_comment/edited")
+	got = s.expect("edit comment", "issue_comment/edited")
+	ecp := got[0].payload(t)
+	if keys := keysOf(ecp); !slices.Equal(keys, []string{"action", "changes", "comment", "is_pull", "issue", "repository", "sender"}) {
+		t.Errorf("edited comment payload fields %v", keys)
+	}
+	if jsonField(ecp, "changes", "body", "from") != "a comment" || jsonField(ecp, "comment", "body") != "changed" {
+		t.Errorf("edited comment changes %v comment %v", ecp["changes"], ecp["comment"])
+	}
 	e.Do("DELETE", commentPath, nil, a).Expect(t, http.StatusNoContent)
 	got = s.expect("delete comment", "issue_comment/deleted")
 	checkShape(t, got[0])

@@ -28,6 +28,9 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 		{Name: "delete_old_actions", Schedule: "@every 168h", Enabled: false, Run: s.Actions.DeleteOldRuns},
 		cron.UpdateChecker(e),
 		{Name: "cleanup_actions", Schedule: "@midnight", Enabled: true, Run: s.Actions.CleanupActions},
+		{Name: "stop_zombie_tasks", Schedule: "@every 5m", Enabled: true, Run: s.Actions.CleanupActions},
+		{Name: "stop_endless_tasks", Schedule: "@every 30m", Enabled: true, Run: s.Actions.StopEndlessTasks},
+		{Name: "cancel_abandoned_jobs", Schedule: "@every 6h", Enabled: true, Run: s.Actions.CancelAbandonedJobs},
 	}
 }
 

@@ -18,8 +18,9 @@ type Services struct {
 	Keys  keys.Service
 	// Packages also carries the cleanup_packages task (CleanupBlobs).
 	Packages packages.Service
-	// Actions also carries the cleanup_actions and delete_old_actions
-	// tasks, and the consumer that turns pushes into workflow runs.
+	// Actions also carries the cleanup_actions, stop_endless_tasks,
+	// cancel_abandoned_jobs and delete_old_actions tasks, and the
+	// consumer that turns pushes into workflow runs.
 	Actions actions.Service
 }
 

@@ -243,6 +243,9 @@ type ActionsStore interface {
 	FindJob(ctx context.Context, id int64) (*ActionRunJob, error)
 	JobsOfRun(ctx context.Context, runID int64) ([]*ActionRunJob, error)
 	UpdateJob(ctx context.Context, id int64, fields map[string]any) error
+	// JobsUpdatedBefore lists up to limit jobs in one of statuses last
+	// updated before t (at whole seconds), oldest first.
+	JobsUpdatedBefore(ctx context.Context, statuses []ActionStatus, t time.Time, limit int) ([]*ActionRunJob, error)
 	ListJobs(ctx context.Context, f JobFilter, p Page) ([]*JobView, int64, error)
 	// ClaimJob hands the oldest waiting job runner may take (in its scope,
 	// whose runs-on match accepts) to task: the job becomes running with
@@ -256,6 +259,9 @@ type ActionsStore interface {
 	// RunningTasksBefore lists running tasks last updated before t (at
 	// whole seconds).
 	RunningTasksBefore(ctx context.Context, t time.Time, limit int) ([]*ActionTask, error)
+	// RunningTasksStartedBefore lists running tasks started before t (at
+	// whole seconds), however recently they were updated.
+	RunningTasksStartedBefore(ctx context.Context, t time.Time, limit int) ([]*ActionTask, error)
 	// SaveSteps replaces the steps of a task.
 	SaveSteps(ctx context.Context, taskID int64, steps []*ActionTaskStep) error
 	// AppendLogs stores rows (each naming its task and line).

@@ -349,6 +349,8 @@ type TeamStore interface {
 	IsMember(ctx context.Context, teamID, userID int64) (bool, error)
 	CountMembers(ctx context.Context, teamID int64) (int64, error)
 	ListMembers(ctx context.Context, teamID int64, p Page) ([]*User, int64, error)
+	// MemberIDs lists the ids of every member of teamID, ascending.
+	MemberIDs(ctx context.Context, teamID int64) ([]int64, error)
 
 	// AddRepo gives t the repository (nothing when it has it already).
 	AddRepo(ctx context.Context, teamID, repoID int64) error

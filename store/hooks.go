@@ -28,10 +28,16 @@ type Hook struct {
 	Events              string
 	BranchFilter        string
 	AuthorizationHeader string
-	Name                string
-	Active              bool
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
+	// AuthorizationUnreadable marks a hook read back whose sealed
+	// authorization header does not open with this server's secret key
+	// (the key was lost or changed): the header then reads as empty and
+	// deliveries fail with that reason rather than go out without it.
+	// Reads of the hook, and its other hooks' deliveries, carry on.
+	AuthorizationUnreadable bool `gorm:"-"`
+	Name                    string
+	Active                  bool
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
 }
 
 // TableName keeps the reference's table name.

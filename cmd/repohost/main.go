@@ -28,14 +28,15 @@ import (
 	"repohost/impl/webhook"
 	"repohost/store"
 	"repohost/store/gitstore"
+	"repohost/store/secretbox"
 	"repohost/store/sqlstore"
 )
 
 const usage = `usage:
   repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
                    [--log-level debug|info|warn|error] [--metrics] [--metrics-token T] [--cron SETTINGS] [--cron-lease D]
-                   [--signing-key FILE] [--pprof ADDR]
-  repohost migrate [--data DIR] [--db DSN]
+                   [--signing-key FILE] [--secret-key KEY] [--webhook-allowed-hosts LIST] [--pprof ADDR]
+  repohost migrate [--data DIR] [--db DSN] [--secret-key KEY]
   repohost admin user create --username U --password P --email E [--admin] [--must-change-password]
   repohost admin user list [--admin]
   repohost admin user change-password --username U --password P [--must-change-password=false]
@@ -43,14 +44,17 @@ const usage = `usage:
   repohost admin user generate-access-token --username U [--token-name N] [--scopes S] [--raw]
   repohost admin repo-sync-releases [--repo OWNER/NAME]
   repohost admin notices [--limit N]
-  (every admin command also takes --data DIR and --db DSN)
+  (every admin command also takes --data DIR, --db DSN and --secret-key KEY)
 
 --db is a postgres:// URL or the path of a SQLite file (default: DIR/repohost.db).
 --signing-key is an armored OpenPGP private key (no passphrase) that signs
 the commits the server writes.
+--secret-key seals the secrets kept in the database (webhook authorization
+headers); without it a key is generated once into DIR/secret_key (mode 0600),
+which every process sharing DIR uses. Keep it: without it those secrets are lost.
 Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN, REPOHOST_DATA, REPOHOST_DB,
 REPOHOST_ROOT_URL, REPOHOST_ACCESS_LOG, REPOHOST_LOG_LEVEL, REPOHOST_METRICS (true),
-REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_SIGNING_KEY and REPOHOST_PPROF.
+REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_SIGNING_KEY, REPOHOST_SECRET_KEY and REPOHOST_PPROF.
 --pprof serves Go's profiles (net/http/pprof, /debug/pprof/) on a separate
 listener, which must be a loopback address.
 `
@@ -121,13 +125,29 @@ func env(name, fallback string) string {
 
 // storage holds the flags every command shares.
 type storage struct {
-	data string
-	db   string
+	data      string
+	db        string
+	secretKey string
 }
 
 func (s *storage) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.data, "data", env("REPOHOST_DATA", "./data"), "data directory (repositories, SQLite file)")
 	fs.StringVar(&s.db, "db", env("REPOHOST_DB", ""), "postgres:// URL or SQLite file path")
+	fs.StringVar(&s.secretKey, "secret-key", env("REPOHOST_SECRET_KEY", ""),
+		"instance secret key sealing secrets kept in the database (default: generated once into DIR/"+secretbox.KeyFile+")")
+}
+
+// secrets is the box sealing database secrets with the instance key: the
+// one given, else the one kept in the data directory (made on first use).
+func (s *storage) secrets() (*secretbox.Box, error) {
+	key := s.secretKey
+	if key == "" {
+		var err error
+		if key, err = secretbox.LoadKey(s.data); err != nil {
+			return nil, fmt.Errorf("instance secret key: %w", err)
+		}
+	}
+	return secretbox.New(key)
 }
 
 // open connects to the database and applies pending migrations.
@@ -139,7 +159,11 @@ func (s *storage) open(ctx context.Context, log *slog.Logger) (*sqlstore.DB, err
 	if dsn == "" {
 		dsn = sqlstore.DefaultSQLitePath(s.data)
 	}
-	db, err := sqlstore.Open(dsn, sqlstore.Options{CacheTTL: sqlstore.DefaultCacheTTL})
+	secrets, err := s.secrets()
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlstore.Open(dsn, sqlstore.Options{CacheTTL: sqlstore.DefaultCacheTTL, Secrets: secrets})
 	if err != nil {
 		return nil, err
 	}

@@ -125,3 +125,43 @@ func TestServeRefusesABadSigningKey(t *testing.T) {
 		t.Fatalf("unreadable key: %v", err)
 	}
 }
+
+// TestSecretKeySources: without --secret-key the instance key is generated
+// once into the data directory (0600) and kept; with the flag or
+// REPOHOST_SECRET_KEY no file is written.
+func TestSecretKeySources(t *testing.T) {
+	data := t.TempDir()
+	if err := run([]string{"migrate", "--data", data}, quietLog()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(data, "secret_key")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("no generated key: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode %v, want 0600", fi.Mode().Perm())
+	}
+	first, _ := os.ReadFile(path)
+	if err := run([]string{"migrate", "--data", data}, quietLog()); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(path); string(again) != string(first) {
+		t.Error("a second start replaced the generated key")
+	}
+
+	given := t.TempDir()
+	if err := run([]string{"migrate", "--data", given, "--secret-key", "operator key"}, quietLog()); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("REPOHOST_SECRET_KEY", "operator key")
+	fromEnv := t.TempDir()
+	if err := run([]string{"migrate", "--data", fromEnv}, quietLog()); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{given, fromEnv} {
+		if _, err := os.Stat(filepath.Join(dir, "secret_key")); !os.IsNotExist(err) {
+			t.Errorf("%s: a key file was written although a key was given (%v)", dir, err)
+		}
+	}
+}

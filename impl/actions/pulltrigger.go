@@ -70,14 +70,21 @@ func (s Service) onPull(ctx context.Context, actorID, repoID int64, activity str
 		return err
 	}
 	ref := fmt.Sprintf("refs/pull/%d/head", is.Index)
-	head, err := g.RefHash(plumbing.ReferenceName(ref))
-	if err != nil {
-		return err
+	// A synchronized event names the commit the head moved to: the ref
+	// may have moved on again by now, and that move has its own event.
+	head := plumbing.NewHash(is.HeadSHA)
+	if is.HeadSHA == "" {
+		if head, err = g.RefHash(plumbing.ReferenceName(ref)); err != nil {
+			return err
+		}
 	}
 	if head.IsZero() {
-		// Opening announces the pull request before its ref is written
-		// (no git I/O in the transaction): the stored head is the same
-		// commit, whose objects a same-repository head already has here.
+		// The opened event commits with the pull request, and its ref is
+		// written just after (no git I/O in that transaction), so the
+		// event comes first. The stored head is the same commit, and its
+		// objects are here already: pulls.Service.Create fetches a fork's
+		// head commit into the base repository before the transaction
+		// that stores the pull request and emits the event.
 		head = plumbing.NewHash(pr.HeadCommitID)
 	}
 	commit, err := g.Peel(head)

@@ -318,10 +318,13 @@ func (s Service) emitRun(ctx context.Context, kind events.Kind, r *store.ActionR
 		ID: r.ID, Number: r.Number, WorkflowID: r.WorkflowID, Event: r.Event, Ref: r.Ref, CommitSHA: r.CommitSHA, Status: st, Conclusion: concl})
 }
 
-// settle moves the blocked jobs of a run whose needs have finished on (to
-// waiting when every need succeeded, else skipped), then gives the run its
-// jobs' aggregate status; each change is announced. It runs in the
-// transaction of the change that called it.
+// settle moves the blocked jobs of a run whose needs have finished on,
+// as the reference's job emitter does: to waiting when every need
+// succeeded; when one failed, was cancelled or was skipped, to waiting
+// still if the job has an if: (its runner evaluates it, with always() or
+// failure() in mind), else to skipped. Then it gives the run its jobs'
+// aggregate status; each change is announced. It runs in the transaction
+// of the change that called it.
 func (s Service) settle(ctx context.Context, runID int64) error {
 	jobs, err := s.Store.Actions().JobsOfRun(ctx, runID)
 	if err != nil {
@@ -348,7 +351,7 @@ func (s Service) settle(ctx context.Context, runID int64) error {
 				continue
 			}
 			fields := map[string]any{"updated_at": now}
-			if ok {
+			if ok || jobHasIf(j.WorkflowPayload, j.JobID) {
 				j.Status = store.ActionWaiting
 			} else {
 				j.Status = store.ActionSkipped
@@ -621,7 +624,8 @@ func (s Service) UpdateLog(ctx context.Context, r *store.ActionRunner, taskID, i
 				return err
 			}
 			ack = end
-			fields["log_length"] = ack
+			// Log rows are word from the runner too: the task is alive.
+			fields["log_length"], fields["updated_at"] = ack, s.Clock.Now()
 		}
 		if noMore && index+int64(len(rows)) <= ack {
 			fields["log_done"] = true
@@ -743,16 +747,42 @@ func (s Service) DeleteOldRuns(ctx context.Context) error {
 }
 
 // CleanupActions fails the tasks whose runner has not reported for the
-// zombie timeout, with their jobs, and moves their runs on (the
-// cleanup_actions task).
+// zombie timeout, with their jobs, and moves their runs on: the
+// reference's stop_zombie_tasks, every five minutes, and this server's
+// cleanup_actions at midnight (the reference's cleans artifacts, which
+// this server has none of).
 func (s Service) CleanupActions(ctx context.Context) error {
-	before := s.Clock.Now().Add(-s.Config.ActionsZombieTimeout)
-	tasks, err := s.Store.Actions().RunningTasksBefore(ctx, before, 1000)
+	tasks, err := s.Store.Actions().RunningTasksBefore(ctx, s.Clock.Now().Add(-s.Config.ActionsZombieTimeout), 1000)
 	if err != nil {
 		return err
 	}
+	return s.failTasks(ctx, tasks)
+}
+
+// StopEndlessTasks fails the tasks that started longer than the endless
+// task timeout ago and still run, however often their runner reports,
+// with their jobs, and moves their runs on (the stop_endless_tasks task).
+func (s Service) StopEndlessTasks(ctx context.Context) error {
+	tasks, err := s.Store.Actions().RunningTasksStartedBefore(ctx, s.Clock.Now().Add(-s.Config.ActionsEndlessTaskTimeout), 1000)
+	if err != nil {
+		return err
+	}
+	return s.failTasks(ctx, tasks)
+}
+
+// failTasks ends each of tasks as a failure, one transaction each: the
+// task, its job when the task is still the job's, and the job's run. A
+// task that finished meanwhile is left as it is.
+func (s Service) failTasks(ctx context.Context, tasks []*store.ActionTask) error {
 	for _, t := range tasks {
 		err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+			task, err := s.Store.Actions().FindTask(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			if task.Status.IsDone() {
+				return nil
+			}
 			now := s.Clock.Now()
 			if err := s.Store.Actions().UpdateTask(ctx, t.ID, map[string]any{"status": store.ActionFailure, "stopped": now, "updated_at": now}); err != nil {
 				return err
@@ -778,4 +808,68 @@ func (s Service) CleanupActions(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// abandonedStatuses are the statuses of jobs no runner has taken yet.
+var abandonedStatuses = []store.ActionStatus{store.ActionWaiting, store.ActionBlocked}
+
+// CancelAbandonedJobs cancels the jobs that have waited for a runner (or
+// on their needs) without a change for longer than the abandoned job
+// timeout, and moves their runs on (the cancel_abandoned_jobs task). The
+// jobs of one run are cancelled together, then the run settles once.
+func (s Service) CancelAbandonedJobs(ctx context.Context) error {
+	before := s.Clock.Now().Add(-s.Config.ActionsAbandonedJobTimeout)
+	for {
+		jobs, err := s.Store.Actions().JobsUpdatedBefore(ctx, abandonedStatuses, before, 500)
+		if err != nil {
+			return err
+		}
+		var runs []int64
+		byRun := map[int64][]int64{}
+		for _, j := range jobs {
+			if _, seen := byRun[j.RunID]; !seen {
+				runs = append(runs, j.RunID)
+			}
+			byRun[j.RunID] = append(byRun[j.RunID], j.ID)
+		}
+		cancelled := 0
+		for _, runID := range runs {
+			err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+				now := s.Clock.Now()
+				changed := false
+				for _, id := range byRun[runID] {
+					j, err := s.Store.Actions().FindJob(ctx, id)
+					if errors.Is(err, store.ErrNotFound) {
+						continue
+					}
+					if err != nil {
+						return err
+					}
+					// Taken by a runner or changed since the list was read.
+					if !slices.Contains(abandonedStatuses, j.Status) || j.UpdatedAt.After(before) {
+						continue
+					}
+					j.Status, j.Stopped = store.ActionCancelled, &now
+					if err := s.Store.Actions().UpdateJob(ctx, j.ID, map[string]any{"status": j.Status, "stopped": now, "updated_at": now}); err != nil {
+						return err
+					}
+					if err := s.emitJob(ctx, j, 0); err != nil {
+						return err
+					}
+					changed = true
+					cancelled++
+				}
+				if !changed {
+					return nil
+				}
+				return s.settle(ctx, runID)
+			})
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("cancel the abandoned jobs of run %d: %w", runID, err)
+			}
+		}
+		if len(jobs) < 500 || cancelled == 0 {
+			return nil
+		}
+	}
 }

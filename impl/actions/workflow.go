@@ -407,3 +407,16 @@ func (w *workflow) payload(j *workflowJob, combo map[string]string) ([]byte, err
 	}
 	return yaml.Marshal(doc)
 }
+
+// jobHasIf tells whether job jobID of a single-job workflow payload has a
+// job-level if: condition. The server does not evaluate it (the runner
+// does, as in the reference); it only decides whether a job whose needs
+// did not all succeed is handed to a runner at all.
+func jobHasIf(payload []byte, jobID string) bool {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(payload, &doc); err != nil {
+		return false
+	}
+	cond := field(field(field(&doc, "jobs"), jobID), "if")
+	return cond != nil && cond.Kind == yaml.ScalarNode && strings.TrimSpace(cond.Value) != ""
+}

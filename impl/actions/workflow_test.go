@@ -9,7 +9,7 @@ import (
 
 func TestExpandMatrix(t *testing.T) {
 	t.Parallel()
-	w, err := parseWorkflow([]byte(`on: push
+	jobs := mustExpand(t, `on: push
 jobs:
   build:
     name: Build ${{ matrix.os }}
@@ -32,14 +32,7 @@ jobs:
     strategy:
       matrix:
         v: [a, b]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := w.expand()
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var got []string
 	for _, j := range jobs {
 		got = append(got, j.Name+"@"+strings.Join(j.RunsOn, "+"))
@@ -179,4 +172,65 @@ func TestPullTriggers(t *testing.T) {
 			t.Errorf("on %s, %s into %s with %v: %v (%v), want %v", c.on, c.activity, c.base, c.files, got, err, c.want)
 		}
 	}
+}
+
+// TestJobHasIf: the payload a job is stored with keeps its if:, which
+// decides whether the job still goes to a runner after a need failed.
+func TestJobHasIf(t *testing.T) {
+	t.Parallel()
+	jobs := mustExpand(t, `on: push
+jobs:
+  a:
+    runs-on: linux
+    steps:
+      - run: "false"
+  b:
+    needs: a
+    if: always()
+    runs-on: linux
+    steps:
+      - run: echo b
+  c:
+    needs: a
+    if: ${{ failure() }}
+    runs-on: linux
+    strategy:
+      matrix:
+        v: [1, 2]
+    steps:
+      - run: echo c
+  d:
+    needs: a
+    if: ""
+    runs-on: linux
+    steps:
+      - if: always()
+        run: echo step
+`)
+	want := map[string]bool{"a": false, "b": true, "c": true, "d": false}
+	if len(jobs) != 5 {
+		t.Fatalf("%d jobs, want 5", len(jobs))
+	}
+	for _, j := range jobs {
+		if got := jobHasIf(j.Payload, j.JobID); got != want[j.JobID] {
+			t.Errorf("job %s: has if %v, want %v\n%s", j.JobID, got, want[j.JobID], j.Payload)
+		}
+	}
+	if jobHasIf([]byte("not: [yaml"), "a") {
+		t.Error("a payload that does not parse has an if")
+	}
+}
+
+// mustExpand parses a workflow and expands its jobs, failing t on error.
+func mustExpand(t *testing.T, content string) []*expandedJob {
+	t.Helper()
+	w, err := parseWorkflow([]byte(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := w.expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jobs
 }

@@ -95,6 +95,14 @@ type Config struct {
 	// from its runner before cleanup_actions fails it (the reference's
 	// [actions] ZOMBIE_TASK_TIMEOUT).
 	ActionsZombieTimeout time.Duration
+	// ActionsEndlessTaskTimeout is how long a task may run, however often
+	// its runner reports, before stop_endless_tasks fails it (the
+	// reference's [actions] ENDLESS_TASK_TIMEOUT).
+	ActionsEndlessTaskTimeout time.Duration
+	// ActionsAbandonedJobTimeout is how long a job may wait for a runner
+	// (or on its needs) unchanged before cancel_abandoned_jobs cancels it
+	// (the reference's [actions] ABANDONED_JOB_TIMEOUT).
+	ActionsAbandonedJobTimeout time.Duration
 	// Webhooks are the delivery settings of webhooks.
 	Webhooks WebhookConfig
 }
@@ -163,7 +171,9 @@ func DefaultConfig() Config {
 			Retention:    7 * 24 * time.Hour,
 			PollInterval: time.Second,
 		},
-		ActionsRetention:     365 * 24 * time.Hour,
-		ActionsZombieTimeout: 10 * time.Minute,
+		ActionsRetention:           365 * 24 * time.Hour,
+		ActionsZombieTimeout:       10 * time.Minute,
+		ActionsEndlessTaskTimeout:  3 * time.Hour,
+		ActionsAbandonedJobTimeout: 24 * time.Hour,
 	}
 }

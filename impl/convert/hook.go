@@ -34,7 +34,7 @@ func Hook(h *store.Hook) *models.Hook {
 	_ = json.Unmarshal([]byte(h.Events), &evs)
 	return &models.Hook{
 		ID: h.ID, Type: h.Type, Name: h.Name, BranchFilter: h.BranchFilter, Config: config, Events: evs,
-		AuthorizationHeader: MaskAuthorization(h.AuthorizationHeader), Active: h.Active,
+		AuthorizationHeader: hookAuthorization(h), Active: h.Active,
 		Created: *TimeOf(h.CreatedAt), Updated: *TimeOf(h.UpdatedAt),
 	}
 }
@@ -46,6 +46,15 @@ func Hooks(hs []*store.Hook) []*models.Hook {
 		out = append(out, Hook(h))
 	}
 	return out
+}
+
+// hookAuthorization is h's header as the API shows it: masked, and masked
+// whole when this server's key cannot open it (it is set, but unusable).
+func hookAuthorization(h *store.Hook) string {
+	if h.AuthorizationUnreadable {
+		return "********"
+	}
+	return MaskAuthorization(h.AuthorizationHeader)
 }
 
 // MaskAuthorization keeps an Authorization header's scheme and hides its

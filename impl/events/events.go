@@ -165,10 +165,22 @@ type Refs struct {
 	Changes []RefChange `json:"changes"`
 }
 
-// Issue describes an issue event.
+// Issue describes an issue event. An edit names the title and body it
+// replaced (TitleFrom, BodyFrom), when it changed them; a change of
+// assignees names the users it assigned and those it unassigned; a change
+// of labels tells whether it was the clear operation.
 type Issue struct {
-	ID    int64 `json:"id"`
-	Index int64 `json:"index"`
+	ID         int64   `json:"id"`
+	Index      int64   `json:"index"`
+	TitleFrom  *string `json:"title_from,omitempty"`
+	BodyFrom   *string `json:"body_from,omitempty"`
+	Assigned   []int64 `json:"assigned,omitempty"`
+	Unassigned []int64 `json:"unassigned,omitempty"`
+	Cleared    bool    `json:"cleared,omitempty"`
+	// HeadSHA is, for pull_request.synchronized, the head commit the
+	// pull request moved to (a later move may follow before a consumer
+	// reads the pull request).
+	HeadSHA string `json:"head_sha,omitempty"`
 }
 
 // Review describes a review event: a review submitted or dismissed, or a
@@ -180,6 +192,9 @@ type Review struct {
 	State      string `json:"state"`
 	ReviewerID int64  `json:"reviewer_id,omitempty"`
 	TeamID     int64  `json:"team_id,omitempty"`
+	// TeamMembers are the team's members when its review was requested:
+	// each is told of the request as the reference does.
+	TeamMembers []int64 `json:"team_members,omitempty"`
 }
 
 // pullKinds are the pull request kinds of the issue kinds.
@@ -202,6 +217,8 @@ type Comment struct {
 	ID         int64 `json:"id"`
 	IssueID    int64 `json:"issue_id"`
 	IssueIndex int64 `json:"issue_index"`
+	// BodyFrom is the body an edit replaced.
+	BodyFrom *string `json:"body_from,omitempty"`
 }
 
 // Named describes an event about a thing identified by id and name

@@ -171,7 +171,7 @@ func (h Handlers) IssueReplaceLabels(ctx context.Context, params issue.IssueRepl
 }
 
 func (h Handlers) IssueClearLabels(ctx context.Context, params issue.IssueClearLabelsParams) middleware.Responder {
-	if _, _, err := h.relabel(ctx, params.Owner, params.Repo, params.Index, LabelsReplace, nil); err != nil {
+	if _, _, err := h.relabel(ctx, params.Owner, params.Repo, params.Index, LabelsClear, nil); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueClearLabelsNoContent()

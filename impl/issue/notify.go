@@ -50,11 +50,28 @@ func actorID(doer *store.User) int64 {
 
 // emitIssue records kinds about is, in order, in ctx's transaction.
 func (s Service) emitIssue(ctx context.Context, doer *store.User, is *store.Issue, kinds ...events.Kind) error {
+	return s.emitIssueEdit(ctx, doer, is, events.Issue{ID: is.ID, Index: is.Index}, kinds...)
+}
+
+// emitIssueEdit is emitIssue with the details of what changed: the
+// edited event carries the title and body replaced, the assigned event
+// the users assigned and unassigned, the labels event whether all were
+// cleared.
+func (s Service) emitIssueEdit(ctx context.Context, doer *store.User, is *store.Issue, details events.Issue, kinds ...events.Kind) error {
 	for _, k := range kinds {
+		p := events.Issue{ID: is.ID, Index: is.Index}
+		switch k {
+		case events.IssueEdited:
+			p.TitleFrom, p.BodyFrom = details.TitleFrom, details.BodyFrom
+		case events.IssueAssigned:
+			p.Assigned, p.Unassigned = details.Assigned, details.Unassigned
+		case events.IssueLabelsChanged:
+			p.Cleared = details.Cleared
+		}
 		if is.IsPull {
 			k = events.PullKind(k)
 		}
-		if err := s.Events.Emit(ctx, k, is.RepoID, actorID(doer), events.Issue{ID: is.ID, Index: is.Index}); err != nil {
+		if err := s.Events.Emit(ctx, k, is.RepoID, actorID(doer), p); err != nil {
 			return err
 		}
 	}
@@ -113,6 +130,17 @@ func sameTime(a, b *time.Time) bool {
 
 // sameSet tells whether a and b hold the same ids, ignoring order and
 // repetition.
+// setDiff lists the ids of b that are not in a.
+func setDiff(a, b []int64) []int64 {
+	var out []int64
+	for _, id := range b {
+		if !slices.Contains(a, id) && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 func sameSet(a, b []int64) bool {
 	a, b = slices.Clone(a), slices.Clone(b)
 	slices.Sort(a)

@@ -126,7 +126,8 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		}
 		ch := issueChanges{opened: true, closed: in.Closed, labels: len(labels) > 0,
 			milestone: is.MilestoneID != 0, assignees: len(assignees) > 0}
-		if err := s.emitIssue(ctx, doer, is, ch.kinds()...); err != nil {
+		details := events.Issue{Assigned: setDiff(nil, assignees)}
+		if err := s.emitIssueEdit(ctx, doer, is, details, ch.kinds()...); err != nil {
 			return err
 		}
 		if in.Also != nil {
@@ -179,6 +180,13 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		}
 		t := s.Clock.Now()
 		oldMilestone, oldClosed := is.MilestoneID, is.IsClosed
+		edit := events.Issue{ID: is.ID, Index: is.Index}
+		if oldTitle := is.Title; in.Title != nil && *in.Title != oldTitle {
+			edit.TitleFrom = &oldTitle
+		}
+		if oldBody := is.Body; in.Body != nil && *in.Body != oldBody {
+			edit.BodyFrom = &oldBody
+		}
 		cols, ch := applyOwnFields(is, in, t)
 		if err := s.Store.Issues().Update(ctx, is, cols...); err != nil {
 			return err
@@ -186,7 +194,7 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		if err := s.moveState(ctx, r, is, oldMilestone, oldClosed, plan.closeTo, t, &ch); err != nil {
 			return err
 		}
-		if err := s.replaceLinks(ctx, is, in, plan, &ch); err != nil {
+		if err := s.replaceLinks(ctx, is, in, plan, &ch, &edit); err != nil {
 			return err
 		}
 		if in.Also != nil {
@@ -205,7 +213,7 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		if out, err = s.Store.Issues().FindByID(ctx, is.ID); err != nil {
 			return err
 		}
-		return s.emitIssue(ctx, doer, out, ch.kinds()...)
+		return s.emitIssueEdit(ctx, doer, out, edit, ch.kinds()...)
 	})
 	if err != nil {
 		return nil, err
@@ -333,7 +341,7 @@ func (s Service) moveState(ctx context.Context, r *store.Repository, is *store.I
 
 // replaceLinks replaces the issue's assignees and projects when the edit
 // names them.
-func (s Service) replaceLinks(ctx context.Context, is *store.Issue, in EditInput, plan editPlan, ch *issueChanges) error {
+func (s Service) replaceLinks(ctx context.Context, is *store.Issue, in EditInput, plan editPlan, ch *issueChanges, details *events.Issue) error {
 	st := s.Store
 	if in.SetAssignees {
 		old, err := st.Issues().Assignees(ctx, []int64{is.ID})
@@ -341,6 +349,8 @@ func (s Service) replaceLinks(ctx context.Context, is *store.Issue, in EditInput
 			return err
 		}
 		ch.assignees = !sameSet(old[is.ID], plan.assignees)
+		details.Unassigned = setDiff(plan.assignees, old[is.ID])
+		details.Assigned = setDiff(old[is.ID], plan.assignees)
 		if err := st.Issues().SetAssignees(ctx, is.ID, plan.assignees); err != nil {
 			return err
 		}
@@ -582,7 +592,7 @@ func (s Service) EditComment(ctx context.Context, doer *store.User, r *store.Rep
 	if strings.TrimSpace(body) == "" {
 		return nil, nil, apierr.Validation("[Body]: Required")
 	}
-	changed := body != c.Body
+	changed, oldBody := body != c.Body, c.Body
 	c.Body, c.UpdatedAt = body, s.Clock.Now()
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Comments().Update(ctx, c); err != nil {
@@ -594,7 +604,8 @@ func (s Service) EditComment(ctx context.Context, doer *store.User, r *store.Rep
 		if !changed {
 			return nil
 		}
-		return s.emitComment(ctx, events.CommentEdited, doer, is, c.ID)
+		return s.Events.Emit(ctx, events.CommentEdited, is.RepoID, actorID(doer),
+			events.Comment{ID: c.ID, IssueID: is.ID, IssueIndex: is.Index, BodyFrom: &oldBody})
 	})
 	if err != nil {
 		return nil, nil, err

@@ -173,6 +173,9 @@ const (
 	LabelsAdd LabelChange = iota
 	LabelsReplace
 	LabelsRemove
+	// LabelsClear takes every label off (the clear operation, announced
+	// as label_cleared; a replacement by no labels is label_updated).
+	LabelsClear
 )
 
 // LabelRefs names labels by id and by name; the reference accepts both
@@ -258,6 +261,8 @@ func (s Service) Relabel(ctx context.Context, doer *store.User, r *store.Reposit
 		case LabelsReplace:
 			remove = labelIDs(current)
 			add = labelIDs(keepLastOfScope(named))
+		case LabelsClear:
+			remove = labelIDs(current)
 		case LabelsAdd:
 			named = keepLastOfScope(named)
 			scopes := map[string]bool{}
@@ -282,7 +287,7 @@ func (s Service) Relabel(ctx context.Context, doer *store.User, r *store.Reposit
 		if out, err = s.labelsOf(ctx, is); err != nil || sameSet(labelIDs(current), labelIDs(out)) {
 			return err
 		}
-		return s.emitIssue(ctx, doer, is, events.IssueLabelsChanged)
+		return s.emitIssueEdit(ctx, doer, is, events.Issue{Cleared: change == LabelsClear}, events.IssueLabelsChanged)
 	})
 	if err != nil {
 		return nil, err

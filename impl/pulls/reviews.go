@@ -193,7 +193,16 @@ func (s Service) addRequests(ctx context.Context, doer *store.User, is *store.Is
 			return err
 		}
 		out = append(out, rv)
-		return s.Events.Emit(ctx, events.PullReviewRequested, is.RepoID, doer.ID, reviewEvent(is, rv))
+		ev := reviewEvent(is, rv)
+		if teamID != 0 {
+			// Its members as they are now: hooks hear of each.
+			members, err := s.Store.Teams().MemberIDs(ctx, teamID)
+			if err != nil {
+				return err
+			}
+			ev.TeamMembers = members
+		}
+		return s.Events.Emit(ctx, events.PullReviewRequested, is.RepoID, doer.ID, ev)
 	}
 	for _, u := range users {
 		official, err := s.isOfficial(ctx, r, pr.BaseBranch, u)

@@ -338,7 +338,7 @@ func (s Service) Refresh(ctx context.Context, pr *store.PullRequest, actorID int
 		if err := s.dismissStale(ctx, base, pr); err != nil {
 			return err
 		}
-		return s.Events.Emit(ctx, events.PullSynchronized, base.ID, actorID, events.Issue{ID: is.ID, Index: is.Index})
+		return s.Events.Emit(ctx, events.PullSynchronized, base.ID, actorID, events.Issue{ID: is.ID, Index: is.Index, HeadSHA: pr.HeadCommitID})
 	})
 }
 

@@ -189,9 +189,17 @@ func backoff(cfg app.WebhookConfig, n int) time.Duration {
 	return min(d, cfg.RetryMax)
 }
 
+// errUnreadableAuthorization is a delivery's reason when its hook's
+// authorization header was sealed under another secret key: sending the
+// request without the header would only be refused by the receiver.
+var errUnreadableAuthorization = errors.New("the hook's authorization header cannot be opened with this server's secret key (was --secret-key or DATA/secret_key changed?)")
+
 // buildRequest renders d for h: the body in h's receiver format and
 // content type, and the reference's headers, signed with h's secret.
 func buildRequest(ctx context.Context, h *store.Hook, d *store.HookDelivery) (*http.Request, error) {
+	if h.AuthorizationUnreadable {
+		return nil, errUnreadableAuthorization
+	}
 	body, err := renderBody(h, d)
 	if err != nil {
 		return nil, err

@@ -253,8 +253,10 @@ func (b *builder) issue(ctx context.Context, kind events.Kind, p events.Issue) (
 	case events.IssueReopened:
 		action = "reopened"
 	case events.IssueLabelsChanged:
+		// As in the reference, label_cleared is the clear operation's;
+		// taking labels off otherwise is label_updated, even the last.
 		eventType, action = "issue_label", "label_updated"
-		if len(apiIssue.Labels) == 0 {
+		if p.Cleared {
 			action = "label_cleared"
 		}
 	case events.IssueMilestoned:
@@ -263,13 +265,53 @@ func (b *builder) issue(ctx context.Context, kind events.Kind, p events.Issue) (
 			action = "demilestoned"
 		}
 	case events.IssueAssigned:
-		eventType, action = "issue_assign", "assigned"
-		if len(apiIssue.Assignees) == 0 {
-			action = "unassigned"
+		out := []hookEvent{}
+		for _, action := range assignActions(p, len(apiIssue.Assignees)) {
+			out = append(out, hookEvent{Type: "issue_assign", Action: action, Payload: &issuePayload{
+				Action: action, Index: is.Index, Issue: apiIssue, Repository: repo, Sender: b.apiSender()}})
 		}
+		return out, nil
 	}
 	return []hookEvent{{Type: eventType, Action: action, Payload: &issuePayload{
-		Action: action, Index: is.Index, Issue: apiIssue, Repository: repo, Sender: b.apiSender()}}}, nil
+		Action: action, Index: is.Index, Changes: editChanges(p), Issue: apiIssue, Repository: repo, Sender: b.apiSender()}}}, nil
+}
+
+// assignActions are the actions of a change of assignees, one per user
+// as the reference announces them: "unassigned" for each user taken off,
+// then "assigned" for each user added. An event that does not name the
+// users (recorded by an older version) is one action, by whether anyone
+// is assigned now.
+func assignActions(p events.Issue, assigned int) []string {
+	if p.Assigned == nil && p.Unassigned == nil {
+		if assigned == 0 {
+			return []string{"unassigned"}
+		}
+		return []string{"assigned"}
+	}
+	var out []string
+	for range p.Unassigned {
+		out = append(out, "unassigned")
+	}
+	for range p.Assigned {
+		out = append(out, "assigned")
+	}
+	return out
+}
+
+// editChanges is the "changes" of an edit: the title and body it
+// replaced (nil when it replaced neither, or for other events).
+func editChanges(p events.Issue) *changesPayload {
+	if p.TitleFrom == nil && p.BodyFrom == nil {
+		return nil
+	}
+	var c changesPayload
+	if p.TitleFrom != nil {
+		c.Title = &changeFrom{From: *p.TitleFrom}
+	}
+	if p.BodyFrom != nil {
+		c.Body = &changeFrom{From: *p.BodyFrom}
+	}
+	return &c
 }
 
 func (b *builder) comment(ctx context.Context, kind events.Kind, p events.Comment) ([]hookEvent, error) {
@@ -310,8 +352,12 @@ func (b *builder) comment(ctx context.Context, kind events.Kind, p events.Commen
 	if is.IsPull {
 		eventType = "pull_request_comment"
 	}
+	var changes *changesPayload
+	if p.BodyFrom != nil {
+		changes = &changesPayload{Body: &changeFrom{From: *p.BodyFrom}}
+	}
 	return []hookEvent{{Type: eventType, Action: action, Payload: &issueCommentPayload{
-		Action: action, Issue: apiIssue, Comment: apiComment, Repository: repo, Sender: b.apiSender(), IsPull: is.IsPull}}}, nil
+		Action: action, Issue: apiIssue, Comment: apiComment, Changes: changes, Repository: repo, Sender: b.apiSender(), IsPull: is.IsPull}}}, nil
 }
 
 func (b *builder) release(ctx context.Context, kind events.Kind, p events.Named) ([]hookEvent, error) {

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"repohost/impl/events"
 	"repohost/impl/pulls"
@@ -117,6 +118,7 @@ func (b *builder) pullEvent(ctx context.Context, e *store.Event) ([]hookEvent, e
 		action = "opened"
 	case events.PullEdited:
 		action = "edited"
+		payload.Changes = editChanges(p)
 	case events.PullClosed, events.PullMerged:
 		action = "closed"
 	case events.PullReopened:
@@ -126,7 +128,7 @@ func (b *builder) pullEvent(ctx context.Context, e *store.Event) ([]hookEvent, e
 		payload.CommitID = pr.HeadCommitID
 	case events.PullLabelsChanged:
 		eventType, action = "pull_request_label", "label_updated"
-		if len(payload.PullRequest.Labels) == 0 {
+		if p.Cleared {
 			action = "label_cleared"
 		}
 	case events.PullMilestoned:
@@ -135,10 +137,13 @@ func (b *builder) pullEvent(ctx context.Context, e *store.Event) ([]hookEvent, e
 			action = "demilestoned"
 		}
 	case events.PullAssigned:
-		eventType, action = "pull_request_assign", "assigned"
-		if len(payload.PullRequest.Assignees) == 0 {
-			action = "unassigned"
+		var out []hookEvent
+		for _, action := range assignActions(p, len(payload.PullRequest.Assignees)) {
+			each := *payload
+			each.Action = action
+			out = append(out, hookEvent{Type: "pull_request_assign", Action: action, Branch: pr.BaseBranch, Payload: &each})
 		}
+		return out, nil
 	}
 	payload.Action = action
 	return []hookEvent{{Type: eventType, Action: action, Branch: pr.BaseBranch, Payload: payload}}, nil
@@ -172,25 +177,41 @@ func (b *builder) review(ctx context.Context, kind events.Kind, p events.Review)
 		}
 		return []hookEvent{{Type: eventType, Action: "reviewed", Branch: pr.BaseBranch, Payload: payload}}, nil
 	}
-	if p.ReviewerID == 0 {
-		return nil, nil // a team's request: the reference announces only users'
-	}
 	action := "review_requested"
 	if kind == events.PullReviewUnrequest {
 		action = "review_request_removed"
 	}
-	payload, err := b.pullPayload(ctx, action, is, pr)
+	reviewers := []int64{p.ReviewerID}
+	if p.ReviewerID == 0 {
+		// A team's request is announced as the reference does: once per
+		// member of the team, the pull request's author left out, and
+		// only when made (taking it back announces nothing).
+		if kind == events.PullReviewUnrequest {
+			return nil, nil
+		}
+		reviewers = slices.DeleteFunc(slices.Clone(p.TeamMembers), func(id int64) bool { return id == is.PosterID })
+	}
+	if len(reviewers) == 0 {
+		return nil, nil
+	}
+	// Rendered once; each member's payload differs only in the reviewer.
+	shared, err := b.pullPayload(ctx, action, is, pr)
 	if err != nil {
 		return nil, err
 	}
-	reviewer, err := b.s.Store.Users().FindByID(ctx, p.ReviewerID)
-	if isNotFound(err) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
+	var out []hookEvent
+	for _, id := range reviewers {
+		reviewer, err := b.s.Store.Users().FindByID(ctx, id)
+		if isNotFound(err) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		payload := *shared
+		payload.RequestedReviewer = b.apiUser(reviewer)
+		out = append(out, hookEvent{Type: "pull_request_review_request", Action: action, Branch: pr.BaseBranch, Payload: &payload})
 	}
-	payload.RequestedReviewer = b.apiUser(reviewer)
-	return []hookEvent{{Type: "pull_request_review_request", Action: action, Branch: pr.BaseBranch, Payload: payload}}, nil
+	return out, nil
 }
 
 // forkEvent renders the creation of fork for its parent's hooks.

@@ -418,6 +418,21 @@ func (s actionsStore) RunningTasksBefore(ctx context.Context, t time.Time, limit
 	return out, translate(err, "list stale tasks")
 }
 
+func (s actionsStore) RunningTasksStartedBefore(ctx context.Context, t time.Time, limit int) ([]*store.ActionTask, error) {
+	var out []*store.ActionTask
+	err := s.d.conn(ctx).Where("status = ? AND started <= ?", store.ActionRunning, sec(t)).Order("started, id").Limit(limit).Find(&out).Error
+	return out, translate(err, "list endless tasks")
+}
+
+func (s actionsStore) JobsUpdatedBefore(ctx context.Context, statuses []store.ActionStatus, t time.Time, limit int) ([]*store.ActionRunJob, error) {
+	var out []*store.ActionRunJob
+	if len(statuses) == 0 {
+		return out, nil
+	}
+	err := s.d.conn(ctx).Where("status IN ? AND updated_at <= ?", statuses, sec(t)).Order("updated_at, id").Limit(limit).Find(&out).Error
+	return out, translate(err, "list idle jobs")
+}
+
 func (s actionsStore) SaveSteps(ctx context.Context, taskID int64, steps []*store.ActionTaskStep) error {
 	return s.d.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.d.conn(ctx).Where("task_id = ?", taskID).Delete(&store.ActionTaskStep{}).Error; err != nil {

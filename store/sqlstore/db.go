@@ -24,6 +24,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"repohost/store"
+	"repohost/store/secretbox"
 )
 
 // DB is the GORM-backed store.
@@ -44,6 +45,9 @@ type DB struct {
 	clock    store.Clock
 	// cache serves the hottest lookups for a moment (nil: never).
 	cache *readCache
+	// secrets seals the columns kept encrypted at rest (a hook's
+	// authorization header); nil when no instance key was given.
+	secrets *secretbox.Box
 }
 
 var _ store.Store = (*DB)(nil)
@@ -63,6 +67,11 @@ type Options struct {
 	// memory; 0 reads them every time. See readCache; the server uses
 	// DefaultCacheTTL.
 	CacheTTL time.Duration
+	// Secrets seals the columns kept encrypted at rest (a webhook's
+	// authorization header) with the instance secret key. Without it such
+	// a column can only be empty: writing a value, or a migration finding
+	// one to seal, fails.
+	Secrets *secretbox.Box
 }
 
 // IsPostgres tells whether a --db value selects PostgreSQL.
@@ -145,7 +154,7 @@ func Open(dsn string, opts Options) (*DB, error) {
 	}
 	// On the embedded database, parsing SQL was a quarter of the CPU time
 	// of a simple GET before statements were reused.
-	d := &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true}), clock: clock, cache: cache}
+	d := &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true}), clock: clock, cache: cache, secrets: opts.Secrets}
 	if IsPostgres(dsn) {
 		budget := opts.CommittedRetry
 		if budget <= 0 {

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -15,19 +16,66 @@ type hookStore struct{ d *DB }
 // hook_outbox_positions (one row per consumer of the outbox).
 const outboxPositionName = "webhooks"
 
+// The authorization header is kept sealed with the instance secret key
+// (secretbox): hooks are sealed just for the write and handed back to the
+// caller in clear, and every read opens them.
+
+// sealed runs write with the hooks' authorization headers sealed, then
+// puts the clear values back.
+func (s hookStore) sealed(hs []*store.Hook, write func() error) error {
+	clear := make([]string, len(hs))
+	for i, h := range hs {
+		clear[i] = h.AuthorizationHeader
+	}
+	defer func() {
+		for i, h := range hs {
+			h.AuthorizationHeader = clear[i]
+		}
+	}()
+	for _, h := range hs {
+		v, err := s.d.secrets.Seal(h.AuthorizationHeader)
+		if err != nil {
+			return fmt.Errorf("seal the authorization header of a hook: %w", err)
+		}
+		h.AuthorizationHeader = v
+	}
+	return write()
+}
+
+// open opens the authorization headers of hooks just read. A header that
+// does not open (another key sealed it) marks its hook rather than failing
+// the read: one hook sealed under a lost key must not stop its
+// repository's events from being queued for every other hook.
+func (s hookStore) open(hs ...*store.Hook) error {
+	for _, h := range hs {
+		v, err := s.d.secrets.Open(h.AuthorizationHeader)
+		if err != nil {
+			v, h.AuthorizationUnreadable = "", true
+		}
+		h.AuthorizationHeader = v
+	}
+	return nil
+}
+
 func (s hookStore) Create(ctx context.Context, h *store.Hook) error {
-	return translate(s.d.conn(ctx).Create(h).Error, "create hook")
+	return s.sealed([]*store.Hook{h}, func() error {
+		return translate(s.d.conn(ctx).Create(h).Error, "create hook")
+	})
 }
 
 func (s hookStore) CreateMany(ctx context.Context, hs []*store.Hook) error {
 	if len(hs) == 0 {
 		return nil
 	}
-	return translate(s.d.conn(ctx).Create(hs).Error, "create hooks")
+	return s.sealed(hs, func() error {
+		return translate(s.d.conn(ctx).Create(hs).Error, "create hooks")
+	})
 }
 
 func (s hookStore) Update(ctx context.Context, h *store.Hook) error {
-	return affected(s.d.conn(ctx).Select("*").Omit("id", "created_at").Updates(h), "update hook")
+	return s.sealed([]*store.Hook{h}, func() error {
+		return affected(s.d.conn(ctx).Select("*").Omit("id", "created_at").Updates(h), "update hook")
+	})
 }
 
 func (s hookStore) Find(ctx context.Context, id int64) (*store.Hook, error) {
@@ -35,7 +83,7 @@ func (s hookStore) Find(ctx context.Context, id int64) (*store.Hook, error) {
 	if err := s.d.conn(ctx).Where("id = ?", id).Take(&h).Error; err != nil {
 		return nil, translate(err, "find hook")
 	}
-	return &h, nil
+	return &h, s.open(&h)
 }
 
 func (s hookStore) Delete(ctx context.Context, id int64) error {
@@ -89,7 +137,10 @@ func (s hookStore) List(ctx context.Context, f store.HookFilter, p store.Page) (
 		return nil, 0, translate(err, "count hooks")
 	}
 	out, err := readPage[store.Hook](db, listOrder{{expr: "webhooks.id"}}, p, total)
-	return out, total, translate(err, "list hooks")
+	if err != nil {
+		return nil, 0, translate(err, "list hooks")
+	}
+	return out, total, s.open(out...)
 }
 
 func (s hookStore) ForRepo(ctx context.Context, repoID, ownerID int64) ([]*store.Hook, error) {
@@ -102,13 +153,19 @@ func (s hookStore) ForRepo(ctx context.Context, repoID, ownerID int64) ([]*store
 		UNION ALL SELECT * FROM webhooks WHERE owner_id = ? AND repo_id = 0 AND active
 		UNION ALL SELECT * FROM webhooks WHERE owner_id = 0 AND repo_id = 0 AND is_system AND active
 		ORDER BY id`, repoID, ownerID).Scan(&out).Error
-	return out, translate(err, "hooks of repository")
+	if err != nil {
+		return nil, translate(err, "hooks of repository")
+	}
+	return out, s.open(out...)
 }
 
 func (s hookStore) Defaults(ctx context.Context) ([]*store.Hook, error) {
 	var out []*store.Hook
 	err := s.d.conn(ctx).Where("owner_id = 0 AND repo_id = 0 AND is_system = ?", false).Order("id").Find(&out).Error
-	return out, translate(err, "default hooks")
+	if err != nil {
+		return nil, translate(err, "default hooks")
+	}
+	return out, s.open(out...)
 }
 
 func (s hookStore) MarkEvent(ctx context.Context, eventID int64) (bool, error) {

@@ -33,6 +33,7 @@ var migrations = []migration{
 	{11, "cron task state and leases, system notices", migrateV11},
 	{12, "pull requests, reviews, review comments; forks by parent", migrateV12},
 	{13, "actions: runners, registration tokens, runs, jobs, tasks, steps, logs", migrateV13},
+	{14, "webhook authorization headers sealed with the instance secret key", migrateV14},
 	{16, "label links in their issues' order", migrateV16},
 }
 
@@ -45,7 +46,7 @@ type schemaMigration struct {
 // Migrate applies every pending migration, each in its own transaction, and
 // reports how many it applied.
 func (d *DB) Migrate(ctx context.Context) (int, error) {
-	g := d.gorm.WithContext(ctx)
+	g := d.gorm.WithContext(withSecrets(ctx, d.secrets))
 	if err := g.AutoMigrate(&schemaMigration{}); err != nil {
 		return 0, fmt.Errorf("prepare migrations table: %w", err)
 	}

@@ -263,6 +263,12 @@ func (s teamStore) ListMembers(ctx context.Context, teamID int64, p store.Page) 
 	return out, total, translate(err, "list team members")
 }
 
+func (s teamStore) MemberIDs(ctx context.Context, teamID int64) ([]int64, error) {
+	ids := []int64{}
+	err := s.d.conn(ctx).Table("team_users").Where("team_id = ?", teamID).Order("user_id").Pluck("user_id", &ids).Error
+	return ids, translate(err, "team member ids")
+}
+
 func (s teamStore) AddRepo(ctx context.Context, teamID, repoID int64) error {
 	err := s.d.conn(ctx).Exec(`INSERT INTO team_repos (team_id, repo_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, teamID, repoID).Error
 	return translate(err, "add team repository")
