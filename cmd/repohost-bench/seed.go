@@ -266,7 +266,10 @@ func seedIssues(ctx context.Context, db *sqlstore.DB, rng *rand.Rand, r *store.R
 	if err := db.InsertBatches(ctx, "issue_indexes", []issueIndex{{r.ID, int64(n)}}, seedBatch); err != nil {
 		return err
 	}
-	type issueLabel struct{ IssueID, LabelID int64 }
+	type issueLabel struct {
+		IssueID, LabelID int64
+		IssueCreatedAt   time.Time
+	}
 	type issueAssignee struct {
 		IssueID, AssigneeID int64
 		Position            int
@@ -276,7 +279,7 @@ func seedIssues(ctx context.Context, db *sqlstore.DB, rng *rand.Rand, r *store.R
 	var comments []*store.Comment
 	for i, is := range issues {
 		if i%3 == 0 {
-			links = append(links, issueLabel{is.ID, labels[rng.IntN(len(labels))].ID})
+			links = append(links, issueLabel{is.ID, labels[rng.IntN(len(labels))].ID, is.CreatedAt})
 		}
 		if i%10 == 0 {
 			assignees = append(assignees, issueAssignee{is.ID, posters[0].ID, 0})

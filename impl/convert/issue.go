@@ -27,6 +27,17 @@ type IssueAttrs struct {
 	Projects      map[int64][]*store.Project // by issue id
 	ProjectCounts map[int64]store.ProjectCounts
 	Pulls         map[int64]*store.PullRequest // by issue id, for pull requests
+
+	// What a page renders many times (its posters, assignees, labels) is
+	// rendered once per page and shared by the issues that show it; the
+	// rendered models are never changed afterwards.
+	renderedUsers  map[renderedUser]*models.User
+	renderedLabels map[int64]*models.Label
+}
+
+type renderedUser struct {
+	id     int64
+	viewer *store.User
 }
 
 // user returns the loaded user, or the ghost.
@@ -35,6 +46,37 @@ func (a *IssueAttrs) user(id int64) *store.User {
 		return u
 	}
 	return Ghost()
+}
+
+// renderUser renders the loaded user id as viewer sees it, once per page.
+func (a *IssueAttrs) renderUser(base string, id int64, viewer *store.User) *models.User {
+	k := renderedUser{id: id, viewer: viewer}
+	if u := a.renderedUsers[k]; u != nil {
+		return u
+	}
+	if a.renderedUsers == nil {
+		a.renderedUsers = map[renderedUser]*models.User{}
+	}
+	u := User(base, a.user(id), viewer)
+	a.renderedUsers[k] = u
+	return u
+}
+
+// renderLabels renders an issue's labels of r, each label once per page.
+func (a *IssueAttrs) renderLabels(base string, r *store.Repository, ls []*store.Label) []*models.Label {
+	out := make([]*models.Label, 0, len(ls))
+	for _, l := range ls {
+		m := a.renderedLabels[l.ID]
+		if m == nil {
+			if a.renderedLabels == nil {
+				a.renderedLabels = map[int64]*models.Label{}
+			}
+			m = Label(base, r, l)
+			a.renderedLabels[l.ID] = m
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func repoAPI(base string, r *store.Repository) string { return base + "api/v1/repos/" + r.FullName() }
@@ -59,11 +101,11 @@ func Issue(base string, is *store.Issue, a *IssueAttrs, viewer *store.User) *mod
 		URL:            fmt.Sprintf("%s/issues/%d", repoAPI(base, r), is.Index),
 		HTMLURL:        IssueHTMLURL(base, r, is.Index),
 		Index:          is.Index,
-		User:           User(base, a.user(is.PosterID), viewer),
+		User:           a.renderUser(base, is.PosterID, viewer),
 		Title:          is.Title,
 		Body:           is.Body,
 		Ref:            is.Ref,
-		Labels:         Labels(base, r, a.Labels[is.ID]),
+		Labels:         a.renderLabels(base, r, a.Labels[is.ID]),
 		State:          state(is.IsClosed),
 		IsLocked:       is.IsLocked,
 		Comments:       is.NumComments,
@@ -92,7 +134,7 @@ func Issue(base string, is *store.Issue, a *IssueAttrs, viewer *store.User) *mod
 	// Assignees are rendered without a viewer, as the reference does, so
 	// they always show the placeholder address.
 	for _, id := range a.Assignees[is.ID] {
-		out.Assignees = append(out.Assignees, User(base, a.user(id), nil))
+		out.Assignees = append(out.Assignees, a.renderUser(base, id, nil))
 	}
 	if len(out.Assignees) > 0 {
 		out.Assignee = out.Assignees[0]

@@ -117,8 +117,13 @@ func Open(dsn string, opts Options) (*DB, error) {
 		// second writer wait instead of failing with "database is locked";
 		// immediate transactions take the write lock up front so two
 		// read-then-write transactions cannot deadlock on the upgrade.
+		// Each connection keeps a page cache of 512 KiB instead of SQLite's
+		// 2 MiB: with eight connections the default held 16 MiB of pages
+		// the operating system's file cache holds anyway (the server's
+		// resident memory after a load fell by about 12 MB, the lists'
+		// throughput did not move).
 		dialector = gormlite.Open("file:" + dsn +
-			"?_pragma=busy_timeout(20000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(on)&_pragma=synchronous(normal)&_txlock=immediate")
+			"?_pragma=busy_timeout(20000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(on)&_pragma=synchronous(normal)&_pragma=cache_size(-512)&_txlock=immediate")
 	}
 	g, err := gorm.Open(dialector, config())
 	if err != nil {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -244,13 +245,16 @@ func (s issueStore) Assignees(ctx context.Context, issueIDs []int64) (map[int64]
 	if len(issueIDs) == 0 {
 		return out, nil
 	}
-	var rows []issueAssignee
-	err := s.d.conn(ctx).Where("issue_id IN ?", issueIDs).Order("issue_id, position, assignee_id").Find(&rows).Error
+	q := s.d.conn(ctx).Table("issue_assignees").Select("issue_id, assignee_id").Where("issue_id IN ?", issueIDs).
+		Order("issue_id, position, assignee_id")
+	err := eachRow(q, func(rows *sql.Rows) error {
+		var issue, user int64
+		err := rows.Scan(&issue, &user)
+		out[issue] = append(out[issue], user)
+		return err
+	})
 	if err != nil {
 		return nil, translate(err, "list assignees")
-	}
-	for _, r := range rows {
-		out[r.IssueID] = append(out[r.IssueID], r.AssigneeID)
 	}
 	return out, nil
 }
@@ -292,8 +296,19 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 	// are both in it); only the rows of the page are then read, so a deep
 	// page skips index entries, not rows. The outer statement has no ORDER
 	// BY of its own: the page is put in order here, as it is small.
-	ids := s.filtered(ctx, f, false).Select("issues.id").Order(issueOrder.sql(w.reverse)).Offset(w.offset).Limit(w.limit)
-	if err := s.d.conn(ctx).Where("id IN (?)", ids).Find(&out).Error; err != nil {
+	var ids *gorm.DB
+	if driver, rest, ok := byLabel(f); ok {
+		ids = s.labelled(ctx, driver, rest).Select("il.issue_id").Order(labelledOrder.sql(w.reverse))
+	} else {
+		ids = s.filtered(ctx, f, false).Select("issues.id").Order(issueOrder.sql(w.reverse))
+	}
+	ids = ids.Offset(w.offset).Limit(w.limit)
+	page := s.d.conn(ctx).Table("issues").Select(issueColumns).Where("issues.id IN (?)", ids)
+	if err := eachRow(page, func(rows *sql.Rows) error {
+		is, err := scanIssue(rows)
+		out = append(out, is)
+		return err
+	}); err != nil {
 		return nil, 0, translate(err, "list issues")
 	}
 	slices.SortFunc(out, func(a, b *store.Issue) int {
@@ -305,6 +320,47 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 	return out, total, nil
 }
 
+// labelledOrder is issueOrder read from the label links (migrateV16).
+var labelledOrder = listOrder{{"il.issue_created_at", true}, {"il.issue_id", true}}
+
+// byLabel tells whether f's issues are best read from the links of one
+// label: f is a repository's, and one of its label groups is a single
+// label (a group of several would need its links merged, and could name
+// an issue twice). It returns that label and f without it.
+func byLabel(f store.IssueFilter) (int64, store.IssueFilter, bool) {
+	if f.AcrossRepos || f.RepoID == 0 {
+		return 0, f, false
+	}
+	for i, group := range f.LabelIDs {
+		if len(group) == 1 {
+			rest := f
+			rest.LabelIDs = slices.Delete(slices.Clone(f.LabelIDs), i, i+1)
+			return group[0], rest, true
+		}
+	}
+	return 0, f, false
+}
+
+// labelled selects the issues carrying label that f keeps, starting from
+// the label's links in the list's order: a page reads the links down to
+// the page and each one's issue by its key, a count reads the label's
+// links, and neither reads the repository's other issues. Both databases
+// are held to that order: SQLite by the CROSS JOIN, PostgreSQL by a
+// lateral subquery it cannot flatten (OFFSET 0), which it otherwise
+// trades, on a small table, for walking the repository's issues.
+func (s issueStore) labelled(ctx context.Context, label int64, f store.IssueFilter) *gorm.DB {
+	var from *gorm.DB
+	if s.d.usesPostgres() {
+		from = s.d.conn(ctx).Table("issue_labels il").
+			Joins("CROSS JOIN LATERAL (SELECT * FROM issues WHERE issues.id = il.issue_id OFFSET 0) issues").
+			Where("il.label_id = ?", label)
+	} else {
+		from = s.d.conn(ctx).Table("issue_labels il").Joins("CROSS JOIN issues").
+			Where("il.label_id = ? AND issues.id = il.issue_id", label)
+	}
+	return s.filteredFrom(ctx, from, f, false)
+}
+
 // filtered selects the issues f keeps. Filters on links (labels,
 // assignees, mentions) take two forms: for a page, a probe of the link
 // table's key per issue met while walking the order's index, which stops
@@ -312,7 +368,11 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 // gathered from the link table's index on the label or user, so that
 // counting a rare label does not probe every issue of the repository.
 func (s issueStore) filtered(ctx context.Context, f store.IssueFilter, forCount bool) *gorm.DB {
-	db := s.d.conn(ctx).Model(&store.Issue{})
+	return s.filteredFrom(ctx, s.d.conn(ctx).Model(&store.Issue{}), f, forCount)
+}
+
+// filteredFrom is filtered with the issues read from db.
+func (s issueStore) filteredFrom(ctx context.Context, db *gorm.DB, f store.IssueFilter, forCount bool) *gorm.DB {
 	if f.RepoID > 0 {
 		db = db.Where("issues.repo_id = ?", f.RepoID)
 	}
@@ -425,6 +485,12 @@ func (s issueStore) count(ctx context.Context, f store.IssueFilter) (int64, erro
 		f.Keyword == "" && f.UpdatedSince == nil && f.UpdatedBefore == nil && f.PosterID == 0 && f.AssigneeID == 0 &&
 		f.MentionedID == 0 && (f.RepoID > 0) != f.AcrossRepos
 	if !plain {
+		if label, rest, ok := byLabel(f); ok {
+			// Every link of the label is read, and each one's issue by its
+			// key: the count reads no issue without the label.
+			err := s.labelled(ctx, label, rest).Select("COUNT(*)").Scan(&total).Error
+			return total, err
+		}
 		err := s.filtered(ctx, f, true).Count(&total).Error
 		return total, err
 	}

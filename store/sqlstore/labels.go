@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"strings"
 
 	"repohost/store"
 )
@@ -85,19 +87,17 @@ func (s labelStore) ForIssues(ctx context.Context, issueIDs []int64) (map[int64]
 	if len(issueIDs) == 0 {
 		return out, nil
 	}
-	var rows []struct {
-		store.Label
-		IssueID int64
-	}
-	err := s.d.conn(ctx).Table("labels").Select("labels.*, issue_labels.issue_id").
+	q := s.d.conn(ctx).Table("labels").Select(labelColumns+", issue_labels.issue_id").
 		Joins("JOIN issue_labels ON issue_labels.label_id = labels.id").
-		Where("issue_labels.issue_id IN ?", issueIDs).Order("labels.name").Order("labels.id").Scan(&rows).Error
+		Where("issue_labels.issue_id IN ?", issueIDs).Order("labels.name").Order("labels.id")
+	err := eachRow(q, func(rows *sql.Rows) error {
+		var issueID int64
+		l, err := scanLabel(rows, &issueID)
+		out[issueID] = append(out[issueID], l)
+		return err
+	})
 	if err != nil {
 		return nil, translate(err, "list issue labels")
-	}
-	for i := range rows {
-		l := rows[i].Label
-		out[rows[i].IssueID] = append(out[rows[i].IssueID], &l)
 	}
 	return out, nil
 }
@@ -106,11 +106,16 @@ func (s labelStore) AddToIssue(ctx context.Context, issueID int64, labelIDs []in
 	if len(labelIDs) == 0 {
 		return nil
 	}
-	rows := make([]issueLabel, 0, len(labelIDs))
+	// Each link carries its issue's creation time (see migrateV16).
+	values := make([]string, 0, len(labelIDs))
+	args := make([]any, 0, 2*len(labelIDs))
 	for _, id := range labelIDs {
-		rows = append(rows, issueLabel{IssueID: issueID, LabelID: id})
+		values = append(values, "(?, ?, (SELECT issues.created_at FROM issues WHERE issues.id = ?))")
+		args = append(args, issueID, id, issueID)
 	}
-	return translateRef(s.d.conn(ctx).Clauses(onConflictIgnore).Create(&rows).Error, "label issue")
+	err := s.d.conn(ctx).Exec(`INSERT INTO issue_labels (issue_id, label_id, issue_created_at) VALUES `+
+		strings.Join(values, ", ")+` ON CONFLICT DO NOTHING`, args...).Error
+	return translateRef(err, "label issue")
 }
 
 func (s labelStore) RemoveFromIssue(ctx context.Context, issueID int64, labelIDs []int64) error {

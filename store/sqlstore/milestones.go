@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 
 	"repohost/store"
 )
@@ -34,12 +35,13 @@ func (s milestoneStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var list []*store.Milestone
-	if err := s.d.conn(ctx).Where("id IN ?", ids).Find(&list).Error; err != nil {
-		return nil, translate(err, "find milestones")
-	}
-	for _, m := range list {
+	q := s.d.conn(ctx).Table("milestones").Select(milestoneColumns).Where("milestones.id IN ?", ids)
+	if err := eachRow(q, func(rows *sql.Rows) error {
+		m, err := scanMilestone(rows)
 		out[m.ID] = m
+		return err
+	}); err != nil {
+		return nil, translate(err, "find milestones")
 	}
 	return out, nil
 }

@@ -69,6 +69,10 @@ type planCase struct {
 	// bounded, when set, says which small set the list may sort: the
 	// searched tables must still be reached through an index range.
 	bounded string
+	// keyed tables must be reached by their primary key only: the list is
+	// driven from another table's index (a label's links), and reads no
+	// row of these that the other table does not name.
+	keyed []string
 }
 
 // TestListQueryPlans holds every paged list to an index for its filter and
@@ -111,6 +115,11 @@ func TestListQueryPlans(t *testing.T) {
 			return err
 		}}
 	}
+	labelled := func(name string, flt store.IssueFilter, p store.Page) planCase {
+		c := issues(name, flt, p)
+		c.searched, c.keyed = []string{"issue_labels"}, []string{"issues"}
+		return c
+	}
 	pulls := func(name string, flt store.PullFilter, p store.Page) planCase {
 		return planCase{name: name, searched: []string{"issues", "pull_requests"}, list: func(ctx context.Context) error {
 			_, _, _, err := db.Pulls().List(ctx, flt, p)
@@ -143,7 +152,9 @@ func TestListQueryPlans(t *testing.T) {
 		issues("issues: all states, deep page", store.IssueFilter{RepoID: f.repo.ID}, deep),
 		issues("issues: type issues, open", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, IsPull: &no}, pg),
 		issues("issues: type pulls, all states", store.IssueFilter{RepoID: f.repo.ID, IsPull: &yes}, pg),
-		issues("issues: label", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, LabelIDs: [][]int64{{f.label.ID}}}, pg),
+		labelled("issues: label", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, LabelIDs: [][]int64{{f.label.ID}}}, pg),
+		labelled("issues: label, all states, deep page", store.IssueFilter{RepoID: f.repo.ID, LabelIDs: [][]int64{{f.label.ID}}}, deep),
+		labelled("issues: label, closed", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &yes, LabelIDs: [][]int64{{f.label.ID}}}, pg),
 		issues("issues: label by name", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, LabelNames: []string{"bug"}}, pg),
 		issues("issues: mentioned", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, MentionedID: f.bob.ID}, pg),
 		issues("issues: milestone", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, MilestoneIDs: []int64{f.milestone.ID}}, pg),
@@ -476,6 +487,11 @@ func sqlitePlanProblems(plan []string, c planCase) []string {
 				out = append(out, "scans "+t+" instead of searching a range")
 			}
 		}
+		for _, t := range c.keyed {
+			if regexp.MustCompile(`^(SCAN|SEARCH) `+t+`\b`).MatchString(line) && !strings.Contains(line, "INTEGER PRIMARY KEY") {
+				out = append(out, "reaches "+t+" otherwise than by its key")
+			}
+		}
 	}
 	return out
 }
@@ -484,6 +500,7 @@ type pgNode struct {
 	NodeType  string   `json:"Node Type"`
 	Relation  string   `json:"Relation Name"`
 	IndexCond string   `json:"Index Cond"`
+	IndexName string   `json:"Index Name"`
 	Plans     []pgNode `json:"Plans"`
 }
 
@@ -517,6 +534,11 @@ func pgPlanProblems(t *testing.T, raw string, c planCase) []string {
 				if n.Relation == tb && n.IndexCond == "" {
 					out = append(out, "walks a whole index of "+tb)
 				}
+			}
+		}
+		for _, tb := range c.keyed {
+			if n.Relation == tb && n.IndexName != tb+"_pkey" {
+				out = append(out, n.NodeType+" of "+tb+" otherwise than by its key")
 			}
 		}
 		for _, child := range n.Plans {
