@@ -167,6 +167,8 @@ func (s Service) filterUser(ctx context.Context, p *auth.Principal, name *string
 func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIssuesParams) middleware.Responder {
 	p := auth.FromContext(ctx)
 	s := h.svc()
+	// Before anything the answer is read from, access included.
+	gen := h.IssueLists.Generation()
 	r, _, err := s.Tracker(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
@@ -196,15 +198,15 @@ func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIss
 		}
 	}
 	pg := h.Page(params.Page, params.Limit)
-	list, total, err := h.Store.Issues().List(ctx, f, pg.Store())
-	if err != nil {
-		return h.Fail(err)
-	}
-	out, _, err := s.render(ctx, app.BaseURL(params.HTTPRequest), app.Viewer(p), list, map[int64]*store.Repository{r.ID: r}, nil)
-	if err != nil {
-		return h.Fail(err)
-	}
-	return issue.NewIssueListIssuesOK().WithPayload(out).WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+	base, viewer := app.BaseURL(params.HTTPRequest), app.Viewer(p)
+	return s.repoList(params.HTTPRequest, gen, base, viewer, f, pg, func() ([]*models.Issue, int64, error) {
+		list, total, err := h.Store.Issues().List(ctx, f, pg.Store())
+		if err != nil {
+			return nil, 0, err
+		}
+		out, _, err := s.render(ctx, base, viewer, list, map[int64]*store.Repository{r.ID: r}, nil)
+		return out, total, err
+	})
 }
 
 // labelFilter keeps issues carrying every named label; names of no label
