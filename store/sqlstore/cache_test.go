@@ -78,15 +78,8 @@ func TestReadCacheGenerations(t *testing.T) {
 // change without changing what others are served.
 func TestCachedLookupsSeeEveryWrite(t *testing.T) {
 	t.Parallel()
-	d, err := Open(sqltest.DSN(t, ""), Options{CacheTTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
+	d := openCached(t)
 	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	u := &store.User{Name: "Ann", Email: "ann@example.com", IsActive: true, MaxRepoCreation: -1}
 	if err := d.Users().Create(ctx, u); err != nil {
 		t.Fatal(err)
@@ -120,7 +113,7 @@ func TestCachedLookupsSeeEveryWrite(t *testing.T) {
 	if name() != "by Exec" {
 		t.Error("raw UPDATE not seen")
 	}
-	err = d.WithTx(ctx, func(ctx context.Context) error {
+	err := d.WithTx(ctx, func(ctx context.Context) error {
 		return d.conn(ctx).Exec("UPDATE users SET full_name = ? WHERE id = ?", "in a transaction", u.ID).Error
 	})
 	if err != nil || name() != "in a transaction" {
@@ -147,15 +140,8 @@ func TestCachedLookupsSeeEveryWrite(t *testing.T) {
 // and a store without the cache gives no watch.
 func TestWatchCountsWrites(t *testing.T) {
 	t.Parallel()
-	d, err := Open(sqltest.DSN(t, ""), Options{CacheTTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
+	d := openCached(t)
 	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if _, _, err := d.Watch("issues", "webhooks"); err == nil {
 		t.Error("watched a table whose changes are not counted")
 	}
@@ -193,4 +179,18 @@ func TestWatchCountsWrites(t *testing.T) {
 	if _, ok, err := bare.Watch("issues"); ok || err != nil {
 		t.Errorf("a store without the cache gave a watch: %v %v", ok, err)
 	}
+}
+
+// openCached opens a migrated store keeping its read cache for a minute.
+func openCached(t *testing.T) *DB {
+	t.Helper()
+	d, err := Open(sqltest.DSN(t, ""), Options{CacheTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if _, err := d.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
