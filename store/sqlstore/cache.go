@@ -180,7 +180,9 @@ func (c *readCache) invalidate(tables int) {
 // no target can be told.
 func writtenTables(table, sql string) int {
 	if table != "" {
-		return cachedTables[strings.ToLower(table)]
+		// Aliased ("issue_labels il") or quoted, the table is its first word.
+		name, _, _ := strings.Cut(strings.TrimSpace(table), " ")
+		return cachedTables[strings.ToLower(strings.Trim(name, "\"`"))]
 	}
 	targets := writeTarget.FindAllStringSubmatch(sql, -1)
 	if targets == nil {

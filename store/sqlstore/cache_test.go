@@ -53,7 +53,7 @@ func TestReadCacheGenerations(t *testing.T) {
 		table, sql string
 		want       int
 	}{
-		{"users", "", tUsers}, {"issues", "", tIssues}, {"webhooks", "", 0}, {"", "UPDATE repositories SET num_issues = 1", tRepos},
+		{"users", "", tUsers}, {"issues", "", tIssues}, {"issue_labels il", "", tIssueLabels}, {`"users"`, "", tUsers}, {"webhooks", "", 0}, {"", "UPDATE repositories SET num_issues = 1", tRepos},
 		{"", "update `access_tokens` set x = 1", tTokens}, {"", "DELETE FROM users WHERE id = 1", tUsers},
 		{"", `INSERT INTO "issues" (a) VALUES (1)`, tIssues}, {"", "WITH n AS (INSERT INTO x) INSERT INTO issues", tIssues},
 		{"", "WITH n AS (INSERT INTO x ON CONFLICT DO UPDATE SET a = 1), c AS (UPDATE repositories SET b = 2) INSERT INTO issues", tRepos | tIssues},

@@ -58,7 +58,11 @@ func New(st store.Store) (*Cache, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	return &Cache{watch: w, now: time.Now, entries: map[string]*entry{}}, nil
+	return newCache(w), nil
+}
+
+func newCache(w store.Watch) *Cache {
+	return &Cache{watch: w, now: time.Now, entries: map[string]*entry{}}
 }
 
 // Generation is taken before anything an answer is rendered from is read
@@ -102,8 +106,9 @@ func (c *Cache) Put(key string, gen uint64, a Answer) {
 		delete(c.entries, key)
 	}
 	if len(c.entries) >= MaxEntries || c.bytes+len(a.Body) > MaxBytes {
-		// Drop what is dead; then, while still full, any entry: a
-		// dropped one costs one rendering.
+		// Drop what is dead; then any entry (a dropped one costs one
+		// rendering) until an eighth of the room is free, so that a full
+		// cache is not walked on every store.
 		for k, e := range c.entries {
 			if e.gen != gen || !now.Before(e.expires) {
 				c.bytes -= len(e.Body)
@@ -111,7 +116,7 @@ func (c *Cache) Put(key string, gen uint64, a Answer) {
 			}
 		}
 		for k, e := range c.entries {
-			if len(c.entries) < MaxEntries && c.bytes+len(a.Body) <= MaxBytes {
+			if len(c.entries) < MaxEntries*7/8 && c.bytes+len(a.Body) <= MaxBytes*7/8 {
 				break
 			}
 			c.bytes -= len(e.Body)
