@@ -90,6 +90,16 @@ func TestIssueListCacheFollowsChanges(t *testing.T) {
 		change("a label", al, func() {
 			b.Do(http.MethodPost, "repos/alice/pub/issues/2/labels", map[string]any{"labels": []int64{label.ID}}, al).Expect(t, http.StatusOK)
 		}, func(l []*models.Issue) bool { is := byTitle(l, "two"); return is != nil && len(is.Labels) == 1 })
+		// A name in the filter means the label it names now.
+		const byName = "repos/alice/pub/issues?state=all&labels=defect"
+		if _, l := list(byName, al); len(l) != 3 {
+			t.Fatalf("an unknown label filtered %d of 3 issues", len(l))
+		}
+		b.Do(http.MethodPatch, fmt.Sprintf("repos/alice/pub/labels/%d", label.ID), map[string]any{"name": "defect"}, al).Expect(t, http.StatusOK)
+		apitest.Eventually(t, within, "a renamed label", func() (bool, string) {
+			_, l := list(byName, al)
+			return len(l) == 1 && l[0].Title == "two", fmt.Sprintf("%d issues carry it", len(l))
+		})
 		change("a comment", al, func() {
 			b.Do(http.MethodPost, "repos/alice/pub/issues/2/comments", map[string]any{"body": "hi"}, al).Expect(t, http.StatusCreated)
 		}, func(l []*models.Issue) bool { is := byTitle(l, "two"); return is != nil && is.Comments == 1 })

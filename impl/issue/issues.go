@@ -183,12 +183,6 @@ func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIss
 		}
 		f.IsPull = &pull
 	}
-	if err := s.labelFilter(ctx, r, params.Labels, &f); err != nil {
-		return h.Fail(err)
-	}
-	if err := s.milestoneFilter(ctx, r, params.Milestones, &f); err != nil {
-		return h.Fail(err)
-	}
 	for _, uf := range []struct {
 		name *string
 		dst  *int64
@@ -199,7 +193,20 @@ func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIss
 	}
 	pg := h.Page(params.Page, params.Limit)
 	base, viewer := app.BaseURL(params.HTTPRequest), app.Viewer(p)
-	return s.repoList(params.HTTPRequest, gen, base, viewer, f, pg, func() ([]*models.Issue, int64, error) {
+	// Label and milestone names are looked up with the list, as kept lists
+	// follow their tables; users named by filters are looked up on every
+	// request, as whether the caller may see them is not in the key.
+	query := struct {
+		Filter             store.IssueFilter
+		Labels, Milestones *string
+	}{f, params.Labels, params.Milestones}
+	return s.repoList(params.HTTPRequest, gen, base, viewer, query, pg, func() ([]*models.Issue, int64, error) {
+		if err := s.labelFilter(ctx, r, params.Labels, &f); err != nil {
+			return nil, 0, err
+		}
+		if err := s.milestoneFilter(ctx, r, params.Milestones, &f); err != nil {
+			return nil, 0, err
+		}
 		list, total, err := h.Store.Issues().List(ctx, f, pg.Store())
 		if err != nil {
 			return nil, 0, err

@@ -18,16 +18,17 @@ import (
 
 // repoList answers a repository's issue list (issueListIssues) for viewer,
 // from the rendered lists kept in Deps.IssueLists when it holds the answer.
-// The caller has already checked access and resolved f (its names of
-// labels, milestones and users), after taking gen, the lists' generation
-// (listcache.Cache.Generation): an answer rendered here is kept only while
-// nothing it was read from has changed since.
-func (s Service) repoList(req *http.Request, gen uint64, base string, viewer *store.User, f store.IssueFilter, pg paging.Params,
+// query is the list's filter (the repository's id included), as plain
+// data: everything render reads besides the tables listcache.Tables and
+// the page. The caller has already checked access, after taking gen, the
+// lists' generation (listcache.Cache.Generation): an answer rendered here
+// is kept only while nothing it was read from has changed since.
+func (s Service) repoList(req *http.Request, gen uint64, base string, viewer *store.User, query any, pg paging.Params,
 	render func() ([]*models.Issue, int64, error)) middleware.Responder {
 	lists := s.IssueLists
 	var key string
 	if lists != nil {
-		key = listKey(base, viewer, f, pg)
+		key = listKey(base, viewer, query, pg)
 		if a, ok := lists.Get(key); ok {
 			return cachedList{a, paging.Link(req, pg, a.Total)}
 		}
@@ -48,17 +49,16 @@ func (s Service) repoList(req *http.Request, gen uint64, base string, viewer *st
 }
 
 // listKey is everything that changes the bytes of a repository's list
-// besides the rows: the filter (the repository's id included), the page,
-// the root URL and the viewer (an address is shown to its owner and to
-// admins only, see convert.User).
-func listKey(base string, viewer *store.User, f store.IssueFilter, pg paging.Params) string {
+// besides the rows: the query, the page, the root URL and the viewer (an
+// address is shown to its owner and to admins only, see convert.User).
+func listKey(base string, viewer *store.User, query any, pg paging.Params) string {
 	k := struct {
 		Base   string
 		Viewer int64
 		Admin  bool
-		Filter store.IssueFilter
+		Query  any
 		Page   paging.Params
-	}{Base: base, Filter: f, Page: pg}
+	}{Base: base, Query: query, Page: pg}
 	if viewer != nil {
 		k.Viewer, k.Admin = viewer.ID, viewer.IsAdmin
 	}
