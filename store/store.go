@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Sentinel errors. Implementations wrap them with %w; impl/apierr maps them to
@@ -43,8 +44,23 @@ type Page struct {
 	Limit  int
 }
 
+// Watch is what a cache of answers built from the store needs to be as
+// fresh as the store's own read cache: within this process, Generation
+// grows as soon as a change to one of the watched tables is made (at the
+// statement, and again when its transaction ends), so an answer read after
+// Generation was taken is current while it is unchanged; across processes
+// sharing the database nothing is told, and an answer may be served for at
+// most TTL.
+type Watch struct {
+	TTL        time.Duration
+	Generation func() uint64
+}
+
 // Store bundles every aggregate's store. The GORM implementation satisfies it.
 type Store interface {
+	// Watch watches the named tables; false when the store caches nothing
+	// (then nothing built on it may be cached either).
+	Watch(tables ...string) (Watch, bool, error)
 	Tx
 	Users() UserStore
 	Emails() EmailStore

@@ -20,6 +20,7 @@ import (
 	"repohost/impl/convert"
 	"repohost/impl/cron"
 	"repohost/impl/events"
+	"repohost/impl/issue/listcache"
 	"repohost/impl/metrics"
 	"repohost/impl/paging"
 	"repohost/impl/rooturl"
@@ -66,6 +67,9 @@ type Deps struct {
 	// BlobLocks serialise this process's work on one package blob (by
 	// SHA-256): placing it and recording it, or removing it.
 	BlobLocks KeyedMutex
+	// IssueLists keeps rendered issue lists for a moment when the store
+	// keeps its read cache (nil otherwise); see impl/issue/listcache.
+	IssueLists *listcache.Cache
 	// Signer is the instance's signing key (--signing-key), nil when the
 	// server's commits go unsigned.
 	Signer *signing.Signer
@@ -197,7 +201,12 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 	clock := store.SystemClock{}
 	bus := events.NewBus(db, clock, log)
 	bus.Subscribe(events.Logger(log))
+	lists, err := listcache.New(db)
+	if err != nil {
+		return nil, err
+	}
 	return &Deps{
+		IssueLists:     lists,
 		Store:          db,
 		Git:            git,
 		Access:         access.Checker{Store: db},

@@ -167,6 +167,8 @@ func (s Service) filterUser(ctx context.Context, p *auth.Principal, name *string
 func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIssuesParams) middleware.Responder {
 	p := auth.FromContext(ctx)
 	s := h.svc()
+	// Before anything the answer is read from, access included.
+	gen := h.IssueLists.Generation()
 	r, _, err := s.Tracker(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
@@ -181,12 +183,6 @@ func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIss
 		}
 		f.IsPull = &pull
 	}
-	if err := s.labelFilter(ctx, r, params.Labels, &f); err != nil {
-		return h.Fail(err)
-	}
-	if err := s.milestoneFilter(ctx, r, params.Milestones, &f); err != nil {
-		return h.Fail(err)
-	}
 	for _, uf := range []struct {
 		name *string
 		dst  *int64
@@ -196,15 +192,28 @@ func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIss
 		}
 	}
 	pg := h.Page(params.Page, params.Limit)
-	list, total, err := h.Store.Issues().List(ctx, f, pg.Store())
-	if err != nil {
-		return h.Fail(err)
-	}
-	out, _, err := s.render(ctx, app.BaseURL(params.HTTPRequest), app.Viewer(p), list, map[int64]*store.Repository{r.ID: r}, nil)
-	if err != nil {
-		return h.Fail(err)
-	}
-	return issue.NewIssueListIssuesOK().WithPayload(out).WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+	base, viewer := app.BaseURL(params.HTTPRequest), app.Viewer(p)
+	// Label and milestone names are looked up with the list, as kept lists
+	// follow their tables; users named by filters are looked up on every
+	// request, as whether the caller may see them is not in the key.
+	query := struct {
+		Filter             store.IssueFilter
+		Labels, Milestones *string
+	}{f, params.Labels, params.Milestones}
+	return s.repoList(params.HTTPRequest, gen, base, viewer, query, pg, func() ([]*models.Issue, int64, error) {
+		if err := s.labelFilter(ctx, r, params.Labels, &f); err != nil {
+			return nil, 0, err
+		}
+		if err := s.milestoneFilter(ctx, r, params.Milestones, &f); err != nil {
+			return nil, 0, err
+		}
+		list, total, err := h.Store.Issues().List(ctx, f, pg.Store())
+		if err != nil {
+			return nil, 0, err
+		}
+		out, _, err := s.render(ctx, base, viewer, list, map[int64]*store.Repository{r.ID: r}, nil)
+		return out, total, err
+	})
 }
 
 // labelFilter keeps issues carrying every named label; names of no label

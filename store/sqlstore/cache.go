@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"repohost/store"
 )
 
 // DefaultCacheTTL is how long a looked-up row may be served from memory:
@@ -18,18 +21,35 @@ import (
 // couple of times per second instead of on every request.
 const DefaultCacheTTL = 500 * time.Millisecond
 
-// The tables whose rows the cache holds; an entry depends on some of them.
+// The tables whose changes are counted: those whose rows the cache holds,
+// and those other caches built on the store watch (see DB.Watch); an entry
+// depends on some of them.
 const (
 	tUsers = 1 << iota
 	tTokens
 	tRepos
-	allTables = tUsers | tTokens | tRepos
+	tIssues
+	tComments
+	tLabels
+	tIssueLabels
+	tMilestones
+	tAssignees
+	tMentions
+	tPulls
+	tProjects
+	tProjectIssues
+	tReactions
+	numTables = iota
+	allTables = 1<<numTables - 1
 )
 
-var cachedTables = map[string]int{"users": tUsers, "access_tokens": tTokens, "repositories": tRepos}
+var cachedTables = map[string]int{"users": tUsers, "access_tokens": tTokens, "repositories": tRepos,
+	"issues": tIssues, "comments": tComments, "labels": tLabels, "issue_labels": tIssueLabels,
+	"milestones": tMilestones, "issue_assignees": tAssignees, "issue_mentions": tMentions,
+	"pull_requests": tPulls, "projects": tProjects, "project_issues": tProjectIssues, "reactions": tReactions}
 
-// generations is one counter per cached table.
-type generations [3]uint64
+// generations is one counter per counted table.
+type generations [numTables]uint64
 
 // readCache holds the rows the hottest lookups return (a token with its
 // user, a repository with its owner, a user by name or id), for the requests
@@ -49,7 +69,7 @@ type readCache struct {
 	ttl  time.Duration
 	max  int
 	now  func() time.Time
-	gens [3]atomic.Uint64
+	gens [numTables]atomic.Uint64
 
 	mu      sync.RWMutex
 	entries map[string]cacheEntry
@@ -78,6 +98,18 @@ func (c *readCache) generation() generations {
 		}
 	}
 	return g
+}
+
+// sum is the sum of the generations of tables: it grows whenever one of
+// them changes, as each only grows.
+func (c *readCache) sum(tables int) uint64 {
+	var n uint64
+	for i := range c.gens {
+		if tables&(1<<i) != 0 {
+			n += c.gens[i].Load()
+		}
+	}
+	return n
 }
 
 // current tells whether the tables are still in the generations g saw.
@@ -148,7 +180,9 @@ func (c *readCache) invalidate(tables int) {
 // no target can be told.
 func writtenTables(table, sql string) int {
 	if table != "" {
-		return cachedTables[strings.ToLower(table)]
+		// Aliased ("issue_labels il") or quoted, the table is its first word.
+		name, _, _ := strings.Cut(strings.TrimSpace(table), " ")
+		return cachedTables[strings.ToLower(strings.Trim(name, "\"`"))]
 	}
 	targets := writeTarget.FindAllStringSubmatch(sql, -1)
 	if targets == nil {
@@ -210,7 +244,9 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 // from the tables it changed: rows read while it was open were the
 // committed ones then, and may have been stored.
 func (c *readCache) committed(state *txState) {
-	c.invalidate(state.wrote)
+	if c != nil {
+		c.invalidate(state.wrote)
+	}
 }
 
 func isSelect(sql string) bool {
@@ -236,4 +272,23 @@ func cached[T any](ctx context.Context, d *DB, key string, tables int, clone fun
 	}
 	d.cache.put(key, tables, g, v)
 	return clone(v), nil
+}
+
+// Watch lets a cache built on the store (a rendered answer) follow the
+// read cache's rules: store.Watch. It fails for a table whose changes are
+// not counted, and reports false when the store caches nothing.
+func (d *DB) Watch(tables ...string) (store.Watch, bool, error) {
+	mask := 0
+	for _, t := range tables {
+		bit, ok := cachedTables[t]
+		if !ok {
+			return store.Watch{}, false, fmt.Errorf("watch: changes to table %q are not counted", t)
+		}
+		mask |= bit
+	}
+	c := d.cache
+	if c == nil {
+		return store.Watch{}, false, nil
+	}
+	return store.Watch{TTL: c.ttl, Generation: func() uint64 { return c.sum(mask) }}, true, nil
 }

@@ -53,12 +53,12 @@ func TestReadCacheGenerations(t *testing.T) {
 		table, sql string
 		want       int
 	}{
-		{"users", "", tUsers}, {"issues", "", 0}, {"", "UPDATE repositories SET num_issues = 1", tRepos},
+		{"users", "", tUsers}, {"issues", "", tIssues}, {"issue_labels il", "", tIssueLabels}, {`"users"`, "", tUsers}, {"webhooks", "", 0}, {"", "UPDATE repositories SET num_issues = 1", tRepos},
 		{"", "update `access_tokens` set x = 1", tTokens}, {"", "DELETE FROM users WHERE id = 1", tUsers},
-		{"", `INSERT INTO "issues" (a) VALUES (1)`, 0}, {"", "WITH n AS (INSERT INTO x) INSERT INTO issues", 0},
-		{"", "WITH n AS (INSERT INTO x ON CONFLICT DO UPDATE SET a = 1), c AS (UPDATE repositories SET b = 2) INSERT INTO issues", tRepos},
-		{"", "INSERT INTO issue_mentions (issue_id, user_id) SELECT 1, id FROM users", 0}, {"", "VACUUM", allTables},
-		{"", "INSERT INTO issue_indexes (repo_id) VALUES (1)", 0},
+		{"", `INSERT INTO "issues" (a) VALUES (1)`, tIssues}, {"", "WITH n AS (INSERT INTO x) INSERT INTO issues", tIssues},
+		{"", "WITH n AS (INSERT INTO x ON CONFLICT DO UPDATE SET a = 1), c AS (UPDATE repositories SET b = 2) INSERT INTO issues", tRepos | tIssues},
+		{"", "INSERT INTO issue_mentions (issue_id, user_id) SELECT 1, id FROM users", tMentions}, {"", "VACUUM", allTables},
+		{"", "INSERT INTO issue_indexes (repo_id) VALUES (1)", 0}, {"", "DELETE FROM hook_event_marks", 0},
 	} {
 		if got := writtenTables(w.table, w.sql); got != w.want {
 			t.Errorf("writtenTables(%q, %q) = %b, want %b", w.table, w.sql, got, w.want)
@@ -78,15 +78,8 @@ func TestReadCacheGenerations(t *testing.T) {
 // change without changing what others are served.
 func TestCachedLookupsSeeEveryWrite(t *testing.T) {
 	t.Parallel()
-	d, err := Open(sqltest.DSN(t, ""), Options{CacheTTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
+	d := openCached(t)
 	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	u := &store.User{Name: "Ann", Email: "ann@example.com", IsActive: true, MaxRepoCreation: -1}
 	if err := d.Users().Create(ctx, u); err != nil {
 		t.Fatal(err)
@@ -120,7 +113,7 @@ func TestCachedLookupsSeeEveryWrite(t *testing.T) {
 	if name() != "by Exec" {
 		t.Error("raw UPDATE not seen")
 	}
-	err = d.WithTx(ctx, func(ctx context.Context) error {
+	err := d.WithTx(ctx, func(ctx context.Context) error {
 		return d.conn(ctx).Exec("UPDATE users SET full_name = ? WHERE id = ?", "in a transaction", u.ID).Error
 	})
 	if err != nil || name() != "in a transaction" {
@@ -139,4 +132,65 @@ func TestCachedLookupsSeeEveryWrite(t *testing.T) {
 	if _, err := d.Users().FindByID(ctx, u.ID); err == nil {
 		t.Error("a deleted user is still found by id")
 	}
+}
+
+// TestWatchCountsWrites: a watch's generation grows with every change to
+// its tables, in a transaction both at the statement and at the end, and
+// with no other; a table whose changes are not counted cannot be watched,
+// and a store without the cache gives no watch.
+func TestWatchCountsWrites(t *testing.T) {
+	t.Parallel()
+	d := openCached(t)
+	ctx := context.Background()
+	if _, _, err := d.Watch("issues", "webhooks"); err == nil {
+		t.Error("watched a table whose changes are not counted")
+	}
+	w, ok, err := d.Watch("labels", "issue_labels")
+	if err != nil || !ok || w.TTL != time.Minute {
+		t.Fatalf("watch: %v %v %v", w, ok, err)
+	}
+	g := w.Generation()
+	u := &store.User{Name: "ann", Email: "ann@example.com", IsActive: true, MaxRepoCreation: -1}
+	if err := d.Users().Create(ctx, u); err != nil || w.Generation() != g {
+		t.Errorf("a change to another table moved the generation: %v", err)
+	}
+	r := &store.Repository{OwnerID: u.ID, Name: "r", DefaultBranch: "main"}
+	if err := d.Repos().Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Labels().Create(ctx, &store.Label{RepoID: r.ID, Name: "bug", Color: "#ff0000"}); err != nil || w.Generation() == g {
+		t.Errorf("a change to a watched table did not move the generation: %v", err)
+	}
+	g = w.Generation()
+	var during uint64
+	err = d.WithTx(ctx, func(ctx context.Context) error {
+		err := d.conn(ctx).Exec("UPDATE labels SET name = ? WHERE repo_id = ?", "Bug", r.ID).Error
+		during = w.Generation()
+		return err
+	})
+	if err != nil || during == g || w.Generation() == during {
+		t.Errorf("a transaction's change: before %d, at the statement %d, after %d (%v)", g, during, w.Generation(), err)
+	}
+	bare, err := Open(sqltest.DSN(t, ""), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bare.Close() })
+	if _, ok, err := bare.Watch("issues"); ok || err != nil {
+		t.Errorf("a store without the cache gave a watch: %v %v", ok, err)
+	}
+}
+
+// openCached opens a migrated store keeping its read cache for a minute.
+func openCached(t *testing.T) *DB {
+	t.Helper()
+	d, err := Open(sqltest.DSN(t, ""), Options{CacheTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if _, err := d.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

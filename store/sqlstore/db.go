@@ -212,6 +212,9 @@ func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) err
 		state.tx = tx
 		return fn(context.WithValue(ctx, txKey{}, state))
 	})
+	// The tables it changed are retired again even when it failed: a
+	// commit whose answer was lost may still have committed.
+	d.cache.committed(state)
 	if err != nil {
 		if isCanceled(err) && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("transaction: %w (%v)", context.Canceled, err)
@@ -222,7 +225,6 @@ func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) err
 		return err
 	}
 	store.MarkCommitted(ctx)
-	d.cache.committed(state)
 	for _, f := range state.afterCommit {
 		f()
 	}

@@ -1,0 +1,165 @@
+package apitest_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"repohost/apitest"
+	"repohost/models"
+)
+
+// TestIssueListCacheFollowsChanges: a server keeping rendered issue lists
+// (impl/issue/listcache, on with the read cache) answers a repeated list
+// from memory, yet after any change the list shows (an issue created,
+// edited, closed, labelled, commented on, put in a milestone, its poster
+// renamed) or a repository made private, the next list of the server that
+// made the change, and within a second that of any other server on the same
+// database, answers as the change says.
+func TestIssueListCacheFollowsChanges(t *testing.T) {
+	t.Parallel()
+	// a serves the lists under test; b makes the changes.
+	apitest.CachedServers(t, func(t *testing.T, a, b *apitest.Env, within time.Duration) {
+		alice, bob := a.CreateUser("alice", false), a.CreateUser("bob", false)
+		al, bo := apitest.Basic(alice), apitest.Basic(bob)
+		admin := apitest.Basic(a.Admin)
+		roCreateRepo(t, a, al, map[string]any{"name": "pub"})
+		isCreate(t, a, "alice/pub", al, map[string]any{"title": "one"})
+		isCreate(t, a, "alice/pub", bo, map[string]any{"title": "two"})
+
+		const path = "repos/alice/pub/issues?state=all&limit=50"
+		list := func(path string, cred apitest.Cred) (*apitest.Response, []*models.Issue) {
+			t.Helper()
+			r := a.Do(http.MethodGet, path, nil, cred).Expect(t, http.StatusOK)
+			var out []*models.Issue
+			r.JSON(t, &out)
+			return r, out
+		}
+		byTitle := func(l []*models.Issue, title string) *models.Issue {
+			for _, is := range l {
+				if is.Title == title {
+					return is
+				}
+			}
+			return nil
+		}
+		// change warms a's list for cred, makes the change on b, then
+		// waits (at most within) for a's list to show it.
+		change := func(what string, cred apitest.Cred, do func(), shows func([]*models.Issue) bool) {
+			t.Helper()
+			list(path, cred)
+			list(path, cred)
+			do()
+			apitest.Eventually(t, within, what, func() (bool, string) {
+				_, l := list(path, cred)
+				return shows(l), "the list does not show it"
+			})
+		}
+
+		// Repeated, the list is the same bytes, read from memory.
+		first, _ := list(path, al)
+		n := a.Statements()
+		again, _ := list(path, al)
+		hit := a.Statements() - n
+		if !bytes.Equal(first.Body, again.Body) || first.Header.Get("X-Total-Count") != again.Header.Get("X-Total-Count") ||
+			first.Header.Get("Link") != again.Header.Get("Link") {
+			t.Fatalf("repeated list differs:\n%s\n%s", first.Body, again.Body)
+		}
+		b.Do(http.MethodPost, "repos/alice/pub/issues/1/comments", map[string]any{"body": "warm"}, al).Expect(t, http.StatusCreated)
+		n = a.Statements()
+		list(path, al)
+		if miss := a.Statements() - n; b == a && hit >= miss {
+			t.Fatalf("a repeated list ran %d statements, a fresh one %d: not served from memory", hit, miss)
+		}
+
+		change("a new issue", al, func() {
+			isCreate(t, b, "alice/pub", al, map[string]any{"title": "three"})
+		}, func(l []*models.Issue) bool { return byTitle(l, "three") != nil })
+		change("an edited title", al, func() {
+			b.Do(http.MethodPatch, "repos/alice/pub/issues/3", map[string]any{"title": "three!"}, al).Expect(t, http.StatusCreated)
+		}, func(l []*models.Issue) bool { return byTitle(l, "three!") != nil })
+		change("a closed issue", al, func() {
+			b.Do(http.MethodPatch, "repos/alice/pub/issues/3", map[string]any{"state": "closed"}, al).Expect(t, http.StatusCreated)
+		}, func(l []*models.Issue) bool { is := byTitle(l, "three!"); return is != nil && is.State == "closed" })
+		var label models.Label
+		b.Do(http.MethodPost, "repos/alice/pub/labels", map[string]any{"name": "bug", "color": "#ff0000"}, al).
+			Expect(t, http.StatusCreated).JSON(t, &label)
+		change("a label", al, func() {
+			b.Do(http.MethodPost, "repos/alice/pub/issues/2/labels", map[string]any{"labels": []int64{label.ID}}, al).Expect(t, http.StatusOK)
+		}, func(l []*models.Issue) bool { is := byTitle(l, "two"); return is != nil && len(is.Labels) == 1 })
+		// A name in the filter means the label it names now.
+		const byName = "repos/alice/pub/issues?state=all&labels=defect"
+		if _, l := list(byName, al); len(l) != 3 {
+			t.Fatalf("an unknown label filtered %d of 3 issues", len(l))
+		}
+		b.Do(http.MethodPatch, fmt.Sprintf("repos/alice/pub/labels/%d", label.ID), map[string]any{"name": "defect"}, al).Expect(t, http.StatusOK)
+		apitest.Eventually(t, within, "a renamed label", func() (bool, string) {
+			_, l := list(byName, al)
+			return len(l) == 1 && l[0].Title == "two", fmt.Sprintf("%d issues carry it", len(l))
+		})
+		change("a comment", al, func() {
+			b.Do(http.MethodPost, "repos/alice/pub/issues/2/comments", map[string]any{"body": "hi"}, al).Expect(t, http.StatusCreated)
+		}, func(l []*models.Issue) bool { is := byTitle(l, "two"); return is != nil && is.Comments == 1 })
+		var ms models.Milestone
+		b.Do(http.MethodPost, "repos/alice/pub/milestones", map[string]any{"title": "v1"}, al).Expect(t, http.StatusCreated).JSON(t, &ms)
+		change("a milestone", al, func() {
+			b.Do(http.MethodPatch, "repos/alice/pub/issues/2", map[string]any{"milestone": ms.ID}, al).Expect(t, http.StatusCreated)
+		}, func(l []*models.Issue) bool {
+			is := byTitle(l, "two")
+			return is != nil && is.Milestone != nil && is.Milestone.ID == ms.ID
+		})
+		change("a renamed poster", al, func() {
+			b.Do(http.MethodPost, "admin/users/bob/rename", map[string]any{"new_username": "bobby"}, admin).Expect(t, http.StatusNoContent)
+		}, func(l []*models.Issue) bool { is := byTitle(l, "two"); return is != nil && is.User.UserName == "bobby" })
+
+		// The total and the links of a page, from memory too.
+		page := func() (string, string) {
+			r, _ := list("repos/alice/pub/issues?state=all&limit=1&page=2", nil)
+			return r.Header.Get("X-Total-Count"), r.Header.Get("Link")
+		}
+		total, link := page()
+		if total2, link2 := page(); total != "3" || total2 != total || link2 != link || !strings.Contains(link, "page=3") {
+			t.Fatalf("total %q %q, link %q %q", total, total2, link, link2)
+		}
+		r := a.Do(http.MethodGet, "repos/alice/pub/issues?limit=1&page=2&state=all&extra=x", nil, nil).Expect(t, http.StatusOK)
+		if !strings.Contains(r.Header.Get("Link"), "extra=x") {
+			t.Fatalf("the link of another query is that of the first: %q", r.Header.Get("Link"))
+		}
+		isCreate(t, b, "alice/pub", al, map[string]any{"title": "four"})
+		apitest.Eventually(t, within, "a new issue", func() (bool, string) {
+			total, _ := page()
+			return total == "4", "X-Total-Count " + total + ", want 4"
+		})
+
+		// Callers who see different bytes never get each other's: an
+		// address is shown to signed-in callers, not to anonymous ones;
+		// site admins see more of each user.
+		carol := apitest.Basic(a.CreateUser("carol", false))
+		for i := 0; i < 2; i++ {
+			anon, _ := list(path, nil)
+			signed, _ := list(path, carol)
+			adm, _ := list(path, admin)
+			if bytes.Contains(anon.Body, []byte("bob@example.com")) || !bytes.Contains(signed.Body, []byte("bob@example.com")) {
+				t.Fatalf("addresses: anonymous %s\nsigned in %s", anon.Body, signed.Body)
+			}
+			if bytes.Equal(adm.Body, signed.Body) || bytes.Contains(signed.Body, []byte(`"active":true`)) {
+				t.Fatalf("an admin's list is a plain user's:\n%s\n%s", adm.Body, signed.Body)
+			}
+		}
+
+		// A repository made private is refused to outsiders.
+		list(path, nil)
+		list(path, carol)
+		b.Do(http.MethodPatch, "repos/alice/pub", map[string]any{"private": true}, al).Expect(t, http.StatusOK)
+		for _, cred := range []apitest.Cred{nil, carol} {
+			apitest.Eventually(t, within, "a repository made private", func() (bool, string) {
+				got := a.Do(http.MethodGet, path, nil, cred).Status
+				return got == http.StatusNotFound, fmt.Sprintf("its list answered %d to an outsider", got)
+			})
+		}
+		list(path, al)
+	})
+}
