@@ -102,8 +102,8 @@ fi
 
 # Webhooks: API call to receiver, over BENCH_WEBHOOK_EVENTS issue events,
 # created in a burst by BENCH_CONCURRENCY clients and then by one client
-# at a time.
-if [ -z "${BENCH_ONLY:-}" ] || [[ "webhook delivery" =~ ${BENCH_ONLY} ]]; then
+# at a time. BENCH_WEBHOOK_EVENTS=0 leaves the measurement out.
+if [ "${BENCH_WEBHOOK_EVENTS:-1000}" -gt 0 ] && { [ -z "${BENCH_ONLY:-}" ] || [[ "webhook delivery" =~ ${BENCH_ONLY} ]]; }; then
 	for clients in "$concurrency" 1; do
 		if ! "$tmp/repohost-bench" webhooks -base "$base" -dataset "$tmp/dataset.json" -n "${BENCH_WEBHOOK_EVENTS:-1000}" -c "$clients"; then
 			echo "bench: last lines of the server log:" >&2
