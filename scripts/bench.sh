@@ -19,7 +19,7 @@
 # (size of the generic package file uploaded once after the table, with the
 # server's resident memory sampled during it; 1 GiB, 0 for none),
 # BENCH_WEBHOOK_EVENTS (1000 issue events for the webhook delay, API call to
-# receiver).
+# receiver; 0 for none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
