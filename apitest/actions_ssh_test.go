@@ -3,7 +3,6 @@ package apitest_test
 import (
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,11 +16,7 @@ import (
 // pushed commit, the ref and the push event.
 func TestActionsPushOverSSH(t *testing.T) {
 	t.Parallel()
-	for _, tool := range []string{"git", "ssh"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skip(tool + " is not installed")
-		}
-	}
+	requireTools(t, "git", "ssh")
 	e := apitest.New(t)
 	addr := startSSH(t, e)
 	alice := e.CreateUser("alice", false)

@@ -18,6 +18,16 @@ import (
 	"repohost/impl/gitssh"
 )
 
+// requireTools skips t when one of the programs it drives is missing.
+func requireTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool + " is not installed")
+		}
+	}
+}
+
 // startSSH serves git over SSH for e on 127.0.0.1 and returns the
 // address.
 func startSSH(t *testing.T, e *apitest.Env) string {
@@ -95,11 +105,7 @@ func refuseSSHGit(t *testing.T, key sshClientKey, dir string, args ...string) st
 
 func TestGitSSH(t *testing.T) {
 	t.Parallel()
-	for _, tool := range []string{"git", "ssh"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skip(tool + " is not installed")
-		}
-	}
+	requireTools(t, "git", "ssh")
 	e := apitest.New(t)
 	addr := startSSH(t, e)
 	alice := e.CreateUser("alice", false)

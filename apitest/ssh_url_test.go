@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -57,11 +56,7 @@ func TestRepoSSHURL(t *testing.T) {
 		t.Errorf("listed ssh_url %+v", list)
 	}
 
-	for _, tool := range []string{"git", "ssh"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skip(tool + " is not installed")
-		}
-	}
+	requireTools(t, "git", "ssh")
 	key := newSSHClientKey(t)
 	e.Do("POST", "user/keys", map[string]any{"title": "k", "key": key.line}, apitest.Basic(alice)).Expect(t, http.StatusCreated)
 	work := t.TempDir()
