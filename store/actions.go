@@ -244,7 +244,7 @@ type ActionsStore interface {
 	JobsOfRun(ctx context.Context, runID int64) ([]*ActionRunJob, error)
 	UpdateJob(ctx context.Context, id int64, fields map[string]any) error
 	// JobsUpdatedBefore lists up to limit jobs in one of statuses last
-	// updated before t (at whole seconds), oldest first.
+	// updated before t (at whole seconds), in no particular order.
 	JobsUpdatedBefore(ctx context.Context, statuses []ActionStatus, t time.Time, limit int) ([]*ActionRunJob, error)
 	ListJobs(ctx context.Context, f JobFilter, p Page) ([]*JobView, int64, error)
 	// ClaimJob hands the oldest waiting job runner may take (in its scope,

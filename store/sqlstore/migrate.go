@@ -34,6 +34,7 @@ var migrations = []migration{
 	{12, "pull requests, reviews, review comments; forks by parent", migrateV12},
 	{13, "actions: runners, registration tokens, runs, jobs, tasks, steps, logs", migrateV13},
 	{14, "webhook authorization headers sealed with the instance secret key", migrateV14},
+	{15, "indexes for the actions maintenance sweeps", migrateV15},
 	{16, "label links in their issues' order", migrateV16},
 }
 

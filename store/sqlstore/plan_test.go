@@ -420,6 +420,14 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Actions().ListJobs(ctx, store.JobFilter{Statuses: []store.ActionStatus{store.ActionWaiting}}, pg)
 			return err
 		}},
+		{name: "running tasks started long ago (stop_endless_tasks)", searched: []string{"action_tasks"}, list: func(ctx context.Context) error {
+			_, err := db.Actions().RunningTasksStartedBefore(ctx, time.Now().Add(-3*time.Hour), 10)
+			return err
+		}},
+		{name: "jobs waiting long (cancel_abandoned_jobs)", searched: []string{"action_run_jobs"}, list: func(ctx context.Context) error {
+			_, err := db.Actions().JobsUpdatedBefore(ctx, []store.ActionStatus{store.ActionWaiting, store.ActionBlocked}, time.Now().Add(-24*time.Hour), 10)
+			return err
+		}},
 		{name: "teams of a repository", searched: []string{"teams"}, list: func(ctx context.Context) error {
 			_, _, err := db.Teams().ListForRepo(ctx, f.org.ID, f.orgRepo.ID, store.TeamViewer{UserID: f.alice.ID}, pg)
 			return err
