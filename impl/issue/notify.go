@@ -128,8 +128,6 @@ func sameTime(a, b *time.Time) bool {
 	return a.Equal(*b)
 }
 
-// sameSet tells whether a and b hold the same ids, ignoring order and
-// repetition.
 // setDiff lists the ids of b that are not in a.
 func setDiff(a, b []int64) []int64 {
 	var out []int64
@@ -141,6 +139,8 @@ func setDiff(a, b []int64) []int64 {
 	return out
 }
 
+// sameSet tells whether a and b hold the same ids, ignoring order and
+// repetition.
 func sameSet(a, b []int64) bool {
 	a, b = slices.Clone(a), slices.Clone(b)
 	slices.Sort(a)

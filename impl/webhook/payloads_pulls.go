@@ -199,13 +199,16 @@ func (b *builder) review(ctx context.Context, kind events.Kind, p events.Review)
 	if err != nil {
 		return nil, err
 	}
+	// One statement for every reviewer; one deleted meanwhile is left out.
+	users, err := b.s.Store.Users().FindByIDs(ctx, reviewers)
+	if err != nil {
+		return nil, err
+	}
 	var out []hookEvent
 	for _, id := range reviewers {
-		reviewer, err := b.s.Store.Users().FindByID(ctx, id)
-		if isNotFound(err) {
+		reviewer := users[id]
+		if reviewer == nil {
 			continue
-		} else if err != nil {
-			return nil, err
 		}
 		payload := *shared
 		payload.RequestedReviewer = b.apiUser(reviewer)
