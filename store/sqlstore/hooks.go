@@ -46,7 +46,7 @@ func (s hookStore) sealed(hs []*store.Hook, write func() error) error {
 // does not open (another key sealed it) marks its hook rather than failing
 // the read: one hook sealed under a lost key must not stop its
 // repository's events from being queued for every other hook.
-func (s hookStore) open(hs ...*store.Hook) error {
+func (s hookStore) open(hs ...*store.Hook) {
 	for _, h := range hs {
 		v, err := s.d.secrets.Open(h.AuthorizationHeader)
 		if err != nil {
@@ -54,7 +54,6 @@ func (s hookStore) open(hs ...*store.Hook) error {
 		}
 		h.AuthorizationHeader = v
 	}
-	return nil
 }
 
 func (s hookStore) Create(ctx context.Context, h *store.Hook) error {
@@ -83,7 +82,8 @@ func (s hookStore) Find(ctx context.Context, id int64) (*store.Hook, error) {
 	if err := s.d.conn(ctx).Where("id = ?", id).Take(&h).Error; err != nil {
 		return nil, translate(err, "find hook")
 	}
-	return &h, s.open(&h)
+	s.open(&h)
+	return &h, nil
 }
 
 func (s hookStore) Delete(ctx context.Context, id int64) error {
@@ -140,7 +140,8 @@ func (s hookStore) List(ctx context.Context, f store.HookFilter, p store.Page) (
 	if err != nil {
 		return nil, 0, translate(err, "list hooks")
 	}
-	return out, total, s.open(out...)
+	s.open(out...)
+	return out, total, nil
 }
 
 func (s hookStore) ForRepo(ctx context.Context, repoID, ownerID int64) ([]*store.Hook, error) {
@@ -156,7 +157,8 @@ func (s hookStore) ForRepo(ctx context.Context, repoID, ownerID int64) ([]*store
 	if err != nil {
 		return nil, translate(err, "hooks of repository")
 	}
-	return out, s.open(out...)
+	s.open(out...)
+	return out, nil
 }
 
 func (s hookStore) Defaults(ctx context.Context) ([]*store.Hook, error) {
@@ -165,7 +167,8 @@ func (s hookStore) Defaults(ctx context.Context) ([]*store.Hook, error) {
 	if err != nil {
 		return nil, translate(err, "default hooks")
 	}
-	return out, s.open(out...)
+	s.open(out...)
+	return out, nil
 }
 
 func (s hookStore) MarkEvent(ctx context.Context, eventID int64) (bool, error) {
