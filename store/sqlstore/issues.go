@@ -463,10 +463,14 @@ func (s issueStore) filteredFrom(ctx context.Context, db *gorm.DB, f store.Issue
 // searchedRepos selects the ids of the repositories a cross-repository
 // search covers.
 func (s issueStore) searchedRepos(ctx context.Context, f store.IssueFilter) *gorm.DB {
-	repos := s.d.conn(ctx).Table("repositories").Select("repositories.id").
-		Joins("JOIN users owner ON owner.id = repositories.owner_id").
+	return s.d.visibleIDs(ctx, func() *gorm.DB { return s.searchable(ctx, f) }, visibilityOf(f.Viewer))
+}
+
+// searchable keeps the repositories a cross-repository search may cover,
+// before who may see them.
+func (s issueStore) searchable(ctx context.Context, f store.IssueFilter) *gorm.DB {
+	repos := s.d.conn(ctx).Table("repositories").
 		Where("repositories.has_issues = ? AND repositories.external_tracker_url = ?", true, "")
-	repos = visibleTo(repos, f.Viewer)
 	if f.OwnerID > 0 {
 		repos = repos.Where("repositories.owner_id = ?", f.OwnerID)
 	}
@@ -505,8 +509,9 @@ func (s issueStore) count(ctx context.Context, f store.IssueFilter) (int64, erro
 	sum := "COALESCE(SUM(" + counter + "), 0)"
 	var issues *gorm.DB
 	if f.AcrossRepos {
-		// One pass over the searched repositories.
-		issues = s.searchedRepos(ctx, f).Select(sum)
+		// The searched repositories' counters, read through the indexes
+		// of the visibility rule's parts.
+		issues = s.d.visibleAggregate(ctx, func() *gorm.DB { return s.searchable(ctx, f) }, visibilityOf(f.Viewer), sum)
 	} else {
 		issues = s.d.conn(ctx).Table("repositories").Select(sum).Where("repositories.id = ?", f.RepoID)
 	}

@@ -36,6 +36,7 @@ var migrations = []migration{
 	{14, "webhook authorization headers sealed with the instance secret key", migrateV14},
 	{15, "indexes for the actions maintenance sweeps", migrateV15},
 	{16, "label links in their issues' order", migrateV16},
+	{17, "repositories carry their owner's visibility, kept by triggers", migrateV17},
 }
 
 type schemaMigration struct {

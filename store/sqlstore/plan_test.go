@@ -210,6 +210,17 @@ func TestListQueryPlans(t *testing.T) {
 		repoSearch("repository search, id", store.RepoSearch{OrderBy: "repositories.id DESC"}, pg, false),
 		repoSearch("repository search, keyword", store.RepoSearch{Viewer: member, Keyword: "r",
 			OrderBy: "repositories.lower_name ASC"}, pg, false),
+		// The counts alone (a page of none reads no row): the visibility
+		// rule's parts each read their own index, never every repository.
+		repoSearch("repository search, count", store.RepoSearch{Viewer: member, OrderBy: "repositories.id ASC"},
+			store.Page{}, true),
+		repoSearch("repository search, count, anonymous", store.RepoSearch{OrderBy: "repositories.id ASC"}, store.Page{}, true),
+		repoSearch("repositories of a user by another user, count", store.RepoSearch{Viewer: member, OwnerID: f.alice.ID,
+			OrderBy: "repositories.id ASC"}, store.Page{}, true),
+		{name: "issues: search across repositories, count", searched: []string{"repositories", "issues"}, list: func(ctx context.Context) error {
+			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no}, store.Page{})
+			return err
+		}},
 		userSearch("users, by name", ""),
 		userSearch("users, by name descending", "lower_name DESC"),
 		userSearch("users, oldest", "created_at ASC"),

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -117,80 +118,168 @@ func (s repoStore) AdjustForks(ctx context.Context, id, delta int64) error {
 // TestRepoVisibilityIsOneRule and the permission matrix hold the two equal,
 // so change them together.
 func visibleTo(db *gorm.DB, v store.RepoViewer) *gorm.DB {
+	if cond, args := visibilityOf(v).cond(false); cond != "" {
+		return db.Where(cond, args...)
+	}
+	return db
+}
+
+// visibility is the rule for one viewer, in two parts: open, what every
+// viewer of its kind shares (public repositories of the owners it may
+// see, read from one index, see migrateV17), and given, what this viewer
+// was given besides. A count adds the two parts' counts, given counted
+// without what open holds, so neither reads a repository it does not
+// count. all means every repository; an empty part holds nothing.
+type visibility struct {
+	all       bool
+	open      string
+	openArgs  []any
+	given     string
+	givenArgs []any
+}
+
+func visibilityOf(v store.RepoViewer) visibility {
 	switch {
 	case v.OnlyRepoID != 0: // a workflow task's token
-		return db.Where("repositories.id = ?", v.OnlyRepoID)
+		return visibility{given: "repositories.id = ?", givenArgs: []any{v.OnlyRepoID}}
 	case v.UserID == 0 || v.PublicOnly: // anonymous, public-only token
-		return db.Where("repositories.is_private = ? AND owner.visibility = ?", false, store.VisibilityPublic)
+		return visibility{open: "repositories.is_private = ? AND repositories.owner_visibility = ?",
+			openArgs: []any{false, store.VisibilityPublic}}
 	case v.IsAdmin:
-		return db
+		return visibility{all: true}
 	}
 	// What v was given: ownership, a collaboration, a team (with some
 	// access: permission "none" grants nothing) that has the repository or
-	// all of its organization's.
-	given := `repositories.owner_id = ?
-		OR repositories.id IN (SELECT repo_id FROM collaborations WHERE user_id = ?)
-		OR repositories.id IN (SELECT team_repos.repo_id FROM team_repos
+	// all of its organization's. One IN over ids gathered by index
+	// lookups, not one OR per way: PostgreSQL cannot read such an OR
+	// through indexes and would test every repository.
+	given := `repositories.id IN (SELECT id FROM repositories WHERE owner_id IN
+			(SELECT CAST(? AS BIGINT) UNION ALL SELECT teams.org_id FROM teams
+				JOIN team_users ON team_users.team_id = teams.id
+				WHERE team_users.user_id = ? AND teams.includes_all_repositories = ? AND teams.permission <> 'none')
+		UNION ALL SELECT repo_id FROM collaborations WHERE user_id = ?
+		UNION ALL SELECT team_repos.repo_id FROM team_repos
 			JOIN team_users ON team_users.team_id = team_repos.team_id
 			JOIN teams ON teams.id = team_repos.team_id
-			WHERE team_users.user_id = ? AND teams.permission <> 'none')
-		OR repositories.owner_id IN (SELECT teams.org_id FROM teams
-			JOIN team_users ON team_users.team_id = teams.id
-			WHERE team_users.user_id = ? AND teams.includes_all_repositories = ? AND teams.permission <> 'none')`
-	args := []any{v.UserID, v.UserID, v.UserID, v.UserID, true}
+			WHERE team_users.user_id = ? AND teams.permission <> 'none'`
+	args := []any{v.UserID, v.UserID, true, v.UserID, v.UserID}
 	if v.Restricted {
 		// A restricted user reaches only what it was given.
-		return db.Where("("+given+")", args...)
+		return visibility{given: given + ")", givenArgs: args}
 	}
 	// Anyone else also reads the public repositories of the owners it may
 	// see: public and limited ones, and the organizations it belongs to.
-	return db.Where("("+given+`
-		OR (repositories.is_private = ? AND (owner.visibility IN ?
-			OR repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?))))`,
-		append(args, false, []store.Visibility{store.VisibilityPublic, store.VisibilityLimited}, v.UserID)...)
+	return visibility{
+		open:     "repositories.is_private = ? AND repositories.owner_visibility IN ?",
+		openArgs: []any{false, []store.Visibility{store.VisibilityPublic, store.VisibilityLimited}},
+		given: given + `
+		UNION ALL SELECT id FROM repositories WHERE is_private = ? AND owner_id IN
+			(SELECT org_id FROM org_members WHERE user_id = ?))`,
+		givenArgs: append(args, false, v.UserID),
+	}
+}
+
+// cond is the whole rule as one condition ("" for every repository).
+// unindexedOpen keeps SQLite from reading open and given through their
+// indexes and merging them (its MULTI-INDEX OR), which a page must not do:
+// the page is read in the order of its index, and stops when full.
+func (vis visibility) cond(unindexedOpen bool) (string, []any) {
+	open := vis.open
+	if unindexedOpen {
+		// SQLite only: a unary + on a column keeps its indexes off it.
+		open = strings.ReplaceAll(open, "repositories.", "+repositories.")
+	}
+	switch {
+	case vis.all:
+		return "", nil
+	case vis.open == "":
+		return "(" + vis.given + ")", vis.givenArgs
+	case vis.given == "":
+		return "(" + open + ")", vis.openArgs
+	}
+	return "((" + open + ") OR " + vis.given + ")", append(slices.Clone(vis.openArgs), vis.givenArgs...)
+}
+
+// visibleParts selects sel over the repositories filter keeps that vis
+// lets see: in one statement, or, when vis has both parts, in two, open's
+// and given's without what open holds, so that each reads its own index
+// and nothing else.
+func visibleParts(filter func() *gorm.DB, vis visibility, sel string) []*gorm.DB {
+	if vis.all || vis.open == "" || vis.given == "" {
+		db := filter().Select(sel)
+		if cond, args := vis.cond(false); cond != "" {
+			db = db.Where(cond, args...)
+		}
+		return []*gorm.DB{db}
+	}
+	return []*gorm.DB{
+		filter().Select(sel).Where(vis.open, vis.openArgs...),
+		filter().Select(sel).Where("NOT ("+vis.open+")", vis.openArgs...).Where("("+vis.given+")", vis.givenArgs...),
+	}
+}
+
+// visibleAggregate selects expr, an aggregate that adds up (a count, a
+// sum), over the repositories visibleParts selects.
+func (d *DB) visibleAggregate(ctx context.Context, filter func() *gorm.DB, vis visibility, expr string) *gorm.DB {
+	p := visibleParts(filter, vis, expr)
+	if len(p) == 2 {
+		return d.conn(ctx).Raw("SELECT (?) + (?)", p[0], p[1])
+	}
+	return p[0]
+}
+
+// visibleIDs selects the ids of the repositories visibleParts selects.
+func (d *DB) visibleIDs(ctx context.Context, filter func() *gorm.DB, vis visibility) *gorm.DB {
+	p := visibleParts(filter, vis, "repositories.id")
+	if len(p) == 2 {
+		return d.conn(ctx).Raw("? UNION ALL ?", p[0], p[1])
+	}
+	return p[0]
 }
 
 func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page) ([]*store.Repository, int64, error) {
-	db := s.d.conn(ctx).Model(&store.Repository{})
-	// The owner's row is joined only for a condition on it: who sees what
-	// (a user sees all of its own repositories, a site admin everything,
-	// unless limited to public data; see access step 1 to 3) and an
-	// "owner/name" keyword. An owner's list counted without it is read
-	// from the index on owner_id alone.
+	// Who sees what: a user sees all of its own repositories, a site
+	// admin everything, unless limited to public data (access steps 1
+	// to 3). An owner's list counted without a condition is read from the
+	// index on owner_id alone.
+	vis := visibility{all: true}
 	self := q.OwnerID > 0 && q.OwnerID == q.Viewer.UserID && !q.Viewer.PublicOnly
-	filtered := !self && !(q.Viewer.IsAdmin && !q.Viewer.PublicOnly)
-	if filtered || (!q.TopicOnly && strings.Contains(q.Keyword, "/")) {
-		db = db.Joins("JOIN users owner ON owner.id = repositories.owner_id")
+	if !self && !(q.Viewer.IsAdmin && !q.Viewer.PublicOnly) {
+		vis = visibilityOf(q.Viewer)
 	}
-	if filtered {
-		db = visibleTo(db, q.Viewer)
-	}
-	if q.OwnerID > 0 {
-		db = db.Where("repositories.owner_id = ?", q.OwnerID)
-	}
-	if q.Reachable {
-		db = db.Where(ownedOrMember, q.Viewer.UserID, q.Viewer.UserID, q.Viewer.UserID)
-	}
-	if q.RelatedUserID > 0 {
-		db = related(db, q)
-	}
-	if cond, args := keywordCond(q); cond != "" {
-		db = db.Where(cond, args...)
-	}
-	for _, f := range []struct {
-		col string
-		v   *bool
-	}{{"is_private", q.IsPrivate}, {"is_template", q.IsTemplate}, {"is_archived", q.IsArchived},
-		{"is_fork", q.IsFork}, {"is_mirror", q.IsMirror}} {
-		if f.v != nil {
-			db = db.Where("repositories."+f.col+" = ?", *f.v)
+	filter := func() *gorm.DB {
+		db := s.d.conn(ctx).Model(&store.Repository{})
+		if !q.TopicOnly && strings.Contains(q.Keyword, "/") { // an "owner/name" keyword
+			db = db.Joins("JOIN users owner ON owner.id = repositories.owner_id")
 		}
-	}
-	if q.ForkOf > 0 {
-		db = db.Where("repositories.fork_id = ?", q.ForkOf)
+		if q.OwnerID > 0 {
+			db = db.Where("repositories.owner_id = ?", q.OwnerID)
+		}
+		if q.Reachable {
+			db = db.Where(s.d.idIn(ownedOrMember), q.Viewer.UserID, q.Viewer.UserID, q.Viewer.UserID)
+		}
+		if q.RelatedUserID > 0 {
+			db = s.d.related(db, q)
+		}
+		if cond, args := keywordCond(q); cond != "" {
+			db = db.Where(cond, args...)
+		}
+		for _, f := range []struct {
+			col string
+			v   *bool
+		}{{"is_private", q.IsPrivate}, {"is_template", q.IsTemplate}, {"is_archived", q.IsArchived},
+			{"is_fork", q.IsFork}, {"is_mirror", q.IsMirror}} {
+			if f.v != nil {
+				db = db.Where("repositories."+f.col+" = ?", *f.v)
+			}
+		}
+		if q.ForkOf > 0 {
+			db = db.Where("repositories.fork_id = ?", q.ForkOf)
+		}
+		return db
 	}
 	var total int64
-	if err := db.Count(&total).Error; err != nil {
+	if err := s.d.visibleAggregate(ctx, filter, vis, "COUNT(*)").Scan(&total).Error; err != nil {
 		return nil, 0, translate(err, "count repositories")
 	}
 	order := q.OrderBy
@@ -202,32 +291,44 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		// the other ORDER BY columns when given an expression with vars.
 		order = fmt.Sprintf("CASE WHEN repositories.owner_id = %d THEN 0 ELSE 1 END, %s", q.PriorityOwnerID, order)
 	}
+	db := filter()
+	if cond, args := vis.cond(!s.d.usesPostgres()); cond != "" {
+		db = db.Where(cond, args...)
+	}
 	out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"),
 		parseOrder(order).tieBreak("repositories.id"), p, total)
 	return out, total, translate(err, "search repositories")
 }
 
 // ownedOrMember keeps the repositories a user owns, those of the
-// organizations it belongs to and those it collaborates on. One IN over
-// repository ids gathered by index lookups, not "owner_id = ? OR ...":
-// PostgreSQL cannot turn such an OR into index conditions and would walk
-// every repository to test it.
-const ownedOrMember = `repositories.id IN
-	(SELECT id FROM repositories WHERE owner_id IN
+// organizations it belongs to and those it collaborates on: ids gathered
+// by index lookups, not "owner_id = ? OR ...", which PostgreSQL cannot
+// turn into index conditions and would test on every repository.
+const ownedOrMember = `SELECT id FROM repositories WHERE owner_id IN
 		(SELECT CAST(? AS BIGINT) UNION ALL SELECT org_id FROM org_members WHERE user_id = ?)
-	UNION ALL SELECT repo_id FROM collaborations WHERE user_id = ?)`
+	UNION ALL SELECT repo_id FROM collaborations WHERE user_id = ?`
+
+// idIn keeps the repositories whose ids ids (a subquery) selects. On
+// PostgreSQL the ids are gathered first into an array that the primary
+// key's index is searched with, so the planner cannot instead walk the
+// whole index to merge it with them; SQLite searches the key for each id.
+func (d *DB) idIn(ids string) string {
+	if d.usesPostgres() {
+		return "repositories.id = ANY(ARRAY(" + ids + "))"
+	}
+	return "repositories.id IN (" + ids + ")"
+}
 
 // related applies RelatedUserID: repositories the user owns, those of the
 // organizations it belongs to or collaborates on, or both.
-func related(db *gorm.DB, q store.RepoSearch) *gorm.DB {
-	const member = `repositories.id IN
-		(SELECT id FROM repositories WHERE owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)
-		UNION ALL SELECT repo_id FROM collaborations WHERE user_id = ?)`
+func (d *DB) related(db *gorm.DB, q store.RepoSearch) *gorm.DB {
+	const member = `SELECT id FROM repositories WHERE owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)
+		UNION ALL SELECT repo_id FROM collaborations WHERE user_id = ?`
 	switch {
 	case q.RelatedOwned && q.RelatedMember:
-		return db.Where(ownedOrMember, q.RelatedUserID, q.RelatedUserID, q.RelatedUserID)
+		return db.Where(d.idIn(ownedOrMember), q.RelatedUserID, q.RelatedUserID, q.RelatedUserID)
 	case q.RelatedMember:
-		return db.Where("repositories.owner_id <> ? AND "+member, q.RelatedUserID, q.RelatedUserID, q.RelatedUserID)
+		return db.Where("repositories.owner_id <> ? AND "+d.idIn(member), q.RelatedUserID, q.RelatedUserID, q.RelatedUserID)
 	default:
 		return db.Where("repositories.owner_id = ?", q.RelatedUserID)
 	}

@@ -291,7 +291,7 @@ func (s teamStore) HasRepo(ctx context.Context, teamID, repoID int64) (bool, err
 func (s teamStore) ListRepos(ctx context.Context, t *store.Team, v store.RepoViewer, p store.Page) ([]*store.Repository, int64, error) {
 	db := s.d.conn(ctx).Model(&store.Repository{}).Where("repositories.owner_id = ?", t.OrgID)
 	if !v.IsAdmin || v.PublicOnly {
-		db = visibleTo(db.Joins("JOIN users owner ON owner.id = repositories.owner_id"), v)
+		db = visibleTo(db, v)
 	}
 	if !t.IncludesAllRepositories {
 		db = db.Where("repositories.id IN (SELECT repo_id FROM team_repos WHERE team_id = ?)", t.ID)

@@ -45,7 +45,6 @@ func (s timeStore) List(ctx context.Context, f store.TimeFilter, p store.Page) (
 		// Permission is checked when the data is read: time tracked in a
 		// repository the user can no longer see disappears from the list.
 		repos := s.d.conn(ctx).Table("repositories").Select("repositories.id").
-			Joins("JOIN users owner ON owner.id = repositories.owner_id").
 			Where("repositories.has_issues = ? AND repositories.external_tracker_url = ? AND repositories.enable_time_tracker = ?",
 				true, "", true)
 		repos = visibleTo(repos, f.Viewer)

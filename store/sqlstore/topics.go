@@ -41,12 +41,11 @@ func (s topicStore) ListByRepo(ctx context.Context, repoID int64, p store.Page) 
 // repositories use is neither named nor counted for whoever cannot see
 // them. Two statements whatever the page: the count of matching topics and
 // the page, each one grouped join from the topics through their links to
-// the repositories and their owners (primary keys all the way).
+// the repositories (primary keys all the way).
 func (s topicStore) Search(ctx context.Context, v store.RepoViewer, keyword string, p store.Page) ([]*store.Topic, int64, error) {
 	db := s.d.conn(ctx).Table("topics").
 		Joins("JOIN repo_topics ON repo_topics.topic_id = topics.id").
-		Joins("JOIN repositories ON repositories.id = repo_topics.repo_id").
-		Joins("JOIN users owner ON owner.id = repositories.owner_id")
+		Joins("JOIN repositories ON repositories.id = repo_topics.repo_id")
 	db = visibleTo(db, v)
 	if kw := strings.TrimSpace(keyword); kw != "" {
 		db = db.Where(`topics.name LIKE ? ESCAPE '\'`, likePattern(kw))
