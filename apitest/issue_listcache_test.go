@@ -13,7 +13,7 @@ import (
 )
 
 // TestIssueListCacheFollowsChanges: a server keeping rendered issue lists
-// (impl/issue/listcache, on with the read cache) answers a repeated list
+// (impl/listcache, on with the read cache) answers a repeated list
 // from memory, yet after any change the list shows (an issue created,
 // edited, closed, labelled, commented on, put in a milestone, its poster
 // renamed) or a repository made private, the next list of the server that
