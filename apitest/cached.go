@@ -1,6 +1,9 @@
 package apitest
 
 import (
+	"bytes"
+	"fmt"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -44,4 +47,42 @@ func Eventually(t testing.TB, within time.Duration, what string, ok func() (bool
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// ServedFromMemory checks that a answers a repeated GET of path for cred
+// with the same bytes (body, X-Total-Count and Link) and, when b is a
+// itself, with fewer statements than once change (made on b) has retired
+// the kept answer.
+func ServedFromMemory(t testing.TB, a, b *Env, path string, cred Cred, change func()) {
+	t.Helper()
+	first := a.Do(http.MethodGet, path, nil, cred).Expect(t, http.StatusOK)
+	n := a.Statements()
+	again := a.Do(http.MethodGet, path, nil, cred).Expect(t, http.StatusOK)
+	hit := a.Statements() - n
+	if !bytes.Equal(first.Body, again.Body) || first.Header.Get("X-Total-Count") != again.Header.Get("X-Total-Count") ||
+		first.Header.Get("Link") != again.Header.Get("Link") {
+		t.Fatalf("%s: repeated answer differs:\n%s\n%s", path, first.Body, again.Body)
+	}
+	change()
+	n = a.Statements()
+	a.Do(http.MethodGet, path, nil, cred).Expect(t, http.StatusOK)
+	if miss := a.Statements() - n; b == a && hit >= miss {
+		t.Fatalf("%s: a repeated answer ran %d statements, a fresh one %d: not served from memory", path, hit, miss)
+	}
+}
+
+// FollowsChange warms a's answer to GET path for cred, checks that it does
+// not show the change yet, makes the change (do: on a, or on another server
+// on its database), then waits at most within for a's answer to show it.
+func FollowsChange(t testing.TB, a *Env, within time.Duration, what, path string, cred Cred, do func(), shows func(*Response) bool) {
+	t.Helper()
+	a.Do(http.MethodGet, path, nil, cred).Expect(t, http.StatusOK)
+	if r := a.Do(http.MethodGet, path, nil, cred).Expect(t, http.StatusOK); shows(r) {
+		t.Fatalf("%s: shown before the change: %s", what, r.Body)
+	}
+	do()
+	Eventually(t, within, what, func() (bool, string) {
+		r := a.Do(http.MethodGet, path, nil, cred).Expect(t, http.StatusOK)
+		return shows(r), fmt.Sprintf("GET %s answers %s", path, r.Body)
+	})
 }

@@ -20,7 +20,7 @@ import (
 	"repohost/impl/convert"
 	"repohost/impl/cron"
 	"repohost/impl/events"
-	"repohost/impl/issue/listcache"
+	"repohost/impl/listcache"
 	"repohost/impl/metrics"
 	"repohost/impl/paging"
 	"repohost/impl/rooturl"
@@ -68,8 +68,11 @@ type Deps struct {
 	// SHA-256): placing it and recording it, or removing it.
 	BlobLocks KeyedMutex
 	// IssueLists keeps rendered issue lists for a moment when the store
-	// keeps its read cache (nil otherwise); see impl/issue/listcache.
+	// keeps its read cache (nil otherwise); see impl/listcache.
 	IssueLists *listcache.Cache
+	// RepoLists keeps rendered repository lists (a user's, an
+	// organization's, the caller's, a search) the same way.
+	RepoLists *listcache.Cache
 	// Signer is the instance's signing key (--signing-key), nil when the
 	// server's commits go unsigned.
 	Signer *signing.Signer
@@ -190,6 +193,22 @@ func IsNotFound(err error) bool {
 	return errors.Is(err, store.ErrNotFound) || (errors.As(err, &e) && e.Status == http.StatusNotFound)
 }
 
+// IssueListTables are the tables a rendered issue list is read from: the
+// issues and what filters them (labels and their links, milestones,
+// assignees, mentions, comments for the keyword), and what each issue shows
+// (its pull request, projects, repository, and the users it names).
+var IssueListTables = []string{"issues", "comments", "labels", "issue_labels", "milestones", "issue_assignees",
+	"issue_mentions", "pull_requests", "projects", "project_issues", "users", "repositories"}
+
+// RepoListTables are the tables a rendered repository list is read from
+// (the store's Repos().Search, access.Checker.Repos, convert.Repo): the
+// repositories (their counters, topics and settings are columns) and
+// their owners; what decides who sees which, with which permission:
+// collaborations, organization membership, teams (their permission, units
+// and all-repositories flag are columns), their members and their
+// repositories.
+var RepoListTables = []string{"repositories", "users", "collaborations", "org_members", "teams", "team_users", "team_repos"}
+
 // New builds the dependencies of a server over db whose files live under
 // dataDir (repositories/, attachments/ and packages/), with the default configuration;
 // main and the API tests share it so they cannot drift apart.
@@ -201,12 +220,17 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 	clock := store.SystemClock{}
 	bus := events.NewBus(db, clock, log)
 	bus.Subscribe(events.Logger(log))
-	lists, err := listcache.New(db)
+	issueLists, err := listcache.New(db, IssueListTables...)
+	if err != nil {
+		return nil, err
+	}
+	repoLists, err := listcache.New(db, RepoListTables...)
 	if err != nil {
 		return nil, err
 	}
 	return &Deps{
-		IssueLists:     lists,
+		IssueLists:     issueLists,
+		RepoLists:      repoLists,
 		Store:          db,
 		Git:            git,
 		Access:         access.Checker{Store: db},

@@ -10,8 +10,8 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
-	"repohost/impl/paging"
 	"repohost/impl/repo"
+	"repohost/models"
 	"repohost/restapi/operations/organization"
 	"repohost/store"
 )
@@ -49,22 +49,21 @@ func (h Handlers) CreateOrgRepo(ctx context.Context, params organization.CreateO
 
 func (h Handlers) OrgListRepos(ctx context.Context, params organization.OrgListReposParams) middleware.Responder {
 	p := auth.FromContext(ctx)
+	// Before anything the answer is read from, the organization's
+	// visibility included (checked on every request: the key holds only its
+	// id).
+	gen := h.RepoLists.Generation()
 	o, err := h.VisibleOrg(ctx, p, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := h.Page(params.Page, params.Limit)
-	repos, total, err := h.Store.Repos().Search(ctx, store.RepoSearch{Viewer: access.Viewer(p), OwnerID: o.ID}, pg.Store())
+	q := store.RepoSearch{Viewer: access.Viewer(p), OwnerID: o.ID}
+	r, err := repo.List(ctx, h.Deps, gen, p, params.HTTPRequest, "org", q, h.Page(params.Page, params.Limit),
+		func(out []*models.Repository, total int64, link string) middleware.Responder {
+			return organization.NewOrgListReposOK().WithXTotalCount(total).WithLink(link).WithPayload(out)
+		})
 	if err != nil {
 		return h.Fail(err)
 	}
-	base := app.BaseURL(params.HTTPRequest)
-	data, err := repo.Models(ctx, h.Deps, p, base, repos)
-	if err != nil {
-		return h.Fail(err)
-	}
-	return organization.NewOrgListReposOK().
-		WithXTotalCount(total).
-		WithLink(paging.Link(params.HTTPRequest, pg, total)).
-		WithPayload(data)
+	return r
 }

@@ -8,7 +8,6 @@ import (
 
 	"repohost/impl/access"
 	"repohost/impl/apierr"
-	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/paging"
 	"repohost/models"
@@ -108,25 +107,24 @@ func searchQuery(p *auth.Principal, params repository.RepoSearchParams) (q store
 }
 
 func (h Handlers) RepoSearch(ctx context.Context, params repository.RepoSearchParams) middleware.Responder {
+	gen := h.RepoLists.Generation()
 	p := auth.FromContext(ctx)
 	q, none, err := searchQuery(p, params)
 	if err != nil {
 		return h.Fail(err)
 	}
 	pg := h.Page(params.Page, params.Limit)
-	var repos []*store.Repository
-	var total int64
-	if !none {
-		if repos, total, err = h.Store.Repos().Search(ctx, q, pg.Store()); err != nil {
-			return h.Fail(err)
-		}
+	ok := func(data []*models.Repository, total int64, link string) middleware.Responder {
+		return repository.NewRepoSearchOK().WithXTotalCount(total).WithLink(link).
+			WithPayload(&models.SearchResults{OK: true, Data: data})
 	}
-	data, err := Models(ctx, h.Deps, p, app.BaseURL(params.HTTPRequest), repos)
+	if none {
+		// Nothing to read: the empty page.
+		return ok([]*models.Repository{}, 0, paging.Link(params.HTTPRequest, pg, 0))
+	}
+	r, err := List(ctx, h.Deps, gen, p, params.HTTPRequest, "search", q, pg, ok)
 	if err != nil {
 		return h.Fail(err)
 	}
-	return repository.NewRepoSearchOK().
-		WithXTotalCount(total).
-		WithLink(paging.Link(params.HTTPRequest, pg, total)).
-		WithPayload(&models.SearchResults{OK: true, Data: data})
+	return r
 }

@@ -11,6 +11,7 @@ import (
 	"repohost/impl/convert"
 	"repohost/impl/paging"
 	"repohost/impl/repo"
+	"repohost/models"
 	"repohost/restapi/operations/user"
 	"repohost/store"
 )
@@ -19,57 +20,53 @@ import (
 // the caller may see, oldest first.
 func (h Handlers) UserListRepos(ctx context.Context, params user.UserListReposParams) middleware.Responder {
 	p := auth.FromContext(ctx)
+	// Before anything the answer is read from, the owner's visibility
+	// included (checked on every request: the key holds only its id).
+	gen := h.RepoLists.Generation()
 	owner, err := h.VisibleUser(ctx, p, params.Username)
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := h.Page(params.Page, params.Limit)
-	repos, total, err := h.Store.Repos().Search(ctx, store.RepoSearch{
+	q := store.RepoSearch{
 		Viewer:  access.Viewer(p),
 		OwnerID: owner.ID,
 		OrderBy: "repositories.id ASC",
-	}, pg.Store())
+	}
+	r, err := repo.List(ctx, h.Deps, gen, p, params.HTTPRequest, "user", q, h.Page(params.Page, params.Limit),
+		func(out []*models.Repository, total int64, link string) middleware.Responder {
+			return user.NewUserListReposOK().WithXTotalCount(total).WithLink(link).WithPayload(out)
+		})
 	if err != nil {
 		return h.Fail(err)
 	}
-	out, err := repo.Models(ctx, h.Deps, p, app.BaseURL(params.HTTPRequest), repos)
-	if err != nil {
-		return h.Fail(err)
-	}
-	return user.NewUserListReposOK().
-		WithXTotalCount(total).
-		WithLink(paging.Link(params.HTTPRequest, pg, total)).
-		WithPayload(out)
+	return r
 }
 
 // UserCurrentListRepos lists the repositories the caller owns or reaches
 // through an organization membership.
 func (h Handlers) UserCurrentListRepos(ctx context.Context, params user.UserCurrentListReposParams) middleware.Responder {
+	gen := h.RepoLists.Generation()
 	p, err := auth.RequireUser(ctx)
 	if err != nil {
 		return h.Fail(err)
 	}
-	pg := h.Page(params.Page, params.Limit)
 	// Relating the repositories to the caller apart from the viewer keeps
 	// a public-only token to the public ones among them.
-	repos, total, err := h.Store.Repos().Search(ctx, store.RepoSearch{
+	q := store.RepoSearch{
 		Viewer:        access.Viewer(p),
 		RelatedUserID: p.UserID(),
 		RelatedOwned:  true,
 		RelatedMember: true,
 		OrderBy:       "repositories.id ASC",
-	}, pg.Store())
+	}
+	r, err := repo.List(ctx, h.Deps, gen, p, params.HTTPRequest, "current user", q, h.Page(params.Page, params.Limit),
+		func(out []*models.Repository, total int64, link string) middleware.Responder {
+			return user.NewUserCurrentListReposOK().WithXTotalCount(total).WithLink(link).WithPayload(out)
+		})
 	if err != nil {
 		return h.Fail(err)
 	}
-	out, err := repo.Models(ctx, h.Deps, p, app.BaseURL(params.HTTPRequest), repos)
-	if err != nil {
-		return h.Fail(err)
-	}
-	return user.NewUserCurrentListReposOK().
-		WithXTotalCount(total).
-		WithLink(paging.Link(params.HTTPRequest, pg, total)).
-		WithPayload(out)
+	return r
 }
 
 // UserListTeams lists the caller's teams with their organizations.

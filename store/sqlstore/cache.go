@@ -39,6 +39,11 @@ const (
 	tProjects
 	tProjectIssues
 	tReactions
+	tCollaborations
+	tOrgMembers
+	tTeams
+	tTeamUsers
+	tTeamRepos
 	numTables = iota
 	allTables = 1<<numTables - 1
 )
@@ -46,7 +51,9 @@ const (
 var cachedTables = map[string]int{"users": tUsers, "access_tokens": tTokens, "repositories": tRepos,
 	"issues": tIssues, "comments": tComments, "labels": tLabels, "issue_labels": tIssueLabels,
 	"milestones": tMilestones, "issue_assignees": tAssignees, "issue_mentions": tMentions,
-	"pull_requests": tPulls, "projects": tProjects, "project_issues": tProjectIssues, "reactions": tReactions}
+	"pull_requests": tPulls, "projects": tProjects, "project_issues": tProjectIssues, "reactions": tReactions,
+	"collaborations": tCollaborations, "org_members": tOrgMembers, "teams": tTeams, "team_users": tTeamUsers,
+	"team_repos": tTeamRepos}
 
 // generations is one counter per counted table.
 type generations [numTables]uint64

@@ -59,6 +59,8 @@ func TestReadCacheGenerations(t *testing.T) {
 		{"", "WITH n AS (INSERT INTO x ON CONFLICT DO UPDATE SET a = 1), c AS (UPDATE repositories SET b = 2) INSERT INTO issues", tRepos | tIssues},
 		{"", "INSERT INTO issue_mentions (issue_id, user_id) SELECT 1, id FROM users", tMentions}, {"", "VACUUM", allTables},
 		{"", "INSERT INTO issue_indexes (repo_id) VALUES (1)", 0}, {"", "DELETE FROM hook_event_marks", 0},
+		{"", "DELETE FROM team_repos WHERE team_id = 1", tTeamRepos}, {"team_users", "", tTeamUsers},
+		{"collaborations", "", tCollaborations}, {"org_members", "", tOrgMembers}, {"teams", "", tTeams},
 	} {
 		if got := writtenTables(w.table, w.sql); got != w.want {
 			t.Errorf("writtenTables(%q, %q) = %b, want %b", w.table, w.sql, got, w.want)
@@ -170,6 +172,16 @@ func TestWatchCountsWrites(t *testing.T) {
 	})
 	if err != nil || during == g || w.Generation() == during {
 		t.Errorf("a transaction's change: before %d, at the statement %d, after %d (%v)", g, during, w.Generation(), err)
+	}
+	// The access tables a repository list is read from are counted too.
+	acc, _, err := d.Watch("collaborations", "team_users", "team_repos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = acc.Generation()
+	if err := d.Access().SetCollaborator(ctx, &store.Collaboration{RepoID: r.ID, UserID: u.ID, Mode: store.AccessWrite}); err != nil ||
+		acc.Generation() == g {
+		t.Errorf("a collaborator added did not move the generation: %v", err)
 	}
 	bare, err := Open(sqltest.DSN(t, ""), Options{})
 	if err != nil {

@@ -2,9 +2,14 @@ package listcache
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/runtime/middleware"
 
 	"repohost/store"
 )
@@ -66,5 +71,45 @@ func TestCacheRules(t *testing.T) {
 	none.Put("k", none.Generation(), a)
 	if _, ok := none.Get("k"); ok {
 		t.Error("a nil cache kept something")
+	}
+}
+
+// TestServeWritesWhatItKept: an answer served from memory is the rendered
+// one, byte for byte, headers included, its Link computed for the request.
+func TestServeWritesWhatItKept(t *testing.T) {
+	var gen atomic.Uint64
+	c := newCache(store.Watch{TTL: time.Minute, Generation: gen.Load})
+	renders := 0
+	serve := func(link string) *httptest.ResponseRecorder {
+		t.Helper()
+		r, err := c.Serve("k", c.Generation(), func(total int64) string { return fmt.Sprint(link, total) },
+			func() (middleware.Responder, int64, error) {
+				renders++
+				return middleware.ResponderFunc(func(rw http.ResponseWriter, _ runtime.Producer) {
+					rw.Header().Set("Link", fmt.Sprint(link, 2))
+					rw.Header().Set("X-Total-Count", "2")
+					rw.WriteHeader(http.StatusOK)
+					_, _ = rw.Write([]byte(`[1,2]`))
+				}), 2, nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		r.WriteResponse(rec, runtime.JSONProducer())
+		return rec
+	}
+	first, again := serve("a"), serve("b")
+	if renders != 1 {
+		t.Fatalf("rendered %d times", renders)
+	}
+	if first.Code != again.Code || first.Body.String() != again.Body.String() ||
+		first.Header().Get("X-Total-Count") != again.Header().Get("X-Total-Count") || again.Header().Get("Link") != "b2" {
+		t.Fatalf("kept answer differs: %d %q %v / %d %q %v", first.Code, first.Body, first.Header(), again.Code, again.Body, again.Header())
+	}
+	if _, err := c.Serve("e", c.Generation(), nil, func() (middleware.Responder, int64, error) {
+		return nil, 0, fmt.Errorf("boom")
+	}); err == nil {
+		t.Error("a failed rendering was not reported")
 	}
 }

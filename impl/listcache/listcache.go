@@ -1,25 +1,27 @@
-// Package listcache keeps rendered issue lists (the JSON body and the
+// Package listcache keeps rendered list pages (the JSON body and the
 // total) for a moment, under the same rules as the store's read cache
 // (store.Watch): within this process an answer is retired as soon as any
 // table it was rendered from changes; across processes it is served for at
 // most the store's TTL. It never decides who may see an answer: the caller
 // checks access on every request before asking it, and puts in the key
 // everything about the request and the caller that changes the bytes.
+// Each kind of list has its own Cache, over the tables it is read from
+// (see impl/app: issue lists, repository lists).
 package listcache
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/runtime/middleware"
+
 	"repohost/store"
 )
-
-// Tables are the tables a rendered issue list is read from: the issues and
-// what filters them (labels and their links, milestones, assignees,
-// mentions, comments for the keyword), and what each issue shows (its
-// pull request, projects, repository, and the users it names).
-var Tables = []string{"issues", "comments", "labels", "issue_labels", "milestones", "issue_assignees",
-	"issue_mentions", "pull_requests", "projects", "project_issues", "users", "repositories"}
 
 // Bounds of a cache: entries, bytes of bodies, and the largest body kept.
 const (
@@ -51,10 +53,10 @@ type entry struct {
 	expires time.Time
 }
 
-// New builds a cache over st's watch of Tables; nil (no caching) when st
-// caches nothing.
-func New(st store.Store) (*Cache, error) {
-	w, ok, err := st.Watch(Tables...)
+// New builds a cache over st's watch of tables, every table the lists it
+// keeps are read from; nil (no caching) when st caches nothing.
+func New(st store.Store, tables ...string) (*Cache, error) {
+	w, ok, err := st.Watch(tables...)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -125,4 +127,66 @@ func (c *Cache) Put(key string, gen uint64, a Answer) {
 	}
 	c.entries[key] = &entry{Answer: a, gen: gen, expires: now.Add(c.watch.TTL)}
 	c.bytes += len(a.Body)
+}
+
+// Key turns everything that changes the bytes of a list besides the rows
+// (plain data: the query, the page, the root URL, the caller's facts) into
+// a key.
+func Key(parts any) string {
+	b, err := json.Marshal(parts)
+	if err != nil {
+		panic(err) // plain data: cannot fail
+	}
+	return string(b)
+}
+
+// Serve answers a list page from c when it holds the answer under key, as
+// the route's OK answer writes it: status 200, Link (link of the total,
+// computed per request) unless empty, X-Total-Count and the body. Otherwise
+// it calls render, which returns that OK answer (its Link set to
+// link(total)) with the total, and keeps what it writes if nothing watched
+// has changed since gen was taken; gen is taken (Generation) before
+// anything the answer is read from, the caller's access included.
+func (c *Cache) Serve(key string, gen uint64, link func(total int64) string,
+	render func() (middleware.Responder, int64, error)) (middleware.Responder, error) {
+	if c != nil {
+		if a, ok := c.Get(key); ok {
+			return cached{a, link(a.Total)}, nil
+		}
+	}
+	ok, total, err := render()
+	if err != nil || c == nil {
+		return ok, err
+	}
+	return middleware.ResponderFunc(func(rw http.ResponseWriter, p runtime.Producer) {
+		tee := &teeWriter{ResponseWriter: rw}
+		ok.WriteResponse(tee, p)
+		c.Put(key, gen, Answer{Body: tee.body.Bytes(), Total: total})
+	}), nil
+}
+
+// cached writes a kept answer as the route's OK answer writes it.
+type cached struct {
+	Answer
+	link string
+}
+
+func (c cached) WriteResponse(rw http.ResponseWriter, _ runtime.Producer) {
+	if c.link != "" {
+		rw.Header().Set("Link", c.link)
+	}
+	rw.Header().Set("X-Total-Count", strconv.FormatInt(c.Total, 10))
+	rw.WriteHeader(http.StatusOK)
+	_, _ = rw.Write(c.Body)
+}
+
+// teeWriter keeps a copy of the body it writes.
+type teeWriter struct {
+	http.ResponseWriter
+	body bytes.Buffer
+}
+
+func (t *teeWriter) Write(b []byte) (int, error) {
+	t.body.Write(b)
+	return t.ResponseWriter.Write(b)
 }
