@@ -40,6 +40,8 @@ func main() {
 		err = webhooksCmd(args[1:])
 	case len(args) > 0 && args[0] == "git":
 		err = gitCmd(args[1:])
+	case len(args) > 0 && args[0] == "merges":
+		err = mergesCmd(args[1:])
 	case len(args) > 0 && args[0] == "floor":
 		err = floorCmd(args[1:])
 	default:
