@@ -31,7 +31,8 @@
 # time, clones/s; 0 for none); BENCH_GIT=0 leaves it out. Then the time of
 # the merge API call over BENCH_MERGES pull requests opened first, each
 # adding its own file (20; median, p90, plus one squash and one rebase; 0
-# for none). Together they take a few seconds.
+# for none). On a busy 2-core machine they took about a minute, most of it
+# the clones (BENCH_GIT_CLONES_AT_ONCE=0 or fewer BENCH_CLONES shorten it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
