@@ -20,6 +20,19 @@
 # server's resident memory sampled during it; 1 GiB, 0 for none),
 # BENCH_WEBHOOK_EVENTS (1000 issue events for the webhook delay, API call to
 # receiver; 0 for none).
+#
+# After the table, whatever BENCH_ONLY says: git over smart HTTP with the
+# real git client (needs git; skipped with a note without it), on a private
+# repository of BENCH_GIT_COMMITS commits (300, each adding a 4 KiB file and
+# changing another), pushed once: BENCH_CLONES bare clones one after
+# another (5; median, p90, MiB/s; beside as many from git's own upload-pack
+# over file://, the floor), BENCH_FETCHES fetches with nothing new
+# (10; median, p90) and BENCH_GIT_CLONES_AT_ONCE clones at once (8; total
+# time, clones/s; 0 for none); BENCH_GIT=0 leaves it out. Then the time of
+# the merge API call over BENCH_MERGES pull requests opened first, each
+# adding its own file (20; median, p90, plus one squash and one rebase; 0
+# for none). On a busy 2-core machine they took about a minute, most of it
+# the clones (BENCH_GIT_CLONES_AT_ONCE=0 or fewer BENCH_CLONES shorten it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +59,14 @@ trap 'exit 143' TERM
 
 die() {
 	echo "bench: $*" >&2
+	exit 1
+}
+
+# server_failed ends the run after a measurement failed, with the end of
+# the server's log.
+server_failed() {
+	echo "bench: last lines of the server log:" >&2
+	tail -n 20 "$tmp/server.log" >&2
 	exit 1
 }
 
@@ -95,9 +116,7 @@ echo "bench: serving on $base (data in $tmp/data${BENCH_DB:+, database $BENCH_DB
 if ! "$tmp/repohost-bench" suite -base "$base" -dataset "$tmp/dataset.json" -c "$concurrency" -d "$duration" \
 	-server-pid "$server_pid" -label "$label" ${BENCH_ONLY:+-only "$BENCH_ONLY"} \
 	-upload-bytes "${BENCH_UPLOAD_BYTES:-1073741824}"; then
-	echo "bench: last lines of the server log:" >&2
-	tail -n 20 "$tmp/server.log" >&2
-	exit 1
+	server_failed
 fi
 
 # Webhooks: API call to receiver, over BENCH_WEBHOOK_EVENTS issue events,
@@ -106,9 +125,21 @@ fi
 if [ "${BENCH_WEBHOOK_EVENTS:-1000}" -gt 0 ] && { [ -z "${BENCH_ONLY:-}" ] || [[ "webhook delivery" =~ ${BENCH_ONLY} ]]; }; then
 	for clients in "$concurrency" 1; do
 		if ! "$tmp/repohost-bench" webhooks -base "$base" -dataset "$tmp/dataset.json" -n "${BENCH_WEBHOOK_EVENTS:-1000}" -c "$clients"; then
-			echo "bench: last lines of the server log:" >&2
-			tail -n 20 "$tmp/server.log" >&2
-			exit 1
+			server_failed
 		fi
 	done
+fi
+
+# Git over smart HTTP, and the merge API call (see the header).
+if [ "${BENCH_GIT:-1}" != 0 ]; then
+	if ! "$tmp/repohost-bench" git -base "$base" -dataset "$tmp/dataset.json" -tmp "$tmp" \
+		-commits "${BENCH_GIT_COMMITS:-300}" -clones "${BENCH_CLONES:-5}" -fetches "${BENCH_FETCHES:-10}" \
+		-c "${BENCH_GIT_CLONES_AT_ONCE:-8}"; then
+		server_failed
+	fi
+fi
+if [ "${BENCH_MERGES:-20}" -gt 0 ]; then
+	if ! "$tmp/repohost-bench" merges -base "$base" -dataset "$tmp/dataset.json" -n "${BENCH_MERGES:-20}"; then
+		server_failed
+	fi
 fi

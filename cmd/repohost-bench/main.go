@@ -38,6 +38,10 @@ func main() {
 		err = suiteCmd(args[1:])
 	case len(args) > 0 && args[0] == "webhooks":
 		err = webhooksCmd(args[1:])
+	case len(args) > 0 && args[0] == "git":
+		err = gitCmd(args[1:])
+	case len(args) > 0 && args[0] == "merges":
+		err = mergesCmd(args[1:])
 	case len(args) > 0 && args[0] == "floor":
 		err = floorCmd(args[1:])
 	default:

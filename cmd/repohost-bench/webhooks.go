@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 )
@@ -31,12 +28,8 @@ func webhooksCmd(args []string) error {
 	if err := checkLoad(*base, *conc, time.Second); err != nil {
 		return err
 	}
-	raw, err := os.ReadFile(*dsFile)
+	ds, err := readDataset(*dsFile)
 	if err != nil {
-		return err
-	}
-	var ds Dataset
-	if err := json.Unmarshal(raw, &ds); err != nil {
 		return err
 	}
 
@@ -66,26 +59,7 @@ func webhooksCmd(args []string) error {
 	client := newClient(*conc)
 	repo := *base + "/api/v1/repos/" + ds.User + "/" + ds.Small
 	call := func(method, url string, body any, out any) error {
-		raw, _ := json.Marshal(body)
-		req, err := http.NewRequest(method, url, bytes.NewReader(raw))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "token "+ds.Token)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode/100 != 2 {
-			return fmt.Errorf("%s %s: %s %s", method, url, resp.Status, data)
-		}
-		if out != nil {
-			return json.Unmarshal(data, out)
-		}
-		return nil
+		return apiCall(client, ds.Token, method, url, body, out)
 	}
 	var hook struct {
 		ID int64 `json:"id"`
