@@ -377,17 +377,32 @@ func (s issueStore) filteredFrom(ctx context.Context, db *gorm.DB, f store.Issue
 		db = db.Where("issues.repo_id = ?", f.RepoID)
 	}
 	if f.AcrossRepos {
-		// A page walks the global order's index and keeps the issues of
-		// the searched repositories until it is full. SQLite, which has
-		// no statistics unless told to gather them, would rather gather
-		// every issue of every searched repository and sort them all; the
-		// unary + keeps it off the repository index (PostgreSQL weighs
-		// the two with its statistics).
-		col := "issues.repo_id"
-		if !forCount && !s.d.usesPostgres() {
-			col = "+issues.repo_id"
+		if forCount {
+			// Every match is counted, so the ids of the searched
+			// repositories are gathered once. On SQLite the unary + keeps
+			// the count on the index of its other filters (the pull
+			// requests' count on is_pull, which finds none when there are
+			// none) rather than probing each repository's issues.
+			col := "issues.repo_id"
+			if !s.d.usesPostgres() {
+				col = "+issues.repo_id"
+			}
+			db = db.Where(col+" IN (?)", s.searchedRepos(ctx, f))
+		} else {
+			// A page walks the global order's index and probes each
+			// issue's repository by its key until the page is full:
+			// gathering the ids of every repository the viewer may see
+			// first would cost as much as there are repositories. The
+			// unary + (SQLite, which has no statistics) keeps the
+			// visibility rule's open part off its index, so the probe
+			// stays one key lookup.
+			vis := visibilityOf(f.Viewer)
+			repo := s.searchable(ctx, f).Select("1").Where("repositories.id = issues.repo_id")
+			if cond, args := vis.cond(!s.d.usesPostgres()); cond != "" {
+				repo = repo.Where(cond, args...)
+			}
+			db = db.Where("EXISTS (?)", repo)
 		}
-		db = db.Where(col+" IN (?)", s.searchedRepos(ctx, f))
 	}
 	if f.IsClosed != nil {
 		db = db.Where("issues.is_closed = ?", *f.IsClosed)
