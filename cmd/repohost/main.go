@@ -35,7 +35,7 @@ import (
 const usage = `usage:
   repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
                    [--log-level debug|info|warn|error] [--metrics] [--metrics-token T] [--cron SETTINGS] [--cron-lease D]
-                   [--signing-key FILE] [--secret-key KEY] [--webhook-allowed-hosts LIST] [--pprof ADDR]
+                   [--signing-key FILE] [--secret-key KEY] [--webhook-allowed-hosts LIST] [--pprof ADDR] [--memory-limit SIZE]
   repohost migrate [--data DIR] [--db DSN] [--secret-key KEY]
   repohost admin user create --username U --password P --email E [--admin] [--must-change-password]
   repohost admin user list [--admin]
@@ -54,9 +54,12 @@ headers); without it a key is generated once into DIR/secret_key (mode 0600),
 which every process sharing DIR uses. Keep it: without it those secrets are lost.
 Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN, REPOHOST_DATA, REPOHOST_DB,
 REPOHOST_ROOT_URL, REPOHOST_ACCESS_LOG, REPOHOST_LOG_LEVEL, REPOHOST_METRICS (true),
-REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_SIGNING_KEY, REPOHOST_SECRET_KEY and REPOHOST_PPROF.
+REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_SIGNING_KEY, REPOHOST_SECRET_KEY, REPOHOST_PPROF
+and REPOHOST_MEMORY_LIMIT.
 --pprof serves Go's profiles (net/http/pprof, /debug/pprof/) on a separate
 listener, which must be a loopback address.
+--memory-limit is the Go runtime's soft memory limit (default ` + defaultMemoryLimit + `; off for
+none; REPOHOST_MEMORY_LIMIT); GOMEMLIMIT, when set, wins over it.
 `
 
 // testCronTasks are tasks only a test build adds (crontest_task.go, build
@@ -274,7 +277,12 @@ func serve(args []string, log *slog.Logger) error {
 	allowedHosts := fs.String("webhook-allowed-hosts", env("REPOHOST_WEBHOOK_ALLOWED_HOSTS", ""),
 		"addresses webhooks may deliver to: external (the default), loopback, private, *, CIDR ranges and host globs, comma-separated")
 	pprofListen := fs.String("pprof", env("REPOHOST_PPROF", ""), "loopback address to serve Go's profiles (/debug/pprof/) on (default: none)")
+	memoryLimit := fs.String("memory-limit", env("REPOHOST_MEMORY_LIMIT", defaultMemoryLimit),
+		"the Go runtime's soft memory limit: a size such as 64MiB or 1GiB, or off (GOMEMLIMIT, when set, wins)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if _, err := applyMemoryLimit(*memoryLimit, log); err != nil {
 		return err
 	}
 	logEvery, err := impl.ParseAccessLog(*accessLog)
