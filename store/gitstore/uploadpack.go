@@ -33,10 +33,14 @@ const (
 	UploadPackRequest
 )
 
-// uploadPackSlots bounds the `git upload-pack` processes running at once:
-// a clone is CPU- and memory-bound in git, and more of them than the
-// machine has cores only makes every one slower. The ones past the bound
-// wait (for as long as their context allows).
+// uploadPackSlots bounds the stateless `git upload-pack` requests (the
+// ones that build packs over HTTP) running at once: a clone is CPU- and
+// memory-bound in git, and many more of them than the machine has cores
+// only makes every one slower. The ones past the bound wait (for as long
+// as their context allows). An HTTP request cannot stall for long (the
+// server's stall timeout), so a slot is always given back; a session over
+// SSH waits on its client for as long as the client likes, so it takes
+// none (the advertisement, quick and cheap, takes none either).
 var uploadPackSlots = make(chan struct{}, max(4, 2*runtime.NumCPU()))
 
 // uploadPackWaitDelay is how long a finished or killed upload-pack may
@@ -83,12 +87,14 @@ func (s *Store) UploadPack(ctx context.Context, owner, name string, mode UploadP
 	}
 	args = append(args, dir)
 
-	select {
-	case uploadPackSlots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	if mode == UploadPackRequest {
+		select {
+		case uploadPackSlots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-uploadPackSlots }()
 	}
-	defer func() { <-uploadPackSlots }()
 
 	if mode == UploadPackAdvertise {
 		const header = "# service=" + ServiceUploadPack + "\n"
