@@ -2,6 +2,7 @@ package apitest_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -372,4 +373,54 @@ func TestGitHTTPProtectedBranches(t *testing.T) {
 		"enable_push": true, "enable_push_whitelist": true, "push_whitelist_usernames": []string{"alice"},
 	}, cred).Expect(t, http.StatusOK)
 	git.must(clone, "push", "-q", "origin", "HEAD:main")
+}
+
+// Fetches are git's own upload-pack: a shallow clone and deepening it
+// work, and a malformed request is a 400 that says nothing of the server.
+func TestGitHTTPShallowCloneAndMalformedFetch(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	r := newClonedRepo(t, e, "deep", map[string]any{"private": true})
+	git := r.git
+	git.commitFile(r.clone, "a.txt", "a\n", "a")
+	tip := git.commitFile(r.clone, "b.txt", "b\n", "b")
+	git.must(r.clone, "tag", "-a", "-m", "v1", "v1")
+	git.must(r.clone, "push", "-q", "origin", "main", "v1")
+
+	shallow := filepath.Join(r.work, "shallow")
+	git.must(r.work, "clone", "-q", "--depth", "1", gitURL(e, "alice", r.token, "alice", "deep"), shallow)
+	if n := strings.TrimSpace(git.must(shallow, "rev-list", "--count", "HEAD")); n != "1" {
+		t.Fatalf("--depth 1 clone has %s commits", n)
+	}
+	if got := strings.TrimSpace(git.must(shallow, "rev-parse", "HEAD")); got != tip {
+		t.Fatalf("shallow clone at %s, want %s", got, tip)
+	}
+	git.must(shallow, "fetch", "-q", "--unshallow", "--tags")
+	if n := strings.TrimSpace(git.must(shallow, "rev-list", "--count", "HEAD")); n != "3" {
+		t.Fatalf("unshallowed clone has %s commits", n)
+	}
+	if got := strings.TrimSpace(git.must(shallow, "rev-parse", "v1^{commit}")); got != tip {
+		t.Fatalf("tag v1 at %s, want %s", got, tip)
+	}
+
+	for _, c := range []struct {
+		path   string
+		status int
+	}{
+		{"/alice/deep.git/git-upload-pack", http.StatusBadRequest},
+		{"/alice/nope.git/git-upload-pack", http.StatusNotFound},
+	} {
+		req, _ := http.NewRequest("POST", e.Server.URL+c.path, strings.NewReader("garbage"))
+		req.Header.Set("Content-Type", "application/x-git-upload-pack-request")
+		req.SetBasicAuth("alice", r.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || strings.Contains(string(body), "/") {
+			t.Fatalf("POST %s: %d %q, want %d", c.path, resp.StatusCode, body, c.status)
+		}
+	}
 }

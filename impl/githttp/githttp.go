@@ -2,11 +2,12 @@
 // /{owner}/{repo}.git) behind the API's authentication and permission
 // rules, with branch protection enforced on push.
 //
-// The protocol work is go-git's: its server sessions advertise references
-// and build the packs sent to clients, and its pack writer stores what
-// clients push. Two pieces are done here instead: the have/ack negotiation
-// before a pack (in gitstore), and the ref updates of a push, which go
-// through impl/refs like every other ref change.
+// Fetches and clones are git's own: `git upload-pack --stateless-rpc` on
+// the bare repository advertises the references and answers each request
+// (gitstore.Store.UploadPack), as over SSH. Pushes are go-git's: its server
+// session advertises the references and its pack writer stores what
+// clients push, and the ref updates go through impl/refs like every other
+// ref change.
 package githttp
 
 import (
@@ -104,16 +105,25 @@ func (h *Handler) InfoRefs(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	g, err := h.d.Git.OpenGit(req.repo.Owner.Name, req.repo.Name)
-	if err != nil {
-		h.fail(w, "open repository", err)
-		return
-	}
 	// Built in memory first, so a failure is still a clean 500.
 	var buf bytes.Buffer
-	if err := g.AdvertiseRefs(r.Context(), service, &buf); err != nil {
-		h.fail(w, "advertise references", err)
-		return
+	if service == gitstore.ServiceUploadPack {
+		// git's own upload-pack advertises what it then serves (see
+		// UploadPack).
+		if err := h.d.Git.UploadPack(r.Context(), req.repo.Owner.Name, req.repo.Name, gitstore.UploadPackAdvertise, nil, &buf, nil); err != nil {
+			h.fail(w, "advertise references", err)
+			return
+		}
+	} else {
+		g, err := h.d.Git.OpenGit(req.repo.Owner.Name, req.repo.Name)
+		if err != nil {
+			h.fail(w, "open repository", err)
+			return
+		}
+		if err := g.AdvertiseRefs(r.Context(), service, &buf); err != nil {
+			h.fail(w, "advertise references", err)
+			return
+		}
 	}
 	noCache(w)
 	w.Header().Set("Content-Type", "application/x-"+service+"-advertisement")
@@ -230,7 +240,11 @@ func checkContentType(w http.ResponseWriter, r *http.Request, service string) bo
 }
 
 // UploadPack answers POST /{owner}/{repo}/git-upload-pack: one round of a
-// clone or fetch.
+// clone or fetch, served by git's own `git upload-pack --stateless-rpc` on
+// the bare repository (as git over SSH is), which reuses the deltas stored
+// in the repository's packs instead of searching for new ones on every
+// request. The body streams into git and its answer back out; the
+// advertisement came from git too, in the same protocol version (0).
 func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 	req, ok := h.resolve(w, r, false)
 	if !ok || !checkContentType(w, r, gitstore.ServiceUploadPack) {
@@ -242,15 +256,10 @@ func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer in.Close()
-	g, err := h.d.Git.OpenGit(req.repo.Owner.Name, req.repo.Name)
-	if err != nil {
-		h.fail(w, "open repository", err)
-		return
-	}
 	noCache(w)
 	w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
 	out := &countingWriter{w: w}
-	err = g.UploadPack(r.Context(), in, out)
+	err = h.d.Git.UploadPack(r.Context(), req.repo.Owner.Name, req.repo.Name, gitstore.UploadPackRequest, in, out, nil)
 	h.d.Metrics.GitOperation("upload-pack", err)
 	switch {
 	case err == nil:

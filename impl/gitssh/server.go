@@ -311,19 +311,16 @@ func (s *Server) exec(perms *ssh.Permissions, ch ssh.Channel, command string) ui
 // repository: over a stream the negotiation is a conversation, which git
 // itself conducts; it only reads.
 func (s *Server) uploadPack(ctx context.Context, repo *store.Repository, ch ssh.Channel, fail func(string) uint32) uint32 {
-	dir, err := s.d.Git.Path(repo.Owner.Name, repo.Name)
-	if err != nil {
-		s.d.Log.Error("git ssh: repository path", "err", err)
-		return fail("internal server error")
-	}
-	cmd := exec.CommandContext(ctx, "git", "upload-pack", "--strict", dir)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = ch, ch, ch.Stderr()
-	err = cmd.Run()
+	err := s.d.Git.UploadPack(ctx, repo.Owner.Name, repo.Name, gitstore.UploadPackStream, ch, ch, ch.Stderr())
 	s.d.Metrics.GitOperation("upload-pack", err)
+	if errors.Is(err, store.ErrNotFound) {
+		return fail("repository not found")
+	}
 	if err != nil {
+		// git has told the client already; the log gets its stderr.
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
+			s.d.Log.Warn("git ssh: upload-pack", "repo", repo.FullName(), "err", err)
 			return uint32(exitErr.ExitCode())
 		}
 		s.d.Log.Error("git ssh: upload-pack", "repo", repo.FullName(), "err", err)

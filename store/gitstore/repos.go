@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -37,6 +38,9 @@ type Repos interface {
 	SetDefaultBranch(owner, name, branch string) error
 	HasBranch(owner, name, branch string) (bool, error)
 	OpenGit(owner, name string) (*GitRepo, error)
+	// UploadPack serves a fetch with git's own upload-pack (see
+	// Store.UploadPack); it only reads.
+	UploadPack(ctx context.Context, owner, name string, mode UploadPackMode, in io.Reader, out, clientErr io.Writer) error
 
 	RepoDirs() ([]store.RepoDir, error)
 	IsRepoDir(owner, name string) (bool, error)

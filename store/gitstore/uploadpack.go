@@ -1,0 +1,176 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"repohost/store"
+)
+
+// UploadPackMode says which part of a fetch `git upload-pack` serves.
+type UploadPackMode int
+
+const (
+	// UploadPackStream is a whole session over one stream (git over SSH):
+	// the advertisement, the negotiation and the pack.
+	UploadPackStream UploadPackMode = iota
+	// UploadPackAdvertise is the smart-HTTP reference advertisement
+	// (GET info/refs?service=git-upload-pack), "# service=" header
+	// included.
+	UploadPackAdvertise
+	// UploadPackRequest is one stateless smart-HTTP request (POST
+	// git-upload-pack): a negotiation round, or the pack after "done".
+	UploadPackRequest
+)
+
+// uploadPackSlots bounds the stateless `git upload-pack` requests (the
+// ones that build packs over HTTP) running at once: a clone is CPU- and
+// memory-bound in git, and many more of them than the machine has cores
+// only makes every one slower. The ones past the bound wait (for as long
+// as their context allows). An HTTP request cannot stall for long (the
+// server's stall timeout), so a slot is always given back; a session over
+// SSH waits on its client for as long as the client likes, so it takes
+// none (the advertisement, quick and cheap, takes none either).
+var uploadPackSlots = make(chan struct{}, max(4, 2*runtime.NumCPU()))
+
+// uploadPackWaitDelay is how long a finished or killed upload-pack may
+// leave its standard input copy running (a client that stops sending)
+// before the process's pipes are closed.
+const uploadPackWaitDelay = 5 * time.Second
+
+// stderrKeep bounds what is kept of upload-pack's standard error for the
+// log.
+const stderrKeep = 4 << 10
+
+// UploadPack serves a fetch or clone of owner/name with git's own `git
+// upload-pack` on the bare repository: git's pack building (stored deltas
+// reused, no delta search per request) and its negotiation, shallow
+// requests included. It only reads the repository. in is the client's
+// request (nil for UploadPackAdvertise), out receives git's answer as it
+// is produced, and clientErr, when not nil, git's messages for the client
+// (over SSH, the channel's stderr). Cancelling ctx kills the process. A missing repository is
+// store.ErrNotFound, with nothing written; a request git calls a protocol
+// error is ErrProtocol (with git's one-line reason, which quotes only the
+// request); any other failure is an error carrying the end of git's
+// standard error, for the log only.
+//
+// Protocol version 0 (the version the advertisement of every mode
+// speaks): GIT_PROTOCOL is not passed on, so the advertisement and the
+// requests after it always agree.
+func (s *Store) UploadPack(ctx context.Context, owner, name string, mode UploadPackMode, in io.Reader, out, clientErr io.Writer) error {
+	dir, err := s.Path(owner, name)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
+	}
+	args := []string{"upload-pack", "--strict"}
+	switch mode {
+	case UploadPackStream:
+	case UploadPackAdvertise:
+		args = append(args, "--stateless-rpc", "--advertise-refs")
+	case UploadPackRequest:
+		args = append(args, "--stateless-rpc")
+	default:
+		return fmt.Errorf("upload-pack mode %d", mode)
+	}
+	args = append(args, dir)
+
+	if mode == UploadPackRequest {
+		select {
+		case uploadPackSlots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-uploadPackSlots }()
+	}
+
+	if mode == UploadPackAdvertise {
+		const header = "# service=" + ServiceUploadPack + "\n"
+		if _, err := fmt.Fprintf(out, "%04x%s0000", len(header)+4, header); err != nil {
+			return err
+		}
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	// No system or user configuration: the repository's own is all that
+	// applies.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir}
+	cmd.Dir = dir
+	cmd.Stdin, cmd.Stdout = in, out
+	var stderr tailBuffer
+	cmd.Stderr = &stderr
+	if clientErr != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, clientErr)
+	}
+	cmd.WaitDelay = uploadPackWaitDelay
+	err = cmd.Run()
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("git upload-pack: %w (%v)", ctx.Err(), err)
+	}
+	msg := strings.TrimSpace(stderr.String())
+	if line := protocolError(msg); line != "" && mode != UploadPackAdvertise {
+		// What the client sent is at fault, and git says what: its
+		// message quotes only the request.
+		return fmt.Errorf("%w: %s", ErrProtocol, line)
+	}
+	if msg != "" {
+		return fmt.Errorf("git upload-pack: %w: %s", err, msg)
+	}
+	return fmt.Errorf("git upload-pack: %w", err)
+}
+
+// protocolError returns the line of git's standard error that reports a
+// malformed request ("fatal: protocol error: bad line length character"),
+// without its "fatal: ", or "".
+func protocolError(stderr string) string {
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "protocol error") {
+			line = strings.TrimPrefix(strings.TrimSpace(line), "fatal: ")
+			if len(line) > 200 {
+				line = line[:200]
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// tailBuffer keeps the last stderrKeep bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if len(p) > stderrKeep {
+		p = p[len(p)-stderrKeep:]
+	}
+	t.buf.Write(p)
+	if over := t.buf.Len() - stderrKeep; over > 0 {
+		t.buf.Next(over)
+	}
+	return n, nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}
