@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -408,5 +409,64 @@ func TestCreateNumbered(t *testing.T) {
 	})
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("issue of a missing repository: %v, want ErrNotFound", err)
+	}
+}
+
+func TestCreateNumberedAppendsEvents(t *testing.T) {
+	t.Parallel()
+	db, _ := open(t)
+	ctx := context.Background()
+	u := mustCreateUser(t, db, newUser("numbered-events"))
+	r := &store.Repository{OwnerID: u.ID, Name: "r"}
+	if err := db.Repos().Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	for n := int64(1); n <= 2; n++ {
+		is := &store.Issue{RepoID: r.ID, PosterID: u.ID, Title: "t", CreatedAt: now, UpdatedAt: now}
+		evs := []*store.Event{
+			{Kind: "issue.opened", RepoID: r.ID, ActorID: u.ID, Payload: []byte(`{"id":0,"index":0}`), CreatedAt: now},
+			{Kind: "issue.assigned", RepoID: r.ID, ActorID: u.ID, Payload: []byte(`{"id":0,"index":0,"assigned":[7,8]}`), CreatedAt: now},
+		}
+		if err := db.WithTx(ctx, func(ctx context.Context) error {
+			return db.Issues().CreateNumbered(ctx, is, 1, 0, evs...)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if is.Index != n || evs[0].ID == 0 || evs[1].ID <= evs[0].ID {
+			t.Fatalf("issue %d (number %d), event ids %d, %d", is.ID, is.Index, evs[0].ID, evs[1].ID)
+		}
+		stored, err := db.Events().ListAfter(ctx, evs[0].ID-1, 10)
+		if err != nil || len(stored) < 2 {
+			t.Fatalf("outbox: %v, %v", stored, err)
+		}
+		for i, want := range evs {
+			got := stored[i]
+			var p struct {
+				ID, Index int64
+				Assigned  []int64
+			}
+			if err := json.Unmarshal(got.Payload, &p); err != nil {
+				t.Fatalf("payload %q: %v", got.Payload, err)
+			}
+			if got.ID != want.ID || got.Kind != want.Kind || got.RepoID != r.ID || got.ActorID != u.ID ||
+				!got.CreatedAt.Equal(now) || p.ID != is.ID || p.Index != is.Index || (i == 1) != (len(p.Assigned) == 2) {
+				t.Errorf("event %d: %+v, payload %s", i, got, got.Payload)
+			}
+		}
+	}
+	before, err := db.Events().ListAfter(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.WithTx(ctx, func(ctx context.Context) error {
+		return db.Issues().CreateNumbered(ctx, &store.Issue{RepoID: r.ID + 1000, Title: "orphan"}, 1, 0,
+			&store.Event{Kind: "issue.opened", RepoID: r.ID + 1000, Payload: []byte(`{}`), CreatedAt: now})
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("issue of a missing repository: %v, want ErrNotFound", err)
+	}
+	if after, err := db.Events().ListAfter(ctx, 0, 1000); err != nil || len(after) != len(before) {
+		t.Errorf("events after a refused issue: %d, want %d (%v)", len(after), len(before), err)
 	}
 }
