@@ -94,6 +94,23 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 			return nil, err
 		}
 	}
+	appended := func(ctx context.Context) {
+		for i, e := range evs {
+			e.payload.ID, e.payload.Index = is.ID, is.Index
+			s.Events.Appended(ctx, rows[i], e.payload)
+		}
+	}
+	mentioned := mentions(is.Title + "\n" + is.Body)
+	if !is.IsPull && is.MilestoneID == 0 && len(labels) == 0 && len(assignees) == 0 && len(projects) == 0 &&
+		len(mentioned) == 0 && in.Also == nil {
+		// Nothing is written with the issue: no transaction is held open
+		// around its statement (see CreateNumberedAlone).
+		if err := s.Store.Issues().CreateNumberedAlone(ctx, is, 1, closed, rows...); err != nil {
+			return nil, err
+		}
+		appended(ctx)
+		return is, nil
+	}
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		st := s.Store
 		total := int64(1)
@@ -103,10 +120,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		if err := st.Issues().CreateNumbered(ctx, is, total, closed, rows...); err != nil {
 			return err
 		}
-		for i, e := range evs {
-			e.payload.ID, e.payload.Index = is.ID, is.Index
-			s.Events.Appended(ctx, rows[i], e.payload)
-		}
+		appended(ctx)
 		c := counts{milestones: map[int64]counterDelta{}, pull: is.IsPull}
 		if is.IsPull {
 			c.repoTotal, c.repoClosed = 1, b2i(is.IsClosed)
@@ -138,7 +152,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 				return projectGone(err)
 			}
 		}
-		if err := st.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body)); err != nil {
+		if err := st.Issues().AddMentions(ctx, is.ID, mentioned); err != nil {
 			return err
 		}
 		if in.Also != nil {

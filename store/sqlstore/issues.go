@@ -103,6 +103,11 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 		}
 		return nil
 	}
+	return s.createNumbered(ctx, is, total, closed, evs)
+}
+
+// createNumbered is CreateNumbered's one statement on PostgreSQL.
+func (s issueStore) createNumbered(ctx context.Context, is *store.Issue, total, closed int64, evs []*store.Event) error {
 	// The counter is taken first, then the repository row, as NextIndex
 	// and AdjustRepoCounts take them; the issue is inserted only if both
 	// rows exist, and the events only with the issue. One row comes back
@@ -167,6 +172,15 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 		e.ID = *rows[i].EventID
 	}
 	return nil
+}
+
+func (s issueStore) CreateNumberedAlone(ctx context.Context, is *store.Issue, total, closed int64, evs ...*store.Event) error {
+	if _, ok := ctx.Value(txKey{}).(*txState); ok || !s.d.usesPostgres() {
+		return s.d.WithTx(ctx, func(ctx context.Context) error { return s.CreateNumbered(ctx, is, total, closed, evs...) })
+	}
+	// A statement outside a transaction is one on its own: all of it or
+	// nothing is committed, and its locks are released as it ends.
+	return s.createNumbered(ctx, is, total, closed, evs)
 }
 
 // withIssue is payload, a JSON object, with its top-level "id" and
