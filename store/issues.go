@@ -183,10 +183,20 @@ type IssueStore interface {
 	Create(ctx context.Context, is *Issue) error
 	// CreateNumbered is NextIndex, Create and AdjustRepoCounts(total,
 	// closed) for a new issue, in the transaction in ctx; it sets is.ID
-	// and is.Index. On PostgreSQL it is one statement: the row locks the
-	// counter and the repository take (which every creator in the
-	// repository waits for) are then held two round trips less.
-	CreateNumbered(ctx context.Context, is *Issue, total, closed int64) error
+	// and is.Index. It also appends evs to the outbox (in their order,
+	// setting their IDs), each payload (a JSON object) with its top-level
+	// "id" and "index" set to the new issue's id and number. On PostgreSQL
+	// it is one statement: the row locks the counter and the repository
+	// take (which every creator in the repository waits for until commit)
+	// are then held for one round trip, the COMMIT's, when it is the
+	// transaction's last statement.
+	CreateNumbered(ctx context.Context, is *Issue, total, closed int64, evs ...*Event) error
+	// CreateNumberedAlone is CreateNumbered for an issue that nothing
+	// else is written with: it joins the transaction in ctx if there is
+	// one, and otherwise runs in one of its own. On PostgreSQL that is its
+	// one statement, which commits on its own: the locks every creator in
+	// the repository waits for are then held for no round trip at all.
+	CreateNumberedAlone(ctx context.Context, is *Issue, total, closed int64, evs ...*Event) error
 	FindByIndex(ctx context.Context, repoID, index int64) (*Issue, error)
 	FindByID(ctx context.Context, id int64) (*Issue, error)
 	FindByIDs(ctx context.Context, ids []int64) (map[int64]*Issue, error)

@@ -360,22 +360,41 @@ func (b *Bus) Subscribe(c Consumer) (unsubscribe func()) {
 // that transaction commits. An error means the event, and with it the
 // change of a surrounding transaction, must not be committed.
 func (b *Bus) Emit(ctx context.Context, kind Kind, repoID, actorID int64, payload any) error {
-	data, err := json.Marshal(payload)
-	if err != nil {
-		return fmt.Errorf("encode %s event: %w", kind, err)
-	}
-	row := &store.Event{Kind: string(kind), RepoID: repoID, ActorID: actorID, Payload: data, CreatedAt: b.clock.Now()}
-	err = b.store.WithTx(ctx, func(ctx context.Context) error {
-		return b.store.Events().Append(ctx, row)
-	})
+	row, err := b.Prepare(kind, repoID, actorID, payload)
 	if err != nil {
 		return err
 	}
-	ev := Event{ID: row.ID, Kind: kind, RepoID: repoID, ActorID: actorID, At: row.CreatedAt, Payload: payload}
+	err = b.store.WithTx(ctx, func(ctx context.Context) error {
+		if err := b.store.Events().Append(ctx, row); err != nil {
+			return err
+		}
+		b.Appended(ctx, row, payload)
+		return nil
+	})
+	return err
+}
+
+// Prepare is the first half of Emit for a change whose store statement
+// appends the outbox row itself (with the change, in one statement): it
+// returns the row to append, before the transaction. Once the statement
+// has appended it (row.ID set), Appended must be called in the same
+// transaction.
+func (b *Bus) Prepare(kind Kind, repoID, actorID int64, payload any) (*store.Event, error) {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s event: %w", kind, err)
+	}
+	return &store.Event{Kind: string(kind), RepoID: repoID, ActorID: actorID, Payload: data, CreatedAt: b.clock.Now()}, nil
+}
+
+// Appended hands the event of row, appended to the outbox in the
+// transaction carried by ctx, to the consumers once that transaction
+// commits; payload is the value they receive (row's payload decoded).
+func (b *Bus) Appended(ctx context.Context, row *store.Event, payload any) {
+	ev := Event{ID: row.ID, Kind: Kind(row.Kind), RepoID: row.RepoID, ActorID: row.ActorID, At: row.CreatedAt, Payload: payload}
 	// Consumers get a fresh context: the request's may be cancelled by
 	// then, and it still carries the committed transaction.
 	b.store.AfterCommit(ctx, func() { b.dispatch(context.Background(), ev) })
-	return nil
 }
 
 // dispatch hands ev to every consumer; one that panics is logged and does

@@ -58,6 +58,25 @@ func (s Service) emitIssue(ctx context.Context, doer *store.User, is *store.Issu
 // the users assigned and unassigned, the labels event whether all were
 // cleared.
 func (s Service) emitIssueEdit(ctx context.Context, doer *store.User, is *store.Issue, details events.Issue, kinds ...events.Kind) error {
+	for _, e := range issueEvents(is, details, kinds) {
+		if err := s.Events.Emit(ctx, e.kind, is.RepoID, actorID(doer), e.payload); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// issueEvent is one event emitIssueEdit records.
+type issueEvent struct {
+	kind    events.Kind
+	payload events.Issue
+}
+
+// issueEvents is what emitIssueEdit records, in order: the kinds about is
+// (those of a pull request when it is one), each payload with the details
+// that kind carries.
+func issueEvents(is *store.Issue, details events.Issue, kinds []events.Kind) []issueEvent {
+	out := make([]issueEvent, 0, len(kinds))
 	for _, k := range kinds {
 		p := events.Issue{ID: is.ID, Index: is.Index}
 		switch k {
@@ -71,11 +90,9 @@ func (s Service) emitIssueEdit(ctx context.Context, doer *store.User, is *store.
 		if is.IsPull {
 			k = events.PullKind(k)
 		}
-		if err := s.Events.Emit(ctx, k, is.RepoID, actorID(doer), p); err != nil {
-			return err
-		}
+		out = append(out, issueEvent{k, p})
 	}
-	return nil
+	return out
 }
 
 // emitComment records kind about comment commentID of is in ctx's

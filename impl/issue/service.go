@@ -81,15 +81,46 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	if in.Closed {
 		is.IsClosed, is.ClosedAt, closed = true, &t, 1
 	}
+	// The events are encoded before the transaction and appended by the
+	// statement that takes the number (their payloads get the issue's id
+	// and number there): every creator in the repository waits for that
+	// number until this transaction commits.
+	ch := issueChanges{opened: true, closed: in.Closed, labels: len(labels) > 0,
+		milestone: is.MilestoneID != 0, assignees: len(assignees) > 0}
+	evs := issueEvents(is, events.Issue{Assigned: setDiff(nil, assignees)}, ch.kinds())
+	rows := make([]*store.Event, len(evs))
+	for i, e := range evs {
+		if rows[i], err = s.Events.Prepare(e.kind, r.ID, actorID(doer), e.payload); err != nil {
+			return nil, err
+		}
+	}
+	appended := func(ctx context.Context) {
+		for i, e := range evs {
+			e.payload.ID, e.payload.Index = is.ID, is.Index
+			s.Events.Appended(ctx, rows[i], e.payload)
+		}
+	}
+	mentioned := mentions(is.Title + "\n" + is.Body)
+	if !is.IsPull && is.MilestoneID == 0 && len(labels) == 0 && len(assignees) == 0 && len(projects) == 0 &&
+		len(mentioned) == 0 && in.Also == nil {
+		// Nothing is written with the issue: no transaction is held open
+		// around its statement (see CreateNumberedAlone).
+		if err := s.Store.Issues().CreateNumberedAlone(ctx, is, 1, closed, rows...); err != nil {
+			return nil, err
+		}
+		appended(ctx)
+		return is, nil
+	}
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		st := s.Store
 		total := int64(1)
 		if is.IsPull {
 			total, closed = 0, 0
 		}
-		if err := st.Issues().CreateNumbered(ctx, is, total, closed); err != nil {
+		if err := st.Issues().CreateNumbered(ctx, is, total, closed, rows...); err != nil {
 			return err
 		}
+		appended(ctx)
 		c := counts{milestones: map[int64]counterDelta{}, pull: is.IsPull}
 		if is.IsPull {
 			c.repoTotal, c.repoClosed = 1, b2i(is.IsClosed)
@@ -121,13 +152,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 				return projectGone(err)
 			}
 		}
-		if err := st.Issues().AddMentions(ctx, is.ID, mentions(is.Title+"\n"+is.Body)); err != nil {
-			return err
-		}
-		ch := issueChanges{opened: true, closed: in.Closed, labels: len(labels) > 0,
-			milestone: is.MilestoneID != 0, assignees: len(assignees) > 0}
-		details := events.Issue{Assigned: setDiff(nil, assignees)}
-		if err := s.emitIssueEdit(ctx, doer, is, details, ch.kinds()...); err != nil {
+		if err := st.Issues().AddMentions(ctx, is.ID, mentioned); err != nil {
 			return err
 		}
 		if in.Also != nil {

@@ -191,16 +191,39 @@ func writtenTables(table, sql string) int {
 		name, _, _ := strings.Cut(strings.TrimSpace(table), " ")
 		return cachedTables[strings.ToLower(strings.Trim(name, "\"`"))]
 	}
-	targets := writeTarget.FindAllStringSubmatch(sql, -1)
-	if targets == nil {
-		return allTables
+	if v, ok := targetsOf.Load(sql); ok {
+		return v.(int)
 	}
-	tables := 0
-	for _, m := range targets {
-		tables |= cachedTables[strings.ToLower(m[1])]
+	tables := allTables
+	if targets := writeTarget.FindAllStringSubmatch(sql, -1); targets != nil {
+		tables = 0
+		for _, m := range targets {
+			tables |= cachedTables[strings.ToLower(m[1])]
+		}
+	}
+	// Statements are mostly the same few texts (their values are
+	// parameters), and the longest (a data-modifying WITH) are the
+	// costliest to scan; a text of up to maxTargetText bytes is remembered
+	// while there are few (a bulk insert's grows with its rows).
+	if len(sql) <= maxTargetText && targetsKnown.Load() < maxTargetsKnown {
+		if _, loaded := targetsOf.LoadOrStore(sql, tables); !loaded {
+			targetsKnown.Add(1)
+		}
 	}
 	return tables
 }
+
+// targetsOf remembers writtenTables of a statement text, for up to
+// maxTargetsKnown texts (at most 16 MiB).
+var (
+	targetsOf    sync.Map
+	targetsKnown atomic.Int64
+)
+
+const (
+	maxTargetsKnown = 4096
+	maxTargetText   = 4096
+)
 
 var writeTarget = regexp.MustCompile("(?is)\\b(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM)\\s+[\"`]?(\\w+)")
 

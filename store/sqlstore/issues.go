@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -70,7 +73,7 @@ func (s issueStore) Create(ctx context.Context, is *store.Issue) error {
 	return translateRef(s.d.conn(ctx).Create(is).Error, "create issue")
 }
 
-func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, closed int64) error {
+func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, closed int64, evs ...*store.Event) error {
 	if _, ok := ctx.Value(txKey{}).(*txState); !ok {
 		return errNoTx
 	}
@@ -83,14 +86,61 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 		if err := s.Create(ctx, is); err != nil {
 			return err
 		}
-		return s.AdjustRepoCounts(ctx, is.RepoID, total, closed)
+		if err := s.AdjustRepoCounts(ctx, is.RepoID, total, closed); err != nil {
+			return err
+		}
+		for _, e := range evs {
+			payload, err := withIssue(e.Payload, is.ID, is.Index)
+			if err != nil {
+				return err
+			}
+			row := *e
+			row.Payload = payload
+			if err := (eventStore{s.d}).Append(ctx, &row); err != nil {
+				return err
+			}
+			e.ID = row.ID
+		}
+		return nil
 	}
+	return s.createNumbered(ctx, is, total, closed, evs)
+}
+
+// createNumbered is CreateNumbered's one statement on PostgreSQL.
+func (s issueStore) createNumbered(ctx context.Context, is *store.Issue, total, closed int64, evs []*store.Event) error {
 	// The counter is taken first, then the repository row, as NextIndex
 	// and AdjustRepoCounts take them; the issue is inserted only if both
-	// rows exist.
-	var row struct {
-		ID     int64
-		Number int64
+	// rows exist, and the events only with the issue. One row comes back
+	// per event (one with no event id when there is none).
+	args := map[string]any{"repo": is.RepoID, "total": total, "closed": closed, "poster": is.PosterID, "title": is.Title,
+		"body": is.Body, "version": is.ContentVersion, "ref": is.Ref, "closedState": is.IsClosed, "pull": is.IsPull,
+		"locked": is.IsLocked, "milestone": is.MilestoneID, "comments": is.NumComments, "deadline": is.Deadline,
+		"closedAt": is.ClosedAt, "created": is.CreatedAt, "updated": is.UpdatedAt}
+	events := "SELECT NULL::bigint AS id WHERE false"
+	if len(evs) > 0 {
+		values := make([]string, len(evs))
+		for i, e := range evs {
+			// (A name ends at a space, a comma or a parenthesis: no ::.)
+			values[i] = fmt.Sprintf("(%d, CAST(@k%d AS text), CAST(@r%d AS bigint), CAST(@a%d AS bigint), CAST(@p%d AS bytea), CAST(@t%d AS timestamptz))",
+				i, i, i, i, i, i)
+			args[fmt.Sprint("k", i)], args[fmt.Sprint("r", i)], args[fmt.Sprint("a", i)] = e.Kind, e.RepoID, e.ActorID
+			args[fmt.Sprint("p", i)], args[fmt.Sprint("t", i)] = e.Payload, e.CreatedAt
+		}
+		// Ids are drawn in the order the rows are inserted, which is
+		// v.ord's; the payload gets the issue's id and number.
+		events = `INSERT INTO events (kind, repo_id, actor_id, payload, created_at)
+			SELECT v.kind, v.repo_id, v.actor_id,
+				convert_to(jsonb_set(jsonb_set(convert_from(v.payload, 'UTF8')::jsonb,
+					'{id}', to_jsonb(i.id)), '{index}', to_jsonb(i.number))::text, 'UTF8'),
+				v.created_at
+			FROM i, (VALUES ` + strings.Join(values, ", ") + `) AS v(ord, kind, repo_id, actor_id, payload, created_at)
+			ORDER BY v.ord
+			RETURNING id`
+	}
+	var rows []struct {
+		ID      int64
+		Number  int64
+		EventID *int64
 	}
 	err := s.d.conn(ctx).Raw(`WITH n AS (
 			INSERT INTO issue_indexes (repo_id, max_index) VALUES (@repo, 1)
@@ -99,25 +149,49 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 		), c AS (
 			UPDATE repositories SET num_issues = num_issues + @total, num_closed_issues = num_closed_issues + @closed
 			WHERE id = @repo RETURNING id
-		)
-		INSERT INTO issues (repo_id, number, poster_id, title, body, content_version, ref, is_closed, is_pull,
-			is_locked, milestone_id, num_comments, deadline, closed_at, created_at, updated_at)
-		SELECT @repo, n.max_index, @poster, @title, @body, @version, @ref, @closedState, @pull,
-			@locked, @milestone, @comments, @deadline, @closedAt, @created, @updated
-		FROM n, c
-		RETURNING id, number`,
-		map[string]any{"repo": is.RepoID, "total": total, "closed": closed, "poster": is.PosterID, "title": is.Title,
-			"body": is.Body, "version": is.ContentVersion, "ref": is.Ref, "closedState": is.IsClosed, "pull": is.IsPull,
-			"locked": is.IsLocked, "milestone": is.MilestoneID, "comments": is.NumComments, "deadline": is.Deadline,
-			"closedAt": is.ClosedAt, "created": is.CreatedAt, "updated": is.UpdatedAt}).Scan(&row).Error
+		), i AS (
+			INSERT INTO issues (repo_id, number, poster_id, title, body, content_version, ref, is_closed, is_pull,
+				is_locked, milestone_id, num_comments, deadline, closed_at, created_at, updated_at)
+			SELECT @repo, n.max_index, @poster, @title, @body, @version, @ref, @closedState, @pull,
+				@locked, @milestone, @comments, @deadline, @closedAt, @created, @updated
+			FROM n, c
+			RETURNING id, number
+		), e AS (`+events+`)
+		SELECT i.id, i.number, e.id AS event_id FROM i LEFT JOIN e ON true ORDER BY e.id`, args).Scan(&rows).Error
 	if err != nil {
 		return translateRef(err, "create issue")
 	}
-	if row.ID == 0 {
+	if len(rows) == 0 || rows[0].ID == 0 {
 		return translate(gorm.ErrRecordNotFound, "create issue")
 	}
-	is.ID, is.Index = row.ID, row.Number
+	if len(evs) > 0 && len(rows) != len(evs) {
+		return fmt.Errorf("create issue: %d events appended, %d asked for", len(rows), len(evs))
+	}
+	is.ID, is.Index = rows[0].ID, rows[0].Number
+	for i, e := range evs {
+		e.ID = *rows[i].EventID
+	}
 	return nil
+}
+
+func (s issueStore) CreateNumberedAlone(ctx context.Context, is *store.Issue, total, closed int64, evs ...*store.Event) error {
+	if _, ok := ctx.Value(txKey{}).(*txState); ok || !s.d.usesPostgres() {
+		return s.d.WithTx(ctx, func(ctx context.Context) error { return s.CreateNumbered(ctx, is, total, closed, evs...) })
+	}
+	// A statement outside a transaction is one on its own: all of it or
+	// nothing is committed, and its locks are released as it ends.
+	return s.createNumbered(ctx, is, total, closed, evs)
+}
+
+// withIssue is payload, a JSON object, with its top-level "id" and
+// "index" set to id and number.
+func withIssue(payload []byte, id, number int64) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &m); err != nil {
+		return nil, fmt.Errorf("event payload: %w", err)
+	}
+	m["id"], m["index"] = json.RawMessage(strconv.FormatInt(id, 10)), json.RawMessage(strconv.FormatInt(number, 10))
+	return json.Marshal(m)
 }
 
 func (s issueStore) FindByIndex(ctx context.Context, repoID, index int64) (*store.Issue, error) {

@@ -2,9 +2,11 @@ package sqlstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -407,6 +409,117 @@ func TestCreateNumbered(t *testing.T) {
 		return db.Issues().CreateNumbered(ctx, &store.Issue{RepoID: r.ID + 1000, Title: "orphan"}, 1, 0)
 	})
 	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("issue of a missing repository: %v, want ErrNotFound", err)
+	}
+}
+
+func TestCreateNumberedAppendsEvents(t *testing.T) {
+	t.Parallel()
+	db, _ := open(t)
+	ctx := context.Background()
+	u := mustCreateUser(t, db, newUser("numbered-events"))
+	r := &store.Repository{OwnerID: u.ID, Name: "r"}
+	if err := db.Repos().Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	for n := int64(1); n <= 2; n++ {
+		is := &store.Issue{RepoID: r.ID, PosterID: u.ID, Title: "t", CreatedAt: now, UpdatedAt: now}
+		evs := []*store.Event{
+			{Kind: "issue.opened", RepoID: r.ID, ActorID: u.ID, Payload: []byte(`{"id":0,"index":0}`), CreatedAt: now},
+			{Kind: "issue.assigned", RepoID: r.ID, ActorID: u.ID, Payload: []byte(`{"id":0,"index":0,"assigned":[7,8]}`), CreatedAt: now},
+		}
+		if err := db.WithTx(ctx, func(ctx context.Context) error {
+			return db.Issues().CreateNumbered(ctx, is, 1, 0, evs...)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if is.Index != n || evs[0].ID == 0 || evs[1].ID <= evs[0].ID {
+			t.Fatalf("issue %d (number %d), event ids %d, %d", is.ID, is.Index, evs[0].ID, evs[1].ID)
+		}
+		stored, err := db.Events().ListAfter(ctx, evs[0].ID-1, 10)
+		if err != nil || len(stored) < 2 {
+			t.Fatalf("outbox: %v, %v", stored, err)
+		}
+		for i, want := range evs {
+			got := stored[i]
+			var p struct {
+				ID, Index int64
+				Assigned  []int64
+			}
+			if err := json.Unmarshal(got.Payload, &p); err != nil {
+				t.Fatalf("payload %q: %v", got.Payload, err)
+			}
+			if got.ID != want.ID || got.Kind != want.Kind || got.RepoID != r.ID || got.ActorID != u.ID ||
+				!got.CreatedAt.Equal(now) || p.ID != is.ID || p.Index != is.Index || (i == 1) != (len(p.Assigned) == 2) {
+				t.Errorf("event %d: %+v, payload %s", i, got, got.Payload)
+			}
+		}
+	}
+	before, err := db.Events().ListAfter(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.WithTx(ctx, func(ctx context.Context) error {
+		return db.Issues().CreateNumbered(ctx, &store.Issue{RepoID: r.ID + 1000, Title: "orphan"}, 1, 0,
+			&store.Event{Kind: "issue.opened", RepoID: r.ID + 1000, Payload: []byte(`{}`), CreatedAt: now})
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("issue of a missing repository: %v, want ErrNotFound", err)
+	}
+	if after, err := db.Events().ListAfter(ctx, 0, 1000); err != nil || len(after) != len(before) {
+		t.Errorf("events after a refused issue: %d, want %d (%v)", len(after), len(before), err)
+	}
+}
+
+func TestCreateNumberedAlone(t *testing.T) {
+	t.Parallel()
+	db, _ := open(t)
+	ctx := context.Background()
+	u := mustCreateUser(t, db, newUser("numbered-alone"))
+	r := &store.Repository{OwnerID: u.ID, Name: "r"}
+	if err := db.Repos().Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	ev := &store.Event{Kind: "issue.opened", RepoID: r.ID, Payload: []byte(`{"id":0,"index":0}`), CreatedAt: now}
+	is := &store.Issue{RepoID: r.ID, PosterID: u.ID, Title: "alone", IsClosed: true, ClosedAt: &now, CreatedAt: now, UpdatedAt: now}
+	if err := db.Issues().CreateNumberedAlone(ctx, is, 1, 1, ev); err != nil {
+		t.Fatal(err)
+	}
+	if is.ID == 0 || is.Index != 1 || ev.ID == 0 {
+		t.Fatalf("issue %d number %d, event %d", is.ID, is.Index, ev.ID)
+	}
+	stored, err := db.Events().ListAfter(ctx, ev.ID-1, 1)
+	if err != nil || len(stored) != 1 || stored[0].ID != ev.ID || !strings.Contains(strings.ReplaceAll(string(stored[0].Payload), " ", ""),
+		fmt.Sprintf(`"id":%d`, is.ID)) {
+		t.Fatalf("outbox: %+v, %v", stored, err)
+	}
+	// In a transaction it joins it: a rollback leaves no issue, no number
+	// used up and no event.
+	boom := errors.New("boom")
+	err = db.WithTx(ctx, func(ctx context.Context) error {
+		if err := db.Issues().CreateNumberedAlone(ctx, &store.Issue{RepoID: r.ID, Title: "undone", CreatedAt: now, UpdatedAt: now}, 1, 0,
+			&store.Event{Kind: "issue.opened", RepoID: r.ID, Payload: []byte(`{}`), CreatedAt: now}); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("rolled back: %v", err)
+	}
+	if after, err := db.Events().ListAfter(ctx, ev.ID, 10); err != nil || len(after) != 0 {
+		t.Errorf("events after the rollback: %+v, %v", after, err)
+	}
+	next := &store.Issue{RepoID: r.ID, Title: "next", CreatedAt: now, UpdatedAt: now}
+	if err := db.Issues().CreateNumberedAlone(ctx, next, 1, 0); err != nil || next.Index != 2 {
+		t.Fatalf("next issue: number %d, %v", next.Index, err)
+	}
+	got, err := db.Repos().FindByID(ctx, r.ID)
+	if err != nil || got.NumIssues != 2 || got.NumClosedIssues != 1 {
+		t.Fatalf("counters %d/%d, %v", got.NumIssues, got.NumClosedIssues, err)
+	}
+	if err := db.Issues().CreateNumberedAlone(ctx, &store.Issue{RepoID: r.ID + 1000, Title: "orphan"}, 1, 0); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("issue of a missing repository: %v, want ErrNotFound", err)
 	}
 }
