@@ -64,9 +64,15 @@ die() {
 
 # server_failed ends the run after a measurement failed, with the end of
 # the server's log.
+# server_log_tail shows the end of the server's log without the lines every
+# request and event writes, so a warning or an error is not buried.
+server_log_tail() {
+	grep -v '"msg":"request"\|"msg":"event"' "$tmp/server.log" | tail -n 30 >&2 || true
+}
+
 server_failed() {
 	echo "bench: last lines of the server log:" >&2
-	tail -n 20 "$tmp/server.log" >&2
+	server_log_tail
 	exit 1
 }
 
@@ -101,12 +107,12 @@ for i in $(seq 1 150); do
 		break
 	fi
 	if ! kill -0 "$server_pid" 2>/dev/null; then
-		tail -n 20 "$tmp/server.log" >&2
+		server_log_tail
 		server_pid=
 		die "the server exited during start-up"
 	fi
 	if [ "$i" -eq 150 ]; then
-		tail -n 20 "$tmp/server.log" >&2
+		server_log_tail
 		die "the server did not answer $base/api/v1/version within 30s"
 	fi
 	sleep 0.2
