@@ -44,18 +44,15 @@ func migrateV17(tx *gorm.DB) error {
 				FOR EACH ROW WHEN (OLD.visibility IS DISTINCT FROM NEW.visibility)
 				EXECUTE FUNCTION users_copy_visibility_to_repositories()`)
 	} else {
+		const copyOwnerVisibility = `UPDATE repositories
+			SET owner_visibility = (SELECT users.visibility FROM users WHERE users.id = NEW.owner_id)
+			WHERE id = NEW.id;`
 		stmts = append(stmts,
 			`CREATE TRIGGER repositories_owner_visibility_insert AFTER INSERT ON repositories
-			BEGIN
-				UPDATE repositories SET owner_visibility = (SELECT users.visibility FROM users WHERE users.id = NEW.owner_id)
-				WHERE id = NEW.id;
-			END`,
+			BEGIN `+copyOwnerVisibility+` END`,
 			`CREATE TRIGGER repositories_owner_visibility_transfer AFTER UPDATE OF owner_id ON repositories
 			WHEN OLD.owner_id IS NOT NEW.owner_id
-			BEGIN
-				UPDATE repositories SET owner_visibility = (SELECT users.visibility FROM users WHERE users.id = NEW.owner_id)
-				WHERE id = NEW.id;
-			END`,
+			BEGIN `+copyOwnerVisibility+` END`,
 			`CREATE TRIGGER users_visibility_to_repositories AFTER UPDATE OF visibility ON users
 			WHEN OLD.visibility IS NOT NEW.visibility
 			BEGIN
