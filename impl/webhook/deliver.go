@@ -65,6 +65,14 @@ func (r *Runner) deliveryLoop() {
 		if err != nil && r.ctx.Err() == nil {
 			r.log("webhook: claim deliveries", "err", err)
 		}
+		if len(claimed) > n {
+			// More rows than free workers would overfill free and stall
+			// this loop: hand the extra back to the queue.
+			for _, d := range claimed[n:] {
+				r.release(d)
+			}
+			claimed = claimed[:n]
+		}
 		for i := len(claimed); i < n; i++ {
 			free <- struct{}{}
 		}

@@ -239,11 +239,18 @@ func (s hookStore) Claim(ctx context.Context, now, leaseUntil int64, n int) ([]*
 	if s.d.usesPostgres() {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
+	// The rows are chosen once, in a materialized CTE: as a subquery of
+	// the UPDATE, PostgreSQL may run the choice again for each row it
+	// joins (a nested loop), and with SKIP LOCKED each run skips the rows
+	// the previous ones locked, so one claim took more than n rows. The
+	// delivery loop hands out exactly n workers, and stalled when it got
+	// more.
 	var out []*store.HookDelivery
-	err := s.d.conn(ctx).Raw(`UPDATE hook_deliveries SET next_attempt_at = ?, attempts = attempts + 1
-		WHERE id IN (SELECT id FROM hook_deliveries WHERE state = ? AND next_attempt_at <= ?
-			ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
-		RETURNING *`, leaseUntil, store.DeliveryPending, now, n).Scan(&out).Error
+	err := s.d.conn(ctx).Raw(`WITH due AS MATERIALIZED (SELECT id FROM hook_deliveries
+			WHERE state = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
+		UPDATE hook_deliveries SET next_attempt_at = ?, attempts = attempts + 1
+		WHERE id IN (SELECT id FROM due)
+		RETURNING *`, store.DeliveryPending, now, n, leaseUntil).Scan(&out).Error
 	return out, translate(err, "claim deliveries")
 }
 
