@@ -77,6 +77,8 @@ type readCache struct {
 	max  int
 	now  func() time.Time
 	gens [numTables]atomic.Uint64
+	// targets remembers writtenTables of the statements seen.
+	targets writeTargets
 
 	mu      sync.RWMutex
 	entries map[string]cacheEntry
@@ -185,13 +187,13 @@ func (c *readCache) invalidate(tables int) {
 // targets of every INSERT, UPDATE and DELETE in it (a data-modifying WITH
 // has several), none when the cache holds nothing of them, all of them when
 // no target can be told.
-func writtenTables(table, sql string) int {
+func (w *writeTargets) writtenTables(table, sql string) int {
 	if table != "" {
 		// Aliased ("issue_labels il") or quoted, the table is its first word.
 		name, _, _ := strings.Cut(strings.TrimSpace(table), " ")
 		return cachedTables[strings.ToLower(strings.Trim(name, "\"`"))]
 	}
-	if v, ok := targetsOf.Load(sql); ok {
+	if v, ok := w.known.Load(sql); ok {
 		return v.(int)
 	}
 	tables := allTables
@@ -205,20 +207,20 @@ func writtenTables(table, sql string) int {
 	// parameters), and the longest (a data-modifying WITH) are the
 	// costliest to scan; a text of up to maxTargetText bytes is remembered
 	// while there are few (a bulk insert's grows with its rows).
-	if len(sql) <= maxTargetText && targetsKnown.Load() < maxTargetsKnown {
-		if _, loaded := targetsOf.LoadOrStore(sql, tables); !loaded {
-			targetsKnown.Add(1)
+	if len(sql) <= maxTargetText && w.count.Load() < maxTargetsKnown {
+		if _, loaded := w.known.LoadOrStore(sql, tables); !loaded {
+			w.count.Add(1)
 		}
 	}
 	return tables
 }
 
-// targetsOf remembers writtenTables of a statement text, for up to
+// writeTargets remembers writtenTables of a statement text, for up to
 // maxTargetsKnown texts (at most 16 MiB).
-var (
-	targetsOf    sync.Map
-	targetsKnown atomic.Int64
-)
+type writeTargets struct {
+	known sync.Map
+	count atomic.Int64
+}
 
 const (
 	maxTargetsKnown = 4096
@@ -244,7 +246,7 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 	}
 	changed := func(db *gorm.DB) {
 		if db.Error != nil || db.RowsAffected != 0 {
-			wrote(db, writtenTables(db.Statement.Table, db.Statement.SQL.String()))
+			wrote(db, c.targets.writtenTables(db.Statement.Table, db.Statement.SQL.String()))
 		}
 	}
 	cb := g.Callback()
@@ -259,7 +261,7 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 		// known.
 		cb.Row().After("gorm:row").Register("repohost:cache", func(db *gorm.DB) {
 			if sql := db.Statement.SQL.String(); !isSelect(sql) {
-				wrote(db, writtenTables("", sql))
+				wrote(db, c.targets.writtenTables("", sql))
 			}
 		}),
 	} {

@@ -62,7 +62,7 @@ func TestReadCacheGenerations(t *testing.T) {
 		{"", "DELETE FROM team_repos WHERE team_id = 1", tTeamRepos}, {"team_users", "", tTeamUsers},
 		{"collaborations", "", tCollaborations}, {"org_members", "", tOrgMembers}, {"teams", "", tTeams},
 	} {
-		if got := writtenTables(w.table, w.sql); got != w.want {
+		if got := (&writeTargets{}).writtenTables(w.table, w.sql); got != w.want {
 			t.Errorf("writtenTables(%q, %q) = %b, want %b", w.table, w.sql, got, w.want)
 		}
 	}
