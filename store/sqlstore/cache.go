@@ -44,6 +44,9 @@ const (
 	tTeams
 	tTeamUsers
 	tTeamRepos
+	// tRepoCounts is not a table: it counts writes that only moved a
+	// repository's counters (see counterWrite).
+	tRepoCounts
 	numTables = iota
 	allTables = 1<<numTables - 1
 )
@@ -57,6 +60,25 @@ var cachedTables = map[string]int{"users": tUsers, "access_tokens": tTokens, "re
 
 // generations is one counter per counted table.
 type generations [numTables]uint64
+
+// rowStripes is how many row generations the cache keeps for repository
+// counters: a change to repository id's counters is counted in stripe
+// id % rowStripes, which other repositories share (so at worst they are
+// read again).
+const rowStripes = 1024
+
+// counterWriteKey marks a statement's context: whatever the statement
+// writes to repositories only moves the counters of one repository (the
+// value, its id). Such a write retires that repository's entries and what
+// watches repositories, not every cached repository: otherwise each issue
+// created anywhere would make every repository lookup of the process miss.
+type counterWriteKey struct{}
+
+// counterWrite is ctx for a statement whose write to repositories only
+// moves repository repoID's counters.
+func counterWrite(ctx context.Context, repoID int64) context.Context {
+	return context.WithValue(ctx, counterWriteKey{}, repoID)
+}
 
 // readCache holds the rows the hottest lookups return (a token with its
 // user, a repository with its owner, a user by name or id), for the requests
@@ -77,6 +99,8 @@ type readCache struct {
 	max  int
 	now  func() time.Time
 	gens [numTables]atomic.Uint64
+	// rows counts the counter writes of repositories, by stripe.
+	rows [rowStripes]atomic.Uint64
 	// targets remembers writtenTables of the statements seen.
 	targets writeTargets
 
@@ -89,6 +113,10 @@ type cacheEntry struct {
 	gens    generations
 	expires time.Time
 	val     any
+	// row is 1 + the stripe of the repository whose counters val holds,
+	// 0 for none; rowGen is that stripe's generation when val was stored.
+	row    int
+	rowGen uint64
 }
 
 func newReadCache(ttl time.Duration, max int) *readCache {
@@ -138,7 +166,8 @@ func (c *readCache) get(key string) (any, bool) {
 	c.mu.RLock()
 	e, ok := c.entries[key]
 	c.mu.RUnlock()
-	if !ok || !c.current(e.tables, e.gens) || !c.now().Before(e.expires) {
+	if !ok || !c.current(e.tables, e.gens) || !c.now().Before(e.expires) ||
+		(e.row != 0 && c.rows[e.row-1].Load() != e.rowGen) {
 		return nil, false
 	}
 	return e.val, true
@@ -147,12 +176,30 @@ func (c *readCache) get(key string) (any, bool) {
 // put stores val, read from tables, under key unless one of the tables
 // changed since g was taken.
 func (c *readCache) put(key string, tables int, g generations, val any) {
+	c.putRow(key, tables, 0, g, val)
+}
+
+// putRow is put for a value that also holds the counters of repository
+// repoID (0: none). It is stored only if no repository's counters moved
+// while it was read; from then on, a change to repoID's counters retires
+// it (and not a change to another's).
+func (c *readCache) putRow(key string, tables int, repoID int64, g generations, val any) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.current(tables, g) {
+	e := cacheEntry{tables: tables, gens: g, val: val}
+	check := tables
+	if repoID != 0 {
+		// The stripe is read before the check: a writer counts
+		// tRepoCounts before the stripe (rowsChanged), so a check that
+		// passes saw the stripe before any write it missed.
+		e.row = int(uint64(repoID)%rowStripes) + 1
+		e.rowGen = c.rows[e.row-1].Load()
+		check |= tRepoCounts
+	}
+	if !c.current(check, g) {
 		return
 	}
 	now := c.now()
@@ -168,7 +215,8 @@ func (c *readCache) put(key string, tables int, g generations, val any) {
 			clear(c.entries)
 		}
 	}
-	c.entries[key] = cacheEntry{tables: tables, gens: g, expires: now.Add(c.ttl), val: val}
+	e.expires = now.Add(c.ttl)
+	c.entries[key] = e
 }
 
 // invalidate retires every entry read from one of tables.
@@ -180,6 +228,18 @@ func (c *readCache) invalidate(tables int) {
 		if tables&(1<<i) != 0 {
 			c.gens[i].Add(1)
 		}
+	}
+}
+
+// countersChanged retires the entries holding the counters of the
+// repositories ids, and what watches repositories.
+func (c *readCache) countersChanged(ids []int64) {
+	if c == nil || len(ids) == 0 {
+		return
+	}
+	c.invalidate(tRepoCounts)
+	for _, id := range ids {
+		c.rows[uint64(id)%rowStripes].Add(1)
 	}
 }
 
@@ -239,8 +299,16 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 		if tables == 0 {
 			return
 		}
+		state, _ := db.Statement.Context.Value(txKey{}).(*txState)
+		if id, ok := db.Statement.Context.Value(counterWriteKey{}).(int64); ok && tables&tRepos != 0 {
+			tables &^= tRepos
+			c.countersChanged([]int64{id})
+			if state != nil {
+				state.counters = append(state.counters, id)
+			}
+		}
 		c.invalidate(tables)
-		if state, ok := db.Statement.Context.Value(txKey{}).(*txState); ok {
+		if state != nil {
 			state.wrote |= tables
 		}
 	}
@@ -278,6 +346,7 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 func (c *readCache) committed(state *txState) {
 	if c != nil {
 		c.invalidate(state.wrote)
+		c.countersChanged(state.counters)
 	}
 }
 
@@ -291,6 +360,13 @@ func isSelect(sql string) bool {
 // stored value is never handed out itself: callers get a copy (clone),
 // which they may change.
 func cached[T any](ctx context.Context, d *DB, key string, tables int, clone func(T) T, load func() (T, error)) (T, error) {
+	return cachedRow(ctx, d, key, tables, nil, clone, load)
+}
+
+// cachedRow is cached for a value that holds a repository's counters:
+// repoOf names that repository, whose counter writes retire the entry (see
+// counterWrite) although they do not count as changes to repositories.
+func cachedRow[T any](ctx context.Context, d *DB, key string, tables int, repoOf func(T) int64, clone func(T) T, load func() (T, error)) (T, error) {
 	if _, inTx := ctx.Value(txKey{}).(*txState); inTx || d.cache == nil {
 		return load()
 	}
@@ -302,7 +378,11 @@ func cached[T any](ctx context.Context, d *DB, key string, tables int, clone fun
 	if err != nil {
 		return v, err
 	}
-	d.cache.put(key, tables, g, v)
+	var repoID int64
+	if repoOf != nil {
+		repoID = repoOf(v)
+	}
+	d.cache.putRow(key, tables, repoID, g, v)
 	return clone(v), nil
 }
 
@@ -315,6 +395,10 @@ func (d *DB) Watch(tables ...string) (store.Watch, bool, error) {
 		bit, ok := cachedTables[t]
 		if !ok {
 			return store.Watch{}, false, fmt.Errorf("watch: changes to table %q are not counted", t)
+		}
+		if bit == tRepos {
+			// What shows repositories shows their counters.
+			bit |= tRepoCounts
 		}
 		mask |= bit
 	}

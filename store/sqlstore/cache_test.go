@@ -206,3 +206,107 @@ func openCached(t *testing.T) *DB {
 	}
 	return d
 }
+
+// TestCounterWritesRetireTheirRepository: a write that only moves one
+// repository's counters (an issue created, closed, a fork, a release)
+// retires that repository's cached rows, by name and by id, and what
+// watches repositories, but not the other repositories' rows; a row read
+// while some repository's counters moved is not stored.
+func TestCounterWritesRetireTheirRepository(t *testing.T) {
+	t.Parallel()
+	c := newReadCache(time.Minute, 16)
+	g := c.generation()
+	c.putRow("a", tRepos, 1, g, 1)
+	c.putRow("b", tRepos, 2, g, 2)
+	c.countersChanged([]int64{1})
+	if _, ok := c.get("a"); ok {
+		t.Error("an entry survived a change to its repository's counters")
+	}
+	if _, ok := c.get("b"); !ok {
+		t.Error("another repository's entry was retired")
+	}
+	c.putRow("a", tRepos, 1, g, 1)
+	if _, ok := c.get("a"); ok {
+		t.Error("a row read while counters moved was stored")
+	}
+
+	d := openCached(t)
+	ctx := context.Background()
+	u := &store.User{Name: "ann", Email: "ann@example.com", IsActive: true, MaxRepoCreation: -1}
+	if err := d.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	a := &store.Repository{OwnerID: u.ID, Name: "a", DefaultBranch: "main"}
+	b := &store.Repository{OwnerID: u.ID, Name: "b", DefaultBranch: "main"}
+	for _, r := range []*store.Repository{a, b} {
+		if err := d.Repos().Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byName := func(name string) *store.Repository {
+		t.Helper()
+		r, err := d.Repos().FindByOwnerAndName(ctx, "ann", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	byID := func(id int64) *store.Repository {
+		t.Helper()
+		r, err := d.Repos().FindByID(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	byName("a")
+	byName("b")
+	byID(a.ID)
+	w, _, err := d.Watch("repositories")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := w.Generation()
+	// Changed behind the store's back: only a cache miss can see it.
+	raw, err := d.gorm.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(fmt.Sprintf("UPDATE repositories SET description = 'behind' WHERE id IN (%d, %d)", a.ID, b.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Issues().AdjustRepoCounts(ctx, a.ID, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r := byName("a"); r.NumIssues != 1 || r.Description != "behind" {
+		t.Errorf("by name after a counter write: %d issues, %q", r.NumIssues, r.Description)
+	}
+	if r := byID(a.ID); r.NumIssues != 1 {
+		t.Errorf("by id after a counter write: %d issues", r.NumIssues)
+	}
+	if r := byName("b"); r.Description != "" {
+		t.Error("another repository's row was read again after a counter write")
+	}
+	if w.Generation() == gen {
+		t.Error("a counter write did not move the watch of repositories")
+	}
+	err = d.WithTx(ctx, func(ctx context.Context) error {
+		return d.Issues().AdjustRepoCounts(ctx, a.ID, 1, 1)
+	})
+	if r := byID(a.ID); err != nil || r.NumIssues != 2 || r.NumClosedIssues != 1 {
+		t.Errorf("after a transaction's counter write: %d issues, %d closed (%v)", r.NumIssues, r.NumClosedIssues, err)
+	}
+	is := &store.Issue{RepoID: a.ID, PosterID: u.ID, Title: "t"}
+	if err := d.Issues().CreateNumberedAlone(ctx, is, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r := byName("a"); r.NumIssues != 3 {
+		t.Errorf("after an issue was created: %d issues", r.NumIssues)
+	}
+	if err := d.Repos().AdjustForks(ctx, a.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if r := byID(a.ID); r.NumForks != 1 {
+		t.Errorf("after a fork: %d forks", r.NumForks)
+	}
+}

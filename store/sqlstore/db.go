@@ -204,8 +204,10 @@ type txKey struct{}
 type txState struct {
 	tx          *gorm.DB
 	afterCommit []func()
-	// wrote holds the cached tables the transaction changed (readCache).
-	wrote int
+	// wrote holds the cached tables the transaction changed, counters
+	// the repositories whose counters alone it moved (readCache).
+	wrote    int
+	counters []int64
 }
 
 // WithTx runs fn in a transaction carried by ctx; a nested call joins the

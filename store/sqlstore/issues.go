@@ -142,7 +142,7 @@ func (s issueStore) createNumbered(ctx context.Context, is *store.Issue, total, 
 		Number  int64
 		EventID *int64
 	}
-	err := s.d.conn(ctx).Raw(`WITH n AS (
+	err := s.d.conn(counterWrite(ctx, is.RepoID)).Raw(`WITH n AS (
 			INSERT INTO issue_indexes (repo_id, max_index) VALUES (@repo, 1)
 			ON CONFLICT (repo_id) DO UPDATE SET max_index = issue_indexes.max_index + 1
 			RETURNING max_index
@@ -270,7 +270,7 @@ func (s issueStore) AdjustRepoCounts(ctx context.Context, repoID, total, closed 
 	if total == 0 && closed == 0 {
 		return nil
 	}
-	err := s.d.conn(ctx).Exec(`UPDATE repositories SET num_issues = num_issues + ?, num_closed_issues = num_closed_issues + ?
+	err := s.d.conn(counterWrite(ctx, repoID)).Exec(`UPDATE repositories SET num_issues = num_issues + ?, num_closed_issues = num_closed_issues + ?
 		WHERE id = ?`, total, closed, repoID).Error
 	return translate(err, "count repository issues")
 }
@@ -279,7 +279,7 @@ func (s issueStore) AdjustRepoPullCounts(ctx context.Context, repoID, total, clo
 	if total == 0 && closed == 0 {
 		return nil
 	}
-	err := s.d.conn(ctx).Exec(`UPDATE repositories SET num_pulls = num_pulls + ?, num_closed_pulls = num_closed_pulls + ?
+	err := s.d.conn(counterWrite(ctx, repoID)).Exec(`UPDATE repositories SET num_pulls = num_pulls + ?, num_closed_pulls = num_closed_pulls + ?
 		WHERE id = ?`, total, closed, repoID).Error
 	return translate(err, "count repository pull requests")
 }

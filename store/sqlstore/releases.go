@@ -16,7 +16,7 @@ type releaseStore struct{ d *DB }
 // release_counter) equal to the number of published releases; it runs in the
 // transaction of the change that moved it.
 func (s releaseStore) recountReleases(ctx context.Context, repoID int64) error {
-	err := s.d.conn(ctx).Exec(
+	err := s.d.conn(counterWrite(ctx, repoID)).Exec(
 		"UPDATE repositories SET num_releases = (SELECT COUNT(*) FROM releases WHERE repo_id = ? AND is_draft = ?) WHERE id = ?",
 		repoID, false, repoID).Error
 	return translate(err, "count releases")

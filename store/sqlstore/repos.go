@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
@@ -29,7 +30,7 @@ func (s repoStore) FindByName(ctx context.Context, ownerID int64, name string) (
 
 func (s repoStore) FindByOwnerAndName(ctx context.Context, owner, name string) (*store.Repository, error) {
 	owner, name = strings.ToLower(owner), strings.ToLower(name)
-	r, err := cached(ctx, s.d, "repo:"+owner+"/"+name, tRepos|tUsers, cloneRepo, func() (*store.Repository, error) {
+	r, err := cachedRow(ctx, s.d, "repo:"+owner+"/"+name, tRepos|tUsers, repoID, cloneRepo, func() (*store.Repository, error) {
 		var r store.Repository
 		err := s.d.conn(ctx).InnerJoins("Owner", s.d.gorm.Where(&store.User{LowerName: owner})).
 			Where("repositories.lower_name = ?", name).Take(&r).Error
@@ -42,8 +43,12 @@ func (s repoStore) FindByOwnerAndName(ctx context.Context, owner, name string) (
 }
 
 func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, error) {
-	return findRepoByID(s.d.conn(ctx), id)
+	return cachedRow(ctx, s.d, "repo#"+strconv.FormatInt(id, 10), tRepos|tUsers, repoID, cloneRepo, func() (*store.Repository, error) {
+		return findRepoByID(s.d.conn(ctx), id)
+	})
 }
+
+func repoID(r *store.Repository) int64 { return r.ID }
 
 func (s repoStore) FindByIDForUpdate(ctx context.Context, id int64) (*store.Repository, error) {
 	db, err := s.d.lockingConn(ctx)
@@ -109,7 +114,7 @@ func (s repoStore) CountByOwner(ctx context.Context, ownerID int64) (int64, erro
 }
 
 func (s repoStore) AdjustForks(ctx context.Context, id, delta int64) error {
-	err := s.d.conn(ctx).Exec(`UPDATE repositories SET num_forks = num_forks + ? WHERE id = ?`, delta, id).Error
+	err := s.d.conn(counterWrite(ctx, id)).Exec(`UPDATE repositories SET num_forks = num_forks + ? WHERE id = ?`, delta, id).Error
 	return translate(err, "count forks")
 }
 
