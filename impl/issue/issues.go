@@ -19,7 +19,9 @@ import (
 )
 
 func (h Handlers) IssueCreateIssue(ctx context.Context, params issue.IssueCreateIssueParams) middleware.Responder {
-	p, r, perm, err := h.svc().userTracker(ctx, params.Owner, params.Repo)
+	// Nothing here shows the repository's counters, which every issue
+	// created moves: its cached row serves however they moved.
+	p, r, perm, err := h.svc().userTracker(store.CountersMayLag(ctx), params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}

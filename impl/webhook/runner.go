@@ -288,6 +288,12 @@ func (s Service) enqueueEvent(ctx context.Context, ev *store.Event) (int, error)
 	if err != nil {
 		return 0, err
 	}
+	if len(deliveries) == 0 && kind != events.RepoDeleted {
+		// The mark alone is one statement: no transaction needed (most
+		// events reach no hook).
+		_, err := st.MarkEvent(ctx, ev.ID)
+		return 0, err
+	}
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		first, err := st.MarkEvent(ctx, ev.ID)
 		if err != nil || !first {
@@ -339,6 +345,14 @@ func (s Service) reach(ctx context.Context, ev *store.Event) ([]*store.Hook, []h
 	if len(hooks) == 0 {
 		return nil, forked, nil
 	}
+	if kind != events.RepoDeleted {
+		// Read with its counters current: the payloads show them.
+		if repo, err = s.Store.Repos().FindByID(ctx, repo.ID); isNotFound(err) {
+			return nil, forked, nil
+		} else if err != nil {
+			return nil, nil, err
+		}
+	}
 	built, err := s.payloads(ctx, ev, repo)
 	return hooks, append(built, forked...), err
 }
@@ -363,7 +377,9 @@ func (s Service) eventRepo(ctx context.Context, ev *store.Event) (*store.Reposit
 		}
 		return &store.Repository{ID: p.ID, OwnerID: owner.ID, Owner: owner, Name: p.Name, LowerName: p.Name, IsPrivate: p.Private}, nil
 	}
-	repo, err := s.Store.Repos().FindByID(ctx, ev.RepoID)
+	// Its counters may lag (the event itself may have moved them): they
+	// matter only to payloads, for which reach reads it again.
+	repo, err := s.Store.Repos().FindByID(store.CountersMayLag(ctx), ev.RepoID)
 	if isNotFound(err) {
 		return nil, nil
 	}

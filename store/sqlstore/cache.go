@@ -114,9 +114,11 @@ type cacheEntry struct {
 	expires time.Time
 	val     any
 	// row is 1 + the stripe of the repository whose counters val holds,
-	// 0 for none; rowGen is that stripe's generation when val was stored.
-	row    int
-	rowGen uint64
+	// 0 for none; its counters are those of the stripe's generation
+	// rowGen, unless countersOld (they may be older).
+	row         int
+	rowGen      uint64
+	countersOld bool
 }
 
 func newReadCache(ttl time.Duration, max int) *readCache {
@@ -160,14 +162,23 @@ func (c *readCache) current(tables int, g generations) bool {
 }
 
 func (c *readCache) get(key string) (any, bool) {
+	return c.getRow(key, false)
+}
+
+// getRow is get for a value that may hold a repository's counters; with
+// countersMayLag, one whose counters moved since it was read is served
+// (see store.CountersMayLag).
+func (c *readCache) getRow(key string, countersMayLag bool) (any, bool) {
 	if c == nil {
 		return nil, false
 	}
 	c.mu.RLock()
 	e, ok := c.entries[key]
 	c.mu.RUnlock()
-	if !ok || !c.current(e.tables, e.gens) || !c.now().Before(e.expires) ||
-		(e.row != 0 && c.rows[e.row-1].Load() != e.rowGen) {
+	if !ok || !c.current(e.tables, e.gens) || !c.now().Before(e.expires) {
+		return nil, false
+	}
+	if e.row != 0 && !countersMayLag && (e.countersOld || c.rows[e.row-1].Load() != e.rowGen) {
 		return nil, false
 	}
 	return e.val, true
@@ -176,30 +187,58 @@ func (c *readCache) get(key string) (any, bool) {
 // put stores val, read from tables, under key unless one of the tables
 // changed since g was taken.
 func (c *readCache) put(key string, tables int, g generations, val any) {
-	c.putRow(key, tables, 0, g, val)
+	c.putRow(key, tables, 0, g, rowHint{}, val)
+}
+
+// rowHint is the stripe of the repository an entry held last time, and
+// that stripe's generation before the entry is read again.
+type rowHint struct {
+	row int
+	gen uint64
+}
+
+// hint is taken before a value that holds a repository's counters is read
+// (again) under key.
+func (c *readCache) hint(key string) rowHint {
+	if c == nil {
+		return rowHint{}
+	}
+	c.mu.RLock()
+	e, ok := c.entries[key]
+	c.mu.RUnlock()
+	if !ok || e.row == 0 {
+		return rowHint{}
+	}
+	return rowHint{row: e.row, gen: c.rows[e.row-1].Load()}
 }
 
 // putRow is put for a value that also holds the counters of repository
-// repoID (0: none). It is stored only if no repository's counters moved
-// while it was read; from then on, a change to repoID's counters retires
-// it (and not a change to another's).
-func (c *readCache) putRow(key string, tables int, repoID int64, g generations, val any) {
+// repoID (0: none), with the hint taken before it was read. A change to
+// repoID's counters retires it, and not a change to another's. If its
+// counters may have moved while it was read (its stripe did, or, with no
+// hint for that stripe, any), it is kept only for reads that let counters
+// lag.
+func (c *readCache) putRow(key string, tables int, repoID int64, g generations, h rowHint, val any) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := cacheEntry{tables: tables, gens: g, val: val}
-	check := tables
 	if repoID != 0 {
-		// The stripe is read before the check: a writer counts
-		// tRepoCounts before the stripe (rowsChanged), so a check that
-		// passes saw the stripe before any write it missed.
 		e.row = int(uint64(repoID)%rowStripes) + 1
-		e.rowGen = c.rows[e.row-1].Load()
-		check |= tRepoCounts
+		if h.row == e.row {
+			e.rowGen = h.gen
+		} else {
+			// The stripe is read before the check: a writer counts
+			// tRepoCounts before the stripe (countersChanged), so a
+			// check that passes saw the stripe before any write the
+			// read missed.
+			e.rowGen = c.rows[e.row-1].Load()
+			e.countersOld = !c.current(tRepoCounts, g)
+		}
 	}
-	if !c.current(check, g) {
+	if !c.current(tables, g) {
 		return
 	}
 	now := c.now()
@@ -370,10 +409,14 @@ func cachedRow[T any](ctx context.Context, d *DB, key string, tables int, repoOf
 	if _, inTx := ctx.Value(txKey{}).(*txState); inTx || d.cache == nil {
 		return load()
 	}
-	if v, ok := d.cache.get(key); ok {
+	if v, ok := d.cache.getRow(key, store.CountersLag(ctx)); ok {
 		return clone(v.(T)), nil
 	}
 	g := d.cache.generation()
+	var h rowHint
+	if repoOf != nil {
+		h = d.cache.hint(key)
+	}
 	v, err := load()
 	if err != nil {
 		return v, err
@@ -382,7 +425,7 @@ func cachedRow[T any](ctx context.Context, d *DB, key string, tables int, repoOf
 	if repoOf != nil {
 		repoID = repoOf(v)
 	}
-	d.cache.putRow(key, tables, repoID, g, v)
+	d.cache.putRow(key, tables, repoID, g, h, v)
 	return clone(v), nil
 }
 

@@ -216,8 +216,8 @@ func TestCounterWritesRetireTheirRepository(t *testing.T) {
 	t.Parallel()
 	c := newReadCache(time.Minute, 16)
 	g := c.generation()
-	c.putRow("a", tRepos, 1, g, 1)
-	c.putRow("b", tRepos, 2, g, 2)
+	c.putRow("a", tRepos, 1, g, rowHint{}, 1)
+	c.putRow("b", tRepos, 2, g, rowHint{}, 2)
 	c.countersChanged([]int64{1})
 	if _, ok := c.get("a"); ok {
 		t.Error("an entry survived a change to its repository's counters")
@@ -225,9 +225,33 @@ func TestCounterWritesRetireTheirRepository(t *testing.T) {
 	if _, ok := c.get("b"); !ok {
 		t.Error("another repository's entry was retired")
 	}
-	c.putRow("a", tRepos, 1, g, 1)
+	c.putRow("x", tRepos, 1, g, rowHint{}, 1)
+	if _, ok := c.get("x"); ok {
+		t.Error("a row read while some repository's counters moved was served")
+	}
+	if _, ok := c.getRow("x", true); !ok {
+		t.Error("a row read while counters moved was not served to a read that lets them lag")
+	}
+	// Read again with the hint of its last entry: another repository's
+	// counters moving meanwhile does not keep it out, its own do.
+	g, h := c.generation(), c.hint("a")
+	c.countersChanged([]int64{2})
+	c.putRow("a", tRepos, 1, g, h, 1)
+	if _, ok := c.get("a"); !ok {
+		t.Error("a row was kept out by another repository's counters")
+	}
+	g, h = c.generation(), c.hint("a")
+	c.countersChanged([]int64{1})
+	c.putRow("a", tRepos, 1, g, h, 1)
 	if _, ok := c.get("a"); ok {
-		t.Error("a row read while counters moved was stored")
+		t.Error("a row read while its counters moved was served")
+	}
+	if _, ok := c.getRow("a", true); !ok {
+		t.Error("a row whose counters moved was not served to a read that lets them lag")
+	}
+	c.invalidate(tRepos)
+	if _, ok := c.getRow("a", true); ok {
+		t.Error("a read that lets counters lag was served a changed repository")
 	}
 
 	d := openCached(t)
@@ -286,6 +310,16 @@ func TestCounterWritesRetireTheirRepository(t *testing.T) {
 	}
 	if r := byName("b"); r.Description != "" {
 		t.Error("another repository's row was read again after a counter write")
+	}
+	if err := d.Issues().AdjustRepoCounts(ctx, b.ID, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	lagging, err := d.Repos().FindByOwnerAndName(store.CountersMayLag(ctx), "ann", "b")
+	if err != nil || lagging.Description != "" {
+		t.Errorf("a read that lets counters lag was not served from the cache: %v", err)
+	}
+	if r := byName("b"); r.NumIssues != 1 {
+		t.Errorf("after a lagging read: %d issues", r.NumIssues)
 	}
 	if w.Generation() == gen {
 		t.Error("a counter write did not move the watch of repositories")

@@ -43,9 +43,17 @@ func (s repoStore) FindByOwnerAndName(ctx context.Context, owner, name string) (
 }
 
 func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, error) {
-	return cachedRow(ctx, s.d, "repo#"+strconv.FormatInt(id, 10), tRepos|tUsers, repoID, cloneRepo, func() (*store.Repository, error) {
-		return findRepoByID(s.d.conn(ctx), id)
+	r, err := cachedRow(ctx, s.d, "repo#"+strconv.FormatInt(id, 10), tRepos|tUsers, repoID, cloneRepo, func() (*store.Repository, error) {
+		// The owner in the same statement (a lock, which would spread
+		// to the owner, is findRepoByID's).
+		var r store.Repository
+		err := s.d.conn(ctx).InnerJoins("Owner").Where("repositories.id = ?", id).Take(&r).Error
+		return &r, err
 	})
+	if err != nil {
+		return nil, translate(err, "find repository")
+	}
+	return r, nil
 }
 
 func repoID(r *store.Repository) int64 { return r.ID }
