@@ -429,6 +429,12 @@ func cachedRow[T any](ctx context.Context, d *DB, key string, tables int, repoOf
 	return clone(v), nil
 }
 
+// tRepoRows are the tables of a row that belongs to a repository (a label,
+// a milestone, a project): deleting the repository deletes it through ON
+// DELETE CASCADE, which no statement names, so an entry of such a row
+// follows the repositories too.
+const tRepoRows = tRepos
+
 // cachedByIDs is cached for a set of rows looked up by id: those of ids the
 // read cache holds (outside transactions) are not read, and the others are
 // read in one statement (load, given the missing ids) and stored one by one

@@ -55,7 +55,7 @@ func (s labelStore) FindByIDs(ctx context.Context, repoID int64, ids []int64) ([
 }
 
 func (s labelStore) ByIDs(ctx context.Context, ids []int64) (map[int64]*store.Label, error) {
-	return cachedByIDs(ctx, s.d, ids, labelIDKey, tLabels, cloneLabel, func(l *store.Label) int64 { return l.ID },
+	return cachedByIDs(ctx, s.d, ids, labelIDKey, tLabels|tRepoRows, cloneLabel, func(l *store.Label) int64 { return l.ID },
 		func(missing []int64) ([]*store.Label, error) {
 			var found []*store.Label
 			err := s.d.conn(ctx).Where("id IN ?", missing).Find(&found).Error

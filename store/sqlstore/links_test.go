@@ -351,6 +351,52 @@ func TestCachedByIDs(t *testing.T) {
 	}
 }
 
+// TestCachedByIDsFollowRepository: the labels, projects and milestones a
+// lookup by id cached go with their repository, which deletes them through
+// its foreign keys without a statement naming their tables.
+func TestCachedByIDsFollowRepository(t *testing.T) {
+	t.Parallel()
+	d := openCached(t)
+	ctx := context.Background()
+	u := &store.User{Name: "ann", Email: "ann@example.com", IsActive: true, MaxRepoCreation: -1}
+	if err := d.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	r := &store.Repository{OwnerID: u.ID, Name: "r", HasIssues: true}
+	if err := d.Repos().Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	l := &store.Label{RepoID: r.ID, Name: "bug", Color: "#ff0000"}
+	pr := &store.Project{RepoID: r.ID, CreatorID: u.ID, Title: "p"}
+	m := &store.Milestone{RepoID: r.ID, Title: "m"}
+	for _, err := range []error{d.Labels().Create(ctx, l), d.Projects().Create(ctx, pr), d.Milestones().Create(ctx, m)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := func() (int, int, int) {
+		t.Helper()
+		ls, err1 := d.Labels().ByIDs(ctx, []int64{l.ID})
+		ps, err2 := d.Projects().ByIDs(ctx, []int64{pr.ID})
+		ms, err3 := d.Milestones().FindByIDs(ctx, []int64{m.ID})
+		for _, err := range []error{err1, err2, err3} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return len(ls), len(ps), len(ms)
+	}
+	if a, b, c := found(); a+b+c != 3 {
+		t.Fatalf("found %d labels, %d projects, %d milestones, want one each", a, b, c)
+	}
+	if err := d.Repos().Delete(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if a, b, c := found(); a+b+c != 0 {
+		t.Errorf("after the repository went: %d labels, %d projects, %d milestones still found", a, b, c)
+	}
+}
+
 // names maps the rows a lookup by id found to one of their strings.
 func names[T any](rows map[int64]T, err error) func(func(T) string) (map[int64]string, error) {
 	return func(name func(T) string) (map[int64]string, error) {
