@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"repohost/apitest"
+	"repohost/models"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -131,5 +132,93 @@ func TestListStatementCountIgnoresTeams(t *testing.T) {
 				t.Errorf("%s: %s ran %d statements, others %d: %v", path, k, n, first, counts)
 			}
 		}
+	}
+}
+
+// TestGetIssueStatementCount: GET /repos/{owner}/{repo}/issues/{index} of
+// an issue with two labels, two assignees, a milestone and a project runs
+// at most a few statements more than one of an issue without links (the
+// links of every kind come in one statement, whatever their number), and
+// still renders them all in their order: labels by name, assignees as
+// assigned. Without the read cache the labels, projects, milestone and
+// project counts each cost one statement; with it, as `repohost serve`
+// runs, only the project counts do.
+func TestGetIssueStatementCount(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		cached bool
+		extra  int64
+	}{{"uncached", false, 4}, {"cached", true, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var e *apitest.Env
+			if c.cached {
+				e = apitest.NewCached(t)
+			} else {
+				e = apitest.New(t)
+			}
+			alice := e.CreateUser("alice", false)
+			e.CreateUser("bob", false)
+			a := apitest.Basic(alice)
+			roCreateRepo(t, e, a, map[string]any{"name": "pub"})
+			e.Do("PUT", "repos/alice/pub/collaborators/bob", map[string]any{"permission": "write"}, a).Expect(t, http.StatusNoContent)
+			zeta := isLabel(t, e, "alice/pub", a, map[string]any{"name": "zeta", "color": "#ff0000"})
+			alpha := isLabel(t, e, "alice/pub", a, map[string]any{"name": "alpha", "color": "#00ff00"})
+			var ms, pr struct {
+				ID int64 `json:"id"`
+			}
+			e.Do("POST", "repos/alice/pub/milestones", map[string]any{"title": "v1"}, a).Expect(t, http.StatusCreated).JSON(t, &ms)
+			e.Do("POST", "repos/alice/pub/projects", map[string]any{"title": "board"}, a).Expect(t, http.StatusCreated).JSON(t, &pr)
+			plain := isCreate(t, e, "alice/pub", a, map[string]any{"title": "plain"})
+			linked := isCreate(t, e, "alice/pub", a, map[string]any{"title": "linked", "labels": []int64{zeta.ID, alpha.ID},
+				"assignees": []string{"bob", "alice"}, "milestone": ms.ID, "projects": []int64{pr.ID}})
+			// The fewest statements of a few tries, each after a warming
+			// read: a cached row may expire (after half a second) between
+			// two requests of a slow run.
+			count := func(n int64) (int64, *models.Issue) {
+				var best int64 = -1
+				var is models.Issue
+				path := fmt.Sprintf("repos/alice/pub/issues/%d", n)
+				for try := 0; try < 3; try++ {
+					e.Do("GET", path, nil, a).Expect(t, http.StatusOK)
+					before := e.Statements()
+					r := e.Do("GET", path, nil, a).Expect(t, http.StatusOK)
+					if got := e.Statements() - before; best < 0 || got < best {
+						best = got
+					}
+					r.JSON(t, &is)
+				}
+				return best, &is
+			}
+			none, _ := count(plain.Index)
+			all, is := count(linked.Index)
+			t.Logf("GET issue statements: without links %d, with 2 labels, 2 assignees, a milestone and a project %d", none, all)
+			if all > none+c.extra {
+				t.Errorf("an issue with links ran %d statements, one without %d: more than %d extra", all, none, c.extra)
+			}
+			var labels, assignees []string
+			for _, l := range is.Labels {
+				labels = append(labels, l.Name)
+			}
+			for _, u := range is.Assignees {
+				assignees = append(assignees, u.UserName)
+			}
+			if got := strings.Join(labels, ","); got != "alpha,zeta" {
+				t.Errorf("labels %q, want alpha,zeta", got)
+			}
+			if got := strings.Join(assignees, ","); got != "bob,alice" {
+				t.Errorf("assignees %q, want bob,alice", got)
+			}
+			if is.Assignee == nil || is.Assignee.UserName != "bob" {
+				t.Errorf("assignee %+v, want bob", is.Assignee)
+			}
+			if is.Milestone == nil || is.Milestone.ID != ms.ID || is.Milestone.Title != "v1" {
+				t.Errorf("milestone %+v, want v1", is.Milestone)
+			}
+			if len(is.Projects) != 1 || is.Projects[0].ID != pr.ID {
+				t.Errorf("projects %+v, want board", is.Projects)
+			}
+		})
 	}
 }

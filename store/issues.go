@@ -137,6 +137,17 @@ type ProjectCounts struct {
 	Issues, Closed int64
 }
 
+// IssueLinks are the ids of the rows some issues are linked to, by issue
+// id: IssueStore.Links.
+type IssueLinks struct {
+	// Labels are each issue's label ids, by label name, then id.
+	Labels map[int64][]int64
+	// Assignees are each issue's assignee ids, in assignment order.
+	Assignees map[int64][]int64
+	// Projects are each issue's project ids, ascending.
+	Projects map[int64][]int64
+}
+
 // IssueFilter selects issues. Zero values mean "any".
 type IssueFilter struct {
 	RepoID int64
@@ -220,6 +231,14 @@ type IssueStore interface {
 	SetAssignees(ctx context.Context, issueID int64, userIDs []int64) error
 	// Assignees returns the assignee ids of each issue, in assignment order.
 	Assignees(ctx context.Context, issueIDs []int64) (map[int64][]int64, error)
+	// Links returns, in one statement, what each issue is linked to: its
+	// label ids (by label name, then id, as LabelStore.ForIssues), its
+	// assignee ids (in assignment order, as Assignees) and its project ids
+	// (ascending, as ProjectStore.ForIssues), for rendering issues with the rows
+	// looked up by id (LabelStore.ByIDs, ProjectStore.ByIDs), which a
+	// cache may serve. An issue without links of a kind has no entry in
+	// that map.
+	Links(ctx context.Context, issueIDs []int64) (IssueLinks, error)
 	IsAssignee(ctx context.Context, issueID, userID int64) (bool, error)
 	// AddMentions records that the users with these (lower-case) names are
 	// mentioned in the issue; unknown names are ignored.
@@ -260,6 +279,12 @@ type LabelStore interface {
 	List(ctx context.Context, repoID int64, p Page) ([]*Label, int64, error)
 	// ForIssues returns each issue's labels, by name.
 	ForIssues(ctx context.Context, issueIDs []int64) (map[int64][]*Label, error)
+	// ByIDs returns the labels among ids whatever repository each belongs
+	// to, by id; ids of no label are left out. Unlike FindByIDs it does
+	// not check that they belong to one repository: it is for rendering
+	// links already stored (IssueStore.Links), and may serve labels from
+	// the read cache outside transactions.
+	ByIDs(ctx context.Context, ids []int64) (map[int64]*Label, error)
 	AddToIssue(ctx context.Context, issueID int64, labelIDs []int64) error
 	RemoveFromIssue(ctx context.Context, issueID int64, labelIDs []int64) error
 	ClearIssue(ctx context.Context, issueID int64) error
@@ -270,6 +295,8 @@ type MilestoneStore interface {
 	Create(ctx context.Context, m *Milestone) error
 	Find(ctx context.Context, repoID, id int64) (*Milestone, error)
 	FindByTitle(ctx context.Context, repoID int64, title string) (*Milestone, error)
+	// FindByIDs returns the milestones among ids, by id; outside
+	// transactions it may serve them from the read cache.
 	FindByIDs(ctx context.Context, ids []int64) (map[int64]*Milestone, error)
 	// Update writes everything but the counters, which only
 	// AdjustCounts changes.
@@ -330,6 +357,11 @@ type ProjectStore interface {
 	Counts(ctx context.Context, projectIDs []int64) (map[int64]ProjectCounts, error)
 	// ForIssues returns each issue's projects.
 	ForIssues(ctx context.Context, issueIDs []int64) (map[int64][]*Project, error)
+	// ByIDs returns the projects among ids whatever repository each
+	// belongs to, by id; ids of no project are left out. Like
+	// LabelStore.ByIDs it is for rendering stored links, and may serve
+	// projects from the read cache outside transactions.
+	ByIDs(ctx context.Context, ids []int64) (map[int64]*Project, error)
 	// SetIssueProjects replaces the issue's projects.
 	SetIssueProjects(ctx context.Context, issueID int64, projectIDs []int64) error
 }

@@ -64,16 +64,21 @@ func (s Service) render(ctx context.Context, base string, viewer *store.User, is
 			return nil, nil, err
 		}
 	}
-	if a.Labels, err = st.Labels().ForIssues(ctx, ids); err != nil {
+	// The links of every kind come in one statement, and the labels,
+	// projects and milestones they name by id, which the read cache
+	// mostly holds: a render reads few rows besides the links.
+	links, err := st.Issues().Links(ctx, ids)
+	if err != nil {
 		return nil, nil, err
 	}
-	if a.Assignees, err = st.Issues().Assignees(ctx, ids); err != nil {
+	a.Assignees = links.Assignees
+	if a.Labels, err = linked(ctx, links.Labels, st.Labels().ByIDs); err != nil {
+		return nil, nil, err
+	}
+	if a.Projects, err = linked(ctx, links.Projects, st.Projects().ByIDs); err != nil {
 		return nil, nil, err
 	}
 	if a.Milestones, err = st.Milestones().FindByIDs(ctx, milestoneIDs); err != nil {
-		return nil, nil, err
-	}
-	if a.Projects, err = st.Projects().ForIssues(ctx, ids); err != nil {
 		return nil, nil, err
 	}
 	var projectIDs []int64
@@ -109,6 +114,41 @@ func (s Service) render(ctx context.Context, base string, viewer *store.User, is
 		out = append(out, convert.Issue(base, is, a, viewer))
 	}
 	return out, a.Users, nil
+}
+
+// linked looks up, in one call of byIDs, the rows each issue is linked to
+// (ids by issue, in the order to show) and lists them per issue in that
+// order. A row gone since its link was read is left out, as a join would
+// have. Issues share the rows they have in common: the renderer only reads
+// them.
+func linked[T any](ctx context.Context, ids map[int64][]int64,
+	byIDs func(context.Context, []int64) (map[int64]T, error)) (map[int64][]T, error) {
+	out := make(map[int64][]T, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var all []int64
+	seen := map[int64]bool{}
+	for _, list := range ids {
+		for _, id := range list {
+			if !seen[id] {
+				seen[id] = true
+				all = append(all, id)
+			}
+		}
+	}
+	rows, err := byIDs(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	for issue, list := range ids {
+		for _, id := range list {
+			if row, ok := rows[id]; ok {
+				out[issue] = append(out[issue], row)
+			}
+		}
+	}
+	return out, nil
 }
 
 // Render renders issues (those of pull requests too) as viewer sees them,

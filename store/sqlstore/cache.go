@@ -429,6 +429,57 @@ func cachedRow[T any](ctx context.Context, d *DB, key string, tables int, repoOf
 	return clone(v), nil
 }
 
+// tRepoRows are the tables of a row that belongs to a repository (a label,
+// a milestone, a project): deleting the repository deletes it through ON
+// DELETE CASCADE, which no statement names, so an entry of such a row
+// follows the repositories too.
+const tRepoRows = tRepos
+
+// cachedByIDs is cached for a set of rows looked up by id: those of ids the
+// read cache holds (outside transactions) are not read, and the others are
+// read in one statement (load, given the missing ids) and stored one by one
+// under key(id). The rows a page shows (posters, labels, milestones) are
+// mostly the same few from one request to the next, so a render then reads
+// none of them. Ids of no row are left out of the map; callers get copies
+// (clone), which they may change.
+func cachedByIDs[T any](ctx context.Context, d *DB, ids []int64, key func(int64) string, tables int,
+	clone func(T) T, id func(T) int64, load func(missing []int64) ([]T, error)) (map[int64]T, error) {
+	out := make(map[int64]T, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	c := d.cache
+	if _, inTx := ctx.Value(txKey{}).(*txState); inTx {
+		c = nil
+	}
+	missing := ids
+	if c != nil {
+		missing = make([]int64, 0, len(ids))
+		for _, i := range ids {
+			if v, ok := c.get(key(i)); ok {
+				out[i] = clone(v.(T))
+			} else {
+				missing = append(missing, i)
+			}
+		}
+		if len(missing) == 0 {
+			return out, nil
+		}
+	}
+	// Taken before the read: a row changed while it ran is not stored.
+	g := c.generation()
+	rows, err := load(missing)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range rows {
+		// The map gets the row read, the cache a copy of its own.
+		c.put(key(id(v)), tables, g, clone(v))
+		out[id(v)] = v
+	}
+	return out, nil
+}
+
 // Watch lets a cache built on the store (a rendered answer) follow the
 // read cache's rules: store.Watch. It fails for a table whose changes are
 // not counted, and reports false when the store caches nothing.

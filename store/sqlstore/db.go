@@ -252,6 +252,16 @@ func cloneUser(u *store.User) *store.User {
 	return &c
 }
 
+// cloneTime copies a nullable time, so that a clone shares nothing a
+// caller may change with the row kept in the cache.
+func cloneTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
+}
+
 func cloneRepo(r *store.Repository) *store.Repository {
 	c := *r
 	if r.Owner != nil {

@@ -333,6 +333,52 @@ func (s issueStore) Assignees(ctx context.Context, issueIDs []int64) (map[int64]
 	return out, nil
 }
 
+// Link kinds of the rows of Links' statement.
+const (
+	linkLabel = iota
+	linkAssignee
+	linkProject
+)
+
+func (s issueStore) Links(ctx context.Context, issueIDs []int64) (store.IssueLinks, error) {
+	out := store.IssueLinks{Labels: map[int64][]int64{}, Assignees: map[int64][]int64{}, Projects: map[int64][]int64{}}
+	if len(issueIDs) == 0 {
+		return out, nil
+	}
+	// One round trip for the three kinds of links. The kinds are integer
+	// literals, not parameters, so that every branch has the same column
+	// types on PostgreSQL. The order gives labels by name, then id (their
+	// names joined for that alone, so that they sort by the database's
+	// collation as LabelStore.ForIssues does), assignees in assignment
+	// order and projects ascending.
+	q := s.d.conn(ctx).Raw(`SELECT `+strconv.Itoa(linkLabel)+` AS kind, issue_labels.issue_id, issue_labels.label_id AS ref,
+			0 AS position, labels.name AS name
+			FROM issue_labels JOIN labels ON labels.id = issue_labels.label_id WHERE issue_labels.issue_id IN ?
+		UNION ALL SELECT `+strconv.Itoa(linkAssignee)+`, issue_id, assignee_id, position, ''
+			FROM issue_assignees WHERE issue_id IN ?
+		UNION ALL SELECT `+strconv.Itoa(linkProject)+`, issue_id, project_id, 0, ''
+			FROM project_issues WHERE issue_id IN ?
+		ORDER BY kind, issue_id, position, name, ref`, issueIDs, issueIDs, issueIDs)
+	byKind := [...]map[int64][]int64{linkLabel: out.Labels, linkAssignee: out.Assignees, linkProject: out.Projects}
+	err := eachRow(q, func(rows *sql.Rows) error {
+		var kind, position int
+		var issue, ref int64
+		var name string
+		if err := rows.Scan(&kind, &issue, &ref, &position, &name); err != nil {
+			return err
+		}
+		if kind < 0 || kind >= len(byKind) {
+			return fmt.Errorf("issue links: unknown kind %d", kind)
+		}
+		byKind[kind][issue] = append(byKind[kind][issue], ref)
+		return nil
+	})
+	if err != nil {
+		return store.IssueLinks{}, translate(err, "list issue links")
+	}
+	return out, nil
+}
+
 func (s issueStore) IsAssignee(ctx context.Context, issueID, userID int64) (bool, error) {
 	var n int64
 	err := s.d.conn(ctx).Model(&issueAssignee{}).Where("issue_id = ? AND assignee_id = ?", issueID, userID).Count(&n).Error

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"strings"
 
 	"repohost/store"
@@ -51,6 +52,23 @@ func (s labelStore) FindByIDs(ctx context.Context, repoID int64, ids []int64) ([
 		}
 	}
 	return out, nil
+}
+
+func (s labelStore) ByIDs(ctx context.Context, ids []int64) (map[int64]*store.Label, error) {
+	return cachedByIDs(ctx, s.d, ids, labelIDKey, tLabels|tRepoRows, cloneLabel, func(l *store.Label) int64 { return l.ID },
+		func(missing []int64) ([]*store.Label, error) {
+			var found []*store.Label
+			err := s.d.conn(ctx).Where("id IN ?", missing).Find(&found).Error
+			return found, translate(err, "find labels")
+		})
+}
+
+func labelIDKey(id int64) string { return "label:" + strconv.FormatInt(id, 10) }
+
+func cloneLabel(l *store.Label) *store.Label {
+	c := *l
+	c.ArchivedAt = cloneTime(l.ArchivedAt)
+	return &c
 }
 
 func (s labelStore) FindByNames(ctx context.Context, repoID int64, names []string) ([]*store.Label, error) {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"strconv"
 
 	"repohost/store"
 )
@@ -31,19 +32,27 @@ func (s milestoneStore) FindByTitle(ctx context.Context, repoID int64, title str
 }
 
 func (s milestoneStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.Milestone, error) {
-	out := make(map[int64]*store.Milestone, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	q := s.d.conn(ctx).Table("milestones").Select(milestoneColumns).Where("milestones.id IN ?", ids)
-	if err := eachRow(q, func(rows *sql.Rows) error {
-		m, err := scanMilestone(rows)
-		out[m.ID] = m
-		return err
-	}); err != nil {
-		return nil, translate(err, "find milestones")
-	}
-	return out, nil
+	return cachedByIDs(ctx, s.d, ids, milestoneIDKey, tMilestones|tRepoRows, cloneMilestone, func(m *store.Milestone) int64 { return m.ID },
+		func(missing []int64) ([]*store.Milestone, error) {
+			var found []*store.Milestone
+			q := s.d.conn(ctx).Table("milestones").Select(milestoneColumns).Where("milestones.id IN ?", missing)
+			if err := eachRow(q, func(rows *sql.Rows) error {
+				m, err := scanMilestone(rows)
+				found = append(found, m)
+				return err
+			}); err != nil {
+				return nil, translate(err, "find milestones")
+			}
+			return found, nil
+		})
+}
+
+func milestoneIDKey(id int64) string { return "milestone:" + strconv.FormatInt(id, 10) }
+
+func cloneMilestone(m *store.Milestone) *store.Milestone {
+	c := *m
+	c.Deadline, c.ClosedAt = cloneTime(m.Deadline), cloneTime(m.ClosedAt)
+	return &c
 }
 
 func (s milestoneStore) Update(ctx context.Context, m *store.Milestone) error {

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"strconv"
 
 	"repohost/store"
 )
@@ -35,6 +36,23 @@ func (s projectStore) FindByIDs(ctx context.Context, repoID int64, ids []int64) 
 	var out []*store.Project
 	err := s.d.conn(ctx).Where("repo_id = ? AND id IN ?", repoID, ids).Order("id").Find(&out).Error
 	return out, translate(err, "find projects")
+}
+
+func (s projectStore) ByIDs(ctx context.Context, ids []int64) (map[int64]*store.Project, error) {
+	return cachedByIDs(ctx, s.d, ids, projectIDKey, tProjects|tRepoRows, cloneProject, func(pr *store.Project) int64 { return pr.ID },
+		func(missing []int64) ([]*store.Project, error) {
+			var found []*store.Project
+			err := s.d.conn(ctx).Where("id IN ?", missing).Find(&found).Error
+			return found, translate(err, "find projects")
+		})
+}
+
+func projectIDKey(id int64) string { return "project:" + strconv.FormatInt(id, 10) }
+
+func cloneProject(pr *store.Project) *store.Project {
+	c := *pr
+	c.ClosedAt = cloneTime(pr.ClosedAt)
+	return &c
 }
 
 func (s projectStore) Update(ctx context.Context, pr *store.Project) error {

@@ -55,41 +55,14 @@ func (s userStore) FindByName(ctx context.Context, name string) (*store.User, er
 }
 
 func (s userStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.User, error) {
-	out := make(map[int64]*store.User, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	_, inTx := ctx.Value(txKey{}).(*txState)
-	c := s.d.cache
-	if inTx {
-		c = nil
-	}
-	// The users a page shows (posters, assignees) are mostly the same
-	// few from one request to the next: those in the cache are not read.
-	missing := ids
-	if c != nil {
-		missing = make([]int64, 0, len(ids))
-		for _, id := range ids {
-			if v, ok := c.get(userIDKey(id)); ok {
-				out[id] = cloneUser(v.(*store.User))
-			} else {
-				missing = append(missing, id)
+	return cachedByIDs(ctx, s.d, ids, userIDKey, tUsers, cloneUser, func(u *store.User) int64 { return u.ID },
+		func(missing []int64) ([]*store.User, error) {
+			var users []*store.User
+			if err := s.d.conn(ctx).Where("id IN ?", missing).Find(&users).Error; err != nil {
+				return nil, translate(err, "find users")
 			}
-		}
-		if len(missing) == 0 {
-			return out, nil
-		}
-	}
-	gen := c.generation()
-	var users []*store.User
-	if err := s.d.conn(ctx).Where("id IN ?", missing).Find(&users).Error; err != nil {
-		return nil, translate(err, "find users")
-	}
-	for _, u := range users {
-		c.put(userIDKey(u.ID), tUsers, gen, cloneUser(u))
-		out[u.ID] = u
-	}
-	return out, nil
+			return users, nil
+		})
 }
 
 func (s userStore) Update(ctx context.Context, u *store.User) error {
