@@ -195,19 +195,31 @@ func withIssue(payload []byte, id, number int64) ([]byte, error) {
 }
 
 func (s issueStore) FindByIndex(ctx context.Context, repoID, index int64) (*store.Issue, error) {
-	var is store.Issue
-	if err := s.d.conn(ctx).Where("repo_id = ? AND number = ?", repoID, index).Take(&is).Error; err != nil {
-		return nil, translate(err, "find issue")
-	}
-	return &is, nil
+	return s.findOne(ctx, "issues.repo_id = ? AND issues.number = ?", repoID, index)
 }
 
 func (s issueStore) FindByID(ctx context.Context, id int64) (*store.Issue, error) {
-	var is store.Issue
-	if err := s.d.conn(ctx).Take(&is, id).Error; err != nil {
+	return s.findOne(ctx, "issues.id = ?", id)
+}
+
+// findOne reads the issue matching where, scanned by scanIssue rather than
+// by GORM's reflection: a single issue is read on every request about one,
+// and the reflective scan allocated most of the bytes such a request did.
+func (s issueStore) findOne(ctx context.Context, where string, args ...any) (*store.Issue, error) {
+	var found *store.Issue
+	q := s.d.conn(ctx).Table("issues").Select(issueColumns).Where(where, args...).Limit(1)
+	err := eachRow(q, func(rows *sql.Rows) error {
+		is, err := scanIssue(rows)
+		found = is
+		return err
+	})
+	if err == nil && found == nil {
+		err = gorm.ErrRecordNotFound
+	}
+	if err != nil {
 		return nil, translate(err, "find issue")
 	}
-	return &is, nil
+	return found, nil
 }
 
 func (s issueStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.Issue, error) {
