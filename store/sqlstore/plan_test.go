@@ -254,6 +254,14 @@ func TestListQueryPlans(t *testing.T) {
 				_, _, err := db.Topics().ListByRepo(ctx, f.repo.ID, pg)
 				return err
 			}},
+		{name: "topic search", ordered: []string{"topics"}, searched: []string{"repo_topics", "repositories"}, list: func(ctx context.Context) error {
+			_, _, err := db.Topics().Search(ctx, member, "", pg)
+			return err
+		}},
+		{name: "topic search, anonymous", ordered: []string{"topics"}, searched: []string{"repo_topics", "repositories"}, list: func(ctx context.Context) error {
+			_, _, err := db.Topics().Search(ctx, store.RepoViewer{}, "", pg)
+			return err
+		}},
 		{name: "organizations", ordered: []string{"users"}, list: func(ctx context.Context) error {
 			_, _, err := db.Orgs().ListVisible(ctx, f.bob.ID, []store.Visibility{store.VisibilityPublic}, pg)
 			return err

@@ -43,10 +43,31 @@ func (s topicStore) ListByRepo(ctx context.Context, repoID int64, p store.Page) 
 // the page, each one grouped join from the topics through their links to
 // the repositories (primary keys all the way).
 func (s topicStore) Search(ctx context.Context, v store.RepoViewer, keyword string, p store.Page) ([]*store.Topic, int64, error) {
-	db := s.d.conn(ctx).Table("topics").
-		Joins("JOIN repo_topics ON repo_topics.topic_id = topics.id").
-		Joins("JOIN repositories ON repositories.id = repo_topics.repo_id")
-	db = visibleTo(db, v)
+	// A topic is offered when the caller may see a repository carrying
+	// it, with the count of those. The page comes in the reference's
+	// order, by the topics' popularity over every repository (the
+	// counter column, indexed with the name), each topic probed for a
+	// visible carrier: neither the page nor its counts read more than
+	// the topics up to the page and the links of those on it. A topic
+	// no repository uses any more stays in the table (deleting it would
+	// race with a repository adding it again) but has no carrier left.
+	// Each link's repository is probed by its key: joined, SQLite would
+	// rather walk every visible repository for each topic. On PostgreSQL
+	// each subquery ends with OFFSET 0, a fence its planner does not
+	// flatten through: otherwise it turns the probes into joins over
+	// every link and every repository.
+	fence := ""
+	if s.d.usesPostgres() {
+		fence = " OFFSET 0"
+	}
+	visible, args := visibilityOf(v).cond(false)
+	if visible != "" {
+		visible = " AND EXISTS (SELECT 1 FROM repositories WHERE repositories.id = repo_topics.repo_id AND " + visible + fence + ")"
+	}
+	carriers := func(sel string) string {
+		return "SELECT " + sel + " FROM repo_topics WHERE repo_topics.topic_id = topics.id" + visible + fence
+	}
+	db := s.d.conn(ctx).Table("topics").Where("EXISTS ("+carriers("1")+")", args...)
 	if kw := strings.TrimSpace(keyword); kw != "" {
 		db = db.Where(`topics.name LIKE ? ESCAPE '\'`, likePattern(kw))
 	}
@@ -54,17 +75,13 @@ func (s topicStore) Search(ctx context.Context, v store.RepoViewer, keyword stri
 	// other's clauses.
 	db = db.Session(&gorm.Session{})
 	var total int64
-	if err := db.Select("COUNT(DISTINCT topics.id)").Scan(&total).Error; err != nil {
+	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count topics")
 	}
-	// The counter column (topics.repo_count) counts every repository, so
-	// it is not read here. A topic no repository uses any more stays in
-	// the table (deleting it would race with a repository adding it
-	// again) but has no link left, so the join does not offer it.
 	var out []*store.Topic
-	err := db.Select("topics.id, topics.name, topics.created_at, topics.updated_at, COUNT(*) AS repo_count").
-		Group("topics.id, topics.name, topics.created_at, topics.updated_at").
-		Order("COUNT(*) DESC, topics.name ASC").Offset(p.Offset).Limit(p.Limit).Scan(&out).Error
+	err := db.Select("topics.id, topics.name, topics.created_at, topics.updated_at, ("+carriers("COUNT(*)")+") AS repo_count",
+		args...).
+		Order("topics.repo_count DESC, topics.name ASC").Offset(p.Offset).Limit(p.Limit).Scan(&out).Error
 	return out, total, translate(err, "search topics")
 }
 
