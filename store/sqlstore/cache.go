@@ -480,6 +480,16 @@ func cachedByIDs[T any](ctx context.Context, d *DB, ids []int64, key func(int64)
 	return out, nil
 }
 
+// rowsByID is a loader for cachedByIDs: the rows of T's table among the
+// missing ids, in one statement; what names them in an error.
+func rowsByID[T any](ctx context.Context, d *DB, what string) func(missing []int64) ([]T, error) {
+	return func(missing []int64) ([]T, error) {
+		var found []T
+		err := d.conn(ctx).Where("id IN ?", missing).Find(&found).Error
+		return found, translate(err, what)
+	}
+}
+
 // Watch lets a cache built on the store (a rendered answer) follow the
 // read cache's rules: store.Watch. It fails for a table whose changes are
 // not counted, and reports false when the store caches nothing.

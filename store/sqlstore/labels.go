@@ -56,11 +56,7 @@ func (s labelStore) FindByIDs(ctx context.Context, repoID int64, ids []int64) ([
 
 func (s labelStore) ByIDs(ctx context.Context, ids []int64) (map[int64]*store.Label, error) {
 	return cachedByIDs(ctx, s.d, ids, labelIDKey, tLabels|tRepoRows, cloneLabel, func(l *store.Label) int64 { return l.ID },
-		func(missing []int64) ([]*store.Label, error) {
-			var found []*store.Label
-			err := s.d.conn(ctx).Where("id IN ?", missing).Find(&found).Error
-			return found, translate(err, "find labels")
-		})
+		rowsByID[*store.Label](ctx, s.d, "find labels"))
 }
 
 func labelIDKey(id int64) string { return "label:" + strconv.FormatInt(id, 10) }

@@ -40,11 +40,7 @@ func (s projectStore) FindByIDs(ctx context.Context, repoID int64, ids []int64) 
 
 func (s projectStore) ByIDs(ctx context.Context, ids []int64) (map[int64]*store.Project, error) {
 	return cachedByIDs(ctx, s.d, ids, projectIDKey, tProjects|tRepoRows, cloneProject, func(pr *store.Project) int64 { return pr.ID },
-		func(missing []int64) ([]*store.Project, error) {
-			var found []*store.Project
-			err := s.d.conn(ctx).Where("id IN ?", missing).Find(&found).Error
-			return found, translate(err, "find projects")
-		})
+		rowsByID[*store.Project](ctx, s.d, "find projects"))
 }
 
 func projectIDKey(id int64) string { return "project:" + strconv.FormatInt(id, 10) }

@@ -56,13 +56,7 @@ func (s userStore) FindByName(ctx context.Context, name string) (*store.User, er
 
 func (s userStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.User, error) {
 	return cachedByIDs(ctx, s.d, ids, userIDKey, tUsers, cloneUser, func(u *store.User) int64 { return u.ID },
-		func(missing []int64) ([]*store.User, error) {
-			var users []*store.User
-			if err := s.d.conn(ctx).Where("id IN ?", missing).Find(&users).Error; err != nil {
-				return nil, translate(err, "find users")
-			}
-			return users, nil
-		})
+		rowsByID[*store.User](ctx, s.d, "find users"))
 }
 
 func (s userStore) Update(ctx context.Context, u *store.User) error {
