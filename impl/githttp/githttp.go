@@ -120,7 +120,7 @@ func (h *Handler) InfoRefs(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, "open repository", err)
 			return
 		}
-		if err := g.AdvertiseRefs(r.Context(), service, &buf); err != nil {
+		if err := g.AdvertiseReceivePack(r.Context(), &buf); err != nil {
 			h.fail(w, "advertise references", err)
 			return
 		}

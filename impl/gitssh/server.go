@@ -337,7 +337,7 @@ func (s *Server) receivePack(ctx context.Context, c githttp.Caller, repo *store.
 		s.d.Log.Error("git ssh: open repository", "err", err)
 		return fail("internal server error")
 	}
-	if err := g.AdvertiseRefsStream(ctx, gitstore.ServiceReceivePack, ch); err != nil {
+	if err := g.AdvertiseReceivePackStream(ctx, ch); err != nil {
 		s.d.Log.Error("git ssh: advertise", "err", err)
 		return fail("internal server error")
 	}

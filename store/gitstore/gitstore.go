@@ -25,6 +25,9 @@ import (
 // Store manages the repositories under one root directory.
 type Store struct {
 	root string
+	// uploadSlots holds a token per stateless upload-pack under way
+	// (see uploadPackSlots).
+	uploadSlots chan struct{}
 }
 
 // New returns a Store rooted at root, creating the directory if needed.
@@ -36,7 +39,7 @@ func New(root string) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("create repositories root: %w", err)
 	}
-	return &Store{root: abs}, nil
+	return &Store{root: abs, uploadSlots: make(chan struct{}, uploadPackSlots())}, nil
 }
 
 // Root is the directory that holds every repository.

@@ -3,11 +3,9 @@ package gitstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/go-git/go-git/v5/plumbing/format/pktline"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -33,42 +31,37 @@ func (g *GitRepo) server() (transport.Transport, *transport.Endpoint) {
 	return server.NewServer(fixedLoader{g.r.Storer}), ep
 }
 
-// AdvertiseRefs writes the smart-HTTP reference advertisement of
+// AdvertiseReceivePack writes the smart-HTTP reference advertisement of
 // receive-pack, "# service=..." header included: go-git's, asking pushers
 // for self-contained packs (no-thin), which is what the pack writer stores.
 // Fetches are advertised and served by git's own upload-pack (see
 // Store.UploadPack).
-func (g *GitRepo) AdvertiseRefs(ctx context.Context, service string, w io.Writer) error {
-	return g.advertise(ctx, service, true, w)
+func (g *GitRepo) AdvertiseReceivePack(ctx context.Context, w io.Writer) error {
+	return g.advertiseReceivePack(ctx, true, w)
 }
 
-// AdvertiseRefsStream writes the reference advertisement that starts a
-// session over a stream (git over SSH): AdvertiseRefs without the
-// smart-HTTP header.
-func (g *GitRepo) AdvertiseRefsStream(ctx context.Context, service string, w io.Writer) error {
-	return g.advertise(ctx, service, false, w)
+// AdvertiseReceivePackStream writes the reference advertisement that
+// starts a push over a stream (git over SSH): AdvertiseReceivePack without
+// the smart-HTTP header.
+func (g *GitRepo) AdvertiseReceivePackStream(ctx context.Context, w io.Writer) error {
+	return g.advertiseReceivePack(ctx, false, w)
 }
 
-func (g *GitRepo) advertise(ctx context.Context, service string, smartHTTP bool, w io.Writer) error {
+func (g *GitRepo) advertiseReceivePack(ctx context.Context, smartHTTP bool, w io.Writer) error {
 	srv, ep := g.server()
-	var ar *packp.AdvRefs
-	switch service {
-	case ServiceReceivePack:
-		sess, err := srv.NewReceivePackSession(ep, nil)
-		if err != nil {
-			return err
-		}
-		if ar, err = sess.AdvertisedReferencesContext(ctx); err != nil {
-			return err
-		}
-		if err := ar.Capabilities.Add(capability.Capability("no-thin")); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("service %q: %w", service, ErrProtocol)
+	sess, err := srv.NewReceivePackSession(ep, nil)
+	if err != nil {
+		return err
+	}
+	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if err != nil {
+		return err
+	}
+	if err := ar.Capabilities.Add(capability.Capability("no-thin")); err != nil {
+		return err
 	}
 	if smartHTTP {
-		ar.Prefix = [][]byte{[]byte("# service=" + service), pktline.Flush}
+		ar.Prefix = [][]byte{[]byte("# service=" + ServiceReceivePack), pktline.Flush}
 	}
 	return ar.Encode(w)
 }

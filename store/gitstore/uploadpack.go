@@ -34,14 +34,14 @@ const (
 )
 
 // uploadPackSlots bounds the stateless `git upload-pack` requests (the
-// ones that build packs over HTTP) running at once: a clone is CPU- and
-// memory-bound in git, and many more of them than the machine has cores
-// only makes every one slower. The ones past the bound wait (for as long
-// as their context allows). An HTTP request cannot stall for long (the
-// server's stall timeout), so a slot is always given back; a session over
-// SSH waits on its client for as long as the client likes, so it takes
-// none (the advertisement, quick and cheap, takes none either).
-var uploadPackSlots = make(chan struct{}, max(4, 2*runtime.NumCPU()))
+// ones that build packs over HTTP) a Store runs at once: a clone is CPU-
+// and memory-bound in git, and many more of them than the machine has
+// cores only makes every one slower. The ones past the bound wait (for as
+// long as their context allows). An HTTP request cannot stall for long
+// (the server's stall timeout), so a slot is always given back; a session
+// over SSH waits on its client for as long as the client likes, so it
+// takes none (the advertisement, quick and cheap, takes none either).
+func uploadPackSlots() int { return max(4, 2*runtime.NumCPU()) }
 
 // uploadPackWaitDelay is how long a finished or killed upload-pack may
 // leave its standard input copy running (a client that stops sending)
@@ -89,11 +89,11 @@ func (s *Store) UploadPack(ctx context.Context, owner, name string, mode UploadP
 
 	if mode == UploadPackRequest {
 		select {
-		case uploadPackSlots <- struct{}{}:
+		case s.uploadSlots <- struct{}{}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		defer func() { <-uploadPackSlots }()
+		defer func() { <-s.uploadSlots }()
 	}
 
 	if mode == UploadPackAdvertise {
