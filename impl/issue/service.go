@@ -368,24 +368,25 @@ func (s Service) moveState(ctx context.Context, r *store.Repository, is *store.I
 // names them.
 func (s Service) replaceLinks(ctx context.Context, is *store.Issue, in EditInput, plan editPlan, ch *issueChanges, details *events.Issue) error {
 	st := s.Store
+	if !in.SetAssignees && !in.SetProjects {
+		return nil
+	}
+	// The links as they were, both kinds in one statement.
+	old, err := st.Issues().Links(ctx, []int64{is.ID})
+	if err != nil {
+		return err
+	}
 	if in.SetAssignees {
-		old, err := st.Issues().Assignees(ctx, []int64{is.ID})
-		if err != nil {
-			return err
-		}
-		ch.assignees = !sameSet(old[is.ID], plan.assignees)
-		details.Unassigned = setDiff(plan.assignees, old[is.ID])
-		details.Assigned = setDiff(old[is.ID], plan.assignees)
+		was := old.Assignees[is.ID]
+		ch.assignees = !sameSet(was, plan.assignees)
+		details.Unassigned = setDiff(plan.assignees, was)
+		details.Assigned = setDiff(was, plan.assignees)
 		if err := st.Issues().SetAssignees(ctx, is.ID, plan.assignees); err != nil {
 			return err
 		}
 	}
 	if in.SetProjects {
-		old, err := st.Projects().ForIssues(ctx, []int64{is.ID})
-		if err != nil {
-			return err
-		}
-		if !sameSet(projectIDs(old[is.ID]), plan.projects) {
+		if !sameSet(old.Projects[is.ID], plan.projects) {
 			ch.edited = true
 		}
 		if err := st.Projects().SetIssueProjects(ctx, is.ID, plan.projects); err != nil {
@@ -925,10 +926,6 @@ func keepLastOfScope(labels []*store.Label) []*store.Label {
 
 func labelIDs(labels []*store.Label) []int64 {
 	return idsOf(labels, func(l *store.Label) int64 { return l.ID })
-}
-
-func projectIDs(projects []*store.Project) []int64 {
-	return idsOf(projects, func(pr *store.Project) int64 { return pr.ID })
 }
 
 // idsOf lists the ids of rows, in order.

@@ -177,7 +177,7 @@ func Open(dsn string, opts Options) (*DB, error) {
 }
 
 // sqliteConns sizes the pool of embedded database connections: two per
-// processor, at least four and at most eight (as many as before). SQLite runs as Go code in the
+// processor, at least four and at most eight. SQLite runs as Go code in the
 // process, so a connection beyond that adds no throughput (readers do not
 // block one another under WAL, and writers take turns anyway), while each
 // keeps a memory of its own, page cache and prepared statements, of about
