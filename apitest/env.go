@@ -202,15 +202,32 @@ func (e *Env) start(t testing.TB, dsn, dataDir string, configure func(*app.Deps)
 	if err != nil {
 		t.Fatalf("build handler: %v", err)
 	}
-	e.Hooks, err = webhook.Start(e.Deps)
-	if err != nil {
-		t.Fatalf("start webhooks: %v", err)
+	opts := e.Deps.Events.Options()
+	opts.Poll = 50 * time.Millisecond
+	e.Deps.Events.SetOptions(opts)
+	background := impl.RegisterConsumers(e.Deps)
+	if err := background.Start(); err != nil {
+		t.Fatalf("start consumers and webhooks: %v", err)
 	}
-	t.Cleanup(e.Hooks.Stop)
-	e.Server.Config = impl.HTTPServer(h, e.Deps.Config)
+	t.Cleanup(background.Stop)
+	e.Hooks = background.Hooks
+	e.Server.Config = impl.HTTPServer(settled(e.Deps, h), e.Deps.Config)
 	e.Server.Start()
 	t.Cleanup(e.Server.Close)
 	e.URL = e.Server.URL + "/"
+}
+
+// settled makes every request wait until the consumers of the events
+// committed so far are done (events.Bus.Settle): tests read the state the
+// server converges to after a change (pull requests refreshed, workflow
+// runs created) without polling for it. The server itself never waits.
+func settled(d *app.Deps, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		_ = d.Events.Settle(ctx)
+		cancel()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // OperationHeader is the response header in which, in tests only, the

@@ -32,7 +32,7 @@ func TestWebhookWorkflowRunAndJob(t *testing.T) {
 	e := hookEnv(t)
 	repo := newClonedRepo(t, e, "ci", nil)
 	alice, adm := apitest.Basic(repo.alice), apitest.Basic(e.Admin)
-	if err := e.Hooks.Drain(t.Context()); err != nil {
+	if err := e.Deps.Events.Settle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	repoRC, userRC, sysRC, deafRC := newReceiver(t), newReceiver(t), newReceiver(t), newReceiver(t)

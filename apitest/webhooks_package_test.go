@@ -75,7 +75,7 @@ func TestWebhookPackage(t *testing.T) {
 	a, adm := apitest.Basic(alice), apitest.Basic(e.Admin)
 	roCreateOrg(t, e, a, map[string]any{"username": "acme"})
 	e.Do("POST", "orgs/acme/repos", map[string]any{"name": "src"}, a).Expect(t, http.StatusCreated)
-	if err := e.Hooks.Drain(t.Context()); err != nil {
+	if err := e.Deps.Events.Settle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 

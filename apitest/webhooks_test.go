@@ -314,7 +314,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	}
 	checkSigned(t, created[0], "s3cret")
 
-	if err := e.Hooks.Drain(t.Context()); err != nil {
+	if err := e.Deps.Events.Settle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	mkHook(t, e, a, "repos/alice/pub/hooks", giteaHook(rc.URL, "create", "delete", "push", "issues", "issue_comment", "release"))
@@ -632,7 +632,7 @@ func TestWebhookScopes(t *testing.T) {
 	roCreateRepo(t, e, b, map[string]any{"name": "own", "auto_init": true})
 	// Hooks receive what happens after they exist: let the setup's events
 	// pass first.
-	if err := e.Hooks.Drain(t.Context()); err != nil {
+	if err := e.Deps.Events.Settle(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 

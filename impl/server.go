@@ -113,9 +113,6 @@ func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 // does not compile until some area implements it.
 func Config(d *app.Deps) restapi.Config {
 	s := NewServices(d)
-	// Pull requests follow their branches: every committed ref change
-	// refreshes the open pull requests of the branches it moved.
-	d.Events.Subscribe(pulls.Service{Deps: d}.OnRefsChanged)
 	return restapi.Config{
 		AdminAPI:             admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs, Actions: s.Actions},
 		IssueAPI:             issue.Handlers{Deps: d},
@@ -200,11 +197,9 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	// The package registries, outside the API as the reference serves them.
 	packages.Handlers{Deps: d, Packages: packages.Service{Deps: d}}.Mount(mux, authn.Middleware)
 	// The runner protocol, outside the API as the reference serves it;
-	// runners authenticate with their own tokens. The same server turns
-	// committed pushes into workflow runs.
+	// runners authenticate with their own tokens.
 	acts := actions.Service{Deps: d}
 	mux.Handle("/api/actions/", http.StripPrefix("/api/actions", actions.Protocol{Service: acts}.Handler()))
-	d.Events.Subscribe(acts.Consumer())
 	// Routes under /{owner}/{repo}/ go on a second mux: on this one they
 	// would overlap /api/v1/ (an owner named "api"), which ServeMux refuses.
 	web := http.NewServeMux()

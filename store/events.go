@@ -16,15 +16,102 @@ type Event struct {
 	ActorID   int64
 	Payload   []byte
 	CreatedAt time.Time
+	// Consumers name the consumers that must handle the event: Append
+	// writes one job for each, in the same transaction as the event.
+	Consumers []string `gorm:"-"`
 }
 
 // EventStore is the outbox.
 type EventStore interface {
-	// Append stores e (joining the transaction in ctx) and sets its ID.
+	// Append stores e (joining the transaction in ctx), sets its ID, and
+	// writes a pending job for each of e.Consumers.
 	Append(ctx context.Context, e *Event) error
 	// ListAfter returns up to limit events with ids above afterID, oldest
-	// first, for consumers that catch up from a position of their own.
+	// first.
 	ListAfter(ctx context.Context, afterID int64, limit int) ([]*Event, error)
+	// FindByIDs returns the events of ids that exist, by id.
+	FindByIDs(ctx context.Context, ids []int64) (map[int64]*Event, error)
+	// Prune deletes up to limit events created before cutoff that no job
+	// refers to any more (every consumer is done with them), oldest
+	// first; it returns how many.
+	Prune(ctx context.Context, cutoff time.Time, limit int) (int64, error)
+}
+
+// The states of an event job.
+const (
+	// JobPending waits for its consumer: due once RunAt has passed, or
+	// claimed by a worker (Token set) until RunAt, its lease, runs out.
+	JobPending = "pending"
+	// JobDead failed its last attempt; it waits for an operator's retry
+	// (EventJobStore.Retry) and holds nothing up meanwhile.
+	JobDead = "dead"
+)
+
+// EventJob is one consumer's work on one event. It is written with the
+// event and deleted when the consumer is done with it, so the table holds
+// only what is still to do (and the dead letters).
+type EventJob struct {
+	ID       int64 `gorm:"primaryKey"`
+	Consumer string
+	EventID  int64
+	// RepoID is the event's repository: an ordered consumer takes a job
+	// only when no earlier pending job of the same repository is left.
+	RepoID int64
+	State  string
+	// Attempts counts the claims so far.
+	Attempts int
+	// RunAt is when the job is due (Unix milliseconds); while claimed it
+	// is the end of the claim's lease.
+	RunAt int64
+	// Token identifies the claim holding the job (0: none): only the
+	// holder may finish it, so a worker whose lease ran out cannot.
+	Token     int64
+	LastError string
+	CreatedAt time.Time
+	// UpdatedAt is when the job last failed or was claimed.
+	UpdatedAt time.Time
+}
+
+// JobStats are the figures of one consumer's queue.
+type JobStats struct {
+	Consumer string
+	// Pending counts the jobs waiting or being handled; Retrying those
+	// of them that failed at least once; Dead the dead letters.
+	Pending, Retrying, Dead int64
+	// OldestPending is the creation time of the oldest pending job
+	// (zero when none is).
+	OldestPending time.Time
+}
+
+// EventJobStore is the consumers' queue over the outbox.
+type EventJobStore interface {
+	// Claim takes up to n due jobs of consumer, oldest first, leasing
+	// them to token until leaseUntil (Unix ms); with ordered, a job is
+	// taken only when no earlier pending job of its repository is left.
+	// Several processes may claim at once: each job goes to one.
+	Claim(ctx context.Context, consumer string, now, leaseUntil, token int64, n int, ordered bool) ([]*EventJob, error)
+	// Extend moves the lease of the jobs token holds to leaseUntil.
+	Extend(ctx context.Context, ids []int64, token, leaseUntil int64) error
+	// Finish deletes the jobs token still holds (joining the
+	// transaction in ctx); it returns how many it deleted.
+	Finish(ctx context.Context, ids []int64, token int64) (int64, error)
+	// Fail records a failed attempt of the job token holds: it is due
+	// again at runAt, or dead when dead is set.
+	Fail(ctx context.Context, id, token int64, runAt int64, dead bool, reason string, now time.Time) error
+	// Busy reports whether some job is due by now or claimed.
+	Busy(ctx context.Context, now int64) (bool, error)
+	// Stats are the queue figures of every consumer that has jobs.
+	Stats(ctx context.Context) ([]JobStats, error)
+	// Dead lists the dead letters of consumer ("" for all), newest
+	// first, a page at a time, with their total.
+	Dead(ctx context.Context, consumer string, offset, limit int) ([]*EventJob, int64, error)
+	// Retry makes dead letters pending again, due at now: the one of id,
+	// or every one of consumer when id is 0 ("" and 0: all). It returns
+	// how many.
+	Retry(ctx context.Context, consumer string, id int64, now int64) (int64, error)
+	// Release hands back every claim (due at once): for a process that
+	// knows no other one shares the queue (the embedded database).
+	Release(ctx context.Context) (int64, error)
 }
 
 // Clock tells the time. Services take it instead of calling time.Now, so

@@ -121,16 +121,6 @@ type HookStore interface {
 	// Defaults returns the default hooks, to copy into a new repository.
 	Defaults(ctx context.Context) ([]*Hook, error)
 
-	// MarkEvent records that the event's deliveries were made (in the
-	// transaction that makes them); false if another worker did already.
-	MarkEvent(ctx context.Context, eventID int64) (bool, error)
-	// PendingEvents returns up to limit outbox events after afterID with
-	// whether each is marked, oldest first.
-	PendingEvents(ctx context.Context, afterID int64, limit int) ([]*Event, map[int64]bool, error)
-	// Position is the outbox id below which every event is handled;
-	// SetPosition moves it and forgets the marks it passed.
-	Position(ctx context.Context) (int64, error)
-	SetPosition(ctx context.Context, id int64) error
 
 	Enqueue(ctx context.Context, ds []*HookDelivery) error
 	// Claim takes up to n deliveries due at now (unix ms) for one attempt,

@@ -72,6 +72,8 @@ type Store interface {
 	GitData
 	ReleaseData
 	Events() EventStore
+	// EventJobs is the consumers' queue over the outbox.
+	EventJobs() EventJobStore
 	Keys() KeyStore
 	Cron() CronStore
 	Notices() NoticeStore

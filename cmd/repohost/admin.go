@@ -46,7 +46,7 @@ func adminCommand(name string, args []string, log *slog.Logger, define func(fs *
 		return err
 	}
 	defer db.Close()
-	d, err := st.deps(db, log)
+	d, _, err := st.deps(db, log)
 	if err != nil {
 		return err
 	}

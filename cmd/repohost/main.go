@@ -20,12 +20,12 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/cron"
+	"repohost/impl/events"
 	"repohost/impl/gitssh"
 	"repohost/impl/metrics"
 	"repohost/impl/requestid"
 	"repohost/impl/signing"
 	"repohost/impl/user"
-	"repohost/impl/webhook"
 	"repohost/store"
 	"repohost/store/gitstore"
 	"repohost/store/secretbox"
@@ -181,8 +181,19 @@ func (s *storage) open(ctx context.Context, log *slog.Logger) (*sqlstore.DB, err
 	return db, nil
 }
 
-func (s *storage) deps(db store.Store, log *slog.Logger) (*app.Deps, error) {
-	return app.New(db, s.data, auth.Hasher{}, log)
+// deps builds the dependencies over db and registers the outbox's
+// consumers, so that the events this process emits get their jobs (a
+// server process takes them; see impl.RegisterConsumers).
+func (s *storage) deps(db store.Store, log *slog.Logger) (*app.Deps, *impl.Background, error) {
+	d, err := app.New(db, s.data, auth.Hasher{}, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := events.DefaultOptions()
+	// On the embedded database this is the only process there is.
+	opts.SoleProcess = !sqlstore.IsPostgres(s.db)
+	d.Events.SetOptions(opts)
+	return d, impl.RegisterConsumers(d), nil
 }
 
 func migrate(args []string, log *slog.Logger) error {
@@ -220,7 +231,7 @@ func createUser(args []string, log *slog.Logger) error {
 		return err
 	}
 	defer db.Close()
-	d, err := st.deps(db, log)
+	d, _, err := st.deps(db, log)
 	if err != nil {
 		return err
 	}
@@ -272,6 +283,8 @@ func serve(args []string, log *slog.Logger) error {
 	metricsOn := fs.Bool("metrics", env("REPOHOST_METRICS", "") == "true", "serve Prometheus metrics at GET /metrics")
 	metricsToken := fs.String("metrics-token", env("REPOHOST_METRICS_TOKEN", ""), "bearer token GET /metrics demands (none: open)")
 	cronSpec := fs.String("cron", env("REPOHOST_CRON", ""), `maintenance task settings, "name=SCHEDULE;name=off;name=on"`)
+	eventLease := fs.Duration("event-lease", durationEnv("REPOHOST_EVENT_LEASE", events.DefaultOptions().Lease),
+		"how long an event job stays with a server process that stopped renewing its claim")
 	cronLease := fs.Duration("cron-lease", durationEnv("REPOHOST_CRON_LEASE", cron.DefaultLease), "how long a task stays with a server process that stopped renewing its lease")
 	signingKey := fs.String("signing-key", env("REPOHOST_SIGNING_KEY", ""), "armored OpenPGP private key signing the server's commits (default: unsigned)")
 	allowedHosts := fs.String("webhook-allowed-hosts", env("REPOHOST_WEBHOOK_ALLOWED_HOSTS", ""),
@@ -310,10 +323,16 @@ func serve(args []string, log *slog.Logger) error {
 		return err
 	}
 	defer db.Close()
-	d, err := st.deps(db, log)
+	d, background, err := st.deps(db, log)
 	if err != nil {
 		return err
 	}
+	if *eventLease < time.Second {
+		return fmt.Errorf("--event-lease %s: at least 1s", *eventLease)
+	}
+	opts := events.DefaultOptions()
+	opts.SoleProcess, opts.Lease = !sqlstore.IsPostgres(st.db), *eventLease
+	d.Events.SetOptions(opts)
 	if *signingKey != "" {
 		if d.Signer, err = signing.LoadSigner(*signingKey, d.Clock); err != nil {
 			return err
@@ -366,15 +385,13 @@ func serve(args []string, log *slog.Logger) error {
 		ln.Close()
 		return err
 	}
-	hooks, err := webhook.Start(d)
-	if err != nil {
+	if err := background.Start(); err != nil {
 		ln.Close()
 		return err
 	}
-	// Stopped after the server: requests finishing during shutdown still
-	// queue their deliveries, which the next start (or another process)
-	// sends.
-	defer hooks.Stop()
+	// Stopped after the server: jobs of requests finishing during
+	// shutdown are taken by the next start (or another process).
+	defer background.Stop()
 	if *pprofListen != "" {
 		_, stopProfiles, err := serveProfiles(*pprofListen, log)
 		if err != nil {

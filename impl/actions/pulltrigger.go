@@ -44,30 +44,30 @@ func pullRefIndex(ref string) (int64, bool) {
 // commit, read in the base repository (refs/pull/N/head keeps the head's
 // objects there, even for a fork). The run is on refs/pull/N/head at the
 // head commit, as in the reference.
-func (s Service) onPull(ctx context.Context, actorID, repoID int64, activity string, is events.Issue) error {
+func (s Service) onPull(ctx context.Context, actorID, repoID int64, activity string, is events.Issue) ([]plannedRun, error) {
 	repo, err := s.Store.Repos().FindByID(ctx, repoID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !repo.HasActions || repo.IsArchived {
-		return nil
+		return nil, nil
 	}
 	pr, err := s.Store.Pulls().FindByIssueID(ctx, is.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if pr.HasMerged {
-		return nil
+		return nil, nil
 	}
 	g, err := s.Git.OpenGit(repo.Owner.Name, repo.Name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ref := fmt.Sprintf("refs/pull/%d/head", is.Index)
 	// A synchronized event names the commit the head moved to: the ref
@@ -75,7 +75,7 @@ func (s Service) onPull(ctx context.Context, actorID, repoID int64, activity str
 	head := plumbing.NewHash(is.HeadSHA)
 	if is.HeadSHA == "" {
 		if head, err = g.RefHash(plumbing.ReferenceName(ref)); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if head.IsZero() {
@@ -90,14 +90,14 @@ func (s Service) onPull(ctx context.Context, actorID, repoID int64, activity str
 	commit, err := g.Peel(head)
 	if errors.Is(err, store.ErrNotFound) {
 		s.Log.Info("actions: pull request head not in the base repository yet", "repo_id", repo.ID, "index", is.Index)
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	files, err := readWorkflows(g, commit)
 	if err != nil || len(files) == 0 {
-		return err
+		return nil, err
 	}
 	var changed []string
 	changedRead := false
@@ -118,6 +118,7 @@ func (s Service) onPull(ctx context.Context, actorID, repoID int64, activity str
 		return changed, nil
 	}
 	title, _, _ := strings.Cut(strings.TrimSpace(commit.Message), "\n")
+	var planned []plannedRun
 	for _, f := range files {
 		w, err := parseWorkflow(f.content)
 		if err != nil {
@@ -126,18 +127,18 @@ func (s Service) onPull(ctx context.Context, actorID, repoID int64, activity str
 		}
 		ok, err := w.pullTriggers(activity, pr.BaseBranch, changedFiles)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
 			continue
 		}
 		run := &store.ActionRun{RepoID: repo.ID, OwnerID: repo.OwnerID, WorkflowID: f.name, Title: title,
 			TriggerUserID: actorID, Ref: ref, CommitSHA: head.String(), Event: "pull_request"}
-		if err := s.CreateRun(ctx, run, w); err != nil {
-			s.Log.Info("actions: workflow not run", "repo_id", repo.ID, "file", f.name, "err", err)
+		if p, ok := s.plan(run, w); ok {
+			planned = append(planned, p)
 		}
 	}
-	return nil
+	return planned, nil
 }
 
 // pullEvent is the event payload and the head and base branch names a

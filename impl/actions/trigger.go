@@ -23,45 +23,76 @@ var workflowDirs = []string{".gitea/workflows", ".github/workflows"}
 // Consumer starts the workflows a committed ref change triggers: pushes
 // to branches and tags, over HTTP, SSH or any other path that moves refs,
 // and pull requests opened, reopened or synchronized. It also forgets the
-// runs and runners of deleted repositories and owners.
+// runs and runners of deleted repositories and owners. The runs one event
+// starts are stored in one transaction with the end of its job, so an
+// event retried after a crash starts each of them once.
 func (s Service) Consumer() events.Consumer {
-	return func(ctx context.Context, e events.Event) {
-		var err error
-		switch e.Kind {
-		case events.RefsChanged:
-			if refs, ok := e.Payload.(events.Refs); ok {
-				err = s.onPush(ctx, e.ActorID, refs)
-			}
-		case events.PullOpened, events.PullReopened, events.PullSynchronized:
-			if is, ok := e.Payload.(events.Issue); ok {
-				err = s.onPull(ctx, e.ActorID, e.RepoID, pullActivity[e.Kind], is)
-			}
-		case events.RepoDeleted:
-			err = s.Store.Actions().DeleteRepo(ctx, e.RepoID)
-		case events.UserDeleted, events.OrgDeleted:
-			if owner, ok := e.Payload.(events.Named); ok {
-				err = s.Store.Actions().DeleteOwner(ctx, owner.ID)
-			}
-		default:
-			return
-		}
-		if err != nil {
-			s.Log.Error("actions: handle event", "kind", e.Kind, "event", e.ID, "err", err)
-		}
-	}
+	return events.Consumer{Name: "actions", Ordered: true, Workers: 2,
+		Kinds: []events.Kind{events.RefsChanged, events.PullOpened, events.PullReopened, events.PullSynchronized,
+			events.RepoDeleted, events.UserDeleted, events.OrgDeleted},
+		Handle: s.handleEvent}
 }
 
-func (s Service) onPush(ctx context.Context, actorID int64, refs events.Refs) error {
-	repo, err := s.Store.Repos().FindByID(ctx, refs.Repo.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
+// plannedRun is a run an event triggers, with its jobs, not stored yet.
+type plannedRun struct {
+	run  *store.ActionRun
+	jobs []*store.ActionRunJob
+}
+
+func (s Service) handleEvent(ctx context.Context, e events.Event) error {
+	var planned []plannedRun
+	var err error
+	switch e.Kind {
+	case events.RefsChanged:
+		if refs, ok := e.Payload.(events.Refs); ok {
+			planned, err = s.onPush(ctx, e.ActorID, refs)
+		}
+	case events.PullOpened, events.PullReopened, events.PullSynchronized:
+		if is, ok := e.Payload.(events.Issue); ok {
+			planned, err = s.onPull(ctx, e.ActorID, e.RepoID, pullActivity[e.Kind], is)
+		}
+	case events.RepoDeleted:
+		return s.Store.Actions().DeleteRepo(ctx, e.RepoID)
+	case events.UserDeleted, events.OrgDeleted:
+		if owner, ok := e.Payload.(events.Named); ok {
+			return s.Store.Actions().DeleteOwner(ctx, owner.ID)
+		}
 	}
-	if err != nil {
+	if err != nil || len(planned) == 0 {
 		return err
 	}
-	if !repo.HasActions || repo.IsArchived {
-		return nil
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		for _, p := range planned {
+			if err := s.storeRun(ctx, p.run, p.jobs); err != nil {
+				return err
+			}
+		}
+		return events.Complete(ctx)
+	})
+}
+
+// plan expands w into run's jobs, or logs why the workflow does not run.
+func (s Service) plan(run *store.ActionRun, w *workflow) (plannedRun, bool) {
+	jobs, err := s.expandRun(run, w)
+	if err != nil {
+		s.Log.Info("actions: workflow not run", "repo_id", run.RepoID, "file", run.WorkflowID, "err", err)
+		return plannedRun{}, false
 	}
+	return plannedRun{run: run, jobs: jobs}, true
+}
+
+func (s Service) onPush(ctx context.Context, actorID int64, refs events.Refs) ([]plannedRun, error) {
+	repo, err := s.Store.Repos().FindByID(ctx, refs.Repo.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !repo.HasActions || repo.IsArchived {
+		return nil, nil
+	}
+	var planned []plannedRun
 	var g *gitstore.GitRepo
 	for _, c := range refs.Changes {
 		if c.New == "" || strings.Trim(c.New, "0") == "" {
@@ -72,14 +103,16 @@ func (s Service) onPush(ctx context.Context, actorID int64, refs events.Refs) er
 		}
 		if g == nil {
 			if g, err = s.Git.OpenGit(repo.Owner.Name, repo.Name); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		if err := s.triggerPush(ctx, repo, g, actorID, c); err != nil {
-			return err
+		runs, err := s.triggerPush(repo, g, actorID, c)
+		if err != nil {
+			return nil, err
 		}
+		planned = append(planned, runs...)
 	}
-	return nil
+	return planned, nil
 }
 
 // workflowFile is one workflow file read at a commit.
@@ -117,15 +150,16 @@ func readWorkflows(g *gitstore.GitRepo, c *object.Commit) ([]workflowFile, error
 	return nil, nil
 }
 
-func (s Service) triggerPush(ctx context.Context, repo *store.Repository, g *gitstore.GitRepo, actorID int64, c events.RefChange) error {
+func (s Service) triggerPush(repo *store.Repository, g *gitstore.GitRepo, actorID int64, c events.RefChange) ([]plannedRun, error) {
 	commit, err := g.Peel(plumbing.NewHash(c.New))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	files, err := readWorkflows(g, commit)
 	if err != nil || len(files) == 0 {
-		return err
+		return nil, err
 	}
+	var planned []plannedRun
 	var changed []string
 	changedRead := false
 	changedFiles := func() ([]string, error) {
@@ -151,26 +185,36 @@ func (s Service) triggerPush(ctx context.Context, repo *store.Repository, g *git
 		}
 		ok, err := w.pushTriggers(c.Name, changedFiles)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
 			continue
 		}
 		run := &store.ActionRun{RepoID: repo.ID, OwnerID: repo.OwnerID, WorkflowID: f.name, Title: title,
 			TriggerUserID: actorID, Ref: c.Name, CommitSHA: commit.Hash.String(), Event: "push"}
-		if err := s.CreateRun(ctx, run, w); err != nil {
-			s.Log.Info("actions: workflow not run", "repo_id", repo.ID, "file", f.name, "err", err)
+		if p, ok := s.plan(run, w); ok {
+			planned = append(planned, p)
 		}
 	}
-	return nil
+	return planned, nil
 }
 
 // CreateRun stores a run of w with its jobs: those without needs wait for
 // a runner at once, the others are blocked until their needs finish.
 func (s Service) CreateRun(ctx context.Context, run *store.ActionRun, w *workflow) error {
-	expanded, err := w.expand()
+	jobs, err := s.expandRun(run, w)
 	if err != nil {
 		return err
+	}
+	return s.storeRun(ctx, run, jobs)
+}
+
+// expandRun makes the jobs of a run of w and sets the run's status and
+// times.
+func (s Service) expandRun(run *store.ActionRun, w *workflow) ([]*store.ActionRunJob, error) {
+	expanded, err := w.expand()
+	if err != nil {
+		return nil, err
 	}
 	now := s.Clock.Now()
 	jobs := make([]*store.ActionRunJob, len(expanded))
@@ -184,6 +228,11 @@ func (s Service) CreateRun(ctx context.Context, run *store.ActionRun, w *workflo
 	}
 	run.Status = aggregate(jobs)
 	run.CreatedAt, run.UpdatedAt = now, now
+	return jobs, nil
+}
+
+// storeRun stores run with its jobs and announces them.
+func (s Service) storeRun(ctx context.Context, run *store.ActionRun, jobs []*store.ActionRunJob) error {
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Actions().CreateRun(ctx, run, jobs); err != nil {
 			return err

@@ -218,8 +218,8 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		return nil, err
 	}
 	clock := store.SystemClock{}
-	bus := events.NewBus(db, clock, log)
-	bus.Subscribe(events.Logger(log))
+	// Consumers are registered by the composition root (impl.Consumers).
+	bus := events.NewBus(db, clock, log, events.DefaultOptions())
 	issueLists, err := listcache.New(db, IssueListTables...)
 	if err != nil {
 		return nil, err

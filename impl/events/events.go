@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"repohost/store"
@@ -320,107 +319,60 @@ type Event struct {
 	Payload any
 }
 
-// Consumer receives committed events, one at a time and in commit order
-// per emitter. It runs on the emitting request's goroutine, so it must be
-// quick: a slow consumer queues its work.
-type Consumer func(ctx context.Context, e Event)
-
-// Bus records events in the outbox and hands committed ones to consumers.
-type Bus struct {
-	store store.Store
-	clock store.Clock
-	log   *slog.Logger
-
-	mu        sync.RWMutex
-	consumers map[int]Consumer
-	next      int
-}
-
-// NewBus makes a bus over st's outbox.
-func NewBus(st store.Store, clock store.Clock, log *slog.Logger) *Bus {
-	return &Bus{store: st, clock: clock, log: log, consumers: map[int]Consumer{}}
-}
-
-// Subscribe adds c; the returned function removes it again.
-func (b *Bus) Subscribe(c Consumer) (unsubscribe func()) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	id := b.next
-	b.next++
-	b.consumers[id] = c
-	return func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		delete(b.consumers, id)
-	}
-}
-
 // Emit records an event of kind in the transaction carried by ctx (or in
-// one of its own when ctx carries none) and hands it to the consumers once
-// that transaction commits. An error means the event, and with it the
-// change of a surrounding transaction, must not be committed.
+// one of its own when ctx carries none), with a job for each consumer of
+// kind, and wakes those consumers once that transaction commits. An error
+// means the event, and with it the change of a surrounding transaction,
+// must not be committed.
 func (b *Bus) Emit(ctx context.Context, kind Kind, repoID, actorID int64, payload any) error {
 	row, err := b.Prepare(kind, repoID, actorID, payload)
 	if err != nil {
 		return err
 	}
-	err = b.store.WithTx(ctx, func(ctx context.Context) error {
+	return b.store.WithTx(ctx, func(ctx context.Context) error {
 		if err := b.store.Events().Append(ctx, row); err != nil {
 			return err
 		}
-		b.Appended(ctx, row, payload)
+		b.Appended(ctx, row)
 		return nil
 	})
-	return err
 }
 
 // Prepare is the first half of Emit for a change whose store statement
 // appends the outbox row itself (with the change, in one statement): it
-// returns the row to append, before the transaction. Once the statement
-// has appended it (row.ID set), Appended must be called in the same
+// returns the row to append, naming the consumers that get a job. Once the
+// statement has appended it, Appended must be called in the same
 // transaction.
 func (b *Bus) Prepare(kind Kind, repoID, actorID int64, payload any) (*store.Event, error) {
 	data, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s event: %w", kind, err)
 	}
-	return &store.Event{Kind: string(kind), RepoID: repoID, ActorID: actorID, Payload: data, CreatedAt: b.clock.Now()}, nil
+	return &store.Event{Kind: string(kind), RepoID: repoID, ActorID: actorID, Payload: data,
+		CreatedAt: b.clock.Now(), Consumers: b.routes[kind]}, nil
 }
 
-// Appended hands the event of row, appended to the outbox in the
-// transaction carried by ctx, to the consumers once that transaction
-// commits; payload is the value they receive (row's payload decoded).
-func (b *Bus) Appended(ctx context.Context, row *store.Event, payload any) {
-	ev := Event{ID: row.ID, Kind: Kind(row.Kind), RepoID: row.RepoID, ActorID: row.ActorID, At: row.CreatedAt, Payload: payload}
-	// Consumers get a fresh context: the request's may be cancelled by
-	// then, and it still carries the committed transaction.
-	b.store.AfterCommit(ctx, func() { b.dispatch(context.Background(), ev) })
-}
-
-// dispatch hands ev to every consumer; one that panics is logged and does
-// not keep the others from their event, nor fail the committed change.
-func (b *Bus) dispatch(ctx context.Context, ev Event) {
-	b.mu.RLock()
-	consumers := make([]Consumer, 0, len(b.consumers))
-	for _, c := range b.consumers {
-		consumers = append(consumers, c)
+// Appended wakes this process's workers of row's consumers once the
+// transaction carried by ctx commits, so the jobs written with the event
+// are taken at once rather than at the next poll.
+func (b *Bus) Appended(ctx context.Context, row *store.Event) {
+	if len(row.Consumers) == 0 {
+		return
 	}
-	b.mu.RUnlock()
-	for _, c := range consumers {
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					b.log.Error("event consumer failed", "kind", ev.Kind, "event", ev.ID, "panic", r)
-				}
-			}()
-			c(ctx, ev)
-		}()
-	}
+	b.store.AfterCommit(ctx, func() {
+		for _, name := range row.Consumers {
+			if w := b.workers[name]; w != nil {
+				w.wake()
+			}
+		}
+	})
 }
 
 // Logger is the consumer that writes one log line per committed event.
 func Logger(log *slog.Logger) Consumer {
-	return func(_ context.Context, e Event) {
-		log.Info("event", "id", e.ID, "kind", string(e.Kind), "repo_id", e.RepoID, "actor_id", e.ActorID)
-	}
+	return Consumer{Name: "log", Kinds: AllKinds(), Workers: 1,
+		Handle: func(_ context.Context, e Event) error {
+			log.Info("event", "id", e.ID, "kind", string(e.Kind), "repo_id", e.RepoID, "actor_id", e.ActorID)
+			return nil
+		}}
 }

@@ -95,9 +95,8 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		}
 	}
 	appended := func(ctx context.Context) {
-		for i, e := range evs {
-			e.payload.ID, e.payload.Index = is.ID, is.Index
-			s.Events.Appended(ctx, rows[i], e.payload)
+		for i := range evs {
+			s.Events.Appended(ctx, rows[i])
 		}
 	}
 	mentioned := mentions(is.Title + "\n" + is.Body)

@@ -10,10 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sync/errgroup"
 
 	"repohost/impl/access"
 	"repohost/impl/apierr"
@@ -264,34 +266,55 @@ func (s Service) writePullRef(ctx context.Context, base *store.Repository, g *gi
 	return err
 }
 
-// OnRefsChanged is the consumer of committed ref changes: every open pull
-// request whose head or base branch moved gets its refs/pull/N/head and
-// its stored state recomputed (pull_request.synchronized when the head
-// moved; stale approvals dismissed where the base branch's rule says so).
-func (s Service) OnRefsChanged(ctx context.Context, e events.Event) {
-	if e.Kind != events.RefsChanged {
-		return
-	}
+// RefreshConsumer is the outbox consumer of committed ref changes: every
+// open pull request whose head or base branch moved gets its
+// refs/pull/N/head and its stored state recomputed (pull_request.synchronized
+// when the head moved; stale approvals dismissed where the base branch's
+// rule says so). Refreshing reads both branches as they are now, so doing
+// it twice changes nothing the first did not.
+func (s Service) RefreshConsumer() events.Consumer {
+	return events.Consumer{Name: "pull_refresh", Kinds: []events.Kind{events.RefsChanged}, Ordered: true, Workers: 2,
+		Handle: s.onRefsChanged}
+}
+
+// refreshWorkers is how many pull requests of one moved branch are
+// refreshed at once (each is a merge-base and a merge-tree in git).
+const refreshWorkers = 4
+
+func (s Service) onRefsChanged(ctx context.Context, e events.Event) error {
 	ch, ok := e.Payload.(events.Refs)
 	if !ok {
-		return
+		return nil
 	}
+	var prs []*store.PullRequest
 	for _, c := range ch.Changes {
 		name := plumbing.ReferenceName(c.Name)
 		if !name.IsBranch() {
 			continue
 		}
-		prs, err := s.Store.Pulls().OpenWithBranch(ctx, e.RepoID, name.Short())
+		found, err := s.Store.Pulls().OpenWithBranch(ctx, e.RepoID, name.Short())
 		if err != nil {
-			s.Log.ErrorContext(ctx, "list the pull requests of a moved branch", "repo", ch.Repo.Owner+"/"+ch.Repo.Name, "err", err)
-			continue
+			return err
 		}
-		for _, pr := range prs {
-			if err := s.Refresh(ctx, pr, e.ActorID); err != nil {
-				s.Log.ErrorContext(ctx, "refresh a pull request", "pull", pr.ID, "err", err)
+		for _, pr := range found {
+			// A pull request between two branches that both moved is
+			// refreshed once.
+			if !slices.ContainsFunc(prs, func(p *store.PullRequest) bool { return p.ID == pr.ID }) {
+				prs = append(prs, pr)
 			}
 		}
 	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(refreshWorkers)
+	for _, pr := range prs {
+		g.Go(func() error {
+			if err := s.Refresh(ctx, pr, e.ActorID); err != nil {
+				return fmt.Errorf("refresh pull request %d: %w", pr.ID, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // Refresh recomputes pr's state from both branches as they are now.

@@ -19,15 +19,12 @@ import (
 	"repohost/store"
 )
 
-// Runner turns committed events into deliveries and sends them. Every
-// server process runs one; they share the queue in the database.
-//
-// Events reach it two ways: the events bus hands it each event this
-// process commits, at once; and a sweep over the outbox (at start and then
-// every PollInterval) picks up events no process turned into deliveries,
-// such as those committed just before a crash. A mark written in the same
-// transaction as the deliveries makes each event count once, whichever
-// way and whichever process gets to it first.
+// Runner sends webhook deliveries. Every server process runs one; they
+// share the delivery queue in the database. Its Consumer turns committed
+// events into deliveries, as one of the outbox's durable consumers (see
+// impl/events): the deliveries are written in the same transaction as the
+// end of the event's job, so each event counts once, whichever process
+// takes it.
 type Runner struct {
 	s     Service
 	cfg   app.WebhookConfig
@@ -35,17 +32,11 @@ type Runner struct {
 	http  *http.Client
 	log   func(msg string, args ...any)
 
-	ctx         context.Context
-	cancel      context.CancelFunc
-	wg          sync.WaitGroup
-	unsubscribe func()
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
-	events chan *store.Event
-	wake   chan struct{}
-
-	mu       sync.Mutex
-	inflight map[int64]bool // events handed over by the bus, not yet handled
-	swept    bool           // the first sweep (which takes every event) ran
+	wake chan struct{}
 
 	stats statsRecorder
 }
@@ -62,33 +53,27 @@ var relevant = append([]events.Kind{
 	events.ActionsRunCreated, events.ActionsRunStatus, events.ActionsJobStatus,
 }, pullKinds...)
 
-// sweepPage is how many outbox events a sweep reads at a time.
-const sweepPage = 1000
+// eventHandlers is how many events this process turns into deliveries at
+// once; rendering a payload is mostly reading, which runs side by side.
+const eventHandlers = 4
 
-// sweepGrace is how old an unmarked event must be before a sweep takes it
-// from the process that committed it (which is handling it already).
-const sweepGrace = 3 * time.Second
+// NewRunner makes d's runner; Start starts its delivery workers. A process
+// that only emits events (the command line) makes one for its Consumer.
+func NewRunner(d *app.Deps) *Runner {
+	return &Runner{s: Service{Deps: d}, wake: make(chan struct{}, 1), log: d.Log.Error}
+}
 
-// positionLag is how old the events a sweep moves the outbox position past
-// must be: a transaction still open can commit an event with a lower id
-// than one already committed, and the position must not pass it by.
-// Transactions here never wait on git or the network, so they are short.
-const positionLag = 10 * time.Second
-
-// Start subscribes to d's events and starts the delivery workers. Stop
-// ends them.
-func Start(d *app.Deps) (*Runner, error) {
+// Start starts the delivery workers with d's configuration as it is now.
+// Stop ends them.
+func (r *Runner) Start() error {
+	d := r.s.Deps
 	allow, err := ParseAllowList(d.Config.Webhooks.AllowedHosts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cfg := d.Config.Webhooks
-	ctx, cancel := context.WithCancel(store.Background(context.Background()))
-	r := &Runner{
-		s: Service{Deps: d}, cfg: cfg, allow: allow, ctx: ctx, cancel: cancel,
-		events: make(chan *store.Event, 8192), wake: make(chan struct{}, 1),
-		inflight: map[int64]bool{}, log: d.Log.Error,
-	}
+	r.cfg, r.allow = cfg, allow
+	r.ctx, r.cancel = context.WithCancel(store.Background(context.Background()))
 	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
 	r.http = &http.Client{
 		Transport: &http.Transport{
@@ -107,44 +92,32 @@ func Start(d *app.Deps) (*Runner, error) {
 		},
 	}
 	r.watch(d.Metrics)
-	r.unsubscribe = d.Events.Subscribe(r.consume)
-	r.wg.Add(2)
-	go r.outboxLoop()
+	r.wg.Add(1)
 	go r.deliveryLoop()
-	return r, nil
+	return nil
 }
 
 // Stop ends the workers: deliveries under way are cut off and go back to
 // the queue unattempted, for this or another process to send.
 func (r *Runner) Stop() {
-	r.unsubscribe()
+	if r.cancel == nil {
+		return // never started
+	}
 	r.cancel()
 	r.wg.Wait()
 	r.http.CloseIdleConnections()
 }
 
-// consume is the bus consumer: it only queues the event, so the request
-// that committed it is never slowed by hooks.
-func (r *Runner) consume(_ context.Context, e events.Event) {
-	if !slices.Contains(relevant, e.Kind) {
-		return
-	}
-	raw, err := json.Marshal(e.Payload)
-	if err != nil {
-		return
-	}
-	ev := &store.Event{ID: e.ID, Kind: string(e.Kind), RepoID: e.RepoID, ActorID: e.ActorID, Payload: raw, CreatedAt: e.At}
-	r.mu.Lock()
-	r.inflight[e.ID] = true
-	r.mu.Unlock()
-	select {
-	case r.events <- ev:
-	default:
-		// Full: the sweep will find it in the outbox.
-		r.mu.Lock()
-		delete(r.inflight, e.ID)
-		r.mu.Unlock()
-	}
+// Consumer is the outbox consumer that turns events into deliveries.
+func (r *Runner) Consumer() events.Consumer {
+	return events.Consumer{Name: "webhooks", Kinds: relevant, Workers: eventHandlers,
+		Handle: func(ctx context.Context, e events.Event) error {
+			n, err := r.s.enqueueEvent(ctx, e)
+			if n > 0 {
+				r.notify()
+			}
+			return err
+		}}
 }
 
 func (r *Runner) notify() {
@@ -154,132 +127,21 @@ func (r *Runner) notify() {
 	}
 }
 
-// eventHandlers is how many events this process turns into deliveries at
-// once; rendering a payload is mostly reading, which runs side by side.
-const eventHandlers = 4
-
-func (r *Runner) outboxLoop() {
-	defer r.wg.Done()
-	r.sweep()
-	var handlers sync.WaitGroup
-	for range eventHandlers {
-		handlers.Add(1)
-		go func() {
-			defer handlers.Done()
-			for {
-				select {
-				case <-r.ctx.Done():
-					return
-				case ev := <-r.events:
-					if err := r.handle(r.ctx, ev); err != nil && r.ctx.Err() == nil {
-						r.log("webhook: handle event", "event", ev.ID, "err", err)
-					}
-					r.mu.Lock()
-					delete(r.inflight, ev.ID)
-					r.mu.Unlock()
-				}
-			}
-		}()
-	}
-	defer handlers.Wait()
-	tick := time.NewTicker(r.cfg.PollInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.ctx.Done():
-			return
-		case <-tick.C:
-			r.sweep()
-		}
-	}
-}
-
-// sweep handles the outbox events nobody has handled and moves the
-// position past those every process is done with.
-func (r *Runner) sweep() {
-	ctx := r.ctx
-	hooks := r.s.Store.Hooks()
-	pos, err := hooks.Position(ctx)
-	if err != nil {
-		r.log("webhook: outbox position", "err", err)
-		return
-	}
-	now := time.Now()
-	first := !r.swept
-	r.swept = true
-	for {
-		list, marked, err := hooks.PendingEvents(ctx, pos, sweepPage)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.log("webhook: read outbox", "err", err)
-			}
-			return
-		}
-		advance, blocked := pos, false
-		for _, ev := range list {
-			done := marked[ev.ID] || !slices.Contains(relevant, events.Kind(ev.Kind))
-			if !done {
-				r.mu.Lock()
-				busy := r.inflight[ev.ID]
-				r.mu.Unlock()
-				if !busy && (first || now.Sub(ev.CreatedAt) >= sweepGrace) {
-					if err := r.handle(ctx, ev); err != nil {
-						if ctx.Err() == nil {
-							r.log("webhook: handle event", "event", ev.ID, "err", err)
-						}
-					} else {
-						done = true
-					}
-				}
-			}
-			if !done || now.Sub(ev.CreatedAt) < positionLag {
-				blocked = true
-			}
-			if !blocked {
-				advance = ev.ID
-			}
-		}
-		if advance > pos {
-			if err := hooks.SetPosition(ctx, advance); err != nil {
-				r.log("webhook: move outbox position", "err", err)
-				return
-			}
-		}
-		if len(list) < sweepPage {
-			return
-		}
-		pos = list[len(list)-1].ID
-	}
-}
-
-// handle turns one committed event into deliveries, once across all
-// processes.
-func (r *Runner) handle(ctx context.Context, ev *store.Event) error {
-	n, err := r.s.enqueueEvent(ctx, ev)
-	if n > 0 {
-		r.notify()
-	}
-	return err
-}
-
-// enqueueEvent writes the deliveries of ev with ev's mark; it returns how
-// many.
-func (s Service) enqueueEvent(ctx context.Context, ev *store.Event) (int, error) {
-	kind := events.Kind(ev.Kind)
+// enqueueEvent writes the deliveries of e, ending its job in the same
+// transaction (events.Complete); it returns how many.
+func (s Service) enqueueEvent(ctx context.Context, e events.Event) (int, error) {
 	st := s.Store.Hooks()
-	if kind == events.UserDeleted || kind == events.OrgDeleted {
+	if e.Kind == events.UserDeleted || e.Kind == events.OrgDeleted {
 		// The account's own hooks go with it.
-		var p events.Named
-		if err := json.Unmarshal(ev.Payload, &p); err != nil {
-			return 0, err
-		}
-		return 0, s.Store.WithTx(ctx, func(ctx context.Context) error {
-			if first, err := st.MarkEvent(ctx, ev.ID); err != nil || !first {
-				return err
-			}
-			return st.DeleteByOwner(ctx, p.ID)
-		})
+		p, _ := e.Payload.(events.Named)
+		return 0, st.DeleteByOwner(ctx, p.ID)
 	}
+	// The payload renderers read the outbox's form of the event.
+	raw, err := json.Marshal(e.Payload)
+	if err != nil {
+		return 0, err
+	}
+	ev := &store.Event{ID: e.ID, Kind: string(e.Kind), RepoID: e.RepoID, ActorID: e.ActorID, Payload: raw, CreatedAt: e.At}
 	hooks, built, err := s.reach(ctx, ev)
 	if err != nil {
 		return 0, err
@@ -288,26 +150,24 @@ func (s Service) enqueueEvent(ctx context.Context, ev *store.Event) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	if len(deliveries) == 0 && kind != events.RepoDeleted {
-		// The mark alone is one statement: no transaction needed (most
-		// events reach no hook).
-		_, err := st.MarkEvent(ctx, ev.ID)
-		return 0, err
+	if len(deliveries) == 0 && e.Kind != events.RepoDeleted {
+		return 0, nil // most events reach no hook
 	}
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
-		first, err := st.MarkEvent(ctx, ev.ID)
-		if err != nil || !first {
-			deliveries = nil
+		if err := events.Complete(ctx); err != nil {
 			return err
 		}
-		if kind == events.RepoDeleted {
-			if err := st.DeleteByRepo(ctx, ev.RepoID); err != nil {
+		if e.Kind == events.RepoDeleted {
+			if err := st.DeleteByRepo(ctx, e.RepoID); err != nil {
 				return err
 			}
 		}
 		return st.Enqueue(ctx, deliveries)
 	})
-	return len(deliveries), err
+	if err != nil {
+		return 0, err
+	}
+	return len(deliveries), nil
 }
 
 // reach is the hooks ev may reach and the hook events it turns into
@@ -416,25 +276,6 @@ func (s Service) deliveriesFor(ev *store.Event, hooks []*store.Hook, built []hoo
 		}
 	}
 	return out, nil
-}
-
-// Drain waits until every event the bus has handed this runner so far is
-// turned into deliveries (or ctx ends): hooks created afterwards are sure
-// not to receive those events.
-func (r *Runner) Drain(ctx context.Context) error {
-	for {
-		r.mu.Lock()
-		n := len(r.inflight)
-		r.mu.Unlock()
-		if n == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }
 
 // watch publishes the queue's figures to the operator's metrics: its

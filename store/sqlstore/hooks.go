@@ -12,9 +12,6 @@ import (
 
 type hookStore struct{ d *DB }
 
-// outboxPositionName names the webhook consumer's row in
-// hook_outbox_positions (one row per consumer of the outbox).
-const outboxPositionName = "webhooks"
 
 // The authorization header is kept sealed with the instance secret key
 // (secretbox): hooks are sealed just for the write and handed back to the
@@ -169,58 +166,6 @@ func (s hookStore) Defaults(ctx context.Context) ([]*store.Hook, error) {
 	}
 	s.open(out...)
 	return out, nil
-}
-
-func (s hookStore) MarkEvent(ctx context.Context, eventID int64) (bool, error) {
-	res := s.d.conn(ctx).Exec(`INSERT INTO hook_event_marks (event_id) VALUES (?) ON CONFLICT DO NOTHING`, eventID)
-	if res.Error != nil {
-		return false, translate(res.Error, "mark event")
-	}
-	return res.RowsAffected == 1, nil
-}
-
-func (s hookStore) PendingEvents(ctx context.Context, afterID int64, limit int) ([]*store.Event, map[int64]bool, error) {
-	type row struct {
-		store.Event
-		Marked bool
-	}
-	var rows []row
-	err := s.d.conn(ctx).Raw(`SELECT e.*, m.event_id IS NOT NULL AS marked FROM events e
-		LEFT JOIN hook_event_marks m ON m.event_id = e.id
-		WHERE e.id > ? ORDER BY e.id LIMIT ?`, afterID, limit).Scan(&rows).Error
-	if err != nil {
-		return nil, nil, translate(err, "pending events")
-	}
-	out := make([]*store.Event, 0, len(rows))
-	marked := make(map[int64]bool, len(rows))
-	for i := range rows {
-		e := rows[i].Event
-		out = append(out, &e)
-		marked[e.ID] = rows[i].Marked
-	}
-	return out, marked, nil
-}
-
-func (s hookStore) Position(ctx context.Context) (int64, error) {
-	var ids []int64
-	err := s.d.conn(ctx).Table("hook_outbox_positions").Where("name = ?", outboxPositionName).Pluck("event_id", &ids).Error
-	if err != nil || len(ids) == 0 {
-		return 0, translate(err, "outbox position")
-	}
-	return ids[0], nil
-}
-
-func (s hookStore) SetPosition(ctx context.Context, id int64) error {
-	return s.d.WithTx(ctx, func(ctx context.Context) error {
-		db := s.d.conn(ctx)
-		err := db.Exec(`INSERT INTO hook_outbox_positions (name, event_id) VALUES (?, ?)
-			ON CONFLICT (name) DO UPDATE SET event_id = excluded.event_id
-			WHERE hook_outbox_positions.event_id < excluded.event_id`, outboxPositionName, id).Error
-		if err != nil {
-			return translate(err, "set outbox position")
-		}
-		return translate(db.Exec(`DELETE FROM hook_event_marks WHERE event_id <= ?`, id).Error, "forget event marks")
-	})
 }
 
 func (s hookStore) Enqueue(ctx context.Context, ds []*store.HookDelivery) error {

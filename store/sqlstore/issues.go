@@ -116,8 +116,27 @@ func (s issueStore) createNumbered(ctx context.Context, is *store.Issue, total, 
 		"body": is.Body, "version": is.ContentVersion, "ref": is.Ref, "closedState": is.IsClosed, "pull": is.IsPull,
 		"locked": is.IsLocked, "milestone": is.MilestoneID, "comments": is.NumComments, "deadline": is.Deadline,
 		"closedAt": is.ClosedAt, "created": is.CreatedAt, "updated": is.UpdatedAt}
-	events := "SELECT NULL::bigint AS id WHERE false"
+	// e holds the appended events' ids (none without events).
+	events := "e AS (SELECT NULL::bigint AS id WHERE false)"
 	if len(evs) > 0 {
+		// Each event's jobs (store.Event.Consumers) are written by the
+		// same statement: the events' ids follow v.ord, so the n-th id
+		// drawn is the n-th event's.
+		var owners []string
+		for i, e := range evs {
+			for _, c := range e.Consumers {
+				owners = append(owners, fmt.Sprintf("(%d, CAST(@c%d_%d AS text))", i, i, len(owners)))
+				args[fmt.Sprintf("c%d_%d", i, len(owners)-1)] = c
+			}
+		}
+		jobs := ""
+		if len(owners) > 0 {
+			jobs = `, ej AS (INSERT INTO event_jobs (consumer, event_id, repo_id, state, attempts, run_at, token, last_error, created_at, updated_at)
+				SELECT c.consumer, ev.id, ev.repo_id, 'pending', 0, 0, 0, '', ev.created_at, ev.created_at
+				FROM (SELECT id, repo_id, created_at, row_number() OVER (ORDER BY id) - 1 AS ord FROM ea) ev
+				JOIN (VALUES ` + strings.Join(owners, ", ") + `) AS c(ord, consumer) ON c.ord = ev.ord
+				RETURNING id)`
+		}
 		values := make([]string, len(evs))
 		for i, e := range evs {
 			// (A name ends at a space, a comma or a parenthesis: no ::.)
@@ -128,14 +147,14 @@ func (s issueStore) createNumbered(ctx context.Context, is *store.Issue, total, 
 		}
 		// Ids are drawn in the order the rows are inserted, which is
 		// v.ord's; the payload gets the issue's id and number.
-		events = `INSERT INTO events (kind, repo_id, actor_id, payload, created_at)
+		events = `ea AS (INSERT INTO events (kind, repo_id, actor_id, payload, created_at)
 			SELECT v.kind, v.repo_id, v.actor_id,
 				convert_to(jsonb_set(jsonb_set(convert_from(v.payload, 'UTF8')::jsonb,
 					'{id}', to_jsonb(i.id)), '{index}', to_jsonb(i.number))::text, 'UTF8'),
 				v.created_at
 			FROM i, (VALUES ` + strings.Join(values, ", ") + `) AS v(ord, kind, repo_id, actor_id, payload, created_at)
 			ORDER BY v.ord
-			RETURNING id`
+			RETURNING id, repo_id, created_at)` + jobs + `, e AS (SELECT id FROM ea)`
 	}
 	var rows []struct {
 		ID      int64
@@ -156,7 +175,7 @@ func (s issueStore) createNumbered(ctx context.Context, is *store.Issue, total, 
 				@locked, @milestone, @comments, @deadline, @closedAt, @created, @updated
 			FROM n, c
 			RETURNING id, number
-		), e AS (`+events+`)
+		), `+events+`
 		SELECT i.id, i.number, e.id AS event_id FROM i LEFT JOIN e ON true ORDER BY e.id`, args).Scan(&rows).Error
 	if err != nil {
 		return translateRef(err, "create issue")

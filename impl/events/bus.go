@@ -1,0 +1,408 @@
+package events
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"repohost/store"
+)
+
+// Consumer is one durable reader of the outbox: webhooks, pull request
+// refresh, actions triggers, the log line. Every event of one of its Kinds
+// gets a job for it, written in the event's transaction (so a committed
+// change is never lost to a crash), handled off the request by a worker of
+// whichever process claims it, retried with backoff when Handle fails,
+// and left as a dead letter after the last attempt.
+//
+// Handle must be idempotent: a job is handled at least once, and again
+// when its process dies before finishing it. A handler whose effect is a
+// database write can make it exactly once instead by calling Complete in
+// the transaction of that write.
+type Consumer struct {
+	// Name identifies the consumer's jobs; it never changes once jobs
+	// were written under it.
+	Name string
+	// Kinds are the kinds it handles.
+	Kinds []Kind
+	// Ordered consumers get the events of one repository one at a time,
+	// in outbox order: a job waits while an earlier one of its
+	// repository is pending (a dead one no longer holds it up).
+	Ordered bool
+	// Workers is how many of its jobs one process handles at once (at
+	// least 1).
+	Workers int
+	// Handle does the work; an error is retried later.
+	Handle func(ctx context.Context, e Event) error
+}
+
+// Options tune how consumers take their jobs.
+type Options struct {
+	// Lease is how long a claimed job stays with its worker without news
+	// (it is extended while the worker lives): a process that dies
+	// leaves its jobs to others after at most this long.
+	Lease time.Duration
+	// Poll is how often each consumer looks for jobs written by other
+	// processes (its own process wakes it at once).
+	Poll time.Duration
+	// Attempts is how many times a job is tried before it is dead.
+	Attempts int
+	// Backoff is the wait before the attempt after the n-th failure
+	// (n from 1).
+	Backoff func(n int) time.Duration
+	// SoleProcess says no other process shares the queue (the embedded
+	// database): claims left by an earlier run are handed back at start.
+	SoleProcess bool
+}
+
+// DefaultOptions are the settings `repohost serve` starts with.
+func DefaultOptions() Options {
+	return Options{Lease: 30 * time.Second, Poll: time.Second, Attempts: 8, Backoff: ExponentialBackoff(time.Second, 10*time.Minute)}
+}
+
+// ExponentialBackoff doubles the wait from first after each failure, up
+// to most.
+func ExponentialBackoff(first, most time.Duration) func(int) time.Duration {
+	return func(n int) time.Duration {
+		d := first
+		for i := 1; i < n && d < most; i++ {
+			d *= 2
+		}
+		return min(d, most)
+	}
+}
+
+// Bus records events in the outbox with their consumers' jobs, and runs
+// this process's workers of every consumer.
+type Bus struct {
+	store store.Store
+	clock store.Clock
+	log   *slog.Logger
+	opts  Options
+
+	// routes and workers are filled by Register before Start, and only
+	// read after.
+	routes    map[Kind][]string
+	consumers []Consumer
+	workers   map[string]*worker
+	started   bool
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewBus makes a bus over st's outbox with opts.
+func NewBus(st store.Store, clock store.Clock, log *slog.Logger, opts Options) *Bus {
+	return &Bus{store: st, clock: clock, log: log, opts: opts, routes: map[Kind][]string{}, workers: map[string]*worker{}}
+}
+
+// Options are the options in force.
+func (b *Bus) Options() Options { return b.opts }
+
+// SetOptions replaces the options; only before Start.
+func (b *Bus) SetOptions(opts Options) {
+	if b.started {
+		panic("events: options set after Start")
+	}
+	b.opts = opts
+}
+
+// Register adds c. Consumers are registered once, by the composition root,
+// before the server emits anything: an event emitted earlier has no job
+// for c.
+func (b *Bus) Register(c Consumer) {
+	if b.started {
+		panic("events: consumer " + c.Name + " registered after Start")
+	}
+	if _, dup := b.workers[c.Name]; dup || c.Name == "" || c.Handle == nil {
+		panic("events: consumer name missing, taken, or without a handler: " + c.Name)
+	}
+	c.Workers = max(c.Workers, 1)
+	b.consumers = append(b.consumers, c)
+	b.workers[c.Name] = &worker{bus: b, c: c, wakeup: make(chan struct{}, 1)}
+	for _, k := range c.Kinds {
+		if !slices.Contains(b.routes[k], c.Name) {
+			b.routes[k] = append(b.routes[k], c.Name)
+		}
+	}
+}
+
+// Consumers are the names of the registered consumers, in registration
+// order.
+func (b *Bus) Consumers() []string {
+	out := make([]string, len(b.consumers))
+	for i, c := range b.consumers {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// Start runs this process's workers until Stop.
+func (b *Bus) Start() error {
+	if b.started {
+		return errors.New("events: started twice")
+	}
+	b.started = true
+	ctx, cancel := context.WithCancel(store.Background(context.Background()))
+	b.cancel = cancel
+	if b.opts.SoleProcess {
+		if _, err := b.store.EventJobs().Release(ctx); err != nil {
+			cancel()
+			return fmt.Errorf("hand back the claims of an earlier run: %w", err)
+		}
+	}
+	for _, c := range b.consumers {
+		w := b.workers[c.Name]
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			w.run(ctx)
+		}()
+	}
+	return nil
+}
+
+// Stop ends the workers; jobs under way are cut off and handed back for
+// this or another process to take again.
+func (b *Bus) Stop() {
+	if b.cancel != nil {
+		b.cancel()
+	}
+	b.wg.Wait()
+}
+
+// Settle waits until no job is due or being handled (or ctx ends): what
+// the events committed so far cause has happened, but for jobs waiting
+// for a retry. Tests use it to read the converged state.
+func (b *Bus) Settle(ctx context.Context) error {
+	ctx = store.Background(ctx)
+	for {
+		busy, err := b.store.EventJobs().Busy(ctx, b.clock.Now().UnixMilli())
+		if err != nil || !busy {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// Stats are the queue figures of every registered consumer (zero for one
+// without jobs), in registration order.
+func (b *Bus) Stats(ctx context.Context) ([]store.JobStats, error) {
+	rows, err := b.store.EventJobs().Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.JobStats, 0, len(b.consumers))
+	for _, c := range b.consumers {
+		st := store.JobStats{Consumer: c.Name}
+		if i := slices.IndexFunc(rows, func(r store.JobStats) bool { return r.Consumer == c.Name }); i >= 0 {
+			st = rows[i]
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// claimKey holds, in a handler's context, the claim of the job it handles.
+type claimKey struct{}
+
+type claim struct {
+	jobs  store.EventJobStore
+	tx    store.Tx
+	id    int64
+	token int64
+	done  bool
+}
+
+// ErrLeaseLost is Complete's answer when the job is no longer the
+// caller's (its lease ran out and another worker took it): the caller's
+// transaction must roll back, leaving the effect to that worker.
+var ErrLeaseLost = errors.New("events: the job's lease was lost to another worker")
+
+// Complete marks the job being handled in ctx as done in the transaction
+// ctx carries, so the handler's writes and the job's end commit together:
+// the effect happens exactly once. Outside a handler it does nothing.
+func Complete(ctx context.Context) error {
+	c, ok := ctx.Value(claimKey{}).(*claim)
+	if !ok {
+		return nil
+	}
+	n, err := c.jobs.Finish(ctx, []int64{c.id}, c.token)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrLeaseLost
+	}
+	c.tx.AfterCommit(ctx, func() { c.done = true })
+	return nil
+}
+
+// worker runs one consumer's jobs in this process.
+type worker struct {
+	bus    *Bus
+	c      Consumer
+	wakeup chan struct{}
+}
+
+func (w *worker) wake() {
+	select {
+	case w.wakeup <- struct{}{}:
+	default:
+	}
+}
+
+// run claims and handles jobs until ctx ends, sleeping when there are
+// none until woken or the poll interval passes.
+func (w *worker) run(ctx context.Context) {
+	poll := time.NewTicker(w.bus.opts.Poll)
+	defer poll.Stop()
+	for ctx.Err() == nil {
+		n, err := w.round(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.bus.log.Error("event consumer: claim jobs", "consumer", w.c.Name, "err", err)
+		}
+		if n > 0 && err == nil {
+			continue // there may be more
+		}
+		select {
+		case <-ctx.Done():
+		case <-w.wakeup:
+		case <-poll.C:
+		}
+	}
+}
+
+// round claims a batch of due jobs and handles it; it returns how many it
+// claimed.
+func (w *worker) round(ctx context.Context) (int, error) {
+	b := w.bus
+	jobs := b.store.EventJobs()
+	token := newToken()
+	now := b.clock.Now()
+	batch, err := jobs.Claim(ctx, w.c.Name, now.UnixMilli(), now.Add(b.opts.Lease).UnixMilli(), token, 4*w.c.Workers, w.c.Ordered)
+	if err != nil || len(batch) == 0 {
+		return 0, err
+	}
+	ids := make([]int64, len(batch))
+	eventIDs := make([]int64, len(batch))
+	for i, j := range batch {
+		ids[i], eventIDs[i] = j.ID, j.EventID
+	}
+	// The lease is renewed while the batch is handled, so a long job
+	// (a push to a branch with hundreds of pull requests) is not taken
+	// over by another process meanwhile.
+	renewed := make(chan struct{})
+	defer close(renewed)
+	go func() {
+		t := time.NewTicker(b.opts.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-renewed:
+				return
+			case <-t.C:
+				if err := jobs.Extend(ctx, ids, token, b.clock.Now().Add(b.opts.Lease).UnixMilli()); err != nil && ctx.Err() == nil {
+					b.log.Error("event consumer: extend lease", "consumer", w.c.Name, "err", err)
+				}
+			}
+		}
+	}()
+	rows, err := b.store.Events().FindByIDs(ctx, eventIDs)
+	if err != nil {
+		return len(batch), err
+	}
+	var (
+		mu   sync.Mutex
+		done []int64
+		sem  = make(chan struct{}, w.c.Workers)
+		wg   sync.WaitGroup
+	)
+	for _, j := range batch {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			finished, err := w.handle(ctx, j, rows[j.EventID], token)
+			if ctx.Err() != nil {
+				return // cut off: the job goes back when its lease ends
+			}
+			if err != nil {
+				w.fail(ctx, j, token, err)
+				return
+			}
+			if !finished {
+				mu.Lock()
+				done = append(done, j.ID)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		// Hand back what is left, due at once, for whoever runs next.
+		_ = jobs.Extend(context.WithoutCancel(ctx), ids, token, 0)
+		return len(batch), nil
+	}
+	_, err = jobs.Finish(ctx, done, token)
+	return len(batch), err
+}
+
+// handle runs the handler on the job's event; finished tells that the
+// handler completed the job itself (Complete).
+func (w *worker) handle(ctx context.Context, j *store.EventJob, row *store.Event, token int64) (finished bool, err error) {
+	if row == nil {
+		return false, nil // the event is gone: nothing left to do
+	}
+	ev, err := Decode(row)
+	if err != nil {
+		return false, err
+	}
+	c := &claim{jobs: w.bus.store.EventJobs(), tx: w.bus.store, id: j.ID, token: token}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("consumer panicked: %v", r)
+		}
+	}()
+	err = w.c.Handle(context.WithValue(ctx, claimKey{}, c), ev)
+	return c.done, err
+}
+
+// fail records a failed attempt: the job is tried again after the
+// backoff, or is dead after the last attempt.
+func (w *worker) fail(ctx context.Context, j *store.EventJob, token int64, cause error) {
+	b := w.bus
+	now := b.clock.Now()
+	dead := j.Attempts >= b.opts.Attempts
+	reason := cause.Error()
+	if len(reason) > 1000 {
+		reason = reason[:1000]
+	}
+	level := slog.LevelWarn
+	if dead {
+		level = slog.LevelError
+	}
+	b.log.Log(ctx, level, "event consumer failed", "consumer", w.c.Name, "event", j.EventID, "attempt", j.Attempts,
+		"dead", dead, "err", cause)
+	if err := b.store.EventJobs().Fail(ctx, j.ID, token, now.Add(b.opts.Backoff(j.Attempts)).UnixMilli(), dead, reason, now); err != nil {
+		b.log.Error("event consumer: record failure", "consumer", w.c.Name, "event", j.EventID, "err", err)
+	}
+}
+
+// newToken is a random claim token, so that no two claims share one
+// across processes.
+func newToken() int64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return int64(binary.LittleEndian.Uint64(b[:])>>1) | 1
+}
