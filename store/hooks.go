@@ -121,7 +121,6 @@ type HookStore interface {
 	// Defaults returns the default hooks, to copy into a new repository.
 	Defaults(ctx context.Context) ([]*Hook, error)
 
-
 	Enqueue(ctx context.Context, ds []*HookDelivery) error
 	// Claim takes up to n deliveries due at now (unix ms) for one attempt,
 	// counting the attempt and leasing each until leaseUntil; several

@@ -12,7 +12,6 @@ import (
 
 type hookStore struct{ d *DB }
 
-
 // The authorization header is kept sealed with the instance secret key
 // (secretbox): hooks are sealed just for the write and handed back to the
 // caller in clear, and every read opens them.
