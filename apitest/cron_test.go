@@ -53,7 +53,7 @@ func runCron(t *testing.T, e *apitest.Env, task string) *models.Cron {
 	}
 }
 
-var builtinCronTasks = []string{"repo_health_check", "archive_cleanup", "cleanup_hook_task_table", "cleanup_packages", "delete_inactive_accounts",
+var builtinCronTasks = []string{"repo_health_check", "archive_cleanup", "cleanup_hook_task_table", "cleanup_events", "cleanup_packages", "delete_inactive_accounts",
 	"delete_repo_archives", "git_gc_repos", "resync_all_sshkeys", "delete_old_actions", "update_checker", "cleanup_actions",
 	"stop_zombie_tasks", "stop_endless_tasks", "cancel_abandoned_jobs"}
 

@@ -20,6 +20,9 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 		cron.RepoHealthCheck(e),
 		cron.ArchiveCleanup(e),
 		{Name: "cleanup_hook_task_table", Schedule: "@midnight", Enabled: true, Run: webhook.Service{Deps: d}.PruneDeliveries},
+		{Name: "cleanup_events", Schedule: "@every 1h", Enabled: true, Run: func(ctx context.Context) error {
+			return d.Events.Prune(ctx, d.Clock.Now().Add(-d.Config.EventRetention))
+		}},
 		{Name: "cleanup_packages", Schedule: "@midnight", Enabled: true, Run: s.Packages.CleanupBlobs},
 		cron.DeleteInactiveAccounts(e),
 		cron.DeleteRepoArchives(e),

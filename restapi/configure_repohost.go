@@ -67,6 +67,10 @@ type AdminAPI interface {
 	AdminGetHook(ctx context.Context, params admin.AdminGetHookParams) middleware.Responder
 	/* AdminGetHookDelivery Show one delivery with its request and response (not in the reference). */
 	AdminGetHookDelivery(ctx context.Context, params admin.AdminGetHookDeliveryParams) middleware.Responder
+	/* AdminListEventConsumers List the consumers of the domain event outbox with their queues: events pending, retrying and given up (dead letters), and the age of the oldest pending one (site admins only). */
+	AdminListEventConsumers(ctx context.Context, params admin.AdminListEventConsumersParams) middleware.Responder
+	/* AdminListEventDeadLetters List the events a consumer gave up on after its last retry, newest first (site admins only). */
+	AdminListEventDeadLetters(ctx context.Context, params admin.AdminListEventDeadLettersParams) middleware.Responder
 	/* AdminListHookDeliveries List the deliveries of one of a site-wide (system or default) hooks, newest first (not in the reference). */
 	AdminListHookDeliveries(ctx context.Context, params admin.AdminListHookDeliveriesParams) middleware.Responder
 	/* AdminListHooks List site-wide hooks (site admins only). */
@@ -77,6 +81,8 @@ type AdminAPI interface {
 	AdminRedeliverHookDelivery(ctx context.Context, params admin.AdminRedeliverHookDeliveryParams) middleware.Responder
 	/* AdminRenameUser Give a user a new login name (site admins only). */
 	AdminRenameUser(ctx context.Context, params admin.AdminRenameUserParams) middleware.Responder
+	/* AdminRetryEventDeadLetter Give a dead letter to its consumer again, as a fresh job with all its attempts (site admins only). */
+	AdminRetryEventDeadLetter(ctx context.Context, params admin.AdminRetryEventDeadLetterParams) middleware.Responder
 	/* AdminSearchEmails Search every user's email addresses (site admins only). */
 	AdminSearchEmails(ctx context.Context, params admin.AdminSearchEmailsParams) middleware.Responder
 	/* AdminSearchUsers Search all users (site admins only). */
@@ -954,6 +960,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.AdminGetHookDelivery(ctx, params)
 	})
 
+	api.AdminAdminListEventConsumersHandler = admin.AdminListEventConsumersHandlerFunc(func(params admin.AdminListEventConsumersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminListEventConsumers(ctx, params)
+	})
+
+	api.AdminAdminListEventDeadLettersHandler = admin.AdminListEventDeadLettersHandlerFunc(func(params admin.AdminListEventDeadLettersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminListEventDeadLetters(ctx, params)
+	})
+
 	api.AdminAdminListHookDeliveriesHandler = admin.AdminListHookDeliveriesHandlerFunc(func(params admin.AdminListHookDeliveriesParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -987,6 +1007,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.AdminRenameUser(ctx, params)
+	})
+
+	api.AdminAdminRetryEventDeadLetterHandler = admin.AdminRetryEventDeadLetterHandlerFunc(func(params admin.AdminRetryEventDeadLetterParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.AdminRetryEventDeadLetter(ctx, params)
 	})
 
 	api.AdminAdminSearchEmailsHandler = admin.AdminSearchEmailsHandlerFunc(func(params admin.AdminSearchEmailsParams, principal any) middleware.Responder {

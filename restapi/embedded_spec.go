@@ -741,6 +741,159 @@ func init() {
         }
       }
     },
+    "/admin/events/consumers": {
+      "get": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "List the consumers of the domain event outbox with their queues: events pending, retrying and given up (dead letters), and the age of the oldest pending one (site admins only).",
+        "operationId": "adminListEventConsumers",
+        "responses": {
+          "200": {
+            "description": "Every consumer, in the order the server registers them.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/EventConsumer"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/events/dead-letters": {
+      "get": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "List the events a consumer gave up on after its last retry, newest first (site admins only).",
+        "operationId": "adminListEventDeadLetters",
+        "parameters": [
+          {
+            "maxLength": 100,
+            "type": "string",
+            "description": "Only this consumer's dead letters.",
+            "name": "consumer",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of dead letters.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/EventDeadLetter"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of dead letters matching the filter."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/events/dead-letters/{id}/retry": {
+      "post": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "Give a dead letter to its consumer again, as a fresh job with all its attempts (site admins only).",
+        "operationId": "adminRetryEventDeadLetter",
+        "parameters": [
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the dead letter.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "The job is pending again."
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/hooks": {
       "get": {
         "tags": [
@@ -24058,6 +24211,97 @@ func init() {
         "verified": {
           "type": "boolean",
           "x-go-name": "Verified",
+          "x-omitempty": false
+        }
+      }
+    },
+    "EventConsumer": {
+      "description": "A consumer of the domain event outbox and its queue, over every server process.",
+      "type": "object",
+      "properties": {
+        "dead": {
+          "description": "Events it gave up on after its last retry.",
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "oldest_pending": {
+          "description": "When the oldest pending event was committed; null when none is pending.",
+          "type": "string",
+          "format": "date-time",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "pending": {
+          "description": "Events it has still to handle (waiting, under way, or waiting for a retry).",
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "retrying": {
+          "description": "Pending events whose handling failed at least once.",
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        }
+      }
+    },
+    "EventDeadLetter": {
+      "description": "An event a consumer gave up on after its last retry.",
+      "type": "object",
+      "properties": {
+        "attempts": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "consumer": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "created_at": {
+          "description": "When the event was committed.",
+          "type": "string",
+          "format": "date-time",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "event_id": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "event_kind": {
+          "description": "What happened, as \"subject.action\" (\"refs.changed\", \"issue.opened\").",
+          "type": "string",
+          "x-omitempty": false
+        },
+        "failed_at": {
+          "description": "When the last attempt failed.",
+          "type": "string",
+          "format": "date-time",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "id": {
+          "description": "Id of the dead letter (the consumer's job), for a retry.",
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "last_error": {
+          "description": "Why the last attempt failed.",
+          "type": "string",
+          "x-omitempty": false
+        },
+        "repo_id": {
+          "description": "The repository the event is about, 0 when none.",
+          "type": "integer",
+          "format": "int64",
           "x-omitempty": false
         }
       }
@@ -28832,6 +29076,249 @@ func init() {
         }
       }
     },
+    "/admin/events/consumers": {
+      "get": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "List the consumers of the domain event outbox with their queues: events pending, retrying and given up (dead letters), and the age of the oldest pending one (site admins only).",
+        "operationId": "adminListEventConsumers",
+        "responses": {
+          "200": {
+            "description": "Every consumer, in the order the server registers them.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/EventConsumer"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/admin/events/dead-letters": {
+      "get": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "List the events a consumer gave up on after its last retry, newest first (site admins only).",
+        "operationId": "adminListEventDeadLetters",
+        "parameters": [
+          {
+            "maxLength": 100,
+            "type": "string",
+            "description": "Only this consumer's dead letters.",
+            "name": "consumer",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of dead letters.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/EventDeadLetter"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of dead letters matching the filter."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/admin/events/dead-letters/{id}/retry": {
+      "post": {
+        "tags": [
+          "admin"
+        ],
+        "summary": "Give a dead letter to its consumer again, as a fresh job with all its attempts (site admins only).",
+        "operationId": "adminRetryEventDeadLetter",
+        "parameters": [
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the dead letter.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "The job is pending again."
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/admin/hooks": {
       "get": {
         "tags": [
@@ -62163,6 +62650,97 @@ func init() {
         "verified": {
           "type": "boolean",
           "x-go-name": "Verified",
+          "x-omitempty": false
+        }
+      }
+    },
+    "EventConsumer": {
+      "description": "A consumer of the domain event outbox and its queue, over every server process.",
+      "type": "object",
+      "properties": {
+        "dead": {
+          "description": "Events it gave up on after its last retry.",
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "name": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "oldest_pending": {
+          "description": "When the oldest pending event was committed; null when none is pending.",
+          "type": "string",
+          "format": "date-time",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "pending": {
+          "description": "Events it has still to handle (waiting, under way, or waiting for a retry).",
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "retrying": {
+          "description": "Pending events whose handling failed at least once.",
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        }
+      }
+    },
+    "EventDeadLetter": {
+      "description": "An event a consumer gave up on after its last retry.",
+      "type": "object",
+      "properties": {
+        "attempts": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "consumer": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "created_at": {
+          "description": "When the event was committed.",
+          "type": "string",
+          "format": "date-time",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "event_id": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "event_kind": {
+          "description": "What happened, as \"subject.action\" (\"refs.changed\", \"issue.opened\").",
+          "type": "string",
+          "x-omitempty": false
+        },
+        "failed_at": {
+          "description": "When the last attempt failed.",
+          "type": "string",
+          "format": "date-time",
+          "x-nullable": true,
+          "x-omitempty": false
+        },
+        "id": {
+          "description": "Id of the dead letter (the consumer's job), for a retry.",
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "last_error": {
+          "description": "Why the last attempt failed.",
+          "type": "string",
+          "x-omitempty": false
+        },
+        "repo_id": {
+          "description": "The repository the event is about, 0 when none.",
+          "type": "integer",
+          "format": "int64",
           "x-omitempty": false
         }
       }

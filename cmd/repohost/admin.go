@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"repohost/impl"
 	"repohost/impl/app"
@@ -243,6 +244,88 @@ func listNotices(args []string, log *slog.Logger) error {
 			fmt.Printf("%s\t%s\t%s\n", n.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), n.Type, n.Description)
 		}
 		fmt.Printf("%d of %d notices\n", len(notices), total)
+		return nil
+	})
+}
+
+func listEventQueues(args []string, log *slog.Logger) error {
+	return adminCommand("events queues", args, log, func(*flag.FlagSet) func() error {
+		return func() error { return nil }
+	}, func(ctx context.Context, d *app.Deps, _ impl.Services) error {
+		stats, err := d.Events.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "Consumer\tPending\tRetrying\tDead\tOldest pending")
+		for _, s := range stats {
+			oldest := "-"
+			if !s.OldestPending.IsZero() {
+				oldest = s.OldestPending.Format(time.RFC3339)
+			}
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%s\n", s.Consumer, s.Pending, s.Retrying, s.Dead, oldest)
+		}
+		return w.Flush()
+	})
+}
+
+func listDeadLetters(args []string, log *slog.Logger) error {
+	var consumer string
+	var limit int
+	return adminCommand("events dead-letters", args, log, func(fs *flag.FlagSet) func() error {
+		fs.StringVar(&consumer, "consumer", "", "only this consumer's (default: every consumer's)")
+		fs.IntVar(&limit, "limit", 50, "how many of the newest to show")
+		return func() error {
+			if limit < 1 {
+				return fmt.Errorf("--limit %d: at least 1", limit)
+			}
+			return nil
+		}
+	}, func(ctx context.Context, d *app.Deps, _ impl.Services) error {
+		list, total, err := d.Events.DeadLetters(ctx, consumer, 0, limit)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tConsumer\tEvent\tKind\tRepo\tAttempts\tFailed at\tLast error")
+		for _, l := range list {
+			fmt.Fprintf(w, "%d\t%s\t%d\t%s\t%d\t%d\t%s\t%s\n", l.ID, l.Consumer, l.EventID, l.Kind, l.RepoID, l.Attempts,
+				l.UpdatedAt.Format(time.RFC3339), l.LastError)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		fmt.Printf("%d of %d dead letters\n", len(list), total)
+		return nil
+	})
+}
+
+func retryDeadLetters(args []string, log *slog.Logger) error {
+	var consumer string
+	var id int64
+	var all bool
+	return adminCommand("events retry", args, log, func(fs *flag.FlagSet) func() error {
+		fs.Int64Var(&id, "id", 0, "the dead letter to retry")
+		fs.StringVar(&consumer, "consumer", "", "with --all: only this consumer's")
+		fs.BoolVar(&all, "all", false, "retry every dead letter (of --consumer)")
+		return func() error {
+			if (id == 0) == !all {
+				return errors.New("give either --id N or --all")
+			}
+			if id != 0 && consumer != "" {
+				return errors.New("--consumer goes with --all")
+			}
+			return nil
+		}
+	}, func(ctx context.Context, d *app.Deps, _ impl.Services) error {
+		n, err := d.Events.Retry(ctx, consumer, id)
+		if err != nil {
+			return err
+		}
+		if id != 0 && n == 0 {
+			return fmt.Errorf("no dead letter %d", id)
+		}
+		fmt.Printf("%d dead letters pending again; a server process takes them\n", n)
 		return nil
 	})
 }

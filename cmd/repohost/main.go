@@ -36,6 +36,7 @@ const usage = `usage:
   repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
                    [--log-level debug|info|warn|error] [--metrics] [--metrics-token T] [--cron SETTINGS] [--cron-lease D]
                    [--signing-key FILE] [--secret-key KEY] [--webhook-allowed-hosts LIST] [--pprof ADDR] [--memory-limit SIZE]
+                   [--event-lease D]
   repohost migrate [--data DIR] [--db DSN] [--secret-key KEY]
   repohost admin user create --username U --password P --email E [--admin] [--must-change-password]
   repohost admin user list [--admin]
@@ -44,6 +45,9 @@ const usage = `usage:
   repohost admin user generate-access-token --username U [--token-name N] [--scopes S] [--raw]
   repohost admin repo-sync-releases [--repo OWNER/NAME]
   repohost admin notices [--limit N]
+  repohost admin events queues
+  repohost admin events dead-letters [--consumer NAME] [--limit N]
+  repohost admin events retry (--id N | --all [--consumer NAME])
   (every admin command also takes --data DIR, --db DSN and --secret-key KEY)
 
 --db is a postgres:// URL or the path of a SQLite file (default: DIR/repohost.db).
@@ -54,7 +58,7 @@ headers); without it a key is generated once into DIR/secret_key (mode 0600),
 which every process sharing DIR uses. Keep it: without it those secrets are lost.
 Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN, REPOHOST_DATA, REPOHOST_DB,
 REPOHOST_ROOT_URL, REPOHOST_ACCESS_LOG, REPOHOST_LOG_LEVEL, REPOHOST_METRICS (true),
-REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_SIGNING_KEY, REPOHOST_SECRET_KEY, REPOHOST_PPROF
+REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_EVENT_LEASE, REPOHOST_SIGNING_KEY, REPOHOST_SECRET_KEY, REPOHOST_PPROF
 and REPOHOST_MEMORY_LIMIT.
 --pprof serves Go's profiles (net/http/pprof, /debug/pprof/) on a separate
 listener, which must be a loopback address.
@@ -105,6 +109,15 @@ func run(args []string, log *slog.Logger) error {
 		return syncReleases(args[2:], log)
 	case len(args) >= 2 && args[0] == "admin" && args[1] == "notices":
 		return listNotices(args[2:], log)
+	case len(args) >= 3 && args[0] == "admin" && args[1] == "events":
+		switch args[2] {
+		case "queues":
+			return listEventQueues(args[3:], log)
+		case "dead-letters":
+			return listDeadLetters(args[3:], log)
+		case "retry":
+			return retryDeadLetters(args[3:], log)
+		}
 	}
 	fmt.Fprint(os.Stderr, usage)
 	return fmt.Errorf("unknown command %q", strings.Join(args[:min(len(args), 3)], " "))

@@ -87,6 +87,11 @@ type Config struct {
 	// [packages] LIMIT_SIZE_GENERIC and LIMIT_TOTAL_OWNER_SIZE.
 	MaxPackageFileBytes  int64
 	MaxPackageOwnerBytes int64
+	// EventRetention is how long the outbox keeps an event every consumer
+	// has finished with before cleanup_events deletes it (the reference
+	// keeps its queues' items until handled, and its hook tasks for the
+	// same week).
+	EventRetention time.Duration
 	// ActionsRetention is how long finished workflow runs (with their
 	// jobs and logs) are kept before delete_old_actions removes them (the
 	// reference's [actions] LOG_RETENTION_DAYS).
@@ -171,6 +176,7 @@ func DefaultConfig() Config {
 			Retention:    7 * 24 * time.Hour,
 			PollInterval: time.Second,
 		},
+		EventRetention:             7 * 24 * time.Hour,
 		ActionsRetention:           365 * 24 * time.Hour,
 		ActionsZombieTimeout:       10 * time.Minute,
 		ActionsEndlessTaskTimeout:  3 * time.Hour,

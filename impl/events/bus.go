@@ -406,3 +406,70 @@ func newToken() int64 {
 	_, _ = rand.Read(b[:])
 	return int64(binary.LittleEndian.Uint64(b[:])>>1) | 1
 }
+
+// DeadLetter is a job its consumer gave up on, with its event's kind.
+type DeadLetter struct {
+	*store.EventJob
+	Kind Kind
+	// At is when the event was committed.
+	At time.Time
+}
+
+// DeadLetters lists the dead letters of consumer ("" for every one),
+// newest first, with their total.
+func (b *Bus) DeadLetters(ctx context.Context, consumer string, offset, limit int) ([]DeadLetter, int64, error) {
+	jobs, total, err := b.store.EventJobs().Dead(ctx, consumer, offset, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.EventID
+	}
+	rows, err := b.store.Events().FindByIDs(ctx, ids)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]DeadLetter, len(jobs))
+	for i, j := range jobs {
+		out[i] = DeadLetter{EventJob: j, At: j.CreatedAt}
+		if r := rows[j.EventID]; r != nil {
+			out[i].Kind, out[i].At = Kind(r.Kind), r.CreatedAt
+		}
+	}
+	return out, total, nil
+}
+
+// Retry gives dead letters to their consumers again with all their
+// attempts: the one of id, or else every one of consumer ("" for every
+// consumer). It returns how many; the workers are woken.
+func (b *Bus) Retry(ctx context.Context, consumer string, id int64) (int64, error) {
+	n, err := b.store.EventJobs().Retry(ctx, consumer, id, b.clock.Now().UnixMilli())
+	if n > 0 {
+		for _, w := range b.workers {
+			w.wake()
+		}
+	}
+	return n, err
+}
+
+// pruneBatch is how many events one statement of Prune deletes, so that
+// no statement holds the outbox for long.
+const pruneBatch = 1000
+
+// Prune deletes the events committed before cutoff that every consumer is
+// done with (dead letters keep theirs), a batch at a time.
+func (b *Bus) Prune(ctx context.Context, cutoff time.Time) error {
+	total := int64(0)
+	for {
+		n, err := b.store.Events().Prune(ctx, cutoff, pruneBatch)
+		if err != nil {
+			return fmt.Errorf("prune events: %w", err)
+		}
+		total += n
+		if n < pruneBatch {
+			b.log.Info("pruned events", "deleted", total, "before", cutoff)
+			return nil
+		}
+	}
+}

@@ -194,6 +194,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation admin.AdminGetHookDelivery has not yet been implemented")
 		}),
 
+		AdminAdminListEventConsumersHandler: admin.AdminListEventConsumersHandlerFunc(func(params admin.AdminListEventConsumersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminListEventConsumers has not yet been implemented")
+		}),
+
+		AdminAdminListEventDeadLettersHandler: admin.AdminListEventDeadLettersHandlerFunc(func(params admin.AdminListEventDeadLettersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminListEventDeadLetters has not yet been implemented")
+		}),
+
 		AdminAdminListHookDeliveriesHandler: admin.AdminListHookDeliveriesHandlerFunc(func(params admin.AdminListHookDeliveriesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -227,6 +241,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation admin.AdminRenameUser has not yet been implemented")
+		}),
+
+		AdminAdminRetryEventDeadLetterHandler: admin.AdminRetryEventDeadLetterHandlerFunc(func(params admin.AdminRetryEventDeadLetterParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation admin.AdminRetryEventDeadLetter has not yet been implemented")
 		}),
 
 		AdminAdminSearchEmailsHandler: admin.AdminSearchEmailsHandlerFunc(func(params admin.AdminSearchEmailsParams, principal any) middleware.Responder {
@@ -2289,6 +2310,10 @@ type RepohostAPI struct {
 	AdminAdminGetHookHandler admin.AdminGetHookHandler
 	// AdminAdminGetHookDeliveryHandler sets the operation handler for the admin get hook delivery operation
 	AdminAdminGetHookDeliveryHandler admin.AdminGetHookDeliveryHandler
+	// AdminAdminListEventConsumersHandler sets the operation handler for the admin list event consumers operation
+	AdminAdminListEventConsumersHandler admin.AdminListEventConsumersHandler
+	// AdminAdminListEventDeadLettersHandler sets the operation handler for the admin list event dead letters operation
+	AdminAdminListEventDeadLettersHandler admin.AdminListEventDeadLettersHandler
 	// AdminAdminListHookDeliveriesHandler sets the operation handler for the admin list hook deliveries operation
 	AdminAdminListHookDeliveriesHandler admin.AdminListHookDeliveriesHandler
 	// AdminAdminListHooksHandler sets the operation handler for the admin list hooks operation
@@ -2299,6 +2324,8 @@ type RepohostAPI struct {
 	AdminAdminRedeliverHookDeliveryHandler admin.AdminRedeliverHookDeliveryHandler
 	// AdminAdminRenameUserHandler sets the operation handler for the admin rename user operation
 	AdminAdminRenameUserHandler admin.AdminRenameUserHandler
+	// AdminAdminRetryEventDeadLetterHandler sets the operation handler for the admin retry event dead letter operation
+	AdminAdminRetryEventDeadLetterHandler admin.AdminRetryEventDeadLetterHandler
 	// AdminAdminSearchEmailsHandler sets the operation handler for the admin search emails operation
 	AdminAdminSearchEmailsHandler admin.AdminSearchEmailsHandler
 	// AdminAdminSearchUsersHandler sets the operation handler for the admin search users operation
@@ -3006,6 +3033,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.AdminAdminGetHookDeliveryHandler == nil {
 		unregistered = append(unregistered, "admin.AdminGetHookDeliveryHandler")
 	}
+	if o.AdminAdminListEventConsumersHandler == nil {
+		unregistered = append(unregistered, "admin.AdminListEventConsumersHandler")
+	}
+	if o.AdminAdminListEventDeadLettersHandler == nil {
+		unregistered = append(unregistered, "admin.AdminListEventDeadLettersHandler")
+	}
 	if o.AdminAdminListHookDeliveriesHandler == nil {
 		unregistered = append(unregistered, "admin.AdminListHookDeliveriesHandler")
 	}
@@ -3020,6 +3053,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.AdminAdminRenameUserHandler == nil {
 		unregistered = append(unregistered, "admin.AdminRenameUserHandler")
+	}
+	if o.AdminAdminRetryEventDeadLetterHandler == nil {
+		unregistered = append(unregistered, "admin.AdminRetryEventDeadLetterHandler")
 	}
 	if o.AdminAdminSearchEmailsHandler == nil {
 		unregistered = append(unregistered, "admin.AdminSearchEmailsHandler")
@@ -4044,6 +4080,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/admin/events/consumers"] = admin.NewAdminListEventConsumers(o.context, o.AdminAdminListEventConsumersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/admin/events/dead-letters"] = admin.NewAdminListEventDeadLetters(o.context, o.AdminAdminListEventDeadLettersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/admin/hooks/{id}/deliveries"] = admin.NewAdminListHookDeliveries(o.context, o.AdminAdminListHookDeliveriesHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -4061,6 +4105,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/admin/users/{username}/rename"] = admin.NewAdminRenameUser(o.context, o.AdminAdminRenameUserHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/admin/events/dead-letters/{id}/retry"] = admin.NewAdminRetryEventDeadLetter(o.context, o.AdminAdminRetryEventDeadLetterHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

@@ -90,6 +90,10 @@ type ClientService interface {
 
 	AdminGetHookDelivery(params *AdminGetHookDeliveryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminGetHookDeliveryOK, error)
 
+	AdminListEventConsumers(params *AdminListEventConsumersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListEventConsumersOK, error)
+
+	AdminListEventDeadLetters(params *AdminListEventDeadLettersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListEventDeadLettersOK, error)
+
 	AdminListHookDeliveries(params *AdminListHookDeliveriesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListHookDeliveriesOK, error)
 
 	AdminListHooks(params *AdminListHooksParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListHooksOK, error)
@@ -99,6 +103,8 @@ type ClientService interface {
 	AdminRedeliverHookDelivery(params *AdminRedeliverHookDeliveryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminRedeliverHookDeliveryAccepted, error)
 
 	AdminRenameUser(params *AdminRenameUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminRenameUserNoContent, error)
+
+	AdminRetryEventDeadLetter(params *AdminRetryEventDeadLetterParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminRetryEventDeadLetterNoContent, error)
 
 	AdminSearchEmails(params *AdminSearchEmailsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminSearchEmailsOK, error)
 
@@ -870,6 +876,94 @@ func (a *Client) AdminGetHookDelivery(params *AdminGetHookDeliveryParams, authIn
 }
 
 /*
+AdminListEventConsumers lists the consumers of the domain event outbox with their queues events pending retrying and given up dead letters and the age of the oldest pending one site admins only
+*/
+func (a *Client) AdminListEventConsumers(params *AdminListEventConsumersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListEventConsumersOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminListEventConsumersParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminListEventConsumers",
+		Method:             "GET",
+		PathPattern:        "/admin/events/consumers",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminListEventConsumersReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminListEventConsumersOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminListEventConsumers: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminListEventDeadLetters lists the events a consumer gave up on after its last retry newest first site admins only
+*/
+func (a *Client) AdminListEventDeadLetters(params *AdminListEventDeadLettersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListEventDeadLettersOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminListEventDeadLettersParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminListEventDeadLetters",
+		Method:             "GET",
+		PathPattern:        "/admin/events/dead-letters",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminListEventDeadLettersReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminListEventDeadLettersOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminListEventDeadLetters: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 AdminListHookDeliveries lists the deliveries of one of a site wide system or default hooks newest first not in the reference
 */
 func (a *Client) AdminListHookDeliveries(params *AdminListHookDeliveriesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminListHookDeliveriesOK, error) {
@@ -1086,6 +1180,50 @@ func (a *Client) AdminRenameUser(params *AdminRenameUserParams, authInfo runtime
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for adminRenameUser: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+AdminRetryEventDeadLetter gives a dead letter to its consumer again as a fresh job with all its attempts site admins only
+*/
+func (a *Client) AdminRetryEventDeadLetter(params *AdminRetryEventDeadLetterParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*AdminRetryEventDeadLetterNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewAdminRetryEventDeadLetterParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "adminRetryEventDeadLetter",
+		Method:             "POST",
+		PathPattern:        "/admin/events/dead-letters/{id}/retry",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &AdminRetryEventDeadLetterReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*AdminRetryEventDeadLetterNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for adminRetryEventDeadLetter: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
