@@ -31,7 +31,10 @@
 # time, clones/s; 0 for none); BENCH_GIT=0 leaves it out. Then the time of
 # the merge API call over BENCH_MERGES pull requests opened first, each
 # adding its own file (20; median, p90, plus one squash and one rebase; 0
-# for none). On a busy 2-core machine they took about a minute, most of it
+# for none). Then pushes: the latency of a contents-API commit to a branch
+# with no open pull request and with BENCH_PUSH_PULLS (500; 0 for none)
+# open on it, BENCH_PUSH_COMMITS (10) of each, and the time until every
+# pull request shows the new base. On a busy 2-core machine they took about a minute, most of it
 # the clones (BENCH_GIT_CLONES_AT_ONCE=0 or fewer BENCH_CLONES shorten it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -141,6 +144,12 @@ if [ "${BENCH_GIT:-1}" != 0 ]; then
 	if ! "$tmp/repohost-bench" git -base "$base" -dataset "$tmp/dataset.json" -tmp "$tmp" \
 		-commits "${BENCH_GIT_COMMITS:-300}" -clones "${BENCH_CLONES:-5}" -fetches "${BENCH_FETCHES:-10}" \
 		-c "${BENCH_GIT_CLONES_AT_ONCE:-8}"; then
+		server_failed
+	fi
+fi
+if [ "${BENCH_PUSH_PULLS:-500}" -gt 0 ]; then
+	if ! "$tmp/repohost-bench" pushes -base "$base" -dataset "$tmp/dataset.json" -pulls "${BENCH_PUSH_PULLS:-500}" \
+		-commits "${BENCH_PUSH_COMMITS:-10}"; then
 		server_failed
 	fi
 fi

@@ -133,7 +133,7 @@ func (s Service) Merge(ctx context.Context, p *auth.Principal, base *store.Repos
 	if err != nil {
 		return err
 	}
-	st, err := s.inspect(ctx, g, base, pr.BaseBranch, Head{Repo: head, Branch: pr.HeadBranch})
+	st, err := s.inspect(ctx, g, base, pr.BaseBranch, Head{Repo: head, Branch: pr.HeadBranch}, pr)
 	if err != nil {
 		return err
 	}
@@ -485,7 +485,7 @@ func (s Service) Update(ctx context.Context, p *auth.Principal, base *store.Repo
 	if err != nil {
 		return err
 	}
-	st, err := s.inspect(ctx, g, base, pr.BaseBranch, Head{Repo: head, Branch: pr.HeadBranch})
+	st, err := s.inspect(ctx, g, base, pr.BaseBranch, Head{Repo: head, Branch: pr.HeadBranch}, pr)
 	if err != nil {
 		return err
 	}

@@ -120,12 +120,18 @@ type state struct {
 	head, base, mergeBase plumbing.Hash
 	merge                 gitstore.MergeResult
 	files                 []gitstore.DiffFile
+	// sameFiles says the merge base and the head are those of the
+	// stored state, whose line counts and files then still hold: files
+	// was not read.
+	sameFiles bool
 }
 
 // inspect reads both sides of a pull request in the base repository g
 // (fetching the head's objects from a fork first) and computes what the
 // stored state holds: the merge base, the three-way merge and the diff.
-func (s Service) inspect(ctx context.Context, g *gitstore.GitRepo, base *store.Repository, baseBranch string, head Head) (*state, error) {
+// known is the pull request's stored state (nil for a new pull request or
+// base): the diff is read only when its merge base or head moved.
+func (s Service) inspect(ctx context.Context, g *gitstore.GitRepo, base *store.Repository, baseBranch string, head Head, known *store.PullRequest) (*state, error) {
 	st := &state{}
 	var err error
 	if st.base, err = g.BranchHash(baseBranch); err != nil {
@@ -151,20 +157,26 @@ func (s Service) inspect(ctx context.Context, g *gitstore.GitRepo, base *store.R
 			return nil, err
 		}
 	}
-	if err := s.compute(ctx, g, st); err != nil {
+	if err := s.compute(ctx, g, st, known); err != nil {
 		return nil, err
 	}
 	return st, nil
 }
 
-// compute fills in the merge base, the merge and the diff of st's sides.
-func (s Service) compute(ctx context.Context, g *gitstore.GitRepo, st *state) error {
+// compute fills in the merge base, the merge and the diff of st's sides
+// (the diff only when it differs from known's).
+func (s Service) compute(ctx context.Context, g *gitstore.GitRepo, st *state, known *store.PullRequest) error {
 	var err error
 	if st.mergeBase, err = g.MergeBase(ctx, st.base, st.head); err != nil {
 		return err
 	}
 	if st.merge, err = g.MergeTree(ctx, st.base, st.head); err != nil {
 		return err
+	}
+	if known != nil && !st.mergeBase.IsZero() && known.MergeBase == st.mergeBase.String() && known.HeadCommitID == st.head.String() {
+		// Only the base moved: the diff from the merge base is the same.
+		st.sameFiles = true
+		return nil
 	}
 	st.files, err = g.DiffFiles(ctx, diffFrom(st), st.head)
 	return err
@@ -189,10 +201,12 @@ func apply(pr *store.PullRequest, st *state) []string {
 	if st.merge.Conflicts != nil {
 		pr.Status, pr.ConflictedFiles = store.PullConflict, strings.Join(st.merge.Conflicts, "\n")
 	}
-	pr.Additions, pr.Deletions, pr.ChangedFiles = 0, 0, int64(len(st.files))
-	for _, f := range st.files {
-		pr.Additions += f.Additions
-		pr.Deletions += f.Deletions
+	if !st.sameFiles {
+		pr.Additions, pr.Deletions, pr.ChangedFiles = 0, 0, int64(len(st.files))
+		for _, f := range st.files {
+			pr.Additions += f.Additions
+			pr.Deletions += f.Deletions
+		}
 	}
 	return []string{"head_commit_id", "base_commit_id", "merge_base", "status", "conflicted_files",
 		"additions", "deletions", "changed_files", "updated_at"}
@@ -214,7 +228,7 @@ func (s Service) Create(ctx context.Context, p *auth.Principal, base *store.Repo
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := s.inspect(ctx, g, base, in.Base, in.Head)
+	st, err := s.inspect(ctx, g, base, in.Base, in.Head, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -337,7 +351,7 @@ func (s Service) Refresh(ctx context.Context, pr *store.PullRequest, actorID int
 	if err != nil {
 		return err
 	}
-	st, err := s.inspect(ctx, g, base, pr.BaseBranch, Head{Repo: head, Branch: pr.HeadBranch})
+	st, err := s.inspect(ctx, g, base, pr.BaseBranch, Head{Repo: head, Branch: pr.HeadBranch}, pr)
 	if err != nil {
 		var apiErr *apierr.Error
 		if errors.As(err, &apiErr) {
@@ -432,7 +446,7 @@ func (s Service) Edit(ctx context.Context, p *auth.Principal, base *store.Reposi
 		if err != nil {
 			return nil, err
 		}
-		if moved, err = s.inspect(ctx, g, base, *in.Base, Head{Repo: head, Branch: pr.HeadBranch}); err != nil {
+		if moved, err = s.inspect(ctx, g, base, *in.Base, Head{Repo: head, Branch: pr.HeadBranch}, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -10,9 +10,12 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"repohost/store"
 )
 
 // The operations of pull requests and forks run the git binary (2.38 or
@@ -30,9 +33,13 @@ func (g *GitRepo) run(ctx context.Context, stdin io.Reader, exitOK []int, args .
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + g.path}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_NO_REPLACE_OBJECTS=1")
 	cmd.Stdin = stdin
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := start(ctx, cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	out := stdout.Bytes()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, 0, ctx.Err()
@@ -48,6 +55,24 @@ func (g *GitRepo) run(ctx context.Context, stdin io.Reader, exitOK []int, args .
 		return nil, 0, fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
 	return out, 0, nil
+}
+
+// backgroundNice is the scheduling priority of git processes run for
+// work no request waits for (store.Background: the outbox's consumers,
+// maintenance tasks): on a busy machine the requests' own work comes
+// first, and a push is not slowed by the pull requests it refreshes.
+const backgroundNice = 10
+
+// start starts cmd, at a lower priority when ctx is background work.
+func start(ctx context.Context, cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if store.IsBackground(ctx) {
+		// Best effort: a process that already ended cannot be reniced.
+		_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, backgroundNice)
+	}
+	return nil
 }
 
 // CheckGit tells whether the git binary on the PATH can do what pull
@@ -94,7 +119,11 @@ func (g *GitRepo) FetchObjects(ctx context.Context, src *GitRepo, tips []plumbin
 		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=uploadpack.allowAnySHA1InWant", "GIT_CONFIG_VALUE_0=true")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	err := start(ctx, cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
 		return fmt.Errorf("git fetch objects: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
