@@ -130,6 +130,13 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 		}
 		pp.WithAdmin(perm.IsAdmin())
 	}
+	// Maintenance (git gc) of the repository waits for the change, which
+	// waits for it (see Hold).
+	release, err := s.Hold(ctx, c.Repo)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	s.d.Git.UpdateRefs(g, c.Updates, func(open []*gitstore.RefUpdate) {
 		for _, u := range open {
 			if c.Rename {
@@ -170,6 +177,28 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 		return nil, err
 	}
 	return applied, nil
+}
+
+// Hold takes r's repository lock in its shared mode, as every ref change
+// does (Apply takes it itself), and returns its release. Writers whose
+// objects arrive before their refs move (a push) hold it from the first
+// object to the last ref, so maintenance never runs between them: git gc
+// could otherwise prune an old unreachable object a push relies on, or
+// pack refs under a compare-and-swap. Ref changes hold it together;
+// Maintain excludes them all, across processes (gitstore.Repos.LockRepo).
+func (s *Service) Hold(ctx context.Context, r *store.Repository) (release func(), err error) {
+	return s.d.Git.LockRepo(ctx, r.Owner.Name, r.Name, false)
+}
+
+// Maintain runs fn (git gc, say) on r's repository with no ref change
+// under way and none starting until fn returns: Hold's lock, exclusive.
+func (s *Service) Maintain(ctx context.Context, r *store.Repository, fn func() error) error {
+	release, err := s.d.Git.LockRepo(ctx, r.Owner.Name, r.Name, true)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return fn()
 }
 
 // Seeded is the first refs of a repository being created, moved in git
