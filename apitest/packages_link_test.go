@@ -76,4 +76,11 @@ func TestPackageLinkNeedsRepoAccess(t *testing.T) {
 	if r := linked(); r == nil || r.FullName != "pkorg/open" {
 		t.Fatalf("refused unlink changed the link to %+v", r)
 	}
+	// A link to a repository that is gone is dropped by any writer of
+	// the packages.
+	e.Do("DELETE", "repos/pkorg/open", nil, owner).Expect(t, http.StatusNoContent)
+	e.Do("POST", "packages/pkorg/generic/lib/-/unlink", nil, mc).Expect(t, http.StatusCreated)
+	if r := linked(); r != nil {
+		t.Fatalf("unlinked package still linked to %s", r.FullName)
+	}
 }

@@ -2,6 +2,7 @@ package packages
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/go-openapi/runtime/middleware"
@@ -286,12 +287,16 @@ func (h Handlers) UnlinkPackage(ctx context.Context, params package_operations.U
 		return h.Fail(err)
 	}
 	if pkg.RepoID != 0 {
+		// A link to a repository that is gone may be dropped by any
+		// writer of the packages: nothing is left to protect.
 		r, err := h.Store.Repos().FindByID(ctx, pkg.RepoID)
-		if err != nil {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return h.Fail(err)
 		}
-		if err := h.mayLink(ctx, p, r); err != nil {
-			return h.Fail(err)
+		if err == nil {
+			if err := h.mayLink(ctx, p, r); err != nil {
+				return h.Fail(err)
+			}
 		}
 	}
 	if err := h.Packages.Link(ctx, p.User, pkg, 0); err != nil {
