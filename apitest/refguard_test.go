@@ -71,13 +71,20 @@ func TestRefGuard(t *testing.T) {
 		t.Fatalf("write outside impl/refs: reports %v", errs)
 	}
 
-	// The same kind of write through impl/refs is not.
-	row := &store.Repository{OwnerID: owner.User.ID, Name: "r", DefaultBranch: "main", ObjectFormat: "sha1"}
-	if err := e.DB.Repos().Create(context.Background(), row); err != nil {
+	// The same kind of write through impl/refs is not: a new
+	// repository's first branch, seeded before its row exists.
+	row := &store.Repository{OwnerID: owner.User.ID, Owner: owner.User, Name: "r", DefaultBranch: "main", ObjectFormat: "sha1"}
+	seeded, err := refs.New(e.Deps).InitialBranch(row, owner.User, initial)
+	if err != nil {
 		t.Fatal(err)
 	}
-	row.Owner = owner.User
-	if err := refs.New(e.Deps).InitialBranch(context.Background(), row, owner.User, initial); err != nil {
+	err = e.DB.WithTx(context.Background(), func(ctx context.Context) error {
+		if err := e.DB.Repos().Create(ctx, row); err != nil {
+			return err
+		}
+		return seeded.Record(ctx)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if errs := rec.take(); len(errs) != 0 {

@@ -45,7 +45,7 @@ func TestSyncReleasesFollowsMovedTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := release.SyncReleases(ctx, e.Deps, r)
+	res, err := release.Service{Deps: e.Deps}.SyncReleases(ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestSyncReleasesFollowsMovedTags(t *testing.T) {
 	if _, err := e.DB.Releases().FindByTag(ctx, r.ID, "v2"); err != nil {
 		t.Fatalf("release of the deleted tag: %v", err)
 	}
-	again, _ := release.SyncReleases(ctx, e.Deps, r)
+	again, _ := release.Service{Deps: e.Deps}.SyncReleases(ctx, r)
 	if again.Updated != 0 {
 		t.Fatalf("second sync updated %d", again.Updated)
 	}

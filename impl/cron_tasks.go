@@ -5,6 +5,7 @@ import (
 
 	"repohost/impl/app"
 	"repohost/impl/cron"
+	"repohost/impl/refs"
 	"repohost/impl/webhook"
 	"repohost/store"
 )
@@ -15,7 +16,8 @@ import (
 func CronTasks(d *app.Deps, s Services) []cron.Task {
 	e := cron.Env{Store: d.Store, Git: d.Git, Log: d.Log, Clock: d.Clock, Metrics: d.Metrics,
 		ArchiveDir: d.ArchiveDir, ArchiveMaxAge: d.Config.ArchiveMaxAge, InactiveAccountAge: d.Config.InactiveAccountAge,
-		DeleteUser: func(ctx context.Context, u *store.User) error { return s.Users.Delete(ctx, nil, u, false) }}
+		DeleteUser: func(ctx context.Context, u *store.User) error { return s.Users.Delete(ctx, nil, u, false) },
+		Maintain:   refs.New(d).Maintain}
 	return []cron.Task{
 		cron.RepoHealthCheck(e),
 		cron.ArchiveCleanup(e),

@@ -210,7 +210,7 @@ func syncReleases(args []string, log *slog.Logger) error {
 		}
 		failed := 0
 		for _, r := range repos {
-			res, err := release.SyncReleases(ctx, d, r)
+			res, err := release.Service{Deps: d}.SyncReleases(ctx, r)
 			if err != nil {
 				failed++
 				fmt.Fprintf(os.Stderr, "%s: %v\n", r.FullName(), err)

@@ -216,6 +216,28 @@ func (c Checker) CanCreateIn(ctx context.Context, p *auth.Principal, owner *stor
 	return false, nil
 }
 
+// TeamHas tells whether team t has r: a team of r's organization given r,
+// or one including all its repositories (the owners team among them).
+func (c Checker) TeamHas(ctx context.Context, t *store.Team, r *store.Repository) (bool, error) {
+	if !r.Owner.IsOrganization() || t.OrgID != r.OwnerID {
+		return false, nil
+	}
+	if t.IncludesAllRepositories {
+		return true, nil
+	}
+	return c.Store.Teams().HasRepo(ctx, t.ID, r.ID)
+}
+
+// TeamRepo is what membership of team t alone grants on r (TeamRepoFor),
+// after asking whether t was given r.
+func (c Checker) TeamRepo(ctx context.Context, t *store.Team, r *store.Repository) (Permission, error) {
+	has, err := c.TeamHas(ctx, t, r)
+	if err != nil || !has {
+		return None, err
+	}
+	return TeamRepoFor(t, r, true), nil
+}
+
 // MayMakePrivate tells whether p may create a private repository or make a
 // repository private. A token limited to public data may not, whoever
 // holds it, site admins included: what it could make private it could no

@@ -225,18 +225,28 @@ func RepoFor(p *auth.Principal, r *store.Repository, f Facts) Permission {
 	if !r.IsPrivate && !p.User.Restricted {
 		floor = store.AccessRead
 	}
-	mode := max(f.Collaboration, floor)
 	var teams []*store.Team
-	if r.Owner.IsOrganization() {
-		for _, t := range f.Teams {
-			if t.OrgID == r.OwnerID && (t.IncludesAllRepositories || f.TeamHasRepo[t.ID]) {
-				teams = append(teams, t)
-			}
+	for _, t := range f.Teams {
+		if teamHas(t, r, f.TeamHasRepo[t.ID]) {
+			teams = append(teams, t)
 		}
 	}
+	return withTeams(r, max(f.Collaboration, floor), teams)
+}
+
+// teamHas tells whether team t grants anything on r: it must be a team of
+// r's organization, given r (given) or including all its repositories.
+func teamHas(t *store.Team, r *store.Repository, given bool) bool {
+	return r.Owner.IsOrganization() && t.OrgID == r.OwnerID && (t.IncludesAllRepositories || given)
+}
+
+// withTeams is step 7 of the rule: base (the floor and the collaboration)
+// raised by the teams that have r.
+func withTeams(r *store.Repository, base Mode, teams []*store.Team) Permission {
 	if len(teams) == 0 {
-		return uniform(r, mode)
+		return uniform(r, base)
 	}
+	mode := base
 	for _, t := range teams {
 		// An admin team (the owners team among them) owns the repository.
 		if TeamMode(t) >= store.AccessAdmin {
@@ -249,7 +259,7 @@ func RepoFor(p *auth.Principal, r *store.Repository, f Facts) Permission {
 		if !Enabled(r, u) {
 			continue
 		}
-		m := max(f.Collaboration, floor)
+		m := base
 		for _, t := range teams {
 			m = max(m, TeamUnitMode(t, u))
 		}
@@ -259,4 +269,16 @@ func RepoFor(p *auth.Principal, r *store.Repository, f Facts) Permission {
 		perm.units[u] = m
 	}
 	return perm.finish()
+}
+
+// TeamRepoFor is what membership of team t alone grants on r, given tells
+// whether t was given r: RepoFor's step 7 for a single team, with no floor
+// and no collaboration. It answers "may this team read (or write) this
+// repository" (review requests for a team, for one), so that question
+// never gets a rule of its own.
+func TeamRepoFor(t *store.Team, r *store.Repository, given bool) Permission {
+	if !teamHas(t, r, given) {
+		return None
+	}
+	return withTeams(r, store.AccessNone, []*store.Team{t})
 }

@@ -2,18 +2,12 @@ package branch
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
 
-	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
-	"repohost/impl/auth"
 	"repohost/impl/convert"
 	"repohost/impl/paging"
 	"repohost/models"
@@ -23,77 +17,6 @@ import (
 
 // maxRuleNameLength bounds a protection rule's name (a branch name or glob).
 const maxRuleNameLength = 255
-
-// whitelists resolves the names of users and teams a rule lists. Unknown
-// names are a 422; users without write access and teams of other owners
-// are dropped, as the reference does.
-type whitelists struct {
-	ctx  context.Context
-	d    *app.Deps
-	repo *store.Repository
-	err  error
-}
-
-func (w *whitelists) users(field string, names []string) []int64 {
-	if w.err != nil || len(names) == 0 {
-		return []int64{}
-	}
-	ids := []int64{}
-	seen := map[int64]bool{}
-	for _, n := range names {
-		u, err := w.d.Store.Users().FindByName(w.ctx, n)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && u.IsOrganization()) {
-			w.err = apierr.Validation("[%s]: user does not exist [name: %s]", field, n)
-			return nil
-		}
-		if err != nil {
-			w.err = err
-			return nil
-		}
-		perm, err := w.d.Access.Repo(w.ctx, &auth.Principal{User: u, Signer: u}, w.repo)
-		if err != nil {
-			w.err = err
-			return nil
-		}
-		if perm.CanWrite(access.UnitCode) && !seen[u.ID] {
-			seen[u.ID] = true
-			ids = append(ids, u.ID)
-		}
-	}
-	return ids
-}
-
-func (w *whitelists) teams(field string, names []string) []int64 {
-	if w.err != nil || len(names) == 0 || w.repo.Owner == nil || !w.repo.Owner.IsOrganization() {
-		return []int64{}
-	}
-	ids := []int64{}
-	for _, n := range names {
-		t, err := w.d.Store.Teams().FindByName(w.ctx, w.repo.OwnerID, n)
-		if errors.Is(err, store.ErrNotFound) {
-			w.err = apierr.Validation("[%s]: team does not exist [name: %s]", field, n)
-			return nil
-		}
-		if err != nil {
-			w.err = err
-			return nil
-		}
-		ids = append(ids, t.ID)
-	}
-	return ids
-}
-
-func checkRuleName(name string) error {
-	switch {
-	case strings.TrimSpace(name) == "":
-		return apierr.Validation("both rule_name and branch_name are empty")
-	case len(name) > maxRuleNameLength:
-		return apierr.Validation("[RuleName]: MaxSize")
-	case strings.ContainsRune(name, 0):
-		return apierr.Validation("[RuleName]: invalid character")
-	}
-	return nil
-}
 
 func (h Handlers) RepoCreateBranchProtection(ctx context.Context, params repository.RepoCreateBranchProtectionParams) middleware.Responder {
 	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
@@ -107,14 +30,6 @@ func (h Handlers) RepoCreateBranchProtection(ctx context.Context, params reposit
 	name := conv.Value(o.RuleName)
 	if name == "" {
 		name = conv.Value(o.BranchName)
-	}
-	if err := checkRuleName(name); err != nil {
-		return h.Fail(err)
-	}
-	if _, err := h.Store.Protections().FindByName(ctx, r.ID, name); err == nil {
-		return h.Fail(apierr.Forbidden("Branch protection already exist"))
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return h.Fail(err)
 	}
 	push := conv.Value(o.EnablePush)
 	force := push && conv.Value(o.EnableForcePush)
@@ -144,26 +59,14 @@ func (h Handlers) RepoCreateBranchProtection(ctx context.Context, params reposit
 		UnprotectedFilePatterns:       conv.Value(o.UnprotectedFilePatterns),
 		BlockAdminMergeOverride:       conv.Value(o.BlockAdminMergeOverride),
 	}
-	w := &whitelists{ctx: ctx, d: h.Deps, repo: r}
-	pb.PushWhitelistUserIDs = w.users("PushWhitelistUsernames", o.PushWhitelistUsernames)
-	pb.PushWhitelistTeamIDs = w.teams("PushWhitelistTeams", o.PushWhitelistTeams)
-	pb.ForcePushAllowlistUserIDs = w.users("ForcePushAllowlistUsernames", o.ForcePushAllowlistUsernames)
-	pb.ForcePushAllowlistTeamIDs = w.teams("ForcePushAllowlistTeams", o.ForcePushAllowlistTeams)
-	pb.MergeWhitelistUserIDs = w.users("MergeWhitelistUsernames", o.MergeWhitelistUsernames)
-	pb.MergeWhitelistTeamIDs = w.teams("MergeWhitelistTeams", o.MergeWhitelistTeams)
-	pb.ApprovalsWhitelistUserIDs = w.users("ApprovalsWhitelistUsernames", o.ApprovalsWhitelistUsernames)
-	pb.ApprovalsWhitelistTeamIDs = w.teams("ApprovalsWhitelistTeams", o.ApprovalsWhitelistTeams)
-	pb.BypassAllowlistUserIDs = w.users("BypassAllowlistUsernames", o.BypassAllowlistUsernames)
-	pb.BypassAllowlistTeamIDs = w.teams("BypassAllowlistTeams", o.BypassAllowlistTeams)
-	if w.err != nil {
-		return h.Fail(w.err)
+	lists := RuleLists{
+		PushUsers: o.PushWhitelistUsernames, PushTeams: o.PushWhitelistTeams,
+		ForcePushUsers: o.ForcePushAllowlistUsernames, ForcePushTeams: o.ForcePushAllowlistTeams,
+		MergeUsers: o.MergeWhitelistUsernames, MergeTeams: o.MergeWhitelistTeams,
+		ApprovalsUsers: o.ApprovalsWhitelistUsernames, ApprovalsTeams: o.ApprovalsWhitelistTeams,
+		BypassUsers: o.BypassAllowlistUsernames, BypassTeams: o.BypassAllowlistTeams,
 	}
-	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
-		return h.Store.Protections().Create(ctx, pb)
-	}); err != nil {
-		if errors.Is(err, store.ErrDuplicate) {
-			return h.Fail(apierr.Forbidden("Branch protection already exist"))
-		}
+	if err := h.svc().CreateRule(ctx, r, pb, lists); err != nil {
 		return h.Fail(err)
 	}
 	out, err := h.renderProtections(ctx, []*store.ProtectedBranch{pb})
@@ -198,22 +101,12 @@ func (h Handlers) RepoListBranchProtection(ctx context.Context, params repositor
 		WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
 }
 
-// findRule loads the rule named name from the path. A name no rule can
-// have, one the database cannot store (a NUL, invalid UTF-8), is not
-// found rather than an invalid value.
-func (h Handlers) findRule(ctx context.Context, repoID int64, name string) (*store.ProtectedBranch, error) {
-	if strings.ContainsRune(name, 0) || !utf8.ValidString(name) {
-		return nil, fmt.Errorf("branch protection %q: %w", name, store.ErrNotFound)
-	}
-	return h.Store.Protections().FindByName(ctx, repoID, name)
-}
-
 func (h Handlers) RepoGetBranchProtection(ctx context.Context, params repository.RepoGetBranchProtectionParams) middleware.Responder {
 	_, r, err := h.RepoAdmin(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	pb, err := h.findRule(ctx, r.ID, params.Name)
+	pb, err := h.svc().findRule(ctx, r.ID, params.Name)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -233,18 +126,14 @@ func (h Handlers) RepoEditBranchProtection(ctx context.Context, params repositor
 	if o == nil {
 		o = &models.EditBranchProtectionOption{}
 	}
-	var updated *store.ProtectedBranch
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		pb, err := h.findRule(ctx, r.ID, params.Name)
-		if err != nil {
-			return err
-		}
-		if err := h.applyProtectionEdit(ctx, r, pb, o); err != nil {
-			return err
-		}
-		updated = pb
-		return h.Store.Protections().Update(ctx, pb)
-	})
+	lists := RuleLists{
+		PushUsers: o.PushWhitelistUsernames, PushTeams: o.PushWhitelistTeams,
+		ForcePushUsers: o.ForcePushAllowlistUsernames, ForcePushTeams: o.ForcePushAllowlistTeams,
+		MergeUsers: o.MergeWhitelistUsernames, MergeTeams: o.MergeWhitelistTeams,
+		ApprovalsUsers: o.ApprovalsWhitelistUsernames, ApprovalsTeams: o.ApprovalsWhitelistTeams,
+		BypassUsers: o.BypassAllowlistUsernames, BypassTeams: o.BypassAllowlistTeams,
+	}
+	updated, err := h.svc().EditRule(ctx, r, params.Name, func(pb *store.ProtectedBranch) { applyProtectionEdit(pb, o) }, lists)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -258,7 +147,8 @@ func (h Handlers) RepoEditBranchProtection(ctx context.Context, params repositor
 // applyProtectionEdit copies the fields present in o onto pb. As in the
 // reference, turning pushing (or force pushing) off also turns its
 // whitelist off, and a whitelist flag counts only while its feature is on.
-func (h Handlers) applyProtectionEdit(ctx context.Context, r *store.Repository, pb *store.ProtectedBranch, o *models.EditBranchProtectionOption) error {
+// The lists of users and teams are the service's to resolve (RuleLists).
+func applyProtectionEdit(pb *store.ProtectedBranch, o *models.EditBranchProtectionOption) {
 	if o.EnablePush != nil {
 		pb.EnablePush = *o.EnablePush
 		if !pb.EnablePush {
@@ -307,34 +197,6 @@ func (h Handlers) applyProtectionEdit(ctx context.Context, r *store.Repository, 
 	app.Set(&pb.ProtectedFilePatterns, o.ProtectedFilePatterns)
 	app.Set(&pb.UnprotectedFilePatterns, o.UnprotectedFilePatterns)
 	app.Set(&pb.BlockAdminMergeOverride, o.BlockAdminMergeOverride)
-	w := &whitelists{ctx: ctx, d: h.Deps, repo: r}
-	for _, l := range []struct {
-		field string
-		names []string
-		dst   *[]int64
-		team  bool
-	}{
-		{"PushWhitelistUsernames", o.PushWhitelistUsernames, &pb.PushWhitelistUserIDs, false},
-		{"PushWhitelistTeams", o.PushWhitelistTeams, &pb.PushWhitelistTeamIDs, true},
-		{"ForcePushAllowlistUsernames", o.ForcePushAllowlistUsernames, &pb.ForcePushAllowlistUserIDs, false},
-		{"ForcePushAllowlistTeams", o.ForcePushAllowlistTeams, &pb.ForcePushAllowlistTeamIDs, true},
-		{"MergeWhitelistUsernames", o.MergeWhitelistUsernames, &pb.MergeWhitelistUserIDs, false},
-		{"MergeWhitelistTeams", o.MergeWhitelistTeams, &pb.MergeWhitelistTeamIDs, true},
-		{"ApprovalsWhitelistUsernames", o.ApprovalsWhitelistUsernames, &pb.ApprovalsWhitelistUserIDs, false},
-		{"ApprovalsWhitelistTeams", o.ApprovalsWhitelistTeams, &pb.ApprovalsWhitelistTeamIDs, true},
-		{"BypassAllowlistUsernames", o.BypassAllowlistUsernames, &pb.BypassAllowlistUserIDs, false},
-		{"BypassAllowlistTeams", o.BypassAllowlistTeams, &pb.BypassAllowlistTeamIDs, true},
-	} {
-		if l.names == nil {
-			continue // absent: the list stays
-		}
-		if l.team {
-			*l.dst = w.teams(l.field, l.names)
-		} else {
-			*l.dst = w.users(l.field, l.names)
-		}
-	}
-	return w.err
 }
 
 func (h Handlers) RepoDeleteBranchProtection(ctx context.Context, params repository.RepoDeleteBranchProtectionParams) middleware.Responder {
@@ -342,14 +204,7 @@ func (h Handlers) RepoDeleteBranchProtection(ctx context.Context, params reposit
 	if err != nil {
 		return h.Fail(err)
 	}
-	err = h.Store.WithTx(ctx, func(ctx context.Context) error {
-		pb, err := h.findRule(ctx, r.ID, params.Name)
-		if err != nil {
-			return err
-		}
-		return h.Store.Protections().Delete(ctx, r.ID, pb.ID)
-	})
-	if err != nil {
+	if err := h.svc().DeleteRule(ctx, r, params.Name); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoDeleteBranchProtectionNoContent()
@@ -363,22 +218,7 @@ func (h Handlers) RepoUpdateBranchProtectionPriories(ctx context.Context, params
 	if params.Body == nil || params.Body.IDs == nil {
 		return h.Fail(apierr.Validation("[IDs]: Required"))
 	}
-	ids := params.Body.IDs
-	seen := make(map[int64]bool, len(ids))
-	for _, id := range ids {
-		if seen[id] {
-			return h.Fail(apierr.Validation("[IDs]: id %d is listed twice", id))
-		}
-		seen[id] = true
-	}
-	if r.IsArchived {
-		return h.Fail(apierr.RepoArchived())
-	}
-	// Ids of other repositories' rules, or of none, are ignored, as the
-	// reference does.
-	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
-		return h.Store.Protections().SetPriorities(ctx, r.ID, ids)
-	}); err != nil {
+	if err := h.svc().SetRulePriorities(ctx, r, params.Body.IDs); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoUpdateBranchProtectionPrioriesNoContent()

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	goruntime "runtime"
 	"strconv"
@@ -20,13 +18,10 @@ import (
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag/conv"
 
-	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
-	"repohost/impl/names"
-	"repohost/impl/refs"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
@@ -276,194 +271,29 @@ func (r releasingReader) Close() error {
 	return err
 }
 
-// fileWrite is what create, update and delete share.
-type fileWrite struct {
-	op                   gitstore.FileOp
-	branch, newBranch    *string
-	force, signoff       *bool
-	message              *string
-	author, committer    *models.Identity
-	dates                *models.CommitDateOptions
-	path, fromPath, sha  string
-	content              []byte
-	defaultVerb, rawPath string
+// fileWrite is the part of a FileWrite that every contents write's
+// options carry alike.
+func fileWrite(branch, newBranch *string, force, signoff *bool, message *string, author, committer *models.Identity, dates *models.CommitDateOptions) FileWrite {
+	w := FileWrite{Branch: conv.Value(branch), NewBranch: conv.Value(newBranch), Force: conv.Value(force),
+		Signoff: conv.Value(signoff), Message: conv.Value(message), Author: identityOf(author), Committer: identityOf(committer)}
+	if dates != nil {
+		w.AuthorDate, w.CommitterDate = timeOf(dates.Author), timeOf(dates.Committer)
+	}
+	return w
 }
 
-// identity is who a commit names: the given identity when it has an
-// email, else fallback.
-func identity(id *models.Identity, fallback *object.Signature) *object.Signature {
-	if id == nil || id.Email == "" {
-		return fallback
+func identityOf(id *models.Identity) *Identity {
+	if id == nil {
+		return nil
 	}
-	name := id.Name
-	if name == "" {
-		name, _, _ = strings.Cut(string(id.Email), "@")
-	}
-	return &object.Signature{Name: name, Email: string(id.Email)}
+	return &Identity{Name: id.Name, Email: string(id.Email)}
 }
 
-func dateOr(d *strfmt.DateTime, now time.Time) time.Time {
-	// Clients built on the reference's SDK send the zero time for "unset".
-	if d == nil || time.Time(*d).IsZero() || time.Time(*d).Year() <= 1 {
-		return now
+func timeOf(d *strfmt.DateTime) time.Time {
+	if d == nil {
+		return time.Time{}
 	}
 	return time.Time(*d)
-}
-
-// commitFile makes the one commit of a contents write, after the checks that
-// need neither git nor the database, and moves its branch through
-// impl/refs.
-func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Repository, w fileWrite) (*gitstore.GitRepo, *gitstore.ChangeResult, error) {
-	path, err := treePath(w.rawPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	if path == "" {
-		return nil, nil, apierr.Validation("[Filepath]: a file path is required")
-	}
-	w.path = path
-	if w.fromPath != "" {
-		if w.fromPath, err = treePath(w.fromPath); err != nil {
-			return nil, nil, apierr.Validation("[FromPath]: invalid path")
-		}
-	}
-	for field, b := range map[string]*string{"Branch": w.branch, "NewBranch": w.newBranch} {
-		if b != nil && *b != "" {
-			if err := names.CheckBranch(field, *b); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	g, err := h.OpenGit(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	base := conv.Value(w.branch)
-	if base == "" {
-		base = r.DefaultBranch
-	}
-	now := h.Clock.Now()
-	doer := app.Signature(p.User, h.Clock.Now())
-	author := *identity(w.author, identity(w.committer, &doer))
-	committer := *identity(w.committer, &author)
-	author.When = dateOr(datesAuthor(w.dates), now)
-	committer.When = dateOr(datesCommitter(w.dates), now)
-	msg := conv.Value(w.message)
-	if strings.TrimSpace(msg) == "" {
-		msg = w.defaultVerb + " " + path
-	}
-	if conv.Value(w.signoff) {
-		msg = strings.TrimRight(msg, "\n") + "\n\nSigned-off-by: " + committer.Name + " <" + committer.Email + ">"
-	}
-	// Writers to one branch queue here rather than race: each builds on
-	// the tip the previous one left. Anything else that moves the branch
-	// meanwhile (a push, another process) is met by the retry below.
-	target := base
-	if nb := conv.Value(w.newBranch); nb != "" {
-		target = nb
-	}
-	unlock, err := h.BranchLocks.Lock(ctx, strconv.FormatInt(r.ID, 10)+"\x00"+target)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer unlock()
-	fc := gitstore.FileChange{
-		Op: w.op, Branch: base, NewBranch: conv.Value(w.newBranch), Force: conv.Value(w.force),
-		Path: path, FromPath: w.fromPath, Content: w.content, SHA: w.sha,
-		Author: author, Committer: committer, Message: msg, Signer: h.CommitSigner(),
-	}
-	for attempt := 1; ; attempt++ {
-		res, err := g.ChangeFile(fc)
-		if err != nil {
-			if attempt > 1 && noLongerApplies(err) {
-				// It applied to the tip it was first built on; a
-				// concurrent change of the branch took that away.
-				return nil, nil, apierr.Conflict("branch %s moved meanwhile and the change no longer applies: %v", target, err)
-			}
-			return nil, nil, err
-		}
-		// The commit is published like a push of it: the one push policy
-		// (a new_branch with force_push that rewrites a branch is a force
-		// push), a compare-and-swap from the tip the commit was built on,
-		// and the repository row and event that go with a ref change.
-		_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
-			Updates: []*gitstore.RefUpdate{res.Update()}})
-		if err == nil {
-			return g, res, nil
-		}
-		if attempt < maxCommitAttempts && lostRace(g, res, err) {
-			// Another writer moved the branch between reading its tip and
-			// the compare-and-swap: build the same change again on the new
-			// tip, as a rebase would, as long as it still applies there.
-			if err := backoff(ctx, attempt); err != nil {
-				return nil, nil, err
-			}
-			continue
-		}
-		var refused *access.Refusal
-		switch {
-		case errors.As(err, &refused) && refused.Reason == access.PushNotAllowed:
-			return nil, nil, apierr.Forbidden("user cannot commit to protected branch %q", res.Branch)
-		case errors.Is(err, gitstore.ErrBranchExists) && res.Branch == base:
-			// Another writer made the repository's first commit meanwhile.
-			return nil, nil, fmt.Errorf("branch %s: %w", base, store.ErrConflict)
-		}
-		return nil, nil, err
-	}
-}
-
-// maxCommitAttempts bounds how often one contents write is rebuilt on a
-// branch that keeps moving under it before it answers 409.
-const maxCommitAttempts = 10
-
-// lostRace tells whether publishing res failed only because its branch no
-// longer points where the commit was built (a compare-and-swap lost to a
-// concurrent writer, or a first commit beaten by another), as opposed to a
-// refusal that would stand on any tip.
-func lostRace(g *gitstore.GitRepo, res *gitstore.ChangeResult, err error) bool {
-	if !errors.Is(err, store.ErrConflict) && !errors.Is(err, gitstore.ErrBranchExists) {
-		return false
-	}
-	cur, herr := g.BranchHash(res.Branch)
-	return herr == nil && cur != res.Old
-}
-
-// noLongerApplies tells the errors of a change that does not apply to a
-// branch's tip: the file changed, appeared or went away.
-func noLongerApplies(err error) bool {
-	return errors.Is(err, gitstore.ErrSHAMismatch) || errors.Is(err, gitstore.ErrFileExists) ||
-		errors.Is(err, gitstore.ErrPathConflict) || errors.Is(err, gitstore.ErrBranchExists) ||
-		errors.Is(err, store.ErrNotFound)
-}
-
-// backoff waits a random while before the next attempt, up to twice as
-// long after each (5 ms, 10 ms, … at most 320 ms), so writers that collided
-// spread out instead of colliding again in step.
-func backoff(ctx context.Context, attempt int) error {
-	limit := 5 * time.Millisecond << min(attempt-1, 6)
-	d := limit/2 + time.Duration(rand.Int64N(int64(limit/2)))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-func datesAuthor(d *models.CommitDateOptions) *strfmt.DateTime {
-	if d == nil {
-		return nil
-	}
-	return d.Author
-}
-
-func datesCommitter(d *models.CommitDateOptions) *strfmt.DateTime {
-	if d == nil {
-		return nil
-	}
-	return d.Committer
 }
 
 // verification is the verdict on the signature of a commit the server
@@ -513,11 +343,9 @@ func (h Handlers) RepoCreateFile(ctx context.Context, params repository.RepoCrea
 	if err != nil {
 		return h.Fail(err)
 	}
-	g, res, err := h.commitFile(ctx, p, r, fileWrite{
-		op: gitstore.OpCreate, branch: o.BranchName, newBranch: o.NewBranchName, force: o.ForcePush, signoff: o.Signoff,
-		message: o.Message, author: o.Author, committer: o.Committer, dates: o.Dates,
-		rawPath: params.Filepath, content: content, defaultVerb: "Add",
-	})
+	w := fileWrite(o.BranchName, o.NewBranchName, o.ForcePush, o.Signoff, o.Message, o.Author, o.Committer, o.Dates)
+	w.Op, w.RawPath, w.Content, w.DefaultVerb = gitstore.OpCreate, params.Filepath, content, "Add"
+	g, res, err := h.svc().Commit(ctx, p, r, w)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -540,15 +368,12 @@ func (h Handlers) RepoUpdateFile(ctx context.Context, params repository.RepoUpda
 	}
 	// Without a sha the reference creates the file (201); with one it
 	// replaces the file that has that sha (200).
-	w := fileWrite{
-		op: gitstore.OpUpdate, branch: o.BranchName, newBranch: o.NewBranchName, force: o.ForcePush, signoff: o.Signoff,
-		message: o.Message, author: o.Author, committer: o.Committer, dates: o.Dates,
-		rawPath: params.Filepath, fromPath: conv.Value(o.FromPath), sha: conv.Value(o.SHA), content: content, defaultVerb: "Update",
+	w := fileWrite(o.BranchName, o.NewBranchName, o.ForcePush, o.Signoff, o.Message, o.Author, o.Committer, o.Dates)
+	w.Op, w.RawPath, w.FromPath, w.SHA, w.Content, w.DefaultVerb = gitstore.OpUpdate, params.Filepath, conv.Value(o.FromPath), conv.Value(o.SHA), content, "Update"
+	if w.SHA == "" {
+		w.Op, w.FromPath, w.DefaultVerb = gitstore.OpCreate, "", "Add"
 	}
-	if w.sha == "" {
-		w.op, w.fromPath, w.defaultVerb = gitstore.OpCreate, "", "Add"
-	}
-	g, res, err := h.commitFile(ctx, p, r, w)
+	g, res, err := h.svc().Commit(ctx, p, r, w)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -556,7 +381,7 @@ func (h Handlers) RepoUpdateFile(ctx context.Context, params repository.RepoUpda
 	if err != nil {
 		return h.Fail(err)
 	}
-	if w.op == gitstore.OpCreate {
+	if w.Op == gitstore.OpCreate {
 		return repository.NewRepoUpdateFileCreated().WithPayload(out)
 	}
 	return repository.NewRepoUpdateFileOK().WithPayload(out)
@@ -571,11 +396,9 @@ func (h Handlers) RepoDeleteFile(ctx context.Context, params repository.RepoDele
 	if conv.Value(o.SHA) == "" {
 		return h.Fail(apierr.Validation("[SHA]: Required"))
 	}
-	_, res, err := h.commitFile(ctx, p, r, fileWrite{
-		op: gitstore.OpDelete, branch: o.BranchName, newBranch: o.NewBranchName, force: o.ForcePush, signoff: o.Signoff,
-		message: o.Message, author: o.Author, committer: o.Committer, dates: o.Dates,
-		rawPath: params.Filepath, sha: conv.Value(o.SHA), defaultVerb: "Delete",
-	})
+	w := fileWrite(o.BranchName, o.NewBranchName, o.ForcePush, o.Signoff, o.Message, o.Author, o.Committer, o.Dates)
+	w.Op, w.RawPath, w.SHA, w.DefaultVerb = gitstore.OpDelete, params.Filepath, conv.Value(o.SHA), "Delete"
+	_, res, err := h.svc().Commit(ctx, p, r, w)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -38,6 +38,9 @@ type Env struct {
 	// DeleteUser deletes an account through its area's service (which
 	// refuses accounts that still own repositories or organizations).
 	DeleteUser func(ctx context.Context, u *store.User) error
+	// Maintain runs fn on r's repository with no ref change under way
+	// or starting (impl/refs' Service.Maintain).
+	Maintain func(ctx context.Context, r *store.Repository, fn func() error) error
 }
 
 // Notice records something a site admin must look at: it is stored (see
@@ -130,17 +133,22 @@ func RepoHealthCheck(e Env) Task {
 	}}
 }
 
-// GitGCRepos packs every repository's loose objects and refs (git gc);
-// unreachable objects younger than git's grace period stay, so a push
-// under way never loses objects.
+// GitGCRepos packs every repository's loose objects and refs (git gc),
+// each with no push or other ref change under way (Env.Maintain): gc
+// prunes unreachable objects past git's grace period, which a push may
+// have found present and not sent again, and packs the refs that
+// compare-and-swaps are moving.
 func GitGCRepos(e Env) Task {
 	return Task{Name: "git_gc_repos", Schedule: "@every 72h", Enabled: false, Run: func(ctx context.Context) error {
 		failed := 0
 		err := e.eachRepository(ctx, func(r *store.Repository) error {
 			dir, err := e.Git.Path(r.Owner.Name, r.Name)
 			if err == nil {
-				err = git(ctx, dir, "gc", "--quiet")
-				e.countGit("gc", err)
+				err = e.Maintain(ctx, r, func() error {
+					err := git(ctx, dir, "gc", "--quiet")
+					e.countGit("gc", err)
+					return err
+				})
 			}
 			if err != nil {
 				if ctx.Err() != nil {

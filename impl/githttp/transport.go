@@ -148,6 +148,13 @@ func (c Caller) Doer() *auth.Principal { return c.Principal }
 // not nil, is asked once the push is read: when it says the input was cut
 // short, nothing is applied and ErrCutShort is returned.
 func (t *Transport) ReceivePack(ctx context.Context, c Caller, repo *store.Repository, g *gitstore.GitRepo, in io.Reader, cutShort func() bool) (*gitstore.Push, error) {
+	// From the first object stored to the last ref moved, no maintenance
+	// of the repository (refs.Service.Hold).
+	release, err := refs.New(t.d).Hold(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	push, err := g.ReadPush(in)
 	t.d.Metrics.GitOperation("receive-pack", err)
 	if cutShort != nil && cutShort() {

@@ -323,14 +323,12 @@ func (h Handlers) OrgListTeamRepo(ctx context.Context, params organization.OrgLi
 	if err != nil {
 		return h.Fail(err)
 	}
-	if !t.IncludesAllRepositories {
-		has, err := h.Store.Teams().HasRepo(ctx, t.ID, r.ID)
-		if err != nil {
-			return h.Fail(err)
-		}
-		if !has {
-			return h.Fail(apierr.NotFound("repository not in the team"))
-		}
+	has, err := h.Access.TeamHas(ctx, t, r)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if !has {
+		return h.Fail(apierr.NotFound("repository not in the team"))
 	}
 	return organization.NewOrgListTeamRepoOK().WithPayload(convert.Repo(h.Links(app.BaseURL(params.HTTPRequest)), r, perm, app.Viewer(p)))
 }

@@ -2,6 +2,7 @@ package packages
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/go-openapi/runtime/middleware"
@@ -266,6 +267,9 @@ func (h Handlers) LinkPackage(ctx context.Context, params package_operations.Lin
 	if err != nil {
 		return h.Fail(err)
 	}
+	if err := h.mayLink(ctx, p, r); err != nil {
+		return h.Fail(err)
+	}
 	if err := h.Packages.Link(ctx, p.User, pkg, r.ID); err != nil {
 		return h.Fail(err)
 	}
@@ -282,8 +286,40 @@ func (h Handlers) UnlinkPackage(ctx context.Context, params package_operations.U
 	if err != nil {
 		return h.Fail(err)
 	}
+	if pkg.RepoID != 0 {
+		// A link to a repository that is gone may be dropped by any
+		// writer of the packages: nothing is left to protect.
+		r, err := h.Store.Repos().FindByID(ctx, pkg.RepoID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return h.Fail(err)
+		}
+		if err == nil {
+			if err := h.mayLink(ctx, p, r); err != nil {
+				return h.Fail(err)
+			}
+		}
+	}
 	if err := h.Packages.Link(ctx, p.User, pkg, 0); err != nil {
 		return h.Fail(err)
 	}
 	return package_operations.NewUnlinkPackageCreated()
+}
+
+// mayLink checks that p may link packages to r or unlink them from it:
+// writing the owner's packages is not enough, the reference also wants
+// write access to r's packages unit. A repository p may not see answers
+// 404 exactly like a missing one, so the answer tells nothing of which
+// private repositories exist.
+func (h Handlers) mayLink(ctx context.Context, p *auth.Principal, r *store.Repository) error {
+	perm, err := h.Access.Repo(ctx, p, r)
+	if err != nil {
+		return err
+	}
+	if !perm.Pull {
+		return apierr.NotFound("not found")
+	}
+	if !perm.CanWrite(access.UnitPackages) {
+		return apierr.Forbidden(app.MsgNeedWrite)
+	}
+	return nil
 }

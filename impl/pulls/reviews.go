@@ -76,11 +76,14 @@ func (s Service) resolveReviewers(ctx context.Context, doer *store.User, r *stor
 				return nil, nil, err
 			}
 			if r.IsPrivate {
-				ok, err := s.Store.Teams().HasRepo(ctx, t.ID, r.ID)
+				// The team's members must be able to read the pull
+				// request through the team (impl/access: a team given
+				// the repository or including all of them).
+				theirs, err := s.Access.TeamRepo(ctx, t, r)
 				if err != nil {
 					return nil, nil, err
 				}
-				if !ok {
+				if !theirs.CanRead(access.UnitPulls) {
 					return nil, nil, suffix("Reviewing team can't read repo")
 				}
 			}

@@ -59,12 +59,25 @@ func (s Service) ParseHead(ctx context.Context, p *auth.Principal, base *store.R
 	if strings.EqualFold(owner, base.Owner.Name) && (repoName == "" || strings.EqualFold(repoName, base.Name)) {
 		return Head{Repo: base, Branch: branch}, nil
 	}
+	// An owner p may not see answers exactly like one that does not
+	// exist, whichever step finds nothing.
+	noOwner := apierr.NotFound("the head owner %s does not exist", owner)
 	u, err := s.Store.Users().FindByName(ctx, owner)
 	if errors.Is(err, store.ErrNotFound) {
-		return Head{}, apierr.NotFound("the head owner %s does not exist", owner)
+		return Head{}, noOwner
 	}
 	if err != nil {
 		return Head{}, err
+	}
+	noFork := func() error {
+		seen, err := s.Access.CanSeeUser(ctx, p, u)
+		if err != nil {
+			return err
+		}
+		if !seen {
+			return noOwner
+		}
+		return apierr.NotFound("%s has no fork of %s", owner, base.FullName())
 	}
 	var r *store.Repository
 	if repoName != "" {
@@ -86,17 +99,19 @@ func (s Service) ParseHead(ctx context.Context, p *auth.Principal, base *store.R
 		}
 	}
 	if r == nil {
-		return Head{}, apierr.NotFound("%s has no fork of %s", owner, base.FullName())
+		return Head{}, noFork()
+	}
+	if r.Owner == nil {
+		r.Owner = u
 	}
 	perm, err := s.Access.Repo(ctx, p, r)
 	if err != nil {
 		return Head{}, err
 	}
 	if !perm.CanRead(access.UnitCode) {
-		return Head{}, apierr.NotFound("%s has no fork of %s", owner, base.FullName())
-	}
-	if r.Owner == nil {
-		r.Owner = u
+		// (A collaborator on the fork of an owner it may not see
+		// reads it: impl/access decides, not the owner's visibility.)
+		return Head{}, noFork()
 	}
 	return Head{Repo: r, Branch: branch}, nil
 }

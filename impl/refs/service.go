@@ -1,12 +1,15 @@
 // Package refs is the one path by which anything moves a ref. Every writer
 // goes through Service.Apply: a push over smart HTTP, the contents API,
 // branch create/update/delete/rename, tag create/delete, publishing a
-// release (its tag), and the first branch of a new repository (auto_init,
-// template generation). Apply judges each update with the one PushPolicy,
+// release (its tag). Apply judges each update with the one PushPolicy,
 // moves the refs by compare-and-swap through gitstore.Repos.UpdateRefs
 // (which nothing else calls), keeps the repository row in step (a first
 // branch makes it non-empty and, when the default branch is missing,
-// the default) and emits one events.RefsChanged for what it moved.
+// the default) and emits one events.RefsChanged for what it moved. The
+// first refs of a repository being created (auto_init, template
+// generation, a fork's branches and tags) go through Seed instead: created
+// before the row exists, when no rule can apply, and recorded the same way
+// in the transaction that inserts it.
 package refs
 
 import (
@@ -127,6 +130,13 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 		}
 		pp.WithAdmin(perm.IsAdmin())
 	}
+	// Maintenance (git gc) of the repository waits for the change, which
+	// waits for it (see Hold).
+	release, err := s.Hold(ctx, c.Repo)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	s.d.Git.UpdateRefs(g, c.Updates, func(open []*gitstore.RefUpdate) {
 		for _, u := range open {
 			if c.Rename {
@@ -169,20 +179,93 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 	return applied, nil
 }
 
-// InitialBranch creates the first branch of a new repository,
-// r.DefaultBranch at commit (the commit gitstore's Create or
-// CreateFromTemplate wrote); a zero commit, an empty repository, changes
-// nothing. Call it in the transaction that inserts r's row (ctx carries
-// it) and before any protection rule is copied into the repository: the
-// event then commits with the row, and the branch is judged by the rules
-// the repository has when its content appears, none.
-func (s *Service) InitialBranch(ctx context.Context, r *store.Repository, doer *store.User, commit plumbing.Hash) error {
-	if commit.IsZero() {
+// Hold takes r's repository lock in its shared mode, as every ref change
+// does (Apply takes it itself), and returns its release. Writers whose
+// objects arrive before their refs move (a push) hold it from the first
+// object to the last ref, so maintenance never runs between them: git gc
+// could otherwise prune an old unreachable object a push relies on, or
+// pack refs under a compare-and-swap. Ref changes hold it together;
+// Maintain excludes them all, across processes (gitstore.Repos.LockRepo).
+func (s *Service) Hold(ctx context.Context, r *store.Repository) (release func(), err error) {
+	return s.d.Git.LockRepo(ctx, r.Owner.Name, r.Name, false)
+}
+
+// Maintain runs fn (git gc, say) on r's repository with no ref change
+// under way and none starting until fn returns: Hold's lock, exclusive.
+func (s *Service) Maintain(ctx context.Context, r *store.Repository, fn func() error) error {
+	release, err := s.d.Git.LockRepo(ctx, r.Owner.Name, r.Name, true)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return fn()
+}
+
+// Seeded is the first refs of a repository being created, moved in git
+// by Seed and recorded by Record.
+type Seeded struct {
+	s       *Service
+	repo    *store.Repository
+	doer    *auth.Principal
+	applied []*gitstore.RefUpdate
+	plan    recordPlan
+}
+
+// InitialBranch seeds a new repository's first branch, r.DefaultBranch at
+// commit (the commit gitstore's Create or CreateFromTemplate wrote); a
+// zero commit, an empty repository, seeds nothing. See Seed.
+func (s *Service) InitialBranch(r *store.Repository, doer *store.User, commit plumbing.Hash) (*Seeded, error) {
+	var updates []*gitstore.RefUpdate
+	if !commit.IsZero() {
+		updates = []*gitstore.RefUpdate{{Name: plumbing.NewBranchReferenceName(r.DefaultBranch), New: commit}}
+	}
+	return s.Seed(r, doer, updates)
+}
+
+// Seed gives a repository being created its first refs (its first branch,
+// or a fork's branches and tags), all or nothing. It runs before the
+// transaction that inserts r's row, so no git work holds the database's
+// write lock (DESIGN.md: git first, then the database, then compensate).
+// r's directory was made by this creation and r has no row yet, so nobody
+// else reaches these refs and no branch rule exists to judge them: they
+// are created by compare-and-swap without a policy. The caller records
+// them with Record in the transaction that inserts the row (before any
+// protection rule is copied in) and, when that fails, removes the
+// directory, which takes the refs with it.
+func (s *Service) Seed(r *store.Repository, doer *store.User, updates []*gitstore.RefUpdate) (*Seeded, error) {
+	sd := &Seeded{s: s, repo: r, doer: &auth.Principal{User: doer, Signer: doer}}
+	if len(updates) == 0 {
+		return sd, nil
+	}
+	g, err := s.d.Git.OpenGit(r.Owner.Name, r.Name)
+	if err != nil {
+		return nil, err
+	}
+	s.d.Git.UpdateRefs(g, updates, nil)
+	for _, u := range updates {
+		if u.Err == nil {
+			sd.applied = append(sd.applied, u)
+		}
+	}
+	if len(sd.applied) < len(updates) {
+		s.undo(g, r, sd.applied, errNotApplied)
+		return nil, firstErr(updates)
+	}
+	if sd.plan, err = s.plan(g, r, sd.applied); err != nil {
+		return nil, err
+	}
+	s.pointHEAD(context.Background(), r, sd.plan.newDefault)
+	return sd, nil
+}
+
+// Record writes what Seed did to the database: the row's state and one
+// events.RefsChanged, in the transaction ctx carries, which inserted the
+// row. It does no git work.
+func (sd *Seeded) Record(ctx context.Context) error {
+	if len(sd.applied) == 0 {
 		return nil
 	}
-	_, err := s.Apply(ctx, Change{Repo: r, Doer: &auth.Principal{User: doer, Signer: doer}, Atomic: true,
-		Updates: []*gitstore.RefUpdate{{Name: plumbing.NewBranchReferenceName(r.DefaultBranch), New: commit}}})
-	return err
+	return sd.s.write(ctx, sd.repo, sd.doer, nil, sd.plan)
 }
 
 // firstErr is the first refusal among updates that is not the collateral
@@ -196,56 +279,85 @@ func firstErr(updates []*gitstore.RefUpdate) error {
 	return nil
 }
 
+// recordPlan is what a change means for the database, read from git
+// before any transaction.
+type recordPlan struct {
+	changes []events.RefChange
+	// written are the branches created or moved.
+	written []string
+	// newDefault is the branch that becomes the default ("" for none).
+	newDefault string
+}
+
+// plan reads what applied means for the database: the event's changes and,
+// when the default branch does not exist (a first push to another branch,
+// a rename of the default branch), the first branch written, which
+// becomes the default.
+func (s *Service) plan(g *gitstore.GitRepo, r *store.Repository, applied []*gitstore.RefUpdate) (recordPlan, error) {
+	var p recordPlan
+	p.changes = make([]events.RefChange, 0, len(applied))
+	for _, u := range applied {
+		p.changes = append(p.changes, events.RefChange{Name: u.Name.String(), Old: u.Old.String(), New: u.New.String()})
+		if b := u.Branch(); b != "" && !u.IsDelete() {
+			p.written = append(p.written, b)
+		}
+	}
+	if len(p.written) > 0 {
+		at, err := g.BranchHash(r.DefaultBranch)
+		if err != nil {
+			return p, err
+		}
+		if at.IsZero() {
+			p.newDefault = p.written[0]
+		}
+	}
+	return p, nil
+}
+
+// write records a planned change in one transaction (ctx's, when it
+// carries one): also, the repository row (a repository that had no branch
+// has one), the event.
+func (s *Service) write(ctx context.Context, r *store.Repository, doer *auth.Principal, also func(context.Context) error, p recordPlan) error {
+	return s.d.Store.WithTx(ctx, func(ctx context.Context) error {
+		if also != nil {
+			if err := also(ctx); err != nil {
+				return err
+			}
+		}
+		if p.newDefault != "" || (r.IsEmpty && len(p.written) > 0) {
+			if err := s.d.Store.GitRepos().MarkPushed(ctx, r.ID, p.newDefault); err != nil {
+				return err
+			}
+		}
+		return s.d.Events.Emit(ctx, events.RefsChanged, r.ID, doer.UserID(), events.Refs{
+			Repo:    events.Repo{ID: r.ID, Owner: r.Owner.Name, Name: r.Name, Private: r.IsPrivate},
+			Changes: p.changes,
+		})
+	})
+}
+
+// pointHEAD points HEAD at a new default branch ("" leaves it).
+func (s *Service) pointHEAD(ctx context.Context, r *store.Repository, branch string) {
+	if branch == "" {
+		return
+	}
+	if err := s.d.Git.SetDefaultBranch(r.Owner.Name, r.Name, branch); err != nil {
+		s.d.Log.ErrorContext(ctx, "point HEAD at the new default branch", "repo", r.FullName(), "branch", branch, "err", err)
+	}
+}
+
 // record writes what the change means for the database in one transaction
 // (c.Also, the repository row, the event), then points HEAD at a new
 // default branch.
 func (s *Service) record(ctx context.Context, g *gitstore.GitRepo, c Change, applied []*gitstore.RefUpdate) error {
-	// The first branch written becomes the default when the default
-	// branch does not exist (a first push to another branch, a rename
-	// of the default branch); a repository that had no branch has one.
-	var written []string
-	changes := make([]events.RefChange, 0, len(applied))
-	for _, u := range applied {
-		changes = append(changes, events.RefChange{Name: u.Name.String(), Old: u.Old.String(), New: u.New.String()})
-		if b := u.Branch(); b != "" && !u.IsDelete() {
-			written = append(written, b)
-		}
-	}
-	newDefault := ""
-	if len(written) > 0 {
-		at, err := g.BranchHash(c.Repo.DefaultBranch)
-		if err != nil {
-			return err
-		}
-		if at.IsZero() {
-			newDefault = written[0]
-		}
-	}
-	r := c.Repo
-	err := s.d.Store.WithTx(ctx, func(ctx context.Context) error {
-		if c.Also != nil {
-			if err := c.Also(ctx); err != nil {
-				return err
-			}
-		}
-		if newDefault != "" || (r.IsEmpty && len(written) > 0) {
-			if err := s.d.Store.GitRepos().MarkPushed(ctx, r.ID, newDefault); err != nil {
-				return err
-			}
-		}
-		return s.d.Events.Emit(ctx, events.RefsChanged, r.ID, c.Doer.UserID(), events.Refs{
-			Repo:    events.Repo{ID: r.ID, Owner: r.Owner.Name, Name: r.Name, Private: r.IsPrivate},
-			Changes: changes,
-		})
-	})
+	p, err := s.plan(g, c.Repo, applied)
 	if err != nil {
 		return err
 	}
-	if newDefault != "" {
-		if err := s.d.Git.SetDefaultBranch(r.Owner.Name, r.Name, newDefault); err != nil {
-			s.d.Log.ErrorContext(ctx, "point HEAD at the new default branch", "repo", r.FullName(), "branch", newDefault, "err", err)
-		}
+	if err := s.write(ctx, c.Repo, c.Doer, c.Also, p); err != nil {
+		return err
 	}
+	s.pointHEAD(ctx, c.Repo, p.newDefault)
 	return nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -27,14 +26,6 @@ import (
 	"repohost/restapi/operations/repository"
 	"repohost/store"
 )
-
-// removeAttachmentFile deletes a file whose row is gone; a failure only
-// leaves an unreachable file behind, so it is logged.
-func (h Handlers) removeAttachmentFile(a *store.ReleaseAttachment) {
-	if err := os.Remove(h.AttachmentPath(a.RepoID, a.UUID)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		h.Log.Error("remove attachment file", "uuid", a.UUID, "err", err)
-	}
-}
 
 func newUUID() (string, error) {
 	var b [16]byte
@@ -59,95 +50,6 @@ func checkAttachmentName(name string) error {
 		return apierr.Validation("[Name]: invalid attachment name %q", name)
 	}
 	return nil
-}
-
-// tooLarge is the 413 of an upload over Config.MaxAssetBytes.
-func (h Handlers) tooLarge() error {
-	return apierr.PayloadTooLarge("attachment is larger than the %d bytes allowed", h.Config.MaxAssetBytes)
-}
-
-// uploadError marks a failure to read the upload (as opposed to writing
-// it): the client's body was cut off, malformed or too large.
-type uploadError struct{ err error }
-
-func (e uploadError) Error() string { return "read the upload: " + e.err.Error() }
-func (e uploadError) Unwrap() error { return e.err }
-
-type uploadReader struct{ r io.Reader }
-
-func (u uploadReader) Read(p []byte) (int, error) {
-	n, err := u.r.Read(p)
-	if err != nil && err != io.EOF {
-		err = uploadError{err}
-	}
-	return n, err
-}
-
-// uploadStatus turns a failure to read an upload into the client's error:
-// 413 past the body limit, 400 for a body that broke off.
-func (h Handlers) uploadStatus(err error) error {
-	var mbe *http.MaxBytesError
-	var ue uploadError
-	switch {
-	case errors.As(err, &mbe):
-		return h.tooLarge()
-	case errors.As(err, &ue):
-		return apierr.BadRequest("the upload could not be read: %v", ue.err)
-	}
-	return err
-}
-
-// storeAttachmentFile streams an upload into a new file under the
-// repository's directory, never holding it in memory, and returns its UUID
-// and size. The bytes land in a temporary file first, removed unless the
-// upload completes within Config.MaxAssetBytes, so a failed or oversized
-// upload leaves nothing behind and a half-written one never carries a UUID.
-func (h Handlers) storeAttachmentFile(repoID int64, src io.Reader) (string, int64, error) {
-	id, err := newUUID()
-	if err != nil {
-		return "", 0, err
-	}
-	final := h.AttachmentPath(repoID, id)
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return "", 0, err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(final), ".upload-*")
-	if err != nil {
-		return "", 0, err
-	}
-	defer os.Remove(tmp.Name())
-	limit := h.Config.MaxAssetBytes
-	n, err := io.Copy(tmp, uploadReader{io.LimitReader(src, limit+1)})
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", 0, h.uploadStatus(err)
-	}
-	if n > limit {
-		return "", 0, h.tooLarge()
-	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return "", 0, err
-	}
-	return id, n, nil
-}
-
-// createAttachment stores src as a new asset of rel: the file first, then
-// the row; if the row cannot be written the file goes again.
-func (h Handlers) createAttachment(ctx context.Context, p *auth.Principal, r *store.Repository, rel *store.Release, name string, src io.Reader) (*store.ReleaseAttachment, error) {
-	uuid, size, err := h.storeAttachmentFile(r.ID, src)
-	if err != nil {
-		return nil, err
-	}
-	a := &store.ReleaseAttachment{UUID: uuid, RepoID: r.ID, ReleaseID: rel.ID, UploaderID: p.UserID(), Name: name, Size: size}
-	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
-		return h.Store.ReleaseAttachments().Create(ctx, a)
-	}); err != nil {
-		h.removeAttachmentFile(a)
-		return nil, err
-	}
-	return a, nil
 }
 
 func (h Handlers) RepoListReleaseAttachments(ctx context.Context, params repository.RepoListReleaseAttachmentsParams) middleware.Responder {
@@ -192,16 +94,13 @@ func (h Handlers) RepoCreateReleaseAttachment(ctx context.Context, params reposi
 	name := conv.Value(params.Name)
 	if f, ok := params.Attachment.(*runtime.File); ok {
 		if f.Header.Size > h.Config.MaxAssetBytes {
-			return h.Fail(h.tooLarge())
+			return h.Fail(h.svc().tooLarge())
 		}
 		if name == "" {
 			name = f.Header.Filename
 		}
 	}
-	if err := checkAttachmentName(name); err != nil {
-		return h.Fail(err)
-	}
-	a, err := h.createAttachment(ctx, p, r, rel, name, params.Attachment)
+	a, err := h.svc().AddAsset(ctx, p, r, rel, name, params.Attachment)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -249,7 +148,7 @@ func (h Handlers) uploadAsset(ctx context.Context, w http.ResponseWriter, req *h
 	}
 	limit := h.Config.MaxAssetBytes + multipartSlack
 	if req.ContentLength > limit {
-		return nil, h.tooLarge()
+		return nil, h.svc().tooLarge()
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, limit)
 	mr, err := req.MultipartReader()
@@ -262,7 +161,7 @@ func (h Handlers) uploadAsset(ctx context.Context, w http.ResponseWriter, req *h
 			return nil, apierr.BadRequest("the multipart field \"attachment\" is required")
 		}
 		if err != nil {
-			return nil, h.uploadStatus(uploadError{err})
+			return nil, h.svc().uploadStatus(uploadError{err})
 		}
 		if part.FormName() != "attachment" {
 			continue // the next NextPart skips it
@@ -271,10 +170,7 @@ func (h Handlers) uploadAsset(ctx context.Context, w http.ResponseWriter, req *h
 		if name == "" {
 			name = part.FileName()
 		}
-		if err := checkAttachmentName(name); err != nil {
-			return nil, err
-		}
-		return h.createAttachment(ctx, p, r, rel, name, part)
+		return h.svc().AddAsset(ctx, p, r, rel, name, part)
 	}
 }
 
@@ -287,12 +183,9 @@ func (h Handlers) RepoDeleteReleaseAttachment(ctx context.Context, params reposi
 	if err != nil {
 		return h.Fail(err)
 	}
-	if err := h.Store.WithTx(ctx, func(ctx context.Context) error {
-		return h.Store.ReleaseAttachments().Delete(ctx, a.ID)
-	}); err != nil {
+	if err := h.svc().DeleteAsset(ctx, a); err != nil {
 		return h.Fail(err)
 	}
-	h.removeAttachmentFile(a)
 	return repository.NewRepoDeleteReleaseAttachmentNoContent()
 }
 

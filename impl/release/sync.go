@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"repohost/impl/app"
 	"repohost/store"
 )
 
@@ -15,13 +14,14 @@ type SyncResult struct {
 	Missing int // whose tag no longer exists in git
 }
 
-// SyncReleases brings the commit each published release records (its
+// SyncReleases (a Service write, like the others) brings the commit each published release records (its
 // sha1) back in line with what its git tag names now: a tag moved by a
 // push, or restored from a backup, leaves the row behind (`repohost admin
 // repo-sync-releases`, the reference's command of that name). A release
 // whose tag is gone is counted, not deleted: its notes and files stay for
 // an admin to decide.
-func SyncReleases(ctx context.Context, d *app.Deps, r *store.Repository) (SyncResult, error) {
+func (s Service) SyncReleases(ctx context.Context, r *store.Repository) (SyncResult, error) {
+	d := s.Deps
 	var res SyncResult
 	g, err := d.OpenGit(r)
 	if err != nil {

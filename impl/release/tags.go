@@ -73,32 +73,7 @@ func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreat
 	if o == nil || o.TagName == nil {
 		return h.Fail(apierr.Validation("[TagName]: Required"))
 	}
-	name := *o.TagName
-	if err := checkTagName("TagName", name); err != nil {
-		return h.Fail(err)
-	}
-	g, err := h.OpenGit(r)
-	if err != nil {
-		return h.Fail(err)
-	}
-	// Without a target the reference tags the default branch.
-	target, err := g.Resolve(conv.Value(o.Target))
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return h.Fail(apierr.NotFound("target not found"))
-		}
-		return h.Fail(err)
-	}
-	id, err := g.MakeTag(name, target.Commit.Hash, conv.Value(o.Message), app.Signature(p.User, h.Clock.Now()))
-	if err != nil {
-		return h.Fail(err)
-	}
-	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
-		Updates: []*gitstore.RefUpdate{{Name: gitstore.TagRefName(name), New: id}}})
-	if err != nil {
-		return h.Fail(err)
-	}
-	t, err := g.Tag(name)
+	t, err := h.svc().CreateTag(ctx, p, r, *o.TagName, conv.Value(o.Target), conv.Value(o.Message))
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -110,24 +85,60 @@ func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDelet
 	if err != nil {
 		return h.Fail(err)
 	}
-	g, err := h.OpenGit(r)
-	if err != nil {
-		return h.Fail(err)
-	}
-	t, err := g.Tag(params.Tag)
-	if err != nil {
-		return h.Fail(err)
-	}
-	// A release stands on the tag: the reference refuses to pull it away.
-	if _, err := h.Store.Releases().FindByTag(ctx, r.ID, params.Tag); err == nil {
-		return h.Fail(apierr.Conflict("a tag attached to a release cannot be deleted directly"))
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return h.Fail(err)
-	}
-	_, err = refs.New(h.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
-		Updates: []*gitstore.RefUpdate{{Name: gitstore.TagRefName(params.Tag), Old: t.ID}}})
-	if err != nil {
+	if err := h.svc().DeleteTag(ctx, p, r, params.Tag); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoDeleteTagNoContent()
+}
+
+// CreateTag tags target (a branch, tag or commit; "" for the default
+// branch) as name on behalf of p, annotated with message when it is not
+// empty, through impl/refs (which records RefsChanged), and returns the
+// tag.
+func (s Service) CreateTag(ctx context.Context, p *auth.Principal, r *store.Repository, name, target, message string) (*gitstore.TagInfo, error) {
+	if err := checkTagName("TagName", name); err != nil {
+		return nil, err
+	}
+	g, err := s.OpenGit(r)
+	if err != nil {
+		return nil, err
+	}
+	at, err := g.Resolve(target)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apierr.NotFound("target not found")
+	}
+	if err != nil {
+		return nil, err
+	}
+	id, err := g.MakeTag(name, at.Commit.Hash, message, app.Signature(p.User, s.Clock.Now()))
+	if err != nil {
+		return nil, err
+	}
+	_, err = refs.New(s.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+		Updates: []*gitstore.RefUpdate{{Name: gitstore.TagRefName(name), New: id}}})
+	if err != nil {
+		return nil, err
+	}
+	return g.Tag(name)
+}
+
+// DeleteTag removes r's tag name on behalf of p; a tag a release stands
+// on is refused (409), as in the reference.
+func (s Service) DeleteTag(ctx context.Context, p *auth.Principal, r *store.Repository, name string) error {
+	g, err := s.OpenGit(r)
+	if err != nil {
+		return err
+	}
+	t, err := g.Tag(name)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Store.Releases().FindByTag(ctx, r.ID, name); err == nil {
+		return apierr.Conflict("a tag attached to a release cannot be deleted directly")
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	_, err = refs.New(s.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
+		Updates: []*gitstore.RefUpdate{{Name: gitstore.TagRefName(name), Old: t.ID}}})
+	return err
 }

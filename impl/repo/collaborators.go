@@ -222,13 +222,6 @@ func (h Handlers) repoTeam(ctx context.Context, r *store.Repository, name string
 	return t, nil
 }
 
-func (h Handlers) teamHasRepo(ctx context.Context, t *store.Team, r *store.Repository) (bool, error) {
-	if t.IncludesAllRepositories {
-		return true, nil
-	}
-	return h.Store.Teams().HasRepo(ctx, t.ID, r.ID)
-}
-
 func (h Handlers) RepoCheckTeam(ctx context.Context, params repository.RepoCheckTeamParams) middleware.Responder {
 	_, r, _, err := h.SignedInRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
@@ -238,7 +231,7 @@ func (h Handlers) RepoCheckTeam(ctx context.Context, params repository.RepoCheck
 	if err != nil {
 		return h.Fail(err)
 	}
-	has, err := h.teamHasRepo(ctx, t, r)
+	has, err := h.Access.TeamHas(ctx, t, r)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -280,7 +273,7 @@ func (h Handlers) RepoAddTeam(ctx context.Context, params repository.RepoAddTeam
 	if err != nil {
 		return h.Fail(err)
 	}
-	has, err := h.teamHasRepo(ctx, t, r)
+	has, err := h.Access.TeamHas(ctx, t, r)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"repohost/impl/auth"
 	"repohost/impl/convert"
 	"repohost/impl/paging"
-	"repohost/impl/refs"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
@@ -43,21 +42,6 @@ func (s Service) forkRefs(r, parent *store.Repository) ([]*gitstore.RefUpdate, e
 	r.IsFork, r.ForkID, r.IsEmpty = true, parent.ID, branches == 0
 	r.Description = parent.Description
 	return updates, nil
-}
-
-// publishFork, in the transaction that inserts the fork's row, counts the
-// fork on its parent and creates its branches and tags through the one
-// ref-change path.
-func (s Service) publishFork(ctx context.Context, doer *store.User, r, parent *store.Repository, updates []*gitstore.RefUpdate) error {
-	if err := s.Store.Repos().AdjustForks(ctx, parent.ID, 1); err != nil {
-		return err
-	}
-	if len(updates) == 0 {
-		return nil
-	}
-	_, err := refs.New(s.Deps).Apply(ctx, refs.Change{Repo: r, Doer: &auth.Principal{User: doer, Signer: doer},
-		Atomic: true, Updates: updates})
-	return err
 }
 
 // ErrAlreadyForked is the 409 for an owner that already has a fork of the

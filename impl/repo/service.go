@@ -109,11 +109,11 @@ func checkPrivate(ctx context.Context, private bool) error {
 var ErrExists = apierr.Conflict("The repository with the same name already exists.")
 
 // Create makes owner's repository on behalf of doer, whatever its origin:
-// the files first (a new bare repository, a copy of the template, or the
-// adopted directory as it is), then the row in a transaction that also
-// records RepoCreated and creates the first branch (impl/refs, which
-// records RefsChanged); when that transaction fails, files this call made
-// are removed again. Callers check that doer may create repositories for
+// the git work first (a new bare repository, a copy of the template, or
+// the adopted directory as it is; then its first refs through impl/refs'
+// Seed), then the row in a transaction that also records RepoCreated and
+// the refs (RefsChanged); when that transaction fails, files this call
+// made are removed again. No git work runs inside the transaction. Callers check that doer may create repositories for
 // owner; Create itself refuses a private one to a token limited to public
 // data.
 func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateInput) (*store.Repository, error) {
@@ -143,44 +143,22 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 	if err != nil {
 		return nil, err
 	}
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
-		if err := s.Store.Repos().Create(ctx, r); err != nil {
-			return err
-		}
-		// Default hooks are copied in with the repository, so they hear
-		// its first events.
-		if err := (webhook.Service{Deps: s.Deps}).CopyDefaultHooks(ctx, r); err != nil {
-			return err
-		}
-		if err := s.Events.Emit(ctx, events.RepoCreated, r.ID, events.ActorID(doer), repoEvent(r)); err != nil {
-			return err
-		}
-		if err := s.giveCreatorTeams(ctx, doer, owner, r); err != nil {
-			return err
-		}
-		if in.Origin == OriginFork {
-			return s.publishFork(ctx, doer, r, in.From, forkRefs)
-		}
-		// The first commit (auto-init, template content) becomes the
-		// default branch through the one ref-change path, before the
-		// template's protection rules are copied in.
-		if err := refs.New(s.Deps).InitialBranch(ctx, r, doer, initial); err != nil {
-			return err
-		}
-		// The issue-label set's labels belong to the creation: no events
-		// of their own, as with a template's labels.
-		if err := (issue.Service{Deps: s.Deps}).InitLabels(ctx, r, labelInputs(start.labels)); err != nil {
-			return err
-		}
-		if in.Origin == OriginTemplate {
-			return s.copyTemplateRows(ctx, in, r)
-		}
-		return nil
-	})
+	// The first refs too are git work, done before the transaction (on
+	// SQLite it holds the whole database's write lock).
+	var seeded *refs.Seeded
+	if in.Origin == OriginFork {
+		seeded, err = refs.New(s.Deps).Seed(r, doer, forkRefs)
+	} else {
+		seeded, err = refs.New(s.Deps).InitialBranch(r, doer, initial)
+	}
+	if err == nil {
+		err = s.Store.WithTx(ctx, func(ctx context.Context) error { return s.insert(ctx, doer, owner, r, in, start, seeded) })
+	}
 	if err != nil {
 		// Compensate: a directory this call made is ours (the git store
 		// refuses an existing one), so removing it destroys no one
-		// else's data; an adopted one stays as it was.
+		// else's data, the refs seeded in it included; an adopted one
+		// stays as it was.
 		if made {
 			if rmErr := s.Git.Delete(owner.Name, in.Name); rmErr != nil {
 				s.Log.ErrorContext(ctx, "remove repository directory after failed insert", "repo", r.FullName(), "err", rmErr)
@@ -197,6 +175,45 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 		return s.Store.Repos().FindByID(ctx, r.ID)
 	}
 	return r, nil
+}
+
+// insert is the database part of Create, in its transaction: the row, the
+// default hooks, RepoCreated, the creator's teams, the seeded refs'
+// record, then what the origin adds.
+func (s Service) insert(ctx context.Context, doer, owner *store.User, r *store.Repository, in CreateInput, start startWith, seeded *refs.Seeded) error {
+	if err := s.Store.Repos().Create(ctx, r); err != nil {
+		return err
+	}
+	// Default hooks are copied in with the repository, so they hear
+	// its first events.
+	if err := (webhook.Service{Deps: s.Deps}).CopyDefaultHooks(ctx, r); err != nil {
+		return err
+	}
+	if err := s.Events.Emit(ctx, events.RepoCreated, r.ID, events.ActorID(doer), repoEvent(r)); err != nil {
+		return err
+	}
+	if err := s.giveCreatorTeams(ctx, doer, owner, r); err != nil {
+		return err
+	}
+	// The first refs (the fork's, or the first commit of auto-init
+	// or template content as the default branch) are recorded
+	// before a template's protection rules are copied in.
+	if err := seeded.Record(ctx); err != nil {
+		return err
+	}
+	if in.Origin == OriginFork {
+		// Counted on its parent.
+		return s.Store.Repos().AdjustForks(ctx, in.From.ID, 1)
+	}
+	// The issue-label set's labels belong to the creation: no events
+	// of their own, as with a template's labels.
+	if err := (issue.Service{Deps: s.Deps}).InitLabels(ctx, r, labelInputs(start.labels)); err != nil {
+		return err
+	}
+	if in.Origin == OriginTemplate {
+		return s.copyTemplateRows(ctx, in, r)
+	}
+	return nil
 }
 
 // labelInputs are the issue service's inputs for a label set's labels.

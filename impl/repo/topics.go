@@ -16,6 +16,7 @@ import (
 	"repohost/impl/paging"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
+	"repohost/store"
 )
 
 // maxTopicLength is the reference's limit on a topic name.
@@ -68,64 +69,45 @@ func (h Handlers) RepoListTopics(ctx context.Context, params repository.RepoList
 		WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
 }
 
-func (h Handlers) RepoUpdateTopics(ctx context.Context, params repository.RepoUpdateTopicsParams) middleware.Responder {
-	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	var submitted []string
-	if params.Body != nil {
-		submitted = params.Body.Topics
-	}
+// SetTopics replaces r's topics with the submitted names (normalised;
+// empty entries and repeats dropped). The count is checked before the
+// names, as in the reference. Topic changes are not announced: the
+// reference notifies none.
+func (s Service) SetTopics(ctx context.Context, r *store.Repository, submitted []string) error {
 	valid, invalid := sanitiseTopics(submitted)
-	// The count is checked before the names, as in the reference.
-	if len(valid) > h.Config.MaxTopicsPerRepo {
-		return h.Fail(errTooManyTopics("Exceeding maximum number of topics per repo"))
+	if len(valid) > s.Config.MaxTopicsPerRepo {
+		return errTooManyTopics("Exceeding maximum number of topics per repo")
 	}
 	if len(invalid) > 0 {
-		return h.Fail(apierr.InvalidTopics(invalid, "Topic names are invalid"))
+		return apierr.InvalidTopics(invalid, "Topic names are invalid")
 	}
-	err = h.Store.Topics().Update(ctx, r.ID, func([]string) ([]string, error) { return valid, nil })
-	if err != nil {
-		return h.Fail(err)
-	}
-	return repository.NewRepoUpdateTopicsNoContent()
+	return s.Store.Topics().Update(ctx, r.ID, func([]string) ([]string, error) { return valid, nil })
 }
 
-func (h Handlers) RepoAddTopic(ctx context.Context, params repository.RepoAddTopicParams) middleware.Responder {
-	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	topic := normaliseTopic(params.Topic)
+// AddTopic adds one topic to r's, up to Config.MaxTopicsPerRepo.
+func (s Service) AddTopic(ctx context.Context, r *store.Repository, name string) error {
+	topic := normaliseTopic(name)
 	if !validTopic(topic) {
-		return h.Fail(apierr.InvalidTopics([]string{topic}, "Topic name is invalid"))
+		return apierr.InvalidTopics([]string{topic}, "Topic name is invalid")
 	}
-	err = h.Store.Topics().Update(ctx, r.ID, func(current []string) ([]string, error) {
-		if len(current) >= h.Config.MaxTopicsPerRepo {
+	return s.Store.Topics().Update(ctx, r.ID, func(current []string) ([]string, error) {
+		if len(current) >= s.Config.MaxTopicsPerRepo {
 			return nil, errTooManyTopics("Exceeding maximum allowed topics per repo.")
 		}
 		return append(current, topic), nil
 	})
-	if err != nil {
-		return h.Fail(err)
-	}
-	return repository.NewRepoAddTopicNoContent()
 }
 
 // errTopicNotSet ends a removal that finds nothing to remove.
 var errTopicNotSet = errors.New("topic not set")
 
-func (h Handlers) RepoDeleteTopic(ctx context.Context, params repository.RepoDeleteTopicParams) middleware.Responder {
-	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	topic := normaliseTopic(params.Topic)
+// DeleteTopic removes one topic of r's; 404 when r does not have it.
+func (s Service) DeleteTopic(ctx context.Context, r *store.Repository, name string) error {
+	topic := normaliseTopic(name)
 	if !validTopic(topic) {
-		return h.Fail(apierr.InvalidTopics([]string{topic}, "Topic name is invalid"))
+		return apierr.InvalidTopics([]string{topic}, "Topic name is invalid")
 	}
-	err = h.Store.Topics().Update(ctx, r.ID, func(current []string) ([]string, error) {
+	err := s.Store.Topics().Update(ctx, r.ID, func(current []string) ([]string, error) {
 		kept := make([]string, 0, len(current))
 		for _, t := range current {
 			if t != topic {
@@ -138,9 +120,43 @@ func (h Handlers) RepoDeleteTopic(ctx context.Context, params repository.RepoDel
 		return kept, nil
 	})
 	if errors.Is(err, errTopicNotSet) {
-		return h.Fail(apierr.NotFound("not found"))
+		return apierr.NotFound("not found")
 	}
+	return err
+}
+
+func (h Handlers) RepoUpdateTopics(ctx context.Context, params repository.RepoUpdateTopicsParams) middleware.Responder {
+	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
+		return h.Fail(err)
+	}
+	var submitted []string
+	if params.Body != nil {
+		submitted = params.Body.Topics
+	}
+	if err := h.svc().SetTopics(ctx, r, submitted); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoUpdateTopicsNoContent()
+}
+
+func (h Handlers) RepoAddTopic(ctx context.Context, params repository.RepoAddTopicParams) middleware.Responder {
+	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := h.svc().AddTopic(ctx, r, params.Topic); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoAddTopicNoContent()
+}
+
+func (h Handlers) RepoDeleteTopic(ctx context.Context, params repository.RepoDeleteTopicParams) middleware.Responder {
+	r, err := h.AdminWriteRepo(ctx, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := h.svc().DeleteTopic(ctx, r, params.Topic); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoDeleteTopicNoContent()

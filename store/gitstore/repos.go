@@ -46,6 +46,10 @@ type Repos interface {
 	IsRepoDir(owner, name string) (bool, error)
 	DeleteStray(owner, name string, stillStray func() (bool, error)) error
 
+	// LockRepo keeps maintenance (exclusive) and ref changes (shared) of
+	// one repository apart, across processes (see Store.LockRepo).
+	LockRepo(ctx context.Context, owner, name string, exclusive bool) (unlock func(), err error)
+
 	// UpdateRefs is the one primitive that moves refs (see Store.UpdateRefs).
 	UpdateRefs(g *GitRepo, updates []*RefUpdate, decide func(open []*RefUpdate))
 }

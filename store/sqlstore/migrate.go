@@ -70,7 +70,7 @@ func (d *DB) Migrate(ctx context.Context) (int, error) {
 			if err := m.up(tx); err != nil {
 				return err
 			}
-			return tx.Create(&schemaMigration{Version: m.version, Name: m.name, AppliedAt: time.Now().UTC()}).Error
+			return tx.Create(&schemaMigration{Version: m.version, Name: m.name, AppliedAt: tx.NowFunc().UTC()}).Error
 		})
 		if err != nil {
 			return n, fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
