@@ -23,6 +23,10 @@ func (c *shiftedClock) Now() time.Time {
 	return store.SystemClock{}.Now().Add(time.Duration(c.offset.Load()))
 }
 
+func (c *shiftedClock) Precise() time.Time {
+	return store.SystemClock{}.Precise().Add(time.Duration(c.offset.Load()))
+}
+
 func (c *shiftedClock) set(d time.Duration) { c.offset.Store(int64(d)) }
 
 // progress reports that a task is still running, as a runner does between

@@ -117,7 +117,12 @@ type EventJobStore interface {
 // Clock tells the time. Services take it instead of calling time.Now, so
 // tests can fix the time and every timestamp of one action agrees.
 type Clock interface {
+	// Now is the time of a change as stored and rendered (the API's
+	// second precision).
 	Now() time.Time
+	// Precise is the same clock at full precision, for queues that
+	// schedule work to the millisecond (webhook deliveries, event jobs).
+	Precise() time.Time
 }
 
 // SystemClock is the real clock, at the second precision the API renders.
@@ -125,3 +130,6 @@ type SystemClock struct{}
 
 // Now is the current UTC time truncated to the second.
 func (SystemClock) Now() time.Time { return time.Now().UTC().Truncate(time.Second) }
+
+// Precise is the current UTC time.
+func (SystemClock) Precise() time.Time { return time.Now().UTC() }

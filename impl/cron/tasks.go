@@ -218,7 +218,7 @@ func (e Env) removeArchives(ctx context.Context, cutoff time.Time) error {
 // ArchiveCleanup removes kept archives older than ArchiveMaxAge.
 func ArchiveCleanup(e Env) Task {
 	return Task{Name: "archive_cleanup", Schedule: "@midnight", Enabled: true, Run: func(ctx context.Context) error {
-		return e.removeArchives(ctx, time.Now().Add(-e.ArchiveMaxAge))
+		return e.removeArchives(ctx, e.Clock.Now().Add(-e.ArchiveMaxAge))
 	}}
 }
 

@@ -183,7 +183,7 @@ func (b *Bus) Stop() {
 func (b *Bus) Settle(ctx context.Context) error {
 	ctx = store.Background(ctx)
 	for {
-		busy, err := b.store.EventJobs().Busy(ctx, b.clock.Now().UnixMilli())
+		busy, err := b.store.EventJobs().Busy(ctx, b.clock.Precise().UnixMilli())
 		if err != nil || !busy {
 			return err
 		}
@@ -289,7 +289,7 @@ func (w *worker) round(ctx context.Context) (int, error) {
 	b := w.bus
 	jobs := b.store.EventJobs()
 	token := newToken()
-	now := b.clock.Now()
+	now := b.clock.Precise()
 	batch, err := jobs.Claim(ctx, w.c.Name, now.UnixMilli(), now.Add(b.opts.Lease).UnixMilli(), token, 4*w.c.Workers, w.c.Ordered)
 	if err != nil || len(batch) == 0 {
 		return 0, err
@@ -312,7 +312,7 @@ func (w *worker) round(ctx context.Context) (int, error) {
 			case <-renewed:
 				return
 			case <-t.C:
-				if err := jobs.Extend(ctx, ids, token, b.clock.Now().Add(b.opts.Lease).UnixMilli()); err != nil && ctx.Err() == nil {
+				if err := jobs.Extend(ctx, ids, token, b.clock.Precise().Add(b.opts.Lease).UnixMilli()); err != nil && ctx.Err() == nil {
 					b.log.Error("event consumer: extend lease", "consumer", w.c.Name, "err", err)
 				}
 			}
@@ -382,7 +382,7 @@ func (w *worker) handle(ctx context.Context, j *store.EventJob, row *store.Event
 // backoff, or is dead after the last attempt.
 func (w *worker) fail(ctx context.Context, j *store.EventJob, token int64, cause error) {
 	b := w.bus
-	now := b.clock.Now()
+	now := b.clock.Precise()
 	dead := j.Attempts >= b.opts.Attempts
 	reason := cause.Error()
 	if len(reason) > 1000 {
@@ -444,7 +444,7 @@ func (b *Bus) DeadLetters(ctx context.Context, consumer string, offset, limit in
 // attempts: the one of id, or else every one of consumer ("" for every
 // consumer). It returns how many; the workers are woken.
 func (b *Bus) Retry(ctx context.Context, consumer string, id int64) (int64, error) {
-	n, err := b.store.EventJobs().Retry(ctx, consumer, id, b.clock.Now().UnixMilli())
+	n, err := b.store.EventJobs().Retry(ctx, consumer, id, b.clock.Precise().UnixMilli())
 	if n > 0 {
 		for _, w := range b.workers {
 			w.wake()

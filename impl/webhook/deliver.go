@@ -60,7 +60,7 @@ func (r *Runner) deliveryLoop() {
 				break more
 			}
 		}
-		now := time.Now()
+		now := r.s.Clock.Precise()
 		claimed, err := r.s.Store.Hooks().Claim(r.ctx, now.UnixMilli(), now.Add(lease).UnixMilli(), n)
 		if err != nil && r.ctx.Err() == nil {
 			r.log("webhook: claim deliveries", "err", err)
@@ -117,7 +117,7 @@ func (r *Runner) attempt(d *store.HookDelivery) {
 		r.log("webhook: load hook", "hook", d.HookID, "err", err)
 		return // leased: tried again once the lease ends
 	}
-	start := time.Now()
+	start := r.s.Clock.Precise()
 	req, err := buildRequest(ctx, h, d)
 	final := false
 	var resp *http.Response
@@ -151,7 +151,7 @@ func (r *Runner) attempt(d *store.HookDelivery) {
 		// Retrying cannot help until the allow-list changes.
 		final = true
 	}
-	end := time.Now()
+	end := r.s.Clock.Precise()
 	d.DurationMicros = end.Sub(start).Microseconds()
 	endAt := end.UTC()
 	d.DeliveredAt = &endAt
@@ -173,7 +173,7 @@ func (r *Runner) attempt(d *store.HookDelivery) {
 }
 
 func (r *Runner) release(d *store.HookDelivery) {
-	if err := r.s.Store.Hooks().Release(context.WithoutCancel(r.ctx), []int64{d.ID}, time.Now().UnixMilli()); err != nil {
+	if err := r.s.Store.Hooks().Release(context.WithoutCancel(r.ctx), []int64{d.ID}, r.s.Clock.Precise().UnixMilli()); err != nil {
 		r.log("webhook: release delivery", "delivery", d.ID, "err", err)
 	}
 }

@@ -251,7 +251,7 @@ func (s Service) eventRepo(ctx context.Context, ev *store.Event) (*store.Reposit
 func (s Service) deliveriesFor(ev *store.Event, hooks []*store.Hook, built []hookEvent) ([]*store.HookDelivery, error) {
 	var out []*store.HookDelivery
 	now := s.Clock.Now()
-	due := time.Now().UnixMilli()
+	due := s.Clock.Precise().UnixMilli()
 	for _, he := range built {
 		var body []byte
 		targets := hooks

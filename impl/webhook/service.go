@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -307,7 +306,7 @@ func (s Service) Redeliver(ctx context.Context, sc Scope, id, deliveryID int64) 
 	d := &store.HookDelivery{HookID: old.HookID, UUID: old.UUID, Event: old.Event, EventType: old.EventType,
 		Action: old.Action, Payload: old.Payload, IsRedelivery: true, State: store.DeliveryPending,
 		CreatedAt: s.Clock.Now()}
-	d.NextAttemptAt = time.Now().UnixMilli()
+	d.NextAttemptAt = s.Clock.Precise().UnixMilli()
 	d.QueuedAt = d.NextAttemptAt
 	if err := s.Store.Hooks().Enqueue(ctx, []*store.HookDelivery{d}); err != nil {
 		return nil, err
@@ -318,7 +317,7 @@ func (s Service) Redeliver(ctx context.Context, sc Scope, id, deliveryID int64) 
 // PruneDeliveries deletes finished deliveries older than the configured
 // retention; the scheduler runs it as cleanup_hook_task_table.
 func (s Service) PruneDeliveries(ctx context.Context) error {
-	n, err := s.Store.Hooks().PruneDeliveries(ctx, time.Now().Add(-s.Config.Webhooks.Retention))
+	n, err := s.Store.Hooks().PruneDeliveries(ctx, s.Clock.Now().Add(-s.Config.Webhooks.Retention))
 	if err != nil {
 		return fmt.Errorf("prune hook deliveries: %w", err)
 	}
@@ -377,7 +376,7 @@ func (s Service) TestHook(ctx context.Context, r *store.Repository, doer *store.
 	}
 	d := &store.HookDelivery{HookID: h.ID, UUID: uuid.NewString(), Event: "push", EventType: "push", Payload: body,
 		State: store.DeliveryPending, CreatedAt: s.Clock.Now()}
-	d.NextAttemptAt = time.Now().UnixMilli()
+	d.NextAttemptAt = s.Clock.Precise().UnixMilli()
 	d.QueuedAt = d.NextAttemptAt
 	return s.Store.Hooks().Enqueue(ctx, []*store.HookDelivery{d})
 }
