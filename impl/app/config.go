@@ -38,9 +38,10 @@ type Config struct {
 	// http.postBuffer), so the bound only stops a small body from
 	// inflating without end.
 	MaxGitInflatedBody int64
-	// LoginFailures failed password attempts for one account or from one
-	// address within LoginWindow lock further attempts (429) until the
-	// window has passed.
+	// LoginFailures failed password attempts for one account from one
+	// address (or five times as many from one address across accounts)
+	// within LoginWindow lock further attempts from that address (429)
+	// until the window has passed; see auth.LoginThrottle.
 	LoginFailures int
 	LoginWindow   time.Duration
 	// VerifiedPasswords bounds the cache of passwords bcrypt accepted
