@@ -1329,6 +1329,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keep packages whose name contains this text (case-insensitive).",
             "name": "q",
@@ -4326,6 +4327,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword the team name contains.",
             "name": "q",
@@ -4453,6 +4455,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keep packages whose name contains this text (case-insensitive).",
             "name": "q",
@@ -29729,6 +29732,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keep packages whose name contains this text (case-insensitive).",
             "name": "q",
@@ -34382,6 +34386,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword the team name contains.",
             "name": "q",
@@ -34542,6 +34547,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keep packages whose name contains this text (case-insensitive).",
             "name": "q",
