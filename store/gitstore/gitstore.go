@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -269,7 +270,16 @@ func (s *Store) Rename(owner, name, newOwner, newName string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	return os.Rename(from, to)
+	// A concurrent move (two transfers of one repository) can take the
+	// source away or fill the target between the check and the move.
+	err = os.Rename(from, to)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("repository directory %s/%s: %w", owner, name, store.ErrNotFound)
+	case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("repository directory %s/%s: %w", newOwner, newName, store.ErrDuplicate)
+	}
+	return err
 }
 
 // RenameOwner moves every repository of an owner after the owner is renamed.
