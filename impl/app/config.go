@@ -62,8 +62,9 @@ type Config struct {
 	IdleTimeout   time.Duration
 	StallTimeout  time.Duration
 	// MaxHeavyRequests bounds the requests that stream a lot of
-	// repository data at once: archives (API and /{owner}/{repo}/archive)
-	// and raw downloads of blobs over LargeBlobBytes. One more waits up to
+	// repository data at once: archives (API and /{owner}/{repo}/archive),
+	// raw downloads of blobs over LargeBlobBytes, and npm publishes (each a
+	// tarball decoded to disk as it arrives). One more waits up to
 	// HeavyRequestWait for a slot, then is answered 503 with Retry-After.
 	// Each streams from disk, so memory stays flat whatever the file size.
 	MaxHeavyRequests int
@@ -88,6 +89,10 @@ type Config struct {
 	// [packages] LIMIT_SIZE_GENERIC and LIMIT_TOTAL_OWNER_SIZE.
 	MaxPackageFileBytes  int64
 	MaxPackageOwnerBytes int64
+	// PackageTypeLimits overrides MaxPackageFileBytes per package type
+	// ("npm", "generic"; -1: no limit), like the reference's
+	// LIMIT_SIZE_NPM, LIMIT_SIZE_GENERIC and the others.
+	PackageTypeLimits map[string]int64
 	// ActionsRetention is how long finished workflow runs (with their
 	// jobs and logs) are kept before delete_old_actions removes them (the
 	// reference's [actions] LOG_RETENTION_DAYS).
