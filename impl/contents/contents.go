@@ -327,11 +327,14 @@ func (h Handlers) commitFile(ctx context.Context, p *auth.Principal, r *store.Re
 			return nil, nil, apierr.Validation("[FromPath]: invalid path")
 		}
 	}
-	for field, b := range map[string]*string{"Branch": w.branch, "NewBranch": w.newBranch} {
-		if b != nil && *b != "" {
-			if err := names.CheckBranch(field, *b); err != nil {
-				return nil, nil, err
-			}
+	if w.branch != nil && *w.branch != "" {
+		if err := names.CheckBranch("Branch", *w.branch); err != nil {
+			return nil, nil, err
+		}
+	}
+	if w.newBranch != nil && *w.newBranch != "" {
+		if err := names.CheckNewBranch("NewBranch", *w.newBranch); err != nil {
+			return nil, nil, err
 		}
 	}
 	g, err := h.OpenGit(r)
