@@ -20,7 +20,15 @@ type Config struct {
 	// root URL's host when empty (the reference's SSH_DOMAIN default).
 	SSHPort   int
 	SSHDomain string
-	Paging    paging.Limits
+	// SSHHandshakeTimeout bounds an SSH connection's handshake and
+	// authentication; SSHMaxPreAuthPerAddress caps the connections of one
+	// source address still at that stage (more are closed at once);
+	// SSHIdleTimeout closes an authenticated connection on which nothing
+	// was read or written for that long. 0 turns each off.
+	SSHHandshakeTimeout     time.Duration
+	SSHMaxPreAuthPerAddress int
+	SSHIdleTimeout          time.Duration
+	Paging                  paging.Limits
 	// MaxBodyBytes bounds a JSON request body; larger ones are refused
 	// before they are parsed.
 	MaxBodyBytes int64
@@ -138,11 +146,16 @@ type WebhookConfig struct {
 // DefaultConfig is the reference's defaults.
 func DefaultConfig() Config {
 	return Config{
-		Paging:           paging.DefaultLimits(),
-		MaxBodyBytes:     8 << 20,
-		AllowedReactions: []string{"+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"},
-		MaxTopicsPerRepo: 25,
-		MaxContentsBlob:  10 << 20,
+		Paging: paging.DefaultLimits(),
+		// As OpenSSH's LoginGraceTime (120 s) and MaxStartups, tighter:
+		// git clients authenticate in well under a second.
+		SSHHandshakeTimeout:     30 * time.Second,
+		SSHMaxPreAuthPerAddress: 10,
+		SSHIdleTimeout:          10 * time.Minute,
+		MaxBodyBytes:            8 << 20,
+		AllowedReactions:        []string{"+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"},
+		MaxTopicsPerRepo:        25,
+		MaxContentsBlob:         10 << 20,
 		// Far above git's default http.postBuffer (1 MiB), and above the
 		// 500 MB users often raise it to.
 		MaxGitInflatedBody: 1 << 30,
