@@ -1,7 +1,9 @@
 package apitest_test
 
 import (
+	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,5 +62,46 @@ func TestGitShallowPush(t *testing.T) {
 	mustSSHGit(t, key, sclone, "push", "-q", "origin", "main")
 	if got := ghBranch(t, e, r.cred, "alice", "deep", "main"); got.Commit == nil || got.Commit.ID != stip {
 		t.Fatalf("main after a shallow SSH push: %+v, want %s", got.Commit, stip)
+	}
+}
+
+// TestGitPushPacks: a pack of many objects is indexed by git as it
+// arrives (index-pack), a thin one completed from the repository's own
+// objects (--fix-thin), a small one exploded (unpack-objects); the
+// repository stays whole (git fsck) and a fresh clone has every commit.
+func TestGitPushPacks(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	r := newClonedRepo(t, e, "many", nil)
+	git := r.git
+	write := func(round int) {
+		for i := 0; i < 150; i++ {
+			body := strings.Repeat(fmt.Sprintf("file %d line\n", i), 200) + fmt.Sprintf("round %d\n", round)
+			if err := os.WriteFile(filepath.Join(r.clone, fmt.Sprintf("f%03d.txt", i)), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		git.must(r.clone, "add", "-A")
+		git.must(r.clone, "commit", "-q", "-m", fmt.Sprintf("round %d", round))
+	}
+	write(1)
+	git.must(r.clone, "push", "-q", "origin", "main") // > 100 objects: index-pack
+	write(2)
+	git.must(r.clone, "push", "-q", "origin", "main") // deltas against round 1: thin
+	git.commitFile(r.clone, "small.txt", "s\n", "small")
+	git.must(r.clone, "push", "-q", "origin", "main") // a few objects: unpack-objects
+	tip := strings.TrimSpace(git.must(r.clone, "rev-parse", "HEAD"))
+	if got := ghBranch(t, e, r.cred, "alice", "many", "main"); got.Commit == nil || got.Commit.ID != tip {
+		t.Fatalf("main after the pushes: %+v, want %s", got.Commit, tip)
+	}
+	p, err := e.Deps.Git.Path("alice", "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	git.must(p, "--git-dir="+p, "fsck", "--strict")
+	fresh := filepath.Join(r.work, "fresh")
+	git.must(r.work, "clone", "-q", gitURL(e, "alice", r.token, "alice", "many"), fresh)
+	if n := strings.TrimSpace(git.must(fresh, "rev-list", "--count", "HEAD")); n != "4" {
+		t.Fatalf("fresh clone has %s commits, want 4", n)
 	}
 }

@@ -148,7 +148,7 @@ func (c Caller) Doer() *auth.Principal { return c.Principal }
 // not nil, is asked once the push is read: when it says the input was cut
 // short, nothing is applied and ErrCutShort is returned.
 func (t *Transport) ReceivePack(ctx context.Context, c Caller, repo *store.Repository, g *gitstore.GitRepo, in io.Reader, cutShort func() bool) (*gitstore.Push, error) {
-	push, err := g.ReadPush(in)
+	push, err := g.ReadPush(ctx, in)
 	t.d.Metrics.GitOperation("receive-pack", err)
 	if cutShort != nil && cutShort() {
 		return nil, ErrCutShort

@@ -29,6 +29,10 @@ type Store struct {
 	// uploadSlots holds a token per stateless upload-pack under way
 	// (see uploadPackSlots).
 	uploadSlots chan struct{}
+	// receiveSlots holds a token per push storing its pack (see
+	// GitRepo.unpack); the same bound as uploadSlots, for the same
+	// reason: the work is git's, bound by CPU and disk.
+	receiveSlots chan struct{}
 }
 
 // New returns a Store rooted at root, creating the directory if needed.
@@ -40,7 +44,7 @@ func New(root string) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("create repositories root: %w", err)
 	}
-	return &Store{root: abs, uploadSlots: make(chan struct{}, uploadPackSlots())}, nil
+	return &Store{root: abs, uploadSlots: make(chan struct{}, uploadPackSlots()), receiveSlots: make(chan struct{}, uploadPackSlots())}, nil
 }
 
 // Root is the directory that holds every repository.

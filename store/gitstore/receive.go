@@ -3,15 +3,20 @@ package gitstore
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 )
@@ -39,7 +44,7 @@ type Push struct {
 // go-git's receive-pack session is not used for this because it applies
 // every command it gets, without a hook in between and without comparing a
 // ref's old value before moving it.
-func (g *GitRepo) ReadPush(body io.Reader) (*Push, error) {
+func (g *GitRepo) ReadPush(ctx context.Context, body io.Reader) (*Push, error) {
 	br := bufio.NewReader(body)
 	if head, err := br.Peek(4); err == nil && string(head) == "0000" {
 		return &Push{unpack: "ok"}, nil
@@ -65,10 +70,11 @@ func (g *GitRepo) ReadPush(body io.Reader) (*Push, error) {
 		}
 	}
 	if needPack && !shallowRefused {
-		mark := g.fs.mark()
-		if err := packfile.UpdateObjectStorage(g.r.Storer, br); err != nil && !errors.Is(err, packfile.ErrEmptyPackfile) {
+		if err := g.unpack(ctx, br); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			p.unpack = "unpack failed: " + err.Error()
-			g.fs.removeTempsSince(mark)
 		}
 	}
 	if needPack {
@@ -86,6 +92,77 @@ func (g *GitRepo) ReadPush(body io.Reader) (*Push, error) {
 		}
 	}
 	return p, nil
+}
+
+// unpackLimit is git's receive.unpackLimit default: a pack with fewer
+// objects is exploded into loose objects, a larger one kept as a pack.
+const unpackLimit = 100
+
+// unpack stores the pack that r continues with, as git's receive-pack
+// does: git unpack-objects for a small one, git index-pack --fix-thin for
+// a larger one, each reading it as it arrives through a pipe, so the
+// server holds a copy buffer whatever the pack's size. Only so many run
+// at once (receiveSlots); the others wait.
+func (g *GitRepo) unpack(ctx context.Context, r io.Reader) error {
+	var hdr [12]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return fmt.Errorf("read the pack header: %w", err)
+	}
+	if string(hdr[:4]) != "PACK" {
+		return errors.New("not a pack")
+	}
+	version, objects := binary.BigEndian.Uint32(hdr[4:8]), binary.BigEndian.Uint32(hdr[8:12])
+	if g.receiveSlots != nil {
+		select {
+		case g.receiveSlots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-g.receiveSlots }()
+	}
+	packHeader := fmt.Sprintf("--pack_header=%d,%d", version, objects)
+	args := []string{"--git-dir=" + g.path, "unpack-objects", "-q", packHeader}
+	if objects >= unpackLimit {
+		args = []string{"--git-dir=" + g.path, "index-pack", "--stdin", "--fix-thin", packHeader}
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + g.path}
+	cmd.Stdin = r
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitedBuffer{b: &stderr, left: stderrKeep}
+	// git stops reading at the pack's end; a client that keeps its side
+	// open past it must not keep this request waiting for its input copy.
+	cmd.WaitDelay = uploadPackWaitDelay
+	// Ended early (the client hung up): SIGTERM, on which git removes
+	// its temporary pack; WaitDelay kills it if it does not stop.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return fmt.Errorf("%v: %s", err, strings.TrimPrefix(msg, "fatal: "))
+	}
+	// The repository's view of its packs was taken before this one.
+	if ri, ok := g.r.Storer.(interface{ Reindex() }); ok {
+		ri.Reindex()
+	}
+	return nil
+}
+
+// limitedBuffer keeps the first left bytes written to it and drops the
+// rest, so a chatty process cannot grow the server's memory.
+type limitedBuffer struct {
+	b    *bytes.Buffer
+	left int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if k := min(len(p), l.left); k > 0 {
+		l.b.Write(p[:k])
+		l.left -= k
+	}
+	return len(p), nil
 }
 
 // updateRequest is the command part of a receive-pack request: the
