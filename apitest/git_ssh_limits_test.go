@@ -2,8 +2,6 @@ package apitest_test
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"io"
 	"net"
@@ -20,20 +18,6 @@ import (
 	"repohost/impl/app"
 	"repohost/models"
 )
-
-// sshSigner is a fresh client key and the line to upload.
-func sshSigner(t *testing.T) (ssh.Signer, string) {
-	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ssh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(s.PublicKey())))
-}
 
 func sshDial(t *testing.T, addr string, s ssh.Signer) *ssh.Client {
 	t.Helper()
@@ -110,8 +94,9 @@ func TestSSHConnectionLimits(t *testing.T) {
 	// An authenticated connection that does nothing is closed; one that
 	// works is not cut by the handshake deadline.
 	alice := e.CreateUser("alice", false)
-	signer, line := sshSigner(t)
-	e.Do("POST", "user/keys", map[string]any{"title": "k", "key": line}, apitest.Basic(alice)).Expect(t, http.StatusCreated)
+	key := newEd25519Key(t)
+	signer := key.signer
+	e.Do("POST", "user/keys", map[string]any{"title": "k", "key": key.line}, apitest.Basic(alice)).Expect(t, http.StatusCreated)
 	roCreateRepo(t, e, apitest.Basic(alice), map[string]any{"name": "proj", "auto_init": true})
 	c := sshDial(t, addr, signer)
 	defer c.Close()
@@ -187,11 +172,11 @@ func TestSSHSessionRechecksKey(t *testing.T) {
 	addr := startSSH(t, e)
 	alice, bob := e.CreateUser("alice", false), e.CreateUser("bob", false)
 	roCreateRepo(t, e, apitest.Basic(alice), map[string]any{"name": "proj", "auto_init": true})
-	aSigner, aLine := sshSigner(t)
+	aKey, bKey := newEd25519Key(t), newEd25519Key(t)
+	aSigner, bSigner := aKey.signer, bKey.signer
 	var key models.PublicKey
-	e.Do("POST", "user/keys", map[string]any{"title": "k", "key": aLine}, apitest.Basic(alice)).Expect(t, http.StatusCreated).JSON(t, &key)
-	bSigner, bLine := sshSigner(t)
-	e.Do("POST", "user/keys", map[string]any{"title": "k", "key": bLine}, apitest.Basic(bob)).Expect(t, http.StatusCreated)
+	e.Do("POST", "user/keys", map[string]any{"title": "k", "key": aKey.line}, apitest.Basic(alice)).Expect(t, http.StatusCreated).JSON(t, &key)
+	e.Do("POST", "user/keys", map[string]any{"title": "k", "key": bKey.line}, apitest.Basic(bob)).Expect(t, http.StatusCreated)
 
 	ac, bc := sshDial(t, addr, aSigner), sshDial(t, addr, bSigner)
 	defer ac.Close()

@@ -42,6 +42,8 @@ func main() {
 		err = gitCmd(args[1:])
 	case len(args) > 0 && args[0] == "merges":
 		err = mergesCmd(args[1:])
+	case len(args) > 0 && args[0] == "abuse":
+		err = abuseCmd(args[1:])
 	case len(args) > 0 && args[0] == "floor":
 		err = floorCmd(args[1:])
 	default:
