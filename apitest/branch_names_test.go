@@ -2,6 +2,8 @@ package apitest_test
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 
 	"repohost/apitest"
@@ -70,4 +72,49 @@ func TestBranchPathNamesThatCannotExist(t *testing.T) {
 	if len(list) != 2 || ghBranch(t, e, cred, "alice", "proj", "main").Commit.ID != main {
 		t.Fatalf("branches after the probes: %v", list)
 	}
+}
+
+// TestNewBranchNameRule: every route where a client names a branch to
+// come into being (a new branch, a rename's target, a new or generated
+// repository's default branch, a contents change's new branch) applies
+// the same rule: what git refuses and names past 100 bytes are 422.
+func TestNewBranchNameRule(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice := e.CreateUser("alice", false)
+	cred := apitest.Basic(alice)
+	roCreateRepo(t, e, cred, map[string]any{"name": "tpl", "auto_init": true, "template": true})
+	e.Do("POST", "repos/alice/tpl/branches", map[string]any{"new_branch_name": "dev"}, cred).Expect(t, http.StatusCreated)
+	n := 0
+	routes := func(name string) []func() *apitest.Response {
+		n++
+		repo := "r" + strconv.Itoa(n)
+		return []func() *apitest.Response{
+			func() *apitest.Response {
+				return e.Do("POST", "repos/alice/tpl/branches", map[string]any{"new_branch_name": name}, cred)
+			},
+			func() *apitest.Response {
+				return e.Do("PATCH", "repos/alice/tpl/branches/dev", map[string]any{"name": name}, cred)
+			},
+			func() *apitest.Response {
+				return e.Do("POST", "user/repos", map[string]any{"name": repo + "c", "auto_init": true, "default_branch": name}, cred)
+			},
+			func() *apitest.Response {
+				return e.Do("POST", "repos/alice/tpl/generate", map[string]any{"owner": "alice", "name": repo + "g", "git_content": true, "default_branch": name}, cred)
+			},
+			func() *apitest.Response {
+				return e.Do("POST", "repos/alice/tpl/contents/"+repo+".txt", map[string]any{"content": "eA==", "new_branch": name}, cred)
+			},
+		}
+	}
+	for _, bad := range []string{strings.Repeat("b", 101), "a~b", "a..b", "-x", "a b", "x.lock"} {
+		for i, do := range routes(bad) {
+			if r := do(); r.Status != http.StatusUnprocessableEntity {
+				t.Errorf("route %d with branch name %.20q: %d, want 422", i, bad, r.Status)
+			}
+		}
+	}
+	ok := routes(strings.Repeat("g", 100))
+	ok[3]().Expect(t, http.StatusCreated) // generation with the longest name allowed
+	ok[2]().Expect(t, http.StatusCreated)
 }

@@ -64,10 +64,26 @@ func TestFailedSignInsAreThrottled(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		e.Do("GET", "user", nil, wrong).Expect(t, http.StatusUnauthorized)
 	}
-	// Locked now, even with the right password, and told for how long.
+	// Locked now from this address, even with the right password, and
+	// told for how long.
 	r := e.Do("GET", "user", nil, apitest.Basic(alice)).Expect(t, http.StatusTooManyRequests)
 	if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1 || s > 3600 {
 		t.Errorf("Retry-After = %q", r.Header.Get("Retry-After"))
+	}
+	// From another address her right password still works: wrong
+	// passwords sent from anywhere cannot lock her out. That address
+	// has its own count.
+	other := clientFrom(t, "127.0.0.2")
+	if got := signInFrom(t, e, other, "alice", alice.Password); got != http.StatusOK {
+		t.Fatalf("alice from another address after the lock: %d, want 200", got)
+	}
+	for i := 0; i < 3; i++ {
+		if got := signInFrom(t, e, other, "alice", "still-wrong"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d from another address: %d", i, got)
+		}
+	}
+	if got := signInFrom(t, e, other, "alice", alice.Password); got != http.StatusTooManyRequests {
+		t.Fatalf("alice from the other address after its own failures: %d, want 429", got)
 	}
 	// Another account from the same address is still fine...
 	e.Do("GET", "user", nil, apitest.Basic(bob)).Expect(t, http.StatusOK)
@@ -211,4 +227,29 @@ func TestOverlongListsInBodiesAre422(t *testing.T) {
 	labels := make([]int64, 5000)
 	e.Do("POST", "repos/alice/r/issues", map[string]any{"title": "t", "labels": labels}, apitest.Basic(u)).
 		Expect(t, http.StatusUnprocessableEntity)
+}
+
+// clientFrom is an HTTP client whose connections come from ip (any
+// 127.0.0.0/8 address reaches the test server on Linux), so a test can act
+// as a second client address.
+func clientFrom(t *testing.T, ip string) *http.Client {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	tr := &http.Transport{DialContext: d.DialContext}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// signInFrom asks GET /user with Basic user:pass through c and returns the
+// status.
+func signInFrom(t *testing.T, e *apitest.Env, c *http.Client, user, pass string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", e.URL+"api/v1/user", nil)
+	req.SetBasicAuth(user, pass)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -471,6 +472,29 @@ func TestOrgListCurrentUserOrgs(t *testing.T) {
 	r.JSON(t, &list)
 	if got := roOrgNames(list); !reflect.DeepEqual(got, []string{"pub"}) {
 		t.Fatalf("public-only: %v", got)
+	}
+	// So do its teams: none of a private organization's.
+	teamOrgs := func(cred apitest.Cred) []string {
+		var teams []*models.Team
+		r := e.Do("GET", "user/teams", nil, cred).Expect(t, http.StatusOK)
+		r.JSON(t, &teams)
+		seen := []string{}
+		for _, tm := range teams {
+			if n := tm.Organization.UserName; !slices.Contains(seen, n) {
+				seen = append(seen, n)
+			}
+		}
+		if r.Header.Get("X-Total-Count") != strconv.Itoa(len(teams)) {
+			t.Fatalf("user/teams: X-Total-Count %s for %d teams", r.Header.Get("X-Total-Count"), len(teams))
+		}
+		slices.Sort(seen)
+		return seen
+	}
+	if got := teamOrgs(apitest.Basic(bob)); !reflect.DeepEqual(got, []string{"pri", "pub"}) {
+		t.Fatalf("bob's teams are in %v", got)
+	}
+	if got := teamOrgs(apitest.TokenCred(e.Token(bob, "public-only", "read:organization", "read:user"))); !reflect.DeepEqual(got, []string{"pub"}) {
+		t.Fatalf("public-only: bob's teams are in %v", got)
 	}
 	e.Do("GET", "user/orgs", nil, apitest.Basic(carol)).Expect(t, http.StatusOK).JSON(t, &list)
 	if len(list) != 0 {

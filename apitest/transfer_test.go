@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 
 	"repohost/apitest"
@@ -132,4 +133,62 @@ func TestRepoTransferPutsTheDirectoryBack(t *testing.T) {
 		t.Fatal("the directory was not put back")
 	}
 	e.Do("GET", "repos/alice/proj/contents/README.md", nil, apitest.Basic(alice)).Expect(t, http.StatusOK)
+}
+
+// TestRepoTransferRace: transfers of one repository at once to different
+// organizations. One wins; every loser is a 404 (the repository is no
+// longer where it asked) or a 409, never a 500, and the repository ends
+// in exactly one place, on disk and in the database.
+func TestRepoTransferRace(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := apitest.Basic(e.Admin)
+	alice := e.CreateUser("alice", false)
+	roCreateRepo(t, e, apitest.Basic(alice), map[string]any{"name": "proj", "auto_init": true})
+	const n = 6
+	for i := 0; i < n; i++ {
+		roCreateOrg(t, e, admin, map[string]any{"username": fmt.Sprintf("org%d", i)})
+	}
+	owner := "alice"
+	for round := 0; round < 4; round++ {
+		codes := make([]int, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			if fmt.Sprintf("org%d", i) == owner {
+				continue // not a transfer: it owns the repository
+			}
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				codes[i] = e.DoFor(t, "POST", "repos/"+owner+"/proj/transfer", map[string]any{"new_owner": fmt.Sprintf("org%d", i)}, admin).Status
+			}(i)
+		}
+		wg.Wait()
+		winner := ""
+		for i, c := range codes {
+			switch c {
+			case http.StatusAccepted:
+				if winner != "" {
+					t.Fatalf("round %d: two transfers won: %v", round, codes)
+				}
+				winner = fmt.Sprintf("org%d", i)
+			case http.StatusNotFound, http.StatusConflict, 0:
+			default:
+				t.Fatalf("round %d: a transfer answered %d: %v", round, c, codes)
+			}
+		}
+		if winner == "" {
+			t.Fatalf("round %d: no transfer won: %v", round, codes)
+		}
+		e.Do("GET", "repos/"+winner+"/proj", nil, admin).Expect(t, http.StatusOK)
+		if !roGitExists(t, e, winner, "proj") {
+			t.Fatalf("round %d: %s/proj has no repository on disk", round, winner)
+		}
+		for i := 0; i < n; i++ {
+			if o := fmt.Sprintf("org%d", i); o != winner && roGitExists(t, e, o, "proj") {
+				t.Fatalf("round %d: a loser left a directory at %s/proj", round, o)
+			}
+		}
+		owner = winner
+	}
 }

@@ -1482,6 +1482,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keep packages whose name contains this text (case-insensitive).",
             "name": "q",
@@ -4479,6 +4480,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword the team name contains.",
             "name": "q",
@@ -4606,6 +4608,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keep packages whose name contains this text (case-insensitive).",
             "name": "q",
@@ -30216,6 +30219,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keep packages whose name contains this text (case-insensitive).",
             "name": "q",
@@ -34869,6 +34873,7 @@ func init() {
             "required": true
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keyword the team name contains.",
             "name": "q",
@@ -35029,6 +35034,7 @@ func init() {
             "in": "query"
           },
           {
+            "maxLength": 255,
             "type": "string",
             "description": "Keep packages whose name contains this text (case-insensitive).",
             "name": "q",

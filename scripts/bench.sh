@@ -36,6 +36,17 @@
 # open on it, BENCH_PUSH_COMMITS (10) of each, and the time until every
 # pull request shows the new base. On a busy 2-core machine they took about a minute, most of it
 # the clones (BENCH_GIT_CLONES_AT_ONCE=0 or fewer BENCH_CLONES shorten it).
+#
+# Last, the abuse group (cmd/repohost-bench/abuse.go): loads run once each
+# while the server's resident memory is sampled (before, highest, after):
+# BENCH_ABUSE_PUSHES parallel pushes (8) of one BENCH_ABUSE_PUSH_MIB file
+# (200) with the real git client, BENCH_ABUSE_RUNNER_BODIES anonymous
+# runner-protocol bodies (4) of BENCH_ABUSE_RUNNER_MIB (150),
+# BENCH_ABUSE_NPM npm publishes (4) of BENCH_ABUSE_NPM_MIB (40) and
+# BENCH_ABUSE_ARCHIVES archive downloads (20) of a pushed repository. The
+# goal is to stay under 200 MB throughout. BENCH_ABUSE=0 leaves it out;
+# smaller sizes make a quick run (the full one writes and pushes
+# 8 × 200 MiB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -155,6 +166,17 @@ if [ "${BENCH_PUSH_PULLS:-500}" -gt 0 ]; then
 fi
 if [ "${BENCH_MERGES:-20}" -gt 0 ]; then
 	if ! "$tmp/repohost-bench" merges -base "$base" -dataset "$tmp/dataset.json" -n "${BENCH_MERGES:-20}"; then
+		server_failed
+	fi
+fi
+
+# The abuse group (see the header).
+if [ "${BENCH_ABUSE:-1}" != 0 ]; then
+	if ! "$tmp/repohost-bench" abuse -base "$base" -dataset "$tmp/dataset.json" -tmp "$tmp" -server-pid "$server_pid" \
+		-pushes "${BENCH_ABUSE_PUSHES:-8}" -push-mib "${BENCH_ABUSE_PUSH_MIB:-200}" \
+		-runner-bodies "${BENCH_ABUSE_RUNNER_BODIES:-4}" -runner-mib "${BENCH_ABUSE_RUNNER_MIB:-150}" \
+		-npm "${BENCH_ABUSE_NPM:-4}" -npm-mib "${BENCH_ABUSE_NPM_MIB:-40}" \
+		-archives "${BENCH_ABUSE_ARCHIVES:-20}"; then
 		server_failed
 	fi
 fi

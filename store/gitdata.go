@@ -334,7 +334,9 @@ type TeamStore interface {
 	ListForRepo(ctx context.Context, orgID, repoID int64, v TeamViewer, p Page) ([]*Team, int64, error)
 	// ListForUser lists userID's teams with their organizations, by
 	// organization and name.
-	ListForUser(ctx context.Context, userID int64, p Page) ([]*Team, int64, error)
+	// When orgVisibilities is not empty, only teams of organizations with
+	// one of those visibilities are listed.
+	ListForUser(ctx context.Context, userID int64, orgVisibilities []Visibility, p Page) ([]*Team, int64, error)
 	// UserTeams lists the teams of orgID that userID belongs to.
 	UserTeams(ctx context.Context, orgID, userID int64) ([]*Team, error)
 	// UserTeamIDs lists the ids of the teams of orgID that userID belongs to.

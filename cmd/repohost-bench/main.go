@@ -44,6 +44,8 @@ func main() {
 		err = mergesCmd(args[1:])
 	case len(args) > 0 && args[0] == "pushes":
 		err = pushesCmd(args[1:])
+	case len(args) > 0 && args[0] == "abuse":
+		err = abuseCmd(args[1:])
 	case len(args) > 0 && args[0] == "floor":
 		err = floorCmd(args[1:])
 	default:

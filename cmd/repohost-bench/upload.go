@@ -13,7 +13,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -56,31 +55,7 @@ func rssKiB(pid int) int64 {
 func measureUpload(base, user, token string, size int64, pid int) error {
 	version := strconv.FormatInt(time.Now().UnixNano(), 10)
 	url := base + "/api/packages/" + user + "/generic/bench-upload/" + version
-	before := rssKiB(pid)
-	var peak int64
-	var mu sync.Mutex
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	if pid > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t := time.NewTicker(50 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					if r := rssKiB(pid); r > 0 {
-						mu.Lock()
-						peak = max(peak, r)
-						mu.Unlock()
-					}
-				}
-			}
-		}()
-	}
+	s := sampleRSS(pid)
 	req, err := http.NewRequest(http.MethodPut, url+"/blob.bin", &patternReader{left: size, rng: rand.NewChaCha8([32]byte{1})})
 	if err != nil {
 		return err
@@ -90,8 +65,7 @@ func measureUpload(base, user, token string, size int64, pid int) error {
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	elapsed := time.Since(start)
-	close(stop)
-	wg.Wait()
+	before, peak := s.finish()
 	if err != nil {
 		return err
 	}

@@ -303,6 +303,8 @@ func serve(args []string, log *slog.Logger) error {
 	allowedHosts := fs.String("webhook-allowed-hosts", env("REPOHOST_WEBHOOK_ALLOWED_HOSTS", ""),
 		"addresses webhooks may deliver to: external (the default), loopback, private, *, CIDR ranges and host globs, comma-separated")
 	pprofListen := fs.String("pprof", env("REPOHOST_PPROF", ""), "loopback address to serve Go's profiles (/debug/pprof/) on (default: none)")
+	sizeLimits := fs.String("size-limits", env("REPOHOST_SIZE_LIMITS", ""),
+		`upload limits (413 past them), "asset=2GiB,package=2GiB,npm=100MiB,generic=off": release assets, any package file, one package type`)
 	memoryLimit := fs.String("memory-limit", env("REPOHOST_MEMORY_LIMIT", defaultMemoryLimit),
 		"the Go runtime's soft memory limit: a size such as 64MiB or 1GiB, or off (GOMEMLIMIT, when set, wins)")
 	if err := fs.Parse(args); err != nil {
@@ -381,6 +383,9 @@ func serve(args []string, log *slog.Logger) error {
 		return err
 	}
 	d.Config.Webhooks.AllowedHosts = *allowedHosts
+	if err := applySizeLimits(*sizeLimits, &d.Config); err != nil {
+		return err
+	}
 	if d.Config.RootURL == "" {
 		d.Config.RootURL = "http://" + ln.Addr().String() + "/"
 	}

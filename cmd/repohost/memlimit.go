@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"repohost/impl/app"
 )
 
 // defaultMemoryLimit is the soft limit `serve` gives the Go runtime unless
@@ -29,6 +31,12 @@ const defaultMemoryLimit = "48MiB"
 // byte count with an optional unit B, KiB, MiB, GiB or TiB, as GOMEMLIMIT
 // takes it. It returns math.MaxInt64 for no limit, as the runtime does.
 func parseMemoryLimit(value string) (int64, error) {
+	return parseSize("--memory-limit", value)
+}
+
+// parseSize reads a size given to flag: "off" (math.MaxInt64), or a byte
+// count with an optional unit B, KiB, MiB, GiB or TiB.
+func parseSize(flag, value string) (int64, error) {
 	s := strings.TrimSpace(value)
 	if s == "off" {
 		return math.MaxInt64, nil
@@ -46,7 +54,7 @@ func parseMemoryLimit(value string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 || n > math.MaxInt64>>shift {
-		return 0, fmt.Errorf("--memory-limit %q: want off, or a positive size such as 64MiB or 1GiB", value)
+		return 0, fmt.Errorf("%s %q: want off, or a positive size such as 64MiB or 1GiB", flag, value)
 	}
 	return n << shift, nil
 }
@@ -68,4 +76,45 @@ func applyMemoryLimit(value string, log *slog.Logger) (int64, error) {
 	}
 	debug.SetMemoryLimit(limit)
 	return limit, nil
+}
+
+// applySizeLimits sets the upload limits of c from a --size-limits value:
+// comma-separated name=size pairs, where name is "asset" (a release
+// asset, Config.MaxAssetBytes), "package" (any package file,
+// MaxPackageFileBytes) or a package type such as "npm" or "generic"
+// (PackageTypeLimits, as the reference's LIMIT_SIZE_<TYPE>), and size is
+// as parseSize reads it ("off": no limit).
+func applySizeLimits(value string, c *app.Config) error {
+	for _, pair := range strings.Split(value, ",") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		name, size, ok := strings.Cut(pair, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return fmt.Errorf("--size-limits %q: want name=size pairs such as asset=2GiB,npm=100MiB", value)
+		}
+		n, err := parseSize("--size-limits "+name, size)
+		if err != nil {
+			return err
+		}
+		if n == math.MaxInt64 {
+			n = -1
+		}
+		switch name {
+		case "asset":
+			if n < 0 {
+				n = math.MaxInt64
+			}
+			c.MaxAssetBytes = n
+		case "package":
+			c.MaxPackageFileBytes = n
+		default:
+			if c.PackageTypeLimits == nil {
+				c.PackageTypeLimits = map[string]int64{}
+			}
+			c.PackageTypeLimits[name] = n
+		}
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"runtime/debug"
 	"testing"
+
+	"repohost/impl/app"
 )
 
 func TestParseMemoryLimit(t *testing.T) {
@@ -52,5 +54,20 @@ func TestApplyMemoryLimit(t *testing.T) {
 	debug.SetMemoryLimit(200 << 20)
 	if got, err = applyMemoryLimit("48MiB", quietLog()); err != nil || got != 200<<20 || debug.SetMemoryLimit(-1) != 200<<20 {
 		t.Fatalf("GOMEMLIMIT=200MiB with --memory-limit 48MiB: got %d, %v; runtime has %d", got, err, debug.SetMemoryLimit(-1))
+	}
+}
+
+func TestApplySizeLimits(t *testing.T) {
+	c := app.DefaultConfig()
+	if err := applySizeLimits("asset=100MiB, package=1GiB,npm=40MiB,generic=off", &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxAssetBytes != 100<<20 || c.MaxPackageFileBytes != 1<<30 || c.PackageTypeLimits["npm"] != 40<<20 || c.PackageTypeLimits["generic"] != -1 {
+		t.Fatalf("limits %d %d %v", c.MaxAssetBytes, c.MaxPackageFileBytes, c.PackageTypeLimits)
+	}
+	for _, bad := range []string{"asset", "asset=", "=1MiB", "npm=-1", "npm=lots"} {
+		if err := applySizeLimits(bad, &c); err == nil {
+			t.Errorf("--size-limits %q accepted", bad)
+		}
 	}
 }

@@ -3,9 +3,11 @@ package actions
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	pingv1 "code.gitea.io/actions-proto-go/ping/v1"
 	"code.gitea.io/actions-proto-go/ping/v1/pingv1connect"
@@ -36,14 +38,55 @@ var (
 	_ pingv1connect.PingServiceHandler     = Protocol{}
 )
 
+// Per-message read limits. A runner sends its pending log rows in one
+// UpdateLog (act_runner's reporter batches everything not yet
+// acknowledged, so a runner that lost the server for a while sends many at
+// once), and UpdateTask carries the job's outputs; every other message is a
+// few names and labels.
+const (
+	maxBulkMessage  = 32 << 20
+	maxSmallMessage = 64 << 10
+)
+
 // Handler is the protocol's HTTP surface, to be mounted under
-// /api/actions/ with that prefix stripped.
+// /api/actions/ with that prefix stripped. Every call but Register and
+// Ping is authenticated from its headers before connect reads the body,
+// so an anonymous caller costs no more than its headers; every message is
+// read only up to its procedure's limit.
 func (p Protocol) Handler() http.Handler {
+	limits := connect.WithConditionalHandlerOptions(func(spec connect.Spec) []connect.HandlerOption {
+		switch spec.Procedure {
+		case runnerv1connect.RunnerServiceUpdateLogProcedure, runnerv1connect.RunnerServiceUpdateTaskProcedure:
+			return []connect.HandlerOption{connect.WithReadMaxBytes(maxBulkMessage)}
+		}
+		return []connect.HandlerOption{connect.WithReadMaxBytes(maxSmallMessage)}
+	})
 	mux := http.NewServeMux()
-	mux.Handle(runnerv1connect.NewRunnerServiceHandler(p))
-	mux.Handle(pingv1connect.NewPingServiceHandler(p))
-	return mux
+	mux.Handle(runnerv1connect.NewRunnerServiceHandler(p, limits))
+	mux.Handle(pingv1connect.NewPingServiceHandler(p, limits))
+	errs := connect.NewErrorWriter()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case runnerv1connect.RunnerServiceRegisterProcedure, pingv1connect.PingServicePingProcedure:
+			mux.ServeHTTP(w, r)
+			return
+		}
+		if !strings.HasPrefix(r.URL.Path, "/"+runnerv1connect.RunnerServiceName+"/") {
+			mux.ServeHTTP(w, r) // connect's own 404 for unknown procedures
+			return
+		}
+		runner, err := p.Service.AuthRunner(r.Context(), r.Header.Get(runnerUUIDHeader), r.Header.Get(runnerTokenHeader))
+		if err != nil {
+			_ = errs.Write(w, r, p.fail(err))
+			return
+		}
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), runnerKey{}, runner)))
+	})
 }
+
+// runnerKey holds, in a request's context, the runner Handler
+// authenticated.
+type runnerKey struct{}
 
 // fail turns a service error into the protocol's error without leaking
 // internals.
@@ -62,10 +105,12 @@ func (p Protocol) fail(err error) error {
 	return connect.NewError(connect.CodeInternal, errors.New("internal error"))
 }
 
-func (p Protocol) runner(ctx context.Context, h http.Header) (*store.ActionRunner, error) {
-	r, err := p.Service.AuthRunner(ctx, h.Get(runnerUUIDHeader), h.Get(runnerTokenHeader))
-	if err != nil {
-		return nil, p.fail(err)
+// runner is the caller Handler authenticated; a call that did not come
+// through Handler has none.
+func (p Protocol) runner(ctx context.Context) (*store.ActionRunner, error) {
+	r, ok := ctx.Value(runnerKey{}).(*store.ActionRunner)
+	if !ok {
+		return nil, p.fail(ErrBadRunner)
 	}
 	return r, nil
 }
@@ -96,6 +141,9 @@ func (p Protocol) Register(ctx context.Context, req *connect.Request[runnerv1.Re
 		// Runners before labels were declared in one list sent two.
 		labels = append(append([]string{}, m.AgentLabels...), m.CustomLabels...)
 	}
+	if err := checkRunnerFields(m.Name, m.Version, labels); err != nil {
+		return nil, err
+	}
 	r, secret, err := p.Service.Register(ctx, RegisterInput{Token: m.Token, Name: m.Name, Version: m.Version, Labels: labels, Ephemeral: m.Ephemeral})
 	if err != nil {
 		return nil, p.fail(err)
@@ -107,8 +155,11 @@ func (p Protocol) Register(ctx context.Context, req *connect.Request[runnerv1.Re
 
 // Declare records the runner's version and labels.
 func (p Protocol) Declare(ctx context.Context, req *connect.Request[runnerv1.DeclareRequest]) (*connect.Response[runnerv1.DeclareResponse], error) {
-	r, err := p.runner(ctx, req.Header())
+	r, err := p.runner(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRunnerFields("", req.Msg.Version, req.Msg.Labels); err != nil {
 		return nil, err
 	}
 	if err := p.Service.Declare(ctx, r, req.Msg.Version, req.Msg.Labels); err != nil {
@@ -119,7 +170,7 @@ func (p Protocol) Declare(ctx context.Context, req *connect.Request[runnerv1.Dec
 
 // FetchTask answers at once, with a task or without one.
 func (p Protocol) FetchTask(ctx context.Context, req *connect.Request[runnerv1.FetchTaskRequest]) (*connect.Response[runnerv1.FetchTaskResponse], error) {
-	r, err := p.runner(ctx, req.Header())
+	r, err := p.runner(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +281,7 @@ func (p Protocol) task(ctx context.Context, a *Assignment) (*runnerv1.Task, erro
 // UpdateTask records the task's state; the answer says what the server
 // holds, so a runner learns that its task was cancelled.
 func (p Protocol) UpdateTask(ctx context.Context, req *connect.Request[runnerv1.UpdateTaskRequest]) (*connect.Response[runnerv1.UpdateTaskResponse], error) {
-	r, err := p.runner(ctx, req.Header())
+	r, err := p.runner(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +344,7 @@ func resultStatus(r runnerv1.Result) store.ActionStatus {
 
 // UpdateLog appends log rows and acknowledges how many are stored.
 func (p Protocol) UpdateLog(ctx context.Context, req *connect.Request[runnerv1.UpdateLogRequest]) (*connect.Response[runnerv1.UpdateLogResponse], error) {
-	r, err := p.runner(ctx, req.Header())
+	r, err := p.runner(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -314,4 +365,37 @@ func (p Protocol) UpdateLog(ctx context.Context, req *connect.Request[runnerv1.U
 		return nil, p.fail(err)
 	}
 	return connect.NewResponse(&runnerv1.UpdateLogResponse{AckIndex: ack}), nil
+}
+
+// Bounds of what a runner may have stored about itself: the reference keeps
+// the version in a 64-character column and the name in 255; labels are
+// names with an optional "name:scheme://image" suffix.
+const (
+	maxRunnerName    = 255
+	maxRunnerVersion = 64
+	maxRunnerLabels  = 64
+	maxRunnerLabel   = 255
+)
+
+// checkRunnerFields refuses names, versions and labels past those bounds,
+// or that are not text.
+func checkRunnerFields(name, version string, labels []string) error {
+	bad := func(what string, max int) error {
+		return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%s must be valid UTF-8 of at most %d bytes", what, max))
+	}
+	if len(name) > maxRunnerName || !utf8.ValidString(name) {
+		return bad("name", maxRunnerName)
+	}
+	if len(version) > maxRunnerVersion || !utf8.ValidString(version) {
+		return bad("version", maxRunnerVersion)
+	}
+	if len(labels) > maxRunnerLabels {
+		return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("at most %d labels", maxRunnerLabels))
+	}
+	for _, l := range labels {
+		if len(l) > maxRunnerLabel || !utf8.ValidString(l) {
+			return bad("a label", maxRunnerLabel)
+		}
+	}
+	return nil
 }

@@ -20,7 +20,15 @@ type Config struct {
 	// root URL's host when empty (the reference's SSH_DOMAIN default).
 	SSHPort   int
 	SSHDomain string
-	Paging    paging.Limits
+	// SSHHandshakeTimeout bounds an SSH connection's handshake and
+	// authentication; SSHMaxPreAuthPerAddress caps the connections of one
+	// source address still at that stage (more are closed at once);
+	// SSHIdleTimeout closes an authenticated connection on which nothing
+	// was read or written for that long. 0 turns each off.
+	SSHHandshakeTimeout     time.Duration
+	SSHMaxPreAuthPerAddress int
+	SSHIdleTimeout          time.Duration
+	Paging                  paging.Limits
 	// MaxBodyBytes bounds a JSON request body; larger ones are refused
 	// before they are parsed.
 	MaxBodyBytes int64
@@ -38,9 +46,10 @@ type Config struct {
 	// http.postBuffer), so the bound only stops a small body from
 	// inflating without end.
 	MaxGitInflatedBody int64
-	// LoginFailures failed password attempts for one account or from one
-	// address within LoginWindow lock further attempts (429) until the
-	// window has passed.
+	// LoginFailures failed password attempts for one account from one
+	// address (or five times as many from one address across accounts)
+	// within LoginWindow lock further attempts from that address (429)
+	// until the window has passed; see auth.LoginThrottle.
 	LoginFailures int
 	LoginWindow   time.Duration
 	// VerifiedPasswords bounds the cache of passwords bcrypt accepted
@@ -61,8 +70,9 @@ type Config struct {
 	IdleTimeout   time.Duration
 	StallTimeout  time.Duration
 	// MaxHeavyRequests bounds the requests that stream a lot of
-	// repository data at once: archives (API and /{owner}/{repo}/archive)
-	// and raw downloads of blobs over LargeBlobBytes. One more waits up to
+	// repository data at once: archives (API and /{owner}/{repo}/archive),
+	// raw downloads of blobs over LargeBlobBytes, and npm publishes (each a
+	// tarball decoded to disk as it arrives). One more waits up to
 	// HeavyRequestWait for a slot, then is answered 503 with Retry-After.
 	// Each streams from disk, so memory stays flat whatever the file size.
 	MaxHeavyRequests int
@@ -92,6 +102,10 @@ type Config struct {
 	// keeps its queues' items until handled, and its hook tasks for the
 	// same week).
 	EventRetention time.Duration
+	// PackageTypeLimits overrides MaxPackageFileBytes per package type
+	// ("npm", "generic"; -1: no limit), like the reference's
+	// LIMIT_SIZE_NPM, LIMIT_SIZE_GENERIC and the others.
+	PackageTypeLimits map[string]int64
 	// ActionsRetention is how long finished workflow runs (with their
 	// jobs and logs) are kept before delete_old_actions removes them (the
 	// reference's [actions] LOG_RETENTION_DAYS).
@@ -137,11 +151,16 @@ type WebhookConfig struct {
 // DefaultConfig is the reference's defaults.
 func DefaultConfig() Config {
 	return Config{
-		Paging:           paging.DefaultLimits(),
-		MaxBodyBytes:     8 << 20,
-		AllowedReactions: []string{"+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"},
-		MaxTopicsPerRepo: 25,
-		MaxContentsBlob:  10 << 20,
+		Paging: paging.DefaultLimits(),
+		// As OpenSSH's LoginGraceTime (120 s) and MaxStartups, tighter:
+		// git clients authenticate in well under a second.
+		SSHHandshakeTimeout:     30 * time.Second,
+		SSHMaxPreAuthPerAddress: 10,
+		SSHIdleTimeout:          10 * time.Minute,
+		MaxBodyBytes:            8 << 20,
+		AllowedReactions:        []string{"+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"},
+		MaxTopicsPerRepo:        25,
+		MaxContentsBlob:         10 << 20,
 		// Far above git's default http.postBuffer (1 MiB), and above the
 		// 500 MB users often raise it to.
 		MaxGitInflatedBody: 1 << 30,

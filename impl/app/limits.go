@@ -87,7 +87,7 @@ func (l *Limiter) Acquire(ctx context.Context) (release func(), err error) {
 		case l.slots <- struct{}{}:
 		case <-t.C:
 			e := &apierr.Error{Status: http.StatusServiceUnavailable,
-				Message: "the server is busy with other downloads; nothing was changed, retry later", RetryAfter: busyRetryAfter}
+				Message: "the server is busy with other transfers; nothing was changed, retry later", RetryAfter: busyRetryAfter}
 			return nil, e
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -112,17 +112,26 @@ func (a *Authenticator) byBasic(ctx context.Context, addr, user, pass string) (*
 			}
 		}
 	}
-	accountKey, addrKey := "account:"+strings.ToLower(user), "address:"+addr
-	if wait := a.Throttle.RetryAfter(accountKey, addrKey); wait > 0 {
+	keys := KeysFor(user, addr)
+	if wait := a.Throttle.RetryAfter(keys); wait > 0 {
 		return nil, apierr.TooManyRequests(wait, "too many failed sign-in attempts; retry later")
+	}
+	if wait := a.Throttle.SlowDown(keys); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	p, err := a.byPassword(ctx, user, pass)
 	var e *apierr.Error
 	switch {
 	case err == nil:
-		a.Throttle.Succeed(accountKey)
+		// Only this address's count: the account-wide one is many
+		// addresses' doing, which the owner's success does not undo.
+		a.Throttle.Succeed(keys.Account)
 	case errors.As(err, &e) && e.Status == http.StatusUnauthorized:
-		a.Throttle.Fail(accountKey, addrKey)
+		a.Throttle.Fail(keys.Account, keys.Address, keys.AnyAddress)
 	}
 	return p, err
 }

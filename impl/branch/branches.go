@@ -25,10 +25,6 @@ import (
 	"repohost/store/gitstore"
 )
 
-// maxNewBranchLength is the reference's limit for names given to branches
-// through the API.
-const maxNewBranchLength = 100
-
 // The reference's messages for branch refusals.
 const (
 	msgRepoEmpty    = "Git Repository is empty."
@@ -37,13 +33,6 @@ const (
 	msgBranchExists = "The branch already exists."
 	msgRenameTarget = "Cannot rename a branch using the same name or rename to a branch that already exists."
 )
-
-func checkNewBranchName(field, name string) error {
-	if len(name) > maxNewBranchLength {
-		return apierr.Validation("[%s]: MaxSize", field)
-	}
-	return names.CheckBranch(field, name)
-}
 
 // nameClash tells whether name cannot coexist with an existing branch
 // because one would be a directory of the other ("a" and "a/b").
@@ -224,7 +213,7 @@ func (h Handlers) RepoCreateBranch(ctx context.Context, params repository.RepoCr
 		return h.Fail(apierr.Validation("[BranchName]: Required"))
 	}
 	name := *o.BranchName
-	if err := checkNewBranchName("BranchName", name); err != nil {
+	if err := names.CheckNewBranch("BranchName", name); err != nil {
 		return h.Fail(err)
 	}
 	if r.IsMirror {
@@ -378,7 +367,7 @@ func (h Handlers) RepoRenameBranch(ctx context.Context, params repository.RepoRe
 		return h.Fail(apierr.Validation("[Name]: Required"))
 	}
 	from, to := params.Branch, *params.Body.Name
-	if err := checkNewBranchName("Name", to); err != nil {
+	if err := names.CheckNewBranch("Name", to); err != nil {
 		return h.Fail(err)
 	}
 	if r.IsEmpty {

@@ -95,11 +95,15 @@ func (s Service) Commit(ctx context.Context, p *auth.Principal, r *store.Reposit
 			return nil, nil, apierr.Validation("[FromPath]: invalid path")
 		}
 	}
-	for field, b := range map[string]string{"Branch": w.Branch, "NewBranch": w.NewBranch} {
-		if b != "" {
-			if err := names.CheckBranch(field, b); err != nil {
-				return nil, nil, err
-			}
+	if w.Branch != "" {
+		if err := names.CheckBranch("Branch", w.Branch); err != nil {
+			return nil, nil, err
+		}
+	}
+	if w.NewBranch != "" {
+		// A branch to create: the one rule for new branch names.
+		if err := names.CheckNewBranch("NewBranch", w.NewBranch); err != nil {
+			return nil, nil, err
 		}
 	}
 	g, err := s.OpenGit(r)

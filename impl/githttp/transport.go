@@ -155,7 +155,7 @@ func (t *Transport) ReceivePack(ctx context.Context, c Caller, repo *store.Repos
 		return nil, err
 	}
 	defer release()
-	push, err := g.ReadPush(in)
+	push, err := g.ReadPush(ctx, in)
 	t.d.Metrics.GitOperation("receive-pack", err)
 	if cutShort != nil && cutShort() {
 		return nil, ErrCutShort

@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 
@@ -39,12 +41,16 @@ type Server struct {
 	mu    sync.Mutex
 	ln    net.Listener
 	conns map[net.Conn]bool
-	wg    sync.WaitGroup
+	// preAuth counts, per source address, the connections still in their
+	// handshake or authentication.
+	preAuth map[string]int
+	wg      sync.WaitGroup
 }
 
 // Extensions of ssh.Permissions naming who authenticated.
 const (
 	extUserID      = "repohost-user-id"
+	extUserKey     = "repohost-user-key"
 	extFingerprint = "repohost-deploy-key"
 )
 
@@ -94,7 +100,7 @@ func LoadHostKey(dataDir string) (ssh.Signer, error) {
 
 // New returns a server with hostKey over d.
 func New(d *app.Deps, hostKey ssh.Signer) *Server {
-	s := &Server{d: d, git: githttp.NewTransport(d), conns: map[net.Conn]bool{}}
+	s := &Server{d: d, git: githttp.NewTransport(d), conns: map[net.Conn]bool{}, preAuth: map[string]int{}}
 	s.config = &ssh.ServerConfig{PublicKeyCallback: s.authenticate, MaxAuthTries: 6}
 	s.config.AddHostKey(hostKey)
 	return s
@@ -116,7 +122,7 @@ func (s *Server) authenticate(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permi
 			return nil, err
 		}
 		_ = s.d.Store.Keys().TouchPublicKey(ctx, k.ID, s.d.Clock.Now().UTC())
-		return &ssh.Permissions{Extensions: map[string]string{extUserID: strconv.FormatInt(u.ID, 10)}}, nil
+		return &ssh.Permissions{Extensions: map[string]string{extUserID: strconv.FormatInt(u.ID, 10), extUserKey: fp}}, nil
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
@@ -172,13 +178,29 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// serveConn serves one connection. Until it has authenticated it counts
+// against its address's share of unauthenticated connections (refused
+// past Config.SSHMaxPreAuthPerAddress) and must finish within
+// Config.SSHHandshakeTimeout; after that it is closed once it has been
+// idle, nothing read and nothing written, for Config.SSHIdleTimeout.
 func (s *Server) serveConn(c net.Conn) {
 	defer c.Close()
-	conn, chans, reqs, err := ssh.NewServerConn(c, s.config)
+	addr := remoteHost(c)
+	if !s.enterPreAuth(addr) {
+		return
+	}
+	cfg := s.d.Config
+	ic := &idleConn{Conn: c}
+	if cfg.SSHHandshakeTimeout > 0 {
+		_ = c.SetDeadline(time.Now().Add(cfg.SSHHandshakeTimeout))
+	}
+	conn, chans, reqs, err := ssh.NewServerConn(ic, s.config)
+	s.leavePreAuth(addr)
 	if err != nil {
 		return
 	}
 	defer conn.Close()
+	ic.setIdle(cfg.SSHIdleTimeout)
 	go ssh.DiscardRequests(reqs)
 	for nc := range chans {
 		if nc.ChannelType() != "session" {
@@ -195,6 +217,72 @@ func (s *Server) serveConn(c net.Conn) {
 			s.session(conn.Permissions, ch, creqs)
 		}()
 	}
+}
+
+// enterPreAuth counts a new connection from addr; false when addr has
+// as many unauthenticated connections as it may.
+func (s *Server) enterPreAuth(addr string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if max := s.d.Config.SSHMaxPreAuthPerAddress; max > 0 && s.preAuth[addr] >= max {
+		return false
+	}
+	s.preAuth[addr]++
+	return true
+}
+
+func (s *Server) leavePreAuth(addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.preAuth[addr]--; s.preAuth[addr] <= 0 {
+		delete(s.preAuth, addr)
+	}
+}
+
+func remoteHost(c net.Conn) string {
+	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+	if err != nil {
+		return c.RemoteAddr().String()
+	}
+	return host
+}
+
+// idleConn moves its deadline on with every read and write once setIdle
+// gave it a timeout, so only a connection on which nothing happens for
+// that long is closed (a pending read is cut by a write's new deadline
+// too, since a deadline applies to calls in progress).
+type idleConn struct {
+	net.Conn
+	idle atomic.Int64 // time.Duration; 0: no idle timeout yet
+}
+
+func (c *idleConn) setIdle(d time.Duration) {
+	c.idle.Store(int64(d))
+	if d > 0 {
+		_ = c.Conn.SetDeadline(time.Now().Add(d))
+	} else {
+		_ = c.Conn.SetDeadline(time.Time{})
+	}
+}
+
+func (c *idleConn) touch() {
+	if d := time.Duration(c.idle.Load()); d > 0 {
+		_ = c.Conn.SetDeadline(time.Now().Add(d))
+	}
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	c.touch()
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.touch()
+	}
+	return n, err
+}
+
+func (c *idleConn) Write(p []byte) (int, error) {
+	c.touch()
+	return c.Conn.Write(p)
 }
 
 // session runs the one git command a client execs; anything else (a
@@ -258,19 +346,38 @@ func parseCommand(cmd string) (service, owner, name string, ok bool) {
 	return verb, owner, name, true
 }
 
-// caller turns what authenticate found into the transport's caller.
+// errKeyGone is a session of a connection whose key was removed, or whose
+// account may no longer sign in, since it authenticated.
+var errKeyGone = errors.New("the key is no longer valid")
+
+// caller turns what authenticate found into the transport's caller,
+// checked again for each session: a connection may outlive its key's
+// removal or its account's suspension.
 func (s *Server) caller(ctx context.Context, perms *ssh.Permissions) (githttp.Caller, error) {
 	if id := perms.Extensions[extUserID]; id != "" {
 		uid, _ := strconv.ParseInt(id, 10, 64)
-		u, err := s.d.Store.Users().FindByID(ctx, uid)
+		k, err := s.d.Store.Keys().FindPublicKeyByFingerprint(ctx, perms.Extensions[extUserKey])
+		if errors.Is(err, store.ErrNotFound) || (err == nil && k.OwnerID != uid) {
+			return githttp.Caller{}, errKeyGone
+		}
 		if err != nil {
 			return githttp.Caller{}, err
+		}
+		u, err := s.d.Store.Users().FindByID(ctx, uid)
+		if errors.Is(err, store.ErrNotFound) {
+			return githttp.Caller{}, errKeyGone
+		}
+		if err != nil {
+			return githttp.Caller{}, err
+		}
+		if auth.AccountState(u) != nil {
+			return githttp.Caller{}, errKeyGone
 		}
 		return githttp.Caller{Principal: &auth.Principal{User: u, Signer: u}}, nil
 	}
 	keys, err := s.d.Store.Keys().FindDeployKeysByFingerprint(ctx, perms.Extensions[extFingerprint])
 	if err == nil && len(keys) == 0 {
-		err = errors.New("the deploy key is gone")
+		err = errKeyGone
 	}
 	return githttp.Caller{Deploy: keys}, err
 }
@@ -287,6 +394,9 @@ func (s *Server) exec(perms *ssh.Permissions, ch ssh.Channel, command string) ui
 		return fail("only git-upload-pack and git-receive-pack of owner/repo.git are served")
 	}
 	c, err := s.caller(ctx, perms)
+	if errors.Is(err, errKeyGone) {
+		return fail("your key is no longer valid; connect again")
+	}
 	if err != nil {
 		s.d.Log.Error("git ssh: caller", "err", err)
 		return fail("internal server error")

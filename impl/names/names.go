@@ -74,6 +74,22 @@ func CheckRepo(field, name string) error {
 	return nil
 }
 
+// MaxNewBranchLength is the reference's limit (MaxSize(100)) for a branch
+// name a client gives through the API: a new branch, a rename's target, a
+// new repository's or a generated one's default branch, the branch a
+// contents change creates.
+const MaxNewBranchLength = 100
+
+// CheckNewBranch is the one rule for a branch name a client gives through
+// the API: CheckBranch within MaxNewBranchLength. Branches pushed with git
+// may be longer (CheckBranch's 255).
+func CheckNewBranch(field, name string) error {
+	if len(name) > MaxNewBranchLength {
+		return apierr.Validation("[%s]: MaxSize", field)
+	}
+	return CheckBranch(field, name)
+}
+
 // CheckBranch validates a branch name as git does for refs/heads/<name>.
 func CheckBranch(field, name string) error {
 	if name == "" || len(name) > 255 || strings.HasPrefix(name, "-") ||

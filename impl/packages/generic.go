@@ -20,9 +20,9 @@ var (
 
 func checkGenericParams(name, version, filename string, withFile bool) error {
 	switch {
-	case !genericNameRe.MatchString(name):
+	case !genericNameRe.MatchString(name) || len(name) > MaxPackageName:
 		return apierr.BadRequest("invalid package name")
-	case version == "" || strings.TrimSpace(version) != version || strings.ContainsAny(version, "/\\\x00") || len(version) > 255:
+	case version == "" || strings.TrimSpace(version) != version || strings.ContainsAny(version, "/\\\x00") || len(version) > MaxPackageVersion:
 		return apierr.BadRequest("invalid package version")
 	case withFile && (!genericFileRe.MatchString(filename) || filename == "." || filename == ".." || len(filename) > 255):
 		return apierr.BadRequest("invalid package filename")

@@ -1,15 +1,16 @@
 package packages
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -32,10 +33,6 @@ var (
 	// npmTagRe keeps dist-tags out of the version grammar's way.
 	npmTagRe = regexp.MustCompile(`\A[A-Za-z][-_.A-Za-z0-9]{0,127}\z`)
 )
-
-// maxNpmDocument bounds a publish request: npm sends the tarball inside a
-// JSON document (base64), which has to be read whole.
-const maxNpmDocument = 256 << 20
 
 // npmRequest is a request to the npm registry, its path taken apart.
 type npmRequest struct {
@@ -187,22 +184,51 @@ func (h Handlers) npmPublish(req npmRequest) error {
 	if err != nil {
 		return err
 	}
-	req.r.Body = http.MaxBytesReader(req.w, req.r.Body, maxNpmDocument)
-	var doc npmPublishDoc
-	if err := json.NewDecoder(req.r.Body).Decode(&doc); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return UploadError(err)
+	if len(req.name) > MaxPackageName {
+		return apierr.BadRequest("the package name is longer than %d bytes", MaxPackageName)
+	}
+	// The tarball travels base64-encoded (4 bytes for 3) next to at most
+	// a JSON body's worth of metadata: a larger declared body is refused
+	// before any of it is read, and the body is cut off past that.
+	limit, meta := h.Packages.FileLimit("npm"), h.Config.MaxBodyBytes
+	if limit >= 0 {
+		maxDoc := (limit+2)/3*4 + meta
+		if req.r.ContentLength > maxDoc {
+			return h.Packages.FileTooLarge("npm")
 		}
-		return apierr.BadRequest("invalid package document: %v", err)
+		req.r.Body = http.MaxBytesReader(req.w, req.r.Body, maxDoc)
+	}
+	// Each publish holds a temporary file and a disk stream, not memory;
+	// the slots keep many at once from starving the disk.
+	release, err := h.Heavy().Acquire(req.ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	tmp, err := h.Packages.tempFile()
+	if err != nil {
+		return err
+	}
+	defer func() { tmp.Close(); os.Remove(tmp.Name()) }()
+	sum := sha512.New()
+	out := &limitedWriter{w: io.MultiWriter(tmp, sum), left: limit}
+	var doc npmPublishDoc
+	if err := readNpmPublish(bodyReader{req.r.Body}, meta, &doc, out); err != nil {
+		switch {
+		case errors.Is(err, errFileTooLarge):
+			return h.Packages.FileTooLarge("npm")
+		case errors.Is(err, errNpmDocTooLarge):
+			return apierr.PayloadTooLarge("the package document's metadata is larger than the %d bytes allowed", meta)
+		}
+		return UploadError(err)
 	}
 	if doc.Name != req.name || len(doc.Versions) != 1 || len(doc.Attachments) != 1 {
 		return apierr.BadRequest("the document must name this package and hold exactly one version and one tarball")
 	}
 	var version string
-	var meta json.RawMessage
+	var metadata json.RawMessage
 	for v, m := range doc.Versions {
-		version, meta = v, m
+		version, metadata = v, m
 	}
 	var fields struct {
 		Name    string `json:"name"`
@@ -211,21 +237,17 @@ func (h Handlers) npmPublish(req npmRequest) error {
 			Integrity string `json:"integrity"`
 		} `json:"dist"`
 	}
-	if err := json.Unmarshal(meta, &fields); err != nil {
+	if err := json.Unmarshal(metadata, &fields); err != nil {
 		return apierr.BadRequest("invalid version document: %v", err)
 	}
-	if !semverRe.MatchString(version) || fields.Version != version || fields.Name != req.name {
-		return apierr.BadRequest("invalid version %q", version)
+	if len(version) > MaxPackageVersion || !semverRe.MatchString(version) || fields.Version != version || fields.Name != req.name {
+		return apierr.BadRequest("invalid version %q", truncate(version, 64))
 	}
-	var tarball []byte
-	for _, a := range doc.Attachments {
-		if tarball, err = base64.StdEncoding.DecodeString(a.Data); err != nil {
-			return apierr.BadRequest("invalid tarball encoding")
-		}
+	if out.n == 0 {
+		return apierr.BadRequest("the tarball is empty")
 	}
 	if want, ok := strings.CutPrefix(fields.Dist.Integrity, "sha512-"); ok {
-		sum := sha512.Sum512(tarball)
-		if base64.StdEncoding.EncodeToString(sum[:]) != want {
+		if base64.StdEncoding.EncodeToString(sum.Sum(nil)) != want {
 			return apierr.BadRequest("the tarball does not match its integrity")
 		}
 	}
@@ -238,10 +260,13 @@ func (h Handlers) npmPublish(req npmRequest) error {
 	if len(tags) == 0 {
 		tags["latest"] = true
 	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
 	v, _, err := h.Packages.AddFile(req.ctx, FileUpload{
 		Owner: owner, Creator: p.User, Type: "npm", Name: req.name, Version: version, NewVersion: true,
-		Metadata: string(meta), Filename: npmTarballName(req.name, version),
-		Body: bytes.NewReader(tarball), Size: int64(len(tarball)),
+		Metadata: string(metadata), Filename: npmTarballName(req.name, version),
+		Body: tmp, Size: out.n,
 	})
 	if err != nil {
 		return err
@@ -469,4 +494,33 @@ func (h Handlers) npmDeleteTag(req npmRequest, tag string) error {
 		return err
 	}
 	return writeJSON(req.w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// errFileTooLarge is a tarball past its type's limit, found while it was
+// being decoded.
+var errFileTooLarge = errors.New("the package file is too large")
+
+// limitedWriter passes at most left bytes (all when left < 0) to w and
+// counts them in n.
+type limitedWriter struct {
+	w    io.Writer
+	left int64
+	n    int64
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.left >= 0 && int64(len(p)) > l.left-l.n {
+		return 0, errFileTooLarge
+	}
+	n, err := l.w.Write(p)
+	l.n += int64(n)
+	return n, err
+}
+
+// truncate shortens s for an error message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

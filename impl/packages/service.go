@@ -103,8 +103,37 @@ func (b bodyReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (s Service) fileTooLarge() error {
-	return apierr.PayloadTooLarge("the package file is larger than the %d bytes allowed", s.Config.MaxPackageFileBytes)
+// FileLimit is the largest file a package of type typ may have (-1: no
+// limit): its Config.PackageTypeLimits entry, else MaxPackageFileBytes.
+func (s Service) FileLimit(typ string) int64 {
+	if l, ok := s.Config.PackageTypeLimits[typ]; ok {
+		return l
+	}
+	return s.Config.MaxPackageFileBytes
+}
+
+// FileTooLarge is the refusal of a file of type typ past FileLimit.
+func (s Service) FileTooLarge(typ string) error {
+	return apierr.PayloadTooLarge("the package file is larger than the %d bytes allowed", s.FileLimit(typ))
+}
+
+// The longest package name and version any registry accepts: npm's
+// limits (214 for names, 256 for versions), which also keep every
+// name and version within its database index.
+const (
+	MaxPackageName    = 214
+	MaxPackageVersion = 256
+)
+
+// checkNameAndVersion refuses names and versions past those limits.
+func checkNameAndVersion(name, version string) error {
+	switch {
+	case len(name) > MaxPackageName:
+		return apierr.BadRequest("the package name is longer than %d bytes", MaxPackageName)
+	case len(version) > MaxPackageVersion:
+		return apierr.BadRequest("the package version is longer than %d bytes", MaxPackageVersion)
+	}
+	return nil
 }
 
 func (s Service) ownerFull() error {
@@ -127,10 +156,19 @@ func (s Service) checkOwnerQuota(ctx context.Context, ownerID, size int64) error
 	return nil
 }
 
+// tempFile is a new temporary file where uploads are staged; the caller
+// removes it.
+func (s Service) tempFile() (*os.File, error) {
+	if err := os.MkdirAll(s.tmpDir(), 0o755); err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(s.tmpDir(), "upload-*")
+}
+
 // writeTemp streams body into a temporary file, hashing it on the way and
 // holding at most a copy buffer in memory. The file is removed again unless
 // the whole body arrived within the per-file limit.
-func (s Service) writeTemp(body io.Reader) (_ *tempBlob, err error) {
+func (s Service) writeTemp(body io.Reader, limit int64, typ string) (_ *tempBlob, err error) {
 	if err := os.MkdirAll(s.tmpDir(), 0o755); err != nil {
 		return nil, err
 	}
@@ -149,7 +187,6 @@ func (s Service) writeTemp(body io.Reader) (_ *tempBlob, err error) {
 	h256, h512, h1, h5 := sha256.New(), sha512.New(), sha1.New(), md5.New()
 	src := bodyReader{body}
 	var r io.Reader = src
-	limit := s.Config.MaxPackageFileBytes
 	if limit >= 0 {
 		r = io.LimitReader(src, limit+1)
 	}
@@ -158,7 +195,7 @@ func (s Service) writeTemp(body io.Reader) (_ *tempBlob, err error) {
 		return nil, err
 	}
 	if limit >= 0 && n > limit {
-		return nil, s.fileTooLarge()
+		return nil, s.FileTooLarge(typ)
 	}
 	return &tempBlob{path: f.Name(), blob: store.PackageBlob{
 		HashSHA256: hex.EncodeToString(h256.Sum(nil)),
@@ -189,8 +226,12 @@ func UploadError(err error) error {
 // the blob's lock, so a failed, aborted or refused upload leaves no file
 // and no row behind, and the cleanup never removes a blob being recorded.
 func (s Service) AddFile(ctx context.Context, in FileUpload) (*store.PackageVersion, *store.PackageFile, error) {
-	if in.Size > s.Config.MaxPackageFileBytes && s.Config.MaxPackageFileBytes >= 0 {
-		return nil, nil, s.fileTooLarge()
+	if err := checkNameAndVersion(in.Name, in.Version); err != nil {
+		return nil, nil, err
+	}
+	limit := s.FileLimit(in.Type)
+	if in.Size > limit && limit >= 0 {
+		return nil, nil, s.FileTooLarge(in.Type)
 	}
 	if in.Size > 0 {
 		if err := s.checkOwnerQuota(ctx, in.Owner.ID, in.Size); err != nil {
@@ -201,7 +242,7 @@ func (s Service) AddFile(ctx context.Context, in FileUpload) (*store.PackageVers
 	if err := s.checkNew(ctx, in); err != nil {
 		return nil, nil, err
 	}
-	tmp, err := s.writeTemp(in.Body)
+	tmp, err := s.writeTemp(in.Body, limit, in.Type)
 	if err != nil {
 		return nil, nil, UploadError(err)
 	}

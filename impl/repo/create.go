@@ -36,6 +36,13 @@ func (s Service) checkCreate(owner *store.User, in *CreateInput) (startWith, err
 	if err := names.CheckRepo("Name", in.Name); err != nil {
 		return startWith{}, err
 	}
+	// A default branch the client names follows the rule of every branch
+	// a client names; one taken from a template may be any git allows.
+	if in.DefaultBranch != "" && in.Origin != OriginAdopted && in.Origin != OriginFork {
+		if err := names.CheckNewBranch("DefaultBranch", in.DefaultBranch); err != nil {
+			return startWith{}, err
+		}
+	}
 	if in.Origin == OriginTemplate {
 		if !in.From.IsTemplate {
 			return startWith{}, apierr.Validation("this is not a template repo")

@@ -75,8 +75,14 @@ func (h Handlers) UserListTeams(ctx context.Context, params user.UserListTeamsPa
 	if err != nil {
 		return h.Fail(err)
 	}
+	// A public-only token sees the teams of public organizations only,
+	// as its /user/orgs lists only those.
+	var vis []store.Visibility
+	if p.PublicOnly() {
+		vis = []store.Visibility{store.VisibilityPublic}
+	}
 	pg := h.Page(params.Page, params.Limit)
-	teams, total, err := h.Store.Teams().ListForUser(ctx, p.UserID(), pg.Store())
+	teams, total, err := h.Store.Teams().ListForUser(ctx, p.UserID(), vis, pg.Store())
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -42,6 +42,9 @@ type GitRepo struct {
 	fs   *repoFS
 	// inspectLimit overrides maxInspectCommits (tests).
 	inspectLimit int
+	// receiveSlots is its Store's bound on pushes unpacking at once (nil:
+	// none).
+	receiveSlots chan struct{}
 }
 
 // Memory bounds of one opened repository (one request): objects larger
@@ -79,7 +82,7 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open repository: %w", err)
 	}
-	return &GitRepo{r: r, path: p, fs: fs}, nil
+	return &GitRepo{r: r, path: p, fs: fs, receiveSlots: s.receiveSlots}, nil
 }
 
 // notFound maps go-git's many "missing" errors to store.ErrNotFound, so a

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -28,6 +29,10 @@ type Store struct {
 	// uploadSlots holds a token per stateless upload-pack under way
 	// (see uploadPackSlots).
 	uploadSlots chan struct{}
+	// receiveSlots holds a token per push storing its pack (see
+	// GitRepo.unpack); the same bound as uploadSlots, for the same
+	// reason: the work is git's, bound by CPU and disk.
+	receiveSlots chan struct{}
 }
 
 // New returns a Store rooted at root, creating the directory if needed.
@@ -39,7 +44,7 @@ func New(root string) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("create repositories root: %w", err)
 	}
-	return &Store{root: abs, uploadSlots: make(chan struct{}, uploadPackSlots())}, nil
+	return &Store{root: abs, uploadSlots: make(chan struct{}, uploadPackSlots()), receiveSlots: make(chan struct{}, uploadPackSlots())}, nil
 }
 
 // Root is the directory that holds every repository.
@@ -269,7 +274,16 @@ func (s *Store) Rename(owner, name, newOwner, newName string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	return os.Rename(from, to)
+	// A concurrent move (two transfers of one repository) can take the
+	// source away or fill the target between the check and the move.
+	err = os.Rename(from, to)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("repository directory %s/%s: %w", owner, name, store.ErrNotFound)
+	case errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("repository directory %s/%s: %w", newOwner, newName, store.ErrDuplicate)
+	}
+	return err
 }
 
 // RenameOwner moves every repository of an owner after the owner is renamed.

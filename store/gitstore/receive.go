@@ -2,11 +2,21 @@ package gitstore
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/pktline"
+
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 )
@@ -34,41 +44,206 @@ type Push struct {
 // go-git's receive-pack session is not used for this because it applies
 // every command it gets, without a hook in between and without comparing a
 // ref's old value before moving it.
-func (g *GitRepo) ReadPush(body io.Reader) (*Push, error) {
+func (g *GitRepo) ReadPush(ctx context.Context, body io.Reader) (*Push, error) {
 	br := bufio.NewReader(body)
 	if head, err := br.Peek(4); err == nil && string(head) == "0000" {
 		return &Push{unpack: "ok"}, nil
 	}
-	req := packp.NewReferenceUpdateRequest()
-	if err := req.Decode(br); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
+	req, err := readUpdateRequest(br)
+	if err != nil {
+		return nil, err
 	}
-	p := &Push{Updates: make([]*RefUpdate, 0, len(req.Commands)), unpack: "ok",
-		report: req.Capabilities.Supports(capability.ReportStatus)}
+	p := &Push{Updates: req.updates, unpack: "ok", report: req.report}
 	needPack := false
-	for _, cmd := range req.Commands {
-		p.Updates = append(p.Updates, &RefUpdate{Name: cmd.Name, Old: cmd.Old, New: cmd.New})
-		needPack = needPack || !cmd.New.IsZero()
+	for _, u := range p.Updates {
+		needPack = needPack || !u.IsDelete()
 	}
-	if needPack && req.Packfile != nil {
-		mark := g.fs.mark()
-		if err := packfile.UpdateObjectStorage(g.r.Storer, req.Packfile); err != nil && !errors.Is(err, packfile.ErrEmptyPackfile) {
-			p.unpack = "unpack failed: " + err.Error()
-			g.fs.removeTempsSince(mark)
+	// A shallow client's pack may stop at commits whose parents it lacks.
+	// The server's repositories are complete, so that is harmless when
+	// the server has those commits already; when it does not, taking the
+	// push would leave history with holes (git's own receive-pack refuses
+	// it the same way unless receive.shallowUpdate is set).
+	shallowRefused := false
+	for _, h := range req.shallow {
+		if _, err := g.r.Storer.EncodedObject(plumbing.AnyObject, h); err != nil {
+			shallowRefused = true
 		}
 	}
-	if needPack && req.Packfile != nil {
+	if needPack && !shallowRefused {
+		if err := g.unpack(ctx, br); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			p.unpack = "unpack failed: " + err.Error()
+		}
+	}
+	if needPack {
 		// Over a stream (SSH) the client closes its side after the pack;
 		// a push that brings no pack (only deletions) sends nothing more
 		// and waits for the report, so nothing is read after its commands.
-		_, _ = io.Copy(io.Discard, req.Packfile)
+		_, _ = io.Copy(io.Discard, br)
 	}
-	if p.unpack != "ok" {
-		for _, u := range p.Updates {
+	for _, u := range p.Updates {
+		switch {
+		case p.unpack != "ok":
 			u.Err = refErr("unpacker error", ErrProtocol)
+		case shallowRefused:
+			u.Err = refErr("shallow update not allowed", ErrProtocol)
 		}
 	}
 	return p, nil
+}
+
+// unpackLimit is git's receive.unpackLimit default: a pack with fewer
+// objects is exploded into loose objects, a larger one kept as a pack.
+const unpackLimit = 100
+
+// unpack stores the pack that r continues with, as git's receive-pack
+// does: git unpack-objects for a small one, git index-pack --fix-thin for
+// a larger one, each reading it as it arrives through a pipe, so the
+// server holds a copy buffer whatever the pack's size. Only so many run
+// at once (receiveSlots); the others wait.
+func (g *GitRepo) unpack(ctx context.Context, r io.Reader) error {
+	var hdr [12]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return fmt.Errorf("read the pack header: %w", err)
+	}
+	if string(hdr[:4]) != "PACK" {
+		return errors.New("not a pack")
+	}
+	version, objects := binary.BigEndian.Uint32(hdr[4:8]), binary.BigEndian.Uint32(hdr[8:12])
+	if g.receiveSlots != nil {
+		select {
+		case g.receiveSlots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-g.receiveSlots }()
+	}
+	packHeader := fmt.Sprintf("--pack_header=%d,%d", version, objects)
+	args := []string{"--git-dir=" + g.path, "unpack-objects", "-q", packHeader}
+	if objects >= unpackLimit {
+		args = []string{"--git-dir=" + g.path, "index-pack", "--stdin", "--fix-thin", packHeader}
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + g.path}
+	cmd.Stdin = r
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitedBuffer{b: &stderr, left: stderrKeep}
+	// git stops reading at the pack's end; a client that keeps its side
+	// open past it must not keep this request waiting for its input copy.
+	cmd.WaitDelay = uploadPackWaitDelay
+	// Ended early (the client hung up): SIGTERM, on which git removes
+	// its temporary pack; WaitDelay kills it if it does not stop.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return fmt.Errorf("%v: %s", err, strings.TrimPrefix(msg, "fatal: "))
+	}
+	// The repository's view of its packs was taken before this one.
+	if ri, ok := g.r.Storer.(interface{ Reindex() }); ok {
+		ri.Reindex()
+	}
+	return nil
+}
+
+// limitedBuffer keeps the first left bytes written to it and drops the
+// rest, so a chatty process cannot grow the server's memory.
+type limitedBuffer struct {
+	b    *bytes.Buffer
+	left int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if k := min(len(p), l.left); k > 0 {
+		l.b.Write(p[:k])
+		l.left -= k
+	}
+	return len(p), nil
+}
+
+// updateRequest is the command part of a receive-pack request: the
+// commits the client's history is cut at (a shallow clone's), the ref
+// updates, and whether the client wants a report.
+type updateRequest struct {
+	shallow []plumbing.Hash
+	updates []*RefUpdate
+	report  bool
+}
+
+// readUpdateRequest reads the command part of a receive-pack request, up
+// to its flush-pkt, leaving r at the pack. Per git's pack-protocol, any
+// number of "shallow <oid>" lines come first, then "<old> <new> <ref>"
+// commands, the first carrying the capabilities after a NUL; every line
+// may end in LF (stock git ends shallow lines with one, which go-git's
+// decoder refuses, hence this reader).
+func readUpdateRequest(r io.Reader) (*updateRequest, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrProtocol, fmt.Sprintf(format, a...))
+	}
+	sc := pktline.NewScanner(r)
+	req := &updateRequest{}
+	first := true
+	for {
+		if !sc.Scan() {
+			if err := sc.Err(); err != nil {
+				return nil, bad("%v", err)
+			}
+			return nil, bad("the request ends before its flush-pkt")
+		}
+		line := sc.Bytes()
+		if len(line) == 0 { // flush-pkt
+			break
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if rest, ok := bytes.CutPrefix(line, []byte("shallow ")); ok && len(req.updates) == 0 {
+			h, ok := parseOID(rest)
+			if !ok {
+				return nil, bad("invalid shallow line %q", line)
+			}
+			req.shallow = append(req.shallow, h)
+			continue
+		}
+		if first {
+			cmd, caps, found := bytes.Cut(line, []byte{0})
+			if !found {
+				return nil, bad("the first command carries no capabilities")
+			}
+			for _, c := range bytes.Fields(caps) {
+				req.report = req.report || string(c) == capability.ReportStatus.String()
+			}
+			line, first = cmd, false
+		}
+		parts := bytes.SplitN(line, []byte(" "), 3)
+		if len(parts) != 3 || len(parts[2]) == 0 {
+			return nil, bad("invalid command %q", line)
+		}
+		old, ok1 := parseOID(parts[0])
+		nw, ok2 := parseOID(parts[1])
+		if !ok1 || !ok2 || (old.IsZero() && nw.IsZero()) {
+			return nil, bad("invalid command %q", line)
+		}
+		req.updates = append(req.updates, &RefUpdate{Name: plumbing.ReferenceName(parts[2]), Old: old, New: nw})
+	}
+	if len(req.updates) == 0 {
+		return nil, bad("no commands")
+	}
+	return req, nil
+}
+
+// parseOID reads a 40-digit hexadecimal object id.
+func parseOID(b []byte) (plumbing.Hash, bool) {
+	var h plumbing.Hash
+	if len(b) != 2*len(h) {
+		return h, false
+	}
+	if _, err := hex.Decode(h[:], b); err != nil {
+		return h, false
+	}
+	return h, true
 }
 
 // WriteReport writes the report-status the client asked for (nothing when

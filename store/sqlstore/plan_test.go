@@ -456,7 +456,7 @@ func TestListQueryPlans(t *testing.T) {
 			return err
 		}},
 		{name: "teams of a user", searched: []string{"team_users"}, bounded: "a user's teams", list: func(ctx context.Context) error {
-			_, _, err := db.Teams().ListForUser(ctx, f.alice.ID, pg)
+			_, _, err := db.Teams().ListForUser(ctx, f.alice.ID, nil, pg)
 			return err
 		}},
 		{name: "members of a team", searched: []string{"team_users"}, bounded: "a team's members", list: func(ctx context.Context) error {

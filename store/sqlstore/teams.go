@@ -96,9 +96,12 @@ func (s teamStore) List(ctx context.Context, orgID int64, v store.TeamViewer, ke
 	return out, total, translate(err, "list teams")
 }
 
-func (s teamStore) ListForUser(ctx context.Context, userID int64, p store.Page) ([]*store.Team, int64, error) {
+func (s teamStore) ListForUser(ctx context.Context, userID int64, orgVisibilities []store.Visibility, p store.Page) ([]*store.Team, int64, error) {
 	db := s.d.conn(ctx).Model(&store.Team{}).
 		Where("teams.id IN (SELECT team_id FROM team_users WHERE user_id = ?)", userID)
+	if len(orgVisibilities) > 0 {
+		db = db.Where("teams.org_id IN (SELECT id FROM users WHERE visibility IN ?)", orgVisibilities)
+	}
 	var total int64
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count teams")

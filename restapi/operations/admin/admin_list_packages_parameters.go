@@ -43,6 +43,7 @@ type AdminListPackagesParams struct {
 	Page *int64
 
 	/*Keep packages whose name contains this text (case-insensitive).
+	  Max Length: 255
 	  In: query
 	*/
 	Q *string
@@ -148,6 +149,20 @@ func (o *AdminListPackagesParams) bindQ(rawData []string, hasKey bool, formats s
 		return nil
 	}
 	o.Q = &raw
+
+	if err := o.validateQ(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQ carries out validations for parameter Q
+func (o *AdminListPackagesParams) validateQ(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("q", "query", *o.Q, 255); err != nil {
+		return err
+	}
 
 	return nil
 }

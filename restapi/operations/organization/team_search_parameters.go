@@ -13,6 +13,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag"
+	"github.com/go-openapi/validate"
 )
 
 // NewTeamSearchParams creates a new TeamSearchParams object
@@ -53,6 +54,7 @@ type TeamSearchParams struct {
 	Page *int64
 
 	/*Keyword the team name contains.
+	  Max Length: 255
 	  In: query
 	*/
 	Q *string
@@ -195,6 +197,20 @@ func (o *TeamSearchParams) bindQ(rawData []string, hasKey bool, formats strfmt.R
 		return nil
 	}
 	o.Q = &raw
+
+	if err := o.validateQ(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQ carries out validations for parameter Q
+func (o *TeamSearchParams) validateQ(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("q", "query", *o.Q, 255); err != nil {
+		return err
+	}
 
 	return nil
 }

@@ -49,6 +49,7 @@ type ListPackagesParams struct {
 	Page *int64
 
 	/*Keep packages whose name contains this text (case-insensitive).
+	  Max Length: 255
 	  In: query
 	*/
 	Q *string
@@ -173,6 +174,20 @@ func (o *ListPackagesParams) bindQ(rawData []string, hasKey bool, formats strfmt
 		return nil
 	}
 	o.Q = &raw
+
+	if err := o.validateQ(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateQ carries out validations for parameter Q
+func (o *ListPackagesParams) validateQ(formats strfmt.Registry) error {
+
+	if err := validate.MaxLength("q", "query", *o.Q, 255); err != nil {
+		return err
+	}
 
 	return nil
 }
