@@ -280,7 +280,7 @@ func TestRepoListTeams(t *testing.T) {
 					continue
 				}
 				if tm.Permission != "owner" || !tm.IncludesAllRepositories || !tm.CanCreateOrgRepo || tm.Organization != nil ||
-					tm.UnitsMap["repo.code"] != "owner" || tm.UnitsMap["repo.ext_wiki"] != "read" || len(tm.Units) != len(tm.UnitsMap) {
+					tm.UnitsMap["repo.code"] != "owner" || tm.UnitsMap["repo.ext_wiki"] != "owner" || len(tm.Units) != len(tm.UnitsMap) {
 					t.Fatalf("owners team %+v", tm)
 				}
 			}

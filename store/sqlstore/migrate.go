@@ -37,6 +37,7 @@ var migrations = []migration{
 	{15, "indexes for the actions maintenance sweeps", migrateV15},
 	{16, "label links in their issues' order", migrateV16},
 	{17, "repositories carry their owner's visibility, kept by triggers", migrateV17},
+	{20, "comments carry their repository, indexed in conversation order", migrateV20},
 }
 
 type schemaMigration struct {
