@@ -256,6 +256,10 @@ type IssueStore interface {
 	// counter it reports how many rows disagree with a COUNT over the rows
 	// the counter summarises. All zero means every counter is exact.
 	CheckCounters(ctx context.Context) (map[string]int64, error)
+	// RecountCounters sets every stored counter CheckCounters checks
+	// (and repositories.num_releases) to the count of the rows it
+	// summarises, and returns, per counter, how many rows it corrected.
+	RecountCounters(ctx context.Context) (map[string]int64, error)
 }
 
 // CommentStore reads and writes comments.
