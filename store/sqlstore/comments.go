@@ -24,7 +24,9 @@ func (s commentStore) FindByID(ctx context.Context, id int64) (*store.Comment, e
 }
 
 func (s commentStore) Update(ctx context.Context, c *store.Comment) error {
-	res := s.d.conn(ctx).Model(c).Select("body", "updated_at").Updates(c)
+	// A map, so that the caller's time is written: with a struct GORM
+	// writes its own clock's time into updated_at.
+	res := s.d.conn(ctx).Model(&store.Comment{}).Where("id = ?", c.ID).Updates(map[string]any{"body": c.Body, "updated_at": c.UpdatedAt})
 	return affected(res, "update comment")
 }
 
