@@ -182,21 +182,46 @@ func (h Handlers) RepoGetAssignees(ctx context.Context, params repository.RepoGe
 	return repository.NewRepoGetAssigneesOK().WithPayload(convert.Users(app.BaseURL(params.HTTPRequest), users, app.Viewer(p)))
 }
 
+// RepoGetReviewers lists, as the reference's GetReviewers does, every
+// active user who may be asked for a review and whom the caller may see:
+// the collaborators and the members of the organization's teams that read
+// the repository's pull requests, by name, then the owning user (last, and
+// only if not listed already). The caller is listed too: the list is for
+// any pull request, and only its poster is left out of requests. Only those
+// who may change review requests (the owner, a collaborator, a member of
+// such a team; site admins) may read it; an archived repository takes none.
 func (h Handlers) RepoGetReviewers(ctx context.Context, params repository.RepoGetReviewersParams) middleware.Responder {
 	p, r, _, err := h.SignedInRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	users, err := h.grantees(ctx, r, func(perm access.Permission) bool { return perm.CanRead(access.UnitPulls) })
+	grantees, err := h.grantees(ctx, r, func(perm access.Permission) bool { return perm.CanRead(access.UnitPulls) })
 	if err != nil {
 		return h.Fail(err)
 	}
-	// Nobody reviews for themselves.
-	out := users[:0]
-	for _, u := range users {
-		if u.ID != p.UserID() {
+	may := p.IsAdmin() || p.UserID() == r.OwnerID
+	out := make([]*store.User, 0, len(grantees))
+	var owner *store.User
+	for _, u := range grantees {
+		may = may || u.ID == p.UserID()
+		if u.ID == r.OwnerID {
+			owner = u // the owning user goes last, as in the reference
+			continue
+		}
+		if !u.IsActive {
+			continue
+		}
+		if ok, err := h.Access.CanSeeUser(ctx, p, u); err != nil {
+			return h.Fail(err)
+		} else if ok {
 			out = append(out, u)
 		}
+	}
+	if !may || r.IsArchived {
+		return h.Fail(apierr.Forbidden("doer has no permission to get reviewers"))
+	}
+	if owner != nil {
+		out = append(out, owner)
 	}
 	return repository.NewRepoGetReviewersOK().WithPayload(convert.Users(app.BaseURL(params.HTTPRequest), out, app.Viewer(p)))
 }
