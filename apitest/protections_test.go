@@ -54,7 +54,8 @@ func TestBranchProtectionCRUD(t *testing.T) {
 		cred         apitest.Cred
 		open, secret int
 	}{
-		{"anonymous", nil, http.StatusUnauthorized, http.StatusUnauthorized},
+		// A private repository is hidden before the need of a token shows.
+		{"anonymous", nil, http.StatusUnauthorized, http.StatusNotFound},
 		{"outsider", apitest.Basic(bob), http.StatusForbidden, http.StatusNotFound},
 		{"read token", apitest.TokenCred(e.Token(alice, "read:repository")), http.StatusOK, http.StatusOK},
 		{"owner", cred, http.StatusOK, http.StatusOK},
