@@ -92,7 +92,8 @@ func TestTrackedTimesOfReadCollaborators(t *testing.T) {
 	}
 }
 
-// TestReviewersList: GET /repos/{owner}/{repo}/reviewers lists, as the
+// TestReviewersList: GET /repos/{owner}/{repo}/reviewers (and assignees)
+// lists, as the
 // reference does, every active collaborator by name and then the owning
 // user, the caller included (the list is not for one pull request, so
 // nobody is left out as its poster); only those who may request reviews
@@ -123,6 +124,12 @@ func TestReviewersList(t *testing.T) {
 		if names := roUserNames(got); !slices.Equal(names, want) {
 			t.Errorf("reviewers %v, want %v", names, want)
 		}
+	}
+	// Assignees: the active writers by name, then the owner, likewise.
+	var assignees []*models.User
+	e.Do("GET", "repos/rvowner/proj/assignees", nil, apitest.Basic(users["rvamy"])).Expect(t, http.StatusOK).JSON(t, &assignees)
+	if names := roUserNames(assignees); !slices.Equal(names, []string{"rvzed", "rvowner"}) {
+		t.Errorf("assignees %v", names)
 	}
 	e.Do("GET", "repos/rvowner/proj/reviewers", nil, apitest.Basic(users["rvout"])).Expect(t, http.StatusForbidden)
 	e.Do("GET", "repos/rvowner/proj/reviewers", nil, nil).Expect(t, http.StatusUnauthorized)

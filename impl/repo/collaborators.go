@@ -137,7 +137,9 @@ func (h Handlers) RepoGetRepoPermissions(ctx context.Context, params repository.
 
 // grantees judges with the permission model every user given something on
 // r (collaborators, members of the owning organization's teams that have
-// r) and the owning user, keeping those keep accepts, by name.
+// r), keeping the active ones keep accepts, by name, and then the owning
+// user: the reference's order for assignees and reviewers, which lists the
+// owner of a user's repository last.
 func (h Handlers) grantees(ctx context.Context, r *store.Repository, keep func(access.Permission) bool) ([]*store.User, error) {
 	var orgID int64
 	if r.Owner.IsOrganization() {
@@ -152,10 +154,10 @@ func (h Handlers) grantees(ctx context.Context, r *store.Repository, keep func(a
 		byID[t.ID] = t
 	}
 	var out []*store.User
-	if !r.Owner.IsOrganization() {
-		out = append(out, r.Owner)
-	}
 	for _, g := range gs {
+		if g.User.ID == r.OwnerID || !g.User.IsActive {
+			continue
+		}
 		f := access.Facts{Collaboration: g.Collaboration, TeamHasRepo: map[int64]bool{}}
 		for _, id := range g.TeamIDs {
 			f.Teams = append(f.Teams, byID[id])
@@ -164,6 +166,9 @@ func (h Handlers) grantees(ctx context.Context, r *store.Repository, keep func(a
 		if keep(access.RepoFor(&auth.Principal{User: g.User, Signer: g.User}, r, f)) {
 			out = append(out, g.User)
 		}
+	}
+	if !r.Owner.IsOrganization() {
+		out = append(out, r.Owner)
 	}
 	return out, nil
 }
@@ -201,14 +206,10 @@ func (h Handlers) RepoGetReviewers(ctx context.Context, params repository.RepoGe
 	}
 	may := p.IsAdmin() || p.UserID() == r.OwnerID
 	out := make([]*store.User, 0, len(grantees))
-	var owner *store.User
 	for _, u := range grantees {
 		may = may || u.ID == p.UserID()
 		if u.ID == r.OwnerID {
-			owner = u // the owning user goes last, as in the reference
-			continue
-		}
-		if !u.IsActive {
+			out = append(out, u) // listed whoever asks, as in the reference
 			continue
 		}
 		if ok, err := h.Access.CanSeeUser(ctx, p, u); err != nil {
@@ -219,9 +220,6 @@ func (h Handlers) RepoGetReviewers(ctx context.Context, params repository.RepoGe
 	}
 	if !may || r.IsArchived {
 		return h.Fail(apierr.Forbidden("doer has no permission to get reviewers"))
-	}
-	if owner != nil {
-		out = append(out, owner)
 	}
 	return repository.NewRepoGetReviewersOK().WithPayload(convert.Users(app.BaseURL(params.HTTPRequest), out, app.Viewer(p)))
 }
