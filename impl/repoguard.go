@@ -33,12 +33,13 @@ import (
 func hideUnseenRepos(d *app.Deps, api *middleware.Context, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route, rr, ok := api.RouteInfo(r)
-
+		if ok {
+			r = rr // the router reads the match from here, not matching again
+		}
 		if !ok || !strings.HasPrefix(strings.TrimPrefix(route.PathPattern, api.BasePath()), "/repos/{owner}/{repo}") {
 			next.ServeHTTP(w, r)
 			return
 		}
-		r = rr
 		before := make(map[string]bool, len(w.Header()))
 		for k := range w.Header() {
 			before[k] = true
