@@ -45,7 +45,8 @@ func (s commentStore) List(ctx context.Context, issueID int64, since, before *ti
 func (s commentStore) ListByRepo(ctx context.Context, repoID int64, isPull *bool, since, before *time.Time, p store.Page) ([]*store.Comment, int64, error) {
 	db := s.d.conn(ctx).Model(&store.Comment{}).Where("comments.repo_id = ?", repoID)
 	if isPull != nil {
-		db = db.Where("EXISTS (SELECT 1 FROM issues WHERE issues.id = comments.issue_id AND issues.is_pull = ?)", *isPull)
+		// The repository's issues (or pull requests) through their index.
+		db = db.Where("comments.issue_id IN (SELECT issues.id FROM issues WHERE issues.repo_id = ? AND issues.is_pull = ?)", repoID, *isPull)
 	}
 	return s.list(ctx, db, since, before, p)
 }
