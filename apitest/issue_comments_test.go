@@ -257,3 +257,35 @@ func TestRepoComments(t *testing.T) {
 	e.Do("GET", "repos/rcalice/priv/issues/comments", nil, apitest.Basic(bob)).Expect(t, http.StatusNotFound)
 	e.Do("GET", "repos/rcalice/pub/issues/comments?since=yesterday", nil, a).Expect(t, http.StatusUnprocessableEntity)
 }
+
+// TestRepoCommentsFollowTheUnits: the repository's comment list holds the
+// comments of pull requests only while the caller may read pull requests;
+// with the pull request unit off, only the issues' comments remain, as the
+// reference filters them.
+func TestRepoCommentsFollowTheUnits(t *testing.T) {
+	t.Parallel()
+	p := newPREnv(t, nil)
+	p.branch(t, "feat", "main", "f.txt", "feature")
+	pr := p.openPR(t, p.cred, "feat", "main", "A change")
+	a := apitest.Basic(p.alice)
+	p.e.Do("POST", "repos/alice/proj/issues", map[string]any{"title": "A bug"}, a).Expect(t, http.StatusCreated)
+	isComment(t, p.e, "alice/proj", pr.Index, a, "on the pull request")
+	isComment(t, p.e, "alice/proj", pr.Index+1, a, "on the issue")
+	bodies := func(t *testing.T) []string {
+		t.Helper()
+		var list []*models.Comment
+		p.e.Do("GET", "repos/alice/proj/issues/comments", nil, a).Expect(t, http.StatusOK).JSON(t, &list)
+		var out []string
+		for _, c := range list {
+			out = append(out, c.Body)
+		}
+		return out
+	}
+	if got := bodies(t); strings.Join(got, ",") != "on the pull request,on the issue" {
+		t.Fatalf("comments %v", got)
+	}
+	p.e.Do("PATCH", "repos/alice/proj", map[string]any{"has_pull_requests": false}, a).Expect(t, http.StatusOK)
+	if got := bodies(t); strings.Join(got, ",") != "on the issue" {
+		t.Fatalf("with pull requests off: comments %v", got)
+	}
+}
