@@ -284,6 +284,17 @@ func TestRepoCommentsFollowTheUnits(t *testing.T) {
 	if got := bodies(t); strings.Join(got, ",") != "on the pull request,on the issue" {
 		t.Fatalf("comments %v", got)
 	}
+	// As the reference renders them: a pull request's comment points at
+	// the pull request, an issue's at the issue.
+	var list []*models.Comment
+	p.e.Do("GET", "repos/alice/proj/issues/comments", nil, a).Expect(t, http.StatusOK).JSON(t, &list)
+	prPage := fmt.Sprintf("/alice/proj/pulls/%d", pr.Index)
+	if c := list[0]; c.IssueURL != "" || !strings.HasSuffix(c.PRURL, prPage) || !strings.Contains(c.HTMLURL, prPage+"#issuecomment-") {
+		t.Errorf("pull request comment: issue_url %q pull_request_url %q html_url %q", c.IssueURL, c.PRURL, c.HTMLURL)
+	}
+	if c := list[1]; c.PRURL != "" || !strings.HasSuffix(c.IssueURL, fmt.Sprintf("/alice/proj/issues/%d", pr.Index+1)) {
+		t.Errorf("issue comment: issue_url %q pull_request_url %q", c.IssueURL, c.PRURL)
+	}
 	p.e.Do("PATCH", "repos/alice/proj", map[string]any{"has_pull_requests": false}, a).Expect(t, http.StatusOK)
 	if got := bodies(t); strings.Join(got, ",") != "on the issue" {
 		t.Fatalf("with pull requests off: comments %v", got)
