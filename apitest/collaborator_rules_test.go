@@ -1,7 +1,9 @@
 package apitest_test
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"testing"
 
 	"repohost/apitest"
@@ -88,4 +90,47 @@ func TestTrackedTimesOfReadCollaborators(t *testing.T) {
 		e.Do("GET", path+"?user=cread", nil, creds["read"]).Expect(t, http.StatusOK)
 		e.Do("GET", path+"?user=owner", nil, creds["write"]).Expect(t, http.StatusOK)
 	}
+}
+
+// TestReviewersList: GET /repos/{owner}/{repo}/reviewers (and assignees)
+// lists, as the
+// reference does, every active collaborator by name and then the owning
+// user, the caller included (the list is not for one pull request, so
+// nobody is left out as its poster); only those who may request reviews
+// may read it.
+func TestReviewersList(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	owner := e.CreateUser("rvowner", false)
+	oc := apitest.Basic(owner)
+	users := map[string]*apitest.Account{}
+	for _, n := range []string{"rvzed", "rvamy", "rvgone", "rvout"} {
+		users[n] = e.CreateUser(n, false)
+	}
+	roCreateRepo(t, e, oc, map[string]any{"name": "proj", "auto_init": true})
+	for n, perm := range map[string]string{"rvzed": "write", "rvamy": "read", "rvgone": "read"} {
+		e.Do("PUT", "repos/rvowner/proj/collaborators/"+n, map[string]any{"permission": perm}, oc).Expect(t, http.StatusNoContent)
+	}
+	// An account that is no longer active reviews nothing.
+	gone := users["rvgone"].User
+	gone.IsActive = false
+	if err := e.DB.WithTx(context.Background(), func(ctx context.Context) error { return e.DB.Users().Update(ctx, gone) }); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"rvamy", "rvzed", "rvowner"}
+	for _, caller := range []apitest.Cred{oc, apitest.Basic(users["rvamy"]), apitest.Basic(users["rvzed"]), apitest.Basic(e.Admin)} {
+		var got []*models.User
+		e.Do("GET", "repos/rvowner/proj/reviewers", nil, caller).Expect(t, http.StatusOK).JSON(t, &got)
+		if names := roUserNames(got); !slices.Equal(names, want) {
+			t.Errorf("reviewers %v, want %v", names, want)
+		}
+	}
+	// Assignees: the active writers by name, then the owner, likewise.
+	var assignees []*models.User
+	e.Do("GET", "repos/rvowner/proj/assignees", nil, apitest.Basic(users["rvamy"])).Expect(t, http.StatusOK).JSON(t, &assignees)
+	if names := roUserNames(assignees); !slices.Equal(names, []string{"rvzed", "rvowner"}) {
+		t.Errorf("assignees %v", names)
+	}
+	e.Do("GET", "repos/rvowner/proj/reviewers", nil, apitest.Basic(users["rvout"])).Expect(t, http.StatusForbidden)
+	e.Do("GET", "repos/rvowner/proj/reviewers", nil, nil).Expect(t, http.StatusUnauthorized)
 }

@@ -41,8 +41,8 @@ func runCron(t *testing.T, e *apitest.Env, task string) *models.Cron {
 	for {
 		after := cronTasks(t, e)[task]
 		if after.ExecTimes > before.ExecTimes {
-			if after.Prev == nil {
-				t.Fatalf("%s ran but prev is null", task)
+			if time.Time(after.Prev).IsZero() {
+				t.Fatalf("%s ran but prev is the zero time", task)
 			}
 			return after
 		}
@@ -53,9 +53,12 @@ func runCron(t *testing.T, e *apitest.Env, task string) *models.Cron {
 	}
 }
 
-var builtinCronTasks = []string{"repo_health_check", "archive_cleanup", "cleanup_hook_task_table", "cleanup_events", "cleanup_packages", "delete_inactive_accounts",
-	"delete_repo_archives", "git_gc_repos", "resync_all_sshkeys", "delete_old_actions", "update_checker", "cleanup_actions",
-	"stop_zombie_tasks", "stop_endless_tasks", "cancel_abandoned_jobs"}
+// builtinCronTasks are the reference's tasks that have work to do on this
+// server, in its registration order; the SDK's TestAdminCronTasks expects
+// more than 15.
+var builtinCronTasks = []string{"repo_health_check", "check_repo_stats", "archive_cleanup", "cleanup_hook_task_table", "cleanup_events", "cleanup_packages",
+	"delete_inactive_accounts", "delete_repo_archives", "git_gc_repos", "reinit_missing_repos", "delete_missing_repos",
+	"delete_old_actions", "delete_old_system_notices", "cleanup_actions", "stop_zombie_tasks", "stop_endless_tasks", "cancel_abandoned_jobs"}
 
 func TestCronListAccessAndPaging(t *testing.T) {
 	t.Parallel()
@@ -74,7 +77,7 @@ func TestCronListAccessAndPaging(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e.Do("GET", "admin/cron", nil, c.cred).Expect(t, c.list)
-			e.Do("POST", "admin/cron/update_checker", nil, c.cred).Expect(t, c.run)
+			e.Do("POST", "admin/cron/delete_old_system_notices", nil, c.cred).Expect(t, c.run)
 			e.Do("POST", "admin/cron/no_such_task", nil, c.cred).Expect(t, c.unknownRun)
 		})
 	}
@@ -98,8 +101,29 @@ func TestCronListAccessAndPaging(t *testing.T) {
 	if c := byName["repo_health_check"]; c.Schedule != "@midnight" {
 		t.Errorf("repo_health_check schedule %q", c.Schedule)
 	}
-	if c := byName["git_gc_repos"]; c.Schedule != "-" || c.Next != nil {
+	if c := byName["git_gc_repos"]; c.Schedule != "-" || !time.Time(c.Next).IsZero() {
 		t.Errorf("disabled git_gc_repos: schedule %q next %v", c.Schedule, c.Next)
+	}
+	// As the reference sends them: next and prev are always date-times,
+	// the zero time for a task that is off or never ran, never null or ""
+	// (a Go client cannot decode either as a time).
+	raw := map[string]string{}
+	var rows []map[string]any
+	resp.JSON(t, &rows)
+	for _, row := range rows {
+		for _, k := range []string{"next", "prev"} {
+			v, ok := row[k].(string)
+			if !ok {
+				t.Fatalf("%s of %v is %#v, want a date-time string", k, row["name"], row[k])
+			}
+			if _, err := time.Parse(time.RFC3339, v); err != nil {
+				t.Fatalf("%s of %v: %v", k, row["name"], err)
+			}
+			raw[row["name"].(string)+"."+k] = v
+		}
+	}
+	if raw["git_gc_repos.next"] != "0001-01-01T00:00:00Z" || raw["repo_health_check.prev"] != "0001-01-01T00:00:00Z" {
+		t.Errorf("zero times rendered as %q and %q", raw["git_gc_repos.next"], raw["repo_health_check.prev"])
 	}
 
 	// Pages of 3: the last holds the last task.
@@ -177,7 +201,7 @@ func TestCronTasksDoTheirWork(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := runCron(t, e, "repo_health_check")
-		if c.Prev == nil || time.Since(time.Time(*c.Prev)) > time.Minute {
+		if time.Since(time.Time(c.Prev)) > time.Minute {
 			t.Errorf("prev %v", c.Prev)
 		}
 		notices, _, err := e.DB.Notices().List(ctx, store.Page{Limit: 50})
@@ -250,9 +274,121 @@ func TestCronTasksDoTheirWork(t *testing.T) {
 		}
 	})
 
-	t.Run("update_checker and resync_all_sshkeys run and change nothing", func(t *testing.T) {
-		runCron(t, e, "update_checker")
-		runCron(t, e, "resync_all_sshkeys")
+	hasNotice := func(t *testing.T, kind, text string) bool {
+		t.Helper()
+		notices, _, err := e.DB.Notices().List(ctx, store.Page{Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range notices {
+			if n.Type == kind && strings.Contains(n.Description, text) {
+				return true
+			}
+		}
+		return false
+	}
+
+	t.Run("check_repo_stats recounts stored counters", func(t *testing.T) {
+		e.Do("POST", "repos/admin/healthy/issues", map[string]any{"title": "counted"}, admin).Expect(t, http.StatusCreated)
+		e.Do("POST", "repos/admin/healthy/issues/1/comments", map[string]any{"body": "one"}, admin).Expect(t, http.StatusCreated)
+		pool, err := e.DB.SQL()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What a crash or a hand-edited database leaves behind.
+		for _, q := range []string{`UPDATE repositories SET num_issues = 7, num_closed_issues = 3 WHERE name = 'healthy'`,
+			`UPDATE issues SET num_comments = 9`} {
+			if _, err := pool.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bad, err := e.DB.Issues().CheckCounters(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad["repositories.num_issues"] == 0 || bad["issues.num_comments"] == 0 {
+			t.Fatalf("the counters were not broken: %v", bad)
+		}
+		runCron(t, e, "check_repo_stats")
+		if bad, err = e.DB.Issues().CheckCounters(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for name, n := range bad {
+			if n != 0 {
+				t.Errorf("after check_repo_stats %s is wrong in %d rows", name, n)
+			}
+		}
+		var r models.Repository
+		e.Do("GET", "repos/admin/healthy", nil, admin).Expect(t, http.StatusOK).JSON(t, &r)
+		if r.OpenIssues != 1 {
+			t.Errorf("open_issues_count %d, want 1", r.OpenIssues)
+		}
+		var is models.Issue
+		e.Do("GET", "repos/admin/healthy/issues/1", nil, admin).Expect(t, http.StatusOK).JSON(t, &is)
+		if is.Comments != 1 {
+			t.Errorf("comments %d, want 1", is.Comments)
+		}
+		if !hasNotice(t, "check_repo_stats", "repositories.num_issues: 1") {
+			t.Error("no notice of the corrected counters")
+		}
+	})
+
+	t.Run("reinit_missing_repos makes a missing git directory again", func(t *testing.T) {
+		roCreateRepo(t, e, admin, map[string]any{"name": "lost", "auto_init": true})
+		e.Do("POST", "repos/admin/lost/issues", map[string]any{"title": "kept"}, admin).Expect(t, http.StatusCreated)
+		dir, err := e.Deps.Git.Path("admin", "lost")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		runCron(t, e, "reinit_missing_repos")
+		if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+			t.Fatalf("no git directory after reinit_missing_repos: %v", err)
+		}
+		var r models.Repository
+		e.Do("GET", "repos/admin/lost", nil, admin).Expect(t, http.StatusOK).JSON(t, &r)
+		if !r.Empty {
+			t.Error("a re-made repository is not empty")
+		}
+		e.Do("GET", "repos/admin/lost/issues/1", nil, admin).Expect(t, http.StatusOK)
+		if !hasNotice(t, "reinit_missing_repos", "admin/lost") {
+			t.Error("no notice of the re-made repository")
+		}
+	})
+
+	t.Run("delete_missing_repos deletes the rows of missing git directories only", func(t *testing.T) {
+		roCreateRepo(t, e, admin, map[string]any{"name": "vanished", "auto_init": true})
+		dir, err := e.Deps.Git.Path("admin", "vanished")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		runCron(t, e, "delete_missing_repos")
+		e.Do("GET", "repos/admin/vanished", nil, admin).Expect(t, http.StatusNotFound)
+		for _, kept := range []string{"healthy", "broken", "lost"} {
+			e.Do("GET", "repos/admin/"+kept, nil, admin).Expect(t, http.StatusOK)
+		}
+		if !hasNotice(t, "delete_missing_repos", "admin/vanished") {
+			t.Error("no notice of the deleted repository")
+		}
+	})
+
+	t.Run("delete_old_system_notices deletes notices older than a year", func(t *testing.T) {
+		old := &store.Notice{Type: "test", Description: "an old notice", CreatedAt: time.Now().Add(-400 * 24 * time.Hour)}
+		if err := e.DB.Notices().Create(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		runCron(t, e, "delete_old_system_notices")
+		if hasNotice(t, "test", "an old notice") {
+			t.Error("the old notice is still there")
+		}
+		if !hasNotice(t, "delete_missing_repos", "admin/vanished") {
+			t.Error("a recent notice was deleted")
+		}
 	})
 }
 
@@ -260,7 +396,7 @@ func TestCronTasksDoTheirWork(t *testing.T) {
 // and next follow.
 func TestCronSchedule(t *testing.T) {
 	t.Parallel()
-	settings, err := cron.ParseSettings("update_checker=@every 1s;repo_health_check=off")
+	settings, err := cron.ParseSettings("delete_old_system_notices=@every 1s;repo_health_check=off")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,23 +407,23 @@ func TestCronSchedule(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	var c *models.Cron
 	for {
-		c = cronTasks(t, e)["update_checker"]
+		c = cronTasks(t, e)["delete_old_system_notices"]
 		if c.ExecTimes >= 3 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("update_checker ran %d times in 20 s on @every 1s", c.ExecTimes)
+			t.Fatalf("delete_old_system_notices ran %d times in 20 s on @every 1s", c.ExecTimes)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if c.Schedule != "@every 1s" || c.Prev == nil || c.Next == nil {
+	if c.Schedule != "@every 1s" || time.Time(c.Prev).IsZero() || time.Time(c.Next).IsZero() {
 		t.Fatalf("%+v", c)
 	}
-	prev, next := time.Time(*c.Prev), time.Time(*c.Next)
+	prev, next := time.Time(c.Prev), time.Time(c.Next)
 	if !next.After(prev) || next.Sub(prev) > 3*time.Second || time.Since(prev) > 3*time.Second {
 		t.Errorf("prev %s next %s now %s", prev, next, time.Now())
 	}
-	if h := cronTasks(t, e)["repo_health_check"]; h.Schedule != "-" || h.Next != nil || h.ExecTimes != 0 {
+	if h := cronTasks(t, e)["repo_health_check"]; h.Schedule != "-" || !time.Time(h.Next).IsZero() || h.ExecTimes != 0 {
 		t.Errorf("disabled repo_health_check: %+v", h)
 	}
 }

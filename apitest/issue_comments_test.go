@@ -3,11 +3,13 @@ package apitest_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"repohost/apitest"
+	"repohost/impl/app"
 	"repohost/models"
 )
 
@@ -161,4 +163,140 @@ func TestIssueReactions(t *testing.T) {
 	e.Do("GET", "repos/alice/priv/issues/1/reactions", nil, b).Expect(t, http.StatusNotFound)
 	e.Do("POST", "repos/alice/priv/issues/1/reactions", map[string]any{"content": "heart"}, b).Expect(t, http.StatusNotFound)
 	e.Do("POST", "repos/alice/pub/issues/7/reactions", map[string]any{"content": "heart"}, b).Expect(t, http.StatusNotFound)
+}
+
+// TestRepoComments: GET /repos/{owner}/{repo}/issues/comments lists every
+// comment of the repository's issues, oldest first, a page at a time, with
+// since and before bounding the time each was last updated, as the
+// reference does; the path is its own route, not issues/{index}.
+func TestRepoComments(t *testing.T) {
+	t.Parallel()
+	clock := &shiftedClock{}
+	e := apitest.NewWithDeps(t, func(d *app.Deps) { d.Clock = clock })
+	alice, bob := e.CreateUser("rcalice", false), e.CreateUser("rcbob", false)
+	a := apitest.Basic(alice)
+	roCreateRepo(t, e, a, map[string]any{"name": "pub"})
+	roCreateRepo(t, e, a, map[string]any{"name": "priv", "private": true})
+	for _, title := range []string{"one", "two"} {
+		e.Do("POST", "repos/rcalice/pub/issues", map[string]any{"title": title}, a).Expect(t, http.StatusCreated)
+	}
+	e.Do("POST", "repos/rcalice/priv/issues", map[string]any{"title": "hidden"}, a).Expect(t, http.StatusCreated)
+	isComment(t, e, "rcalice/priv", 1, a, "not listed elsewhere")
+
+	t0 := clock.Now().Truncate(time.Second)
+	var made []*models.Comment
+	for i, index := range []int64{1, 2, 1} {
+		clock.set(time.Duration(i) * time.Hour)
+		made = append(made, isComment(t, e, "rcalice/pub", index, apitest.Basic(bob), fmt.Sprintf("c%d", i)))
+	}
+	at := func(d time.Duration) string { return url.QueryEscape(t0.Add(d).Format(time.RFC3339)) }
+	list := func(t *testing.T, query string, cred apitest.Cred) ([]string, *apitest.Response) {
+		t.Helper()
+		var out []*models.Comment
+		r := e.Do("GET", "repos/rcalice/pub/issues/comments"+query, nil, cred).Expect(t, http.StatusOK)
+		r.JSON(t, &out)
+		var bodies []string
+		for _, c := range out {
+			bodies = append(bodies, c.Body)
+		}
+		return bodies, r
+	}
+	expect := func(t *testing.T, got []string, want ...string) {
+		t.Helper()
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("comments %v, want %v", got, want)
+		}
+	}
+
+	all, r := list(t, "", nil)
+	expect(t, all, "c0", "c1", "c2")
+	if r.Header.Get("X-Total-Count") != "3" {
+		t.Errorf("X-Total-Count %q", r.Header.Get("X-Total-Count"))
+	}
+	var first []*models.Comment
+	r.JSON(t, &first)
+	if !strings.HasSuffix(first[1].IssueURL, "/rcalice/pub/issues/2") || first[1].User.UserName != "rcbob" || first[1].ID != made[1].ID {
+		t.Errorf("second comment %+v", first[1])
+	}
+
+	page, r := list(t, "?limit=2&page=2", a)
+	expect(t, page, "c2")
+	if r.Header.Get("X-Total-Count") != "3" || !strings.Contains(r.Header.Get("Link"), `rel="first"`) {
+		t.Errorf("page 2: X-Total-Count %q Link %q", r.Header.Get("X-Total-Count"), r.Header.Get("Link"))
+	}
+	since, _ := list(t, "?since="+at(30*time.Minute), a)
+	expect(t, since, "c1", "c2")
+	before, _ := list(t, "?before="+at(90*time.Minute), a)
+	expect(t, before, "c0", "c1")
+
+	// An edit moves the update time, not the place in the list.
+	clock.set(3 * time.Hour)
+	e.Do("PATCH", fmt.Sprintf("repos/rcalice/pub/issues/comments/%d", made[0].ID), map[string]any{"body": "c0 edited"},
+		apitest.Basic(bob)).Expect(t, http.StatusOK)
+	edited, _ := list(t, "?since="+at(150*time.Minute), a)
+	expect(t, edited, "c0 edited")
+	all, _ = list(t, "", a)
+	expect(t, all, "c0 edited", "c1", "c2")
+	var one models.Comment
+	e.Do("GET", fmt.Sprintf("repos/rcalice/pub/issues/comments/%d", made[1].ID), nil, nil).Expect(t, http.StatusOK).JSON(t, &one)
+	if one.Body != "c1" {
+		t.Errorf("GET comment %+v", one)
+	}
+	e.Do("DELETE", fmt.Sprintf("repos/rcalice/pub/issues/comments/%d", made[1].ID), nil, a).Expect(t, http.StatusNoContent)
+	all, _ = list(t, "", a)
+	expect(t, all, "c0 edited", "c2")
+
+	// The private repository's comments: its owner sees them, nobody else
+	// learns that it exists.
+	var hidden []*models.Comment
+	e.Do("GET", "repos/rcalice/priv/issues/comments", nil, a).Expect(t, http.StatusOK).JSON(t, &hidden)
+	if len(hidden) != 1 || hidden[0].Body != "not listed elsewhere" {
+		t.Errorf("private repository's comments %+v", hidden)
+	}
+	e.Do("GET", "repos/rcalice/priv/issues/comments", nil, nil).Expect(t, http.StatusNotFound)
+	e.Do("GET", "repos/rcalice/priv/issues/comments", nil, apitest.Basic(bob)).Expect(t, http.StatusNotFound)
+	e.Do("GET", "repos/rcalice/pub/issues/comments?since=yesterday", nil, a).Expect(t, http.StatusUnprocessableEntity)
+}
+
+// TestRepoCommentsFollowTheUnits: the repository's comment list holds the
+// comments of pull requests only while the caller may read pull requests;
+// with the pull request unit off, only the issues' comments remain, as the
+// reference filters them.
+func TestRepoCommentsFollowTheUnits(t *testing.T) {
+	t.Parallel()
+	p := newPREnv(t, nil)
+	p.branch(t, "feat", "main", "f.txt", "feature")
+	pr := p.openPR(t, p.cred, "feat", "main", "A change")
+	a := apitest.Basic(p.alice)
+	p.e.Do("POST", "repos/alice/proj/issues", map[string]any{"title": "A bug"}, a).Expect(t, http.StatusCreated)
+	isComment(t, p.e, "alice/proj", pr.Index, a, "on the pull request")
+	isComment(t, p.e, "alice/proj", pr.Index+1, a, "on the issue")
+	bodies := func(t *testing.T) []string {
+		t.Helper()
+		var list []*models.Comment
+		p.e.Do("GET", "repos/alice/proj/issues/comments", nil, a).Expect(t, http.StatusOK).JSON(t, &list)
+		var out []string
+		for _, c := range list {
+			out = append(out, c.Body)
+		}
+		return out
+	}
+	if got := bodies(t); strings.Join(got, ",") != "on the pull request,on the issue" {
+		t.Fatalf("comments %v", got)
+	}
+	// As the reference renders them: a pull request's comment points at
+	// the pull request, an issue's at the issue.
+	var list []*models.Comment
+	p.e.Do("GET", "repos/alice/proj/issues/comments", nil, a).Expect(t, http.StatusOK).JSON(t, &list)
+	prPage := fmt.Sprintf("/alice/proj/pulls/%d", pr.Index)
+	if c := list[0]; c.IssueURL != "" || !strings.HasSuffix(c.PRURL, prPage) || !strings.Contains(c.HTMLURL, prPage+"#issuecomment-") {
+		t.Errorf("pull request comment: issue_url %q pull_request_url %q html_url %q", c.IssueURL, c.PRURL, c.HTMLURL)
+	}
+	if c := list[1]; c.PRURL != "" || !strings.HasSuffix(c.IssueURL, fmt.Sprintf("/alice/proj/issues/%d", pr.Index+1)) {
+		t.Errorf("issue comment: issue_url %q pull_request_url %q", c.IssueURL, c.PRURL)
+	}
+	p.e.Do("PATCH", "repos/alice/proj", map[string]any{"has_pull_requests": false}, a).Expect(t, http.StatusOK)
+	if got := bodies(t); strings.Join(got, ",") != "on the issue" {
+		t.Fatalf("with pull requests off: comments %v", got)
+	}
 }

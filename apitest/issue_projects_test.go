@@ -40,7 +40,7 @@ func TestIssueProjects(t *testing.T) {
 		{"anonymous", nil, "alice/pub", 200, 401},
 		{"outsider", apitest.Basic(w.bob), "alice/pub", 200, 403},
 		{"outsider/private", apitest.Basic(w.bob), "alice/priv", 404, 404},
-		{"anonymous/private", nil, "alice/priv", 404, 401},
+		{"anonymous/private", nil, "alice/priv", 404, 404},
 		{"member", apitest.Basic(w.carol), "acme/tool", 200, 403},
 		{"admin", apitest.Basic(e.Admin), "alice/priv", 200, 201},
 	} {

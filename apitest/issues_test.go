@@ -140,7 +140,7 @@ func TestIssueCallers(t *testing.T) {
 		want want
 	}{
 		{"anonymous/public", nil, "alice/pub", want{200, 401, 401, 401}},
-		{"anonymous/private", nil, "alice/priv", want{404, 401, 401, 401}},
+		{"anonymous/private", nil, "alice/priv", want{404, 404, 404, 404}},
 		{"owner/public", apitest.Basic(w.alice), "alice/pub", want{200, 201, 201, 204}},
 		{"owner/private", apitest.Basic(w.alice), "alice/priv", want{200, 201, 201, 204}},
 		{"outsider/public", apitest.Basic(w.bob), "alice/pub", want{200, 201, 403, 403}},

@@ -403,6 +403,110 @@ func TestOrgMembers(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+
+	// The answers above are what a client that follows redirects sees. The
+	// first answer, as the reference sends it: a caller outside the
+	// organization (and no site admin) may learn public memberships only,
+	// so it is sent to the public membership check (303); asking about
+	// oneself is answered at once.
+	t.Run("non-members are sent to the public check", func(t *testing.T) {
+		hc := e.HTTPClient()
+		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		for _, tc := range []struct {
+			name, user string
+			cred       apitest.Cred
+			want       int
+		}{
+			{"outsider asks about a member", "dave", apitest.Basic(carol), http.StatusSeeOther},
+			{"outsider asks about a non-member", "alice", apitest.Basic(carol), http.StatusSeeOther},
+			{"outsider asks about themselves", "carol", apitest.Basic(carol), http.StatusNotFound},
+			{"member", "dave", apitest.Basic(bob), http.StatusNoContent},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				req, err := http.NewRequest("GET", e.Server.URL+"/api/v1/orgs/acme/members/"+tc.user, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tc.cred(req)
+				resp, err := hc.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != tc.want {
+					t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+				}
+				if want := e.Server.URL + "/api/v1/orgs/acme/public_members/" + tc.user; tc.want == http.StatusSeeOther && resp.Header.Get("Location") != want {
+					t.Fatalf("Location %q, want %q", resp.Header.Get("Location"), want)
+				}
+			})
+		}
+		e.Do("GET", "orgs/acme/public_members/bob", nil, nil).Expect(t, http.StatusNoContent)
+		e.Do("GET", "orgs/acme/public_members/dave", nil, nil).Expect(t, http.StatusNotFound)
+		e.Do("GET", "orgs/acme/public_members/nobody", nil, nil).Expect(t, http.StatusNotFound)
+		e.Do("GET", "orgs/priv/public_members/bob", nil, apitest.Basic(carol)).Expect(t, http.StatusNotFound)
+	})
+}
+
+// TestOrgUserPermissions: GET /users/{username}/orgs/{org}/permissions
+// reports what a user's teams give them in an organization (the
+// reference's is_owner, is_admin, can_write, can_read,
+// can_create_repository), as far as the caller may know the membership: a
+// hidden membership reads as none to callers outside the organization.
+func TestOrgUserPermissions(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice, bob, carol := e.CreateUser("opalice", false), e.CreateUser("opbob", false), e.CreateUser("opcarol", false)
+	dave, erin := e.CreateUser("opdave", false), e.CreateUser("operin", false)
+	ac := apitest.Basic(alice)
+	org := roCreateOrg(t, e, ac, map[string]any{"username": "opacme"})
+	tmTeam(t, e, ac, "opacme", map[string]any{"name": "writers", "permission": "write", "can_create_org_repo": true}, "opbob")
+	tmTeam(t, e, ac, "opacme", map[string]any{"name": "admins", "permission": "admin"}, "opdave")
+	tmTeam(t, e, ac, "opacme", map[string]any{"name": "readers", "permission": "read"}, "operin")
+	for _, u := range []*apitest.Account{bob, dave} {
+		e.Do("PUT", "orgs/opacme/public_members/"+u.User.Name, nil, apitest.Basic(u)).Expect(t, http.StatusNoContent)
+	}
+	roCreateOrg(t, e, ac, map[string]any{"username": "ophidden", "visibility": "private"})
+	_ = org
+
+	type perms struct{ owner, admin, write, read, create bool }
+	get := func(t *testing.T, user, org string, cred apitest.Cred) perms {
+		t.Helper()
+		var p models.OrganizationPermissions
+		e.Do("GET", "users/"+user+"/orgs/"+org+"/permissions", nil, cred).Expect(t, http.StatusOK).JSON(t, &p)
+		return perms{p.IsOwner, p.IsAdmin, p.CanWrite, p.CanRead, p.CanCreateRepository}
+	}
+	all := perms{true, true, true, true, true}
+	for _, tc := range []struct {
+		name, user string
+		cred       apitest.Cred
+		want       perms
+	}{
+		{"owner about themselves", "opalice", ac, all},
+		{"writer about themselves", "opbob", apitest.Basic(bob), perms{write: true, read: true, create: true}},
+		{"admin team member", "opdave", ac, perms{admin: true, write: true, read: true}},
+		{"reader, asked by the owner", "operin", ac, perms{read: true}},
+		{"reader about themselves", "operin", apitest.Basic(erin), perms{read: true}},
+		{"public writer, asked by an outsider", "opbob", apitest.Basic(carol), perms{write: true, read: true, create: true}},
+		{"hidden reader, asked by an outsider", "operin", apitest.Basic(carol), perms{}},
+		{"hidden owner, asked by an outsider", "opalice", apitest.Basic(carol), perms{}},
+		{"hidden reader, asked by a member", "operin", apitest.Basic(bob), perms{read: true}},
+		{"hidden owner, asked by a site admin", "opalice", apitest.Basic(e.Admin), all},
+		{"non-member", "opcarol", ac, perms{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := get(t, tc.user, "opacme", tc.cred); got != tc.want {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	e.Do("GET", "users/opbob/orgs/opacme/permissions", nil, nil).Expect(t, http.StatusUnauthorized)
+	e.Do("GET", "users/nobody/orgs/opacme/permissions", nil, ac).Expect(t, http.StatusNotFound)
+	e.Do("GET", "users/opbob/orgs/nothing/permissions", nil, ac).Expect(t, http.StatusNotFound)
+	e.Do("GET", "users/opalice/orgs/ophidden/permissions", nil, apitest.Basic(carol)).Expect(t, http.StatusNotFound)
+	if got := get(t, "opalice", "ophidden", ac); got != all {
+		t.Fatalf("owner of a private organization: %+v", got)
+	}
 }
 
 func TestOrgDeleteMember(t *testing.T) {

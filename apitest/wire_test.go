@@ -19,12 +19,19 @@ import (
 
 func TestSettingsTellWhatTheServerDoes(t *testing.T) {
 	t.Parallel()
-	e := apitest.NewWithConfig(t, func(c *app.Config) { c.MaxContentsBlob = 4096 })
+	e := apitest.NewWithConfig(t, func(c *app.Config) { c.MaxContentsBlob = 4096; c.MaxAssetBytes = 3 << 20 })
 	var repo models.GeneralRepoSettings
 	e.Do("GET", "settings/repository", nil, nil).Expect(t, http.StatusOK).JSON(t, &repo)
 	want := models.GeneralRepoSettings{StarsDisabled: true, MirrorsDisabled: true, MigrationsDisabled: true, LFSDisabled: true}
 	if repo != want {
 		t.Errorf("settings/repository %+v, want %+v", repo, want)
+	}
+	// Release assets are the attachments: any type, one per upload, as
+	// large as Config.MaxAssetBytes.
+	var att models.GeneralAttachmentSettings
+	e.Do("GET", "settings/attachment", nil, nil).Expect(t, http.StatusOK).JSON(t, &att)
+	if !att.Enabled || att.AllowedTypes != "*/*" || att.MaxFiles != 1 || att.MaxSize != 3 {
+		t.Errorf("settings/attachment %+v", att)
 	}
 	var api models.GeneralAPISettings
 	e.Do("GET", "settings/api", nil, nil).Expect(t, http.StatusOK).JSON(t, &api)
@@ -68,4 +75,21 @@ func TestAvatarURL(t *testing.T) {
 		t.Fatal("the avatar changed between two requests")
 	}
 	e.Do("GET", "/avatars/not-a-hash", nil, nil).Expect(t, http.StatusNotFound)
+}
+
+// TestGPGKeyTokenIsPlainText: the token a GPG key signs is the bare 64
+// hex characters in text/plain, as the reference sends it, so a client
+// signs exactly the token (not a JSON string with its quotes).
+func TestGPGKeyTokenIsPlainText(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice := e.CreateUser("tokalice", false)
+	r := e.Do("GET", "user/gpg_key_token", nil, apitest.Basic(alice)).Expect(t, http.StatusOK)
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if len(r.Body) != 64 || strings.Trim(string(r.Body), "0123456789abcdef") != "" {
+		t.Errorf("token %q: want 64 lower-case hex characters", r.Body)
+	}
+	e.Do("GET", "user/gpg_key_token", nil, nil).Expect(t, http.StatusUnauthorized)
 }

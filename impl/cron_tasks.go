@@ -6,6 +6,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/cron"
 	"repohost/impl/refs"
+	"repohost/impl/repo"
 	"repohost/impl/webhook"
 	"repohost/store"
 )
@@ -14,12 +15,24 @@ import (
 // /admin/cron lists them (the reference's registration order). To add a
 // task, add one line here: a cron.Task{Name, Schedule, Enabled, Run}.
 func CronTasks(d *app.Deps, s Services) []cron.Task {
+	repos := repo.Service{Deps: d}
 	e := cron.Env{Store: d.Store, Git: d.Git, Log: d.Log, Clock: d.Clock, Metrics: d.Metrics,
 		ArchiveDir: d.ArchiveDir, ArchiveMaxAge: d.Config.ArchiveMaxAge, InactiveAccountAge: d.Config.InactiveAccountAge,
-		DeleteUser: func(ctx context.Context, u *store.User) error { return s.Users.Delete(ctx, nil, u, false) },
-		Maintain:   refs.New(d).Maintain}
+		NoticeMaxAge: d.Config.NoticeMaxAge,
+		DeleteUser:   func(ctx context.Context, u *store.User) error { return s.Users.Delete(ctx, nil, u, false) },
+		DeleteRepo:   func(ctx context.Context, r *store.Repository) error { return repos.Delete(ctx, nil, r) },
+		Maintain:     refs.New(d).Maintain}
+	// The reference's tasks that have nothing to work on here are left
+	// out rather than listed as tasks that do nothing: update_checker (no
+	// outgoing requests), resync_all_sshkeys and resync_all_hooks (no
+	// authorized_keys file, no hook scripts: keys and pushes are checked
+	// in the server), deleted_branches_cleanup (deleted branches are not
+	// kept), delete_generated_repository_avatars (repositories have no
+	// avatars), update_mirrors, gc_lfs and sync_external_users (no
+	// mirrors, LFS or external sources yet).
 	return []cron.Task{
 		cron.RepoHealthCheck(e),
+		cron.CheckRepoStats(e),
 		cron.ArchiveCleanup(e),
 		{Name: "cleanup_hook_task_table", Schedule: "@midnight", Enabled: true, Run: webhook.Service{Deps: d}.PruneDeliveries},
 		{Name: "cleanup_events", Schedule: "@every 1h", Enabled: true, Run: func(ctx context.Context) error {
@@ -29,9 +42,10 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 		cron.DeleteInactiveAccounts(e),
 		cron.DeleteRepoArchives(e),
 		cron.GitGCRepos(e),
-		cron.ResyncAllSSHKeys(e),
+		cron.ReinitMissingRepos(e),
+		cron.DeleteMissingRepos(e),
 		{Name: "delete_old_actions", Schedule: "@every 168h", Enabled: false, Run: s.Actions.DeleteOldRuns},
-		cron.UpdateChecker(e),
+		cron.DeleteOldSystemNotices(e),
 		{Name: "cleanup_actions", Schedule: "@midnight", Enabled: true, Run: s.Actions.CleanupActions},
 		{Name: "stop_zombie_tasks", Schedule: "@every 5m", Enabled: true, Run: s.Actions.CleanupActions},
 		{Name: "stop_endless_tasks", Schedule: "@every 30m", Enabled: true, Run: s.Actions.StopEndlessTasks},

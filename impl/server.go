@@ -161,7 +161,7 @@ func API(d *app.Deps, opts ...Option) (http.Handler, *operations.RepohostAPI, er
 	if err := api.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("API is missing handlers: %w", err)
 	}
-	return emptyBodyKnown(h), api, nil
+	return emptyBodyKnown(hideUnseenRepos(d, api.Context(), h)), api, nil
 }
 
 // emptyBodyKnown tells the generated router that a request without a body

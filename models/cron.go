@@ -25,13 +25,13 @@ type Cron struct {
 	// name
 	Name string `json:"name"`
 
-	// When it next runs on its schedule; null when it is not scheduled.
+	// When it next runs on its schedule; 0001-01-01T00:00:00Z when it is not scheduled (the reference's zero time, which clients decode).
 	// Format: date-time
-	Next *strfmt.DateTime `json:"next"`
+	Next strfmt.DateTime `json:"next"`
 
-	// When its last run (scheduled or on demand) started; null when it never ran.
+	// When its last run (scheduled or on demand) started; 0001-01-01T00:00:00Z when it never ran.
 	// Format: date-time
-	Prev *strfmt.DateTime `json:"prev"`
+	Prev strfmt.DateTime `json:"prev"`
 
 	// The schedule it runs on ("@midnight", "@every 24h", a cron expression), or "-" when it is not scheduled.
 	Schedule string `json:"schedule"`

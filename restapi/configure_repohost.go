@@ -163,6 +163,8 @@ type IssueAPI interface {
 	IssueGetMilestone(ctx context.Context, params issue.IssueGetMilestoneParams) middleware.Responder
 	/* IssueGetMilestonesList List a repository's milestones. */
 	IssueGetMilestonesList(ctx context.Context, params issue.IssueGetMilestonesListParams) middleware.Responder
+	/* IssueGetRepoComments List every comment of a repository's issues and pull requests, oldest first. */
+	IssueGetRepoComments(ctx context.Context, params issue.IssueGetRepoCommentsParams) middleware.Responder
 	/* IssueListIssues List a repository's issues. */
 	IssueListIssues(ctx context.Context, params issue.IssueListIssuesParams) middleware.Responder
 	/* IssueListLabels List a repository's labels. */
@@ -271,6 +273,8 @@ type OrganizationAPI interface {
 	OrgGetHookDelivery(ctx context.Context, params organization.OrgGetHookDeliveryParams) middleware.Responder
 	/* OrgGetTeam Show a team. */
 	OrgGetTeam(ctx context.Context, params organization.OrgGetTeamParams) middleware.Responder
+	/* OrgGetUserPermissions What a user may do in an organization, as far as the caller may see the organization. */
+	OrgGetUserPermissions(ctx context.Context, params organization.OrgGetUserPermissionsParams) middleware.Responder
 	/* OrgIsMember Tell whether a user is a member of an organization. */
 	OrgIsMember(ctx context.Context, params organization.OrgIsMemberParams) middleware.Responder
 	/* OrgIsPublicMember Tell whether a user is a public member of an organization. */
@@ -1506,6 +1510,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.IssueGetMilestonesList(ctx, params)
 	})
 
+	api.IssueIssueGetRepoCommentsHandler = issue.IssueGetRepoCommentsHandlerFunc(func(params issue.IssueGetRepoCommentsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetRepoComments(ctx, params)
+	})
+
 	api.IssueIssueListIssuesHandler = issue.IssueListIssuesHandlerFunc(func(params issue.IssueListIssuesParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1784,6 +1795,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgGetTeam(ctx, params)
+	})
+
+	api.OrganizationOrgGetUserPermissionsHandler = organization.OrgGetUserPermissionsHandlerFunc(func(params organization.OrgGetUserPermissionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgGetUserPermissions(ctx, params)
 	})
 
 	api.OrganizationOrgIsMemberHandler = organization.OrgIsMemberHandlerFunc(func(params organization.OrgIsMemberParams, principal any) middleware.Responder {

@@ -3895,6 +3895,15 @@ func init() {
           "204": {
             "description": "The user is a member."
           },
+          "303": {
+            "description": "The caller is not a member of the organization (nor a site admin), so it may only learn public memberships; Location points at /orgs/{org}/public_members/{username}.",
+            "headers": {
+              "Location": {
+                "type": "string",
+                "description": "The public membership check of the same user."
+              }
+            }
+          },
           "401": {
             "$ref": "#/responses/unauthorized"
           },
@@ -9835,6 +9844,105 @@ func init() {
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/issues/comments": {
+      "get": {
+        "tags": [
+          "issue"
+        ],
+        "summary": "List every comment of a repository's issues and pull requests, oldest first.",
+        "operationId": "issueGetRepoComments",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only comments updated at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only comments updated at or before this time.",
+            "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "CommentList",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Comment"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -20221,6 +20329,60 @@ func init() {
         }
       }
     },
+    "/users/{username}/orgs/{org}/permissions": {
+      "get": {
+        "tags": [
+          "organization"
+        ],
+        "summary": "What a user may do in an organization, as far as the caller may see the organization.",
+        "operationId": "orgGetUserPermissions",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user whose permissions are asked.",
+            "name": "username",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the organization.",
+            "name": "org",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "OrganizationPermissions",
+            "schema": {
+              "$ref": "#/definitions/OrganizationPermissions"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/users/{username}/repos": {
       "get": {
         "tags": [
@@ -22970,19 +23132,17 @@ func init() {
           "x-omitempty": false
         },
         "next": {
-          "description": "When it next runs on its schedule; null when it is not scheduled.",
+          "description": "When it next runs on its schedule; 0001-01-01T00:00:00Z when it is not scheduled (the reference's zero time, which clients decode).",
           "type": "string",
           "format": "date-time",
           "x-go-name": "Next",
-          "x-nullable": true,
           "x-omitempty": false
         },
         "prev": {
-          "description": "When its last run (scheduled or on demand) started; null when it never ran.",
+          "description": "When its last run (scheduled or on demand) started; 0001-01-01T00:00:00Z when it never ran.",
           "type": "string",
           "format": "date-time",
           "x-go-name": "Prev",
-          "x-nullable": true,
           "x-omitempty": false
         },
         "schedule": {
@@ -25569,6 +25729,42 @@ func init() {
       },
       "x-nullable": true,
       "x-omitempty": false
+    },
+    "OrganizationPermissions": {
+      "description": "What a user may do in an organization.",
+      "type": "object",
+      "properties": {
+        "can_create_repository": {
+          "description": "The user may create repositories in the organization.",
+          "type": "boolean",
+          "x-go-name": "CanCreateRepository",
+          "x-omitempty": false
+        },
+        "can_read": {
+          "description": "The user belongs to a team of the organization.",
+          "type": "boolean",
+          "x-go-name": "CanRead",
+          "x-omitempty": false
+        },
+        "can_write": {
+          "description": "A team gives the user write access.",
+          "type": "boolean",
+          "x-go-name": "CanWrite",
+          "x-omitempty": false
+        },
+        "is_admin": {
+          "description": "A team gives the user admin access.",
+          "type": "boolean",
+          "x-go-name": "IsAdmin",
+          "x-omitempty": false
+        },
+        "is_owner": {
+          "description": "The user is in the organization's Owners team.",
+          "type": "boolean",
+          "x-go-name": "IsOwner",
+          "x-omitempty": false
+        }
+      }
     },
     "PRBranchInfo": {
       "description": "One side of a pull request, a branch of a repository and the commit it is at.",
@@ -33952,6 +34148,15 @@ func init() {
           "204": {
             "description": "The user is a member."
           },
+          "303": {
+            "description": "The caller is not a member of the organization (nor a site admin), so it may only learn public memberships; Location points at /orgs/{org}/public_members/{username}.",
+            "headers": {
+              "Location": {
+                "type": "string",
+                "description": "The public membership check of the same user."
+              }
+            }
+          },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
             "schema": {
@@ -42688,6 +42893,138 @@ func init() {
           },
           "423": {
             "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/issues/comments": {
+      "get": {
+        "tags": [
+          "issue"
+        ],
+        "summary": "List every comment of a repository's issues and pull requests, oldest first.",
+        "operationId": "issueGetRepoComments",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only comments updated at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only comments updated at or before this time.",
+            "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "CommentList",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Comment"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -58492,6 +58829,93 @@ func init() {
         }
       }
     },
+    "/users/{username}/orgs/{org}/permissions": {
+      "get": {
+        "tags": [
+          "organization"
+        ],
+        "summary": "What a user may do in an organization, as far as the caller may see the organization.",
+        "operationId": "orgGetUserPermissions",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the user whose permissions are asked.",
+            "name": "username",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the organization.",
+            "name": "org",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "OrganizationPermissions",
+            "schema": {
+              "$ref": "#/definitions/OrganizationPermissions"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/users/{username}/repos": {
       "get": {
         "tags": [
@@ -61412,19 +61836,17 @@ func init() {
           "x-omitempty": false
         },
         "next": {
-          "description": "When it next runs on its schedule; null when it is not scheduled.",
+          "description": "When it next runs on its schedule; 0001-01-01T00:00:00Z when it is not scheduled (the reference's zero time, which clients decode).",
           "type": "string",
           "format": "date-time",
           "x-go-name": "Next",
-          "x-nullable": true,
           "x-omitempty": false
         },
         "prev": {
-          "description": "When its last run (scheduled or on demand) started; null when it never ran.",
+          "description": "When its last run (scheduled or on demand) started; 0001-01-01T00:00:00Z when it never ran.",
           "type": "string",
           "format": "date-time",
           "x-go-name": "Prev",
-          "x-nullable": true,
           "x-omitempty": false
         },
         "schedule": {
@@ -64011,6 +64433,42 @@ func init() {
       },
       "x-nullable": true,
       "x-omitempty": false
+    },
+    "OrganizationPermissions": {
+      "description": "What a user may do in an organization.",
+      "type": "object",
+      "properties": {
+        "can_create_repository": {
+          "description": "The user may create repositories in the organization.",
+          "type": "boolean",
+          "x-go-name": "CanCreateRepository",
+          "x-omitempty": false
+        },
+        "can_read": {
+          "description": "The user belongs to a team of the organization.",
+          "type": "boolean",
+          "x-go-name": "CanRead",
+          "x-omitempty": false
+        },
+        "can_write": {
+          "description": "A team gives the user write access.",
+          "type": "boolean",
+          "x-go-name": "CanWrite",
+          "x-omitempty": false
+        },
+        "is_admin": {
+          "description": "A team gives the user admin access.",
+          "type": "boolean",
+          "x-go-name": "IsAdmin",
+          "x-omitempty": false
+        },
+        "is_owner": {
+          "description": "The user is in the organization's Owners team.",
+          "type": "boolean",
+          "x-go-name": "IsOwner",
+          "x-omitempty": false
+        }
+      }
     },
     "PRBranchInfo": {
       "description": "One side of a pull request, a branch of a repository and the commit it is at.",

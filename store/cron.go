@@ -69,4 +69,7 @@ type NoticeStore interface {
 	Create(ctx context.Context, n *Notice) error
 	// List returns a page, newest first, and how many there are.
 	List(ctx context.Context, p Page) ([]*Notice, int64, error)
+	// DeleteBefore deletes the notices created before t and returns how
+	// many it deleted.
+	DeleteBefore(ctx context.Context, t time.Time) (int64, error)
 }

@@ -45,8 +45,11 @@ type Issue struct {
 
 // Comment is a real comment on an issue; timeline events are not stored.
 type Comment struct {
-	ID        int64 `gorm:"primaryKey"`
-	IssueID   int64
+	ID      int64 `gorm:"primaryKey"`
+	IssueID int64
+	// RepoID is the issue's repository (a copy, so that a repository's
+	// comments are listed through one index).
+	RepoID    int64
 	PosterID  int64
 	Body      string
 	CreatedAt time.Time
@@ -253,6 +256,10 @@ type IssueStore interface {
 	// counter it reports how many rows disagree with a COUNT over the rows
 	// the counter summarises. All zero means every counter is exact.
 	CheckCounters(ctx context.Context) (map[string]int64, error)
+	// RecountCounters sets every stored counter CheckCounters checks
+	// (and repositories.num_releases) to the count of the rows it
+	// summarises, and returns, per counter, how many rows it corrected.
+	RecountCounters(ctx context.Context) (map[string]int64, error)
 }
 
 // CommentStore reads and writes comments.
@@ -264,6 +271,10 @@ type CommentStore interface {
 	// List returns an issue's comments, oldest first, updated within the
 	// optional bounds.
 	List(ctx context.Context, issueID int64, since, before *time.Time, p Page) ([]*Comment, int64, error)
+	// ListByRepo returns a repository's comments, oldest first, updated
+	// within the optional bounds, on pull requests only, on issues only
+	// or on both (isPull nil).
+	ListByRepo(ctx context.Context, repoID int64, isPull *bool, since, before *time.Time, p Page) ([]*Comment, int64, error)
 }
 
 // LabelStore reads and writes labels and their links to issues.

@@ -286,7 +286,7 @@ func seedIssues(ctx context.Context, db *sqlstore.DB, rng *rand.Rand, r *store.R
 		}
 		for c := int64(0); c < is.NumComments; c++ {
 			t := is.CreatedAt.Add(time.Duration(c+1) * time.Second)
-			comments = append(comments, &store.Comment{IssueID: is.ID, PosterID: posters[rng.IntN(len(posters))].ID,
+			comments = append(comments, &store.Comment{IssueID: is.ID, RepoID: is.RepoID, PosterID: posters[rng.IntN(len(posters))].ID,
 				Body: "A comment on the issue.", CreatedAt: t, UpdatedAt: t})
 		}
 	}

@@ -202,7 +202,7 @@ func TestCronTwoProcesses(t *testing.T) {
 	bin := buildServer(t)
 	data := t.TempDir()
 	const lease = 3 * time.Second
-	env := []string{"REPOHOST_DB=" + pg.dsn, "REPOHOST_CRON=update_checker=@every 1s;crontest_block=@every 1s",
+	env := []string{"REPOHOST_DB=" + pg.dsn, "REPOHOST_CRON=delete_old_system_notices=@every 1s;crontest_block=@every 1s",
 		"REPOHOST_CRON_LEASE=" + lease.String()}
 	// One after the other: the first creates the site admin.
 	a := startProc(t, "a", bin, data, env)
@@ -210,13 +210,13 @@ func TestCronTwoProcesses(t *testing.T) {
 
 	// Ten seconds of a one-second schedule, on both processes.
 	time.Sleep(1500 * time.Millisecond)
-	before := a.execTimes("update_checker")
+	before := a.execTimes("delete_old_system_notices")
 	time.Sleep(10 * time.Second)
-	after := b.execTimes("update_checker")
+	after := b.execTimes("delete_old_system_notices")
 	if runs := after - before; runs < 9 || runs > 11 {
-		t.Errorf("update_checker ran %d times in 10 s on @every 1s with two processes, want 10", runs)
+		t.Errorf("delete_old_system_notices ran %d times in 10 s on @every 1s with two processes, want 10", runs)
 	}
-	if a.count("cron: task finished", "update_checker") == 0 && b.count("cron: task finished", "update_checker") == 0 {
+	if a.count("cron: task finished", "delete_old_system_notices") == 0 && b.count("cron: task finished", "delete_old_system_notices") == 0 {
 		t.Error("no process logged a run")
 	}
 

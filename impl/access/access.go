@@ -238,6 +238,36 @@ func (c Checker) TeamRepo(ctx context.Context, t *store.Team, r *store.Repositor
 	return TeamRepoFor(t, r, true), nil
 }
 
+// OrgRole is what a user's teams give them in an organization.
+type OrgRole struct {
+	// Mode is the highest mode of their teams (the Owners team's is
+	// owner); none when they are in no team.
+	Mode Mode
+	// CanCreateRepo: a team of theirs may create repositories (the
+	// Owners team may).
+	CanCreateRepo bool
+}
+
+// OrgRoleOf computes userID's role in the organization orgID from their
+// teams, as the reference's GetOrgUserMaxAuthorizeLevel and
+// CanCreateOrgRepo do (a site admin's account gets no more than its teams).
+func (c Checker) OrgRoleOf(ctx context.Context, orgID, userID int64) (OrgRole, error) {
+	teams, err := c.Store.Teams().UserTeams(ctx, orgID, userID)
+	if err != nil {
+		return OrgRole{}, err
+	}
+	var role OrgRole
+	for _, t := range teams {
+		m := TeamMode(t)
+		if t.IsOwnersTeam() {
+			m = store.AccessOwner
+		}
+		role.Mode = max(role.Mode, m)
+		role.CanCreateRepo = role.CanCreateRepo || t.IsOwnersTeam() || t.CanCreateOrgRepo
+	}
+	return role, nil
+}
+
 // MayMakePrivate tells whether p may create a private repository or make a
 // repository private. A token limited to public data may not, whoever
 // holds it, site admins included: what it could make private it could no

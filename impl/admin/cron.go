@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/go-openapi/strfmt"
 
 	"github.com/go-openapi/runtime/middleware"
 
 	"repohost/impl/apierr"
 	"repohost/impl/auth"
-	"repohost/impl/convert"
 	"repohost/impl/cron"
 	"repohost/impl/paging"
 	"repohost/models"
@@ -44,11 +46,21 @@ func (h Handlers) AdminCronList(ctx context.Context, params admin.AdminCronListP
 	page := tasks[min(win.Offset, len(tasks)):min(win.Offset+win.Limit, len(tasks))]
 	out := make([]*models.Cron, 0, len(page))
 	for _, t := range page {
-		out = append(out, &models.Cron{Name: t.Name, Schedule: t.Schedule, Next: convert.Time(t.Next),
-			Prev: convert.Time(t.Prev), ExecTimes: t.ExecTimes})
+		out = append(out, &models.Cron{Name: t.Name, Schedule: t.Schedule, Next: cronTime(t.Next),
+			Prev: cronTime(t.Prev), ExecTimes: t.ExecTimes})
 	}
 	return admin.NewAdminCronListOK().WithPayload(out).
 		WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+}
+
+// cronTime renders a task's time as the reference does: always a date-time,
+// the zero time (0001-01-01T00:00:00Z) for a task that is off or never ran.
+// Clients decode these fields as plain times, so null or "" fails them.
+func cronTime(t *time.Time) strfmt.DateTime {
+	if t == nil {
+		return strfmt.DateTime(time.Time{})
+	}
+	return strfmt.DateTime(t.UTC())
 }
 
 func (h Handlers) AdminCronRun(ctx context.Context, params admin.AdminCronRunParams) middleware.Responder {

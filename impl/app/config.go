@@ -91,6 +91,9 @@ type Config struct {
 	// InactiveAccountAge is how long an account may stay unactivated
 	// before delete_inactive_accounts removes it (its OLDER_THAN).
 	InactiveAccountAge time.Duration
+	// NoticeMaxAge is the age past which delete_old_system_notices
+	// removes a system notice (the reference's default: a year).
+	NoticeMaxAge time.Duration
 	// MaxPackageFileBytes is the largest package file accepted and
 	// MaxPackageOwnerBytes the most all files of one owner's packages may
 	// take together (413 past either; -1: no limit), like the reference's
@@ -181,6 +184,7 @@ func DefaultConfig() Config {
 		CronLease:           cron.DefaultLease,
 		ArchiveMaxAge:       24 * time.Hour,
 		InactiveAccountAge:  7 * 24 * time.Hour,
+		NoticeMaxAge:        365 * 24 * time.Hour,
 		// The reference leaves both unlimited; a file as large as a
 		// release asset, and far more per owner, keep one account from
 		// filling the disk by accident.

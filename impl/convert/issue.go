@@ -188,12 +188,18 @@ func Comment(base string, r *store.Repository, is *store.Issue, c *store.Comment
 	if poster == nil {
 		poster = Ghost()
 	}
-	issueURL := IssueHTMLURL(base, r, is.Index)
+	// As the reference renders it: a pull request's comment points at the
+	// pull request (pull_request_url, /pulls/N) and has no issue_url.
+	issueURL, prURL, page := IssueHTMLURL(base, r, is.Index), "", ""
+	if is.IsPull {
+		issueURL, prURL = "", PullHTMLURL(base, r, is.Index)
+	}
+	page = issueURL + prURL
 	return &models.Comment{
 		ID:          c.ID,
-		HTMLURL:     fmt.Sprintf("%s#issuecomment-%d", issueURL, c.ID),
+		HTMLURL:     fmt.Sprintf("%s#issuecomment-%d", page, c.ID),
 		IssueURL:    issueURL,
-		PRURL:       "",
+		PRURL:       prURL,
 		User:        User(base, poster, viewer),
 		Body:        c.Body,
 		Attachments: []*models.Attachment{},

@@ -3,6 +3,7 @@ package convert
 import (
 	"sort"
 
+	"repohost/impl/access"
 	"repohost/models"
 	"repohost/store"
 )
@@ -17,6 +18,15 @@ func Team(base string, t *store.Team, withOrg bool) *models.Team {
 		unitsMap[u] = mode
 	}
 	sort.Strings(units)
+	if m, _ := store.ParseAccessMode(t.Permission); m >= store.AccessAdmin {
+		// As the reference renders it: an admin (or owner) team holds
+		// every unit at its own mode, the external ones included, whatever
+		// levels are stored for them (the external units grant reading
+		// only, which the permission rule applies on its own).
+		for _, u := range access.Units {
+			unitsMap[u.String()] = t.Permission
+		}
+	}
 	out := &models.Team{
 		ID:                      t.ID,
 		Name:                    t.Name,

@@ -41,6 +41,11 @@ type Env struct {
 	// Maintain runs fn on r's repository with no ref change under way
 	// or starting (impl/refs' Service.Maintain).
 	Maintain func(ctx context.Context, r *store.Repository, fn func() error) error
+	// DeleteRepo deletes a repository (Owner loaded) through its area's
+	// service.
+	DeleteRepo func(ctx context.Context, r *store.Repository) error
+	// NoticeMaxAge is how old a notice delete_old_system_notices removes.
+	NoticeMaxAge time.Duration
 }
 
 // Notice records something a site admin must look at: it is stored (see
@@ -263,26 +268,6 @@ func DeleteInactiveAccounts(e Env) Task {
 			deleted++
 		}
 		e.Log.Info("deleted inactive accounts", "count", deleted, "kept", len(stale)-deleted)
-		return nil
-	}}
-}
-
-// UpdateChecker is the reference's check for a newer release. This server
-// makes no outgoing request to look for one, so the task reports that it is
-// disabled instead of pretending to have checked.
-func UpdateChecker(e Env) Task {
-	return Task{Name: "update_checker", Schedule: "@every 168h", Enabled: true, Run: func(ctx context.Context) error {
-		e.Log.Info("update_checker: checking for new versions is disabled on this server (it makes no outgoing requests)")
-		return nil
-	}}
-}
-
-// ResyncAllSSHKeys is the reference's rewrite of the authorized_keys
-// file. This server writes no such file (no SSH daemon reads one), so
-// there is nothing to rebuild: the task says so and changes nothing.
-func ResyncAllSSHKeys(e Env) Task {
-	return Task{Name: "resync_all_sshkeys", Schedule: "@every 72h", Enabled: false, Run: func(ctx context.Context) error {
-		e.Log.Info("resync_all_sshkeys: this server keeps no authorized_keys file; nothing to rewrite")
 		return nil
 	}}
 }

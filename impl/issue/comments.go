@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-openapi/runtime/middleware"
 
+	"repohost/impl/access"
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
@@ -30,20 +31,71 @@ func (h Handlers) IssueGetComments(ctx context.Context, params issue.IssueGetCom
 	if err != nil {
 		return h.Fail(err)
 	}
+	out, err := h.renderComments(ctx, app.BaseURL(params.HTTPRequest), p, r, list, map[int64]*store.Issue{is.ID: is})
+	if err != nil {
+		return h.Fail(err)
+	}
+	return issue.NewIssueGetCommentsOK().WithPayload(out).WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+}
+
+// IssueGetRepoComments lists every comment of the repository's issues and
+// pull requests the caller may read: a caller who reads only one of the
+// two units gets only its comments, as in the reference.
+func (h Handlers) IssueGetRepoComments(ctx context.Context, params issue.IssueGetRepoCommentsParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	s := h.svc()
+	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	var isPull *bool
+	switch issues, pulls := perm.CanRead(access.UnitIssues), perm.CanRead(access.UnitPulls); {
+	case issues && !pulls:
+		isPull = new(bool)
+	case pulls && !issues:
+		yes := true
+		isPull = &yes
+	}
+	pg := h.Page(params.Page, params.Limit)
+	list, total, err := h.Store.Comments().ListByRepo(ctx, r.ID, isPull, QueryTime(params.Since), QueryTime(params.Before), pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	issueIDs := make([]int64, 0, len(list))
+	for _, c := range list {
+		issueIDs = append(issueIDs, c.IssueID)
+	}
+	issues, err := h.Store.Issues().FindByIDs(ctx, issueIDs)
+	if err != nil {
+		return h.Fail(err)
+	}
+	out, err := h.renderComments(ctx, app.BaseURL(params.HTTPRequest), p, r, list, issues)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return issue.NewIssueGetRepoCommentsOK().WithPayload(out).WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+}
+
+// renderComments renders comments of r's issues (by id), reading their
+// posters in one statement.
+func (h Handlers) renderComments(ctx context.Context, base string, p *auth.Principal, r *store.Repository, list []*store.Comment, issues map[int64]*store.Issue) ([]*models.Comment, error) {
 	ids := make([]int64, 0, len(list))
 	for _, c := range list {
 		ids = append(ids, c.PosterID)
 	}
 	users, err := h.Store.Users().FindByIDs(ctx, ids)
 	if err != nil {
-		return h.Fail(err)
+		return nil, err
 	}
-	base := app.BaseURL(params.HTTPRequest)
 	out := make([]*models.Comment, 0, len(list))
 	for _, c := range list {
+		is := issues[c.IssueID]
+		if is == nil {
+			continue // deleted with its issue since the page was read
+		}
 		out = append(out, convert.Comment(base, r, is, c, users[c.PosterID], app.Viewer(p)))
 	}
-	return issue.NewIssueGetCommentsOK().WithPayload(out).WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+	return out, nil
 }
 
 func (h Handlers) IssueCreateComment(ctx context.Context, params issue.IssueCreateCommentParams) middleware.Responder {

@@ -583,7 +583,7 @@ func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Reposit
 		return nil, apierr.Validation("[Body]: Required")
 	}
 	t := s.Clock.Now()
-	c := &store.Comment{IssueID: is.ID, PosterID: doer.ID, Body: body, CreatedAt: t, UpdatedAt: t}
+	c := &store.Comment{IssueID: is.ID, RepoID: is.RepoID, PosterID: doer.ID, Body: body, CreatedAt: t, UpdatedAt: t}
 	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Comments().Create(ctx, c); err != nil {
 			return err

@@ -31,9 +31,11 @@ const (
 	// would bound, so they are reported as the reference reports them.
 	DefaultGitTreesPerPage = 1000
 	DefaultMaxResponseSize = 50 << 20
-	AttachmentMaxSize      = 2048 // MiB
-	AttachmentMaxFiles     = 5
-	AttachmentAllowedTypes = ".cpuprofile,.csv,.dmp,.docx,.fodg,.fodp,.fods,.fodt,.gif,.gz,.jpeg,.jpg,.json,.jsonc,.log,.md,.mov,.mp4,.odf,.odg,.odp,.ods,.odt,.patch,.pdf,.png,.pptx,.svg,.tgz,.txt,.webm,.webp,.xls,.xlsx,.zip"
+	// AttachmentAllowedTypes: a release asset of any type is accepted
+	// ("*/*" is the reference's spelling of that); AttachmentMaxFiles: an
+	// upload carries one file.
+	AttachmentAllowedTypes = "*/*"
+	AttachmentMaxFiles     = 1
 )
 
 func (h Handlers) GetVersion(ctx context.Context, _ miscellaneous.GetVersionParams) middleware.Responder {
@@ -76,8 +78,10 @@ func (h Handlers) GetGeneralAttachmentSettings(ctx context.Context, _ settings.G
 	return settings.NewGetGeneralAttachmentSettingsOK().WithPayload(&models.GeneralAttachmentSettings{
 		Enabled:      true,
 		AllowedTypes: AttachmentAllowedTypes,
-		MaxSize:      AttachmentMaxSize,
-		MaxFiles:     AttachmentMaxFiles,
+		// In MiB, as the reference counts it; what an upload may really
+		// reach (app.Config.MaxAssetBytes, 413 past it).
+		MaxSize:  h.Config.MaxAssetBytes >> 20,
+		MaxFiles: AttachmentMaxFiles,
 	})
 }
 

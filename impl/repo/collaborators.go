@@ -137,7 +137,9 @@ func (h Handlers) RepoGetRepoPermissions(ctx context.Context, params repository.
 
 // grantees judges with the permission model every user given something on
 // r (collaborators, members of the owning organization's teams that have
-// r) and the owning user, keeping those keep accepts, by name.
+// r), keeping the active ones keep accepts, by name, and then the owning
+// user: the reference's order for assignees and reviewers, which lists the
+// owner of a user's repository last.
 func (h Handlers) grantees(ctx context.Context, r *store.Repository, keep func(access.Permission) bool) ([]*store.User, error) {
 	var orgID int64
 	if r.Owner.IsOrganization() {
@@ -152,10 +154,10 @@ func (h Handlers) grantees(ctx context.Context, r *store.Repository, keep func(a
 		byID[t.ID] = t
 	}
 	var out []*store.User
-	if !r.Owner.IsOrganization() {
-		out = append(out, r.Owner)
-	}
 	for _, g := range gs {
+		if g.User.ID == r.OwnerID || !g.User.IsActive {
+			continue
+		}
 		f := access.Facts{Collaboration: g.Collaboration, TeamHasRepo: map[int64]bool{}}
 		for _, id := range g.TeamIDs {
 			f.Teams = append(f.Teams, byID[id])
@@ -164,6 +166,9 @@ func (h Handlers) grantees(ctx context.Context, r *store.Repository, keep func(a
 		if keep(access.RepoFor(&auth.Principal{User: g.User, Signer: g.User}, r, f)) {
 			out = append(out, g.User)
 		}
+	}
+	if !r.Owner.IsOrganization() {
+		out = append(out, r.Owner)
 	}
 	return out, nil
 }
@@ -182,21 +187,39 @@ func (h Handlers) RepoGetAssignees(ctx context.Context, params repository.RepoGe
 	return repository.NewRepoGetAssigneesOK().WithPayload(convert.Users(app.BaseURL(params.HTTPRequest), users, app.Viewer(p)))
 }
 
+// RepoGetReviewers lists, as the reference's GetReviewers does, every
+// active user who may be asked for a review and whom the caller may see:
+// the collaborators and the members of the organization's teams that read
+// the repository's pull requests, by name, then the owning user (last, and
+// only if not listed already). The caller is listed too: the list is for
+// any pull request, and only its poster is left out of requests. Only those
+// who may change review requests (the owner, a collaborator, a member of
+// such a team; site admins) may read it; an archived repository takes none.
 func (h Handlers) RepoGetReviewers(ctx context.Context, params repository.RepoGetReviewersParams) middleware.Responder {
 	p, r, _, err := h.SignedInRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	users, err := h.grantees(ctx, r, func(perm access.Permission) bool { return perm.CanRead(access.UnitPulls) })
+	grantees, err := h.grantees(ctx, r, func(perm access.Permission) bool { return perm.CanRead(access.UnitPulls) })
 	if err != nil {
 		return h.Fail(err)
 	}
-	// Nobody reviews for themselves.
-	out := users[:0]
-	for _, u := range users {
-		if u.ID != p.UserID() {
+	may := p.IsAdmin() || p.UserID() == r.OwnerID
+	out := make([]*store.User, 0, len(grantees))
+	for _, u := range grantees {
+		may = may || u.ID == p.UserID()
+		if u.ID == r.OwnerID {
+			out = append(out, u) // listed whoever asks, as in the reference
+			continue
+		}
+		if ok, err := h.Access.CanSeeUser(ctx, p, u); err != nil {
+			return h.Fail(err)
+		} else if ok {
 			out = append(out, u)
 		}
+	}
+	if !may || r.IsArchived {
+		return h.Fail(apierr.Forbidden("doer has no permission to get reviewers"))
 	}
 	return repository.NewRepoGetReviewersOK().WithPayload(convert.Users(app.BaseURL(params.HTTPRequest), out, app.Viewer(p)))
 }

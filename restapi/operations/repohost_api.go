@@ -740,6 +740,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.IssueGetMilestonesList has not yet been implemented")
 		}),
 
+		IssueIssueGetRepoCommentsHandler: issue.IssueGetRepoCommentsHandlerFunc(func(params issue.IssueGetRepoCommentsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetRepoComments has not yet been implemented")
+		}),
+
 		IssueIssueListIssuesHandler: issue.IssueListIssuesHandlerFunc(func(params issue.IssueListIssuesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1018,6 +1025,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgGetTeam has not yet been implemented")
+		}),
+
+		OrganizationOrgGetUserPermissionsHandler: organization.OrgGetUserPermissionsHandlerFunc(func(params organization.OrgGetUserPermissionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgGetUserPermissions has not yet been implemented")
 		}),
 
 		OrganizationOrgIsMemberHandler: organization.OrgIsMemberHandlerFunc(func(params organization.OrgIsMemberParams, principal any) middleware.Responder {
@@ -2466,6 +2480,8 @@ type RepohostAPI struct {
 	IssueIssueGetMilestoneHandler issue.IssueGetMilestoneHandler
 	// IssueIssueGetMilestonesListHandler sets the operation handler for the issue get milestones list operation
 	IssueIssueGetMilestonesListHandler issue.IssueGetMilestonesListHandler
+	// IssueIssueGetRepoCommentsHandler sets the operation handler for the issue get repo comments operation
+	IssueIssueGetRepoCommentsHandler issue.IssueGetRepoCommentsHandler
 	// IssueIssueListIssuesHandler sets the operation handler for the issue list issues operation
 	IssueIssueListIssuesHandler issue.IssueListIssuesHandler
 	// IssueIssueListLabelsHandler sets the operation handler for the issue list labels operation
@@ -2546,6 +2562,8 @@ type RepohostAPI struct {
 	OrganizationOrgGetHookDeliveryHandler organization.OrgGetHookDeliveryHandler
 	// OrganizationOrgGetTeamHandler sets the operation handler for the org get team operation
 	OrganizationOrgGetTeamHandler organization.OrgGetTeamHandler
+	// OrganizationOrgGetUserPermissionsHandler sets the operation handler for the org get user permissions operation
+	OrganizationOrgGetUserPermissionsHandler organization.OrgGetUserPermissionsHandler
 	// OrganizationOrgIsMemberHandler sets the operation handler for the org is member operation
 	OrganizationOrgIsMemberHandler organization.OrgIsMemberHandler
 	// OrganizationOrgIsPublicMemberHandler sets the operation handler for the org is public member operation
@@ -3267,6 +3285,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueIssueGetMilestonesListHandler == nil {
 		unregistered = append(unregistered, "issue.IssueGetMilestonesListHandler")
 	}
+	if o.IssueIssueGetRepoCommentsHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetRepoCommentsHandler")
+	}
 	if o.IssueIssueListIssuesHandler == nil {
 		unregistered = append(unregistered, "issue.IssueListIssuesHandler")
 	}
@@ -3386,6 +3407,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgGetTeamHandler == nil {
 		unregistered = append(unregistered, "organization.OrgGetTeamHandler")
+	}
+	if o.OrganizationOrgGetUserPermissionsHandler == nil {
+		unregistered = append(unregistered, "organization.OrgGetUserPermissionsHandler")
 	}
 	if o.OrganizationOrgIsMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgIsMemberHandler")
@@ -4392,6 +4416,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/comments"] = issue.NewIssueGetRepoComments(o.context, o.IssueIssueGetRepoCommentsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/issues"] = issue.NewIssueListIssues(o.context, o.IssueIssueListIssuesHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -4549,6 +4577,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/teams/{id}"] = organization.NewOrgGetTeam(o.context, o.OrganizationOrgGetTeamHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/users/{username}/orgs/{org}/permissions"] = organization.NewOrgGetUserPermissions(o.context, o.OrganizationOrgGetUserPermissionsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"gorm.io/gorm"
+
 	"repohost/store"
 )
 
@@ -22,7 +24,9 @@ func (s commentStore) FindByID(ctx context.Context, id int64) (*store.Comment, e
 }
 
 func (s commentStore) Update(ctx context.Context, c *store.Comment) error {
-	res := s.d.conn(ctx).Model(c).Select("body", "updated_at").Updates(c)
+	// A map, so that the caller's time is written: with a struct GORM
+	// writes its own clock's time into updated_at.
+	res := s.d.conn(ctx).Model(&store.Comment{}).Where("id = ?", c.ID).Updates(map[string]any{"body": c.Body, "updated_at": c.UpdatedAt})
 	return affected(res, "update comment")
 }
 
@@ -35,12 +39,26 @@ func (s commentStore) Delete(ctx context.Context, id int64) error {
 var commentOrder = listOrder{{"comments.created_at", false}, {"comments.id", false}}
 
 func (s commentStore) List(ctx context.Context, issueID int64, since, before *time.Time, p store.Page) ([]*store.Comment, int64, error) {
-	db := s.d.conn(ctx).Model(&store.Comment{}).Where("issue_id = ?", issueID)
+	return s.list(ctx, s.d.conn(ctx).Model(&store.Comment{}).Where("comments.issue_id = ?", issueID), since, before, p)
+}
+
+func (s commentStore) ListByRepo(ctx context.Context, repoID int64, isPull *bool, since, before *time.Time, p store.Page) ([]*store.Comment, int64, error) {
+	db := s.d.conn(ctx).Model(&store.Comment{}).Where("comments.repo_id = ?", repoID)
+	if isPull != nil {
+		// The repository's issues (or pull requests) through their index.
+		db = db.Where("comments.issue_id IN (SELECT issues.id FROM issues WHERE issues.repo_id = ? AND issues.is_pull = ?)", repoID, *isPull)
+	}
+	return s.list(ctx, db, since, before, p)
+}
+
+// list is a page of the comments db selects, updated within the optional
+// bounds, in conversation order.
+func (s commentStore) list(ctx context.Context, db *gorm.DB, since, before *time.Time, p store.Page) ([]*store.Comment, int64, error) {
 	if since != nil {
-		db = db.Where("updated_at >= ?", *since)
+		db = db.Where("comments.updated_at >= ?", *since)
 	}
 	if before != nil {
-		db = db.Where("updated_at <= ?", *before)
+		db = db.Where("comments.updated_at <= ?", *before)
 	}
 	var total int64
 	if err := db.Count(&total).Error; err != nil {

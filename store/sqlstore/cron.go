@@ -104,3 +104,8 @@ func (s noticeStore) List(ctx context.Context, p store.Page) ([]*store.Notice, i
 	err := s.d.conn(ctx).Order("created_at DESC, id DESC").Offset(p.Offset).Limit(p.Limit).Find(&out).Error
 	return out, total, translate(err, "list notices")
 }
+
+func (s noticeStore) DeleteBefore(ctx context.Context, t time.Time) (int64, error) {
+	res := s.d.conn(ctx).Where("created_at < ?", t).Delete(&store.Notice{})
+	return res.RowsAffected, translate(res.Error, "delete old notices")
+}

@@ -753,5 +753,51 @@ func (s issueStore) CheckCounters(ctx context.Context) (map[string]int64, error)
 	return out, nil
 }
 
+// counterRecounts pairs each stored counter with the statement that sets
+// it to the count of its rows where the two differ (the maintenance task
+// check_repo_stats). Each is one statement, so a counter moved meanwhile by
+// a transaction is either seen by it or left right by that transaction.
+var counterRecounts = []struct {
+	name, query string
+	args        []any
+}{
+	{"repositories.num_issues", recount("repositories", "num_issues",
+		"SELECT COUNT(*) FROM issues i WHERE i.repo_id = repositories.id AND i.is_pull = ?"), []any{false, false}},
+	{"repositories.num_closed_issues", recount("repositories", "num_closed_issues",
+		"SELECT COUNT(*) FROM issues i WHERE i.repo_id = repositories.id AND i.is_pull = ? AND i.is_closed = ?"), []any{false, true, false, true}},
+	{"repositories.num_pulls", recount("repositories", "num_pulls",
+		"SELECT COUNT(*) FROM issues i WHERE i.repo_id = repositories.id AND i.is_pull = ?"), []any{true, true}},
+	{"repositories.num_closed_pulls", recount("repositories", "num_closed_pulls",
+		"SELECT COUNT(*) FROM issues i WHERE i.repo_id = repositories.id AND i.is_pull = ? AND i.is_closed = ?"), []any{true, true, true, true}},
+	{"repositories.num_forks", recount("repositories", "num_forks",
+		"SELECT COUNT(*) FROM repositories f WHERE f.fork_id = repositories.id"), nil},
+	{"repositories.num_releases", recount("repositories", "num_releases",
+		"SELECT COUNT(*) FROM releases rl WHERE rl.repo_id = repositories.id AND rl.is_draft = ?"), []any{false, false}},
+	{"milestones.num_issues", recount("milestones", "num_issues",
+		"SELECT COUNT(*) FROM issues i WHERE i.milestone_id = milestones.id"), nil},
+	{"milestones.num_closed_issues", recount("milestones", "num_closed_issues",
+		"SELECT COUNT(*) FROM issues i WHERE i.milestone_id = milestones.id AND i.is_closed = ?"), []any{true, true}},
+	{"issues.num_comments", recount("issues", "num_comments",
+		"SELECT COUNT(*) FROM comments c WHERE c.issue_id = issues.id"), nil},
+}
+
+// recount is the UPDATE that sets table.column to count where they differ
+// (its arguments: count's, twice).
+func recount(table, column, count string) string {
+	return "UPDATE " + table + " SET " + column + " = (" + count + ") WHERE " + column + " <> (" + count + ")"
+}
+
+func (s issueStore) RecountCounters(ctx context.Context) (map[string]int64, error) {
+	out := make(map[string]int64, len(counterRecounts))
+	for _, c := range counterRecounts {
+		res := s.d.conn(ctx).Exec(c.query, c.args...)
+		if res.Error != nil {
+			return nil, translate(res.Error, "recount "+c.name)
+		}
+		out[c.name] = res.RowsAffected
+	}
+	return out, nil
+}
+
 // onConflictIgnore is INSERT ... ON CONFLICT DO NOTHING on both databases.
 var onConflictIgnore = clause.OnConflict{DoNothing: true}

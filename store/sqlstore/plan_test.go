@@ -190,6 +190,10 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Comments().List(ctx, f.issue.ID, nil, nil, pg)
 			return err
 		}},
+		{name: "comments of a repository", searched: []string{"comments"}, list: func(ctx context.Context) error {
+			_, _, err := db.Comments().ListByRepo(ctx, f.repo.ID, nil, nil, nil, pg)
+			return err
+		}},
 		repoSearch("repositories of a user, by its owner", store.RepoSearch{Viewer: store.RepoViewer{UserID: f.alice.ID},
 			OwnerID: f.alice.ID, OrderBy: "repositories.id ASC"}, pg, true),
 		repoSearch("repositories of a user, by another user", store.RepoSearch{Viewer: member,

@@ -112,6 +112,8 @@ type ClientService interface {
 
 	IssueGetMilestonesList(params *IssueGetMilestonesListParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueGetMilestonesListOK, error)
 
+	IssueGetRepoComments(params *IssueGetRepoCommentsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueGetRepoCommentsOK, error)
+
 	IssueListIssues(params *IssueListIssuesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueListIssuesOK, error)
 
 	IssueListLabels(params *IssueListLabelsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueListLabelsOK, error)
@@ -1372,6 +1374,50 @@ func (a *Client) IssueGetMilestonesList(params *IssueGetMilestonesListParams, au
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for issueGetMilestonesList: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+IssueGetRepoComments lists every comment of a repository s issues and pull requests oldest first
+*/
+func (a *Client) IssueGetRepoComments(params *IssueGetRepoCommentsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueGetRepoCommentsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueGetRepoCommentsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueGetRepoComments",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/issues/comments",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueGetRepoCommentsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueGetRepoCommentsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueGetRepoComments: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 

@@ -33,6 +33,12 @@ func (o *OrgIsMemberReader) ReadResponse(response runtime.ClientResponse, consum
 			return nil, err
 		}
 		return result, nil
+	case 303:
+		result := NewOrgIsMemberSeeOther()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 401:
 		result := NewOrgIsMemberUnauthorized()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -132,6 +138,73 @@ func (o *OrgIsMemberNoContent) String() string {
 }
 
 func (o *OrgIsMemberNoContent) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	return nil
+}
+
+// NewOrgIsMemberSeeOther creates a OrgIsMemberSeeOther with default headers values
+func NewOrgIsMemberSeeOther() *OrgIsMemberSeeOther {
+	return &OrgIsMemberSeeOther{}
+}
+
+/*
+OrgIsMemberSeeOther describes a response with status code 303, with default header values.
+
+The caller is not a member of the organization (nor a site admin), so it may only learn public memberships; Location points at /orgs/{org}/public_members/{username}.
+*/
+type OrgIsMemberSeeOther struct {
+
+	/* The public membership check of the same user.
+	 */
+	Location string
+}
+
+// IsSuccess returns true when this org is member see other response has a 2xx status code
+func (o *OrgIsMemberSeeOther) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this org is member see other response has a 3xx status code
+func (o *OrgIsMemberSeeOther) IsRedirect() bool {
+	return true
+}
+
+// IsClientError returns true when this org is member see other response has a 4xx status code
+func (o *OrgIsMemberSeeOther) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this org is member see other response has a 5xx status code
+func (o *OrgIsMemberSeeOther) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this org is member see other response a status code equal to that given
+func (o *OrgIsMemberSeeOther) IsCode(code int) bool {
+	return code == 303
+}
+
+// Code gets the status code for the org is member see other response
+func (o *OrgIsMemberSeeOther) Code() int {
+	return 303
+}
+
+func (o *OrgIsMemberSeeOther) Error() string {
+	return fmt.Sprintf("[GET /orgs/{org}/members/{username}][%d] orgIsMemberSeeOther", 303)
+}
+
+func (o *OrgIsMemberSeeOther) String() string {
+	return fmt.Sprintf("[GET /orgs/{org}/members/{username}][%d] orgIsMemberSeeOther", 303)
+}
+
+func (o *OrgIsMemberSeeOther) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Location
+	hdrLocation := response.GetHeader("Location")
+
+	if hdrLocation != "" {
+		o.Location = hdrLocation
+	}
 
 	return nil
 }

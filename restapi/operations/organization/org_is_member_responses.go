@@ -39,6 +39,53 @@ func (o *OrgIsMemberNoContent) WriteResponse(rw http.ResponseWriter, producer ru
 	rw.WriteHeader(204)
 }
 
+// OrgIsMemberSeeOtherCode is the HTTP code returned for type OrgIsMemberSeeOther
+const OrgIsMemberSeeOtherCode int = 303
+
+/*
+OrgIsMemberSeeOther The caller is not a member of the organization (nor a site admin), so it may only learn public memberships; Location points at /orgs/{org}/public_members/{username}.
+
+swagger:response orgIsMemberSeeOther
+*/
+type OrgIsMemberSeeOther struct {
+	/*The public membership check of the same user.
+
+	 */
+	Location string `json:"Location"`
+}
+
+// NewOrgIsMemberSeeOther creates OrgIsMemberSeeOther with default headers values
+func NewOrgIsMemberSeeOther() *OrgIsMemberSeeOther {
+
+	return &OrgIsMemberSeeOther{}
+}
+
+// WithLocation adds the location to the org is member see other response
+func (o *OrgIsMemberSeeOther) WithLocation(location string) *OrgIsMemberSeeOther {
+	o.Location = location
+	return o
+}
+
+// SetLocation sets the location to the org is member see other response
+func (o *OrgIsMemberSeeOther) SetLocation(location string) {
+	o.Location = location
+}
+
+// WriteResponse to the client
+func (o *OrgIsMemberSeeOther) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Location
+
+	location := o.Location
+	if location != "" {
+		rw.Header().Set("Location", location)
+	}
+
+	rw.Header().Del(runtime.HeaderContentType) // Remove Content-Type on empty responses
+
+	rw.WriteHeader(303)
+}
+
 // OrgIsMemberUnauthorizedCode is the HTTP code returned for type OrgIsMemberUnauthorized
 const OrgIsMemberUnauthorizedCode int = 401
 
