@@ -320,7 +320,8 @@ func TestGPGKeys(t *testing.T) {
 
 	// Another user's key is out of reach.
 	e.Do("GET", "user/gpg_keys/"+itoa(k.ID), nil, apitest.Basic(bob)).Expect(t, http.StatusNotFound)
-	e.Do("DELETE", "user/gpg_keys/"+itoa(k.ID), nil, apitest.Basic(bob)).Expect(t, http.StatusNotFound)
+	// Deleting it is the reference's silent no-op: 204, and the key stays.
+	e.Do("DELETE", "user/gpg_keys/"+itoa(k.ID), nil, apitest.Basic(bob)).Expect(t, http.StatusNoContent)
 	e.Do("GET", "user/gpg_keys/"+itoa(k.ID), nil, apitest.Basic(alice)).Expect(t, http.StatusOK)
 	e.Do("DELETE", "user/gpg_keys/"+itoa(k.ID), nil, apitest.Basic(alice)).Expect(t, http.StatusNoContent)
 	e.Do("GET", "user/gpg_keys/"+itoa(k.ID), nil, apitest.Basic(alice)).Expect(t, http.StatusNotFound)

@@ -619,7 +619,7 @@ type UserAPI interface {
 	UserCreateRunnerRegistrationToken(ctx context.Context, params user.UserCreateRunnerRegistrationTokenParams) middleware.Responder
 	/* UserCreateToken Issue a new access token; its secret is shown only in this response. */
 	UserCreateToken(ctx context.Context, params user.UserCreateTokenParams) middleware.Responder
-	/* UserCurrentDeleteGPGKey Delete one of the signed-in user's GPG keys. */
+	/* UserCurrentDeleteGPGKey Delete one of the signed-in user's GPG keys. As the reference, an id that is not one of the caller's keys changes nothing and answers 204. */
 	UserCurrentDeleteGPGKey(ctx context.Context, params user.UserCurrentDeleteGPGKeyParams) middleware.Responder
 	/* UserCurrentDeleteKey Delete one of the signed-in user's SSH keys. */
 	UserCurrentDeleteKey(ctx context.Context, params user.UserCurrentDeleteKeyParams) middleware.Responder

@@ -18977,7 +18977,7 @@ func init() {
         "tags": [
           "user"
         ],
-        "summary": "Delete one of the signed-in user's GPG keys.",
+        "summary": "Delete one of the signed-in user's GPG keys. As the reference, an id that is not one of the caller's keys changes nothing and answers 204.",
         "operationId": "userCurrentDeleteGPGKey",
         "parameters": [
           {
@@ -56727,7 +56727,7 @@ func init() {
         "tags": [
           "user"
         ],
-        "summary": "Delete one of the signed-in user's GPG keys.",
+        "summary": "Delete one of the signed-in user's GPG keys. As the reference, an id that is not one of the caller's keys changes nothing and answers 204.",
         "operationId": "userCurrentDeleteGPGKey",
         "parameters": [
           {

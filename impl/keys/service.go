@@ -246,6 +246,12 @@ func (s Service) VerifyGPGKey(ctx context.Context, u *store.User, keyID, signatu
 func (s Service) DeleteGPGKey(ctx context.Context, u *store.User, id int64) error {
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
 		k, err := s.Store.Keys().FindGPGKey(ctx, u.ID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			// As the reference: deleting a key the caller does not have
+			// (another user's, or none) changes nothing and succeeds, so
+			// the answer tells nothing about other users' keys either.
+			return nil
+		}
 		if err != nil {
 			return err
 		}

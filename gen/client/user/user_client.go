@@ -648,7 +648,7 @@ func (a *Client) UserCreateToken(params *UserCreateTokenParams, authInfo runtime
 }
 
 /*
-UserCurrentDeleteGPGKey deletes one of the signed in user s g p g keys
+UserCurrentDeleteGPGKey deletes one of the signed in user s g p g keys as the reference an id that is not one of the caller s keys changes nothing and answers 204
 */
 func (a *Client) UserCurrentDeleteGPGKey(params *UserCurrentDeleteGPGKeyParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserCurrentDeleteGPGKeyNoContent, error) {
 	// NOTE: parameters are not validated before sending

@@ -32,7 +32,7 @@ func NewUserCurrentDeleteGPGKey(ctx *middleware.Context, handler UserCurrentDele
 /*
 	UserCurrentDeleteGPGKey swagger:route DELETE /user/gpg_keys/{id} user userCurrentDeleteGPGKey
 
-Delete one of the signed-in user's GPG keys.
+Delete one of the signed-in user's GPG keys. As the reference, an id that is not one of the caller's keys changes nothing and answers 204.
 */
 type UserCurrentDeleteGPGKey struct {
 	Context *middleware.Context
