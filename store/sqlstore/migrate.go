@@ -37,6 +37,7 @@ var migrations = []migration{
 	{15, "indexes for the actions maintenance sweeps", migrateV15},
 	{16, "label links in their issues' order", migrateV16},
 	{17, "repositories carry their owner's visibility, kept by triggers", migrateV17},
+	{21, "review comments record who resolved their conversation", migrateV21},
 }
 
 type schemaMigration struct {

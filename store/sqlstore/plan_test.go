@@ -241,7 +241,7 @@ func TestListQueryPlans(t *testing.T) {
 			}},
 		{name: "organizations of a user", searched: []string{"org_members"}, bounded: "a user's memberships",
 			list: func(ctx context.Context) error {
-				_, _, err := db.Orgs().ListUserOrgs(ctx, f.alice.ID, nil, pg)
+				_, _, err := db.Orgs().ListUserOrgs(ctx, f.alice.ID, nil, false, pg)
 				return err
 			}},
 		{name: "members of an organization", searched: []string{"org_members"}, bounded: "an organization's members",
