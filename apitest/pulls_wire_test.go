@@ -182,7 +182,12 @@ func TestPullSDKWire(t *testing.T) {
 	p := newPREnv(t, nil)
 	admin := apitest.Basic(p.alice)
 	var ms models.Milestone
-	p.e.Do("POST", "repos/alice/proj/milestones", map[string]any{"title": "v1"}, admin).Expect(t, http.StatusCreated).JSON(t, &ms)
+	// A deadline sent as a date (midnight, as tea sends it) is kept as sent.
+	p.e.Do("POST", "repos/alice/proj/milestones", map[string]any{"title": "v1", "due_on": "2031-01-15T00:00:00Z"}, admin).
+		Expect(t, http.StatusCreated).JSON(t, &ms)
+	if ms.Deadline == nil || ms.Deadline.String() != "2031-01-15T00:00:00Z" {
+		t.Fatalf("milestone deadline %v", ms.Deadline)
+	}
 	p.branch(t, "feat", "main", "f.txt", "f\n")
 	pr := p.openPR(t, admin, "feat", "main", "Feat")
 	path := fmt.Sprintf("repos/alice/proj/pulls/%d", pr.Index)
