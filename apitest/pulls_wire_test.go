@@ -254,6 +254,11 @@ func TestUserOrgsAndOldOrgRepoPath(t *testing.T) {
 	}
 	e.Do("PUT", "orgs/pubs/public_members/alice", nil, apitest.Basic(alice)).Expect(t, http.StatusNoContent)
 	e.Do("PUT", "orgs/hidden/public_members/alice", nil, apitest.Basic(alice)).Expect(t, http.StatusNoContent)
+	var members []*models.User
+	e.Do("GET", "orgs/pubs/public_members", nil, apitest.Basic(bob)).Expect(t, http.StatusOK).JSON(t, &members)
+	if len(members) != 1 || members[0].UserName != "alice" {
+		t.Fatalf("public members %+v", members)
+	}
 	if got := list(apitest.Basic(bob)); strings.Join(got, ",") != "pubs" {
 		t.Fatalf("bob sees %v", got)
 	}
