@@ -166,7 +166,29 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 		s.undo(g, c.Repo, applied, &gitstore.RefError{Reason: "failed to record the update", Kind: err})
 		return nil, err
 	}
+	// The objects the change brought are on disk by now; the stored size
+	// follows once the change has committed (after a new repository's
+	// transaction, when that is the one ctx carries). The callback's
+	// context carries no transaction (ctx may carry one that has ended by
+	// then) and outlives a client that hung up.
+	owner, name, id := c.Repo.Owner.Name, c.Repo.Name, c.Repo.ID
+	s.d.Store.AfterCommit(ctx, func() { s.UpdateSize(context.Background(), id, owner, name) })
 	return applied, nil
+}
+
+// UpdateSize stores the disk use of repository id (owner/name), as the
+// reference does after every push: the size is read from disk once per
+// change instead of on every request that shows it. It walks the
+// directory, so it runs outside any transaction. A failure only
+// leaves the previous size, so it is logged, not returned.
+func (s *Service) UpdateSize(ctx context.Context, id int64, owner, name string) {
+	size, err := s.d.Git.Size(owner, name)
+	if err == nil {
+		err = s.d.Store.GitRepos().SetSize(ctx, id, size)
+	}
+	if err != nil {
+		s.d.Log.ErrorContext(ctx, "update repository size", "repo", owner+"/"+name, "err", err)
+	}
 }
 
 // InitialBranch creates the first branch of a new repository,

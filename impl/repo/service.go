@@ -143,6 +143,12 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 	if err != nil {
 		return nil, err
 	}
+	// The row starts with the size of what is on disk (an adopted
+	// directory's whole history); the first branch or a fork's refs
+	// recount it through impl/refs once they are published.
+	if r.Size, err = s.Git.Size(owner.Name, in.Name); err != nil {
+		s.Log.ErrorContext(ctx, "read new repository's size", "repo", r.FullName(), "err", err)
+	}
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
 		if err := s.Store.Repos().Create(ctx, r); err != nil {
 			return err
