@@ -236,7 +236,7 @@ func TestListQueryPlans(t *testing.T) {
 		{name: "repositories a user reaches", searched: []string{"repositories"}, bounded: "owned and organizations' repositories",
 			list: func(ctx context.Context) error {
 				_, _, err := db.Repos().Search(ctx, store.RepoSearch{Viewer: store.RepoViewer{UserID: f.alice.ID},
-					RelatedUserID: f.alice.ID, RelatedOwned: true, RelatedMember: true, OrderBy: "repositories.id ASC"}, pg)
+					RelatedUserID: f.alice.ID, RelatedOwned: true, RelatedMember: true, OrderBy: "repositories.lower_name ASC"}, pg)
 				return err
 			}},
 		{name: "organizations of a user", searched: []string{"org_members"}, bounded: "a user's memberships",
