@@ -359,6 +359,10 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{OwnerID: f.alice.ID, Type: "generic"}, deep)
 			return err
 		}},
+		{name: "newest version of each package of an owner, one type (npm search)", searched: []string{"package_versions"}, list: func(ctx context.Context) error {
+			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{OwnerID: f.bob.ID, Type: "npm", LatestOnly: true}, pg)
+			return err
+		}},
 		{name: "versions of a package", searched: []string{"package_versions"}, list: func(ctx context.Context) error {
 			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{PackageID: f.pkg.ID}, pg)
 			return err
