@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -150,7 +151,11 @@ func TestBranchCreate(t *testing.T) {
 
 	var list []*models.Branch
 	e.Do("GET", "repos/alice/proj/branches", nil, cred).Expect(t, http.StatusOK).JSON(t, &list)
-	if got := strings.Join(brNames(list), ","); got != "feature/x,from-default,from-sha,from-tag,main" {
+	// Which branches, whatever their order (by commit time, which the
+	// clock decides here; TestBranchListOrder holds the order).
+	got := brNames(list)
+	sort.Strings(got)
+	if got := strings.Join(got, ","); got != "feature/x,from-default,from-sha,from-tag,main" {
 		t.Fatalf("branches %s", got)
 	}
 }
@@ -434,5 +439,48 @@ func TestSDKBranchesAndProtections(t *testing.T) {
 	}
 	if _, resp, err := c.GetRepoTeams("alice", "proj"); err == nil || resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("GetRepoTeams of a user's repository: %v (%v)", err, resp)
+	}
+}
+
+// TestBranchListOrder: branches come in the reference's order, the newest
+// commit first and equal commit times by name, across pages and with a
+// keyword.
+func TestBranchListOrder(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice := e.CreateUser("alice", false)
+	cred := apitest.TokenCred(e.Token(alice, "write:repository"))
+	roCreateRepo(t, e, cred, map[string]any{"name": "proj", "auto_init": true})
+	// A commit on a new branch, committed at the given time.
+	commitAt := func(branch, file, when string) {
+		t.Helper()
+		e.Do("POST", "repos/alice/proj/contents/"+file, map[string]any{
+			"content": "eA==", "branch": "main", "new_branch": branch,
+			"dates": map[string]any{"author": when, "committer": when},
+		}, cred).Expect(t, http.StatusCreated)
+	}
+	commitAt("aa-old", "a.txt", "2001-01-01T00:00:00Z")
+	commitAt("zz-future", "z.txt", "2099-01-01T00:00:00Z")
+	commitAt("mm-mid", "m.txt", "2050-06-01T12:00:00Z")
+	// Two branches at main's commit tie on time and go by name.
+	e.Do("POST", "repos/alice/proj/branches", map[string]any{"new_branch_name": "dev"}, cred).Expect(t, http.StatusCreated)
+	want := "zz-future,mm-mid,dev,main,aa-old"
+	var list []*models.Branch
+	e.Do("GET", "repos/alice/proj/branches", nil, cred).Expect(t, http.StatusOK).JSON(t, &list)
+	if got := strings.Join(brNames(list), ","); got != want {
+		t.Fatalf("branches %s, want %s", got, want)
+	}
+	var pages []string
+	for page := 1; page <= 3; page++ {
+		e.Do("GET", fmt.Sprintf("repos/alice/proj/branches?limit=2&page=%d", page), nil, cred).Expect(t, http.StatusOK).JSON(t, &list)
+		pages = append(pages, brNames(list)...)
+	}
+	if got := strings.Join(pages, ","); got != want {
+		t.Fatalf("paged branches %s, want %s", got, want)
+	}
+	r := e.Do("GET", "repos/alice/proj/branches?q=m", nil, cred).Expect(t, http.StatusOK)
+	r.JSON(t, &list)
+	if got := strings.Join(brNames(list), ","); got != "mm-mid,main" || r.Header.Get("X-Total-Count") != "2" {
+		t.Fatalf("branches matching m: %s (%s)", got, r.Header.Get("X-Total-Count"))
 	}
 }

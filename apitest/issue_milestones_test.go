@@ -27,7 +27,9 @@ func TestIssueMilestones(t *testing.T) {
 	if m.Title != "v1.0" || m.Description != "first" || m.State != "open" || m.OpenIssues != 0 || m.ClosedIssues != 0 || m.Closed != nil {
 		t.Fatalf("created %+v", m)
 	}
-	if m.Deadline == nil || time.Time(*m.Deadline).UTC().Format("2006-01-02") != "2030-06-01" {
+	// The deadline is kept to the second as sent, as the reference keeps
+	// it (unlike an issue's due date, which is a day).
+	if m.Deadline == nil || !time.Time(*m.Deadline).Equal(time.Date(2030, 6, 2, 1, 0, 0, 0, time.UTC)) {
 		t.Fatalf("due_on %v", m.Deadline)
 	}
 	closed := isMilestone(t, e, "alice/pub", a, map[string]any{"title": "v0.9", "state": "closed"})

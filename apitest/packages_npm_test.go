@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"repohost/apitest"
 	"repohost/models"
@@ -180,4 +181,142 @@ func TestPackagesNpmClient(t *testing.T) {
 		t.Fatalf("publish with a bad token: %s", out)
 	}
 	_ = context.Background
+}
+
+// TestPackagesNpmSearch: GET /-/v1/search answers as the npm registry
+// protocol defines it, one object per package at its newest version,
+// newest first and paged with size and from, over the owner's packages the
+// caller may read; the npm client's own search reads it.
+func TestPackagesNpmSearch(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice := e.CreateUser("alice", false)
+	token := e.Token(alice, "write:package", "write:organization")
+	n := newNpmEnv(t, e, "alice", token)
+	hello := n.writePackage("hello-pkg", "1.0.0", "module.exports = 1;\n")
+	n.run(hello, "publish")
+	// The newest version carries keywords, a homepage, a repository and
+	// an author, which the search shows.
+	pj, _ := json.Marshal(map[string]any{"name": "hello-pkg", "version": "1.1.0", "main": "index.js",
+		"description": "says hello", "keywords": []string{"greeting", "demo"}, "homepage": "https://example.com/hello",
+		"repository": map[string]string{"type": "git", "url": "https://example.com/hello.git"},
+		"author":     "Alice Doe <alice@example.com> (https://example.com/alice)"})
+	if err := os.WriteFile(filepath.Join(hello, "package.json"), pj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n.run(hello, "publish")
+	n.run(n.writePackage("@alice/greet", "0.1.0", "module.exports = 2;\n"), "publish")
+	n.run(n.writePackage("other-thing", "2.0.0", "module.exports = 3;\n"), "publish")
+
+	type person struct {
+		Username, Name, Email, URL string
+	}
+	type result struct {
+		Objects []struct {
+			Package struct {
+				Name, Scope, Version, Description, Date string
+				Keywords                                []string
+				Links                                   struct{ NPM, Homepage, Repository string }
+				Author                                  *person
+				Publisher                               person
+				Maintainers                             []person
+			}
+			Score struct {
+				Final  float64
+				Detail map[string]float64
+			}
+			SearchScore *float64
+		}
+		Total int64
+		Time  string
+	}
+	search := func(query string, cred apitest.Cred, status int) result {
+		t.Helper()
+		var res result
+		r := e.Do("GET", "/api/packages/alice/npm/-/v1/search"+query, nil, cred).Expect(t, status)
+		if status == http.StatusOK {
+			r.JSON(t, &res)
+		}
+		return res
+	}
+	names := func(res result) string {
+		var out []string
+		for _, o := range res.Objects {
+			out = append(out, o.Package.Name+"@"+o.Package.Version)
+		}
+		return strings.Join(out, ",")
+	}
+
+	all := search("", nil, http.StatusOK)
+	if got := names(all); got != "other-thing@2.0.0,@alice/greet@0.1.0,hello-pkg@1.1.0" || all.Total != 3 || all.Time == "" {
+		t.Fatalf("search all: %s (total %d, time %q)", got, all.Total, all.Time)
+	}
+	greet := all.Objects[1].Package
+	if greet.Scope != "alice" || all.Objects[0].Package.Scope != "unscoped" {
+		t.Fatalf("scopes %q %q", greet.Scope, all.Objects[0].Package.Scope)
+	}
+	h := search("?text=HELLO", nil, http.StatusOK)
+	if names(h) != "hello-pkg@1.1.0" || h.Total != 1 {
+		t.Fatalf("search hello: %s (total %d)", names(h), h.Total)
+	}
+	p := h.Objects[0].Package
+	if p.Description != "says hello" || strings.Join(p.Keywords, ",") != "greeting,demo" ||
+		p.Links.Homepage != "https://example.com/hello" || p.Links.Repository != "https://example.com/hello.git" ||
+		p.Links.NPM != e.URL+"api/packages/alice/npm" || p.Publisher.Username != "alice" ||
+		len(p.Maintainers) != 1 || p.Maintainers[0].Username != "alice" ||
+		p.Author == nil || *p.Author != (person{Name: "Alice Doe", Email: "alice@example.com", URL: "https://example.com/alice"}) {
+		t.Fatalf("package %+v", p)
+	}
+	if _, err := time.Parse(time.RFC3339, p.Date); err != nil {
+		t.Fatalf("date %q: %v", p.Date, err)
+	}
+	if o := h.Objects[0]; o.SearchScore == nil || *o.SearchScore <= 0 || o.Score.Final != *o.SearchScore || len(o.Score.Detail) != 3 {
+		t.Fatalf("scores %+v", o)
+	}
+
+	// Paging: size is the page, from the number of results skipped.
+	if page := search("?size=1&from=1", nil, http.StatusOK); names(page) != "@alice/greet@0.1.0" || page.Total != 3 {
+		t.Fatalf("size=1 from=1: %s (total %d)", names(page), page.Total)
+	}
+	if page := search("?size=2&from=2", nil, http.StatusOK); names(page) != "hello-pkg@1.1.0" {
+		t.Fatalf("size=2 from=2: %s", names(page))
+	}
+	if page := search("?from=9", nil, http.StatusOK); len(page.Objects) != 0 || page.Total != 3 {
+		t.Fatalf("past the end: %s (total %d)", names(page), page.Total)
+	}
+	if none := search("?text=nothing-like-it", nil, http.StatusOK); len(none.Objects) != 0 || none.Total != 0 {
+		t.Fatalf("no match: %s", names(none))
+	}
+	search("?size=many", nil, http.StatusBadRequest)
+	search("?from=-1", nil, http.StatusBadRequest)
+
+	// A private organization's packages are searched by its members only.
+	e.Do("POST", "orgs", map[string]any{"username": "hidden", "visibility": "private"}, apitest.TokenCred(token)).
+		Expect(t, http.StatusCreated)
+	hn := newNpmEnv(t, e, "hidden", token)
+	hn.run(hn.writePackage("secret-pkg", "1.0.0", "module.exports = 4;\n"), "publish")
+	e.Do("GET", "/api/packages/hidden/npm/-/v1/search?text=secret", nil, nil).Expect(t, http.StatusNotFound)
+	bob := e.CreateUser("bob", false)
+	e.Do("GET", "/api/packages/hidden/npm/-/v1/search?text=secret", nil, apitest.Basic(bob)).Expect(t, http.StatusNotFound)
+	var mine result
+	e.Do("GET", "/api/packages/hidden/npm/-/v1/search?text=secret", nil, apitest.TokenCred(token)).
+		Expect(t, http.StatusOK).JSON(t, &mine)
+	if names(mine) != "secret-pkg@1.0.0" {
+		t.Fatalf("member's search: %s", names(mine))
+	}
+
+	// The npm client's search.
+	var found []struct {
+		Name, Version, Description string
+		Keywords                   []string
+	}
+	if err := json.Unmarshal([]byte(n.run(n.home, "search", "--json", "hello")), &found); err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Name != "hello-pkg" || found[0].Version != "1.1.0" || found[0].Description != "says hello" {
+		t.Fatalf("npm search --json: %+v", found)
+	}
+	if out := n.run(n.home, "search", "--parseable", "thing"); !strings.Contains(out, "other-thing") || strings.Contains(out, "hello-pkg") {
+		t.Fatalf("npm search thing:\n%s", out)
+	}
 }

@@ -156,7 +156,7 @@ func TestPullMergeStyles(t *testing.T) {
 		p.e.Do("POST", fmt.Sprintf("repos/alice/proj/pulls/%d/merge", pr.Index), map[string]any{"Do": style}, p.cred).Expect(t, http.StatusOK)
 		after := p.originMain(t)
 		got := p.getPR(t, pr.Index)
-		if !got.HasMerged || got.State != "closed" || got.MergedCommitID != after || got.MergedBy == nil || got.MergedBy.UserName != "alice" {
+		if !got.HasMerged || got.State != "closed" || got.MergedCommitID == nil || *got.MergedCommitID != after || got.MergedBy == nil || got.MergedBy.UserName != "alice" {
 			t.Fatalf("%s: merged pull request %+v", style, got)
 		}
 		p.e.Do("GET", fmt.Sprintf("repos/alice/proj/pulls/%d/merge", pr.Index), nil, p.cred).Expect(t, http.StatusNoContent)

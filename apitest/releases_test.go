@@ -112,7 +112,7 @@ func TestReleasesLifecycle(t *testing.T) {
 	draft := rlCreate(t, e, w.owner, "alice/pub", map[string]any{
 		"tag_name": "v1.0", "name": "First", "body": "notes", "draft": true,
 	})
-	if !draft.IsDraft || draft.PublishedAt != nil || draft.CreatedAt == nil || draft.Target != "main" ||
+	if !draft.IsDraft || draft.PublishedAt == nil || draft.PublishedAt.String() != draft.CreatedAt.String() || draft.CreatedAt == nil || draft.Target != "main" ||
 		draft.Author == nil || draft.Author.UserName != "alice" || draft.Attachments == nil ||
 		!strings.HasSuffix(draft.UploadURL, fmt.Sprintf("/api/v1/repos/alice/pub/releases/%d/assets", draft.ID)) {
 		t.Fatalf("draft %+v", draft)

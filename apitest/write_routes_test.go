@@ -63,9 +63,14 @@ func wrSetup(t *testing.T, e *apitest.Env, owner *apitest.Account) wrFixture {
 		Expect(t, http.StatusCreated).JSON(t, &pull)
 	ids["pull"] = fmt.Sprint(pull.Index)
 	var rv models.PullReview
-	e.Do("POST", fmt.Sprintf("repos/%s/pulls/%d/reviews", full, pull.Index), map[string]any{"event": "COMMENT", "body": "b"}, cred).
+	e.Do("POST", fmt.Sprintf("repos/%s/pulls/%d/reviews", full, pull.Index), map[string]any{"event": "COMMENT", "body": "b",
+		"comments": []map[string]any{{"path": "feature.txt", "body": "line", "new_position": 1}}}, cred).
 		Expect(t, http.StatusOK).JSON(t, &rv)
 	ids["review"] = fmt.Sprint(rv.ID)
+	var rcs []*models.PullReviewComment
+	e.Do("GET", fmt.Sprintf("repos/%s/pulls/%d/reviews/%d/comments", full, pull.Index, rv.ID), nil, cred).
+		Expect(t, http.StatusOK).JSON(t, &rcs)
+	ids["rcomment"] = fmt.Sprint(rcs[0].ID)
 	return wrFixture{ids: ids}
 }
 
@@ -80,7 +85,8 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"repoDeleteRelease": f.ids["release"], "repoCreateReleaseAttachment": f.ids["release"],
 		"repoDeleteReleaseAttachment": f.ids["release"], "repoEditProject": f.ids["project"], "repoDeleteProject": f.ids["project"],
 		"repoGetPullReview": f.ids["review"], "repoSubmitPullReview": f.ids["review"], "repoDeletePullReview": f.ids["review"],
-		"repoDismissPullReview": f.ids["review"], "repoUnDismissPullReview": f.ids["review"], "repoDeleteKey": "1", "repoEditHook": "1", "repoDeleteHook": "1", "repoTestHook": "1", "repoRedeliverHookDelivery": "1"}[opID]
+		"repoDismissPullReview": f.ids["review"], "repoUnDismissPullReview": f.ids["review"], "repoCreatePullReviewCommentReply": f.ids["rcomment"],
+		"repoResolvePullReviewComment": f.ids["rcomment"], "repoUnresolvePullReviewComment": f.ids["rcomment"], "repoDeleteKey": "1", "repoEditHook": "1", "repoDeleteHook": "1", "repoTestHook": "1", "repoRedeliverHookDelivery": "1"}[opID]
 	index := "1"
 	if strings.Contains(path, "/pulls/") {
 		index = f.ids["pull"]
@@ -111,10 +117,11 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"repoEditPullRequest":   map[string]any{"title": "x"}, "repoMergePullRequest": map[string]any{"Do": "merge"},
 		"repoCreatePullReview": map[string]any{"event": "COMMENT", "body": "from a reader"},
 		"repoSubmitPullReview": map[string]any{"event": "APPROVED"}, "repoDismissPullReview": map[string]any{"message": "x"},
-		"repoCreatePullReviewRequests": map[string]any{"reviewers": []string{"outsider"}},
-		"repoDeletePullReviewRequests": map[string]any{"reviewers": []string{"outsider"}},
-		"repoCreateHook":               map[string]any{"type": "gitea", "config": map[string]string{"url": "http://example.com/", "content_type": "json"}},
-		"repoEditHook":                 map[string]any{"active": true}, "ActionsDispatchWorkflow": map[string]any{"ref": "main"},
+		"repoCreatePullReviewRequests":     map[string]any{"reviewers": []string{"outsider"}},
+		"repoDeletePullReviewRequests":     map[string]any{"reviewers": []string{"outsider"}},
+		"repoCreatePullReviewCommentReply": map[string]any{"body": "reply"},
+		"repoCreateHook":                   map[string]any{"type": "gitea", "config": map[string]string{"url": "http://example.com/", "content_type": "json"}},
+		"repoEditHook":                     map[string]any{"active": true}, "ActionsDispatchWorkflow": map[string]any{"ref": "main"},
 	}
 	if opID == "repoCreateFile" {
 		r = strings.NewReplacer("{filepath}", "new.txt")
@@ -137,6 +144,8 @@ var wrReaderMay = map[string]int{
 	"createFork": http.StatusAccepted, "repoCreatePullRequest": http.StatusCreated, "repoCreatePullReview": http.StatusOK,
 	"repoMergePullRequest": http.StatusMethodNotAllowed, "repoCreatePullReviewRequests": http.StatusUnprocessableEntity,
 	"repoDeletePullReviewRequests": http.StatusUnprocessableEntity,
+	// A reader joins a review's conversation but does not resolve it.
+	"repoCreatePullReviewCommentReply": http.StatusCreated,
 }
 
 // TestWriteRoutesRefuseReadCollaborators walks every write operation of

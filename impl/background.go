@@ -5,6 +5,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/events"
 	"repohost/impl/pulls"
+	"repohost/impl/refs"
 	"repohost/impl/webhook"
 )
 
@@ -27,6 +28,7 @@ func RegisterConsumers(d *app.Deps) *Background {
 	d.Events.Register(hooks.Consumer())
 	d.Events.Register(pulls.Service{Deps: d}.RefreshConsumer())
 	d.Events.Register(actions.Service{Deps: d}.Consumer())
+	d.Events.Register(refs.New(d).SizeConsumer())
 	return &Background{d: d, Hooks: hooks}
 }
 

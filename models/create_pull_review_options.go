@@ -32,7 +32,7 @@ type CreatePullReviewOptions struct {
 	CommitID *string `json:"commit_id,omitempty"`
 
 	// event
-	// Enum: ["APPROVED","PENDING","COMMENT","REQUEST_CHANGES","REQUEST_REVIEW"]
+	// Enum: ["","APPROVED","PENDING","COMMENT","REQUEST_CHANGES","REQUEST_REVIEW"]
 	Event *string `json:"event,omitempty"`
 }
 
@@ -88,7 +88,7 @@ var createPullReviewOptionsTypeEventPropEnum []any
 
 func init() {
 	var res []string
-	if err := json.Unmarshal([]byte(`["APPROVED","PENDING","COMMENT","REQUEST_CHANGES","REQUEST_REVIEW"]`), &res); err != nil {
+	if err := json.Unmarshal([]byte(`["","APPROVED","PENDING","COMMENT","REQUEST_CHANGES","REQUEST_REVIEW"]`), &res); err != nil {
 		panic(err)
 	}
 	for _, v := range res {
@@ -97,6 +97,9 @@ func init() {
 }
 
 const (
+
+	// CreatePullReviewOptionsEventEmpty captures enum value ""
+	CreatePullReviewOptionsEventEmpty string = ""
 
 	// CreatePullReviewOptionsEventAPPROVED captures enum value "APPROVED"
 	CreatePullReviewOptionsEventAPPROVED string = "APPROVED"

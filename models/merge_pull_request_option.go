@@ -37,11 +37,20 @@ type MergePullRequestOption struct {
 	// merge commit ID
 	MergeCommitID *string `json:"merge_commit_id,omitempty"`
 
+	// The official SDK's spelling of merge_commit_id.
+	MergeCommitIDSDK *string `json:"MergeCommitID,omitempty"`
+
 	// merge message field
 	MergeMessageField *string `json:"merge_message_field,omitempty"`
 
+	// The official SDK's spelling of merge_message_field.
+	MergeMessageFieldSDK *string `json:"MergeMessageField,omitempty"`
+
 	// merge title field
 	MergeTitleField *string `json:"merge_title_field,omitempty"`
+
+	// The official SDK's spelling of merge_title_field (the reference reads both).
+	MergeTitleFieldSDK *string `json:"MergeTitleField,omitempty"`
 
 	// merge when checks succeed
 	MergeWhenChecksSucceed *bool `json:"merge_when_checks_succeed,omitempty"`

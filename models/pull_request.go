@@ -93,7 +93,7 @@ type PullRequest struct {
 	Merged *strfmt.DateTime `json:"merged_at"`
 
 	// merged commit ID
-	MergedCommitID string `json:"merge_commit_sha"`
+	MergedCommitID *string `json:"merge_commit_sha"`
 
 	// patch URL
 	PatchURL string `json:"patch_url"`

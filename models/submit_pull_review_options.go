@@ -24,7 +24,7 @@ type SubmitPullReviewOptions struct {
 	Body *string `json:"body,omitempty"`
 
 	// event
-	// Enum: ["APPROVED","PENDING","COMMENT","REQUEST_CHANGES","REQUEST_REVIEW"]
+	// Enum: ["","APPROVED","PENDING","COMMENT","REQUEST_CHANGES","REQUEST_REVIEW"]
 	Event *string `json:"event,omitempty"`
 }
 
@@ -46,7 +46,7 @@ var submitPullReviewOptionsTypeEventPropEnum []any
 
 func init() {
 	var res []string
-	if err := json.Unmarshal([]byte(`["APPROVED","PENDING","COMMENT","REQUEST_CHANGES","REQUEST_REVIEW"]`), &res); err != nil {
+	if err := json.Unmarshal([]byte(`["","APPROVED","PENDING","COMMENT","REQUEST_CHANGES","REQUEST_REVIEW"]`), &res); err != nil {
 		panic(err)
 	}
 	for _, v := range res {
@@ -55,6 +55,9 @@ func init() {
 }
 
 const (
+
+	// SubmitPullReviewOptionsEventEmpty captures enum value ""
+	SubmitPullReviewOptionsEventEmpty string = ""
 
 	// SubmitPullReviewOptionsEventAPPROVED captures enum value "APPROVED"
 	SubmitPullReviewOptionsEventAPPROVED string = "APPROVED"

@@ -225,6 +225,8 @@ type MiscellaneousAPI interface {
 type OrganizationAPI interface {
 	/* CreateOrgRepo Create a repository owned by an organization. */
 	CreateOrgRepo(ctx context.Context, params organization.CreateOrgRepoParams) middleware.Responder
+	/* CreateOrgRepoDeprecated Create a repository owned by an organization (the older path; same as POST /orgs/{org}/repos). */
+	CreateOrgRepoDeprecated(ctx context.Context, params organization.CreateOrgRepoDeprecatedParams) middleware.Responder
 	/* DeleteOrgRunner Remove a runner registered for an organization (its owners only). */
 	DeleteOrgRunner(ctx context.Context, params organization.DeleteOrgRunnerParams) middleware.Responder
 	/* GetOrgRunner Get one runner registered for an organization (its owners only). */
@@ -301,6 +303,8 @@ type OrganizationAPI interface {
 	OrgListTeamRepos(ctx context.Context, params organization.OrgListTeamReposParams) middleware.Responder
 	/* OrgListTeams List an organization's teams the caller may see. */
 	OrgListTeams(ctx context.Context, params organization.OrgListTeamsParams) middleware.Responder
+	/* OrgListUserOrgs List the organizations a user belongs to that the caller may see. */
+	OrgListUserOrgs(ctx context.Context, params organization.OrgListUserOrgsParams) middleware.Responder
 	/* OrgPublicizeMember Show one's own membership of an organization. */
 	OrgPublicizeMember(ctx context.Context, params organization.OrgPublicizeMemberParams) middleware.Responder
 	/* OrgRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
@@ -401,6 +405,8 @@ type RepositoryAPI interface {
 	RepoCreatePullRequest(ctx context.Context, params repository.RepoCreatePullRequestParams) middleware.Responder
 	/* RepoCreatePullReview Review a pull request. */
 	RepoCreatePullReview(ctx context.Context, params repository.RepoCreatePullReviewParams) middleware.Responder
+	/* RepoCreatePullReviewCommentReply Reply to a line comment of a review; the reply joins the same review and line. */
+	RepoCreatePullReviewCommentReply(ctx context.Context, params repository.RepoCreatePullReviewCommentReplyParams) middleware.Responder
 	/* RepoCreatePullReviewRequests Request reviews. */
 	RepoCreatePullReviewRequests(ctx context.Context, params repository.RepoCreatePullReviewRequestsParams) middleware.Responder
 	/* RepoCreateRelease Create a release, tagging target_commitish if the tag is new. */
@@ -543,6 +549,8 @@ type RepositoryAPI interface {
 	RepoRedeliverHookDelivery(ctx context.Context, params repository.RepoRedeliverHookDeliveryParams) middleware.Responder
 	/* RepoRenameBranch Rename a branch. */
 	RepoRenameBranch(ctx context.Context, params repository.RepoRenameBranchParams) middleware.Responder
+	/* RepoResolvePullReviewComment Mark the conversation of a review comment resolved. */
+	RepoResolvePullReviewComment(ctx context.Context, params repository.RepoResolvePullReviewCommentParams) middleware.Responder
 	/* RepoSearch Search the repositories the caller may see. */
 	RepoSearch(ctx context.Context, params repository.RepoSearchParams) middleware.Responder
 	/* RepoSubmitPullReview Submit a pending review. */
@@ -555,6 +563,8 @@ type RepositoryAPI interface {
 	RepoTransfer(ctx context.Context, params repository.RepoTransferParams) middleware.Responder
 	/* RepoUnDismissPullReview Take back the dismissal of a review. */
 	RepoUnDismissPullReview(ctx context.Context, params repository.RepoUnDismissPullReviewParams) middleware.Responder
+	/* RepoUnresolvePullReviewComment Mark the conversation of a review comment unresolved again. */
+	RepoUnresolvePullReviewComment(ctx context.Context, params repository.RepoUnresolvePullReviewCommentParams) middleware.Responder
 	/* RepoUpdateBranch Move a branch to another commit. */
 	RepoUpdateBranch(ctx context.Context, params repository.RepoUpdateBranchParams) middleware.Responder
 	/* RepoUpdateBranchProtectionPriories Reorder branch protection rules. */
@@ -1060,6 +1070,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.CreateOrgRepo(ctx, params)
+	})
+
+	api.OrganizationCreateOrgRepoDeprecatedHandler = organization.CreateOrgRepoDeprecatedHandlerFunc(func(params organization.CreateOrgRepoDeprecatedParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.CreateOrgRepoDeprecated(ctx, params)
 	})
 
 	api.RepositoryDeleteActionRunHandler = repository.DeleteActionRunHandlerFunc(func(params repository.DeleteActionRunParams, principal any) middleware.Responder {
@@ -1895,6 +1912,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.OrgListTeams(ctx, params)
 	})
 
+	api.OrganizationOrgListUserOrgsHandler = organization.OrgListUserOrgsHandlerFunc(func(params organization.OrgListUserOrgsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListUserOrgs(ctx, params)
+	})
+
 	api.OrganizationOrgPublicizeMemberHandler = organization.OrgPublicizeMemberHandlerFunc(func(params organization.OrgPublicizeMemberParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2019,6 +2043,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoCreatePullReview(ctx, params)
+	})
+
+	api.RepositoryRepoCreatePullReviewCommentReplyHandler = repository.RepoCreatePullReviewCommentReplyHandlerFunc(func(params repository.RepoCreatePullReviewCommentReplyParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreatePullReviewCommentReply(ctx, params)
 	})
 
 	api.RepositoryRepoCreatePullReviewRequestsHandler = repository.RepoCreatePullReviewRequestsHandlerFunc(func(params repository.RepoCreatePullReviewRequestsParams, principal any) middleware.Responder {
@@ -2546,6 +2577,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoRenameBranch(ctx, params)
 	})
 
+	api.RepositoryRepoResolvePullReviewCommentHandler = repository.RepoResolvePullReviewCommentHandlerFunc(func(params repository.RepoResolvePullReviewCommentParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoResolvePullReviewComment(ctx, params)
+	})
+
 	api.RepositoryRepoSearchHandler = repository.RepoSearchHandlerFunc(func(params repository.RepoSearchParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2586,6 +2624,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoUnDismissPullReview(ctx, params)
+	})
+
+	api.RepositoryRepoUnresolvePullReviewCommentHandler = repository.RepoUnresolvePullReviewCommentHandlerFunc(func(params repository.RepoUnresolvePullReviewCommentParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoUnresolvePullReviewComment(ctx, params)
 	})
 
 	api.RepositoryRepoUpdateBranchHandler = repository.RepoUpdateBranchHandlerFunc(func(params repository.RepoUpdateBranchParams, principal any) middleware.Responder {

@@ -382,6 +382,9 @@ type GitRepoStore interface {
 	// MarkPushed records that the repository has content; when branch is
 	// not empty it becomes the default branch.
 	MarkPushed(ctx context.Context, repoID int64, branch string) error
+	// SetSize records the repository's disk use in bytes, leaving
+	// updated_at alone (a size is not a change of the repository).
+	SetSize(ctx context.Context, repoID, size int64) error
 	// RenameDefaultBranch moves the default branch from one name to
 	// another, if it still is from.
 	RenameDefaultBranch(ctx context.Context, repoID int64, from, to string) error

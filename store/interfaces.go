@@ -90,8 +90,9 @@ type OrgStore interface {
 	// ListMembers lists members by name; publicOnly keeps public members.
 	ListMembers(ctx context.Context, orgID int64, publicOnly bool, p Page) ([]*User, int64, error)
 	// ListUserOrgs lists the organizations userID belongs to, keeping only
-	// those whose visibility is in visibilities (all when empty).
-	ListUserOrgs(ctx context.Context, userID int64, visibilities []Visibility, p Page) ([]*User, int64, error)
+	// those whose visibility is in visibilities (all when empty) and, with
+	// publicOnly, those where the membership is public.
+	ListUserOrgs(ctx context.Context, userID int64, visibilities []Visibility, publicOnly bool, p Page) ([]*User, int64, error)
 	DeleteOrgMembers(ctx context.Context, orgID int64) error
 	DeleteUserMemberships(ctx context.Context, userID int64) error
 	// ListMemberships returns every membership of userID in one statement,

@@ -80,6 +80,9 @@ type PackageSearch struct {
 	Type      string
 	// Query keeps versions whose package name contains it, ignoring case.
 	Query string
+	// LatestOnly keeps each package's newest version only (by creation,
+	// then id): one row per package, as a registry's search lists them.
+	LatestOnly bool
 }
 
 // PackageStore reads and writes packages, their versions, files, blobs and

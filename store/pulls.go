@@ -88,8 +88,11 @@ type ReviewComment struct {
 	CommitID         string
 	OriginalCommitID string
 	DiffHunk         string
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// ResolverID is who marked the comment's conversation resolved; 0
+	// while it is open.
+	ResolverID int64
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // PullFilter selects the pull requests of one repository.
@@ -151,6 +154,9 @@ type PullStore interface {
 	// ReviewsForIssues is AllReviews for several issues in one statement.
 	ReviewsForIssues(ctx context.Context, issueIDs []int64) (map[int64][]*Review, error)
 	CreateReviewComments(ctx context.Context, cs []*ReviewComment) error
+	// FindReviewComment finds a review comment by id (ErrNotFound).
+	FindReviewComment(ctx context.Context, id int64) (*ReviewComment, error)
+	UpdateReviewComment(ctx context.Context, c *ReviewComment, columns ...string) error
 	ReviewComments(ctx context.Context, reviewID int64) ([]*ReviewComment, error)
 	// CountReviewComments counts the comments of each review.
 	CountReviewComments(ctx context.Context, reviewIDs []int64) (map[int64]int64, error)

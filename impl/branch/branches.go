@@ -144,25 +144,19 @@ func (h Handlers) RepoListBranches(ctx context.Context, params repository.RepoLi
 		}
 		names = kept
 	}
-	total := int64(len(names))
+	// The reference's order, newest commit first, needs every tip.
+	all, err := g.BranchesNewestFirst(names)
+	if err != nil {
+		return h.Fail(err)
+	}
+	total := int64(len(all))
 	win := pg.Store()
-	page := names[min(win.Offset, len(names)):min(win.Offset+win.Limit, len(names))]
+	infos := all[min(win.Offset, len(all)):min(win.Offset+win.Limit, len(all))]
 	pp, err := h.Access.PushPolicy(ctx, r, p)
 	if err != nil {
 		return h.Fail(err)
 	}
 	base := app.BaseURL(params.HTTPRequest)
-	infos := make([]*gitstore.BranchInfo, 0, len(page))
-	for _, n := range page {
-		b, err := g.GetBranch(n)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // deleted since the names were read
-		}
-		if err != nil {
-			return h.Fail(err)
-		}
-		infos = append(infos, b)
-	}
 	rs, err := h.withVerifications(ctx, base, p, infos)
 	if err != nil {
 		return h.Fail(err)

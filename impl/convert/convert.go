@@ -180,7 +180,7 @@ func Repo(links Links, r *store.Repository, perm access.Permission, viewer *stor
 		Fork:                          r.IsFork,
 		Template:                      r.IsTemplate,
 		Mirror:                        r.IsMirror,
-		Size:                          r.Size,
+		Size:                          r.Size / 1024, // stored in bytes, answered in KiB as the reference does
 		HTMLURL:                       base + full,
 		URL:                           base + "api/v1/repos/" + full,
 		Link:                          "",

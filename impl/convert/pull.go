@@ -36,13 +36,12 @@ type PullSide struct {
 	Sha    string
 }
 
+// branchInfo renders one side; its label is the bare branch name, as the
+// reference sends it for the base and for a head in a fork alike.
 func branchInfo(s PullSide) *models.PRBranchInfo {
 	out := &models.PRBranchInfo{Name: s.Branch, Ref: s.Branch, Sha: s.Sha, Repo: s.Repo}
 	if s.Repo != nil {
 		out.RepoID = s.Repo.ID
-		if s.Repo.Owner != nil {
-			out.Name = s.Repo.Owner.UserName + ":" + s.Branch
-		}
 	}
 	return out
 }
@@ -110,7 +109,7 @@ func Pull(base string, r *store.Repository, is *models.Issue, pr *store.PullRequ
 		out.RequestedReviewersTeams = []*models.Team{}
 	}
 	if pr.HasMerged {
-		out.MergedCommitID = pr.MergedCommitID
+		out.MergedCommitID = &pr.MergedCommitID
 	}
 	return out
 }

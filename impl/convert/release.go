@@ -91,7 +91,7 @@ func Release(base string, r *store.Repository, rel *store.Release) *models.Relea
 		IsDraft:      rel.IsDraft,
 		IsPrerelease: rel.IsPrerelease,
 		CreatedAt:    TimeOf(rel.CreatedAt),
-		PublishedAt:  Time(rel.PublishedAt),
+		PublishedAt:  releasePublished(rel),
 		Author:       User(base, publisher, nil),
 		Attachments:  ReleaseAttachments(base, rel.Attachments),
 	}
@@ -213,4 +213,14 @@ func FileCommit(base string, r *store.Repository, c *object.Commit) *models.File
 		Parents:   parents,
 		Tree:      &models.CommitMeta{SHA: c.TreeHash.String(), URL: gitAPIBase(base, r) + "/git/trees/" + c.TreeHash.String(), Created: TimeOf(c.Committer.When)},
 	}
+}
+
+// releasePublished is a release's published_at: when it was published, or
+// for a draft its creation time, which the reference sends for drafts too
+// (its published_at is always set).
+func releasePublished(rel *store.Release) *strfmt.DateTime {
+	if rel.PublishedAt != nil {
+		return Time(rel.PublishedAt)
+	}
+	return Time(&rel.CreatedAt)
 }

@@ -15,13 +15,14 @@ import (
 	"repohost/restapi/operations/issue"
 )
 
-// milestoneDeadline keeps the date of a due date, like issue due dates;
+// milestoneDeadline is a milestone's due date as sent (the reference keeps
+// a milestone's deadline to the second, unlike an issue's, which is a day);
 // a zero time means none.
 func milestoneDeadline(d *strfmt.DateTime) *time.Time {
 	if d == nil || time.Time(*d).IsZero() {
 		return nil
 	}
-	t := dueDate(*d)
+	t := time.Time(*d).UTC()
 	return &t
 }
 

@@ -91,11 +91,36 @@ func (h Handlers) OrgListCurrentUserOrgs(ctx context.Context, params organizatio
 		vis = []store.Visibility{store.VisibilityPublic}
 	}
 	pg := h.Page(params.Page, params.Limit)
-	orgs, total, err := h.Store.Orgs().ListUserOrgs(ctx, p.UserID(), vis, pg.Store())
+	orgs, total, err := h.Store.Orgs().ListUserOrgs(ctx, p.UserID(), vis, false, pg.Store())
 	if err != nil {
 		return h.Fail(err)
 	}
 	return organization.NewOrgListCurrentUserOrgsOK().
+		WithXTotalCount(total).
+		WithLink(paging.Link(params.HTTPRequest, pg, total)).
+		WithPayload(convert.Orgs(app.BaseURL(params.HTTPRequest), orgs))
+}
+
+// OrgListUserOrgs lists another user's organizations as the reference
+// does: the user and site admins see all of them; anyone else sees only
+// public memberships, in organizations whose visibility they may see.
+func (h Handlers) OrgListUserOrgs(ctx context.Context, params organization.OrgListUserOrgsParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	u, err := h.VisibleIndividual(ctx, p, params.Username)
+	if err != nil {
+		return h.Fail(err)
+	}
+	vis, _ := access.UserVisibilities(p)
+	publicOnly := true
+	if p != nil && !p.PublicOnly() && (p.IsAdmin() || p.UserID() == u.ID) {
+		vis, publicOnly = nil, false
+	}
+	pg := h.Page(params.Page, params.Limit)
+	orgs, total, err := h.Store.Orgs().ListUserOrgs(ctx, u.ID, vis, publicOnly, pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	return organization.NewOrgListUserOrgsOK().
 		WithXTotalCount(total).
 		WithLink(paging.Link(params.HTTPRequest, pg, total)).
 		WithPayload(convert.Orgs(app.BaseURL(params.HTTPRequest), orgs))

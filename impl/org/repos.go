@@ -2,6 +2,7 @@ package org
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/go-openapi/runtime/middleware"
 
@@ -17,34 +18,52 @@ import (
 )
 
 func (h Handlers) CreateOrgRepo(ctx context.Context, params organization.CreateOrgRepoParams) middleware.Responder {
-	p, err := auth.RequireUser(ctx)
+	m, err := h.createOrgRepo(ctx, params.HTTPRequest, params.Org, params.Body)
 	if err != nil {
 		return h.Fail(err)
 	}
-	o, err := h.VisibleOrg(ctx, p, params.Org)
+	return organization.NewCreateOrgRepoCreated().WithPayload(m)
+}
+
+// CreateOrgRepoDeprecated is the older path of CreateOrgRepo, which the
+// tea CLI still uses; it behaves the same.
+func (h Handlers) CreateOrgRepoDeprecated(ctx context.Context, params organization.CreateOrgRepoDeprecatedParams) middleware.Responder {
+	m, err := h.createOrgRepo(ctx, params.HTTPRequest, params.Org, params.Body)
 	if err != nil {
 		return h.Fail(err)
+	}
+	return organization.NewCreateOrgRepoDeprecatedCreated().WithPayload(m)
+}
+
+func (h Handlers) createOrgRepo(ctx context.Context, req *http.Request, org string, body *models.CreateRepoOption) (*models.Repository, error) {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := h.VisibleOrg(ctx, p, org)
+	if err != nil {
+		return nil, err
 	}
 	ok, err := h.Access.CanCreateIn(ctx, p, o)
 	if err != nil {
-		return h.Fail(err)
+		return nil, err
 	}
 	if !ok {
-		return h.Fail(apierr.Forbidden("Given user is not owner of organization."))
+		return nil, apierr.Forbidden("Given user is not owner of organization.")
 	}
-	in, err := repo.CreateInputFrom(params.Body, app.BaseURL(params.HTTPRequest))
+	in, err := repo.CreateInputFrom(body, app.BaseURL(req))
 	if err != nil {
-		return h.Fail(err)
+		return nil, err
 	}
 	r, err := repo.Service{Deps: h.Deps}.Create(ctx, p.User, o, in)
 	if err != nil {
-		return h.Fail(err)
+		return nil, err
 	}
 	perm, err := h.Access.Repo(ctx, p, r)
 	if err != nil {
-		return h.Fail(err)
+		return nil, err
 	}
-	return organization.NewCreateOrgRepoCreated().WithPayload(convert.Repo(h.Links(app.BaseURL(params.HTTPRequest)), r, perm, app.Viewer(p)))
+	return convert.Repo(h.Links(app.BaseURL(req)), r, perm, app.Viewer(p)), nil
 }
 
 func (h Handlers) OrgListRepos(ctx context.Context, params organization.OrgListReposParams) middleware.Responder {

@@ -22,7 +22,7 @@ import (
 )
 
 // The npm registry at /api/packages/{owner}/npm/: enough of the protocol
-// for npm publish, view, install, dist-tag and unpublish. A scoped name
+// for npm publish, view, install, dist-tag, search and unpublish. A scoped name
 // ("@scope/name") travels as one path segment with its slash escaped
 // (%2F), as npm sends it, or as two.
 
@@ -86,6 +86,9 @@ func (h Handlers) serveNpm(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	m := r.Method
+	if len(segs) == 3 && segs[0] == "-" && segs[1] == "v1" && segs[2] == "search" && (m == http.MethodGet || m == http.MethodHead) {
+		return h.npmSearch(npmRequest{w: w, r: r, ctx: r.Context()})
+	}
 	if len(segs) >= 3 && segs[0] == "-" && segs[1] == "package" {
 		// /-/package/{name}/dist-tags[/{tag}]
 		name, rest := splitNpmPath(segs[2:])

@@ -19,6 +19,7 @@ import (
 	"repohost/models"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
+	"repohost/store/gitstore"
 )
 
 // Handlers implements the pull request, fork-independent review and
@@ -206,9 +207,18 @@ func (h Handlers) RepoEditPullRequest(ctx context.Context, params repository.Rep
 	if o := params.Body; o != nil {
 		in.Title, in.Body, in.State, in.ContentVersion = o.Title, o.Body, o.State, o.ContentVersion
 		in.Milestone, in.Base, in.AllowMaintainerEdit = o.Milestone, o.Base, o.AllowMaintainerEdit
+		// The official SDK always sends "base": "", "milestone": 0 and
+		// "assignee": ""; the reference reads each empty value as "no
+		// change" (a pull request's milestone is not cleared by 0).
+		if conv.Value(in.Base) == "" {
+			in.Base = nil
+		}
+		if conv.Value(in.Milestone) == 0 {
+			in.Milestone = nil
+		}
 		in.UnsetDeadline = conv.Value(o.RemoveDeadline)
 		in.Deadline = issue.QueryTime(o.Deadline)
-		if o.Assignees != nil || o.Assignee != nil {
+		if o.Assignees != nil || conv.Value(o.Assignee) != "" {
 			in.SetAssignees, in.Assignees = true, o.Assignees
 			if a := conv.Value(o.Assignee); a != "" && o.Assignees == nil {
 				in.Assignees = []string{a}
@@ -261,7 +271,7 @@ func (h Handlers) RepoDownloadPullDiffOrPatch(ctx context.Context, params reposi
 	var buf bytes.Buffer
 	binary := conv.Value(params.Binary)
 	if params.DiffType == "patch" {
-		err = g.WritePatch(ctx, &buf, from, to, binary)
+		err = g.WritePatch(ctx, &buf, from, to)
 	} else {
 		err = g.WriteDiff(ctx, &buf, from, to, binary)
 	}
@@ -333,8 +343,11 @@ func (h Handlers) RepoGetPullRequestFiles(ctx context.Context, params repository
 	full := l.r.FullName()
 	out := make([]*models.ChangedFile, 0, pg.Store().Limit)
 	for _, f := range pageOf(files, pg.Store()) {
+		if f.Status == "copied" {
+			f.PreviousName = ""
+		}
 		out = append(out, &models.ChangedFile{
-			Filename: f.Name, PreviousFilename: f.PreviousName, Status: f.Status,
+			Filename: f.Name, PreviousFilename: f.PreviousName, Status: changedFileStatus(f),
 			Additions: f.Additions, Deletions: f.Deletions, Changes: f.Additions + f.Deletions,
 			HTMLURL:     base + full + "/src/commit/" + l.pr.HeadCommitID + "/" + f.Name,
 			ContentsURL: base + "api/v1/repos/" + full + "/contents/" + f.Name + "?ref=" + l.pr.HeadCommitID,
@@ -344,6 +357,21 @@ func (h Handlers) RepoGetPullRequestFiles(ctx context.Context, params repository
 	total := int64(len(files))
 	return repository.NewRepoGetPullRequestFilesOK().WithPayload(out).WithXTotalCount(total).
 		WithLink(paging.Link(params.HTTPRequest, pg, total))
+}
+
+// changedFileStatus is a changed file's status in the reference's words:
+// "changed" for a modified file ("unchanged" when only its mode changed),
+// "added", "deleted", "renamed", "copied" (a copy has no previous name
+// there).
+func changedFileStatus(f gitstore.DiffFile) string {
+	switch f.Status {
+	case "added", "deleted", "renamed", "copied":
+		return f.Status
+	}
+	if f.Additions == 0 && f.Deletions == 0 {
+		return "unchanged"
+	}
+	return "changed"
 }
 
 func (h Handlers) RepoUpdatePullRequest(ctx context.Context, params repository.RepoUpdatePullRequestParams) middleware.Responder {
@@ -377,9 +405,18 @@ func (h Handlers) RepoMergePullRequest(ctx context.Context, params repository.Re
 	if o == nil || o.Do == nil {
 		return h.Fail(apierr.Validation("[Do]: Required"))
 	}
+	// Both spellings of the title, message and commit: the API's
+	// snake_case and the official SDK's MergeTitleField (the reference's
+	// form reads the latter).
+	either := func(a, b *string) string {
+		if v := conv.Value(a); v != "" {
+			return v
+		}
+		return conv.Value(b)
+	}
 	err = h.svc().Merge(ctx, l.p, l.r, l.perm, l.is, l.pr, MergeInput{
-		Style: *o.Do, Title: conv.Value(o.MergeTitleField), Message: conv.Value(o.MergeMessageField),
-		HeadCommitID: conv.Value(o.HeadCommitID), MergeCommitID: conv.Value(o.MergeCommitID),
+		Style: *o.Do, Title: either(o.MergeTitleField, o.MergeTitleFieldSDK), Message: either(o.MergeMessageField, o.MergeMessageFieldSDK),
+		HeadCommitID: conv.Value(o.HeadCommitID), MergeCommitID: either(o.MergeCommitID, o.MergeCommitIDSDK),
 		DeleteBranch: conv.Value(o.DeleteBranchAfterMerge), ForceMerge: conv.Value(o.ForceMerge),
 		WhenChecksPass: conv.Value(o.MergeWhenChecksSucceed),
 	})

@@ -73,13 +73,21 @@ func (h Handlers) render(ctx context.Context, p *auth.Principal, base string, r 
 		}
 		return convert.User(base, convert.Ghost(), viewer)
 	}
+	baseShas, err := h.branchTips(r, list)
+	if err != nil {
+		return nil, err
+	}
 	for _, pr := range list {
 		m := byID[pr.IssueID]
 		if m == nil {
 			continue
 		}
+		baseSha := baseShas[pr.BaseBranch]
+		if baseSha == "" {
+			baseSha = pr.BaseCommitID
+		}
 		a := convert.PullAttrs{
-			Base: convert.PullSide{Repo: repos[pr.BaseRepoID], Branch: pr.BaseBranch, Sha: pr.BaseCommitID},
+			Base: convert.PullSide{Repo: repos[pr.BaseRepoID], Branch: pr.BaseBranch, Sha: baseSha},
 			Head: convert.PullSide{Repo: repos[pr.HeadRepoID], Branch: pr.HeadBranch, Sha: pr.HeadCommitID},
 		}
 		if pr.MergerID != 0 {
@@ -97,6 +105,33 @@ func (h Handlers) render(ctx context.Context, p *auth.Principal, base string, r 
 			}
 		}
 		out = append(out, convert.Pull(base, r, m, pr, a))
+	}
+	return out, nil
+}
+
+// branchTips reads the commit each base branch of list points at now, once
+// per distinct branch: the reference sends the base branch's current
+// commit as base.sha (it moves when the pull request is merged), not the
+// one seen when the pull request was last refreshed. A branch that no
+// longer exists is left out.
+func (h Handlers) branchTips(r *store.Repository, list []*store.PullRequest) (map[string]string, error) {
+	out := map[string]string{}
+	g, err := h.OpenGit(r)
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range list {
+		if _, ok := out[pr.BaseBranch]; ok {
+			continue
+		}
+		hash, err := g.BranchHash(pr.BaseBranch)
+		if err != nil {
+			return nil, err
+		}
+		out[pr.BaseBranch] = ""
+		if !hash.IsZero() {
+			out[pr.BaseBranch] = hash.String()
+		}
 	}
 	return out, nil
 }

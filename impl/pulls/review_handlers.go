@@ -7,7 +7,9 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
 
+	"repohost/impl/apierr"
 	"repohost/impl/app"
+	"repohost/impl/auth"
 	"repohost/impl/convert"
 	"repohost/impl/paging"
 	"repohost/models"
@@ -15,14 +17,14 @@ import (
 	"repohost/store"
 )
 
-// review loads review id of pull request l; requests and others' pending
-// reviews are hidden from those who may not see them.
+// review loads review id of pull request l; others' pending reviews are
+// hidden from all but site admins, as in the reference.
 func (h Handlers) review(ctx context.Context, l *pull, id int64) (*store.Review, error) {
 	rv, err := h.Store.Pulls().FindReview(ctx, l.is.ID, id)
 	if err != nil {
 		return nil, err
 	}
-	if rv.State == store.ReviewPending && rv.ReviewerID != l.p.UserID() {
+	if rv.State == store.ReviewPending && rv.ReviewerID != l.p.UserID() && !l.p.IsAdmin() {
 		return nil, store.ErrNotFound
 	}
 	return rv, nil
@@ -129,7 +131,7 @@ func (h Handlers) RepoDeletePullReview(ctx context.Context, params repository.Re
 	if err != nil {
 		return h.Fail(err)
 	}
-	if err := h.svc().DeleteReview(ctx, l.p.User, l.r, l.perm, rv); err != nil {
+	if err := h.svc().DeleteReview(ctx, l.p.User, l.r, rv); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoDeletePullReviewNoContent()
@@ -148,24 +150,129 @@ func (h Handlers) RepoGetPullReviewComments(ctx context.Context, params reposito
 	if err != nil {
 		return h.Fail(err)
 	}
-	ids := make([]int64, 0, len(list))
-	for _, c := range list {
-		ids = append(ids, c.PosterID)
-	}
-	users, err := h.Store.Users().FindByIDs(ctx, ids)
+	out, err := h.renderReviewComments(ctx, app.BaseURL(params.HTTPRequest), l, list)
 	if err != nil {
 		return h.Fail(err)
 	}
-	base := app.BaseURL(params.HTTPRequest)
-	out := make([]*models.PullReviewComment, 0, len(list))
+	return repository.NewRepoGetPullReviewCommentsOK().WithPayload(out)
+}
+
+// renderReviewComments renders line comments of pull request l with their
+// posters and resolvers, looked up in one statement.
+func (h Handlers) renderReviewComments(ctx context.Context, base string, l *pull, list []*store.ReviewComment) ([]*models.PullReviewComment, error) {
+	ids := make([]int64, 0, 2*len(list))
 	for _, c := range list {
-		u := users[c.PosterID]
+		ids = append(ids, c.PosterID)
+		if c.ResolverID != 0 {
+			ids = append(ids, c.ResolverID)
+		}
+	}
+	users, err := h.Store.Users().FindByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	user := func(id int64) *models.User {
+		u := users[id]
 		if u == nil {
 			u = convert.Ghost()
 		}
-		out = append(out, convert.ReviewComment(base, l.r, l.is.Index, c, convert.User(base, u, app.Viewer(l.p))))
+		return convert.User(base, u, app.Viewer(l.p))
 	}
-	return repository.NewRepoGetPullReviewCommentsOK().WithPayload(out)
+	out := make([]*models.PullReviewComment, 0, len(list))
+	for _, c := range list {
+		m := convert.ReviewComment(base, l.r, l.is.Index, c, user(c.PosterID))
+		if c.ResolverID != 0 {
+			m.Resolver = user(c.ResolverID)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// reviewComment loads line comment id of pull request l; a comment of a
+// pending review is hidden like the review.
+func (h Handlers) reviewComment(ctx context.Context, l *pull, id int64) (*store.ReviewComment, error) {
+	c, err := h.Store.Pulls().FindReviewComment(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if c.IssueID != l.is.ID {
+		return nil, apierr.NotFound("review comment %d does not exist", id)
+	}
+	if _, err := h.review(ctx, l, c.ReviewID); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (h Handlers) RepoCreatePullReviewCommentReply(ctx context.Context, params repository.RepoCreatePullReviewCommentReplyParams) middleware.Responder {
+	l, err := h.loadSignedIn(ctx, params.Owner, params.Repo, params.Index)
+	if err != nil {
+		return h.Fail(err)
+	}
+	c, err := h.reviewComment(ctx, l, params.ID)
+	if err != nil {
+		return h.Fail(err)
+	}
+	var body string
+	if params.Body != nil {
+		body = conv.Value(params.Body.Body)
+	}
+	reply, err := h.svc().Reply(ctx, l.p.User, l.r, l.perm, l.is, c, body)
+	if err != nil {
+		return h.Fail(err)
+	}
+	out, err := h.renderReviewComments(ctx, app.BaseURL(params.HTTPRequest), l, []*store.ReviewComment{reply})
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoCreatePullReviewCommentReplyCreated().WithPayload(out[0])
+}
+
+func (h Handlers) RepoResolvePullReviewComment(ctx context.Context, params repository.RepoResolvePullReviewCommentParams) middleware.Responder {
+	if err := h.resolve(ctx, params.Owner, params.Repo, params.ID, true); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoResolvePullReviewCommentNoContent()
+}
+
+func (h Handlers) RepoUnresolvePullReviewComment(ctx context.Context, params repository.RepoUnresolvePullReviewCommentParams) middleware.Responder {
+	if err := h.resolve(ctx, params.Owner, params.Repo, params.ID, false); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoUnresolvePullReviewCommentNoContent()
+}
+
+// resolve finds review comment id among owner/name's pull requests (the
+// route names no pull request) and resolves or reopens its conversation.
+func (h Handlers) resolve(ctx context.Context, owner, name string, id int64, on bool) error {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return err
+	}
+	r, _, err := h.pullsRepo(ctx, p, owner, name)
+	if err != nil {
+		return err
+	}
+	c, err := h.Store.Pulls().FindReviewComment(ctx, id)
+	if err != nil {
+		return err
+	}
+	is, err := h.Store.Issues().FindByID(ctx, c.IssueID)
+	if err != nil {
+		return err
+	}
+	if is.RepoID != r.ID {
+		return apierr.NotFound("review comment %d does not exist", id)
+	}
+	l, err := h.load(ctx, owner, name, is.Index)
+	if err != nil {
+		return err
+	}
+	if _, err := h.review(ctx, l, c.ReviewID); err != nil {
+		return err
+	}
+	return h.svc().Resolve(ctx, p.User, l.r, l.perm, l.is, l.pr, c, on)
 }
 
 func (h Handlers) RepoDismissPullReview(ctx context.Context, params repository.RepoDismissPullReviewParams) middleware.Responder {

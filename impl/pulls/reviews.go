@@ -258,12 +258,17 @@ func (s Service) CancelReviewRequests(ctx context.Context, doer *store.User, r *
 	if r.IsArchived {
 		return apierr.RepoArchived()
 	}
-	users, teams, err := s.resolveReviewers(ctx, doer, r, perm, is, names, teamNames)
+	users, teams, err := s.selfRemoval(ctx, doer, names, teamNames)
 	if err != nil {
 		return err
 	}
-	if is.PosterID != doer.ID && !perm.CanWrite(access.UnitPulls) {
-		return apierr.Validation("Doer can't choose reviewer [user_id: %d, repo_id: %d]", doer.ID, r.ID)
+	if users == nil {
+		if users, teams, err = s.resolveReviewers(ctx, doer, r, perm, is, names, teamNames); err != nil {
+			return err
+		}
+		if is.PosterID != doer.ID && !perm.CanWrite(access.UnitPulls) {
+			return apierr.Validation("Doer can't choose reviewer [user_id: %d, repo_id: %d]", doer.ID, r.ID)
+		}
 	}
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
 		existing, err := s.Store.Pulls().AllReviews(ctx, is.ID)
@@ -297,6 +302,35 @@ func (s Service) CancelReviewRequests(ctx context.Context, doer *store.User, r *
 	})
 }
 
+// selfRemoval tells whether doer only withdraws the review requested from
+// themselves, which anyone requested may do, as in the reference: it
+// returns doer as the one user then, nil otherwise.
+func (s Service) selfRemoval(ctx context.Context, doer *store.User, names, teamNames []string) ([]*store.User, []*store.Team, error) {
+	for _, t := range teamNames {
+		if strings.TrimSpace(t) != "" {
+			return nil, nil, nil
+		}
+	}
+	self := false
+	for _, name := range names {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		u, err := s.findUser(ctx, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if u.ID != doer.ID {
+			return nil, nil, nil
+		}
+		self = true
+	}
+	if !self {
+		return nil, nil, nil
+	}
+	return []*store.User{doer}, nil, nil
+}
+
 // ReviewInput is a new review.
 type ReviewInput struct {
 	State    string // "" is PENDING
@@ -312,42 +346,56 @@ type CommentInput struct {
 	NewLine, OldLine int64
 }
 
-// checkEvent checks a review's state for submission by doer on is.
-func checkEvent(doer *store.User, is *store.Issue, state, body string, comments int) error {
+// reviewState is the state a new or submitted review takes for the
+// event asked: APPROVED, REQUEST_CHANGES and COMMENT as sent; anything else
+// ("", PENDING, REQUEST_REVIEW) keeps the review pending, as the reference
+// reads it.
+func reviewState(event string) string {
+	switch event {
+	case store.ReviewApproved, store.ReviewRequestChanges, store.ReviewCommented:
+		return event
+	}
+	return store.ReviewPending
+}
+
+// checkEvent checks a review's state for submission by doer on is, with
+// the reference's rules: no approving or rejecting one's own pull request;
+// a rejection and a pending review need a body, a comment review a body or
+// a line comment. event is what the client sent, for the message.
+func checkEvent(doer *store.User, is *store.Issue, event, state, body string, comments int) error {
+	hasBody := strings.TrimSpace(body) != ""
 	switch state {
 	case store.ReviewApproved:
 		if is.PosterID == doer.ID {
 			return apierr.Validation("approve your own pull is not allowed")
 		}
+		return nil
 	case store.ReviewRequestChanges:
 		if is.PosterID == doer.ID {
 			return apierr.Validation("reject your own pull is not allowed")
 		}
-		if strings.TrimSpace(body) == "" && comments == 0 {
-			return apierr.Validation("review event REQUEST_CHANGES requires a body or a comment")
-		}
 	case store.ReviewCommented:
-		if strings.TrimSpace(body) == "" && comments == 0 {
-			return apierr.Validation("review event COMMENT requires a body or a comment")
+		if !hasBody && comments == 0 {
+			return apierr.Validation("review event %s requires a body or a comment", event)
 		}
-	case store.ReviewPending:
-	default:
-		return apierr.Validation("review event %s is not supported", state)
+		return nil
+	}
+	if !hasBody {
+		return apierr.Validation("review event %s requires a body", event)
 	}
 	return nil
 }
 
-// CreateReview records doer's review of pull request is (state PENDING
-// keeps it as a draft until submitted). A submitted review replaces the
-// reviewer's pending request.
+// CreateReview records doer's review of pull request is. As in the
+// reference, a reviewer has at most one pending review per pull request: a
+// new review while one is pending adds its line comments to it and takes
+// its place (same id), submitted or still pending as event says.
 func (s Service) CreateReview(ctx context.Context, doer *store.User, r *store.Repository, is *store.Issue, pr *store.PullRequest, in ReviewInput) (*store.Review, error) {
 	if r.IsArchived {
 		return nil, apierr.RepoArchived()
 	}
-	if in.State == "" {
-		in.State = store.ReviewPending
-	}
-	if err := checkEvent(doer, is, in.State, in.Body, len(in.Comments)); err != nil {
+	state := reviewState(in.State)
+	if err := checkEvent(doer, is, in.State, state, in.Body, len(in.Comments)); err != nil {
 		return nil, err
 	}
 	for _, c := range in.Comments {
@@ -363,20 +411,43 @@ func (s Service) CreateReview(ctx context.Context, doer *store.User, r *store.Re
 	if err != nil {
 		return nil, err
 	}
-	t := s.Clock.Now()
-	rv := &store.Review{IssueID: is.ID, ReviewerID: doer.ID, State: in.State, Body: in.Body, CommitID: commit,
-		Official: official && in.State != store.ReviewPending, CreatedAt: t, UpdatedAt: t}
-	if in.State != store.ReviewPending {
-		rv.SubmittedAt = &t
+	hunks, err := s.diffHunks(ctx, r, pr, in.Comments)
+	if err != nil {
+		return nil, err
 	}
+	t := s.Clock.Now()
+	var rv *store.Review
 	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
-		if err := s.Store.Pulls().CreateReview(ctx, rv); err != nil {
+		existing, err := s.Store.Pulls().AllReviews(ctx, is.ID)
+		if err != nil {
+			return err
+		}
+		for _, old := range existing {
+			if old.State == store.ReviewPending && old.ReviewerID == doer.ID {
+				rv = old
+			}
+		}
+		if rv == nil {
+			rv = &store.Review{IssueID: is.ID, ReviewerID: doer.ID, CreatedAt: t}
+		}
+		rv.State, rv.Body, rv.CommitID, rv.UpdatedAt = state, in.Body, commit, t
+		rv.Official = official && state != store.ReviewPending
+		if state != store.ReviewPending {
+			rv.SubmittedAt = &t
+		}
+		if rv.ID == 0 {
+			err = s.Store.Pulls().CreateReview(ctx, rv)
+		} else {
+			err = s.Store.Pulls().UpdateReview(ctx, rv, "state", "body", "commit_id", "official", "submitted_at", "updated_at")
+		}
+		if err != nil {
 			return err
 		}
 		cs := make([]*store.ReviewComment, 0, len(in.Comments))
-		for _, c := range in.Comments {
+		for i, c := range in.Comments {
 			cs = append(cs, &store.ReviewComment{ReviewID: rv.ID, IssueID: is.ID, PosterID: doer.ID, Path: c.Path, Body: c.Body,
-				Line: c.NewLine, OldLine: c.OldLine, CommitID: commit, OriginalCommitID: commit, CreatedAt: t, UpdatedAt: t})
+				Line: c.NewLine, OldLine: c.OldLine, CommitID: commit, OriginalCommitID: commit, DiffHunk: hunks[i],
+				CreatedAt: t, UpdatedAt: t})
 		}
 		if err := s.Store.Pulls().CreateReviewComments(ctx, cs); err != nil {
 			return err
@@ -420,8 +491,9 @@ func (s Service) SubmitReview(ctx context.Context, doer *store.User, r *store.Re
 	if rv.State != store.ReviewPending {
 		return nil, apierr.Validation("only a pending review can be submitted")
 	}
-	if state == "" || state == store.ReviewPending {
-		return nil, apierr.Validation("a review is submitted with APPROVED, REQUEST_CHANGES or COMMENT")
+	event := state
+	if state = reviewState(event); state == store.ReviewPending {
+		return nil, apierr.Validation("review stay pending")
 	}
 	if body == "" {
 		body = rv.Body
@@ -430,7 +502,7 @@ func (s Service) SubmitReview(ctx context.Context, doer *store.User, r *store.Re
 	if err != nil {
 		return nil, err
 	}
-	if err := checkEvent(doer, is, state, body, int(comments[rv.ID])); err != nil {
+	if err := checkEvent(doer, is, event, state, body, int(comments[rv.ID])); err != nil {
 		return nil, err
 	}
 	official, err := s.isOfficial(ctx, r, pr.BaseBranch, doer)
@@ -452,17 +524,15 @@ func (s Service) SubmitReview(ctx context.Context, doer *store.User, r *store.Re
 	return rv, nil
 }
 
-// DeleteReview deletes a review: its reviewer's own, or any for a
-// repository admin.
-func (s Service) DeleteReview(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, rv *store.Review) error {
+// DeleteReview deletes a review: only its reviewer, or a site admin, may
+// (the reference's rule; a repository admin may dismiss others' reviews
+// but not delete them).
+func (s Service) DeleteReview(ctx context.Context, doer *store.User, r *store.Repository, rv *store.Review) error {
 	if r.IsArchived {
 		return apierr.RepoArchived()
 	}
-	if rv.ReviewerID != doer.ID && !perm.IsAdmin() {
-		return apierr.Forbidden("only the reviewer or a repository admin may delete a review")
-	}
-	if rv.State == store.ReviewRequest {
-		return apierr.Validation("a review request is removed through requested_reviewers")
+	if rv.ReviewerID != doer.ID && !doer.IsAdmin {
+		return apierr.Forbidden("only the reviewer or a site admin may delete a review")
 	}
 	return s.Store.Pulls().DeleteReview(ctx, rv.ID)
 }
@@ -499,4 +569,54 @@ func (s Service) Dismiss(ctx context.Context, doer *store.User, r *store.Reposit
 		return nil, err
 	}
 	return rv, nil
+}
+
+// Reply adds doer's reply to review comment c of pull request is: the
+// reply joins c's review, on c's file and line, submitted at once (the
+// reference's reply to a conversation).
+func (s Service) Reply(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, is *store.Issue, c *store.ReviewComment, body string) (*store.ReviewComment, error) {
+	if r.IsArchived {
+		return nil, apierr.RepoArchived()
+	}
+	if is.IsLocked && !perm.CanWrite(access.UnitPulls) {
+		return nil, apierr.Forbidden("the pull request is locked")
+	}
+	if strings.TrimSpace(body) == "" {
+		return nil, apierr.Validation("[Body]: Required")
+	}
+	t := s.Clock.Now()
+	reply := &store.ReviewComment{ReviewID: c.ReviewID, IssueID: is.ID, PosterID: doer.ID, Path: c.Path, Body: body,
+		Line: c.Line, OldLine: c.OldLine, CommitID: c.CommitID, OriginalCommitID: c.OriginalCommitID, DiffHunk: c.DiffHunk,
+		CreatedAt: t, UpdatedAt: t}
+	if err := s.Store.Pulls().CreateReviewComments(ctx, []*store.ReviewComment{reply}); err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// Resolve marks the conversation of review comment c resolved by doer (or
+// open again): the pull request's poster, a writer of its pull requests or
+// an official reviewer may, as in the reference. Resolving a resolved
+// conversation, or reopening an open one, changes nothing.
+func (s Service) Resolve(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, is *store.Issue, pr *store.PullRequest, c *store.ReviewComment, resolve bool) error {
+	if r.IsArchived {
+		return apierr.RepoArchived()
+	}
+	if is.PosterID != doer.ID && !perm.CanWrite(access.UnitPulls) {
+		official, err := s.isOfficial(ctx, r, pr.BaseBranch, doer)
+		if err != nil {
+			return err
+		}
+		if !official {
+			return apierr.Forbidden("only the poster, a writer or an official reviewer may resolve a conversation")
+		}
+	}
+	if (c.ResolverID != 0) == resolve {
+		return nil
+	}
+	c.ResolverID, c.UpdatedAt = 0, s.Clock.Now()
+	if resolve {
+		c.ResolverID = doer.ID
+	}
+	return s.Store.Pulls().UpdateReviewComment(ctx, c, "resolver_id", "updated_at")
 }

@@ -179,6 +179,28 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 	return applied, nil
 }
 
+// SizeConsumer is the outbox consumer that keeps a repository's stored
+// size (its git directory's disk use, as the reference reports it) after
+// every committed ref change: the directory is walked once per change,
+// off the request, instead of on every request that shows the size.
+// Recounting is idempotent.
+func (s *Service) SizeConsumer() events.Consumer {
+	return events.Consumer{Name: "repo_size", Kinds: []events.Kind{events.RefsChanged}, Handle: func(ctx context.Context, e events.Event) error {
+		r, err := s.d.Store.Repos().FindByID(ctx, e.RepoID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // deleted since
+		}
+		if err != nil {
+			return err
+		}
+		size, err := s.d.Git.Size(r.Owner.Name, r.Name)
+		if err != nil {
+			return err
+		}
+		return s.d.Store.GitRepos().SetSize(ctx, r.ID, size)
+	}}
+}
+
 // Hold takes r's repository lock in its shared mode, as every ref change
 // does (Apply takes it itself), and returns its release. Writers whose
 // objects arrive before their refs move (a push) hold it from the first

@@ -143,6 +143,12 @@ func (s Service) Create(ctx context.Context, doer, owner *store.User, in CreateI
 	if err != nil {
 		return nil, err
 	}
+	// The row starts with the size of what is on disk (an adopted
+	// directory's whole history); the first branch or a fork's refs
+	// recount it once they are published (the repo_size consumer).
+	if r.Size, err = s.Git.Size(owner.Name, in.Name); err != nil {
+		s.Log.ErrorContext(ctx, "read new repository's size", "repo", r.FullName(), "err", err)
+	}
 	// The first refs too are git work, done before the transaction (on
 	// SQLite it holds the whole database's write lock).
 	var seeded *refs.Seeded

@@ -43,7 +43,7 @@ func (h Handlers) UserListRepos(ctx context.Context, params user.UserListReposPa
 }
 
 // UserCurrentListRepos lists the repositories the caller owns or reaches
-// through an organization membership.
+// through an organization membership, by name as the reference does.
 func (h Handlers) UserCurrentListRepos(ctx context.Context, params user.UserCurrentListReposParams) middleware.Responder {
 	gen := h.RepoLists.Generation()
 	p, err := auth.RequireUser(ctx)
@@ -57,7 +57,9 @@ func (h Handlers) UserCurrentListRepos(ctx context.Context, params user.UserCurr
 		RelatedUserID: p.UserID(),
 		RelatedOwned:  true,
 		RelatedMember: true,
-		OrderBy:       "repositories.id ASC",
+		// The reference searches these with its default order, by
+		// name (ties, across owners, by id).
+		OrderBy: "repositories.lower_name ASC",
 	}
 	r, err := repo.List(ctx, h.Deps, gen, p, params.HTTPRequest, "current user", q, h.Page(params.Page, params.Limit),
 		func(out []*models.Repository, total int64, link string) middleware.Responder {

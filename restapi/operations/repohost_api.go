@@ -292,6 +292,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.CreateOrgRepo has not yet been implemented")
 		}),
 
+		OrganizationCreateOrgRepoDeprecatedHandler: organization.CreateOrgRepoDeprecatedHandlerFunc(func(params organization.CreateOrgRepoDeprecatedParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.CreateOrgRepoDeprecated has not yet been implemented")
+		}),
+
 		RepositoryDeleteActionRunHandler: repository.DeleteActionRunHandlerFunc(func(params repository.DeleteActionRunParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1125,6 +1132,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgListTeams has not yet been implemented")
 		}),
 
+		OrganizationOrgListUserOrgsHandler: organization.OrgListUserOrgsHandlerFunc(func(params organization.OrgListUserOrgsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListUserOrgs has not yet been implemented")
+		}),
+
 		OrganizationOrgPublicizeMemberHandler: organization.OrgPublicizeMemberHandlerFunc(func(params organization.OrgPublicizeMemberParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1249,6 +1263,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoCreatePullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoCreatePullReviewCommentReplyHandler: repository.RepoCreatePullReviewCommentReplyHandlerFunc(func(params repository.RepoCreatePullReviewCommentReplyParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreatePullReviewCommentReply has not yet been implemented")
 		}),
 
 		RepositoryRepoCreatePullReviewRequestsHandler: repository.RepoCreatePullReviewRequestsHandlerFunc(func(params repository.RepoCreatePullReviewRequestsParams, principal any) middleware.Responder {
@@ -1776,6 +1797,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoRenameBranch has not yet been implemented")
 		}),
 
+		RepositoryRepoResolvePullReviewCommentHandler: repository.RepoResolvePullReviewCommentHandlerFunc(func(params repository.RepoResolvePullReviewCommentParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoResolvePullReviewComment has not yet been implemented")
+		}),
+
 		RepositoryRepoSearchHandler: repository.RepoSearchHandlerFunc(func(params repository.RepoSearchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1816,6 +1844,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoUnDismissPullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoUnresolvePullReviewCommentHandler: repository.RepoUnresolvePullReviewCommentHandlerFunc(func(params repository.RepoUnresolvePullReviewCommentParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoUnresolvePullReviewComment has not yet been implemented")
 		}),
 
 		RepositoryRepoUpdateBranchHandler: repository.RepoUpdateBranchHandlerFunc(func(params repository.RepoUpdateBranchParams, principal any) middleware.Responder {
@@ -2352,6 +2387,8 @@ type RepohostAPI struct {
 	RepositoryCreateForkHandler repository.CreateForkHandler
 	// OrganizationCreateOrgRepoHandler sets the operation handler for the create org repo operation
 	OrganizationCreateOrgRepoHandler organization.CreateOrgRepoHandler
+	// OrganizationCreateOrgRepoDeprecatedHandler sets the operation handler for the create org repo deprecated operation
+	OrganizationCreateOrgRepoDeprecatedHandler organization.CreateOrgRepoDeprecatedHandler
 	// RepositoryDeleteActionRunHandler sets the operation handler for the delete action run operation
 	RepositoryDeleteActionRunHandler repository.DeleteActionRunHandler
 	// AdminDeleteAdminRunnerHandler sets the operation handler for the delete admin runner operation
@@ -2590,6 +2627,8 @@ type RepohostAPI struct {
 	OrganizationOrgListTeamReposHandler organization.OrgListTeamReposHandler
 	// OrganizationOrgListTeamsHandler sets the operation handler for the org list teams operation
 	OrganizationOrgListTeamsHandler organization.OrgListTeamsHandler
+	// OrganizationOrgListUserOrgsHandler sets the operation handler for the org list user orgs operation
+	OrganizationOrgListUserOrgsHandler organization.OrgListUserOrgsHandler
 	// OrganizationOrgPublicizeMemberHandler sets the operation handler for the org publicize member operation
 	OrganizationOrgPublicizeMemberHandler organization.OrgPublicizeMemberHandler
 	// OrganizationOrgRedeliverHookDeliveryHandler sets the operation handler for the org redeliver hook delivery operation
@@ -2626,6 +2665,8 @@ type RepohostAPI struct {
 	RepositoryRepoCreatePullRequestHandler repository.RepoCreatePullRequestHandler
 	// RepositoryRepoCreatePullReviewHandler sets the operation handler for the repo create pull review operation
 	RepositoryRepoCreatePullReviewHandler repository.RepoCreatePullReviewHandler
+	// RepositoryRepoCreatePullReviewCommentReplyHandler sets the operation handler for the repo create pull review comment reply operation
+	RepositoryRepoCreatePullReviewCommentReplyHandler repository.RepoCreatePullReviewCommentReplyHandler
 	// RepositoryRepoCreatePullReviewRequestsHandler sets the operation handler for the repo create pull review requests operation
 	RepositoryRepoCreatePullReviewRequestsHandler repository.RepoCreatePullReviewRequestsHandler
 	// RepositoryRepoCreateReleaseHandler sets the operation handler for the repo create release operation
@@ -2776,6 +2817,8 @@ type RepohostAPI struct {
 	RepositoryRepoRedeliverHookDeliveryHandler repository.RepoRedeliverHookDeliveryHandler
 	// RepositoryRepoRenameBranchHandler sets the operation handler for the repo rename branch operation
 	RepositoryRepoRenameBranchHandler repository.RepoRenameBranchHandler
+	// RepositoryRepoResolvePullReviewCommentHandler sets the operation handler for the repo resolve pull review comment operation
+	RepositoryRepoResolvePullReviewCommentHandler repository.RepoResolvePullReviewCommentHandler
 	// RepositoryRepoSearchHandler sets the operation handler for the repo search operation
 	RepositoryRepoSearchHandler repository.RepoSearchHandler
 	// RepositoryRepoSubmitPullReviewHandler sets the operation handler for the repo submit pull review operation
@@ -2788,6 +2831,8 @@ type RepohostAPI struct {
 	RepositoryRepoTransferHandler repository.RepoTransferHandler
 	// RepositoryRepoUnDismissPullReviewHandler sets the operation handler for the repo un dismiss pull review operation
 	RepositoryRepoUnDismissPullReviewHandler repository.RepoUnDismissPullReviewHandler
+	// RepositoryRepoUnresolvePullReviewCommentHandler sets the operation handler for the repo unresolve pull review comment operation
+	RepositoryRepoUnresolvePullReviewCommentHandler repository.RepoUnresolvePullReviewCommentHandler
 	// RepositoryRepoUpdateBranchHandler sets the operation handler for the repo update branch operation
 	RepositoryRepoUpdateBranchHandler repository.RepoUpdateBranchHandler
 	// RepositoryRepoUpdateBranchProtectionPrioriesHandler sets the operation handler for the repo update branch protection priories operation
@@ -3092,6 +3137,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationCreateOrgRepoHandler == nil {
 		unregistered = append(unregistered, "organization.CreateOrgRepoHandler")
+	}
+	if o.OrganizationCreateOrgRepoDeprecatedHandler == nil {
+		unregistered = append(unregistered, "organization.CreateOrgRepoDeprecatedHandler")
 	}
 	if o.RepositoryDeleteActionRunHandler == nil {
 		unregistered = append(unregistered, "repository.DeleteActionRunHandler")
@@ -3450,6 +3498,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgListTeamsHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListTeamsHandler")
 	}
+	if o.OrganizationOrgListUserOrgsHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListUserOrgsHandler")
+	}
 	if o.OrganizationOrgPublicizeMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgPublicizeMemberHandler")
 	}
@@ -3503,6 +3554,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoCreatePullReviewHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreatePullReviewHandler")
+	}
+	if o.RepositoryRepoCreatePullReviewCommentReplyHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreatePullReviewCommentReplyHandler")
 	}
 	if o.RepositoryRepoCreatePullReviewRequestsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreatePullReviewRequestsHandler")
@@ -3729,6 +3783,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoRenameBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoRenameBranchHandler")
 	}
+	if o.RepositoryRepoResolvePullReviewCommentHandler == nil {
+		unregistered = append(unregistered, "repository.RepoResolvePullReviewCommentHandler")
+	}
 	if o.RepositoryRepoSearchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoSearchHandler")
 	}
@@ -3746,6 +3803,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoUnDismissPullReviewHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUnDismissPullReviewHandler")
+	}
+	if o.RepositoryRepoUnresolvePullReviewCommentHandler == nil {
+		unregistered = append(unregistered, "repository.RepoUnresolvePullReviewCommentHandler")
 	}
 	if o.RepositoryRepoUpdateBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoUpdateBranchHandler")
@@ -4157,6 +4217,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/orgs/{org}/repos"] = organization.NewCreateOrgRepo(o.context, o.OrganizationCreateOrgRepoHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/org/{org}/repos"] = organization.NewCreateOrgRepoDeprecated(o.context, o.OrganizationCreateOrgRepoDeprecatedHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -4633,6 +4697,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/orgs/{org}/teams"] = organization.NewOrgListTeams(o.context, o.OrganizationOrgListTeamsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/users/{username}/orgs"] = organization.NewOrgListUserOrgs(o.context, o.OrganizationOrgListUserOrgsHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
@@ -4705,6 +4773,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews"] = repository.NewRepoCreatePullReview(o.context, o.RepositoryRepoCreatePullReviewHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/comments/{id}/replies"] = repository.NewRepoCreatePullReviewCommentReply(o.context, o.RepositoryRepoCreatePullReviewCommentReplyHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -5005,6 +5077,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/repos/{owner}/{repo}/branches/{branch}"] = repository.NewRepoRenameBranch(o.context, o.RepositoryRepoRenameBranchHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/comments/{id}/resolve"] = repository.NewRepoResolvePullReviewComment(o.context, o.RepositoryRepoResolvePullReviewCommentHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5029,6 +5105,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}/undismissals"] = repository.NewRepoUnDismissPullReview(o.context, o.RepositoryRepoUnDismissPullReviewHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/comments/{id}/unresolve"] = repository.NewRepoUnresolvePullReviewComment(o.context, o.RepositoryRepoUnresolvePullReviewCommentHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}

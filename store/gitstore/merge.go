@@ -310,12 +310,13 @@ func (g *GitRepo) DiffFiles(ctx context.Context, from, to plumbing.Hash) ([]Diff
 	return files, nil
 }
 
-// WriteDiff writes the unified diff from from to to (binary changes as
-// git's binary patches when binary is set).
+// WriteDiff writes the unified diff from from to to with the options the
+// reference uses for a pull request's .diff: `git diff -p`, and with
+// binary `--binary --histogram` (binary changes as git's binary patches).
 func (g *GitRepo) WriteDiff(ctx context.Context, w io.Writer, from, to plumbing.Hash, binary bool) error {
-	args := []string{"diff", "-M", "--no-color", "--no-ext-diff", "--full-index"}
+	args := []string{"diff", "-p", "--no-color", "--no-ext-diff"}
 	if binary {
-		args = append(args, "--binary")
+		args = append(args, "--binary", "--histogram")
 	}
 	out, _, err := g.run(ctx, nil, nil, append(args, from.String(), to.String(), "--")...)
 	if err != nil {
@@ -325,13 +326,18 @@ func (g *GitRepo) WriteDiff(ctx context.Context, w io.Writer, from, to plumbing.
 	return err
 }
 
+// FileDiff is `git diff -M from to -- path`: one file's unified diff, which
+// a review comment cuts its diff hunk from.
+func (g *GitRepo) FileDiff(ctx context.Context, from, to plumbing.Hash, path string) ([]byte, error) {
+	out, _, err := g.run(ctx, nil, nil, "diff", "-M", "--no-color", "--no-ext-diff", from.String(), to.String(), "--", path)
+	return out, err
+}
+
 // WritePatch writes the commits from base to head as git format-patch's
-// mailbox series.
-func (g *GitRepo) WritePatch(ctx context.Context, w io.Writer, base, head plumbing.Hash, binary bool) error {
-	args := []string{"format-patch", "--stdout", "-M", "--no-color", "--full-index"}
-	if binary {
-		args = append(args, "--binary")
-	}
+// mailbox series, binary changes included (the reference always asks for
+// them in a .patch, whatever the binary parameter).
+func (g *GitRepo) WritePatch(ctx context.Context, w io.Writer, base, head plumbing.Hash) error {
+	args := []string{"format-patch", "--binary", "--stdout", "--no-color"}
 	rng := head.String()
 	if !base.IsZero() {
 		rng = base.String() + ".." + head.String()

@@ -52,6 +52,33 @@ func (g *GitRepo) GetBranch(name string) (*BranchInfo, error) {
 	return &BranchInfo{Name: name, Commit: c}, nil
 }
 
+// BranchesNewestFirst loads the branches named (BranchNames, perhaps
+// filtered) in the reference's list order: by their commit's committer
+// time, newest first, equal times (to the second, as the reference stores
+// them) by name. A branch deleted since its name was read is left out.
+// Every tip commit is read to order them, as Tags does for tags.
+func (g *GitRepo) BranchesNewestFirst(names []string) ([]*BranchInfo, error) {
+	out := make([]*BranchInfo, 0, len(names))
+	for _, n := range names {
+		b, err := g.GetBranch(n)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ti, tj := out[i].Commit.Committer.When.Unix(), out[j].Commit.Committer.When.Unix()
+		if ti != tj {
+			return ti > tj
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
 // BranchHash is where a branch points, the zero hash if it does not exist
 // (or cannot: an invalid name).
 func (g *GitRepo) BranchHash(name string) (plumbing.Hash, error) {

@@ -37,6 +37,9 @@ type Repos interface {
 	RenameOwner(owner, newOwner string) error
 	SetDefaultBranch(owner, name, branch string) error
 	HasBranch(owner, name, branch string) (bool, error)
+	// Size is the repository's disk use in bytes (see Store.Size); it
+	// walks the directory, so its result is stored, not asked per request.
+	Size(owner, name string) (int64, error)
 	OpenGit(owner, name string) (*GitRepo, error)
 	// UploadPack serves a fetch with git's own upload-pack (see
 	// Store.UploadPack); it only reads.

@@ -17,6 +17,14 @@ func (s gitRepoStore) MarkPushed(ctx context.Context, repoID int64, branch strin
 	return translate(err, "mark repository pushed")
 }
 
+func (s gitRepoStore) SetSize(ctx context.Context, repoID, size int64) error {
+	// Like a counter, the size changes no other column (updated_at
+	// included, as the reference's NoAutoTime), so only this
+	// repository's cached rows are retired.
+	err := s.d.conn(counterWrite(ctx, repoID)).Exec(`UPDATE repositories SET size = ? WHERE id = ?`, size, repoID).Error
+	return translate(err, "set repository size")
+}
+
 func (s gitRepoStore) RenameDefaultBranch(ctx context.Context, repoID int64, from, to string) error {
 	err := s.d.conn(ctx).Model(&store.Repository{}).Where("id = ? AND default_branch = ?", repoID, from).
 		Update("default_branch", to).Error

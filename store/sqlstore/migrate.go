@@ -39,6 +39,7 @@ var migrations = []migration{
 	{17, "repositories carry their owner's visibility, kept by triggers", migrateV17},
 	{18, "one durable job queue for every consumer of the outbox", migrateV18},
 	{20, "comments carry their repository, indexed in conversation order", migrateV20},
+	{21, "review comments record who resolved their conversation", migrateV21},
 }
 
 type schemaMigration struct {

@@ -46,10 +46,13 @@ func (s orgStore) ListMembers(ctx context.Context, orgID int64, publicOnly bool,
 	return out, total, translate(err, "list members")
 }
 
-func (s orgStore) ListUserOrgs(ctx context.Context, userID int64, visibilities []store.Visibility, p store.Page) ([]*store.User, int64, error) {
+func (s orgStore) ListUserOrgs(ctx context.Context, userID int64, visibilities []store.Visibility, publicOnly bool, p store.Page) ([]*store.User, int64, error) {
 	db := s.d.conn(ctx).Model(&store.User{}).
 		Joins("JOIN org_members ON org_members.org_id = users.id").
 		Where("org_members.user_id = ?", userID)
+	if publicOnly {
+		db = db.Where("org_members.is_public = ?", true)
+	}
 	if len(visibilities) > 0 {
 		db = db.Where("users.visibility IN ?", visibilities)
 	}

@@ -108,6 +108,16 @@ func (s packageStore) SearchVersions(ctx context.Context, q store.PackageSearch,
 		db = db.Where("package_versions.package_id IN (SELECT id FROM packages WHERE lower_name LIKE ? ESCAPE '\\')",
 			likePattern(q.Query))
 	}
+	if q.LatestOnly {
+		// A version is its package's newest when it is the first of its
+		// package in the list order: one probe of the package's
+		// (package_id, created_at, id) index per candidate. Not NOT
+		// EXISTS, which PostgreSQL turns into an anti-join that hashes
+		// every version.
+		db = db.Where(`package_versions.id = (SELECT newest.id FROM package_versions newest
+			WHERE newest.package_id = package_versions.package_id
+			ORDER BY newest.created_at DESC, newest.id DESC LIMIT 1)`)
+	}
 	var total int64
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count package versions")

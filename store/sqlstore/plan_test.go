@@ -240,12 +240,12 @@ func TestListQueryPlans(t *testing.T) {
 		{name: "repositories a user reaches", searched: []string{"repositories"}, bounded: "owned and organizations' repositories",
 			list: func(ctx context.Context) error {
 				_, _, err := db.Repos().Search(ctx, store.RepoSearch{Viewer: store.RepoViewer{UserID: f.alice.ID},
-					RelatedUserID: f.alice.ID, RelatedOwned: true, RelatedMember: true, OrderBy: "repositories.id ASC"}, pg)
+					RelatedUserID: f.alice.ID, RelatedOwned: true, RelatedMember: true, OrderBy: "repositories.lower_name ASC"}, pg)
 				return err
 			}},
 		{name: "organizations of a user", searched: []string{"org_members"}, bounded: "a user's memberships",
 			list: func(ctx context.Context) error {
-				_, _, err := db.Orgs().ListUserOrgs(ctx, f.alice.ID, nil, pg)
+				_, _, err := db.Orgs().ListUserOrgs(ctx, f.alice.ID, nil, false, pg)
 				return err
 			}},
 		{name: "members of an organization", searched: []string{"org_members"}, bounded: "an organization's members",
@@ -361,6 +361,10 @@ func TestListQueryPlans(t *testing.T) {
 		}},
 		{name: "package versions of an owner, one type", searched: []string{"package_versions"}, list: func(ctx context.Context) error {
 			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{OwnerID: f.alice.ID, Type: "generic"}, deep)
+			return err
+		}},
+		{name: "newest version of each package of an owner, one type (npm search)", searched: []string{"package_versions"}, list: func(ctx context.Context) error {
+			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{OwnerID: f.bob.ID, Type: "npm", LatestOnly: true}, pg)
 			return err
 		}},
 		{name: "versions of a package", searched: []string{"package_versions"}, list: func(ctx context.Context) error {

@@ -246,6 +246,18 @@ func (s pullStore) CreateReviewComments(ctx context.Context, cs []*store.ReviewC
 	return translateRef(s.d.conn(ctx).Create(cs).Error, "create review comments")
 }
 
+func (s pullStore) FindReviewComment(ctx context.Context, id int64) (*store.ReviewComment, error) {
+	var c store.ReviewComment
+	if err := s.d.conn(ctx).Where("id = ?", id).Take(&c).Error; err != nil {
+		return nil, translate(err, "find review comment")
+	}
+	return &c, nil
+}
+
+func (s pullStore) UpdateReviewComment(ctx context.Context, c *store.ReviewComment, columns ...string) error {
+	return affected(s.d.conn(ctx).Model(c).Select(columns).Updates(c), "update review comment")
+}
+
 func (s pullStore) ReviewComments(ctx context.Context, reviewID int64) ([]*store.ReviewComment, error) {
 	var out []*store.ReviewComment
 	err := s.d.conn(ctx).Where("review_id = ?", reviewID).Order("id").Find(&out).Error

@@ -164,6 +164,8 @@ type ClientService interface {
 
 	RepoCreatePullReview(params *RepoCreatePullReviewParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreatePullReviewOK, error)
 
+	RepoCreatePullReviewCommentReply(params *RepoCreatePullReviewCommentReplyParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreatePullReviewCommentReplyCreated, error)
+
 	RepoCreatePullReviewRequests(params *RepoCreatePullReviewRequestsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreatePullReviewRequestsCreated, error)
 
 	RepoCreateRelease(params *RepoCreateReleaseParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateReleaseCreated, error)
@@ -306,6 +308,8 @@ type ClientService interface {
 
 	RepoRenameBranch(params *RepoRenameBranchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoRenameBranchNoContent, error)
 
+	RepoResolvePullReviewComment(params *RepoResolvePullReviewCommentParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoResolvePullReviewCommentNoContent, error)
+
 	RepoSearch(params *RepoSearchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoSearchOK, error)
 
 	RepoSubmitPullReview(params *RepoSubmitPullReviewParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoSubmitPullReviewOK, error)
@@ -317,6 +321,8 @@ type ClientService interface {
 	RepoTransfer(params *RepoTransferParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoTransferAccepted, error)
 
 	RepoUnDismissPullReview(params *RepoUnDismissPullReviewParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoUnDismissPullReviewOK, error)
+
+	RepoUnresolvePullReviewComment(params *RepoUnresolvePullReviewCommentParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoUnresolvePullReviewCommentNoContent, error)
 
 	RepoUpdateBranch(params *RepoUpdateBranchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoUpdateBranchNoContent, error)
 
@@ -1616,6 +1622,50 @@ func (a *Client) RepoCreatePullReview(params *RepoCreatePullReviewParams, authIn
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for repoCreatePullReview: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+RepoCreatePullReviewCommentReply replies to a line comment of a review the reply joins the same review and line
+*/
+func (a *Client) RepoCreatePullReviewCommentReply(params *RepoCreatePullReviewCommentReplyParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreatePullReviewCommentReplyCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRepoCreatePullReviewCommentReplyParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "repoCreatePullReviewCommentReply",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/pulls/{index}/comments/{id}/replies",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RepoCreatePullReviewCommentReplyReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RepoCreatePullReviewCommentReplyCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repoCreatePullReviewCommentReply: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -4750,6 +4800,50 @@ func (a *Client) RepoRenameBranch(params *RepoRenameBranchParams, authInfo runti
 }
 
 /*
+RepoResolvePullReviewComment marks the conversation of a review comment resolved
+*/
+func (a *Client) RepoResolvePullReviewComment(params *RepoResolvePullReviewCommentParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoResolvePullReviewCommentNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRepoResolvePullReviewCommentParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "repoResolvePullReviewComment",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/pulls/comments/{id}/resolve",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RepoResolvePullReviewCommentReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RepoResolvePullReviewCommentNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repoResolvePullReviewComment: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 RepoSearch searches the repositories the caller may see
 */
 func (a *Client) RepoSearch(params *RepoSearchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoSearchOK, error) {
@@ -5010,6 +5104,50 @@ func (a *Client) RepoUnDismissPullReview(params *RepoUnDismissPullReviewParams, 
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for repoUnDismissPullReview: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+RepoUnresolvePullReviewComment marks the conversation of a review comment unresolved again
+*/
+func (a *Client) RepoUnresolvePullReviewComment(params *RepoUnresolvePullReviewCommentParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoUnresolvePullReviewCommentNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRepoUnresolvePullReviewCommentParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "repoUnresolvePullReviewComment",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/pulls/comments/{id}/unresolve",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RepoUnresolvePullReviewCommentReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RepoUnresolvePullReviewCommentNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repoUnresolvePullReviewComment: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
