@@ -309,7 +309,7 @@ func TestContentsPermissions(t *testing.T) {
 		read, post int
 	}{
 		{"anonymous public", nil, "alice/pub", 200, 401},
-		{"anonymous private", nil, "alice/priv", 404, 401},
+		{"anonymous private", nil, "alice/priv", 404, 404},
 		{"outsider public", w.outsider, "alice/pub", 200, 403},
 		{"outsider private", w.outsider, "alice/priv", 404, 404},
 		{"owner private", w.owner, "alice/priv", 200, 201},

@@ -73,7 +73,7 @@ func (h Handlers) RepoCreateTag(ctx context.Context, params repository.RepoCreat
 	if o == nil || o.TagName == nil {
 		return h.Fail(apierr.Validation("[TagName]: Required"))
 	}
-	t, err := h.svc().CreateTag(ctx, p, r, *o.TagName, conv.Value(o.Target), conv.Value(o.Message))
+	t, err := h.svc().TagCommit(ctx, p, r, *o.TagName, conv.Value(o.Target), conv.Value(o.Message))
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -85,17 +85,17 @@ func (h Handlers) RepoDeleteTag(ctx context.Context, params repository.RepoDelet
 	if err != nil {
 		return h.Fail(err)
 	}
-	if err := h.svc().DeleteTag(ctx, p, r, params.Tag); err != nil {
+	if err := h.svc().Untag(ctx, p, r, params.Tag); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoDeleteTagNoContent()
 }
 
-// CreateTag tags target (a branch, tag or commit; "" for the default
+// TagCommit tags target (a branch, tag or commit; "" for the default
 // branch) as name on behalf of p, annotated with message when it is not
 // empty, through impl/refs (which records RefsChanged), and returns the
 // tag.
-func (s Service) CreateTag(ctx context.Context, p *auth.Principal, r *store.Repository, name, target, message string) (*gitstore.TagInfo, error) {
+func (s Service) TagCommit(ctx context.Context, p *auth.Principal, r *store.Repository, name, target, message string) (*gitstore.TagInfo, error) {
 	if err := checkTagName("TagName", name); err != nil {
 		return nil, err
 	}
@@ -122,9 +122,9 @@ func (s Service) CreateTag(ctx context.Context, p *auth.Principal, r *store.Repo
 	return g.Tag(name)
 }
 
-// DeleteTag removes r's tag name on behalf of p; a tag a release stands
+// Untag removes r's tag name on behalf of p; a tag a release stands
 // on is refused (409), as in the reference.
-func (s Service) DeleteTag(ctx context.Context, p *auth.Principal, r *store.Repository, name string) error {
+func (s Service) Untag(ctx context.Context, p *auth.Principal, r *store.Repository, name string) error {
 	g, err := s.OpenGit(r)
 	if err != nil {
 		return err
