@@ -253,6 +253,13 @@ type IssueStore interface {
 	// counter it reports how many rows disagree with a COUNT over the rows
 	// the counter summarises. All zero means every counter is exact.
 	CheckCounters(ctx context.Context) (map[string]int64, error)
+	// Reindex rebuilds the full-text index of issue titles, bodies and
+	// comments from their rows. The database keeps the index in the
+	// transactions that write the text; this is for operators.
+	Reindex(ctx context.Context) error
+	// CheckSearchIndex counts entries of the full-text index that
+	// disagree with the text they index (0 when it is current).
+	CheckSearchIndex(ctx context.Context) (int64, error)
 }
 
 // CommentStore reads and writes comments.
