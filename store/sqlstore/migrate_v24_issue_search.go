@@ -15,8 +15,9 @@ import "gorm.io/gorm"
 // (issue_search, comment_search) written by AFTER triggers when the text
 // is inserted or changes, with GIN indexes, and dropped with their rows
 // by foreign-key cascades. Both tokenise the same way as searchWords (ASCII punctuation
-// separates words, case is folded), so a word found on one database is
-// found on the other. An issue number gets its own index for "#12"
+// separates words, case is folded, accents are kept: PostgreSQL would need
+// the unaccent extension to drop them), so a word found on one database
+// is found on the other. An issue number gets its own index for "#12"
 // across repositories.
 func migrateV24(tx *gorm.DB) error {
 	var stmts []string
@@ -41,9 +42,9 @@ func migrateV24(tx *gorm.DB) error {
 // text changed, so counters and states written on issues cost nothing.
 var sqliteSearchSchema = []string{
 	`CREATE VIRTUAL TABLE issues_fts USING fts5(title, body, content='issues', content_rowid='id',
-		tokenize='unicode61 remove_diacritics 2')`,
+		tokenize='unicode61 remove_diacritics 0')`,
 	`CREATE VIRTUAL TABLE comments_fts USING fts5(body, content='comments', content_rowid='id',
-		tokenize='unicode61 remove_diacritics 2')`,
+		tokenize='unicode61 remove_diacritics 0')`,
 	`CREATE TRIGGER issues_fts_insert AFTER INSERT ON issues BEGIN
 		INSERT INTO issues_fts (rowid, title, body) VALUES (NEW.id, NEW.title, NEW.body);
 	END`,

@@ -17,8 +17,9 @@ import (
 // reference's issue index reads it. It is split into words (letters and
 // digits; anything else separates them) and an issue matches when each
 // word begins a word of its title, its body or one of its comments
-// ("conf" finds "configuration"). A keyword that is a number, alone or
-// after "#" ("12", "#12"), also finds the issue of that number. The
+// ("conf" finds "configuration"). A keyword that is a number ("12") also
+// finds the issue of that number; after "#" ("#12") it finds only that
+// issue, as a reference to it. The
 // words are looked up in the full-text index of migrateV24, so a search
 // costs what its matches cost, not what the repository holds.
 
@@ -80,6 +81,10 @@ func tsQuery(words []string) string {
 func (s issueStore) keywordMatches(ctx context.Context, f store.IssueFilter) *gorm.DB {
 	words := searchWords(f.Keyword)
 	number := keywordNumber(f.Keyword)
+	if number > 0 && strings.HasPrefix(strings.TrimSpace(f.Keyword), "#") {
+		// "#12" is a reference to an issue, not text to look for.
+		words = nil
+	}
 	if len(words) == 0 && number == 0 {
 		return nil
 	}
