@@ -136,10 +136,10 @@ func (s issueStore) matched(ctx context.Context, f store.IssueFilter) (*gorm.DB,
 	rest.Keyword = ""
 	var from *gorm.DB
 	if s.d.usesPostgres() {
-		from = s.d.conn(ctx).Table("(?) m", ids).
-			Joins("CROSS JOIN LATERAL (SELECT * FROM issues WHERE issues.id = m.id OFFSET 0) issues")
+		from = s.d.conn(ctx).Table("(?) matches", ids).
+			Joins("CROSS JOIN LATERAL (SELECT * FROM issues WHERE issues.id = matches.id OFFSET 0) issues")
 	} else {
-		from = s.d.conn(ctx).Table("(?) m", ids).Joins("CROSS JOIN issues").Where("issues.id = m.id")
+		from = s.d.conn(ctx).Table("(?) matches", ids).Joins("CROSS JOIN issues").Where("issues.id = matches.id")
 	}
 	// Probes per match (EXISTS) rather than gathered sets: the matches
 	// are few next to a repository's or a site's issues.
