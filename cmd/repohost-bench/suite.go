@@ -77,8 +77,8 @@ func scenarios(ds *Dataset) []scenario {
 		{name: "issue search (all repos)", method: "GET", paths: []string{"/api/v1/repos/issues/search?limit=50"}, auth: "token"},
 		// A different keyword on each request, each found in as many
 		// issues of either repository (see SearchWord).
-		{name: "keyword search (" + nIssues(ds.BigIssues) + ")", method: "GET", paths: keywordPaths(big+"/issues?limit=50&q="), auth: "token"},
-		{name: "keyword search (" + nIssues(ds.SmallIssues) + ")", method: "GET", paths: keywordPaths(small+"/issues?limit=50&q="), auth: "token"},
+		{name: "keyword search (" + nIssues(ds.BigIssues) + ")", method: "GET", paths: keywordPaths(big + "/issues?limit=50&q="), auth: "token"},
+		{name: "keyword search (" + nIssues(ds.SmallIssues) + ")", method: "GET", paths: keywordPaths(small + "/issues?limit=50&q="), auth: "token"},
 		{name: "keyword search (all repos)", method: "GET", paths: keywordPaths("/api/v1/repos/issues/search?limit=50&q="), auth: "token"},
 		// The small repository's list while issues are created in the big
 		// one: a write elsewhere should not cost this list its kept pages.
