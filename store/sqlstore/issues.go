@@ -77,6 +77,9 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 	if _, ok := ctx.Value(txKey{}).(*txState); !ok {
 		return errNoTx
 	}
+	// Everything written here is a row of the issue's repository: lists
+	// kept for other repositories stay (see repoWrite).
+	ctx = repoWrite(ctx, is.RepoID)
 	if !s.d.usesPostgres() {
 		idx, err := s.NextIndex(ctx, is.RepoID)
 		if err != nil {
@@ -108,6 +111,7 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 
 // createNumbered is CreateNumbered's one statement on PostgreSQL.
 func (s issueStore) createNumbered(ctx context.Context, is *store.Issue, total, closed int64, evs []*store.Event) error {
+	ctx = repoWrite(ctx, is.RepoID)
 	// The counter is taken first, then the repository row, as NextIndex
 	// and AdjustRepoCounts take them; the issue is inserted only if both
 	// rows exist, and the events only with the issue. One row comes back
