@@ -169,6 +169,15 @@ func TestIssueListKeptUnderWritesElsewhere(t *testing.T) {
 	n := a.Statements()
 	a.Do(http.MethodGet, quiet, nil, al).Expect(t, http.StatusOK)
 	hit := a.Statements() - n
+	// A rendering (another key of the same list) runs more: an answer
+	// served with fewer was kept. (A statement of the event consumers may
+	// be counted beside a kept answer.)
+	n = a.Statements()
+	a.Do(http.MethodGet, quiet+"&state=all", nil, al).Expect(t, http.StatusOK)
+	rendered := a.Statements() - n
+	if rendered <= hit+1 {
+		t.Fatalf("a rendering ran %d statements, a kept answer %d", rendered, hit)
+	}
 	a.Do(http.MethodGet, busy, nil, al).Expect(t, http.StatusOK)
 	// A kept answer lives for the cache's TTL: only the rounds that took
 	// less tell anything, and a slow machine may need a few.
@@ -182,8 +191,8 @@ func TestIssueListKeptUnderWritesElsewhere(t *testing.T) {
 		got := a.Statements() - n
 		if time.Since(start) < sqlstore.DefaultCacheTTL {
 			checked++
-			if got > hit || !bytes.Equal(again.Body, first.Body) {
-				t.Fatalf("after an issue created elsewhere, the kept list ran %d statements (a kept answer %d)", got, hit)
+			if got >= rendered || !bytes.Equal(again.Body, first.Body) {
+				t.Fatalf("after an issue created elsewhere, the kept list ran %d statements (a kept answer %d, a rendering %d)", got, hit, rendered)
 			}
 		}
 		var l []*models.Issue
