@@ -10,6 +10,7 @@ import (
 
 	"repohost/apitest"
 	"repohost/models"
+	"repohost/store/sqlstore"
 )
 
 // TestIssueListCacheFollowsChanges: a server keeping rendered issue lists
@@ -149,4 +150,69 @@ func TestIssueListCacheFollowsChanges(t *testing.T) {
 		}
 		list(path, al)
 	})
+}
+
+// TestIssueListKeptUnderWritesElsewhere: an issue created in one
+// repository does not retire the kept lists of another (the repeated list
+// of pub runs no statement beyond a kept answer's), while the list of the
+// repository written to shows the new issue at once.
+func TestIssueListKeptUnderWritesElsewhere(t *testing.T) {
+	t.Parallel()
+	a := apitest.NewCached(t)
+	alice := a.CreateUser("alice", false)
+	al := apitest.Basic(alice)
+	roCreateRepo(t, a, al, map[string]any{"name": "pub"})
+	roCreateRepo(t, a, al, map[string]any{"name": "busy"})
+	isCreate(t, a, "alice/pub", al, map[string]any{"title": "one"})
+	const quiet, busy = "repos/alice/pub/issues?limit=50", "repos/alice/busy/issues?limit=50"
+	first := a.Do(http.MethodGet, quiet, nil, al).Expect(t, http.StatusOK)
+	n := a.Statements()
+	a.Do(http.MethodGet, quiet, nil, al).Expect(t, http.StatusOK)
+	hit := a.Statements() - n
+	// A rendering (another key of the same list) runs more: an answer
+	// served with fewer was kept. (A statement of the event consumers may
+	// be counted beside a kept answer.)
+	n = a.Statements()
+	a.Do(http.MethodGet, quiet+"&state=all", nil, al).Expect(t, http.StatusOK)
+	rendered := a.Statements() - n
+	if rendered <= hit+1 {
+		t.Fatalf("a rendering ran %d statements, a kept answer %d", rendered, hit)
+	}
+	a.Do(http.MethodGet, busy, nil, al).Expect(t, http.StatusOK)
+	// A kept answer lives for the cache's TTL: only the rounds that took
+	// less tell anything, and a slow machine may need a few.
+	checked := 0
+	for i := 0; i < 10 && checked < 3; i++ {
+		// A key of its own (the same list), so the answer is rendered
+		// and kept now, not served from an older entry about to expire.
+		path := fmt.Sprintf("repos/alice/pub/issues?limit=%d", 49-i)
+		start := time.Now()
+		a.Do(http.MethodGet, path, nil, al).Expect(t, http.StatusOK)
+		isCreate(t, a, "alice/busy", al, map[string]any{"title": fmt.Sprint("busy ", i)})
+		n = a.Statements()
+		again := a.Do(http.MethodGet, path, nil, al).Expect(t, http.StatusOK)
+		got := a.Statements() - n
+		if time.Since(start) < sqlstore.DefaultCacheTTL {
+			checked++
+			if got >= rendered || !bytes.Equal(again.Body, first.Body) {
+				t.Fatalf("after an issue created elsewhere, the kept list ran %d statements (a kept answer %d, a rendering %d)", got, hit, rendered)
+			}
+		}
+		var l []*models.Issue
+		a.Do(http.MethodGet, busy, nil, al).Expect(t, http.StatusOK).JSON(t, &l)
+		if len(l) != i+1 {
+			t.Fatalf("the list of the repository written to shows %d issues, want %d", len(l), i+1)
+		}
+	}
+	if checked == 0 {
+		t.Fatalf("no round within the cache's TTL of %s", sqlstore.DefaultCacheTTL)
+	}
+	// A change not confined to one repository still retires it.
+	a.Do(http.MethodPatch, "repos/alice/pub", map[string]any{"description": "d"}, al).Expect(t, http.StatusOK)
+	isCreate(t, a, "alice/pub", al, map[string]any{"title": "two"})
+	var l []*models.Issue
+	a.Do(http.MethodGet, quiet, nil, al).Expect(t, http.StatusOK).JSON(t, &l)
+	if len(l) != 2 {
+		t.Fatalf("the quiet list after its own write: %d issues", len(l))
+	}
 }

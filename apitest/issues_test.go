@@ -511,7 +511,7 @@ func TestIssueList(t *testing.T) {
 	list("?milestones=v1", 1)
 	list(fmt.Sprintf("?milestones=%d", ms.ID), 1)
 	list("?q=COLOR", 2)
-	list("?q=%25", 3) // a literal %, not a wildcard
+	list("?q=%25") // punctuation is no word: it matches nothing, and is no wildcard
 	list("?created_by=bob", 3)
 	list("?assigned_by=alice", 2)
 	list("?mentioned_by=alice", 3)

@@ -114,7 +114,8 @@ type outcome struct {
 //   - a write is reported failed only if it did not happen: every issue that
 //     exists was answered 201 with its number, and every 201 exists;
 //   - the counters are exact: num_issues is the number of issues, numbers
-//     are dense from 1, the counter doctor finds no drift.
+//     are dense from 1, the counter doctor finds no drift;
+//   - the full-text issue index agrees with every issue's text.
 //
 // It runs on a cluster of its own, never the shared one the other
 // packages' tests use at the same time.
@@ -307,6 +308,21 @@ func TestOutageRestartUnderWriteLoad(t *testing.T) {
 	for name, bad := range drift {
 		if bad != 0 {
 			t.Errorf("%s: %d rows disagree with COUNT(*)", name, bad)
+		}
+	}
+	// The full-text index was written in the creates' transactions: it
+	// agrees with every issue's text, and each issue is found by its
+	// title.
+	if bad, err := e.DB.Issues().CheckSearchIndex(ctx); err != nil || bad != 0 {
+		t.Errorf("issue index after the restarts: %d entries disagree (%v)", bad, err)
+	}
+	for _, is := range issues {
+		found, _, err := e.DB.Issues().List(ctx, store.IssueFilter{RepoID: repo.ID, Keyword: is.Title}, store.Page{Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(found, func(f *store.Issue) bool { return f.ID == is.ID }) {
+			t.Errorf("issue #%d %q not found by its title after the restarts", is.Index, is.Title)
 		}
 	}
 }

@@ -260,6 +260,13 @@ type IssueStore interface {
 	// (and repositories.num_releases) to the count of the rows it
 	// summarises, and returns, per counter, how many rows it corrected.
 	RecountCounters(ctx context.Context) (map[string]int64, error)
+	// Reindex rebuilds the full-text index of issue titles, bodies and
+	// comments from their rows. The database keeps the index in the
+	// transactions that write the text; this is for operators.
+	Reindex(ctx context.Context) error
+	// CheckSearchIndex counts entries of the full-text index that
+	// disagree with the text they index (0 when it is current).
+	CheckSearchIndex(ctx context.Context) (int64, error)
 }
 
 // CommentStore reads and writes comments.

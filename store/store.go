@@ -51,9 +51,20 @@ type Page struct {
 // Generation was taken is current while it is unchanged; across processes
 // sharing the database nothing is told, and an answer may be served for at
 // most TTL.
+//
+// An answer read from one repository's rows may follow a finer rule:
+// Shared grows with every change not confined to one repository, and
+// Repo(id) with the changes confined to repository id (the issue
+// tracker's rows of that repository, its counters), so that a write in
+// one repository does not retire what was read from another. Repo may
+// also grow with another repository's changes (repositories share
+// counters), never miss one of id's. Shared is taken before anything the
+// answer is read from, Repo(id) before the repository's own rows.
 type Watch struct {
 	TTL        time.Duration
 	Generation func() uint64
+	Shared     func() uint64
+	Repo       func(repoID int64) uint64
 }
 
 // Store bundles every aggregate's store. The GORM implementation satisfies it.

@@ -207,6 +207,18 @@ func seed(ctx context.Context, dsn, dataDir string, spec seedSpec) (*Dataset, er
 	return ds, nil
 }
 
+// SearchCarriers is how many issues of a seeded repository carry a search
+// word, and SearchWords how many words there are: each word is in
+// SearchCarriers/SearchWords issues of each repository.
+const (
+	SearchCarriers = 1000
+	SearchWords    = 100
+)
+
+// SearchWord is the search word of the k-th carrier; none is the prefix
+// of another word of the seed.
+func SearchWord(k int) string { return fmt.Sprintf("zkw%03d", k%SearchWords) }
+
 // seedIssues writes n issues of r with labels, milestones, assignees and a
 // few comments, and every counter that summarises them.
 func seedIssues(ctx context.Context, db *sqlstore.DB, rng *rand.Rand, r *store.Repository, n int, posters []*store.User, base time.Time) error {
@@ -226,10 +238,18 @@ func seedIssues(ctx context.Context, db *sqlstore.DB, rng *rand.Rand, r *store.R
 	}
 	issues := make([]*store.Issue, n)
 	var closed int64
+	// At most SearchCarriers issues, spread over the repository's
+	// history, carry a search word (SearchWord), so that a keyword finds
+	// as many issues in a repository of 100,000 as in one of 1,000.
+	every := max(1, n/SearchCarriers)
 	for i := range issues {
 		t := base.Add(time.Duration(i) * time.Minute)
+		body := "Steps to reproduce:\n\n1. seed\n2. measure\n"
+		if i%every == 0 {
+			body += "Seen with " + SearchWord(i/every) + ".\n"
+		}
 		is := &store.Issue{RepoID: r.ID, Index: int64(i + 1), PosterID: posters[rng.IntN(len(posters))].ID,
-			Title: fmt.Sprintf("Issue number %d of %s", i+1, r.Name), Body: "Steps to reproduce:\n\n1. seed\n2. measure\n",
+			Title: fmt.Sprintf("Issue number %d of %s", i+1, r.Name), Body: body,
 			CreatedAt: t, UpdatedAt: t}
 		if i%5 == 4 {
 			is.IsClosed, is.ClosedAt = true, &t

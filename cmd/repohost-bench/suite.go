@@ -30,6 +30,21 @@ type scenario struct {
 	paths  []string
 	body   string
 	auth   string // "token", "basic" or "" (anonymous)
+	// background, when set, is sent to repohost from backgroundConc
+	// connections while the scenario is measured there (not on the floor).
+	background *scenario
+}
+
+// backgroundConc is how many connections send a scenario's background.
+const backgroundConc = 2
+
+// keywordPaths is prefix followed by each search word of the seed.
+func keywordPaths(prefix string) []string {
+	out := make([]string, SearchWords)
+	for i := range out {
+		out[i] = prefix + SearchWord(i)
+	}
+	return out
 }
 
 func scenarios(ds *Dataset) []scenario {
@@ -60,6 +75,17 @@ func scenarios(ds *Dataset) []scenario {
 			paths: []string{fmt.Sprintf("%s/issues?state=all&limit=50&page=%d", big, lastIssuePage)}, auth: "token"},
 		{name: "50-issue list, label filter", method: "GET", paths: []string{big + "/issues?limit=50&labels=label-3"}, auth: "token"},
 		{name: "issue search (all repos)", method: "GET", paths: []string{"/api/v1/repos/issues/search?limit=50"}, auth: "token"},
+		// A different keyword on each request, each found in as many
+		// issues of either repository (see SearchWord).
+		{name: "keyword search (" + nIssues(ds.BigIssues) + ")", method: "GET", paths: keywordPaths(big + "/issues?limit=50&q="), auth: "token"},
+		{name: "keyword search (" + nIssues(ds.SmallIssues) + ")", method: "GET", paths: keywordPaths(small + "/issues?limit=50&q="), auth: "token"},
+		{name: "keyword search (all repos)", method: "GET", paths: keywordPaths("/api/v1/repos/issues/search?limit=50&q="), auth: "token"},
+		// The small repository's list while issues are created in the big
+		// one: a write elsewhere should not cost this list its kept pages.
+		{name: "50-issue list (" + nIssues(ds.SmallIssues) + "), creates in another", method: "GET",
+			paths: []string{small + "/issues?limit=50"}, auth: "token",
+			background: &scenario{method: "POST", paths: []string{big + "/issues"},
+				body: `{"title":"benchmark issue","body":"created beside a list"}`, auth: "token"}},
 		{name: "comment list (5 comments)", method: "GET", paths: []string{big + "/issues/7/comments"}, auth: "token"},
 		{name: fmt.Sprintf("30-repository list (%d repos)", ds.UserRepos), method: "GET", paths: []string{"/api/v1/users/" + u + "/repos"}, auth: "token"},
 		{name: fmt.Sprintf("30-repository list, page %d", lastRepoPage), method: "GET",
@@ -182,7 +208,23 @@ func suiteCmd(args []string) error {
 			}
 			return g.run(*conc, *dur)
 		}
+		var bg *result
+		var bgDone chan struct{}
+		note := ""
+		if b := s.background; b != nil {
+			g := &generator{client: client, base: *base, target: target{method: b.method, paths: b.paths, body: []byte(b.body), auth: authOf(*b)}}
+			bgDone = make(chan struct{})
+			go func() { defer close(bgDone); bg = g.run(backgroundConc, *warm+*dur) }()
+		}
 		got := measure(*base)
+		if bgDone != nil {
+			<-bgDone
+			if bg.errors > 0 {
+				got.errors += bg.errors
+				got.firstError = "background: " + bg.firstError
+			}
+			note = fmt.Sprintf("  (with %.0f background requests/s: %s %s)\n", bg.rate(), s.background.method, s.background.paths[0])
+		}
 		floor := measure(floorBase)
 		rate, floorRate := got.rate(), floor.rate()
 		share := "-"
@@ -196,6 +238,7 @@ func suiteCmd(args []string) error {
 		}
 		fmt.Printf("%-40s %9.0f %9s %9s %9.0f %8s %s\n", s.name, rate, fmtDur(got.hist.quantile(0.5)),
 			fmtDur(got.hist.quantile(0.99)), floorRate, share, errs)
+		fmt.Print(note)
 	}
 	if *pid > 0 {
 		fmt.Printf("\nrepohost memory after the load: %s\n", memoryOf(*pid))

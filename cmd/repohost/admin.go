@@ -248,6 +248,35 @@ func listNotices(args []string, log *slog.Logger) error {
 	})
 }
 
+// reindexIssues rebuilds the full-text index of issues and comments. The
+// database keeps that index in the transactions that write the text, so
+// this is for an operator who doubts it (after restoring a partial backup,
+// say); --check only reports how many entries disagree with their text.
+func reindexIssues(args []string, log *slog.Logger) error {
+	var check bool
+	return adminCommand("reindex-issues", args, log, func(fs *flag.FlagSet) func() error {
+		fs.BoolVar(&check, "check", false, "only report entries of the index that disagree with their text")
+		return func() error { return nil }
+	}, func(ctx context.Context, d *app.Deps, _ impl.Services) error {
+		if !check {
+			start := time.Now()
+			if err := d.Store.Issues().Reindex(ctx); err != nil {
+				return err
+			}
+			fmt.Printf("issue index rebuilt in %s\n", time.Since(start).Round(time.Millisecond))
+		}
+		bad, err := d.Store.Issues().CheckSearchIndex(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%d entries of the issue index disagree with their text\n", bad)
+		if bad > 0 {
+			return fmt.Errorf("issue index: %d entries out of date (run repohost admin reindex-issues)", bad)
+		}
+		return nil
+	})
+}
+
 func listEventQueues(args []string, log *slog.Logger) error {
 	return adminCommand("events queues", args, log, func(*flag.FlagSet) func() error {
 		return func() error { return nil }

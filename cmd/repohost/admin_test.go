@@ -42,6 +42,10 @@ func TestAdminCommands(t *testing.T) {
 	fails(`no repository "root/none"`, "admin", "repo-sync-releases", "--repo", "root/none")
 	fails("want owner/name", "admin", "repo-sync-releases", "--repo", "justone")
 
+	ok("admin", "reindex-issues")
+	ok("admin", "reindex-issues", "--check")
+	fails("unexpected argument", "admin", "reindex-issues", "now")
+
 	ok("admin", "notices")
 	fails("at least 1", "admin", "notices", "--limit", "0")
 

@@ -46,6 +46,7 @@ const usage = `usage:
   repohost admin repo-sync-releases [--repo OWNER/NAME]
   repohost admin notices [--limit N]
   repohost admin events queues
+  repohost admin reindex-issues [--check]
   repohost admin events dead-letters [--consumer NAME] [--limit N]
   repohost admin events retry (--id N | --all [--consumer NAME])
   (every admin command also takes --data DIR, --db DSN and --secret-key KEY)
@@ -109,6 +110,8 @@ func run(args []string, log *slog.Logger) error {
 		return syncReleases(args[2:], log)
 	case len(args) >= 2 && args[0] == "admin" && args[1] == "notices":
 		return listNotices(args[2:], log)
+	case len(args) >= 2 && args[0] == "admin" && args[1] == "reindex-issues":
+		return reindexIssues(args[2:], log)
 	case len(args) >= 3 && args[0] == "admin" && args[1] == "events":
 		switch args[2] {
 		case "queues":

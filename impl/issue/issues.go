@@ -169,8 +169,9 @@ func (s Service) filterUser(ctx context.Context, p *auth.Principal, name *string
 func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIssuesParams) middleware.Responder {
 	p := auth.FromContext(ctx)
 	s := h.svc()
-	// Before anything the answer is read from, access included.
-	gen := h.IssueLists.Generation()
+	// Before anything the answer is read from, access included; the
+	// repository's own part is taken once it is known (repoList).
+	shared := h.IssueLists.Shared()
 	r, _, err := s.Tracker(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
@@ -202,7 +203,7 @@ func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIss
 		Filter             store.IssueFilter
 		Labels, Milestones *string
 	}{f, params.Labels, params.Milestones}
-	return s.repoList(params.HTTPRequest, gen, base, viewer, query, pg, func() ([]*models.Issue, int64, error) {
+	return s.repoList(params.HTTPRequest, shared, r.ID, base, viewer, query, pg, func() ([]*models.Issue, int64, error) {
 		if err := s.labelFilter(ctx, r, params.Labels, &f); err != nil {
 			return nil, 0, err
 		}

@@ -16,13 +16,14 @@ import (
 // from the rendered lists kept in Deps.IssueLists when it holds the answer.
 // query is the list's filter (the repository's id included), as plain
 // data: everything render reads besides the tables app.IssueListTables and
-// the page. The caller has already checked access, after taking gen, the
-// lists' generation (listcache.Cache.Generation): an answer rendered here
-// is kept only while nothing it was read from has changed since.
-func (s Service) repoList(req *http.Request, gen uint64, base string, viewer *store.User, query any, pg paging.Params,
+// the page. The caller has already checked access, after taking shared
+// (listcache.Cache.Shared): an answer rendered here is kept only while
+// nothing it was read from has changed since, and a write confined to
+// another repository does not retire it.
+func (s Service) repoList(req *http.Request, shared uint64, repoID int64, base string, viewer *store.User, query any, pg paging.Params,
 	render func() ([]*models.Issue, int64, error)) middleware.Responder {
 	link := func(total int64) string { return paging.Link(req, pg, total) }
-	r, err := s.IssueLists.Serve(listKey(base, viewer, query, pg), gen, link, func() (middleware.Responder, int64, error) {
+	r, err := s.IssueLists.ServeRepo(repoID, shared, listKey(base, viewer, query, pg), link, func() (middleware.Responder, int64, error) {
 		out, total, err := render()
 		if err != nil {
 			return nil, 0, err

@@ -51,6 +51,9 @@ type entry struct {
 	Answer
 	gen     uint64
 	expires time.Time
+	// repo is the repository whose rows the answer was read from besides
+	// shared ones (ServeRepo), 0 for an answer that follows every write.
+	repo int64
 }
 
 // New builds a cache over st's watch of tables, every table the lists it
@@ -76,6 +79,28 @@ func (c *Cache) Generation() uint64 {
 	return c.watch.Generation()
 }
 
+// Shared is taken, for an answer read from one repository's rows
+// (ServeRepo), before anything it is read from, the repository and the
+// caller's access included: it follows the changes not confined to one
+// repository.
+func (c *Cache) Shared() uint64 {
+	if c == nil {
+		return 0
+	}
+	if c.watch.Shared == nil {
+		return c.watch.Generation()
+	}
+	return c.watch.Shared()
+}
+
+// current is the generation an entry of repo (0: of none) is kept in.
+func (c *Cache) current(repo int64) uint64 {
+	if repo == 0 || c.watch.Shared == nil || c.watch.Repo == nil {
+		return c.watch.Generation()
+	}
+	return c.watch.Shared() + c.watch.Repo(repo)
+}
+
 // Get returns the answer under key while it is current.
 func (c *Cache) Get(key string) (Answer, bool) {
 	if c == nil {
@@ -84,7 +109,7 @@ func (c *Cache) Get(key string) (Answer, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
-	if !ok || e.gen != c.watch.Generation() || !c.now().Before(e.expires) {
+	if !ok || e.gen != c.current(e.repo) || !c.now().Before(e.expires) {
 		return Answer{}, false
 	}
 	return e.Answer, true
@@ -94,12 +119,17 @@ func (c *Cache) Get(key string) (Answer, bool) {
 // watched table has changed since (a was then perhaps read from rows being
 // replaced). The body must not be changed afterwards.
 func (c *Cache) Put(key string, gen uint64, a Answer) {
+	c.put(key, 0, gen, a)
+}
+
+// put is Put for an answer of repo (0: of none), gen taken by repoGen.
+func (c *Cache) put(key string, repo int64, gen uint64, a Answer) {
 	if c == nil || len(a.Body) > MaxEntrySize {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.watch.Generation() != gen {
+	if c.current(repo) != gen {
 		return
 	}
 	now := c.now()
@@ -112,7 +142,7 @@ func (c *Cache) Put(key string, gen uint64, a Answer) {
 		// rendering) until an eighth of the room is free, so that a full
 		// cache is not walked on every store.
 		for k, e := range c.entries {
-			if e.gen != gen || !now.Before(e.expires) {
+			if e.gen != c.current(e.repo) || !now.Before(e.expires) {
 				c.bytes -= len(e.Body)
 				delete(c.entries, k)
 			}
@@ -125,7 +155,7 @@ func (c *Cache) Put(key string, gen uint64, a Answer) {
 			delete(c.entries, k)
 		}
 	}
-	c.entries[key] = &entry{Answer: a, gen: gen, expires: now.Add(c.watch.TTL)}
+	c.entries[key] = &entry{Answer: a, gen: gen, expires: now.Add(c.watch.TTL), repo: repo}
 	c.bytes += len(a.Body)
 }
 
@@ -149,6 +179,31 @@ func Key(parts any) string {
 // anything the answer is read from, the caller's access included.
 func (c *Cache) Serve(key string, gen uint64, link func(total int64) string,
 	render func() (middleware.Responder, int64, error)) (middleware.Responder, error) {
+	return c.serve(key, 0, gen, link, render)
+}
+
+// ServeRepo is Serve for an answer read from repository repoID's rows and
+// from shared ones only (users, the repository itself): it is retired by
+// the changes not confined to one repository and by those of repoID (and
+// of the repositories sharing its stripe), not by a write confined to
+// another repository. shared was taken (Shared) before anything the answer
+// is read from; ServeRepo must be called before the repository's own rows
+// are read, which render does.
+func (c *Cache) ServeRepo(repoID int64, shared uint64, key string, link func(total int64) string,
+	render func() (middleware.Responder, int64, error)) (middleware.Responder, error) {
+	gen := shared
+	if c != nil {
+		if c.watch.Shared == nil || c.watch.Repo == nil {
+			repoID = 0
+		} else {
+			gen += c.watch.Repo(repoID)
+		}
+	}
+	return c.serve(key, repoID, gen, link, render)
+}
+
+func (c *Cache) serve(key string, repo int64, gen uint64, link func(total int64) string,
+	render func() (middleware.Responder, int64, error)) (middleware.Responder, error) {
 	if c != nil {
 		if a, ok := c.Get(key); ok {
 			return cached{a, link(a.Total)}, nil
@@ -161,7 +216,7 @@ func (c *Cache) Serve(key string, gen uint64, link func(total int64) string,
 	return middleware.ResponderFunc(func(rw http.ResponseWriter, p runtime.Producer) {
 		tee := &teeWriter{ResponseWriter: rw}
 		ok.WriteResponse(tee, p)
-		c.Put(key, gen, Answer{Body: tee.body.Bytes(), Total: total})
+		c.put(key, repo, gen, Answer{Body: tee.body.Bytes(), Total: total})
 	}), nil
 }
 

@@ -113,3 +113,54 @@ func TestServeWritesWhatItKept(t *testing.T) {
 		t.Error("a failed rendering was not reported")
 	}
 }
+
+// TestServeRepo: an answer of one repository is retired by a change of
+// that repository or a shared one, not by another repository's; one
+// rendered across a change of its repository is not kept.
+func TestServeRepo(t *testing.T) {
+	var shared atomic.Uint64
+	repos := map[int64]*atomic.Uint64{1: {}, 2: {}}
+	c := newCache(store.Watch{TTL: time.Minute, Generation: func() uint64 { return shared.Load() + repos[1].Load() + repos[2].Load() },
+		Shared: shared.Load, Repo: func(id int64) uint64 { return repos[id].Load() }})
+	renders := 0
+	serve := func(repo int64, during func()) {
+		t.Helper()
+		r, err := c.ServeRepo(repo, c.Shared(), fmt.Sprint("k", repo), func(int64) string { return "" },
+			func() (middleware.Responder, int64, error) {
+				renders++
+				if during != nil {
+					during()
+				}
+				return middleware.ResponderFunc(func(rw http.ResponseWriter, _ runtime.Producer) {
+					rw.WriteHeader(http.StatusOK)
+					_, _ = rw.Write([]byte(`[]`))
+				}), 0, nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.WriteResponse(httptest.NewRecorder(), runtime.JSONProducer())
+	}
+	expect := func(what string, want int) {
+		t.Helper()
+		if renders != want {
+			t.Errorf("%s: %d renderings, want %d", what, renders, want)
+		}
+	}
+	serve(1, nil)
+	serve(1, nil)
+	expect("kept", 1)
+	repos[2].Add(1)
+	serve(1, nil)
+	expect("after a write in another repository", 1)
+	repos[1].Add(1)
+	serve(1, nil)
+	expect("after a write in the repository", 2)
+	shared.Add(1)
+	serve(1, nil)
+	expect("after a shared write", 3)
+	repos[1].Add(1)
+	serve(1, func() { repos[1].Add(1) })
+	serve(1, nil)
+	expect("rendered across a write in the repository", 5)
+}

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"regexp"
 	"strings"
 	"sync"
@@ -80,6 +81,33 @@ func counterWrite(ctx context.Context, repoID int64) context.Context {
 	return context.WithValue(ctx, counterWriteKey{}, repoID)
 }
 
+// repoWriteKey marks a statement's context: whatever the statement writes
+// to the issue tracker's tables (scopedTables) is a row of one repository
+// (the value, its id). Such a write retires what the read cache read from
+// those tables as any write does, but for a watch (store.Watch.Repo) only
+// the answers read from that repository: a list of repository A's issues
+// stays kept while issues are created in repository B. A marked statement
+// that writes any other cached table counts as unconfined.
+type repoWriteKey struct{}
+
+// repoWrite is ctx for statements whose writes are confined to repository
+// repoID's rows.
+func repoWrite(ctx context.Context, repoID int64) context.Context {
+	return context.WithValue(ctx, repoWriteKey{}, repoID)
+}
+
+// scopedTables are the tables whose rows each belong to one repository's
+// issue tracker.
+const scopedTables = tIssues | tComments | tLabels | tIssueLabels | tMilestones | tAssignees | tMentions | tPulls |
+	tProjects | tProjectIssues | tReactions
+
+// scopedWrite is a write confined to one repository, remembered until its
+// transaction ends.
+type scopedWrite struct {
+	repo   int64
+	tables int
+}
+
 // readCache holds the rows the hottest lookups return (a token with its
 // user, a repository with its owner, a user by name or id), for the requests
 // of every route that start with the same few lookups.
@@ -101,6 +129,11 @@ type readCache struct {
 	gens [numTables]atomic.Uint64
 	// rows counts the counter writes of repositories, by stripe.
 	rows [rowStripes]atomic.Uint64
+	// shared counts, per table, the writes not confined to one
+	// repository; scoped the confined ones, by the repository's stripe
+	// (store.Watch.Shared and Repo). Every write also counts in gens.
+	shared [numTables]atomic.Uint64
+	scoped [rowStripes]atomic.Uint64
 	// targets remembers writtenTables of the statements seen.
 	targets writeTargets
 
@@ -266,20 +299,56 @@ func (c *readCache) invalidate(tables int) {
 	for i := range c.gens {
 		if tables&(1<<i) != 0 {
 			c.gens[i].Add(1)
+			c.shared[i].Add(1)
 		}
 	}
 }
 
+// invalidateRepo retires every entry read from one of tables, and for a
+// watch only what was read from repository repo's rows (and its stripe's).
+func (c *readCache) invalidateRepo(tables int, repo int64) {
+	if c == nil || tables == 0 {
+		return
+	}
+	for i := range c.gens {
+		if tables&(1<<i) != 0 {
+			c.gens[i].Add(1)
+		}
+	}
+	c.scoped[uint64(repo)%rowStripes].Add(1)
+}
+
 // countersChanged retires the entries holding the counters of the
-// repositories ids, and what watches repositories.
+// repositories ids, and what watches repositories (for a watch of one
+// repository, only when it is one of ids or shares its stripe).
 func (c *readCache) countersChanged(ids []int64) {
 	if c == nil || len(ids) == 0 {
 		return
 	}
-	c.invalidate(tRepoCounts)
+	c.gens[bitIndex(tRepoCounts)].Add(1)
 	for _, id := range ids {
 		c.rows[uint64(id)%rowStripes].Add(1)
 	}
+}
+
+// bitIndex is the position of a table's bit.
+func bitIndex(bit int) int { return bits.TrailingZeros(uint(bit)) }
+
+// sumShared is sum over the unconfined writes.
+func (c *readCache) sumShared(tables int) uint64 {
+	var n uint64
+	for i := range c.shared {
+		if tables&(1<<i) != 0 {
+			n += c.shared[i].Load()
+		}
+	}
+	return n
+}
+
+// sumRepo counts the confined writes and counter moves of repo's stripe.
+func (c *readCache) sumRepo(repo int64) uint64 {
+	stripe := uint64(repo) % rowStripes
+	return c.scoped[stripe].Load() + c.rows[stripe].Load()
 }
 
 // writtenTables names the cached tables a statement may have changed: the
@@ -346,6 +415,13 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 				state.counters = append(state.counters, id)
 			}
 		}
+		if repo, ok := db.Statement.Context.Value(repoWriteKey{}).(int64); ok && tables&^scopedTables == 0 {
+			c.invalidateRepo(tables, repo)
+			if state != nil {
+				state.scoped = append(state.scoped, scopedWrite{repo, tables})
+			}
+			return
+		}
 		c.invalidate(tables)
 		if state != nil {
 			state.wrote |= tables
@@ -386,6 +462,9 @@ func (c *readCache) committed(state *txState) {
 	if c != nil {
 		c.invalidate(state.wrote)
 		c.countersChanged(state.counters)
+		for _, w := range state.scoped {
+			c.invalidateRepo(w.tables, w.repo)
+		}
 	}
 }
 
@@ -510,5 +589,7 @@ func (d *DB) Watch(tables ...string) (store.Watch, bool, error) {
 	if c == nil {
 		return store.Watch{}, false, nil
 	}
-	return store.Watch{TTL: c.ttl, Generation: func() uint64 { return c.sum(mask) }}, true, nil
+	return store.Watch{TTL: c.ttl, Generation: func() uint64 { return c.sum(mask) },
+		Shared: func() uint64 { return c.sumShared(mask &^ tRepoCounts) },
+		Repo:   func(repo int64) uint64 { return c.sumRepo(repo) }}, true, nil
 }

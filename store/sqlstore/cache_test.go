@@ -344,3 +344,53 @@ func TestCounterWritesRetireTheirRepository(t *testing.T) {
 		t.Errorf("after a fork: %d forks", r.NumForks)
 	}
 }
+
+// TestWatchOfOneRepository: an issue created in repository b (in a
+// transaction, as the issue service does) moves the generation of every
+// watcher and b's part of a watch of one repository, but neither the
+// shared part nor a's; a write not confined to one repository (a label
+// created through the store, which is not marked) moves the shared part.
+func TestWatchOfOneRepository(t *testing.T) {
+	t.Parallel()
+	d := openCached(t)
+	ctx := context.Background()
+	w, ok, err := d.Watch("issues", "comments", "labels", "issue_labels", "users", "repositories")
+	if err != nil || !ok || w.Shared == nil || w.Repo == nil {
+		t.Fatalf("watch: %v %v", ok, err)
+	}
+	u := &store.User{Name: "ann", Email: "ann@example.com", IsActive: true, MaxRepoCreation: -1}
+	if err := d.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	var repos []*store.Repository
+	for i := 0; i < 2; i++ {
+		r := &store.Repository{OwnerID: u.ID, Name: fmt.Sprint("r", i), DefaultBranch: "main", HasIssues: true}
+		if err := d.Repos().Create(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		repos = append(repos, r)
+	}
+	a, b := repos[0], repos[1]
+	if a.ID%rowStripes == b.ID%rowStripes {
+		t.Fatal("the two repositories share a stripe")
+	}
+	all, shared, ofA, ofB := w.Generation(), w.Shared(), w.Repo(a.ID), w.Repo(b.ID)
+	err = d.WithTx(ctx, func(ctx context.Context) error {
+		return d.Issues().CreateNumbered(ctx, &store.Issue{RepoID: b.ID, PosterID: u.ID, Title: "t"}, 1, 0)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Generation() == all || w.Repo(b.ID) == ofB {
+		t.Error("an issue created in b did not move the generation or b's part")
+	}
+	if w.Shared() != shared || w.Repo(a.ID) != ofA {
+		t.Errorf("an issue created in b moved the shared part (%d→%d) or a's (%d→%d)", shared, w.Shared(), ofA, w.Repo(a.ID))
+	}
+	if err := d.Labels().Create(ctx, &store.Label{RepoID: b.ID, Name: "bug", Color: "#ff0000"}); err != nil {
+		t.Fatal(err)
+	}
+	if w.Shared() == shared {
+		t.Error("a write not marked as confined did not move the shared part")
+	}
+}

@@ -208,6 +208,8 @@ type txState struct {
 	// the repositories whose counters alone it moved (readCache).
 	wrote    int
 	counters []int64
+	// scoped holds the writes confined to one repository (repoWrite).
+	scoped []scopedWrite
 }
 
 // WithTx runs fn in a transaction carried by ctx; a nested call joins the

@@ -63,3 +63,9 @@ func (d *DB) Explain(ctx context.Context, query string, allowSort bool) ([]strin
 	}
 	return []string{plan}, nil
 }
+
+// ExecRaw runs a statement behind the store's back, for tests that damage
+// what the store keeps.
+func (d *DB) ExecRaw(ctx context.Context, query string, args ...any) error {
+	return d.gorm.WithContext(ctx).Exec(query, args...).Error
+}

@@ -77,6 +77,9 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 	if _, ok := ctx.Value(txKey{}).(*txState); !ok {
 		return errNoTx
 	}
+	// Everything written here is a row of the issue's repository: lists
+	// kept for other repositories stay (see repoWrite).
+	ctx = repoWrite(ctx, is.RepoID)
 	if !s.d.usesPostgres() {
 		idx, err := s.NextIndex(ctx, is.RepoID)
 		if err != nil {
@@ -108,6 +111,7 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 
 // createNumbered is CreateNumbered's one statement on PostgreSQL.
 func (s issueStore) createNumbered(ctx context.Context, is *store.Issue, total, closed int64, evs []*store.Event) error {
+	ctx = repoWrite(ctx, is.RepoID)
 	// The counter is taken first, then the repository row, as NextIndex
 	// and AdjustRepoCounts take them; the issue is inserted only if both
 	// rows exist, and the events only with the issue. One row comes back
@@ -448,7 +452,11 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 	// page skips index entries, not rows. The outer statement has no ORDER
 	// BY of its own: the page is put in order here, as it is small.
 	var ids *gorm.DB
-	if driver, rest, ok := byLabel(f); ok {
+	if f.Keyword != "" {
+		// The keyword's matches, sorted (count found some).
+		m, _ := s.matched(ctx, f)
+		ids = m.Select("issues.id").Order(issueOrder.sql(w.reverse))
+	} else if driver, rest, ok := byLabel(f); ok {
 		ids = s.labelled(ctx, driver, rest).Select("il.issue_id").Order(labelledOrder.sql(w.reverse))
 	} else {
 		ids = s.filtered(ctx, f, false).Select("issues.id").Order(issueOrder.sql(w.reverse))
@@ -588,9 +596,13 @@ func (s issueStore) filteredFrom(ctx context.Context, db *gorm.DB, f store.Issue
 			(SELECT m.id FROM milestones m WHERE m.repo_id = issues.repo_id AND m.title IN ?)`, f.MilestoneNames)
 	}
 	if f.Keyword != "" {
-		pat := likePattern(f.Keyword)
-		db = db.Where(`(LOWER(issues.title) LIKE ? ESCAPE '\' OR LOWER(issues.body) LIKE ? ESCAPE '\'
-			OR EXISTS (SELECT 1 FROM comments c WHERE c.issue_id = issues.id AND LOWER(c.body) LIKE ? ESCAPE '\'))`, pat, pat, pat)
+		// Lists start from the matches instead (matched); this form
+		// serves any other reader of a filter with a keyword.
+		if ids := s.keywordMatches(ctx, f); ids != nil {
+			db = db.Where("issues.id IN (?)", ids)
+		} else {
+			db = db.Where("1 = 0")
+		}
 	}
 	if f.UpdatedSince != nil {
 		db = db.Where("issues.updated_at >= ?", *f.UpdatedSince)
@@ -655,6 +667,15 @@ func (s issueStore) count(ctx context.Context, f store.IssueFilter) (int64, erro
 		f.Keyword == "" && f.UpdatedSince == nil && f.UpdatedBefore == nil && f.PosterID == 0 && f.AssigneeID == 0 &&
 		f.MentionedID == 0 && (f.RepoID > 0) != f.AcrossRepos
 	if !plain {
+		if f.Keyword != "" {
+			// The keyword's matches, each held to the other filters.
+			m, ok := s.matched(ctx, f)
+			if !ok {
+				return 0, nil
+			}
+			err := m.Select("COUNT(*)").Scan(&total).Error
+			return total, err
+		}
 		if label, rest, ok := byLabel(f); ok {
 			// Every link of the label is read, and each one's issue by its
 			// key: the count reads no issue without the label.

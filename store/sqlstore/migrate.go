@@ -40,6 +40,7 @@ var migrations = []migration{
 	{18, "one durable job queue for every consumer of the outbox", migrateV18},
 	{20, "comments carry their repository, indexed in conversation order", migrateV20},
 	{21, "review comments record who resolved their conversation", migrateV21},
+	{24, "full-text index of issues and comments, kept by triggers", migrateV24},
 }
 
 type schemaMigration struct {

@@ -115,6 +115,18 @@ func TestListQueryPlans(t *testing.T) {
 			return err
 		}}
 	}
+	// A keyword search reads its matches from the full-text index, each
+	// issue by its key, and sorts them: as many as the keyword finds,
+	// never the repository's or the site's other issues.
+	search := func(name string, flt store.IssueFilter, p store.Page) planCase {
+		c := issues(name, flt, p)
+		c.searched, c.keyed, c.bounded = []string{"issue_search", "comment_search"}, []string{"issues", "comments"}, "the keyword's matches"
+		if strings.HasSuffix(name, "number") {
+			// The issue of that number comes through the numbers' index.
+			c.searched, c.keyed = append(c.searched, "issues"), []string{"comments"}
+		}
+		return c
+	}
 	labelled := func(name string, flt store.IssueFilter, p store.Page) planCase {
 		c := issues(name, flt, p)
 		c.searched, c.keyed = []string{"issue_labels"}, []string{"issues"}
@@ -159,7 +171,23 @@ func TestListQueryPlans(t *testing.T) {
 		issues("issues: mentioned", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, MentionedID: f.bob.ID}, pg),
 		issues("issues: milestone", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, MilestoneIDs: []int64{f.milestone.ID}}, pg),
 		issues("issues: poster", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, PosterID: f.alice.ID}, pg),
-		issues("issues: keyword", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, Keyword: "issue"}, pg),
+		search("issues: keyword", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, Keyword: "issue"}, pg),
+		search("issues: keyword, prefix of two words", store.IssueFilter{RepoID: f.repo.ID, Keyword: "iss 1"}, pg),
+		search("issues: keyword, deep page", store.IssueFilter{RepoID: f.repo.ID, Keyword: "issue"}, deep),
+		search("issues: keyword in comments", store.IssueFilter{RepoID: f.repo.ID, Keyword: "hi"}, pg),
+		search("issues: keyword, number", store.IssueFilter{RepoID: f.repo.ID, Keyword: "#12"}, pg),
+		search("issues: keyword and label", store.IssueFilter{RepoID: f.repo.ID, Keyword: "issue",
+			LabelIDs: [][]int64{{f.label.ID}}}, pg),
+		search("issues: keyword and filters", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, IsPull: &no, Keyword: "issue",
+			LabelNames: []string{"bug"}, MilestoneIDs: []int64{f.milestone.ID}, PosterID: f.alice.ID, AssigneeID: f.alice.ID,
+			MentionedID: f.bob.ID}, pg),
+		search("issues: keyword across repositories", store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no,
+			Keyword: "issue"}, pg),
+		search("issues: keyword across repositories, number", store.IssueFilter{AcrossRepos: true, Viewer: member,
+			Keyword: "12"}, pg),
+		search("issues: keyword across repositories, anonymous", store.IssueFilter{AcrossRepos: true, Keyword: "other"}, pg),
+		search("issues: keyword across repositories, count", store.IssueFilter{AcrossRepos: true, Viewer: member,
+			Keyword: "other"}, store.Page{}),
 		issues("issues: assignee", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, AssigneeID: f.alice.ID}, pg),
 		{name: "issues: search across repositories", ordered: []string{"issues"}, list: func(ctx context.Context) error {
 			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no}, pg)
