@@ -377,7 +377,7 @@ func (h Handlers) RepoMergePullRequest(ctx context.Context, params repository.Re
 	if o == nil || o.Do == nil {
 		return h.Fail(apierr.Validation("[Do]: Required"))
 	}
-	err = h.svc().Merge(ctx, l.p, l.r, l.perm, l.is, l.pr, MergeInput{
+	scheduled, err := h.svc().Merge(ctx, l.p, l.r, l.perm, l.is, l.pr, MergeInput{
 		Style: *o.Do, Title: conv.Value(o.MergeTitleField), Message: conv.Value(o.MergeMessageField),
 		HeadCommitID: conv.Value(o.HeadCommitID), MergeCommitID: conv.Value(o.MergeCommitID),
 		DeleteBranch: conv.Value(o.DeleteBranchAfterMerge), ForceMerge: conv.Value(o.ForceMerge),
@@ -386,5 +386,22 @@ func (h Handlers) RepoMergePullRequest(ctx context.Context, params repository.Re
 	if err != nil {
 		return h.Fail(err)
 	}
+	if scheduled {
+		return repository.NewRepoMergePullRequestCreated()
+	}
 	return repository.NewRepoMergePullRequestOK()
+}
+
+func (h Handlers) RepoCancelScheduledAutoMerge(ctx context.Context, params repository.RepoCancelScheduledAutoMergeParams) middleware.Responder {
+	l, err := h.loadSignedIn(ctx, params.Owner, params.Repo, params.Index)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if l.r.IsArchived {
+		return h.Fail(apierr.RepoArchived())
+	}
+	if err := h.svc().CancelScheduledMerge(ctx, l.p.User, l.perm.IsAdmin(), l.is); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoCancelScheduledAutoMergeNoContent()
 }

@@ -1167,6 +1167,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoAddTopic has not yet been implemented")
 		}),
 
+		RepositoryRepoCancelScheduledAutoMergeHandler: repository.RepoCancelScheduledAutoMergeHandlerFunc(func(params repository.RepoCancelScheduledAutoMergeParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCancelScheduledAutoMerge has not yet been implemented")
+		}),
+
 		RepositoryRepoCheckCollaboratorHandler: repository.RepoCheckCollaboratorHandlerFunc(func(params repository.RepoCheckCollaboratorParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1263,6 +1270,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoCreateRunnerRegistrationToken has not yet been implemented")
+		}),
+
+		RepositoryRepoCreateStatusHandler: repository.RepoCreateStatusHandlerFunc(func(params repository.RepoCreateStatusParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateStatus has not yet been implemented")
 		}),
 
 		RepositoryRepoCreateTagHandler: repository.RepoCreateTagHandlerFunc(func(params repository.RepoCreateTagParams, principal any) middleware.Responder {
@@ -1489,6 +1503,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGetByID has not yet been implemented")
 		}),
 
+		RepositoryRepoGetCombinedStatusByRefHandler: repository.RepoGetCombinedStatusByRefHandlerFunc(func(params repository.RepoGetCombinedStatusByRefParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetCombinedStatusByRef has not yet been implemented")
+		}),
+
 		RepositoryRepoGetContentsHandler: repository.RepoGetContentsHandlerFunc(func(params repository.RepoGetContentsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1711,6 +1732,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoListReleases has not yet been implemented")
+		}),
+
+		RepositoryRepoListStatusesHandler: repository.RepoListStatusesHandlerFunc(func(params repository.RepoListStatusesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListStatuses has not yet been implemented")
+		}),
+
+		RepositoryRepoListStatusesByRefHandler: repository.RepoListStatusesByRefHandlerFunc(func(params repository.RepoListStatusesByRefParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListStatusesByRef has not yet been implemented")
 		}),
 
 		RepositoryRepoListTagsHandler: repository.RepoListTagsHandlerFunc(func(params repository.RepoListTagsParams, principal any) middleware.Responder {
@@ -2588,6 +2623,8 @@ type RepohostAPI struct {
 	RepositoryRepoAddTeamHandler repository.RepoAddTeamHandler
 	// RepositoryRepoAddTopicHandler sets the operation handler for the repo add topic operation
 	RepositoryRepoAddTopicHandler repository.RepoAddTopicHandler
+	// RepositoryRepoCancelScheduledAutoMergeHandler sets the operation handler for the repo cancel scheduled auto merge operation
+	RepositoryRepoCancelScheduledAutoMergeHandler repository.RepoCancelScheduledAutoMergeHandler
 	// RepositoryRepoCheckCollaboratorHandler sets the operation handler for the repo check collaborator operation
 	RepositoryRepoCheckCollaboratorHandler repository.RepoCheckCollaboratorHandler
 	// RepositoryRepoCheckTeamHandler sets the operation handler for the repo check team operation
@@ -2616,6 +2653,8 @@ type RepohostAPI struct {
 	RepositoryRepoCreateReleaseAttachmentHandler repository.RepoCreateReleaseAttachmentHandler
 	// RepositoryRepoCreateRunnerRegistrationTokenHandler sets the operation handler for the repo create runner registration token operation
 	RepositoryRepoCreateRunnerRegistrationTokenHandler repository.RepoCreateRunnerRegistrationTokenHandler
+	// RepositoryRepoCreateStatusHandler sets the operation handler for the repo create status operation
+	RepositoryRepoCreateStatusHandler repository.RepoCreateStatusHandler
 	// RepositoryRepoCreateTagHandler sets the operation handler for the repo create tag operation
 	RepositoryRepoCreateTagHandler repository.RepoCreateTagHandler
 	// RepositoryRepoDeleteHandler sets the operation handler for the repo delete operation
@@ -2680,6 +2719,8 @@ type RepohostAPI struct {
 	RepositoryRepoGetBranchProtectionHandler repository.RepoGetBranchProtectionHandler
 	// RepositoryRepoGetByIDHandler sets the operation handler for the repo get by ID operation
 	RepositoryRepoGetByIDHandler repository.RepoGetByIDHandler
+	// RepositoryRepoGetCombinedStatusByRefHandler sets the operation handler for the repo get combined status by ref operation
+	RepositoryRepoGetCombinedStatusByRefHandler repository.RepoGetCombinedStatusByRefHandler
 	// RepositoryRepoGetContentsHandler sets the operation handler for the repo get contents operation
 	RepositoryRepoGetContentsHandler repository.RepoGetContentsHandler
 	// RepositoryRepoGetContentsListHandler sets the operation handler for the repo get contents list operation
@@ -2744,6 +2785,10 @@ type RepohostAPI struct {
 	RepositoryRepoListReleaseAttachmentsHandler repository.RepoListReleaseAttachmentsHandler
 	// RepositoryRepoListReleasesHandler sets the operation handler for the repo list releases operation
 	RepositoryRepoListReleasesHandler repository.RepoListReleasesHandler
+	// RepositoryRepoListStatusesHandler sets the operation handler for the repo list statuses operation
+	RepositoryRepoListStatusesHandler repository.RepoListStatusesHandler
+	// RepositoryRepoListStatusesByRefHandler sets the operation handler for the repo list statuses by ref operation
+	RepositoryRepoListStatusesByRefHandler repository.RepoListStatusesByRefHandler
 	// RepositoryRepoListTagsHandler sets the operation handler for the repo list tags operation
 	RepositoryRepoListTagsHandler repository.RepoListTagsHandler
 	// RepositoryRepoListTeamsHandler sets the operation handler for the repo list teams operation
@@ -3450,6 +3495,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoAddTopicHandler == nil {
 		unregistered = append(unregistered, "repository.RepoAddTopicHandler")
 	}
+	if o.RepositoryRepoCancelScheduledAutoMergeHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCancelScheduledAutoMergeHandler")
+	}
 	if o.RepositoryRepoCheckCollaboratorHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCheckCollaboratorHandler")
 	}
@@ -3491,6 +3539,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoCreateRunnerRegistrationTokenHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateRunnerRegistrationTokenHandler")
+	}
+	if o.RepositoryRepoCreateStatusHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateStatusHandler")
 	}
 	if o.RepositoryRepoCreateTagHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateTagHandler")
@@ -3588,6 +3639,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoGetByIDHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetByIDHandler")
 	}
+	if o.RepositoryRepoGetCombinedStatusByRefHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetCombinedStatusByRefHandler")
+	}
 	if o.RepositoryRepoGetContentsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetContentsHandler")
 	}
@@ -3683,6 +3737,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoListReleasesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListReleasesHandler")
+	}
+	if o.RepositoryRepoListStatusesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListStatusesHandler")
+	}
+	if o.RepositoryRepoListStatusesByRefHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListStatusesByRefHandler")
 	}
 	if o.RepositoryRepoListTagsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListTagsHandler")
@@ -4633,6 +4693,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/repos/{owner}/{repo}/topics/{topic}"] = repository.NewRepoAddTopic(o.context, o.RepositoryRepoAddTopicHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/pulls/{index}/merge"] = repository.NewRepoCancelScheduledAutoMerge(o.context, o.RepositoryRepoCancelScheduledAutoMergeHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -4689,6 +4753,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/actions/runners/registration-token"] = repository.NewRepoCreateRunnerRegistrationToken(o.context, o.RepositoryRepoCreateRunnerRegistrationTokenHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/statuses/{sha}"] = repository.NewRepoCreateStatus(o.context, o.RepositoryRepoCreateStatusHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -4820,6 +4888,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/commits/{ref}/status"] = repository.NewRepoGetCombinedStatusByRef(o.context, o.RepositoryRepoGetCombinedStatusByRefHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoGetContents(o.context, o.RepositoryRepoGetContentsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -4945,6 +5017,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/releases"] = repository.NewRepoListReleases(o.context, o.RepositoryRepoListReleasesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/statuses/{sha}"] = repository.NewRepoListStatuses(o.context, o.RepositoryRepoListStatusesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/commits/{ref}/statuses"] = repository.NewRepoListStatusesByRef(o.context, o.RepositoryRepoListStatusesByRefHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

@@ -38,6 +38,7 @@ var migrations = []migration{
 	{16, "label links in their issues' order", migrateV16},
 	{17, "repositories carry their owner's visibility, kept by triggers", migrateV17},
 	{18, "one durable job queue for every consumer of the outbox", migrateV18},
+	{27, "commit statuses and merges scheduled for when checks succeed", migrateV27},
 }
 
 type schemaMigration struct {
