@@ -43,6 +43,8 @@ func TestCommitStatuses(t *testing.T) {
 	p.e.Do("POST", "repos/alice/proj/statuses/"+sha, body, nil).Expect(t, http.StatusUnauthorized)
 	p.e.Do("POST", "repos/alice/proj/statuses/"+sha, body, apitest.Basic(bob)).Expect(t, http.StatusForbidden)
 	p.e.Do("GET", "repos/alice/proj/statuses/"+sha, nil, apitest.Basic(bob)).Expect(t, http.StatusOK)
+	readOnly := apitest.TokenCred(p.e.Token(p.alice, "read:repository"))
+	p.e.Do("POST", "repos/alice/proj/statuses/"+sha, body, readOnly).Expect(t, http.StatusForbidden)
 	// A commit the repository does not have, a bad state, no state.
 	p.e.Do("POST", "repos/alice/proj/statuses/"+strings.Repeat("ab", 20), body, p.cred).Expect(t, http.StatusNotFound)
 	p.e.Do("POST", "repos/alice/proj/statuses/"+sha, map[string]any{"state": "great"}, p.cred).Expect(t, http.StatusUnprocessableEntity)
