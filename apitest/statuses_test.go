@@ -103,6 +103,13 @@ func TestCommitStatuses(t *testing.T) {
 		t.Fatalf("statuses of an unknown ref: %+v", got)
 	}
 	p.e.Do("GET", "repos/alice/proj/statuses/"+sha+"?state=great", nil, p.cred).Expect(t, http.StatusUnprocessableEntity)
+
+	// A private repository's statuses are as missing to an outsider.
+	p.e.Do("PATCH", "repos/alice/proj", map[string]any{"private": true}, p.cred).Expect(t, http.StatusOK)
+	carol := apitest.Basic(p.e.CreateUser("carol", false))
+	p.e.Do("GET", "repos/alice/proj/commits/"+sha+"/status", nil, carol).Expect(t, http.StatusNotFound)
+	p.e.Do("GET", "repos/alice/proj/statuses/"+sha, nil, nil).Expect(t, http.StatusNotFound)
+	p.e.Do("POST", "repos/alice/proj/statuses/"+sha, body, carol).Expect(t, http.StatusNotFound)
 }
 
 // settle waits for the event consumers to finish what was emitted so far.
