@@ -254,7 +254,9 @@ func TestPullForceMerge(t *testing.T) {
 	path := fmt.Sprintf("repos/alice/proj/pulls/%d", pr.Index)
 	// A writer may not force; the admin may.
 	p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge", "force_merge": true}, apitest.Basic(bob)).Expect(t, http.StatusMethodNotAllowed)
-	p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge", "merge_when_checks_succeed": true}, admin).Expect(t, http.StatusUnprocessableEntity)
+	// With no statuses the checks are not green: the merge is scheduled
+	// (201), and the forced merge below takes its place.
+	p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge", "merge_when_checks_succeed": true}, admin).Expect(t, http.StatusCreated)
 	p.e.Do("POST", path+"/merge", map[string]any{"Do": "merge", "force_merge": true, "merge_title_field": "Custom title",
 		"merge_message_field": "Custom body"}, admin).Expect(t, http.StatusOK)
 	msg := p.git.must(p.clone, "log", "-1", "--format=%B", p.originMain(t))

@@ -29,6 +29,7 @@ func RegisterConsumers(d *app.Deps) *Background {
 	d.Events.Register(pulls.Service{Deps: d}.RefreshConsumer())
 	d.Events.Register(actions.Service{Deps: d}.Consumer())
 	d.Events.Register(refs.New(d).SizeConsumer())
+	d.Events.Register(pulls.Service{Deps: d}.AutoMergeConsumer())
 	return &Background{d: d, Hooks: hooks}
 }
 

@@ -35,6 +35,7 @@ import (
 	"repohost/impl/repo"
 	"repohost/impl/requestid"
 	"repohost/impl/rooturl"
+	"repohost/impl/statuses"
 	"repohost/impl/user"
 	"repohost/impl/webhook"
 	"repohost/restapi"
@@ -62,6 +63,7 @@ type repositoryAPI struct {
 	repoHookHandlers
 	actionsRepoHandlers
 	pullHandlers
+	statusHandlers
 }
 
 // organizationAPI is the generated "organization" tag: organizations,
@@ -98,6 +100,7 @@ type (
 	userHookHandlers    = webhook.UserHandlers
 	actionsRepoHandlers = actions.RepoHandlers
 	pullHandlers        = pulls.Handlers
+	statusHandlers      = statuses.Handlers
 	actionsUserHandlers = actions.UserHandlers
 	actionsOrgHandlers  = actions.OrgHandlers
 )
@@ -105,7 +108,7 @@ type (
 func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
 	return repositoryAPI{repo.Handlers{Deps: d}, branch.Handlers{Deps: d}, contents.Handlers{Deps: d}, release.Handlers{Deps: d},
 		keys.RepoHandlers{Deps: d, Keys: s.Keys}, commits.Handlers{Deps: d}, webhook.RepoHandlers{Deps: d},
-		actions.RepoHandlers{Deps: d, Actions: s.Actions}, pulls.Handlers{Deps: d}}
+		actions.RepoHandlers{Deps: d, Actions: s.Actions}, pulls.Handlers{Deps: d}, statuses.Handlers{Deps: d}}
 }
 
 // Config hands every API area its implementation. Because the generated

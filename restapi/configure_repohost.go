@@ -387,6 +387,8 @@ type RepositoryAPI interface {
 	RepoAddTeam(ctx context.Context, params repository.RepoAddTeamParams) middleware.Responder
 	/* RepoAddTopic Add one topic. */
 	RepoAddTopic(ctx context.Context, params repository.RepoAddTopicParams) middleware.Responder
+	/* RepoCancelScheduledAutoMerge Cancel a merge scheduled for when the checks succeed (its scheduler or a repository admin). */
+	RepoCancelScheduledAutoMerge(ctx context.Context, params repository.RepoCancelScheduledAutoMergeParams) middleware.Responder
 	/* RepoCheckCollaborator Tell whether a user is a collaborator of a repository. */
 	RepoCheckCollaborator(ctx context.Context, params repository.RepoCheckCollaboratorParams) middleware.Responder
 	/* RepoCheckTeam Show a team if it has access to a repository. */
@@ -415,6 +417,8 @@ type RepositoryAPI interface {
 	RepoCreateReleaseAttachment(ctx context.Context, params repository.RepoCreateReleaseAttachmentParams) middleware.Responder
 	/* RepoCreateRunnerRegistrationToken Get the token that registers a runner for a repository (its owner only); the same one until it is replaced. */
 	RepoCreateRunnerRegistrationToken(ctx context.Context, params repository.RepoCreateRunnerRegistrationTokenParams) middleware.Responder
+	/* RepoCreateStatus Report a status of a commit (write access to the code). */
+	RepoCreateStatus(ctx context.Context, params repository.RepoCreateStatusParams) middleware.Responder
 	/* RepoCreateTag Create a lightweight or annotated tag. */
 	RepoCreateTag(ctx context.Context, params repository.RepoCreateTagParams) middleware.Responder
 	/* RepoDelete Delete a repository and its git data (owners only). */
@@ -475,6 +479,8 @@ type RepositoryAPI interface {
 	RepoGetBranchProtection(ctx context.Context, params repository.RepoGetBranchProtectionParams) middleware.Responder
 	/* RepoGetByID Show a repository by id. */
 	RepoGetByID(ctx context.Context, params repository.RepoGetByIDParams) middleware.Responder
+	/* RepoGetCombinedStatusByRef The combined status of a commit named by a branch, tag or SHA, from the newest status of each context. */
+	RepoGetCombinedStatusByRef(ctx context.Context, params repository.RepoGetCombinedStatusByRefParams) middleware.Responder
 	/* RepoGetContents Show a file or list a directory. */
 	RepoGetContents(ctx context.Context, params repository.RepoGetContentsParams) middleware.Responder
 	/* RepoGetContentsList List the top directory of a repository. */
@@ -535,6 +541,10 @@ type RepositoryAPI interface {
 	RepoListReleaseAttachments(ctx context.Context, params repository.RepoListReleaseAttachmentsParams) middleware.Responder
 	/* RepoListReleases List releases. */
 	RepoListReleases(ctx context.Context, params repository.RepoListReleasesParams) middleware.Responder
+	/* RepoListStatuses List a commit's statuses. */
+	RepoListStatuses(ctx context.Context, params repository.RepoListStatusesParams) middleware.Responder
+	/* RepoListStatusesByRef List the statuses of a commit named by a branch, tag or SHA. */
+	RepoListStatusesByRef(ctx context.Context, params repository.RepoListStatusesByRefParams) middleware.Responder
 	/* RepoListTags List tags. */
 	RepoListTags(ctx context.Context, params repository.RepoListTagsParams) middleware.Responder
 	/* RepoListTeams List the teams with access to a repository. */
@@ -1975,6 +1985,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoAddTopic(ctx, params)
 	})
 
+	api.RepositoryRepoCancelScheduledAutoMergeHandler = repository.RepoCancelScheduledAutoMergeHandlerFunc(func(params repository.RepoCancelScheduledAutoMergeParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCancelScheduledAutoMerge(ctx, params)
+	})
+
 	api.RepositoryRepoCheckCollaboratorHandler = repository.RepoCheckCollaboratorHandlerFunc(func(params repository.RepoCheckCollaboratorParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2078,6 +2095,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoCreateRunnerRegistrationToken(ctx, params)
+	})
+
+	api.RepositoryRepoCreateStatusHandler = repository.RepoCreateStatusHandlerFunc(func(params repository.RepoCreateStatusParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateStatus(ctx, params)
 	})
 
 	api.RepositoryRepoCreateTagHandler = repository.RepoCreateTagHandlerFunc(func(params repository.RepoCreateTagParams, principal any) middleware.Responder {
@@ -2304,6 +2328,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoGetByID(ctx, params)
 	})
 
+	api.RepositoryRepoGetCombinedStatusByRefHandler = repository.RepoGetCombinedStatusByRefHandlerFunc(func(params repository.RepoGetCombinedStatusByRefParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetCombinedStatusByRef(ctx, params)
+	})
+
 	api.RepositoryRepoGetContentsHandler = repository.RepoGetContentsHandlerFunc(func(params repository.RepoGetContentsParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2526,6 +2557,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoListReleases(ctx, params)
+	})
+
+	api.RepositoryRepoListStatusesHandler = repository.RepoListStatusesHandlerFunc(func(params repository.RepoListStatusesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListStatuses(ctx, params)
+	})
+
+	api.RepositoryRepoListStatusesByRefHandler = repository.RepoListStatusesByRefHandlerFunc(func(params repository.RepoListStatusesByRefParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListStatusesByRef(ctx, params)
 	})
 
 	api.RepositoryRepoListTagsHandler = repository.RepoListTagsHandlerFunc(func(params repository.RepoListTagsParams, principal any) middleware.Responder {

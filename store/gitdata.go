@@ -15,6 +15,8 @@ type GitData interface {
 	Topics() TopicStore
 	Teams() TeamStore
 	GitRepos() GitRepoStore
+	// Statuses keeps commit statuses and scheduled merges.
+	Statuses() CommitStatusStore
 }
 
 // ProtectedBranch is one branch protection rule of a repository. RuleName is

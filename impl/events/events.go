@@ -124,7 +124,19 @@ const (
 	ActionsRunCreated Kind = "actions.run_created" // ActionsRun
 	ActionsRunStatus  Kind = "actions.run_status"  // ActionsRun
 	ActionsJobStatus  Kind = "actions.job_status"  // ActionsJob
+
+	// StatusCreated is a commit status reported (the status webhook,
+	// merges scheduled for when checks succeed).
+	StatusCreated Kind = "commit_status.created" // Status
 )
+
+// Status describes a commit status reported for a repository's commit.
+type Status struct {
+	ID      int64  `json:"id"`
+	SHA     string `json:"sha"`
+	Context string `json:"context"`
+	State   string `json:"state"`
+}
 
 // TeamGrant describes a change of a team's members or repositories.
 type TeamGrant struct {

@@ -34,6 +34,7 @@ func init() {
 		OrgCreated, OrgEdited, OrgDeleted, UserEmailsAdded, UserEmailsDeleted, TeamCreated, TeamEdited, TeamDeleted,
 		PackageLinked, PackageTagged)
 	register(func() any { return &Renamed{} }, UserRenamed)
+	register(func() any { return &Status{} }, StatusCreated)
 	register(func() any { return &Token{} }, TokenCreated, TokenDeleted)
 	register(func() any { return &Member{} }, OrgMemberAdded, OrgMemberRemoved, OrgMemberPublicized, OrgMemberConcealed)
 	register(func() any { return &TeamGrant{} }, TeamMemberAdded, TeamMemberRemoved, TeamRepoAdded, TeamRepoRemoved)

@@ -414,7 +414,7 @@ func (h Handlers) RepoMergePullRequest(ctx context.Context, params repository.Re
 		}
 		return conv.Value(b)
 	}
-	err = h.svc().Merge(ctx, l.p, l.r, l.perm, l.is, l.pr, MergeInput{
+	scheduled, err := h.svc().Merge(ctx, l.p, l.r, l.perm, l.is, l.pr, MergeInput{
 		Style: *o.Do, Title: either(o.MergeTitleField, o.MergeTitleFieldSDK), Message: either(o.MergeMessageField, o.MergeMessageFieldSDK),
 		HeadCommitID: conv.Value(o.HeadCommitID), MergeCommitID: either(o.MergeCommitID, o.MergeCommitIDSDK),
 		DeleteBranch: conv.Value(o.DeleteBranchAfterMerge), ForceMerge: conv.Value(o.ForceMerge),
@@ -423,5 +423,22 @@ func (h Handlers) RepoMergePullRequest(ctx context.Context, params repository.Re
 	if err != nil {
 		return h.Fail(err)
 	}
+	if scheduled {
+		return repository.NewRepoMergePullRequestCreated()
+	}
 	return repository.NewRepoMergePullRequestOK()
+}
+
+func (h Handlers) RepoCancelScheduledAutoMerge(ctx context.Context, params repository.RepoCancelScheduledAutoMergeParams) middleware.Responder {
+	l, err := h.loadSignedIn(ctx, params.Owner, params.Repo, params.Index)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if l.r.IsArchived {
+		return h.Fail(apierr.RepoArchived())
+	}
+	if err := h.svc().CancelScheduledMerge(ctx, l.p.User, l.perm.IsAdmin(), l.is); err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoCancelScheduledAutoMergeNoContent()
 }

@@ -19,6 +19,7 @@ import (
 	"repohost/impl/convert"
 	"repohost/impl/events"
 	"repohost/impl/refs"
+	"repohost/impl/statuses"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -77,13 +78,17 @@ func styleAllowed(r *store.Repository, style string) bool {
 // whose transaction the pull request is marked merged and closed with the
 // issues it closes. Refusals answer as the reference does: 405 for what
 // the caller or the rules do not allow, 409 for conflicts and a head or
-// base that moved.
-func (s Service) Merge(ctx context.Context, p *auth.Principal, base *store.Repository, perm access.Permission, is *store.Issue, pr *store.PullRequest, in MergeInput) error {
+// base that moved. With in.WhenChecksPass, a pull request whose head's
+// checks are not all green yet is not merged but scheduled (scheduled is
+// true; see automerge.go).
+func (s Service) Merge(ctx context.Context, p *auth.Principal, base *store.Repository, perm access.Permission, is *store.Issue, pr *store.PullRequest, in MergeInput) (scheduled bool, err error) {
+	err = s.merge(ctx, p, base, perm, is, pr, in, &scheduled)
+	return scheduled, err
+}
+
+func (s Service) merge(ctx context.Context, p *auth.Principal, base *store.Repository, perm access.Permission, is *store.Issue, pr *store.PullRequest, in MergeInput, scheduled *bool) error {
 	if base.IsArchived {
 		return apierr.RepoArchived()
-	}
-	if in.WhenChecksPass {
-		return apierr.Validation("merge_when_checks_succeed is not supported: this server has no commit status checks")
 	}
 	if pr.HasMerged {
 		return apierr.MethodNotAllowed("The PR has already been merged")
@@ -144,6 +149,19 @@ func (s Service) Merge(ctx context.Context, p *auth.Principal, base *store.Repos
 		return apierr.Conflict("the pull request has merge conflicts in: %s", strings.Join(st.merge.Conflicts, ", "))
 	}
 	rule := pp.Rule(pr.BaseBranch)
+	if in.WhenChecksPass {
+		// As the reference: the branch's other rules are applied when the
+		// scheduled merge is done, not when it is asked for; checks that
+		// are green already merge now, under every rule.
+		state, err := s.checksState(ctx, base.ID, rule, st.head.String())
+		if err != nil {
+			return err
+		}
+		if state != statuses.Success {
+			*scheduled = true
+			return s.schedule(ctx, p.User, base, is, in)
+		}
+	}
 	if rule != nil {
 		admin := perm.IsAdmin() && !rule.BlockAdminMergeOverride
 		if in.ForceMerge && !admin {
@@ -181,6 +199,10 @@ func (s Service) Merge(ctx context.Context, p *auth.Principal, base *store.Repos
 		if err := s.Events.Emit(ctx, events.PullMerged, base.ID, doer.ID, events.Issue{ID: is.ID, Index: is.Index}); err != nil {
 			return err
 		}
+		// A merge scheduled for later is done by this one, whoever made it.
+		if _, err := s.Store.Statuses().DeleteScheduledMerge(ctx, is.ID); err != nil {
+			return err
+		}
 		if _, err := s.issues().SetState(ctx, doer, base, is.Index, true); err != nil {
 			return err
 		}
@@ -215,10 +237,17 @@ func (s Service) Merge(ctx context.Context, p *auth.Principal, base *store.Repos
 
 // checkProtection applies the base branch's rule to a merge: approvals,
 // rejections, official review requests, an outdated head, and status
-// checks (which this server has none of, so a rule requiring them blocks).
+// checks: the head's statuses must make the required contexts (or, when
+// the rule names none, every context) successful.
 func (s Service) checkProtection(ctx context.Context, base *store.Repository, rule *store.ProtectedBranch, pr *store.PullRequest, st *state) error {
-	if rule.EnableStatusCheck && len(rule.StatusCheckContexts) > 0 {
-		return apierr.MethodNotAllowed("Not all required status checks successful")
+	if rule.EnableStatusCheck {
+		state, err := s.checksState(ctx, base.ID, rule, st.head.String())
+		if err != nil {
+			return err
+		}
+		if state != statuses.Success {
+			return apierr.MethodNotAllowed("Not all required status checks successful")
+		}
 	}
 	reviews, err := s.Store.Pulls().AllReviews(ctx, pr.IssueID)
 	if err != nil {

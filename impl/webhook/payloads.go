@@ -111,6 +111,21 @@ type packagePayload struct {
 	Sender       *models.User         `json:"sender"`
 }
 
+// statusPayload is the reference's CommitStatusPayload.
+type statusPayload struct {
+	Commit      *models.PayloadCommit `json:"commit"`
+	Context     string                `json:"context"`
+	CreatedAt   strfmt.DateTime       `json:"created_at"`
+	Description string                `json:"description"`
+	ID          int64                 `json:"id"`
+	Repo        *models.Repository    `json:"repository"`
+	Sender      *models.User          `json:"sender"`
+	SHA         string                `json:"sha"`
+	State       string                `json:"state"`
+	TargetURL   string                `json:"target_url"`
+	UpdatedAt   *strfmt.DateTime      `json:"updated_at"`
+}
+
 // hookEvent is one event type a domain event turns into.
 type hookEvent struct {
 	Type   string // X-Gitea-Event-Type
@@ -216,6 +231,12 @@ func (s Service) payloads(ctx context.Context, e *store.Event, r *store.Reposito
 		return b.release(ctx, kind, p)
 	case events.ActionsRunCreated, events.ActionsRunStatus, events.ActionsJobStatus:
 		return b.actionsEvent(ctx, e)
+	case events.StatusCreated:
+		var p events.Status
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			return nil, err
+		}
+		return b.status(ctx, p)
 	}
 	if slices.Contains(pullKinds, kind) {
 		return b.pullEvent(ctx, e)
@@ -360,6 +381,30 @@ func (b *builder) comment(ctx context.Context, kind events.Kind, p events.Commen
 		Action: action, Issue: apiIssue, Comment: apiComment, Changes: changes, Repository: repo, Sender: b.apiSender(), IsPull: is.IsPull}}}, nil
 }
 
+// status is the status event of a reported commit status, shown as it
+// was stored (statuses never change).
+func (b *builder) status(ctx context.Context, p events.Status) ([]hookEvent, error) {
+	st, err := b.s.Store.Statuses().FindByID(ctx, b.repo.ID, p.ID)
+	if isNotFound(err) {
+		return nil, nil // gone with its repository
+	}
+	if err != nil {
+		return nil, err
+	}
+	commit, err := b.commit(ctx, p.SHA)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := b.apiRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	updated := strfmt.DateTime(st.UpdatedAt.UTC())
+	return []hookEvent{{Type: "status", Payload: &statusPayload{Commit: commit, Context: st.Context,
+		CreatedAt: strfmt.DateTime(st.CreatedAt.UTC()), Description: st.Description, ID: st.ID, Repo: repo,
+		Sender: b.apiSender(), SHA: p.SHA, State: st.State, TargetURL: st.TargetURL, UpdatedAt: &updated}}}, nil
+}
+
 func (b *builder) release(ctx context.Context, kind events.Kind, p events.Named) ([]hookEvent, error) {
 	action := map[events.Kind]string{events.ReleasePublished: "published", events.ReleaseEdited: "updated", events.ReleaseDeleted: "deleted"}[kind]
 	var apiRelease *models.Release
@@ -479,16 +524,34 @@ func (b *builder) commits(ctx context.Context, ch events.RefChange) ([]*models.P
 		return nil, 0, nil
 	}
 	args := append([]string{"log", "--no-renames", "--name-status", "-n", fmt.Sprint(maxPushCommits),
-		"--format=%x1e%H%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1f%cI%x1f%B%x1f"}, revs...)
+		logFormat}, revs...)
 	if total == 0 {
 		// A branch made at a commit other branches have: the head alone.
 		args = []string{"log", "--no-renames", "--name-status", "-n", "1",
-			"--format=%x1e%H%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1f%cI%x1f%B%x1f", ch.New}
+			logFormat, ch.New}
 	}
 	out, err := runGit(ctx, dir, args...)
 	if err != nil {
 		return nil, 0, err
 	}
+	list := b.parseLog(out)
+	if total == 0 {
+		total = len(list)
+	}
+	if err := b.nameAccounts(ctx, list); err != nil {
+		return nil, 0, err
+	}
+	if err := b.verify(ctx, list); err != nil {
+		return nil, 0, err
+	}
+	return list, total, nil
+}
+
+// logFormat is the git log format parseLog reads, with --name-status.
+const logFormat = "--format=%x1e%H%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1f%cI%x1f%B%x1f"
+
+// parseLog reads the commits of a git log in logFormat with their files.
+func (b *builder) parseLog(out []byte) []*models.PayloadCommit {
 	var list []*models.PayloadCommit
 	for _, rec := range strings.Split(string(out), "\x1e") {
 		f := strings.SplitN(rec, "\x1f", 8)
@@ -520,16 +583,31 @@ func (b *builder) commits(ctx context.Context, ch events.RefChange) ([]*models.P
 		}
 		list = append(list, c)
 	}
-	if total == 0 {
-		total = len(list)
+	return list
+}
+
+// commit is one commit as payloads show it (without the files it
+// changed), with its accounts and signature verdict.
+func (b *builder) commit(ctx context.Context, sha string) (*models.PayloadCommit, error) {
+	dir, err := b.s.Git.Path(b.repo.Owner.Name, b.repo.Name)
+	if err != nil {
+		return nil, err
+	}
+	out, err := runGit(ctx, dir, "log", "-n", "1", logFormat, sha, "--")
+	if err != nil {
+		return nil, err
+	}
+	list := b.parseLog(out)
+	if len(list) == 0 {
+		return nil, nil
 	}
 	if err := b.nameAccounts(ctx, list); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if err := b.verify(ctx, list); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return list, total, nil
+	return list[0], nil
 }
 
 // verify sets each commit's signature verdict, as the commits API gives

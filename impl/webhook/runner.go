@@ -51,6 +51,7 @@ var relevant = append([]events.Kind{
 	events.UserDeleted, events.OrgDeleted,
 	events.PackageCreated, events.PackageDeleted,
 	events.ActionsRunCreated, events.ActionsRunStatus, events.ActionsJobStatus,
+	events.StatusCreated,
 }, pullKinds...)
 
 // eventHandlers is how many events this process turns into deliveries at

@@ -1195,6 +1195,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoAddTopic has not yet been implemented")
 		}),
 
+		RepositoryRepoCancelScheduledAutoMergeHandler: repository.RepoCancelScheduledAutoMergeHandlerFunc(func(params repository.RepoCancelScheduledAutoMergeParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCancelScheduledAutoMerge has not yet been implemented")
+		}),
+
 		RepositoryRepoCheckCollaboratorHandler: repository.RepoCheckCollaboratorHandlerFunc(func(params repository.RepoCheckCollaboratorParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1298,6 +1305,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoCreateRunnerRegistrationToken has not yet been implemented")
+		}),
+
+		RepositoryRepoCreateStatusHandler: repository.RepoCreateStatusHandlerFunc(func(params repository.RepoCreateStatusParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateStatus has not yet been implemented")
 		}),
 
 		RepositoryRepoCreateTagHandler: repository.RepoCreateTagHandlerFunc(func(params repository.RepoCreateTagParams, principal any) middleware.Responder {
@@ -1524,6 +1538,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGetByID has not yet been implemented")
 		}),
 
+		RepositoryRepoGetCombinedStatusByRefHandler: repository.RepoGetCombinedStatusByRefHandlerFunc(func(params repository.RepoGetCombinedStatusByRefParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetCombinedStatusByRef has not yet been implemented")
+		}),
+
 		RepositoryRepoGetContentsHandler: repository.RepoGetContentsHandlerFunc(func(params repository.RepoGetContentsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1746,6 +1767,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoListReleases has not yet been implemented")
+		}),
+
+		RepositoryRepoListStatusesHandler: repository.RepoListStatusesHandlerFunc(func(params repository.RepoListStatusesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListStatuses has not yet been implemented")
+		}),
+
+		RepositoryRepoListStatusesByRefHandler: repository.RepoListStatusesByRefHandlerFunc(func(params repository.RepoListStatusesByRefParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListStatusesByRef has not yet been implemented")
 		}),
 
 		RepositoryRepoListTagsHandler: repository.RepoListTagsHandlerFunc(func(params repository.RepoListTagsParams, principal any) middleware.Responder {
@@ -2645,6 +2680,8 @@ type RepohostAPI struct {
 	RepositoryRepoAddTeamHandler repository.RepoAddTeamHandler
 	// RepositoryRepoAddTopicHandler sets the operation handler for the repo add topic operation
 	RepositoryRepoAddTopicHandler repository.RepoAddTopicHandler
+	// RepositoryRepoCancelScheduledAutoMergeHandler sets the operation handler for the repo cancel scheduled auto merge operation
+	RepositoryRepoCancelScheduledAutoMergeHandler repository.RepoCancelScheduledAutoMergeHandler
 	// RepositoryRepoCheckCollaboratorHandler sets the operation handler for the repo check collaborator operation
 	RepositoryRepoCheckCollaboratorHandler repository.RepoCheckCollaboratorHandler
 	// RepositoryRepoCheckTeamHandler sets the operation handler for the repo check team operation
@@ -2675,6 +2712,8 @@ type RepohostAPI struct {
 	RepositoryRepoCreateReleaseAttachmentHandler repository.RepoCreateReleaseAttachmentHandler
 	// RepositoryRepoCreateRunnerRegistrationTokenHandler sets the operation handler for the repo create runner registration token operation
 	RepositoryRepoCreateRunnerRegistrationTokenHandler repository.RepoCreateRunnerRegistrationTokenHandler
+	// RepositoryRepoCreateStatusHandler sets the operation handler for the repo create status operation
+	RepositoryRepoCreateStatusHandler repository.RepoCreateStatusHandler
 	// RepositoryRepoCreateTagHandler sets the operation handler for the repo create tag operation
 	RepositoryRepoCreateTagHandler repository.RepoCreateTagHandler
 	// RepositoryRepoDeleteHandler sets the operation handler for the repo delete operation
@@ -2739,6 +2778,8 @@ type RepohostAPI struct {
 	RepositoryRepoGetBranchProtectionHandler repository.RepoGetBranchProtectionHandler
 	// RepositoryRepoGetByIDHandler sets the operation handler for the repo get by ID operation
 	RepositoryRepoGetByIDHandler repository.RepoGetByIDHandler
+	// RepositoryRepoGetCombinedStatusByRefHandler sets the operation handler for the repo get combined status by ref operation
+	RepositoryRepoGetCombinedStatusByRefHandler repository.RepoGetCombinedStatusByRefHandler
 	// RepositoryRepoGetContentsHandler sets the operation handler for the repo get contents operation
 	RepositoryRepoGetContentsHandler repository.RepoGetContentsHandler
 	// RepositoryRepoGetContentsListHandler sets the operation handler for the repo get contents list operation
@@ -2803,6 +2844,10 @@ type RepohostAPI struct {
 	RepositoryRepoListReleaseAttachmentsHandler repository.RepoListReleaseAttachmentsHandler
 	// RepositoryRepoListReleasesHandler sets the operation handler for the repo list releases operation
 	RepositoryRepoListReleasesHandler repository.RepoListReleasesHandler
+	// RepositoryRepoListStatusesHandler sets the operation handler for the repo list statuses operation
+	RepositoryRepoListStatusesHandler repository.RepoListStatusesHandler
+	// RepositoryRepoListStatusesByRefHandler sets the operation handler for the repo list statuses by ref operation
+	RepositoryRepoListStatusesByRefHandler repository.RepoListStatusesByRefHandler
 	// RepositoryRepoListTagsHandler sets the operation handler for the repo list tags operation
 	RepositoryRepoListTagsHandler repository.RepoListTagsHandler
 	// RepositoryRepoListTeamsHandler sets the operation handler for the repo list teams operation
@@ -3525,6 +3570,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoAddTopicHandler == nil {
 		unregistered = append(unregistered, "repository.RepoAddTopicHandler")
 	}
+	if o.RepositoryRepoCancelScheduledAutoMergeHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCancelScheduledAutoMergeHandler")
+	}
 	if o.RepositoryRepoCheckCollaboratorHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCheckCollaboratorHandler")
 	}
@@ -3569,6 +3617,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoCreateRunnerRegistrationTokenHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateRunnerRegistrationTokenHandler")
+	}
+	if o.RepositoryRepoCreateStatusHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateStatusHandler")
 	}
 	if o.RepositoryRepoCreateTagHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateTagHandler")
@@ -3666,6 +3717,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoGetByIDHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetByIDHandler")
 	}
+	if o.RepositoryRepoGetCombinedStatusByRefHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetCombinedStatusByRefHandler")
+	}
 	if o.RepositoryRepoGetContentsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetContentsHandler")
 	}
@@ -3761,6 +3815,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoListReleasesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListReleasesHandler")
+	}
+	if o.RepositoryRepoListStatusesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListStatusesHandler")
+	}
+	if o.RepositoryRepoListStatusesByRefHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListStatusesByRefHandler")
 	}
 	if o.RepositoryRepoListTagsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListTagsHandler")
@@ -4733,6 +4793,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/repos/{owner}/{repo}/topics/{topic}"] = repository.NewRepoAddTopic(o.context, o.RepositoryRepoAddTopicHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/pulls/{index}/merge"] = repository.NewRepoCancelScheduledAutoMerge(o.context, o.RepositoryRepoCancelScheduledAutoMergeHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -4793,6 +4857,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/actions/runners/registration-token"] = repository.NewRepoCreateRunnerRegistrationToken(o.context, o.RepositoryRepoCreateRunnerRegistrationTokenHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/statuses/{sha}"] = repository.NewRepoCreateStatus(o.context, o.RepositoryRepoCreateStatusHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -4924,6 +4992,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/commits/{ref}/status"] = repository.NewRepoGetCombinedStatusByRef(o.context, o.RepositoryRepoGetCombinedStatusByRefHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/contents/{filepath}"] = repository.NewRepoGetContents(o.context, o.RepositoryRepoGetContentsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -5049,6 +5121,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/releases"] = repository.NewRepoListReleases(o.context, o.RepositoryRepoListReleasesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/statuses/{sha}"] = repository.NewRepoListStatuses(o.context, o.RepositoryRepoListStatusesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/commits/{ref}/statuses"] = repository.NewRepoListStatusesByRef(o.context, o.RepositoryRepoListStatusesByRefHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

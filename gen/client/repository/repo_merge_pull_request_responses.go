@@ -33,6 +33,12 @@ func (o *RepoMergePullRequestReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return result, nil
+	case 201:
+		result := NewRepoMergePullRequestCreated()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return result, nil
 	case 401:
 		result := NewRepoMergePullRequestUnauthorized()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -150,6 +156,62 @@ func (o *RepoMergePullRequestOK) String() string {
 }
 
 func (o *RepoMergePullRequestOK) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	return nil
+}
+
+// NewRepoMergePullRequestCreated creates a RepoMergePullRequestCreated with default headers values
+func NewRepoMergePullRequestCreated() *RepoMergePullRequestCreated {
+	return &RepoMergePullRequestCreated{}
+}
+
+/*
+RepoMergePullRequestCreated describes a response with status code 201, with default header values.
+
+The merge is scheduled for when the required checks succeed.
+*/
+type RepoMergePullRequestCreated struct {
+}
+
+// IsSuccess returns true when this repo merge pull request created response has a 2xx status code
+func (o *RepoMergePullRequestCreated) IsSuccess() bool {
+	return true
+}
+
+// IsRedirect returns true when this repo merge pull request created response has a 3xx status code
+func (o *RepoMergePullRequestCreated) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo merge pull request created response has a 4xx status code
+func (o *RepoMergePullRequestCreated) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo merge pull request created response has a 5xx status code
+func (o *RepoMergePullRequestCreated) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo merge pull request created response a status code equal to that given
+func (o *RepoMergePullRequestCreated) IsCode(code int) bool {
+	return code == 201
+}
+
+// Code gets the status code for the repo merge pull request created response
+func (o *RepoMergePullRequestCreated) Code() int {
+	return 201
+}
+
+func (o *RepoMergePullRequestCreated) Error() string {
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/pulls/{index}/merge][%d] repoMergePullRequestCreated", 201)
+}
+
+func (o *RepoMergePullRequestCreated) String() string {
+	return fmt.Sprintf("[POST /repos/{owner}/{repo}/pulls/{index}/merge][%d] repoMergePullRequestCreated", 201)
+}
+
+func (o *RepoMergePullRequestCreated) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	return nil
 }

@@ -39,6 +39,31 @@ func (o *RepoMergePullRequestOK) WriteResponse(rw http.ResponseWriter, producer 
 	rw.WriteHeader(200)
 }
 
+// RepoMergePullRequestCreatedCode is the HTTP code returned for type RepoMergePullRequestCreated
+const RepoMergePullRequestCreatedCode int = 201
+
+/*
+RepoMergePullRequestCreated The merge is scheduled for when the required checks succeed.
+
+swagger:response repoMergePullRequestCreated
+*/
+type RepoMergePullRequestCreated struct {
+}
+
+// NewRepoMergePullRequestCreated creates RepoMergePullRequestCreated with default headers values
+func NewRepoMergePullRequestCreated() *RepoMergePullRequestCreated {
+
+	return &RepoMergePullRequestCreated{}
+}
+
+// WriteResponse to the client
+func (o *RepoMergePullRequestCreated) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.Header().Del(runtime.HeaderContentType) // Remove Content-Type on empty responses
+
+	rw.WriteHeader(201)
+}
+
 // RepoMergePullRequestUnauthorizedCode is the HTTP code returned for type RepoMergePullRequestUnauthorized
 const RepoMergePullRequestUnauthorizedCode int = 401
 
