@@ -8895,6 +8895,68 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/git/blobs/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a blob by its id, base64-encoded.",
+        "operationId": "GetBlob",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "The blob id.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The blob.",
+            "schema": {
+              "$ref": "#/definitions/GitBlobResponse"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/git/commits/{sha}": {
       "get": {
         "tags": [
@@ -8962,6 +9024,341 @@ func init() {
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/commits/{sha}/download/{diffType}": {
+      "get": {
+        "description": "Clients use the reference's address, /repos/{owner}/{repo}/git/commits/{sha}.diff or .patch; the server routes it here (the generated router cannot tell \"{sha}.{diffType}\" from \"{sha}\").",
+        "produces": [
+          "text/plain"
+        ],
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a commit as git's diff against its first parent, or as git format-patch's mail.",
+        "operationId": "repoDownloadCommitDiffOrPatch",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A commit id or a ref naming one.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          },
+          {
+            "enum": [
+              "diff",
+              "patch"
+            ],
+            "type": "string",
+            "description": "diff or patch.",
+            "name": "diffType",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The diff or patch.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/refs": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List every ref of a repository, sorted by name.",
+        "operationId": "repoListAllGitRefs",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The refs.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Reference"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/refs/{ref}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List the refs whose name starts with refs/{ref}.",
+        "operationId": "repoListGitRefs",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 1024,
+            "type": "string",
+            "description": "The start of the ref names after refs/ (heads/main, tags, heads/fea); a leading refs/ is allowed.",
+            "name": "ref",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The matching refs.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Reference"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/tags/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get an annotated tag object by its id.",
+        "operationId": "GetAnnotatedTag",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "The tag object's id.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The tag object.",
+            "schema": {
+              "$ref": "#/definitions/AnnotatedTag"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/trees/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a tree by its id or by a commit or ref, one page of its entries.",
+        "operationId": "GetTree",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A tree id, a commit id or a ref.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "boolean",
+            "description": "List the entries of the subtrees too, by their paths.",
+            "name": "recursive",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Entries per page (default and at most 1000).",
+            "name": "per_page",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The tree.",
+            "schema": {
+              "$ref": "#/definitions/GitTreeResponse"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -15709,6 +16106,316 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/tag_protections": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List a repository's tag protection rules.",
+        "operationId": "repoListTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rules.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/TagProtection"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Create a tag protection rule.",
+        "operationId": "repoCreateTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "name": "body",
+            "in": "body",
+            "required": true,
+            "schema": {
+              "$ref": "#/definitions/CreateTagProtectionOption"
+            }
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/tag_protections/{id}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a tag protection rule.",
+        "operationId": "repoGetTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Delete a tag protection rule.",
+        "operationId": "repoDeleteTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "empty"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Edit a tag protection rule; absent fields stay.",
+        "operationId": "repoEditTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          },
+          {
+            "name": "body",
+            "in": "body",
+            "required": true,
+            "schema": {
+              "$ref": "#/definitions/EditTagProtectionOption"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/tags": {
       "get": {
         "tags": [
@@ -21017,6 +21724,62 @@ func init() {
         }
       }
     },
+    "AnnotatedTag": {
+      "description": "An annotated tag object.",
+      "type": "object",
+      "properties": {
+        "message": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "object": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/AnnotatedTagObject"
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "tag": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "tagger": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitUser"
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        },
+        "verification": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/PayloadCommitVerification"
+        }
+      }
+    },
+    "AnnotatedTagObject": {
+      "description": "What an annotated tag points at.",
+      "type": "object",
+      "properties": {
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "Attachment": {
       "description": "Attachment.",
       "type": "object",
@@ -22804,6 +23567,31 @@ func init() {
         }
       }
     },
+    "CreateTagProtectionOption": {
+      "description": "The rule to create.",
+      "type": "object",
+      "properties": {
+        "name_pattern": {
+          "description": "A glob (v*), or a regular expression between slashes (/^v[0-9]+$/).",
+          "type": "string",
+          "maxLength": 255
+        },
+        "whitelist_teams": {
+          "description": "Teams (of the owning organization) whose members may.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "whitelist_usernames": {
+          "description": "Users who may create and delete the matching tags.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        }
+      }
+    },
     "CreateTeamOption": {
       "description": "CreateTeamOption.",
       "type": "object",
@@ -24001,6 +24789,32 @@ func init() {
         }
       }
     },
+    "EditTagProtectionOption": {
+      "description": "What to change; absent fields stay.",
+      "type": "object",
+      "properties": {
+        "name_pattern": {
+          "description": "A glob (v*), or a regular expression between slashes (/^v[0-9]+$/).",
+          "type": "string",
+          "maxLength": 255,
+          "x-nullable": true
+        },
+        "whitelist_teams": {
+          "description": "Teams (of the owning organization) whose members may.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "whitelist_usernames": {
+          "description": "Users who may create and delete the matching tags.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        }
+      }
+    },
     "EditTeamOption": {
       "description": "EditTeamOption.",
       "type": "object",
@@ -24764,6 +25578,134 @@ func init() {
           "type": "boolean",
           "x-go-name": "Webhooks",
           "x-nullable": true
+        }
+      }
+    },
+    "GitBlobResponse": {
+      "description": "A blob's content.",
+      "type": "object",
+      "properties": {
+        "content": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "encoding": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "lfs_oid": {
+          "type": "string",
+          "x-go-name": "LfsOid"
+        },
+        "lfs_size": {
+          "type": "integer",
+          "format": "int64"
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "size": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitEntry": {
+      "description": "One entry of a tree.",
+      "type": "object",
+      "properties": {
+        "mode": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "path": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "size": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitObject": {
+      "description": "A git object, by id and type.",
+      "type": "object",
+      "properties": {
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitTreeResponse": {
+      "description": "A page of a tree's entries.",
+      "type": "object",
+      "properties": {
+        "page": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "total_count": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "tree": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/GitEntry"
+          },
+          "x-go-name": "Entries",
+          "x-omitempty": false
+        },
+        "truncated": {
+          "type": "boolean",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
         }
       }
     },
@@ -26505,6 +27447,25 @@ func init() {
         }
       }
     },
+    "Reference": {
+      "description": "A git ref and the object it points at.",
+      "type": "object",
+      "properties": {
+        "object": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/GitObject"
+        },
+        "ref": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "RegistrationToken": {
       "type": "object",
       "properties": {
@@ -27262,6 +28223,48 @@ func init() {
         "zipball_url": {
           "type": "string",
           "x-go-name": "ZipballURL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "TagProtection": {
+      "description": "A tag protection rule.",
+      "type": "object",
+      "properties": {
+        "created_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Created",
+          "x-omitempty": false
+        },
+        "id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "name_pattern": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Updated",
+          "x-omitempty": false
+        },
+        "whitelist_teams": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          },
+          "x-omitempty": false
+        },
+        "whitelist_usernames": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          },
           "x-omitempty": false
         }
       }
@@ -41352,6 +42355,101 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/git/blobs/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a blob by its id, base64-encoded.",
+        "operationId": "GetBlob",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "The blob id.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The blob.",
+            "schema": {
+              "$ref": "#/definitions/GitBlobResponse"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/git/commits/{sha}": {
       "get": {
         "tags": [
@@ -41428,6 +42526,500 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/commits/{sha}/download/{diffType}": {
+      "get": {
+        "description": "Clients use the reference's address, /repos/{owner}/{repo}/git/commits/{sha}.diff or .patch; the server routes it here (the generated router cannot tell \"{sha}.{diffType}\" from \"{sha}\").",
+        "produces": [
+          "text/plain"
+        ],
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a commit as git's diff against its first parent, or as git format-patch's mail.",
+        "operationId": "repoDownloadCommitDiffOrPatch",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A commit id or a ref naming one.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          },
+          {
+            "enum": [
+              "diff",
+              "patch"
+            ],
+            "type": "string",
+            "description": "diff or patch.",
+            "name": "diffType",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The diff or patch.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/refs": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List every ref of a repository, sorted by name.",
+        "operationId": "repoListAllGitRefs",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The refs.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Reference"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/refs/{ref}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List the refs whose name starts with refs/{ref}.",
+        "operationId": "repoListGitRefs",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 1024,
+            "type": "string",
+            "description": "The start of the ref names after refs/ (heads/main, tags, heads/fea); a leading refs/ is allowed.",
+            "name": "ref",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The matching refs.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Reference"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/tags/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get an annotated tag object by its id.",
+        "operationId": "GetAnnotatedTag",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "The tag object's id.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The tag object.",
+            "schema": {
+              "$ref": "#/definitions/AnnotatedTag"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/trees/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a tree by its id or by a commit or ref, one page of its entries.",
+        "operationId": "GetTree",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A tree id, a commit id or a ref.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "boolean",
+            "description": "List the entries of the subtrees too, by their paths.",
+            "name": "recursive",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Entries per page (default and at most 1000).",
+            "name": "per_page",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The tree.",
+            "schema": {
+              "$ref": "#/definitions/GitTreeResponse"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -51391,6 +52983,487 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/tag_protections": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List a repository's tag protection rules.",
+        "operationId": "repoListTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rules.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/TagProtection"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Create a tag protection rule.",
+        "operationId": "repoCreateTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "name": "body",
+            "in": "body",
+            "required": true,
+            "schema": {
+              "$ref": "#/definitions/CreateTagProtectionOption"
+            }
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/tag_protections/{id}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a tag protection rule.",
+        "operationId": "repoGetTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Delete a tag protection rule.",
+        "operationId": "repoDeleteTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "empty"
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Edit a tag protection rule; absent fields stay.",
+        "operationId": "repoEditTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          },
+          {
+            "name": "body",
+            "in": "body",
+            "required": true,
+            "schema": {
+              "$ref": "#/definitions/EditTagProtectionOption"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/tags": {
       "get": {
         "tags": [
@@ -59456,6 +61529,62 @@ func init() {
         }
       }
     },
+    "AnnotatedTag": {
+      "description": "An annotated tag object.",
+      "type": "object",
+      "properties": {
+        "message": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "object": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/AnnotatedTagObject"
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "tag": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "tagger": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitUser"
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        },
+        "verification": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/PayloadCommitVerification"
+        }
+      }
+    },
+    "AnnotatedTagObject": {
+      "description": "What an annotated tag points at.",
+      "type": "object",
+      "properties": {
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "Attachment": {
       "description": "Attachment.",
       "type": "object",
@@ -61243,6 +63372,31 @@ func init() {
         }
       }
     },
+    "CreateTagProtectionOption": {
+      "description": "The rule to create.",
+      "type": "object",
+      "properties": {
+        "name_pattern": {
+          "description": "A glob (v*), or a regular expression between slashes (/^v[0-9]+$/).",
+          "type": "string",
+          "maxLength": 255
+        },
+        "whitelist_teams": {
+          "description": "Teams (of the owning organization) whose members may.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "whitelist_usernames": {
+          "description": "Users who may create and delete the matching tags.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        }
+      }
+    },
     "CreateTeamOption": {
       "description": "CreateTeamOption.",
       "type": "object",
@@ -62440,6 +64594,32 @@ func init() {
         }
       }
     },
+    "EditTagProtectionOption": {
+      "description": "What to change; absent fields stay.",
+      "type": "object",
+      "properties": {
+        "name_pattern": {
+          "description": "A glob (v*), or a regular expression between slashes (/^v[0-9]+$/).",
+          "type": "string",
+          "maxLength": 255,
+          "x-nullable": true
+        },
+        "whitelist_teams": {
+          "description": "Teams (of the owning organization) whose members may.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "whitelist_usernames": {
+          "description": "Users who may create and delete the matching tags.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        }
+      }
+    },
     "EditTeamOption": {
       "description": "EditTeamOption.",
       "type": "object",
@@ -63203,6 +65383,134 @@ func init() {
           "type": "boolean",
           "x-go-name": "Webhooks",
           "x-nullable": true
+        }
+      }
+    },
+    "GitBlobResponse": {
+      "description": "A blob's content.",
+      "type": "object",
+      "properties": {
+        "content": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "encoding": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "lfs_oid": {
+          "type": "string",
+          "x-go-name": "LfsOid"
+        },
+        "lfs_size": {
+          "type": "integer",
+          "format": "int64"
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "size": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitEntry": {
+      "description": "One entry of a tree.",
+      "type": "object",
+      "properties": {
+        "mode": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "path": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "size": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitObject": {
+      "description": "A git object, by id and type.",
+      "type": "object",
+      "properties": {
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitTreeResponse": {
+      "description": "A page of a tree's entries.",
+      "type": "object",
+      "properties": {
+        "page": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "total_count": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "tree": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/GitEntry"
+          },
+          "x-go-name": "Entries",
+          "x-omitempty": false
+        },
+        "truncated": {
+          "type": "boolean",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
         }
       }
     },
@@ -64944,6 +67252,25 @@ func init() {
         }
       }
     },
+    "Reference": {
+      "description": "A git ref and the object it points at.",
+      "type": "object",
+      "properties": {
+        "object": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/GitObject"
+        },
+        "ref": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "RegistrationToken": {
       "type": "object",
       "properties": {
@@ -65701,6 +68028,48 @@ func init() {
         "zipball_url": {
           "type": "string",
           "x-go-name": "ZipballURL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "TagProtection": {
+      "description": "A tag protection rule.",
+      "type": "object",
+      "properties": {
+        "created_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Created",
+          "x-omitempty": false
+        },
+        "id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "name_pattern": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Updated",
+          "x-omitempty": false
+        },
+        "whitelist_teams": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          },
+          "x-omitempty": false
+        },
+        "whitelist_usernames": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          },
           "x-omitempty": false
         }
       }

@@ -12,6 +12,7 @@ import (
 // that git events cause (pushes, adoption of stray directories).
 type GitData interface {
 	Protections() ProtectionStore
+	TagProtections() TagProtectionStore
 	Topics() TopicStore
 	Teams() TeamStore
 	GitRepos() GitRepoStore

@@ -38,6 +38,7 @@ var migrations = []migration{
 	{16, "label links in their issues' order", migrateV16},
 	{17, "repositories carry their owner's visibility, kept by triggers", migrateV17},
 	{18, "one durable job queue for every consumer of the outbox", migrateV18},
+	{26, "tag protection rules", migrateV26},
 }
 
 type schemaMigration struct {
