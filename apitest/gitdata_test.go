@@ -219,3 +219,45 @@ func TestGitAnnotatedTagAndCommitDiff(t *testing.T) {
 		t.Fatalf("commit %s", c.SHA)
 	}
 }
+
+func TestRepoLanguages(t *testing.T) {
+	t.Parallel()
+	w := gdSeed(t)
+	e := w.e
+	goSrc := "package main\n\nfunc main() {}\n"
+	pySrc := "print('hi')\n"
+	w.git.commitFile(w.clone, "cmd/main.go", goSrc, "go")
+	w.git.commitFile(w.clone, "tools/run.py", pySrc, "py")
+	w.git.commitFile(w.clone, "vendor/lib/x.go", goSrc+goSrc, "vendored")
+	w.git.commitFile(w.clone, "docs/guide.py", pySrc+pySrc, "docs")
+	w.git.must(w.clone, "push", "-q", "origin", "main")
+
+	get := func() (map[string]int64, int64) {
+		before := e.Statements()
+		var out map[string]int64
+		e.Do("GET", "repos/alice/proj/languages", nil, nil).Expect(t, http.StatusOK).JSON(t, &out)
+		return out, e.Statements() - before
+	}
+	first, n1 := get()
+	if len(first) != 2 || first["Go"] != int64(len(goSrc)) || first["Python"] != int64(len(pySrc)) {
+		t.Fatalf("languages %v", first)
+	}
+	// The same tree again is read from the cache: no write.
+	again, n2 := get()
+	if len(again) != 2 || again["Go"] != first["Go"] || n2 >= n1 {
+		t.Fatalf("again %v: %d statements after %d", again, n2, n1)
+	}
+	// A new tree is counted afresh.
+	w.git.commitFile(w.clone, "cmd/more.go", goSrc, "more go")
+	w.git.must(w.clone, "push", "-q", "origin", "main")
+	if next, _ := get(); next["Go"] != 2*int64(len(goSrc)) {
+		t.Fatalf("after a push %v", next)
+	}
+	e.Do("GET", "repos/alice/secret/languages", nil, w.bob).Expect(t, http.StatusNotFound)
+	var empty map[string]int64
+	roCreateRepo(t, e, w.owner, map[string]any{"name": "bare"})
+	e.Do("GET", "repos/alice/bare/languages", nil, nil).Expect(t, http.StatusOK).JSON(t, &empty)
+	if len(empty) != 0 {
+		t.Fatalf("empty repository %v", empty)
+	}
+}

@@ -489,6 +489,8 @@ type RepositoryAPI interface {
 	RepoGetHookDelivery(ctx context.Context, params repository.RepoGetHookDeliveryParams) middleware.Responder
 	/* RepoGetKey Get one of a repository's deploy keys. */
 	RepoGetKey(ctx context.Context, params repository.RepoGetKeyParams) middleware.Responder
+	/* RepoGetLanguages Bytes of code per language on the default branch. */
+	RepoGetLanguages(ctx context.Context, params repository.RepoGetLanguagesParams) middleware.Responder
 	/* RepoGetLatestRelease Show the newest published release. */
 	RepoGetLatestRelease(ctx context.Context, params repository.RepoGetLatestReleaseParams) middleware.Responder
 	/* RepoGetPullRequest Get a pull request. */
@@ -2359,6 +2361,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoGetKey(ctx, params)
+	})
+
+	api.RepositoryRepoGetLanguagesHandler = repository.RepoGetLanguagesHandlerFunc(func(params repository.RepoGetLanguagesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetLanguages(ctx, params)
 	})
 
 	api.RepositoryRepoGetLatestReleaseHandler = repository.RepoGetLatestReleaseHandlerFunc(func(params repository.RepoGetLatestReleaseParams, principal any) middleware.Responder {

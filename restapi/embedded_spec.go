@@ -12742,6 +12742,57 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/languages": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Bytes of code per language on the default branch.",
+        "operationId": "repoGetLanguages",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Bytes per language, of the files a language detector recognises (vendored, documentation and configuration files left out).",
+            "schema": {
+              "$ref": "#/definitions/LanguageStatistics"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/milestones": {
       "get": {
         "tags": [
@@ -26252,6 +26303,14 @@ func init() {
           "x-go-name": "Name",
           "x-omitempty": false
         }
+      }
+    },
+    "LanguageStatistics": {
+      "description": "Bytes of code per language name.",
+      "type": "object",
+      "additionalProperties": {
+        "type": "integer",
+        "format": "int64"
       }
     },
     "LicenseTemplateInfo": {
@@ -48017,6 +48076,87 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/languages": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Bytes of code per language on the default branch.",
+        "operationId": "repoGetLanguages",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Bytes per language, of the files a language detector recognises (vendored, documentation and configuration files left out).",
+            "schema": {
+              "$ref": "#/definitions/LanguageStatistics"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/milestones": {
       "get": {
         "tags": [
@@ -66057,6 +66197,14 @@ func init() {
           "x-go-name": "Name",
           "x-omitempty": false
         }
+      }
+    },
+    "LanguageStatistics": {
+      "description": "Bytes of code per language name.",
+      "type": "object",
+      "additionalProperties": {
+        "type": "integer",
+        "format": "int64"
       }
     },
     "LicenseTemplateInfo": {

@@ -13,6 +13,7 @@ import (
 type GitData interface {
 	Protections() ProtectionStore
 	TagProtections() TagProtectionStore
+	LanguageStats() LanguageStatsStore
 	Topics() TopicStore
 	Teams() TeamStore
 	GitRepos() GitRepoStore

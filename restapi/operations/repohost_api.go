@@ -1573,6 +1573,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGetKey has not yet been implemented")
 		}),
 
+		RepositoryRepoGetLanguagesHandler: repository.RepoGetLanguagesHandlerFunc(func(params repository.RepoGetLanguagesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetLanguages has not yet been implemented")
+		}),
+
 		RepositoryRepoGetLatestReleaseHandler: repository.RepoGetLatestReleaseHandlerFunc(func(params repository.RepoGetLatestReleaseParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2781,6 +2788,8 @@ type RepohostAPI struct {
 	RepositoryRepoGetHookDeliveryHandler repository.RepoGetHookDeliveryHandler
 	// RepositoryRepoGetKeyHandler sets the operation handler for the repo get key operation
 	RepositoryRepoGetKeyHandler repository.RepoGetKeyHandler
+	// RepositoryRepoGetLanguagesHandler sets the operation handler for the repo get languages operation
+	RepositoryRepoGetLanguagesHandler repository.RepoGetLanguagesHandler
 	// RepositoryRepoGetLatestReleaseHandler sets the operation handler for the repo get latest release operation
 	RepositoryRepoGetLatestReleaseHandler repository.RepoGetLatestReleaseHandler
 	// IssueRepoGetProjectHandler sets the operation handler for the repo get project operation
@@ -3722,6 +3731,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoGetKeyHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetKeyHandler")
+	}
+	if o.RepositoryRepoGetLanguagesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetLanguagesHandler")
 	}
 	if o.RepositoryRepoGetLatestReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetLatestReleaseHandler")
@@ -4997,6 +5009,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/keys/{id}"] = repository.NewRepoGetKey(o.context, o.RepositoryRepoGetKeyHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/languages"] = repository.NewRepoGetLanguages(o.context, o.RepositoryRepoGetLanguagesHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

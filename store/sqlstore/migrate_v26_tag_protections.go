@@ -6,8 +6,9 @@ import (
 	"gorm.io/gorm"
 )
 
-// migrateV26 creates tag protection rules. A rule goes with its repository
-// (ON DELETE CASCADE); one pattern is protected once per repository.
+// migrateV26 creates tag protection rules (one pattern is protected once
+// per repository) and the language detector's cached count, one per
+// repository. Both go with their repository (ON DELETE CASCADE).
 func migrateV26(tx *gorm.DB) error {
 	// A frozen stand-in for the referenced table, so GORM can declare the
 	// foreign key; it is not created here.
@@ -24,5 +25,11 @@ func migrateV26(tx *gorm.DB) error {
 		CreatedAt        time.Time   `gorm:"not null"`
 		UpdatedAt        time.Time   `gorm:"not null"`
 	}
-	return tx.Migrator().CreateTable(&ProtectedTag{})
+	type LanguageStats struct {
+		RepoID int64       `gorm:"primaryKey;autoIncrement:false"`
+		Repo   *Repository `gorm:"foreignKey:RepoID;constraint:OnDelete:CASCADE"`
+		TreeID string      `gorm:"not null"`
+		Sizes  string      `gorm:"not null;default:'{}'"`
+	}
+	return tx.Migrator().CreateTable(&ProtectedTag{}, &LanguageStats{})
 }

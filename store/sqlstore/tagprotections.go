@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 
+	"gorm.io/gorm/clause"
+
 	"repohost/store"
 )
 
@@ -36,4 +38,24 @@ func (s tagProtectionStore) Update(ctx context.Context, pt *store.ProtectedTag) 
 func (s tagProtectionStore) Delete(ctx context.Context, repoID, id int64) error {
 	res := s.d.conn(ctx).Where("repo_id = ? AND id = ?", repoID, id).Delete(&store.ProtectedTag{})
 	return affected(res, "delete tag protection")
+}
+
+func (d *DB) LanguageStats() store.LanguageStatsStore { return languageStatsStore{d} }
+
+type languageStatsStore struct{ d *DB }
+
+func (s languageStatsStore) Find(ctx context.Context, repoID int64) (*store.LanguageStats, error) {
+	var ls store.LanguageStats
+	if err := s.d.conn(ctx).Where("repo_id = ?", repoID).Take(&ls).Error; err != nil {
+		return nil, translate(err, "find language stats")
+	}
+	return &ls, nil
+}
+
+func (s languageStatsStore) Put(ctx context.Context, ls *store.LanguageStats) error {
+	err := s.d.conn(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "repo_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"tree_id", "sizes"}),
+	}).Create(ls).Error
+	return translate(err, "store language stats")
 }
