@@ -261,3 +261,31 @@ func TestRepoLanguages(t *testing.T) {
 		t.Fatalf("empty repository %v", empty)
 	}
 }
+
+func TestRepoCompare(t *testing.T) {
+	t.Parallel()
+	w := gdSeed(t)
+	e := w.e
+	// feature/x forks at first and gains one commit; main has two more.
+	w.git.must(w.clone, "checkout", "-q", "-b", "feature/x", w.first)
+	side := w.git.commitFile(w.clone, "side.txt", "s\n", "side")
+	w.git.must(w.clone, "push", "-q", "origin", "feature/x")
+
+	var cmp models.Compare
+	e.Do("GET", "repos/alice/proj/compare/main...feature/x", nil, nil).Expect(t, http.StatusOK).JSON(t, &cmp)
+	if cmp.TotalCommits != 1 || len(cmp.Commits) != 1 || cmp.Commits[0].SHA != side || len(cmp.Commits[0].Files) != 1 {
+		t.Fatalf("main...feature/x: %+v", cmp)
+	}
+	e.Do("GET", "repos/alice/proj/compare/feature/x..."+w.last, nil, nil).Expect(t, http.StatusOK).JSON(t, &cmp)
+	if cmp.TotalCommits != 2 || cmp.Commits[1].SHA != w.last {
+		t.Fatalf("feature/x...main: %d", cmp.TotalCommits)
+	}
+	// Two dots: what head has and base lacks, here the same.
+	e.Do("GET", "repos/alice/proj/compare/feature/x..main", nil, nil).Expect(t, http.StatusOK).JSON(t, &cmp)
+	if cmp.TotalCommits != 2 {
+		t.Fatalf("feature/x..main: %d", cmp.TotalCommits)
+	}
+	e.Do("GET", "repos/alice/proj/compare/main", nil, nil).Expect(t, http.StatusUnprocessableEntity)
+	e.Do("GET", "repos/alice/proj/compare/main...nope", nil, nil).Expect(t, http.StatusNotFound)
+	e.Do("GET", "repos/alice/secret/compare/main...main", nil, w.bob).Expect(t, http.StatusNotFound)
+}

@@ -19,6 +19,7 @@ var slashParamRoutes = []string{
 	"/api/v1/repos/{owner}/{repo}/branches/{rest...}",
 	"/api/v1/repos/{owner}/{repo}/branch_protections/{rest...}",
 	"/api/v1/repos/{owner}/{repo}/git/refs/{rest...}",
+	"/api/v1/repos/{owner}/{repo}/compare/{rest...}",
 }
 
 // diffDownloads are the reference's addresses of a diff or patch,

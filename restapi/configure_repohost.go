@@ -389,6 +389,8 @@ type RepositoryAPI interface {
 	RepoCheckCollaborator(ctx context.Context, params repository.RepoCheckCollaboratorParams) middleware.Responder
 	/* RepoCheckTeam Show a team if it has access to a repository. */
 	RepoCheckTeam(ctx context.Context, params repository.RepoCheckTeamParams) middleware.Responder
+	/* RepoCompareDiff Compare two commits, branches or tags. */
+	RepoCompareDiff(ctx context.Context, params repository.RepoCompareDiffParams) middleware.Responder
 	/* RepoCreateBranch Create a branch from a branch or a commit. */
 	RepoCreateBranch(ctx context.Context, params repository.RepoCreateBranchParams) middleware.Responder
 	/* RepoCreateBranchProtection Create a branch protection rule. */
@@ -1990,6 +1992,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoCheckTeam(ctx, params)
+	})
+
+	api.RepositoryRepoCompareDiffHandler = repository.RepoCompareDiffHandlerFunc(func(params repository.RepoCompareDiffParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCompareDiff(ctx, params)
 	})
 
 	api.RepositoryRepoCreateBranchHandler = repository.RepoCreateBranchHandlerFunc(func(params repository.RepoCreateBranchParams, principal any) middleware.Responder {

@@ -1202,6 +1202,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoCheckTeam has not yet been implemented")
 		}),
 
+		RepositoryRepoCompareDiffHandler: repository.RepoCompareDiffHandlerFunc(func(params repository.RepoCompareDiffParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCompareDiff has not yet been implemented")
+		}),
+
 		RepositoryRepoCreateBranchHandler: repository.RepoCreateBranchHandlerFunc(func(params repository.RepoCreateBranchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2682,6 +2689,8 @@ type RepohostAPI struct {
 	RepositoryRepoCheckCollaboratorHandler repository.RepoCheckCollaboratorHandler
 	// RepositoryRepoCheckTeamHandler sets the operation handler for the repo check team operation
 	RepositoryRepoCheckTeamHandler repository.RepoCheckTeamHandler
+	// RepositoryRepoCompareDiffHandler sets the operation handler for the repo compare diff operation
+	RepositoryRepoCompareDiffHandler repository.RepoCompareDiffHandler
 	// RepositoryRepoCreateBranchHandler sets the operation handler for the repo create branch operation
 	RepositoryRepoCreateBranchHandler repository.RepoCreateBranchHandler
 	// RepositoryRepoCreateBranchProtectionHandler sets the operation handler for the repo create branch protection operation
@@ -3572,6 +3581,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoCheckTeamHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCheckTeamHandler")
+	}
+	if o.RepositoryRepoCompareDiffHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCompareDiffHandler")
 	}
 	if o.RepositoryRepoCreateBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateBranchHandler")
@@ -4797,6 +4809,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/teams/{team}"] = repository.NewRepoCheckTeam(o.context, o.RepositoryRepoCheckTeamHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/compare/{basehead}"] = repository.NewRepoCompareDiff(o.context, o.RepositoryRepoCompareDiffHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
