@@ -26,10 +26,14 @@ require (
 	gorm.io/gorm v1.31.1
 )
 
-require github.com/gobwas/glob v0.2.3
+require (
+	github.com/go-enry/go-enry/v2 v2.9.6
+	github.com/gobwas/glob v0.2.3
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/go-enry/go-oniguruma v1.2.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect

@@ -252,7 +252,7 @@ func trackCommits(next http.Handler) http.Handler {
 func MountAPI(mux *http.ServeMux, api http.Handler) {
 	mux.Handle("/api/v1/", api)
 	mountSlashParams(mux, api)
-	mountPullDiffs(mux, api)
+	mountDiffDownloads(mux, api)
 }
 
 // assetUploads hands a release asset upload to release.Handlers.UploadAsset

@@ -349,6 +349,12 @@ type PackageOperationsAPI interface {
 type RepositoryAPI interface {
 	/* ActionsDispatchWorkflow Start a workflow that has on: workflow_dispatch, at a branch or tag (writers of the Actions unit). */
 	ActionsDispatchWorkflow(ctx context.Context, params repository.ActionsDispatchWorkflowParams) middleware.Responder
+	/* GetAnnotatedTag Get an annotated tag object by its id. */
+	GetAnnotatedTag(ctx context.Context, params repository.GetAnnotatedTagParams) middleware.Responder
+	/* GetBlob Get a blob by its id, base64-encoded. */
+	GetBlob(ctx context.Context, params repository.GetBlobParams) middleware.Responder
+	/* GetTree Get a tree by its id or by a commit or ref, one page of its entries. */
+	GetTree(ctx context.Context, params repository.GetTreeParams) middleware.Responder
 	/* GetWorkflowRun Get one workflow run. */
 	GetWorkflowRun(ctx context.Context, params repository.GetWorkflowRunParams) middleware.Responder
 	/* AcceptRepoTransfer Accept a repository transfer offered to the caller. */
@@ -393,6 +399,8 @@ type RepositoryAPI interface {
 	RepoCheckCollaborator(ctx context.Context, params repository.RepoCheckCollaboratorParams) middleware.Responder
 	/* RepoCheckTeam Show a team if it has access to a repository. */
 	RepoCheckTeam(ctx context.Context, params repository.RepoCheckTeamParams) middleware.Responder
+	/* RepoCompareDiff Compare two commits, branches or tags. */
+	RepoCompareDiff(ctx context.Context, params repository.RepoCompareDiffParams) middleware.Responder
 	/* RepoCreateBranch Create a branch from a branch or a commit. */
 	RepoCreateBranch(ctx context.Context, params repository.RepoCreateBranchParams) middleware.Responder
 	/* RepoCreateBranchProtection Create a branch protection rule. */
@@ -421,6 +429,8 @@ type RepositoryAPI interface {
 	RepoCreateStatus(ctx context.Context, params repository.RepoCreateStatusParams) middleware.Responder
 	/* RepoCreateTag Create a lightweight or annotated tag. */
 	RepoCreateTag(ctx context.Context, params repository.RepoCreateTagParams) middleware.Responder
+	/* RepoCreateTagProtection Create a tag protection rule. */
+	RepoCreateTagProtection(ctx context.Context, params repository.RepoCreateTagProtectionParams) middleware.Responder
 	/* RepoDelete Delete a repository and its git data (owners only). */
 	RepoDelete(ctx context.Context, params repository.RepoDeleteParams) middleware.Responder
 	/* RepoDeleteBranch Delete a branch. */
@@ -447,12 +457,16 @@ type RepositoryAPI interface {
 	RepoDeleteReleaseByTag(ctx context.Context, params repository.RepoDeleteReleaseByTagParams) middleware.Responder
 	/* RepoDeleteTag Delete a tag. */
 	RepoDeleteTag(ctx context.Context, params repository.RepoDeleteTagParams) middleware.Responder
+	/* RepoDeleteTagProtection Delete a tag protection rule. */
+	RepoDeleteTagProtection(ctx context.Context, params repository.RepoDeleteTagProtectionParams) middleware.Responder
 	/* RepoDeleteTeam Take a team's access to a repository away. */
 	RepoDeleteTeam(ctx context.Context, params repository.RepoDeleteTeamParams) middleware.Responder
 	/* RepoDeleteTopic Remove one topic. */
 	RepoDeleteTopic(ctx context.Context, params repository.RepoDeleteTopicParams) middleware.Responder
 	/* RepoDismissPullReview Dismiss a review. */
 	RepoDismissPullReview(ctx context.Context, params repository.RepoDismissPullReviewParams) middleware.Responder
+	/* RepoDownloadCommitDiffOrPatch Get a commit as git's diff against its first parent, or as git format-patch's mail. */
+	RepoDownloadCommitDiffOrPatch(ctx context.Context, params repository.RepoDownloadCommitDiffOrPatchParams) middleware.Responder
 	/* RepoDownloadPullDiffOrPatch Get a pull request as a diff or as a patch series. */
 	RepoDownloadPullDiffOrPatch(ctx context.Context, params repository.RepoDownloadPullDiffOrPatchParams) middleware.Responder
 	/* RepoEdit Change a repository's settings (repository admins only). */
@@ -465,6 +479,8 @@ type RepositoryAPI interface {
 	RepoEditPullRequest(ctx context.Context, params repository.RepoEditPullRequestParams) middleware.Responder
 	/* RepoEditRelease Change a release; publishing a draft creates its tag. */
 	RepoEditRelease(ctx context.Context, params repository.RepoEditReleaseParams) middleware.Responder
+	/* RepoEditTagProtection Edit a tag protection rule; absent fields stay. */
+	RepoEditTagProtection(ctx context.Context, params repository.RepoEditTagProtectionParams) middleware.Responder
 	/* RepoGet Show one repository. */
 	RepoGet(ctx context.Context, params repository.RepoGetParams) middleware.Responder
 	/* RepoGetAllCommits List a repository's commits, newest first. */
@@ -491,6 +507,8 @@ type RepositoryAPI interface {
 	RepoGetHookDelivery(ctx context.Context, params repository.RepoGetHookDeliveryParams) middleware.Responder
 	/* RepoGetKey Get one of a repository's deploy keys. */
 	RepoGetKey(ctx context.Context, params repository.RepoGetKeyParams) middleware.Responder
+	/* RepoGetLanguages Bytes of code per language on the default branch. */
+	RepoGetLanguages(ctx context.Context, params repository.RepoGetLanguagesParams) middleware.Responder
 	/* RepoGetLatestRelease Show the newest published release. */
 	RepoGetLatestRelease(ctx context.Context, params repository.RepoGetLatestReleaseParams) middleware.Responder
 	/* RepoGetPullRequest Get a pull request. */
@@ -521,12 +539,18 @@ type RepositoryAPI interface {
 	RepoGetSingleCommit(ctx context.Context, params repository.RepoGetSingleCommitParams) middleware.Responder
 	/* RepoGetTag Show one tag. */
 	RepoGetTag(ctx context.Context, params repository.RepoGetTagParams) middleware.Responder
+	/* RepoGetTagProtection Get a tag protection rule. */
+	RepoGetTagProtection(ctx context.Context, params repository.RepoGetTagProtectionParams) middleware.Responder
+	/* RepoListAllGitRefs List every ref of a repository, sorted by name. */
+	RepoListAllGitRefs(ctx context.Context, params repository.RepoListAllGitRefsParams) middleware.Responder
 	/* RepoListBranchProtection List branch protection rules in priority order. */
 	RepoListBranchProtection(ctx context.Context, params repository.RepoListBranchProtectionParams) middleware.Responder
 	/* RepoListBranches List branches. */
 	RepoListBranches(ctx context.Context, params repository.RepoListBranchesParams) middleware.Responder
 	/* RepoListCollaborators List a repository's collaborators. */
 	RepoListCollaborators(ctx context.Context, params repository.RepoListCollaboratorsParams) middleware.Responder
+	/* RepoListGitRefs List the refs whose name starts with refs/{ref}. */
+	RepoListGitRefs(ctx context.Context, params repository.RepoListGitRefsParams) middleware.Responder
 	/* RepoListHookDeliveries List the deliveries of one of a repository's hooks, newest first (not in the reference). */
 	RepoListHookDeliveries(ctx context.Context, params repository.RepoListHookDeliveriesParams) middleware.Responder
 	/* RepoListHooks List a repository's webhooks. */
@@ -545,6 +569,8 @@ type RepositoryAPI interface {
 	RepoListStatuses(ctx context.Context, params repository.RepoListStatusesParams) middleware.Responder
 	/* RepoListStatusesByRef List the statuses of a commit named by a branch, tag or SHA. */
 	RepoListStatusesByRef(ctx context.Context, params repository.RepoListStatusesByRefParams) middleware.Responder
+	/* RepoListTagProtection List a repository's tag protection rules. */
+	RepoListTagProtection(ctx context.Context, params repository.RepoListTagProtectionParams) middleware.Responder
 	/* RepoListTags List tags. */
 	RepoListTags(ctx context.Context, params repository.RepoListTagsParams) middleware.Responder
 	/* RepoListTeams List the teams with access to a repository. */
@@ -849,6 +875,27 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.ActionsDispatchWorkflow(ctx, params)
+	})
+
+	api.RepositoryGetAnnotatedTagHandler = repository.GetAnnotatedTagHandlerFunc(func(params repository.GetAnnotatedTagParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetAnnotatedTag(ctx, params)
+	})
+
+	api.RepositoryGetBlobHandler = repository.GetBlobHandlerFunc(func(params repository.GetBlobParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetBlob(ctx, params)
+	})
+
+	api.RepositoryGetTreeHandler = repository.GetTreeHandlerFunc(func(params repository.GetTreeParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetTree(ctx, params)
 	})
 
 	api.RepositoryGetWorkflowRunHandler = repository.GetWorkflowRunHandlerFunc(func(params repository.GetWorkflowRunParams, principal any) middleware.Responder {
@@ -2006,6 +2053,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoCheckTeam(ctx, params)
 	})
 
+	api.RepositoryRepoCompareDiffHandler = repository.RepoCompareDiffHandlerFunc(func(params repository.RepoCompareDiffParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCompareDiff(ctx, params)
+	})
+
 	api.RepositoryRepoCreateBranchHandler = repository.RepoCreateBranchHandlerFunc(func(params repository.RepoCreateBranchParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2111,6 +2165,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoCreateTag(ctx, params)
 	})
 
+	api.RepositoryRepoCreateTagProtectionHandler = repository.RepoCreateTagProtectionHandlerFunc(func(params repository.RepoCreateTagProtectionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoCreateTagProtection(ctx, params)
+	})
+
 	api.RepositoryRepoDeleteHandler = repository.RepoDeleteHandlerFunc(func(params repository.RepoDeleteParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2209,6 +2270,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoDeleteTag(ctx, params)
 	})
 
+	api.RepositoryRepoDeleteTagProtectionHandler = repository.RepoDeleteTagProtectionHandlerFunc(func(params repository.RepoDeleteTagProtectionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeleteTagProtection(ctx, params)
+	})
+
 	api.RepositoryRepoDeleteTeamHandler = repository.RepoDeleteTeamHandlerFunc(func(params repository.RepoDeleteTeamParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2228,6 +2296,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoDismissPullReview(ctx, params)
+	})
+
+	api.RepositoryRepoDownloadCommitDiffOrPatchHandler = repository.RepoDownloadCommitDiffOrPatchHandlerFunc(func(params repository.RepoDownloadCommitDiffOrPatchParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDownloadCommitDiffOrPatch(ctx, params)
 	})
 
 	api.RepositoryRepoDownloadPullDiffOrPatchHandler = repository.RepoDownloadPullDiffOrPatchHandlerFunc(func(params repository.RepoDownloadPullDiffOrPatchParams, principal any) middleware.Responder {
@@ -2277,6 +2352,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoEditRelease(ctx, params)
+	})
+
+	api.RepositoryRepoEditTagProtectionHandler = repository.RepoEditTagProtectionHandlerFunc(func(params repository.RepoEditTagProtectionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoEditTagProtection(ctx, params)
 	})
 
 	api.RepositoryRepoGetHandler = repository.RepoGetHandlerFunc(func(params repository.RepoGetParams, principal any) middleware.Responder {
@@ -2368,6 +2450,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoGetKey(ctx, params)
+	})
+
+	api.RepositoryRepoGetLanguagesHandler = repository.RepoGetLanguagesHandlerFunc(func(params repository.RepoGetLanguagesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetLanguages(ctx, params)
 	})
 
 	api.RepositoryRepoGetLatestReleaseHandler = repository.RepoGetLatestReleaseHandlerFunc(func(params repository.RepoGetLatestReleaseParams, principal any) middleware.Responder {
@@ -2482,6 +2571,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoGetTag(ctx, params)
 	})
 
+	api.RepositoryRepoGetTagProtectionHandler = repository.RepoGetTagProtectionHandlerFunc(func(params repository.RepoGetTagProtectionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetTagProtection(ctx, params)
+	})
+
+	api.RepositoryRepoListAllGitRefsHandler = repository.RepoListAllGitRefsHandlerFunc(func(params repository.RepoListAllGitRefsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListAllGitRefs(ctx, params)
+	})
+
 	api.RepositoryRepoListBranchProtectionHandler = repository.RepoListBranchProtectionHandlerFunc(func(params repository.RepoListBranchProtectionParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2501,6 +2604,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoListCollaborators(ctx, params)
+	})
+
+	api.RepositoryRepoListGitRefsHandler = repository.RepoListGitRefsHandlerFunc(func(params repository.RepoListGitRefsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListGitRefs(ctx, params)
 	})
 
 	api.RepositoryRepoListHookDeliveriesHandler = repository.RepoListHookDeliveriesHandlerFunc(func(params repository.RepoListHookDeliveriesParams, principal any) middleware.Responder {
@@ -2571,6 +2681,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoListStatusesByRef(ctx, params)
+	})
+
+	api.RepositoryRepoListTagProtectionHandler = repository.RepoListTagProtectionHandlerFunc(func(params repository.RepoListTagProtectionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListTagProtection(ctx, params)
 	})
 
 	api.RepositoryRepoListTagsHandler = repository.RepoListTagsHandlerFunc(func(params repository.RepoListTagsParams, principal any) middleware.Responder {

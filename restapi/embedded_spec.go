@@ -8665,6 +8665,68 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/compare/{basehead}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Compare two commits, branches or tags.",
+        "operationId": "repoCompareDiff",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 1024,
+            "type": "string",
+            "description": "base...head (the commits of head since its merge base with base) or base..head (those of head not reachable from base); each a branch (slashes allowed), tag or commit id.",
+            "name": "basehead",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The commits of head the comparison finds, oldest first, and how many.",
+            "schema": {
+              "$ref": "#/definitions/Compare"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/contents": {
       "get": {
         "tags": [
@@ -9184,6 +9246,68 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/git/blobs/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a blob by its id, base64-encoded.",
+        "operationId": "GetBlob",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "The blob id.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The blob.",
+            "schema": {
+              "$ref": "#/definitions/GitBlobResponse"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/git/commits/{sha}": {
       "get": {
         "tags": [
@@ -9251,6 +9375,341 @@ func init() {
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/commits/{sha}/download/{diffType}": {
+      "get": {
+        "description": "Clients use the reference's address, /repos/{owner}/{repo}/git/commits/{sha}.diff or .patch; the server routes it here (the generated router cannot tell \"{sha}.{diffType}\" from \"{sha}\").",
+        "produces": [
+          "text/plain"
+        ],
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a commit as git's diff against its first parent, or as git format-patch's mail.",
+        "operationId": "repoDownloadCommitDiffOrPatch",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A commit id or a ref naming one.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          },
+          {
+            "enum": [
+              "diff",
+              "patch"
+            ],
+            "type": "string",
+            "description": "diff or patch.",
+            "name": "diffType",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The diff or patch.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/refs": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List every ref of a repository, sorted by name.",
+        "operationId": "repoListAllGitRefs",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The refs.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Reference"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/refs/{ref}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List the refs whose name starts with refs/{ref}.",
+        "operationId": "repoListGitRefs",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 1024,
+            "type": "string",
+            "description": "The start of the ref names after refs/ (heads/main, tags, heads/fea); a leading refs/ is allowed.",
+            "name": "ref",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The matching refs.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Reference"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/tags/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get an annotated tag object by its id.",
+        "operationId": "GetAnnotatedTag",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "The tag object's id.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The tag object.",
+            "schema": {
+              "$ref": "#/definitions/AnnotatedTag"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/trees/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a tree by its id or by a commit or ref, one page of its entries.",
+        "operationId": "GetTree",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A tree id, a commit id or a ref.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "boolean",
+            "description": "List the entries of the subtrees too, by their paths.",
+            "name": "recursive",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Entries per page (default and at most 1000).",
+            "name": "per_page",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The tree.",
+            "schema": {
+              "$ref": "#/definitions/GitTreeResponse"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -12720,6 +13179,57 @@ func init() {
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/languages": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Bytes of code per language on the default branch.",
+        "operationId": "repoGetLanguages",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Bytes per language, of the files a language detector recognises (vendored, documentation and configuration files left out).",
+            "schema": {
+              "$ref": "#/definitions/LanguageStatistics"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -16546,6 +17056,316 @@ func init() {
           },
           "422": {
             "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/tag_protections": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List a repository's tag protection rules.",
+        "operationId": "repoListTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rules.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/TagProtection"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Create a tag protection rule.",
+        "operationId": "repoCreateTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "name": "body",
+            "in": "body",
+            "required": true,
+            "schema": {
+              "$ref": "#/definitions/CreateTagProtectionOption"
+            }
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/tag_protections/{id}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a tag protection rule.",
+        "operationId": "repoGetTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Delete a tag protection rule.",
+        "operationId": "repoDeleteTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "empty"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Edit a tag protection rule; absent fields stay.",
+        "operationId": "repoEditTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          },
+          {
+            "name": "body",
+            "in": "body",
+            "required": true,
+            "schema": {
+              "$ref": "#/definitions/EditTagProtectionOption"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "423": {
+            "$ref": "#/responses/repoArchivedError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -21997,6 +22817,62 @@ func init() {
         }
       }
     },
+    "AnnotatedTag": {
+      "description": "An annotated tag object.",
+      "type": "object",
+      "properties": {
+        "message": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "object": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/AnnotatedTagObject"
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "tag": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "tagger": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitUser"
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        },
+        "verification": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/PayloadCommitVerification"
+        }
+      }
+    },
+    "AnnotatedTagObject": {
+      "description": "What an annotated tag points at.",
+      "type": "object",
+      "properties": {
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "Attachment": {
       "description": "Attachment.",
       "type": "object",
@@ -22731,6 +23607,26 @@ func init() {
       },
       "x-nullable": true,
       "x-omitempty": false
+    },
+    "Compare": {
+      "description": "A comparison of two commits.",
+      "type": "object",
+      "properties": {
+        "commits": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/Commit"
+          },
+          "x-go-name": "Commits",
+          "x-omitempty": false
+        },
+        "total_commits": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "TotalCommits",
+          "x-omitempty": false
+        }
+      }
     },
     "ContentsResponse": {
       "description": "ContentsResponse.",
@@ -23925,6 +24821,31 @@ func init() {
           "type": "string",
           "x-go-name": "Target",
           "x-nullable": true
+        }
+      }
+    },
+    "CreateTagProtectionOption": {
+      "description": "The rule to create.",
+      "type": "object",
+      "properties": {
+        "name_pattern": {
+          "description": "A glob (v*), or a regular expression between slashes (/^v[0-9]+$/).",
+          "type": "string",
+          "maxLength": 255
+        },
+        "whitelist_teams": {
+          "description": "Teams (of the owning organization) whose members may.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "whitelist_usernames": {
+          "description": "Users who may create and delete the matching tags.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
         }
       }
     },
@@ -25123,6 +26044,32 @@ func init() {
         }
       }
     },
+    "EditTagProtectionOption": {
+      "description": "What to change; absent fields stay.",
+      "type": "object",
+      "properties": {
+        "name_pattern": {
+          "description": "A glob (v*), or a regular expression between slashes (/^v[0-9]+$/).",
+          "type": "string",
+          "maxLength": 255,
+          "x-nullable": true
+        },
+        "whitelist_teams": {
+          "description": "Teams (of the owning organization) whose members may.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "whitelist_usernames": {
+          "description": "Users who may create and delete the matching tags.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        }
+      }
+    },
     "EditTeamOption": {
       "description": "EditTeamOption.",
       "type": "object",
@@ -25889,6 +26836,134 @@ func init() {
         }
       }
     },
+    "GitBlobResponse": {
+      "description": "A blob's content.",
+      "type": "object",
+      "properties": {
+        "content": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "encoding": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "lfs_oid": {
+          "type": "string",
+          "x-go-name": "LfsOid"
+        },
+        "lfs_size": {
+          "type": "integer",
+          "format": "int64"
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "size": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitEntry": {
+      "description": "One entry of a tree.",
+      "type": "object",
+      "properties": {
+        "mode": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "path": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "size": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitObject": {
+      "description": "A git object, by id and type.",
+      "type": "object",
+      "properties": {
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitTreeResponse": {
+      "description": "A page of a tree's entries.",
+      "type": "object",
+      "properties": {
+        "page": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "total_count": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "tree": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/GitEntry"
+          },
+          "x-go-name": "Entries",
+          "x-omitempty": false
+        },
+        "truncated": {
+          "type": "boolean",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "GitignoreTemplateInfo": {
       "description": "The name and text of a .gitignore template.",
       "type": "object",
@@ -26432,6 +27507,14 @@ func init() {
           "x-go-name": "Name",
           "x-omitempty": false
         }
+      }
+    },
+    "LanguageStatistics": {
+      "description": "Bytes of code per language name.",
+      "type": "object",
+      "additionalProperties": {
+        "type": "integer",
+        "format": "int64"
       }
     },
     "LicenseTemplateInfo": {
@@ -27682,6 +28765,25 @@ func init() {
         }
       }
     },
+    "Reference": {
+      "description": "A git ref and the object it points at.",
+      "type": "object",
+      "properties": {
+        "object": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/GitObject"
+        },
+        "ref": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "RegistrationToken": {
       "type": "object",
       "properties": {
@@ -28440,6 +29542,48 @@ func init() {
         "zipball_url": {
           "type": "string",
           "x-go-name": "ZipballURL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "TagProtection": {
+      "description": "A tag protection rule.",
+      "type": "object",
+      "properties": {
+        "created_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Created",
+          "x-omitempty": false
+        },
+        "id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "name_pattern": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Updated",
+          "x-omitempty": false
+        },
+        "whitelist_teams": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          },
+          "x-omitempty": false
+        },
+        "whitelist_usernames": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          },
           "x-omitempty": false
         }
       }
@@ -42144,6 +43288,101 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/compare/{basehead}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Compare two commits, branches or tags.",
+        "operationId": "repoCompareDiff",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 1024,
+            "type": "string",
+            "description": "base...head (the commits of head since its merge base with base) or base..head (those of head not reachable from base); each a branch (slashes allowed), tag or commit id.",
+            "name": "basehead",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The commits of head the comparison finds, oldest first, and how many.",
+            "schema": {
+              "$ref": "#/definitions/Compare"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/contents": {
       "get": {
         "tags": [
@@ -42930,6 +44169,101 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/git/blobs/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a blob by its id, base64-encoded.",
+        "operationId": "GetBlob",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "The blob id.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The blob.",
+            "schema": {
+              "$ref": "#/definitions/GitBlobResponse"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/git/commits/{sha}": {
       "get": {
         "tags": [
@@ -43006,6 +44340,500 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/commits/{sha}/download/{diffType}": {
+      "get": {
+        "description": "Clients use the reference's address, /repos/{owner}/{repo}/git/commits/{sha}.diff or .patch; the server routes it here (the generated router cannot tell \"{sha}.{diffType}\" from \"{sha}\").",
+        "produces": [
+          "text/plain"
+        ],
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a commit as git's diff against its first parent, or as git format-patch's mail.",
+        "operationId": "repoDownloadCommitDiffOrPatch",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A commit id or a ref naming one.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          },
+          {
+            "enum": [
+              "diff",
+              "patch"
+            ],
+            "type": "string",
+            "description": "diff or patch.",
+            "name": "diffType",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The diff or patch.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/refs": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List every ref of a repository, sorted by name.",
+        "operationId": "repoListAllGitRefs",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The refs.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Reference"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/refs/{ref}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List the refs whose name starts with refs/{ref}.",
+        "operationId": "repoListGitRefs",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 1024,
+            "type": "string",
+            "description": "The start of the ref names after refs/ (heads/main, tags, heads/fea); a leading refs/ is allowed.",
+            "name": "ref",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The matching refs.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Reference"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/tags/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get an annotated tag object by its id.",
+        "operationId": "GetAnnotatedTag",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "The tag object's id.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The tag object.",
+            "schema": {
+              "$ref": "#/definitions/AnnotatedTag"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/git/trees/{sha}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a tree by its id or by a commit or ref, one page of its entries.",
+        "operationId": "GetTree",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A tree id, a commit id or a ref.",
+            "name": "sha",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "boolean",
+            "description": "List the entries of the subtrees too, by their paths.",
+            "name": "recursive",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Entries per page (default and at most 1000).",
+            "name": "per_page",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The tree.",
+            "schema": {
+              "$ref": "#/definitions/GitTreeResponse"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -48098,6 +49926,87 @@ func init() {
           },
           "423": {
             "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/languages": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Bytes of code per language on the default branch.",
+        "operationId": "repoGetLanguages",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Bytes per language, of the files a language detector recognises (vendored, documentation and configuration files left out).",
+            "schema": {
+              "$ref": "#/definitions/LanguageStatistics"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -53745,6 +55654,487 @@ func init() {
           },
           "422": {
             "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/tag_protections": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List a repository's tag protection rules.",
+        "operationId": "repoListTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rules.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/TagProtection"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "post": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Create a tag protection rule.",
+        "operationId": "repoCreateTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "name": "body",
+            "in": "body",
+            "required": true,
+            "schema": {
+              "$ref": "#/definitions/CreateTagProtectionOption"
+            }
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/tag_protections/{id}": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Get a tag protection rule.",
+        "operationId": "repoGetTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Delete a tag protection rule.",
+        "operationId": "repoDeleteTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "empty"
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Edit a tag protection rule; absent fields stay.",
+        "operationId": "repoEditTagProtection",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Id of the tag protection rule.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          },
+          {
+            "name": "body",
+            "in": "body",
+            "required": true,
+            "schema": {
+              "$ref": "#/definitions/EditTagProtectionOption"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rule.",
+            "schema": {
+              "$ref": "#/definitions/TagProtection"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "423": {
+            "description": "The repository is archived and cannot be changed.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -62043,6 +64433,62 @@ func init() {
         }
       }
     },
+    "AnnotatedTag": {
+      "description": "An annotated tag object.",
+      "type": "object",
+      "properties": {
+        "message": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "object": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/AnnotatedTagObject"
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "tag": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "tagger": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/CommitUser"
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        },
+        "verification": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/PayloadCommitVerification"
+        }
+      }
+    },
+    "AnnotatedTagObject": {
+      "description": "What an annotated tag points at.",
+      "type": "object",
+      "properties": {
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "Attachment": {
       "description": "Attachment.",
       "type": "object",
@@ -62777,6 +65223,26 @@ func init() {
       },
       "x-nullable": true,
       "x-omitempty": false
+    },
+    "Compare": {
+      "description": "A comparison of two commits.",
+      "type": "object",
+      "properties": {
+        "commits": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/Commit"
+          },
+          "x-go-name": "Commits",
+          "x-omitempty": false
+        },
+        "total_commits": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "TotalCommits",
+          "x-omitempty": false
+        }
+      }
     },
     "ContentsResponse": {
       "description": "ContentsResponse.",
@@ -63971,6 +66437,31 @@ func init() {
           "type": "string",
           "x-go-name": "Target",
           "x-nullable": true
+        }
+      }
+    },
+    "CreateTagProtectionOption": {
+      "description": "The rule to create.",
+      "type": "object",
+      "properties": {
+        "name_pattern": {
+          "description": "A glob (v*), or a regular expression between slashes (/^v[0-9]+$/).",
+          "type": "string",
+          "maxLength": 255
+        },
+        "whitelist_teams": {
+          "description": "Teams (of the owning organization) whose members may.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "whitelist_usernames": {
+          "description": "Users who may create and delete the matching tags.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
         }
       }
     },
@@ -65169,6 +67660,32 @@ func init() {
         }
       }
     },
+    "EditTagProtectionOption": {
+      "description": "What to change; absent fields stay.",
+      "type": "object",
+      "properties": {
+        "name_pattern": {
+          "description": "A glob (v*), or a regular expression between slashes (/^v[0-9]+$/).",
+          "type": "string",
+          "maxLength": 255,
+          "x-nullable": true
+        },
+        "whitelist_teams": {
+          "description": "Teams (of the owning organization) whose members may.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "whitelist_usernames": {
+          "description": "Users who may create and delete the matching tags.",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        }
+      }
+    },
     "EditTeamOption": {
       "description": "EditTeamOption.",
       "type": "object",
@@ -65935,6 +68452,134 @@ func init() {
         }
       }
     },
+    "GitBlobResponse": {
+      "description": "A blob's content.",
+      "type": "object",
+      "properties": {
+        "content": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "encoding": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "lfs_oid": {
+          "type": "string",
+          "x-go-name": "LfsOid"
+        },
+        "lfs_size": {
+          "type": "integer",
+          "format": "int64"
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "size": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitEntry": {
+      "description": "One entry of a tree.",
+      "type": "object",
+      "properties": {
+        "mode": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "path": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "size": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitObject": {
+      "description": "A git object, by id and type.",
+      "type": "object",
+      "properties": {
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "GitTreeResponse": {
+      "description": "A page of a tree's entries.",
+      "type": "object",
+      "properties": {
+        "page": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "sha": {
+          "type": "string",
+          "x-go-name": "SHA",
+          "x-omitempty": false
+        },
+        "total_count": {
+          "type": "integer",
+          "format": "int64",
+          "x-omitempty": false
+        },
+        "tree": {
+          "type": "array",
+          "items": {
+            "$ref": "#/definitions/GitEntry"
+          },
+          "x-go-name": "Entries",
+          "x-omitempty": false
+        },
+        "truncated": {
+          "type": "boolean",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "GitignoreTemplateInfo": {
       "description": "The name and text of a .gitignore template.",
       "type": "object",
@@ -66478,6 +69123,14 @@ func init() {
           "x-go-name": "Name",
           "x-omitempty": false
         }
+      }
+    },
+    "LanguageStatistics": {
+      "description": "Bytes of code per language name.",
+      "type": "object",
+      "additionalProperties": {
+        "type": "integer",
+        "format": "int64"
       }
     },
     "LicenseTemplateInfo": {
@@ -67728,6 +70381,25 @@ func init() {
         }
       }
     },
+    "Reference": {
+      "description": "A git ref and the object it points at.",
+      "type": "object",
+      "properties": {
+        "object": {
+          "x-omitempty": false,
+          "$ref": "#/definitions/GitObject"
+        },
+        "ref": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "url": {
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "RegistrationToken": {
       "type": "object",
       "properties": {
@@ -68486,6 +71158,48 @@ func init() {
         "zipball_url": {
           "type": "string",
           "x-go-name": "ZipballURL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "TagProtection": {
+      "description": "A tag protection rule.",
+      "type": "object",
+      "properties": {
+        "created_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Created",
+          "x-omitempty": false
+        },
+        "id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "name_pattern": {
+          "type": "string",
+          "x-omitempty": false
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "Updated",
+          "x-omitempty": false
+        },
+        "whitelist_teams": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          },
+          "x-omitempty": false
+        },
+        "whitelist_usernames": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          },
           "x-omitempty": false
         }
       }

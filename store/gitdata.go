@@ -12,6 +12,8 @@ import (
 // that git events cause (pushes, adoption of stray directories).
 type GitData interface {
 	Protections() ProtectionStore
+	TagProtections() TagProtectionStore
+	LanguageStats() LanguageStatsStore
 	Topics() TopicStore
 	Teams() TeamStore
 	GitRepos() GitRepoStore

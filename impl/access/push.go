@@ -41,6 +41,10 @@ const (
 	// rule's file patterns or signature requirement within the bounds on
 	// the history walked.
 	Unchecked
+	// TagProtected: a tag protection rule matches the tag (Tag names it)
+	// and none of the matching rules allows the pusher to create, move or
+	// delete it.
+	TagProtected
 )
 
 // Refusal is PushPolicy's verdict against one update. Its text is what git
@@ -54,6 +58,8 @@ type Refusal struct {
 	// the unverified commit (UnverifiedCommit).
 	File   string
 	Commit string
+	// Tag is the protected tag (TagProtected; Branch is empty then).
+	Tag string
 }
 
 func (r *Refusal) Error() string {
@@ -76,6 +82,8 @@ func (r *Refusal) Error() string {
 		return fmt.Sprintf("branch %s is protected from unverified commit %s", r.Branch, r.Commit)
 	case Unchecked:
 		return fmt.Sprintf("branch %s: too much history to check against its protection rule", r.Branch)
+	case TagProtected:
+		return fmt.Sprintf("tag %s is protected", r.Tag)
 	}
 	return fmt.Sprintf("branch %s: refused", r.Branch)
 }
@@ -89,6 +97,7 @@ func (r *Refusal) Unwrap() error { return gitstore.ErrRefused }
 // user_can_push and user_can_merge of the branch API.
 type PushPolicy struct {
 	rules         []*store.ProtectedBranch
+	tagRules      []*store.ProtectedTag
 	userID        int64
 	teamIDs       []int64
 	defaultBranch string
@@ -120,14 +129,19 @@ type Content interface {
 // verdict the commits API shows).
 type SignatureCheck func(commits []*object.Commit) ([]bool, error)
 
-// PushPolicy reads r's rules and p's teams (two statements at most).
+// PushPolicy reads r's branch and tag rules and p's teams (three
+// statements at most).
 func (c Checker) PushPolicy(ctx context.Context, r *store.Repository, p *auth.Principal) (*PushPolicy, error) {
 	rules, err := c.Store.Protections().ListAll(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
-	pp := &PushPolicy{rules: rules, userID: p.UserID(), defaultBranch: r.DefaultBranch}
-	if len(rules) > 0 && p != nil && r.Owner != nil && r.Owner.IsOrganization() {
+	tagRules, err := c.Store.TagProtections().ListAll(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	pp := &PushPolicy{rules: rules, tagRules: tagRules, userID: p.UserID(), defaultBranch: r.DefaultBranch}
+	if len(rules)+len(tagRules) > 0 && p != nil && r.Owner != nil && r.Owner.IsOrganization() {
 		if pp.teamIDs, err = c.Store.Teams().UserTeamIDs(ctx, r.OwnerID, p.UserID()); err != nil {
 			return nil, err
 		}
@@ -207,8 +221,10 @@ func (pp *PushPolicy) CanMerge(branch string) bool {
 
 // Check judges one inspected update (FastForward is known): nil when it
 // may be made, else a *Refusal (or, when the commits could not be read,
-// a *gitstore.RefError). Tags and other refs are not protected. The default
-// branch is never deleted. On a branch a rule protects, in this order:
+// a *gitstore.RefError). A tag that a tag protection rule matches is
+// created, moved or deleted only by a user (or a member of a team) one of
+// the matching rules allows (store.TagAllowed); other refs are not
+// protected. The default branch is never deleted. On a branch a rule protects, in this order:
 //
 //   - it is never deleted;
 //   - it is rewritten only where the rule lets this pusher force-push;
@@ -222,6 +238,9 @@ func (pp *PushPolicy) CanMerge(branch string) bool {
 //     unprotected_file_patterns let every writer push an update whose
 //     changed files (at least one) all match them.
 func (pp *PushPolicy) Check(u *gitstore.RefUpdate) error {
+	if u.Name.IsTag() {
+		return pp.checkTag(u.Name.Short())
+	}
 	branch := u.Branch()
 	if branch == "" {
 		return nil
@@ -330,4 +349,17 @@ func (pp *PushPolicy) CheckRename(from string) error {
 		}
 	}
 	return nil
+}
+
+// checkTag applies the tag protection rules to a change of tag. A deploy
+// key is nobody on the allow-lists.
+func (pp *PushPolicy) checkTag(tag string) error {
+	userID := pp.userID
+	if pp.deployKey {
+		userID = 0
+	}
+	if store.TagAllowed(pp.tagRules, tag, userID, pp.teamIDs) {
+		return nil
+	}
+	return &Refusal{Tag: tag, Reason: TagProtected}
 }

@@ -162,6 +162,9 @@ type whitelists struct {
 	d    *app.Deps
 	repo *store.Repository
 	err  error
+	// anyUser lists every named user; otherwise, as branch rules do in
+	// the reference, only those who may write the code are kept.
+	anyUser bool
 }
 
 func (w *whitelists) users(field string, names []string) []int64 {
@@ -180,12 +183,20 @@ func (w *whitelists) users(field string, names []string) []int64 {
 			w.err = err
 			return nil
 		}
+		if seen[u.ID] {
+			continue
+		}
+		if w.anyUser {
+			seen[u.ID] = true
+			ids = append(ids, u.ID)
+			continue
+		}
 		perm, err := w.d.Access.Repo(w.ctx, &auth.Principal{User: u, Signer: u}, w.repo)
 		if err != nil {
 			w.err = err
 			return nil
 		}
-		if perm.CanWrite(access.UnitCode) && !seen[u.ID] {
+		if perm.CanWrite(access.UnitCode) {
 			seen[u.ID] = true
 			ids = append(ids, u.ID)
 		}

@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -174,7 +175,7 @@ func (s Service) ensureTag(ctx context.Context, g *gitstore.GitRepo, r *store.Re
 		return s.ensureTag(ctx, g, r, p, tag, target, message)
 	}
 	if err != nil {
-		return "", plumbing.ZeroHash, err
+		return "", plumbing.ZeroHash, protectedTag(err, fmt.Sprintf("Tag %s is protected", tag))
 	}
 	return res.Commit.Hash.String(), id, nil
 }

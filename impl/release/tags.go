@@ -8,6 +8,7 @@ import (
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
 
+	"repohost/impl/access"
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/auth"
@@ -117,7 +118,7 @@ func (s Service) TagCommit(ctx context.Context, p *auth.Principal, r *store.Repo
 	_, err = refs.New(s.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
 		Updates: []*gitstore.RefUpdate{{Name: gitstore.TagRefName(name), New: id}}})
 	if err != nil {
-		return nil, err
+		return nil, protectedTag(err, "user not allowed to create protected tag")
 	}
 	return g.Tag(name)
 }
@@ -140,5 +141,16 @@ func (s Service) Untag(ctx context.Context, p *auth.Principal, r *store.Reposito
 	}
 	_, err = refs.New(s.Deps).Apply(ctx, refs.Change{Repo: r, Doer: p, Git: g, Atomic: true,
 		Updates: []*gitstore.RefUpdate{{Name: gitstore.TagRefName(name), Old: t.ID}}})
+	return protectedTag(err, "user not allowed to delete protected tag")
+}
+
+// protectedTag turns the policy's refusal of a protected tag into the
+// reference's answer for the tag and release APIs (422 with msg); other
+// errors pass unchanged.
+func protectedTag(err error, msg string) error {
+	var refused *access.Refusal
+	if errors.As(err, &refused) && refused.Reason == access.TagProtected {
+		return apierr.Validation("%s", msg)
+	}
 	return err
 }

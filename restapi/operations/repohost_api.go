@@ -61,6 +61,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.ActionsDispatchWorkflow has not yet been implemented")
 		}),
 
+		RepositoryGetAnnotatedTagHandler: repository.GetAnnotatedTagHandlerFunc(func(params repository.GetAnnotatedTagParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GetAnnotatedTag has not yet been implemented")
+		}),
+
+		RepositoryGetBlobHandler: repository.GetBlobHandlerFunc(func(params repository.GetBlobParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GetBlob has not yet been implemented")
+		}),
+
+		RepositoryGetTreeHandler: repository.GetTreeHandlerFunc(func(params repository.GetTreeParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GetTree has not yet been implemented")
+		}),
+
 		RepositoryGetWorkflowRunHandler: repository.GetWorkflowRunHandlerFunc(func(params repository.GetWorkflowRunParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1216,6 +1237,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoCheckTeam has not yet been implemented")
 		}),
 
+		RepositoryRepoCompareDiffHandler: repository.RepoCompareDiffHandlerFunc(func(params repository.RepoCompareDiffParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCompareDiff has not yet been implemented")
+		}),
+
 		RepositoryRepoCreateBranchHandler: repository.RepoCreateBranchHandlerFunc(func(params repository.RepoCreateBranchParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1321,6 +1349,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoCreateTag has not yet been implemented")
 		}),
 
+		RepositoryRepoCreateTagProtectionHandler: repository.RepoCreateTagProtectionHandlerFunc(func(params repository.RepoCreateTagProtectionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoCreateTagProtection has not yet been implemented")
+		}),
+
 		RepositoryRepoDeleteHandler: repository.RepoDeleteHandlerFunc(func(params repository.RepoDeleteParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1419,6 +1454,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoDeleteTag has not yet been implemented")
 		}),
 
+		RepositoryRepoDeleteTagProtectionHandler: repository.RepoDeleteTagProtectionHandlerFunc(func(params repository.RepoDeleteTagProtectionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeleteTagProtection has not yet been implemented")
+		}),
+
 		RepositoryRepoDeleteTeamHandler: repository.RepoDeleteTeamHandlerFunc(func(params repository.RepoDeleteTeamParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1438,6 +1480,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoDismissPullReview has not yet been implemented")
+		}),
+
+		RepositoryRepoDownloadCommitDiffOrPatchHandler: repository.RepoDownloadCommitDiffOrPatchHandlerFunc(func(params repository.RepoDownloadCommitDiffOrPatchParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDownloadCommitDiffOrPatch has not yet been implemented")
 		}),
 
 		RepositoryRepoDownloadPullDiffOrPatchHandler: repository.RepoDownloadPullDiffOrPatchHandlerFunc(func(params repository.RepoDownloadPullDiffOrPatchParams, principal any) middleware.Responder {
@@ -1487,6 +1536,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoEditRelease has not yet been implemented")
+		}),
+
+		RepositoryRepoEditTagProtectionHandler: repository.RepoEditTagProtectionHandlerFunc(func(params repository.RepoEditTagProtectionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoEditTagProtection has not yet been implemented")
 		}),
 
 		RepositoryRepoGetHandler: repository.RepoGetHandlerFunc(func(params repository.RepoGetParams, principal any) middleware.Responder {
@@ -1578,6 +1634,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoGetKey has not yet been implemented")
+		}),
+
+		RepositoryRepoGetLanguagesHandler: repository.RepoGetLanguagesHandlerFunc(func(params repository.RepoGetLanguagesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetLanguages has not yet been implemented")
 		}),
 
 		RepositoryRepoGetLatestReleaseHandler: repository.RepoGetLatestReleaseHandlerFunc(func(params repository.RepoGetLatestReleaseParams, principal any) middleware.Responder {
@@ -1692,6 +1755,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGetTag has not yet been implemented")
 		}),
 
+		RepositoryRepoGetTagProtectionHandler: repository.RepoGetTagProtectionHandlerFunc(func(params repository.RepoGetTagProtectionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetTagProtection has not yet been implemented")
+		}),
+
+		RepositoryRepoListAllGitRefsHandler: repository.RepoListAllGitRefsHandlerFunc(func(params repository.RepoListAllGitRefsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListAllGitRefs has not yet been implemented")
+		}),
+
 		RepositoryRepoListBranchProtectionHandler: repository.RepoListBranchProtectionHandlerFunc(func(params repository.RepoListBranchProtectionParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1711,6 +1788,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoListCollaborators has not yet been implemented")
+		}),
+
+		RepositoryRepoListGitRefsHandler: repository.RepoListGitRefsHandlerFunc(func(params repository.RepoListGitRefsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListGitRefs has not yet been implemented")
 		}),
 
 		RepositoryRepoListHookDeliveriesHandler: repository.RepoListHookDeliveriesHandlerFunc(func(params repository.RepoListHookDeliveriesParams, principal any) middleware.Responder {
@@ -1781,6 +1865,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoListStatusesByRef has not yet been implemented")
+		}),
+
+		RepositoryRepoListTagProtectionHandler: repository.RepoListTagProtectionHandlerFunc(func(params repository.RepoListTagProtectionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListTagProtection has not yet been implemented")
 		}),
 
 		RepositoryRepoListTagsHandler: repository.RepoListTagsHandlerFunc(func(params repository.RepoListTagsParams, principal any) middleware.Responder {
@@ -2356,6 +2447,12 @@ type RepohostAPI struct {
 
 	// RepositoryActionsDispatchWorkflowHandler sets the operation handler for the actions dispatch workflow operation
 	RepositoryActionsDispatchWorkflowHandler repository.ActionsDispatchWorkflowHandler
+	// RepositoryGetAnnotatedTagHandler sets the operation handler for the get annotated tag operation
+	RepositoryGetAnnotatedTagHandler repository.GetAnnotatedTagHandler
+	// RepositoryGetBlobHandler sets the operation handler for the get blob operation
+	RepositoryGetBlobHandler repository.GetBlobHandler
+	// RepositoryGetTreeHandler sets the operation handler for the get tree operation
+	RepositoryGetTreeHandler repository.GetTreeHandler
 	// RepositoryGetWorkflowRunHandler sets the operation handler for the get workflow run operation
 	RepositoryGetWorkflowRunHandler repository.GetWorkflowRunHandler
 	// RepositoryAcceptRepoTransferHandler sets the operation handler for the accept repo transfer operation
@@ -2686,6 +2783,8 @@ type RepohostAPI struct {
 	RepositoryRepoCheckCollaboratorHandler repository.RepoCheckCollaboratorHandler
 	// RepositoryRepoCheckTeamHandler sets the operation handler for the repo check team operation
 	RepositoryRepoCheckTeamHandler repository.RepoCheckTeamHandler
+	// RepositoryRepoCompareDiffHandler sets the operation handler for the repo compare diff operation
+	RepositoryRepoCompareDiffHandler repository.RepoCompareDiffHandler
 	// RepositoryRepoCreateBranchHandler sets the operation handler for the repo create branch operation
 	RepositoryRepoCreateBranchHandler repository.RepoCreateBranchHandler
 	// RepositoryRepoCreateBranchProtectionHandler sets the operation handler for the repo create branch protection operation
@@ -2716,6 +2815,8 @@ type RepohostAPI struct {
 	RepositoryRepoCreateStatusHandler repository.RepoCreateStatusHandler
 	// RepositoryRepoCreateTagHandler sets the operation handler for the repo create tag operation
 	RepositoryRepoCreateTagHandler repository.RepoCreateTagHandler
+	// RepositoryRepoCreateTagProtectionHandler sets the operation handler for the repo create tag protection operation
+	RepositoryRepoCreateTagProtectionHandler repository.RepoCreateTagProtectionHandler
 	// RepositoryRepoDeleteHandler sets the operation handler for the repo delete operation
 	RepositoryRepoDeleteHandler repository.RepoDeleteHandler
 	// RepositoryRepoDeleteBranchHandler sets the operation handler for the repo delete branch operation
@@ -2744,12 +2845,16 @@ type RepohostAPI struct {
 	RepositoryRepoDeleteReleaseByTagHandler repository.RepoDeleteReleaseByTagHandler
 	// RepositoryRepoDeleteTagHandler sets the operation handler for the repo delete tag operation
 	RepositoryRepoDeleteTagHandler repository.RepoDeleteTagHandler
+	// RepositoryRepoDeleteTagProtectionHandler sets the operation handler for the repo delete tag protection operation
+	RepositoryRepoDeleteTagProtectionHandler repository.RepoDeleteTagProtectionHandler
 	// RepositoryRepoDeleteTeamHandler sets the operation handler for the repo delete team operation
 	RepositoryRepoDeleteTeamHandler repository.RepoDeleteTeamHandler
 	// RepositoryRepoDeleteTopicHandler sets the operation handler for the repo delete topic operation
 	RepositoryRepoDeleteTopicHandler repository.RepoDeleteTopicHandler
 	// RepositoryRepoDismissPullReviewHandler sets the operation handler for the repo dismiss pull review operation
 	RepositoryRepoDismissPullReviewHandler repository.RepoDismissPullReviewHandler
+	// RepositoryRepoDownloadCommitDiffOrPatchHandler sets the operation handler for the repo download commit diff or patch operation
+	RepositoryRepoDownloadCommitDiffOrPatchHandler repository.RepoDownloadCommitDiffOrPatchHandler
 	// RepositoryRepoDownloadPullDiffOrPatchHandler sets the operation handler for the repo download pull diff or patch operation
 	RepositoryRepoDownloadPullDiffOrPatchHandler repository.RepoDownloadPullDiffOrPatchHandler
 	// RepositoryRepoEditHandler sets the operation handler for the repo edit operation
@@ -2764,6 +2869,8 @@ type RepohostAPI struct {
 	RepositoryRepoEditPullRequestHandler repository.RepoEditPullRequestHandler
 	// RepositoryRepoEditReleaseHandler sets the operation handler for the repo edit release operation
 	RepositoryRepoEditReleaseHandler repository.RepoEditReleaseHandler
+	// RepositoryRepoEditTagProtectionHandler sets the operation handler for the repo edit tag protection operation
+	RepositoryRepoEditTagProtectionHandler repository.RepoEditTagProtectionHandler
 	// RepositoryRepoGetHandler sets the operation handler for the repo get operation
 	RepositoryRepoGetHandler repository.RepoGetHandler
 	// RepositoryRepoGetAllCommitsHandler sets the operation handler for the repo get all commits operation
@@ -2790,6 +2897,8 @@ type RepohostAPI struct {
 	RepositoryRepoGetHookDeliveryHandler repository.RepoGetHookDeliveryHandler
 	// RepositoryRepoGetKeyHandler sets the operation handler for the repo get key operation
 	RepositoryRepoGetKeyHandler repository.RepoGetKeyHandler
+	// RepositoryRepoGetLanguagesHandler sets the operation handler for the repo get languages operation
+	RepositoryRepoGetLanguagesHandler repository.RepoGetLanguagesHandler
 	// RepositoryRepoGetLatestReleaseHandler sets the operation handler for the repo get latest release operation
 	RepositoryRepoGetLatestReleaseHandler repository.RepoGetLatestReleaseHandler
 	// IssueRepoGetProjectHandler sets the operation handler for the repo get project operation
@@ -2822,12 +2931,18 @@ type RepohostAPI struct {
 	RepositoryRepoGetSingleCommitHandler repository.RepoGetSingleCommitHandler
 	// RepositoryRepoGetTagHandler sets the operation handler for the repo get tag operation
 	RepositoryRepoGetTagHandler repository.RepoGetTagHandler
+	// RepositoryRepoGetTagProtectionHandler sets the operation handler for the repo get tag protection operation
+	RepositoryRepoGetTagProtectionHandler repository.RepoGetTagProtectionHandler
+	// RepositoryRepoListAllGitRefsHandler sets the operation handler for the repo list all git refs operation
+	RepositoryRepoListAllGitRefsHandler repository.RepoListAllGitRefsHandler
 	// RepositoryRepoListBranchProtectionHandler sets the operation handler for the repo list branch protection operation
 	RepositoryRepoListBranchProtectionHandler repository.RepoListBranchProtectionHandler
 	// RepositoryRepoListBranchesHandler sets the operation handler for the repo list branches operation
 	RepositoryRepoListBranchesHandler repository.RepoListBranchesHandler
 	// RepositoryRepoListCollaboratorsHandler sets the operation handler for the repo list collaborators operation
 	RepositoryRepoListCollaboratorsHandler repository.RepoListCollaboratorsHandler
+	// RepositoryRepoListGitRefsHandler sets the operation handler for the repo list git refs operation
+	RepositoryRepoListGitRefsHandler repository.RepoListGitRefsHandler
 	// RepositoryRepoListHookDeliveriesHandler sets the operation handler for the repo list hook deliveries operation
 	RepositoryRepoListHookDeliveriesHandler repository.RepoListHookDeliveriesHandler
 	// RepositoryRepoListHooksHandler sets the operation handler for the repo list hooks operation
@@ -2848,6 +2963,8 @@ type RepohostAPI struct {
 	RepositoryRepoListStatusesHandler repository.RepoListStatusesHandler
 	// RepositoryRepoListStatusesByRefHandler sets the operation handler for the repo list statuses by ref operation
 	RepositoryRepoListStatusesByRefHandler repository.RepoListStatusesByRefHandler
+	// RepositoryRepoListTagProtectionHandler sets the operation handler for the repo list tag protection operation
+	RepositoryRepoListTagProtectionHandler repository.RepoListTagProtectionHandler
 	// RepositoryRepoListTagsHandler sets the operation handler for the repo list tags operation
 	RepositoryRepoListTagsHandler repository.RepoListTagsHandler
 	// RepositoryRepoListTeamsHandler sets the operation handler for the repo list teams operation
@@ -3083,6 +3200,15 @@ func (o *RepohostAPI) Validate() error {
 
 	if o.RepositoryActionsDispatchWorkflowHandler == nil {
 		unregistered = append(unregistered, "repository.ActionsDispatchWorkflowHandler")
+	}
+	if o.RepositoryGetAnnotatedTagHandler == nil {
+		unregistered = append(unregistered, "repository.GetAnnotatedTagHandler")
+	}
+	if o.RepositoryGetBlobHandler == nil {
+		unregistered = append(unregistered, "repository.GetBlobHandler")
+	}
+	if o.RepositoryGetTreeHandler == nil {
+		unregistered = append(unregistered, "repository.GetTreeHandler")
 	}
 	if o.RepositoryGetWorkflowRunHandler == nil {
 		unregistered = append(unregistered, "repository.GetWorkflowRunHandler")
@@ -3579,6 +3705,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoCheckTeamHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCheckTeamHandler")
 	}
+	if o.RepositoryRepoCompareDiffHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCompareDiffHandler")
+	}
 	if o.RepositoryRepoCreateBranchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateBranchHandler")
 	}
@@ -3624,6 +3753,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoCreateTagHandler == nil {
 		unregistered = append(unregistered, "repository.RepoCreateTagHandler")
 	}
+	if o.RepositoryRepoCreateTagProtectionHandler == nil {
+		unregistered = append(unregistered, "repository.RepoCreateTagProtectionHandler")
+	}
 	if o.RepositoryRepoDeleteHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteHandler")
 	}
@@ -3666,6 +3798,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoDeleteTagHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteTagHandler")
 	}
+	if o.RepositoryRepoDeleteTagProtectionHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeleteTagProtectionHandler")
+	}
 	if o.RepositoryRepoDeleteTeamHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteTeamHandler")
 	}
@@ -3674,6 +3809,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoDismissPullReviewHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDismissPullReviewHandler")
+	}
+	if o.RepositoryRepoDownloadCommitDiffOrPatchHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDownloadCommitDiffOrPatchHandler")
 	}
 	if o.RepositoryRepoDownloadPullDiffOrPatchHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDownloadPullDiffOrPatchHandler")
@@ -3695,6 +3833,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoEditReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoEditReleaseHandler")
+	}
+	if o.RepositoryRepoEditTagProtectionHandler == nil {
+		unregistered = append(unregistered, "repository.RepoEditTagProtectionHandler")
 	}
 	if o.RepositoryRepoGetHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetHandler")
@@ -3734,6 +3875,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoGetKeyHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetKeyHandler")
+	}
+	if o.RepositoryRepoGetLanguagesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetLanguagesHandler")
 	}
 	if o.RepositoryRepoGetLatestReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetLatestReleaseHandler")
@@ -3783,6 +3927,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoGetTagHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetTagHandler")
 	}
+	if o.RepositoryRepoGetTagProtectionHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetTagProtectionHandler")
+	}
+	if o.RepositoryRepoListAllGitRefsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListAllGitRefsHandler")
+	}
 	if o.RepositoryRepoListBranchProtectionHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListBranchProtectionHandler")
 	}
@@ -3791,6 +3941,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoListCollaboratorsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListCollaboratorsHandler")
+	}
+	if o.RepositoryRepoListGitRefsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListGitRefsHandler")
 	}
 	if o.RepositoryRepoListHookDeliveriesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListHookDeliveriesHandler")
@@ -3821,6 +3974,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoListStatusesByRefHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListStatusesByRefHandler")
+	}
+	if o.RepositoryRepoListTagProtectionHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListTagProtectionHandler")
 	}
 	if o.RepositoryRepoListTagsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListTagsHandler")
@@ -4145,6 +4301,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"] = repository.NewActionsDispatchWorkflow(o.context, o.RepositoryActionsDispatchWorkflowHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/git/tags/{sha}"] = repository.NewGetAnnotatedTag(o.context, o.RepositoryGetAnnotatedTagHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/git/blobs/{sha}"] = repository.NewGetBlob(o.context, o.RepositoryGetBlobHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/git/trees/{sha}"] = repository.NewGetTree(o.context, o.RepositoryGetTreeHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -4805,6 +4973,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/teams/{team}"] = repository.NewRepoCheckTeam(o.context, o.RepositoryRepoCheckTeamHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/compare/{basehead}"] = repository.NewRepoCompareDiff(o.context, o.RepositoryRepoCompareDiffHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -4865,6 +5037,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/tags"] = repository.NewRepoCreateTag(o.context, o.RepositoryRepoCreateTagHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/tag_protections"] = repository.NewRepoCreateTagProtection(o.context, o.RepositoryRepoCreateTagProtectionHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -4924,6 +5100,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/tag_protections/{id}"] = repository.NewRepoDeleteTagProtection(o.context, o.RepositoryRepoDeleteTagProtectionHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/teams/{team}"] = repository.NewRepoDeleteTeam(o.context, o.RepositoryRepoDeleteTeamHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -4933,6 +5113,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/reviews/{id}/dismissals"] = repository.NewRepoDismissPullReview(o.context, o.RepositoryRepoDismissPullReviewHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/git/commits/{sha}/download/{diffType}"] = repository.NewRepoDownloadCommitDiffOrPatch(o.context, o.RepositoryRepoDownloadCommitDiffOrPatchHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -4961,6 +5145,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/repos/{owner}/{repo}/releases/{id}"] = repository.NewRepoEditRelease(o.context, o.RepositoryRepoEditReleaseHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/tag_protections/{id}"] = repository.NewRepoEditTagProtection(o.context, o.RepositoryRepoEditTagProtectionHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5013,6 +5201,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/keys/{id}"] = repository.NewRepoGetKey(o.context, o.RepositoryRepoGetKeyHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/languages"] = repository.NewRepoGetLanguages(o.context, o.RepositoryRepoGetLanguagesHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5080,6 +5272,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/tag_protections/{id}"] = repository.NewRepoGetTagProtection(o.context, o.RepositoryRepoGetTagProtectionHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/git/refs"] = repository.NewRepoListAllGitRefs(o.context, o.RepositoryRepoListAllGitRefsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/branch_protections"] = repository.NewRepoListBranchProtection(o.context, o.RepositoryRepoListBranchProtectionHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -5089,6 +5289,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/collaborators"] = repository.NewRepoListCollaborators(o.context, o.RepositoryRepoListCollaboratorsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/git/refs/{ref}"] = repository.NewRepoListGitRefs(o.context, o.RepositoryRepoListGitRefsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5129,6 +5333,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/commits/{ref}/statuses"] = repository.NewRepoListStatusesByRef(o.context, o.RepositoryRepoListStatusesByRefHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/tag_protections"] = repository.NewRepoListTagProtection(o.context, o.RepositoryRepoListTagProtectionHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

@@ -41,6 +41,7 @@ var migrations = []migration{
 	{20, "comments carry their repository, indexed in conversation order", migrateV20},
 	{21, "review comments record who resolved their conversation", migrateV21},
 	{24, "full-text index of issues and comments, kept by triggers", migrateV24},
+	{26, "tag protection rules", migrateV26},
 	{27, "commit statuses and merges scheduled for when checks succeed", migrateV27},
 }
 
