@@ -398,3 +398,29 @@ func expectAllUnits(t *testing.T, tm *models.Team, mode string) {
 		}
 	}
 }
+
+// TestTeamCreatedWithUnits: a team created with a list of units renders
+// its permission as the reference does: the given permission, each listed
+// unit at it; without a permission, "none" (the reference reads an absent
+// permission as none) and the listed units at none.
+func TestTeamCreatedWithUnits(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	boss := e.CreateUser("boss", false)
+	bc := apitest.Basic(boss)
+	roCreateOrg(t, e, bc, map[string]any{"username": "acme"})
+	for _, c := range []struct {
+		name, permission, want string
+	}{{"writers", "write", "write"}, {"readers", "read", "read"}, {"unset", "", "none"}} {
+		body := map[string]any{"name": c.name, "units": []string{"repo.code", "repo.issues"}}
+		if c.permission != "" {
+			body["permission"] = c.permission
+		}
+		var tm models.Team
+		e.Do("POST", "orgs/acme/teams", body, bc).Expect(t, http.StatusCreated).JSON(t, &tm)
+		if tm.Permission != c.want || tm.UnitsMap["repo.code"] != c.want || tm.UnitsMap["repo.issues"] != c.want ||
+			!slices.Contains(tm.Units, "repo.code") || !slices.Contains(tm.Units, "repo.issues") {
+			t.Errorf("team %s: permission %q, units %v, units_map %v; want %q for both units", c.name, tm.Permission, tm.Units, tm.UnitsMap, c.want)
+		}
+	}
+}

@@ -121,6 +121,11 @@ func (s Service) CreateTeam(ctx context.Context, doer, o *store.User, in TeamInp
 		if mode, err = parseTeamMode(*in.Permission); err != nil {
 			return nil, err
 		}
+	} else if in.Units != nil && in.UnitsMap == nil {
+		// The reference reads an absent permission as "none", and gives
+		// the listed units that mode: the team is rendered with
+		// permission "none" and those units at none.
+		mode = store.AccessNone
 	}
 	units, mode, given, err := unitsFor(mode, in.Units, in.UnitsMap)
 	if err != nil {
