@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag/conv"
@@ -43,6 +44,21 @@ func objectID(s string) (string, error) {
 		return "", apierr.BadRequest("sha %q is not a full object id", s)
 	}
 	return h.String(), nil
+}
+
+// object is the repository owner/name the caller may read the code of,
+// and the object id sha names (a full id: 400 otherwise).
+func (h Handlers) object(ctx context.Context, owner, name, sha string) (*store.Repository, *gitstore.GitRepo, string, plumbing.Hash, error) {
+	r, g, err := h.CodeRepo(ctx, auth.FromContext(ctx), owner, name)
+	if err != nil {
+		return nil, nil, "", plumbing.ZeroHash, err
+	}
+	id, err := objectID(sha)
+	if err != nil {
+		return nil, nil, "", plumbing.ZeroHash, err
+	}
+	hash, _ := gitstore.ParseID(id)
+	return r, g, id, hash, nil
 }
 
 func (h Handlers) RepoDownloadCommitDiffOrPatch(ctx context.Context, params repository.RepoDownloadCommitDiffOrPatchParams) middleware.Responder {
@@ -162,15 +178,10 @@ func (h Handlers) GetTree(ctx context.Context, params repository.GetTreeParams) 
 }
 
 func (h Handlers) GetBlob(ctx context.Context, params repository.GetBlobParams) middleware.Responder {
-	r, g, err := h.CodeRepo(ctx, auth.FromContext(ctx), params.Owner, params.Repo)
+	r, g, id, hash, err := h.object(ctx, params.Owner, params.Repo, params.Sha)
 	if err != nil {
 		return h.Fail(err)
 	}
-	id, err := objectID(params.Sha)
-	if err != nil {
-		return h.Fail(err)
-	}
-	hash, _ := gitstore.ParseID(id)
 	content, size, err := g.BlobByID(hash, maxBlobContent)
 	if err != nil {
 		return h.Fail(err)
@@ -183,15 +194,10 @@ func (h Handlers) GetBlob(ctx context.Context, params repository.GetBlobParams) 
 }
 
 func (h Handlers) GetAnnotatedTag(ctx context.Context, params repository.GetAnnotatedTagParams) middleware.Responder {
-	r, g, err := h.CodeRepo(ctx, auth.FromContext(ctx), params.Owner, params.Repo)
+	r, g, id, hash, err := h.object(ctx, params.Owner, params.Repo, params.Sha)
 	if err != nil {
 		return h.Fail(err)
 	}
-	id, err := objectID(params.Sha)
-	if err != nil {
-		return h.Fail(err)
-	}
-	hash, _ := gitstore.ParseID(id)
 	t, _, err := g.AnnotatedTag(hash)
 	if err != nil {
 		return h.Fail(err)
