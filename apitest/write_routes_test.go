@@ -86,13 +86,14 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"repoDeleteReleaseAttachment": f.ids["release"], "repoEditProject": f.ids["project"], "repoDeleteProject": f.ids["project"],
 		"repoGetPullReview": f.ids["review"], "repoSubmitPullReview": f.ids["review"], "repoDeletePullReview": f.ids["review"],
 		"repoDismissPullReview": f.ids["review"], "repoUnDismissPullReview": f.ids["review"], "repoCreatePullReviewCommentReply": f.ids["rcomment"],
-		"repoResolvePullReviewComment": f.ids["rcomment"], "repoUnresolvePullReviewComment": f.ids["rcomment"], "repoDeleteKey": "1", "repoEditHook": "1", "repoDeleteHook": "1", "repoTestHook": "1", "repoRedeliverHookDelivery": "1"}[opID]
+		"repoResolvePullReviewComment": f.ids["rcomment"], "repoUnresolvePullReviewComment": f.ids["rcomment"], "repoDeleteKey": "1", "repoEditHook": "1", "repoDeleteHook": "1", "repoTestHook": "1", "repoRedeliverHookDelivery": "1",
+		"repoEditTagProtection": "1", "repoDeleteTagProtection": "1"}[opID]
 	index := "1"
 	if strings.Contains(path, "/pulls/") {
 		index = f.ids["pull"]
 	}
 	r := strings.NewReplacer("{index}", index, "{id}", id, "{attachment_id}", "1", "{branch}", "main", "{name}", "main",
-		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners")
+		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners", "{sha}", f.ids["commit"])
 	bodies := map[string]any{
 		"repoEdit": map[string]any{"description": "x"}, "issueCreateIssue": map[string]any{"title": "t"},
 		"issueEditIssue": map[string]any{"title": "t2"}, "issueEditIssueDeadline": map[string]any{"due_date": "2030-01-01T00:00:00Z"},
@@ -122,6 +123,8 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"repoCreatePullReviewCommentReply": map[string]any{"body": "reply"},
 		"repoCreateHook":                   map[string]any{"type": "gitea", "config": map[string]string{"url": "http://example.com/", "content_type": "json"}},
 		"repoEditHook":                     map[string]any{"active": true}, "ActionsDispatchWorkflow": map[string]any{"ref": "main"},
+		"repoCreateStatus":        map[string]any{"state": "success", "context": "ci"},
+		"repoCreateTagProtection": map[string]any{"name_pattern": "v*"}, "repoEditTagProtection": map[string]any{"name_pattern": "w*"},
 	}
 	if opID == "repoCreateFile" {
 		r = strings.NewReplacer("{filepath}", "new.txt")
@@ -146,6 +149,9 @@ var wrReaderMay = map[string]int{
 	"repoDeletePullReviewRequests": http.StatusUnprocessableEntity,
 	// A reader joins a review's conversation but does not resolve it.
 	"repoCreatePullReviewCommentReply": http.StatusCreated,
+	// Cancelling a scheduled merge when none is scheduled is 404 to
+	// anyone who reads the pull request, as the reference answers.
+	"repoCancelScheduledAutoMerge": http.StatusNotFound,
 }
 
 // TestWriteRoutesRefuseReadCollaborators walks every write operation of

@@ -9296,6 +9296,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -9569,6 +9572,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -9630,6 +9636,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -9710,6 +9719,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -17236,6 +17248,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -17289,6 +17304,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
@@ -44231,6 +44249,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -44630,6 +44654,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -44721,6 +44751,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -44834,6 +44870,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -55936,6 +55978,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -56016,6 +56064,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }

@@ -159,7 +159,7 @@ func (h Handlers) RepoGetCombinedStatusByRef(ctx context.Context, params reposit
 	}
 	commitURL := base + "api/v1/repos/" + r.FullName() + "/commits/" + url.PathEscape(sha)
 	out := &models.CombinedStatus{State: Combine(latest), SHA: sha, TotalCount: total, Statuses: list,
-		Repository: convert.Repo(h.Links(base), r, perm, p.User), CommitURL: commitURL, URL: commitURL + "/status"}
+		Repository: convert.Repo(h.Links(base), r, perm, app.Viewer(p)), CommitURL: commitURL, URL: commitURL + "/status"}
 	return repository.NewRepoGetCombinedStatusByRefOK().WithPayload(out).
 		WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
 }

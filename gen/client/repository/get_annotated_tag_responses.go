@@ -57,6 +57,12 @@ func (o *GetAnnotatedTagReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewGetAnnotatedTagUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewGetAnnotatedTagTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -419,6 +425,76 @@ func (o *GetAnnotatedTagNotFound) GetPayload() *models.APIError {
 }
 
 func (o *GetAnnotatedTagNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGetAnnotatedTagUnprocessableEntity creates a GetAnnotatedTagUnprocessableEntity with default headers values
+func NewGetAnnotatedTagUnprocessableEntity() *GetAnnotatedTagUnprocessableEntity {
+	return &GetAnnotatedTagUnprocessableEntity{}
+}
+
+/*
+GetAnnotatedTagUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type GetAnnotatedTagUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get annotated tag unprocessable entity response has a 2xx status code
+func (o *GetAnnotatedTagUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get annotated tag unprocessable entity response has a 3xx status code
+func (o *GetAnnotatedTagUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get annotated tag unprocessable entity response has a 4xx status code
+func (o *GetAnnotatedTagUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this get annotated tag unprocessable entity response has a 5xx status code
+func (o *GetAnnotatedTagUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this get annotated tag unprocessable entity response a status code equal to that given
+func (o *GetAnnotatedTagUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the get annotated tag unprocessable entity response
+func (o *GetAnnotatedTagUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *GetAnnotatedTagUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/git/tags/{sha}][%d] getAnnotatedTagUnprocessableEntity %s", 422, payload)
+}
+
+func (o *GetAnnotatedTagUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/git/tags/{sha}][%d] getAnnotatedTagUnprocessableEntity %s", 422, payload)
+}
+
+func (o *GetAnnotatedTagUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetAnnotatedTagUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

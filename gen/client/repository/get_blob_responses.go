@@ -57,6 +57,12 @@ func (o *GetBlobReader) ReadResponse(response runtime.ClientResponse, consumer r
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewGetBlobUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewGetBlobTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -419,6 +425,76 @@ func (o *GetBlobNotFound) GetPayload() *models.APIError {
 }
 
 func (o *GetBlobNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGetBlobUnprocessableEntity creates a GetBlobUnprocessableEntity with default headers values
+func NewGetBlobUnprocessableEntity() *GetBlobUnprocessableEntity {
+	return &GetBlobUnprocessableEntity{}
+}
+
+/*
+GetBlobUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type GetBlobUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get blob unprocessable entity response has a 2xx status code
+func (o *GetBlobUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get blob unprocessable entity response has a 3xx status code
+func (o *GetBlobUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get blob unprocessable entity response has a 4xx status code
+func (o *GetBlobUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this get blob unprocessable entity response has a 5xx status code
+func (o *GetBlobUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this get blob unprocessable entity response a status code equal to that given
+func (o *GetBlobUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the get blob unprocessable entity response
+func (o *GetBlobUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *GetBlobUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/git/blobs/{sha}][%d] getBlobUnprocessableEntity %s", 422, payload)
+}
+
+func (o *GetBlobUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/git/blobs/{sha}][%d] getBlobUnprocessableEntity %s", 422, payload)
+}
+
+func (o *GetBlobUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetBlobUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -57,6 +57,12 @@ func (o *GetTreeReader) ReadResponse(response runtime.ClientResponse, consumer r
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewGetTreeUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewGetTreeTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -419,6 +425,76 @@ func (o *GetTreeNotFound) GetPayload() *models.APIError {
 }
 
 func (o *GetTreeNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewGetTreeUnprocessableEntity creates a GetTreeUnprocessableEntity with default headers values
+func NewGetTreeUnprocessableEntity() *GetTreeUnprocessableEntity {
+	return &GetTreeUnprocessableEntity{}
+}
+
+/*
+GetTreeUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type GetTreeUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this get tree unprocessable entity response has a 2xx status code
+func (o *GetTreeUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this get tree unprocessable entity response has a 3xx status code
+func (o *GetTreeUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this get tree unprocessable entity response has a 4xx status code
+func (o *GetTreeUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this get tree unprocessable entity response has a 5xx status code
+func (o *GetTreeUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this get tree unprocessable entity response a status code equal to that given
+func (o *GetTreeUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the get tree unprocessable entity response
+func (o *GetTreeUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *GetTreeUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/git/trees/{sha}][%d] getTreeUnprocessableEntity %s", 422, payload)
+}
+
+func (o *GetTreeUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/git/trees/{sha}][%d] getTreeUnprocessableEntity %s", 422, payload)
+}
+
+func (o *GetTreeUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *GetTreeUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *RepoDeleteTagProtectionReader) ReadResponse(response runtime.ClientResp
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoDeleteTagProtectionUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 423:
 		result := NewRepoDeleteTagProtectionLocked()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -335,6 +341,76 @@ func (o *RepoDeleteTagProtectionNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoDeleteTagProtectionNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoDeleteTagProtectionUnprocessableEntity creates a RepoDeleteTagProtectionUnprocessableEntity with default headers values
+func NewRepoDeleteTagProtectionUnprocessableEntity() *RepoDeleteTagProtectionUnprocessableEntity {
+	return &RepoDeleteTagProtectionUnprocessableEntity{}
+}
+
+/*
+RepoDeleteTagProtectionUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoDeleteTagProtectionUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo delete tag protection unprocessable entity response has a 2xx status code
+func (o *RepoDeleteTagProtectionUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo delete tag protection unprocessable entity response has a 3xx status code
+func (o *RepoDeleteTagProtectionUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo delete tag protection unprocessable entity response has a 4xx status code
+func (o *RepoDeleteTagProtectionUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo delete tag protection unprocessable entity response has a 5xx status code
+func (o *RepoDeleteTagProtectionUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo delete tag protection unprocessable entity response a status code equal to that given
+func (o *RepoDeleteTagProtectionUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo delete tag protection unprocessable entity response
+func (o *RepoDeleteTagProtectionUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoDeleteTagProtectionUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/tag_protections/{id}][%d] repoDeleteTagProtectionUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoDeleteTagProtectionUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[DELETE /repos/{owner}/{repo}/tag_protections/{id}][%d] repoDeleteTagProtectionUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoDeleteTagProtectionUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoDeleteTagProtectionUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

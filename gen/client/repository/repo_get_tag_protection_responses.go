@@ -51,6 +51,12 @@ func (o *RepoGetTagProtectionReader) ReadResponse(response runtime.ClientRespons
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoGetTagProtectionUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoGetTagProtectionTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -343,6 +349,76 @@ func (o *RepoGetTagProtectionNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetTagProtectionNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetTagProtectionUnprocessableEntity creates a RepoGetTagProtectionUnprocessableEntity with default headers values
+func NewRepoGetTagProtectionUnprocessableEntity() *RepoGetTagProtectionUnprocessableEntity {
+	return &RepoGetTagProtectionUnprocessableEntity{}
+}
+
+/*
+RepoGetTagProtectionUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoGetTagProtectionUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get tag protection unprocessable entity response has a 2xx status code
+func (o *RepoGetTagProtectionUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get tag protection unprocessable entity response has a 3xx status code
+func (o *RepoGetTagProtectionUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get tag protection unprocessable entity response has a 4xx status code
+func (o *RepoGetTagProtectionUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get tag protection unprocessable entity response has a 5xx status code
+func (o *RepoGetTagProtectionUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get tag protection unprocessable entity response a status code equal to that given
+func (o *RepoGetTagProtectionUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo get tag protection unprocessable entity response
+func (o *RepoGetTagProtectionUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoGetTagProtectionUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tag_protections/{id}][%d] repoGetTagProtectionUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoGetTagProtectionUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tag_protections/{id}][%d] repoGetTagProtectionUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoGetTagProtectionUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetTagProtectionUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *RepoListGitRefsReader) ReadResponse(response runtime.ClientResponse, co
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoListGitRefsUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoListGitRefsTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -341,6 +347,76 @@ func (o *RepoListGitRefsNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoListGitRefsNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListGitRefsUnprocessableEntity creates a RepoListGitRefsUnprocessableEntity with default headers values
+func NewRepoListGitRefsUnprocessableEntity() *RepoListGitRefsUnprocessableEntity {
+	return &RepoListGitRefsUnprocessableEntity{}
+}
+
+/*
+RepoListGitRefsUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoListGitRefsUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list git refs unprocessable entity response has a 2xx status code
+func (o *RepoListGitRefsUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list git refs unprocessable entity response has a 3xx status code
+func (o *RepoListGitRefsUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list git refs unprocessable entity response has a 4xx status code
+func (o *RepoListGitRefsUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list git refs unprocessable entity response has a 5xx status code
+func (o *RepoListGitRefsUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list git refs unprocessable entity response a status code equal to that given
+func (o *RepoListGitRefsUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo list git refs unprocessable entity response
+func (o *RepoListGitRefsUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoListGitRefsUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/git/refs/{ref}][%d] repoListGitRefsUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoListGitRefsUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/git/refs/{ref}][%d] repoListGitRefsUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoListGitRefsUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListGitRefsUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -239,6 +239,51 @@ func (o *GetAnnotatedTagNotFound) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// GetAnnotatedTagUnprocessableEntityCode is the HTTP code returned for type GetAnnotatedTagUnprocessableEntity
+const GetAnnotatedTagUnprocessableEntityCode int = 422
+
+/*
+GetAnnotatedTagUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response getAnnotatedTagUnprocessableEntity
+*/
+type GetAnnotatedTagUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetAnnotatedTagUnprocessableEntity creates GetAnnotatedTagUnprocessableEntity with default headers values
+func NewGetAnnotatedTagUnprocessableEntity() *GetAnnotatedTagUnprocessableEntity {
+
+	return &GetAnnotatedTagUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the get annotated tag unprocessable entity response
+func (o *GetAnnotatedTagUnprocessableEntity) WithPayload(payload *models.APIError) *GetAnnotatedTagUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get annotated tag unprocessable entity response
+func (o *GetAnnotatedTagUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetAnnotatedTagUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GetAnnotatedTagTooManyRequestsCode is the HTTP code returned for type GetAnnotatedTagTooManyRequests
 const GetAnnotatedTagTooManyRequestsCode int = 429
 

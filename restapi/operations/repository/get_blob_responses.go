@@ -239,6 +239,51 @@ func (o *GetBlobNotFound) WriteResponse(rw http.ResponseWriter, producer runtime
 	}
 }
 
+// GetBlobUnprocessableEntityCode is the HTTP code returned for type GetBlobUnprocessableEntity
+const GetBlobUnprocessableEntityCode int = 422
+
+/*
+GetBlobUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response getBlobUnprocessableEntity
+*/
+type GetBlobUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetBlobUnprocessableEntity creates GetBlobUnprocessableEntity with default headers values
+func NewGetBlobUnprocessableEntity() *GetBlobUnprocessableEntity {
+
+	return &GetBlobUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the get blob unprocessable entity response
+func (o *GetBlobUnprocessableEntity) WithPayload(payload *models.APIError) *GetBlobUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get blob unprocessable entity response
+func (o *GetBlobUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetBlobUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GetBlobTooManyRequestsCode is the HTTP code returned for type GetBlobTooManyRequests
 const GetBlobTooManyRequestsCode int = 429
 

@@ -239,6 +239,51 @@ func (o *GetTreeNotFound) WriteResponse(rw http.ResponseWriter, producer runtime
 	}
 }
 
+// GetTreeUnprocessableEntityCode is the HTTP code returned for type GetTreeUnprocessableEntity
+const GetTreeUnprocessableEntityCode int = 422
+
+/*
+GetTreeUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response getTreeUnprocessableEntity
+*/
+type GetTreeUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewGetTreeUnprocessableEntity creates GetTreeUnprocessableEntity with default headers values
+func NewGetTreeUnprocessableEntity() *GetTreeUnprocessableEntity {
+
+	return &GetTreeUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the get tree unprocessable entity response
+func (o *GetTreeUnprocessableEntity) WithPayload(payload *models.APIError) *GetTreeUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the get tree unprocessable entity response
+func (o *GetTreeUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *GetTreeUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // GetTreeTooManyRequestsCode is the HTTP code returned for type GetTreeTooManyRequests
 const GetTreeTooManyRequestsCode int = 429
 

@@ -174,6 +174,51 @@ func (o *RepoDeleteTagProtectionNotFound) WriteResponse(rw http.ResponseWriter, 
 	}
 }
 
+// RepoDeleteTagProtectionUnprocessableEntityCode is the HTTP code returned for type RepoDeleteTagProtectionUnprocessableEntity
+const RepoDeleteTagProtectionUnprocessableEntityCode int = 422
+
+/*
+RepoDeleteTagProtectionUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoDeleteTagProtectionUnprocessableEntity
+*/
+type RepoDeleteTagProtectionUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoDeleteTagProtectionUnprocessableEntity creates RepoDeleteTagProtectionUnprocessableEntity with default headers values
+func NewRepoDeleteTagProtectionUnprocessableEntity() *RepoDeleteTagProtectionUnprocessableEntity {
+
+	return &RepoDeleteTagProtectionUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo delete tag protection unprocessable entity response
+func (o *RepoDeleteTagProtectionUnprocessableEntity) WithPayload(payload *models.APIError) *RepoDeleteTagProtectionUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo delete tag protection unprocessable entity response
+func (o *RepoDeleteTagProtectionUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoDeleteTagProtectionUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoDeleteTagProtectionLockedCode is the HTTP code returned for type RepoDeleteTagProtectionLocked
 const RepoDeleteTagProtectionLockedCode int = 423
 

@@ -194,6 +194,51 @@ func (o *RepoGetTagProtectionNotFound) WriteResponse(rw http.ResponseWriter, pro
 	}
 }
 
+// RepoGetTagProtectionUnprocessableEntityCode is the HTTP code returned for type RepoGetTagProtectionUnprocessableEntity
+const RepoGetTagProtectionUnprocessableEntityCode int = 422
+
+/*
+RepoGetTagProtectionUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoGetTagProtectionUnprocessableEntity
+*/
+type RepoGetTagProtectionUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetTagProtectionUnprocessableEntity creates RepoGetTagProtectionUnprocessableEntity with default headers values
+func NewRepoGetTagProtectionUnprocessableEntity() *RepoGetTagProtectionUnprocessableEntity {
+
+	return &RepoGetTagProtectionUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo get tag protection unprocessable entity response
+func (o *RepoGetTagProtectionUnprocessableEntity) WithPayload(payload *models.APIError) *RepoGetTagProtectionUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get tag protection unprocessable entity response
+func (o *RepoGetTagProtectionUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetTagProtectionUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetTagProtectionTooManyRequestsCode is the HTTP code returned for type RepoGetTagProtectionTooManyRequests
 const RepoGetTagProtectionTooManyRequestsCode int = 429
 

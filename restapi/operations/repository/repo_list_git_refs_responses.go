@@ -197,6 +197,51 @@ func (o *RepoListGitRefsNotFound) WriteResponse(rw http.ResponseWriter, producer
 	}
 }
 
+// RepoListGitRefsUnprocessableEntityCode is the HTTP code returned for type RepoListGitRefsUnprocessableEntity
+const RepoListGitRefsUnprocessableEntityCode int = 422
+
+/*
+RepoListGitRefsUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoListGitRefsUnprocessableEntity
+*/
+type RepoListGitRefsUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListGitRefsUnprocessableEntity creates RepoListGitRefsUnprocessableEntity with default headers values
+func NewRepoListGitRefsUnprocessableEntity() *RepoListGitRefsUnprocessableEntity {
+
+	return &RepoListGitRefsUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo list git refs unprocessable entity response
+func (o *RepoListGitRefsUnprocessableEntity) WithPayload(payload *models.APIError) *RepoListGitRefsUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list git refs unprocessable entity response
+func (o *RepoListGitRefsUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListGitRefsUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListGitRefsTooManyRequestsCode is the HTTP code returned for type RepoListGitRefsTooManyRequests
 const RepoListGitRefsTooManyRequestsCode int = 429
 
