@@ -9510,6 +9510,9 @@ func init() {
           "404": {
             "$ref": "#/responses/notFound"
           },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
           "429": {
             "$ref": "#/responses/tooManyRequests"
           },
@@ -13242,6 +13245,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -17122,6 +17128,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -44562,6 +44571,12 @@ func init() {
               "$ref": "#/definitions/APIError"
             }
           },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
           "429": {
             "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
             "schema": {
@@ -50049,6 +50064,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -55780,6 +55801,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }

@@ -51,6 +51,12 @@ func (o *RepoGetLanguagesReader) ReadResponse(response runtime.ClientResponse, c
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoGetLanguagesUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoGetLanguagesTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -341,6 +347,76 @@ func (o *RepoGetLanguagesNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoGetLanguagesNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetLanguagesUnprocessableEntity creates a RepoGetLanguagesUnprocessableEntity with default headers values
+func NewRepoGetLanguagesUnprocessableEntity() *RepoGetLanguagesUnprocessableEntity {
+	return &RepoGetLanguagesUnprocessableEntity{}
+}
+
+/*
+RepoGetLanguagesUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoGetLanguagesUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo get languages unprocessable entity response has a 2xx status code
+func (o *RepoGetLanguagesUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get languages unprocessable entity response has a 3xx status code
+func (o *RepoGetLanguagesUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo get languages unprocessable entity response has a 4xx status code
+func (o *RepoGetLanguagesUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo get languages unprocessable entity response has a 5xx status code
+func (o *RepoGetLanguagesUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get languages unprocessable entity response a status code equal to that given
+func (o *RepoGetLanguagesUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo get languages unprocessable entity response
+func (o *RepoGetLanguagesUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoGetLanguagesUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/languages][%d] repoGetLanguagesUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoGetLanguagesUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/languages][%d] repoGetLanguagesUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoGetLanguagesUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoGetLanguagesUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -51,6 +51,12 @@ func (o *RepoListAllGitRefsReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoListAllGitRefsUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoListAllGitRefsTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -341,6 +347,76 @@ func (o *RepoListAllGitRefsNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoListAllGitRefsNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListAllGitRefsUnprocessableEntity creates a RepoListAllGitRefsUnprocessableEntity with default headers values
+func NewRepoListAllGitRefsUnprocessableEntity() *RepoListAllGitRefsUnprocessableEntity {
+	return &RepoListAllGitRefsUnprocessableEntity{}
+}
+
+/*
+RepoListAllGitRefsUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoListAllGitRefsUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list all git refs unprocessable entity response has a 2xx status code
+func (o *RepoListAllGitRefsUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list all git refs unprocessable entity response has a 3xx status code
+func (o *RepoListAllGitRefsUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list all git refs unprocessable entity response has a 4xx status code
+func (o *RepoListAllGitRefsUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list all git refs unprocessable entity response has a 5xx status code
+func (o *RepoListAllGitRefsUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list all git refs unprocessable entity response a status code equal to that given
+func (o *RepoListAllGitRefsUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo list all git refs unprocessable entity response
+func (o *RepoListAllGitRefsUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoListAllGitRefsUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/git/refs][%d] repoListAllGitRefsUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoListAllGitRefsUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/git/refs][%d] repoListAllGitRefsUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoListAllGitRefsUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListAllGitRefsUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

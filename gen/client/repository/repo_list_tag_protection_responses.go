@@ -51,6 +51,12 @@ func (o *RepoListTagProtectionReader) ReadResponse(response runtime.ClientRespon
 			return nil, err
 		}
 		return nil, result
+	case 422:
+		result := NewRepoListTagProtectionUnprocessableEntity()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 429:
 		result := NewRepoListTagProtectionTooManyRequests()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -341,6 +347,76 @@ func (o *RepoListTagProtectionNotFound) GetPayload() *models.APIError {
 }
 
 func (o *RepoListTagProtectionNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewRepoListTagProtectionUnprocessableEntity creates a RepoListTagProtectionUnprocessableEntity with default headers values
+func NewRepoListTagProtectionUnprocessableEntity() *RepoListTagProtectionUnprocessableEntity {
+	return &RepoListTagProtectionUnprocessableEntity{}
+}
+
+/*
+RepoListTagProtectionUnprocessableEntity describes a response with status code 422, with default header values.
+
+The input is malformed or breaks a rule.
+*/
+type RepoListTagProtectionUnprocessableEntity struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this repo list tag protection unprocessable entity response has a 2xx status code
+func (o *RepoListTagProtectionUnprocessableEntity) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo list tag protection unprocessable entity response has a 3xx status code
+func (o *RepoListTagProtectionUnprocessableEntity) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this repo list tag protection unprocessable entity response has a 4xx status code
+func (o *RepoListTagProtectionUnprocessableEntity) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this repo list tag protection unprocessable entity response has a 5xx status code
+func (o *RepoListTagProtectionUnprocessableEntity) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo list tag protection unprocessable entity response a status code equal to that given
+func (o *RepoListTagProtectionUnprocessableEntity) IsCode(code int) bool {
+	return code == 422
+}
+
+// Code gets the status code for the repo list tag protection unprocessable entity response
+func (o *RepoListTagProtectionUnprocessableEntity) Code() int {
+	return 422
+}
+
+func (o *RepoListTagProtectionUnprocessableEntity) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tag_protections][%d] repoListTagProtectionUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoListTagProtectionUnprocessableEntity) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/tag_protections][%d] repoListTagProtectionUnprocessableEntity %s", 422, payload)
+}
+
+func (o *RepoListTagProtectionUnprocessableEntity) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *RepoListTagProtectionUnprocessableEntity) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

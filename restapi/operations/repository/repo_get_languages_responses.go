@@ -197,6 +197,51 @@ func (o *RepoGetLanguagesNotFound) WriteResponse(rw http.ResponseWriter, produce
 	}
 }
 
+// RepoGetLanguagesUnprocessableEntityCode is the HTTP code returned for type RepoGetLanguagesUnprocessableEntity
+const RepoGetLanguagesUnprocessableEntityCode int = 422
+
+/*
+RepoGetLanguagesUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoGetLanguagesUnprocessableEntity
+*/
+type RepoGetLanguagesUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoGetLanguagesUnprocessableEntity creates RepoGetLanguagesUnprocessableEntity with default headers values
+func NewRepoGetLanguagesUnprocessableEntity() *RepoGetLanguagesUnprocessableEntity {
+
+	return &RepoGetLanguagesUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo get languages unprocessable entity response
+func (o *RepoGetLanguagesUnprocessableEntity) WithPayload(payload *models.APIError) *RepoGetLanguagesUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo get languages unprocessable entity response
+func (o *RepoGetLanguagesUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoGetLanguagesUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoGetLanguagesTooManyRequestsCode is the HTTP code returned for type RepoGetLanguagesTooManyRequests
 const RepoGetLanguagesTooManyRequestsCode int = 429
 

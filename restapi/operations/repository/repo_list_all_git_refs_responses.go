@@ -197,6 +197,51 @@ func (o *RepoListAllGitRefsNotFound) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// RepoListAllGitRefsUnprocessableEntityCode is the HTTP code returned for type RepoListAllGitRefsUnprocessableEntity
+const RepoListAllGitRefsUnprocessableEntityCode int = 422
+
+/*
+RepoListAllGitRefsUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoListAllGitRefsUnprocessableEntity
+*/
+type RepoListAllGitRefsUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListAllGitRefsUnprocessableEntity creates RepoListAllGitRefsUnprocessableEntity with default headers values
+func NewRepoListAllGitRefsUnprocessableEntity() *RepoListAllGitRefsUnprocessableEntity {
+
+	return &RepoListAllGitRefsUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo list all git refs unprocessable entity response
+func (o *RepoListAllGitRefsUnprocessableEntity) WithPayload(payload *models.APIError) *RepoListAllGitRefsUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list all git refs unprocessable entity response
+func (o *RepoListAllGitRefsUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListAllGitRefsUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListAllGitRefsTooManyRequestsCode is the HTTP code returned for type RepoListAllGitRefsTooManyRequests
 const RepoListAllGitRefsTooManyRequestsCode int = 429
 

@@ -197,6 +197,51 @@ func (o *RepoListTagProtectionNotFound) WriteResponse(rw http.ResponseWriter, pr
 	}
 }
 
+// RepoListTagProtectionUnprocessableEntityCode is the HTTP code returned for type RepoListTagProtectionUnprocessableEntity
+const RepoListTagProtectionUnprocessableEntityCode int = 422
+
+/*
+RepoListTagProtectionUnprocessableEntity The input is malformed or breaks a rule.
+
+swagger:response repoListTagProtectionUnprocessableEntity
+*/
+type RepoListTagProtectionUnprocessableEntity struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewRepoListTagProtectionUnprocessableEntity creates RepoListTagProtectionUnprocessableEntity with default headers values
+func NewRepoListTagProtectionUnprocessableEntity() *RepoListTagProtectionUnprocessableEntity {
+
+	return &RepoListTagProtectionUnprocessableEntity{}
+}
+
+// WithPayload adds the payload to the repo list tag protection unprocessable entity response
+func (o *RepoListTagProtectionUnprocessableEntity) WithPayload(payload *models.APIError) *RepoListTagProtectionUnprocessableEntity {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the repo list tag protection unprocessable entity response
+func (o *RepoListTagProtectionUnprocessableEntity) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *RepoListTagProtectionUnprocessableEntity) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(422)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // RepoListTagProtectionTooManyRequestsCode is the HTTP code returned for type RepoListTagProtectionTooManyRequests
 const RepoListTagProtectionTooManyRequestsCode int = 429
 
