@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/go-openapi/runtime/middleware"
 	"golang.org/x/sync/semaphore"
 
 	"repohost/impl/apierr"
@@ -41,7 +42,7 @@ func newBodyBudget(budget, maxBody int64, errors apierr.Translator) *bodyBudget 
 func (b *bodyBudget) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		size := r.ContentLength
-		if size == 0 || (size > 0 && size < largeBody) || r.Body == nil || r.Body == http.NoBody {
+		if size == 0 || (size > 0 && size < largeBody) || r.Body == nil || r.Body == http.NoBody || !bindsBody(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -62,6 +63,21 @@ func (b *bodyBudget) middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bindsBody tells whether the operation the router matched reads a body;
+// the others never read one, whatever its size.
+func bindsBody(r *http.Request) bool {
+	route := middleware.MatchedRouteFrom(r)
+	if route == nil || route.Operation == nil {
+		return true // not known: count it
+	}
+	for _, p := range route.Operation.Parameters {
+		if p.In == "body" || p.In == "formData" {
+			return true
+		}
+	}
+	return false
 }
 
 // sizedBody carries a request body's declared length to the JSON consumer,

@@ -215,6 +215,7 @@ func abusePushes(base string, ds *Dataset, dir string, run int64, n int, size in
 	}
 	var firstErr error
 	var mu sync.Mutex
+	ok := make([]bool, n)
 	s := sampleRSS(pid)
 	took, codes := parallel(n, func(i int) string {
 		u, _ := url.Parse(base)
@@ -227,6 +228,7 @@ func abusePushes(base string, ds *Dataset, dir string, run int64, n int, size in
 			mu.Unlock()
 			return "failed"
 		}
+		ok[i] = true
 		return "pushed"
 	})
 	s.report(fmt.Sprintf("%d parallel pushes of %d MiB (git, HTTP)", n, size>>20), took, codes)
@@ -236,7 +238,16 @@ func abusePushes(base string, ds *Dataset, dir string, run int64, n int, size in
 	for i := range n {
 		os.RemoveAll(filepath.Join(dir, names[i]+".git"))
 	}
-	return names, nil
+	// The pushed ones first: the archive load reads the first.
+	var pushed, failed []string
+	for i, name := range names {
+		if ok[i] {
+			pushed = append(pushed, name)
+		} else {
+			failed = append(failed, name)
+		}
+	}
+	return append(pushed, failed...), nil
 }
 
 // writeBigCommit writes a fast-import stream of one commit on
