@@ -198,3 +198,31 @@ func pktLen(n int) string {
 	const hex = "0123456789abcdef"
 	return string([]byte{hex[n>>12&15], hex[n>>8&15], hex[n>>4&15], hex[n&15]})
 }
+
+// TestGitReceivePackStalledBody: a push whose pack stops arriving ends
+// after the stall timeout with 408 (the client's fault, not a 500), and
+// nothing moves.
+func TestGitReceivePackStalledBody(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWithConfig(t, func(c *app.Config) { c.StallTimeout = 500 * time.Millisecond })
+	alice := e.CreateUser("alice", false)
+	token := e.Token(alice, "write:repository")
+	cred := apitest.TokenCred(token)
+	roCreateRepo(t, e, cred, map[string]any{"name": "proj", "auto_init": true})
+	before := ghBranch(t, e, cred, "alice", "proj", "main").Commit.ID
+
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		cmd := before + " " + strings.Repeat("1", 40) + " refs/heads/main\x00report-status\n"
+		_, _ = io.WriteString(pw, pktLen(len(cmd)+4)+cmd+"0000PACK\x00\x00\x00\x02\x00\x00\x10\x00")
+		// ... and then nothing: the client stalls with the pack open.
+	}()
+	status, out := receivePack(t, e, token, pr, nil)
+	if status != http.StatusRequestTimeout {
+		t.Fatalf("stalled pack: %d %q, want 408", status, out)
+	}
+	if got := ghBranch(t, e, cred, "alice", "proj", "main").Commit.ID; got != before {
+		t.Fatalf("main moved to %s after a stalled push", got)
+	}
+}

@@ -318,6 +318,15 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if err != nil && r.Context().Err() != nil {
+		// Reading the pack failed (net/http ends the request's context
+		// on a read error): the client stalled past the stall timeout
+		// or went away. Nothing was applied; the fault is not the
+		// server's.
+		h.d.Log.InfoContext(r.Context(), "git http: receive-pack ended by the client", "repo", req.repo.FullName(), "err", err)
+		refuse(w, http.StatusRequestTimeout, "the push stopped arriving before its end")
+		return
+	}
 	if err != nil {
 		h.fail(w, "receive-pack", err)
 		return
