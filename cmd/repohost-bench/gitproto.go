@@ -122,6 +122,7 @@ func gitProtoCmd(args []string) error {
 	type figures struct {
 		clone, fetch         histogram
 		clonePeak, fetchPeak int64
+		idle                 int64 // the resident memory before the first clone
 	}
 	measure := func(from string, serverPid int) (*figures, error) {
 		f := &figures{}
@@ -131,9 +132,12 @@ func gitProtoCmd(args []string) error {
 			start := time.Now()
 			_, err := g.run(dir, nil, "clone", "-q", "--bare", from, dst)
 			took := time.Since(start)
-			_, peak := s.finish()
+			before, peak := s.finish()
 			if err != nil {
 				return nil, err
+			}
+			if i == 0 {
+				f.idle = before
 			}
 			f.clone.record(took)
 			f.clonePeak = max(f.clonePeak, peak)
@@ -174,6 +178,7 @@ func gitProtoCmd(args []string) error {
 			fmt.Sprintf("%s  %d MiB", fmtDur(a.quantile(0.5)), pa>>10),
 			fmt.Sprintf("%s  %d MiB", fmtDur(b.quantile(0.5)), pb>>10))
 	}
+	fmt.Printf("  %-34s %-30s %s\n", "idle RSS before the clones", fmt.Sprintf("%d MiB", ours.idle>>10), fmt.Sprintf("%d MiB", theirs.idle>>10))
 	row("full clone --bare", ours.clone, theirs.clone, ours.clonePeak, theirs.clonePeak)
 	row(fmt.Sprintf("fetch of the last %d commits", *newCommits), ours.fetch, theirs.fetch, ours.fetchPeak, theirs.fetchPeak)
 	return nil
