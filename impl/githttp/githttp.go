@@ -4,10 +4,10 @@
 //
 // Fetches and clones are git's own: `git upload-pack --stateless-rpc` on
 // the bare repository advertises the references and answers each request
-// (gitstore.Store.UploadPack), as over SSH. Pushes are go-git's: its server
-// session advertises the references and its pack writer stores what
-// clients push, and the ref updates go through impl/refs like every other
-// ref change.
+// (gitstore.Store.UploadPack), as over SSH, in the protocol version the
+// client's Git-Protocol header asks for. Pushes are read by
+// gitstore.GitRepo.ReadPush (git stores the pack in a quarantine), and the
+// ref updates go through impl/refs like every other ref change.
 package githttp
 
 import (
