@@ -205,8 +205,9 @@ func largeRepo(g gitRunner, cache string, commits, mib, newCommits int) (path st
 	if _, err := g.run(work, nil, "init", "-q", "--bare", work); err != nil {
 		return "", false, err
 	}
-	// Two blobs of random text a commit, which compress to about half.
-	fileBytes := max(64, int(int64(mib)<<20/int64(commits)))
+	// Two blobs of random hexadecimal text a commit, which zlib stores in
+	// about 60% of their size.
+	fileBytes := max(64, int(int64(mib)<<20*4/5/int64(commits)))
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(writeHistory(pw, commits, fileBytes)) }()
 	if _, err := g.run(work, pr, "fast-import", "--quiet"); err != nil {
