@@ -188,9 +188,9 @@ func gitProtoCmd(args []string) error {
 // about mib MiB (refs/heads/main, and refs/heads/base newCommits commits
 // behind it), writing it first when the cache has none: git fast-import of
 // writeHistory's stream, then one repack, so it is served from a single
-// pack as a pushed repository is.
+// pack (and no bitmap index) as a pushed repository is.
 func largeRepo(g gitRunner, cache string, commits, mib, newCommits int) (path string, fresh bool, err error) {
-	path = filepath.Join(cache, fmt.Sprintf("large-%d-%dmib-%d.git", commits, mib, newCommits))
+	path = filepath.Join(cache, fmt.Sprintf("large-v2-%d-%dmib-%d.git", commits, mib, newCommits))
 	if _, err := os.Stat(filepath.Join(path, "refs", "heads", "base")); err == nil {
 		return path, false, nil
 	}
@@ -216,7 +216,9 @@ func largeRepo(g gitRunner, cache string, commits, mib, newCommits int) (path st
 	if _, err := g.run(work, nil, "update-ref", "refs/heads/base", fmt.Sprintf("main~%d", newCommits)); err != nil {
 		return "", false, err
 	}
-	if _, err := g.run(work, nil, "repack", "-adq"); err != nil {
+	// Without a bitmap index, as the pack a push leaves in repohost: the
+	// two servers serve the same layout.
+	if _, err := g.run(work, nil, "repack", "-adq", "--no-write-bitmap-index"); err != nil {
 		return "", false, err
 	}
 	_ = os.RemoveAll(path)
