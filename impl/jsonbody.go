@@ -20,7 +20,7 @@ const errNULInBody = "[]: text must not contain NUL characters"
 func jsonConsumer(maxBodyBytes int64) runtime.Consumer {
 	std := runtime.JSONConsumer()
 	return runtime.ConsumerFunc(func(r io.Reader, v any) error {
-		raw, err := io.ReadAll(io.LimitReader(r, maxBodyBytes+1))
+		raw, err := readBody(r, maxBodyBytes)
 		if err != nil {
 			// A timeout or a dropped connection; its text would name
 			// addresses, so the client is told only what happened.
@@ -34,6 +34,28 @@ func jsonConsumer(maxBodyBytes int64) runtime.Consumer {
 		}
 		return std.Consume(bytes.NewReader(raw), v)
 	})
+}
+
+// readBody reads at most limit+1 bytes of r. A body whose length the
+// bodyBudget middleware passed along is read into one buffer of that size:
+// io.ReadAll would grow its buffer by doubling, allocating about twice the
+// body on the way.
+func readBody(r io.Reader, limit int64) ([]byte, error) {
+	sized, ok := r.(interface{ Size() int64 })
+	if !ok || sized.Size() <= 0 || sized.Size() > limit {
+		return io.ReadAll(io.LimitReader(r, limit+1))
+	}
+	raw := make([]byte, sized.Size()+1)
+	n, err := io.ReadFull(r, raw)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		return raw[:n], nil // the whole body, as declared (or shorter)
+	case err != nil:
+		return nil, err
+	}
+	// More than declared: read on to the limit so the caller refuses it.
+	rest, err := io.ReadAll(io.LimitReader(r, limit+1-int64(n)))
+	return append(raw, rest...), err
 }
 
 // hasEscapedNUL finds a \u0000 escape in JSON text: a backslash-u that is

@@ -126,9 +126,11 @@ func Config(d *app.Deps) restapi.Config {
 		SettingsAPI:          misc.Handlers{Deps: d, Users: s.Users},
 		UserAPI: userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}, webhook.UserHandlers{Deps: d},
 			actions.UserHandlers{Deps: d, Actions: s.Actions}},
-		JSONConsumer:    jsonConsumer(d.Config.MaxBodyBytes),
-		InnerMiddleware: labelRoute,
-		Logger:          func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
+		JSONConsumer: jsonConsumer(d.Config.MaxBodyBytes),
+		InnerMiddleware: func(h http.Handler) http.Handler {
+			return labelRoute(newBodyBudget(d.Config.BodyBudgetBytes, d.Config.MaxBodyBytes, d.Errors).middleware(h))
+		},
+		Logger: func(format string, args ...any) { d.Log.Debug(fmt.Sprintf(format, args...)) },
 	}
 }
 

@@ -52,8 +52,9 @@
 # BENCH_ABUSE_PUSHES parallel pushes (8) of one BENCH_ABUSE_PUSH_MIB file
 # (200) with the real git client, BENCH_ABUSE_RUNNER_BODIES anonymous
 # runner-protocol bodies (4) of BENCH_ABUSE_RUNNER_MIB (150),
-# BENCH_ABUSE_NPM npm publishes (4) of BENCH_ABUSE_NPM_MIB (40) and
-# BENCH_ABUSE_ARCHIVES archive downloads (20) of a pushed repository. The
+# BENCH_ABUSE_NPM npm publishes (4) of BENCH_ABUSE_NPM_MIB (40),
+# BENCH_ABUSE_ARCHIVES archive downloads (20) of a pushed repository and
+# BENCH_ABUSE_JSON API bodies (32) of BENCH_ABUSE_JSON_MIB (7). The
 # goal is to stay under 200 MB throughout. BENCH_ABUSE=0 leaves it out;
 # smaller sizes make a quick run (the full one writes and pushes
 # 8 × 200 MiB).
@@ -193,7 +194,8 @@ if [ "${BENCH_ABUSE:-1}" != 0 ]; then
 		-pushes "${BENCH_ABUSE_PUSHES:-8}" -push-mib "${BENCH_ABUSE_PUSH_MIB:-200}" \
 		-runner-bodies "${BENCH_ABUSE_RUNNER_BODIES:-4}" -runner-mib "${BENCH_ABUSE_RUNNER_MIB:-150}" \
 		-npm "${BENCH_ABUSE_NPM:-4}" -npm-mib "${BENCH_ABUSE_NPM_MIB:-40}" \
-		-archives "${BENCH_ABUSE_ARCHIVES:-20}"; then
+		-archives "${BENCH_ABUSE_ARCHIVES:-20}" \
+		-json-bodies "${BENCH_ABUSE_JSON:-32}" -json-mib "${BENCH_ABUSE_JSON_MIB:-7}"; then
 		server_failed
 	fi
 fi

@@ -12,7 +12,10 @@ package main
 //     (refused from the headers, or past a per-message limit);
 //   - parallel npm publishes of large tarballs (decoded to disk as they
 //     arrive);
-//   - parallel archive downloads of a pushed repository.
+//   - parallel archive downloads of a pushed repository;
+//   - parallel JSON bodies of nearly the API's largest size, half of them
+//     anonymous, that the generated binding must decode before a handler
+//     can refuse them.
 
 import (
 	"encoding/base64"
@@ -44,10 +47,12 @@ func abuseCmd(args []string) error {
 	npms := fs.Int("npm", 4, "parallel npm publishes (0: none)")
 	npmMiB := fs.Int("npm-mib", 40, "size of each npm tarball, MiB")
 	archives := fs.Int("archives", 20, "parallel archive downloads (0: none; needs a push)")
+	jsons := fs.Int("json-bodies", 32, "parallel large JSON bodies to the API (0: none)")
+	jsonMiB := fs.Int("json-mib", 7, "size of each JSON body, MiB")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := checkLoad(*base, max(1, *pushes, *runners, *npms, *archives), time.Second); err != nil {
+	if err := checkLoad(*base, max(1, *pushes, *runners, *npms, *archives, *jsons), time.Second); err != nil {
 		return err
 	}
 	ds, err := readDataset(*dsFile)
@@ -78,6 +83,9 @@ func abuseCmd(args []string) error {
 	}
 	if *archives > 0 && len(pushed) > 0 {
 		abuseArchives(*base, ds, pushed[0], *archives, *pid)
+	}
+	if *jsons > 0 {
+		abuseJSONBodies(*base, ds, *jsons, int64(*jsonMiB)<<20, *pid)
 	}
 	for _, name := range pushed {
 		_ = apiCall(newClient(1), ds.Token, http.MethodDelete, *base+"/api/v1/repos/"+ds.User+"/"+name, nil, nil)
@@ -213,6 +221,7 @@ func abusePushes(base string, ds *Dataset, dir string, run int64, n int, size in
 	}
 	var firstErr error
 	var mu sync.Mutex
+	ok := make([]bool, n)
 	s := sampleRSS(pid)
 	took, codes := parallel(n, func(i int) string {
 		u, _ := url.Parse(base)
@@ -225,6 +234,7 @@ func abusePushes(base string, ds *Dataset, dir string, run int64, n int, size in
 			mu.Unlock()
 			return "failed"
 		}
+		ok[i] = true
 		return "pushed"
 	})
 	s.report(fmt.Sprintf("%d parallel pushes of %d MiB (git, HTTP)", n, size>>20), took, codes)
@@ -234,7 +244,16 @@ func abusePushes(base string, ds *Dataset, dir string, run int64, n int, size in
 	for i := range n {
 		os.RemoveAll(filepath.Join(dir, names[i]+".git"))
 	}
-	return names, nil
+	// The pushed ones first: the archive load reads the first.
+	var pushed, failed []string
+	for i, name := range names {
+		if ok[i] {
+			pushed = append(pushed, name)
+		} else {
+			failed = append(failed, name)
+		}
+	}
+	return append(pushed, failed...), nil
 }
 
 // writeBigCommit writes a fast-import stream of one commit on
@@ -323,4 +342,25 @@ func abuseArchives(base string, ds *Dataset, name string, n int, pid int) {
 		return outcome(client.Do(req))
 	})
 	s.report(fmt.Sprintf("%d parallel archive downloads", n), took, codes)
+}
+
+// abuseJSONBodies sends n issue-create bodies of size bytes at once, every
+// other one anonymous: the title is far over its length limit, so each is
+// refused (401 or 422), but only after it was decoded.
+func abuseJSONBodies(base string, ds *Dataset, n int, size int64, pid int) {
+	client := &http.Client{Timeout: 5 * time.Minute}
+	body := `{"title":"` + strings.Repeat("t", int(size)) + `","body":"x"}`
+	s := sampleRSS(pid)
+	took, codes := parallel(n, func(i int) string {
+		req, err := http.NewRequest(http.MethodPost, base+"/api/v1/repos/"+ds.User+"/"+ds.Small+"/issues", strings.NewReader(body))
+		if err != nil {
+			return "error"
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if i%2 == 1 {
+			req.Header.Set("Authorization", "token "+ds.Token)
+		}
+		return outcome(client.Do(req))
+	})
+	s.report(fmt.Sprintf("%d parallel JSON bodies of %d MiB (half anonymous)", n, size>>20), took, codes)
 }

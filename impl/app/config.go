@@ -32,6 +32,9 @@ type Config struct {
 	// MaxBodyBytes bounds a JSON request body; larger ones are refused
 	// before they are parsed.
 	MaxBodyBytes int64
+	// BodyBudgetBytes bounds the bytes of large (1 MiB or more) JSON
+	// bodies being read and decoded at once; others wait their turn.
+	BodyBudgetBytes int64
 	// AllowedReactions are the reaction contents issues and comments accept.
 	AllowedReactions []string
 	// MaxTopicsPerRepo caps the topics of one repository.
@@ -161,6 +164,7 @@ func DefaultConfig() Config {
 		SSHMaxPreAuthPerAddress: 10,
 		SSHIdleTimeout:          10 * time.Minute,
 		MaxBodyBytes:            8 << 20,
+		BodyBudgetBytes:         24 << 20,
 		AllowedReactions:        []string{"+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"},
 		MaxTopicsPerRepo:        25,
 		MaxContentsBlob:         10 << 20,

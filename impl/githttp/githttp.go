@@ -18,6 +18,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
@@ -298,7 +299,19 @@ func (h *Handler) ReceivePack(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "open repository", err)
 		return
 	}
-	push, err := h.git.ReceivePack(r.Context(), Caller{Principal: req.p}, req.repo, g, in, func() bool { return in.exceeded })
+	// Waiting for a free receive slot is the server's delay, not the
+	// client's stall: the read deadline rests meanwhile.
+	ctx := gitstore.WithSlotWait(r.Context(), func(waiting bool) {
+		rc := http.NewResponseController(w)
+		if waiting {
+			_ = rc.SetReadDeadline(time.Time{})
+			_ = rc.SetWriteDeadline(time.Time{})
+		} else if stall := h.d.Config.StallTimeout; stall > 0 {
+			_ = rc.SetReadDeadline(time.Now().Add(stall))
+			_ = rc.SetWriteDeadline(time.Now().Add(5 * stall))
+		}
+	})
+	push, err := h.git.ReceivePack(ctx, Caller{Principal: req.p}, req.repo, g, in, func() bool { return in.exceeded })
 	if errors.Is(err, ErrCutShort) && in.tooLarge(w) {
 		// Nothing is applied: the pack was cut short.
 		return

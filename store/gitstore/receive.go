@@ -171,10 +171,8 @@ func (g *GitRepo) unpack(ctx context.Context, r io.Reader) error {
 	}
 	version, objects := binary.BigEndian.Uint32(hdr[4:8]), binary.BigEndian.Uint32(hdr[8:12])
 	if g.receiveSlots != nil {
-		select {
-		case g.receiveSlots <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := takeSlot(ctx, g.receiveSlots); err != nil {
+			return err
 		}
 		defer func() { <-g.receiveSlots }()
 	}
@@ -206,6 +204,38 @@ func (g *GitRepo) unpack(ctx context.Context, r io.Reader) error {
 		g.reindex()
 	}
 	return nil
+}
+
+// slotWaitKey holds, in a context, what to call around a wait for a
+// receive slot (WithSlotWait).
+type slotWaitKey struct{}
+
+// WithSlotWait returns ctx carrying waiting, which a push calls with true
+// before it waits for a free receive slot and with false once it has one.
+// While it waits it reads nothing of the client's pack, and a transport
+// that ends stalled requests must not take the wait for the client's
+// stall (the HTTP transport suspends its read deadline meanwhile).
+func WithSlotWait(ctx context.Context, waiting func(bool)) context.Context {
+	return context.WithValue(ctx, slotWaitKey{}, waiting)
+}
+
+// takeSlot puts a token into slots, waiting for room unless ctx ends first.
+func takeSlot(ctx context.Context, slots chan struct{}) error {
+	select {
+	case slots <- struct{}{}:
+		return nil
+	default:
+	}
+	if waiting, ok := ctx.Value(slotWaitKey{}).(func(bool)); ok {
+		waiting(true)
+		defer waiting(false)
+	}
+	select {
+	case slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // limitedBuffer keeps the first left bytes written to it and drops the
