@@ -164,3 +164,16 @@ func (w *notifyWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Only values of the shape git sends for GIT_PROTOCOL reach git.
+func TestValidProtocol(t *testing.T) {
+	for v, want := range map[string]bool{
+		"version=2": true, "version=1": true, "version=2:object-format=sha1": true, "version=2:flag": true,
+		"": false, "version=2;rm": false, "version=2 x": false, "=2": false, "version=2:": false,
+		"version=2\nx": false, "version=$(id)": false, strings.Repeat("a", 300): false,
+	} {
+		if got := gitstore.ValidProtocol(v); got != want {
+			t.Errorf("ValidProtocol(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
