@@ -285,6 +285,20 @@ func TestRepoCompare(t *testing.T) {
 	if cmp.TotalCommits != 2 {
 		t.Fatalf("feature/x..main: %d", cmp.TotalCommits)
 	}
+	// The same comparison as a raw diff and as patches (output).
+	diff := e.Do("GET", "repos/alice/proj/compare/main...feature/x?output=diff", nil, nil).Expect(t, http.StatusOK)
+	if ct := diff.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") ||
+		!strings.HasPrefix(string(diff.Body), "diff --git a/side.txt b/side.txt") || strings.Contains(string(diff.Body), "From "+side) {
+		t.Fatalf("output=diff: %s\n%s", ct, diff.Body)
+	}
+	patch := e.Do("GET", "repos/alice/proj/compare/feature/x..main?output=patch", nil, nil).Expect(t, http.StatusOK)
+	if n := strings.Count(string(patch.Body), "\nSubject: [PATCH "); !strings.HasPrefix(string(patch.Body), "From ") || n != 2 ||
+		!strings.Contains(string(patch.Body), "From "+w.last) {
+		t.Fatalf("output=patch (%d patches):\n%s", n, patch.Body)
+	}
+	e.Do("GET", "repos/alice/proj/compare/main...feature/x?output=json", nil, nil).Expect(t, http.StatusUnprocessableEntity)
+	e.Do("GET", "repos/alice/proj/compare/main...nope?output=diff", nil, nil).Expect(t, http.StatusNotFound)
+	e.Do("GET", "repos/alice/secret/compare/main...main?output=patch", nil, w.bob).Expect(t, http.StatusNotFound)
 	e.Do("GET", "repos/alice/proj/compare/main", nil, nil).Expect(t, http.StatusUnprocessableEntity)
 	e.Do("GET", "repos/alice/proj/compare/main...nope", nil, nil).Expect(t, http.StatusNotFound)
 	e.Do("GET", "repos/alice/secret/compare/main...main", nil, w.bob).Expect(t, http.StatusNotFound)

@@ -8667,6 +8667,10 @@ func init() {
     },
     "/repos/{owner}/{repo}/compare/{basehead}": {
       "get": {
+        "produces": [
+          "application/json",
+          "text/plain"
+        ],
         "tags": [
           "repository"
         ],
@@ -8694,11 +8698,21 @@ func init() {
             "name": "basehead",
             "in": "path",
             "required": true
+          },
+          {
+            "enum": [
+              "diff",
+              "patch"
+            ],
+            "type": "string",
+            "description": "Answer with the comparison as plain text instead of JSON, as a unified diff (diff) or as the commits' mailbox patches (patch).",
+            "name": "output",
+            "in": "query"
           }
         ],
         "responses": {
           "200": {
-            "description": "The commits of head the comparison finds, oldest first, and how many.",
+            "description": "The commits of head the comparison finds, oldest first, and how many; with output, the diff or patch as plain text.",
             "schema": {
               "$ref": "#/definitions/Compare"
             }
@@ -43317,6 +43331,10 @@ func init() {
     },
     "/repos/{owner}/{repo}/compare/{basehead}": {
       "get": {
+        "produces": [
+          "application/json",
+          "text/plain"
+        ],
         "tags": [
           "repository"
         ],
@@ -43344,11 +43362,21 @@ func init() {
             "name": "basehead",
             "in": "path",
             "required": true
+          },
+          {
+            "enum": [
+              "diff",
+              "patch"
+            ],
+            "type": "string",
+            "description": "Answer with the comparison as plain text instead of JSON, as a unified diff (diff) or as the commits' mailbox patches (patch).",
+            "name": "output",
+            "in": "query"
           }
         ],
         "responses": {
           "200": {
-            "description": "The commits of head the comparison finds, oldest first, and how many.",
+            "description": "The commits of head the comparison finds, oldest first, and how many; with output, the diff or patch as plain text.",
             "schema": {
               "$ref": "#/definitions/Compare"
             }

@@ -104,7 +104,13 @@ type rssSampler struct {
 	done   chan struct{}
 }
 
-func sampleRSS(pid int) *rssSampler {
+func sampleRSS(pid int) *rssSampler { return sampleWith(pid, rssKiB) }
+
+// sampleTreeRSS samples the resident memory of pid and all its
+// descendants together (a server with the git processes it runs).
+func sampleTreeRSS(pid int) *rssSampler { return sampleWith(pid, treeRSSKiB) }
+
+func sampleWith(pid int, rssKiB func(int) int64) *rssSampler {
 	s := &rssSampler{pid: pid, before: rssKiB(pid), stop: make(chan struct{}), done: make(chan struct{})}
 	if pid <= 0 {
 		close(s.done)

@@ -40,6 +40,10 @@ func main() {
 		err = webhooksCmd(args[1:])
 	case len(args) > 0 && args[0] == "git":
 		err = gitCmd(args[1:])
+	case len(args) > 0 && args[0] == "git-large":
+		err = gitProtoCmd(args[1:])
+	case len(args) > 0 && args[0] == "git-http-backend":
+		err = gitHTTPBackendCmd(args[1:])
 	case len(args) > 0 && args[0] == "merges":
 		err = mergesCmd(args[1:])
 	case len(args) > 0 && args[0] == "pushes":

@@ -1,10 +1,14 @@
 package commits
 
 import (
+	"bytes"
 	"context"
+	"net/http"
 	"strings"
 
+	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/swag/conv"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
@@ -19,7 +23,9 @@ const maxCompareCommits = 250
 
 // RepoCompareDiff lists the commits of head that base lacks: with three
 // dots those since their merge base, with two those not reachable from
-// base, as git reads the two notations.
+// base, as git reads the two notations. With output=diff it answers the
+// unified diff from that point to head instead, with output=patch those
+// commits as git format-patch writes them.
 func (h Handlers) RepoCompareDiff(ctx context.Context, params repository.RepoCompareDiffParams) middleware.Responder {
 	p := auth.FromContext(ctx)
 	r, g, err := h.CodeRepo(ctx, p, params.Owner, params.Repo)
@@ -47,6 +53,24 @@ func (h Handlers) RepoCompareDiff(ctx context.Context, params repository.RepoCom
 		if from, err = g.MergeBase(ctx, b.Commit.Hash, hd.Commit.Hash); err != nil {
 			return h.Fail(err)
 		}
+	}
+	if output := conv.Value(params.Output); output != "" {
+		// The comparison as text, between the same two commits the JSON
+		// lists the commits of.
+		var buf bytes.Buffer
+		if output == "patch" {
+			err = g.WritePatch(ctx, &buf, from, hd.Commit.Hash)
+		} else {
+			err = g.WriteDiff(ctx, &buf, from, hd.Commit.Hash, false)
+		}
+		if err != nil {
+			return h.Fail(err)
+		}
+		return middleware.ResponderFunc(func(w http.ResponseWriter, _ runtime.Producer) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(buf.Bytes())
+		})
 	}
 	all, err := g.Between(ctx, from, hd.Commit.Hash, true)
 	if err != nil {

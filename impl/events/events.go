@@ -174,6 +174,10 @@ type RefChange struct {
 type Refs struct {
 	Repo    Repo        `json:"repo"`
 	Changes []RefChange `json:"changes"`
+	// PushOptions are the options of the git push that made the change
+	// (git push -o ci.skip), in the client's order; none for other
+	// changes.
+	PushOptions []string `json:"push_options,omitempty"`
 }
 
 // Issue describes an issue event. An edit names the title and body it

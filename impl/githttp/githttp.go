@@ -4,10 +4,10 @@
 //
 // Fetches and clones are git's own: `git upload-pack --stateless-rpc` on
 // the bare repository advertises the references and answers each request
-// (gitstore.Store.UploadPack), as over SSH. Pushes are go-git's: its server
-// session advertises the references and its pack writer stores what
-// clients push, and the ref updates go through impl/refs like every other
-// ref change.
+// (gitstore.Store.UploadPack), as over SSH, in the protocol version the
+// client's Git-Protocol header asks for. Pushes are read by
+// gitstore.GitRepo.ReadPush (git stores the pack in a quarantine), and the
+// ref updates go through impl/refs like every other ref change.
 package githttp
 
 import (
@@ -111,7 +111,7 @@ func (h *Handler) InfoRefs(w http.ResponseWriter, r *http.Request) {
 	if service == gitstore.ServiceUploadPack {
 		// git's own upload-pack advertises what it then serves (see
 		// UploadPack).
-		if err := h.d.Git.UploadPack(r.Context(), req.repo.Owner.Name, req.repo.Name, gitstore.UploadPackAdvertise, nil, &buf, nil); err != nil {
+		if err := h.d.Git.UploadPack(r.Context(), req.repo.Owner.Name, req.repo.Name, gitstore.UploadPackAdvertise, r.Header.Get("Git-Protocol"), nil, &buf, nil); err != nil {
 			h.fail(w, "advertise references", err)
 			return
 		}
@@ -245,7 +245,9 @@ func checkContentType(w http.ResponseWriter, r *http.Request, service string) bo
 // the bare repository (as git over SSH is), which reuses the deltas stored
 // in the repository's packs instead of searching for new ones on every
 // request. The body streams into git and its answer back out; the
-// advertisement came from git too, in the same protocol version (0).
+// advertisement came from git too, in the protocol version the client's
+// Git-Protocol header asks for on both requests (0 without it, 2 with
+// "version=2").
 func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 	req, ok := h.resolve(w, r, false)
 	if !ok || !checkContentType(w, r, gitstore.ServiceUploadPack) {
@@ -260,7 +262,7 @@ func (h *Handler) UploadPack(w http.ResponseWriter, r *http.Request) {
 	noCache(w)
 	w.Header().Set("Content-Type", "application/x-git-upload-pack-result")
 	out := &countingWriter{w: w}
-	err = h.d.Git.UploadPack(r.Context(), req.repo.Owner.Name, req.repo.Name, gitstore.UploadPackRequest, in, out, nil)
+	err = h.d.Git.UploadPack(r.Context(), req.repo.Owner.Name, req.repo.Name, gitstore.UploadPackRequest, r.Header.Get("Git-Protocol"), in, out, nil)
 	h.d.Metrics.GitOperation("upload-pack", err)
 	switch {
 	case err == nil:

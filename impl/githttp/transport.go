@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"repohost/impl/access"
@@ -157,6 +158,11 @@ func (t *Transport) ReceivePack(ctx context.Context, c Caller, repo *store.Repos
 	defer release()
 	push, err := g.ReadPush(ctx, in)
 	t.d.Metrics.GitOperation("receive-pack", err)
+	if push != nil {
+		// The objects of a push none of whose updates is made stay out
+		// of the repository.
+		defer push.Close()
+	}
 	if cutShort != nil && cutShort() {
 		return nil, ErrCutShort
 	}
@@ -167,7 +173,12 @@ func (t *Transport) ReceivePack(ctx context.Context, c Caller, repo *store.Repos
 		// The client may hang up while its refs move; the change and its
 		// records still have to happen together.
 		ctx = context.WithoutCancel(ctx)
-		_, err = refs.New(t.d).Apply(ctx, refs.Change{Repo: repo, Doer: c.Doer(), DeployKey: len(c.Deploy) > 0, Git: g, Updates: push.Updates})
+		_, err = refs.New(t.d).Apply(ctx, refs.Change{Repo: repo, Doer: c.Doer(), DeployKey: len(c.Deploy) > 0,
+			Git: push.Repo(), Updates: push.Updates, Atomic: push.Atomic, PushOptions: push.Options})
+		if slices.ContainsFunc(push.Updates, func(u *gitstore.RefUpdate) bool { return u.Err == err }) {
+			// An atomic push refused as a whole: the report says why.
+			err = nil
+		}
 		if err != nil {
 			// Every update carries its refusal; the report tells the client.
 			t.d.Log.ErrorContext(ctx, "git: apply push", "repo", repo.FullName(), "err", err)

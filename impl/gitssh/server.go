@@ -289,11 +289,19 @@ func (c *idleConn) Write(p []byte) (int, error) {
 // shell) gets a greeting and ends.
 func (s *Server) session(perms *ssh.Permissions, ch ssh.Channel, reqs <-chan *ssh.Request) {
 	defer ch.Close()
+	protocol := ""
 	for req := range reqs {
 		switch req.Type {
 		case "env":
-			// GIT_PROTOCOL and the like: accepted, git's protocol v0 is
-			// spoken whatever the client prefers.
+			// Only GIT_PROTOCOL, of the shape git sends, is taken (and
+			// passed on to upload-pack); any other variable is refused,
+			// which ssh clients take as a warning at most.
+			var kv struct{ Name, Value string }
+			if err := ssh.Unmarshal(req.Payload, &kv); err != nil || kv.Name != "GIT_PROTOCOL" || !gitstore.ValidProtocol(kv.Value) {
+				_ = req.Reply(false, nil)
+				continue
+			}
+			protocol = kv.Value
 			_ = req.Reply(true, nil)
 		case "exec":
 			var payload struct{ Command string }
@@ -302,7 +310,7 @@ func (s *Server) session(perms *ssh.Permissions, ch ssh.Channel, reqs <-chan *ss
 				return
 			}
 			_ = req.Reply(true, nil)
-			status := s.exec(perms, ch, payload.Command)
+			status := s.exec(perms, ch, payload.Command, protocol)
 			exit(ch, status)
 			return
 		case "shell":
@@ -382,8 +390,9 @@ func (s *Server) caller(ctx context.Context, perms *ssh.Permissions) (githttp.Ca
 	return githttp.Caller{Deploy: keys}, err
 }
 
-// exec serves one git command and returns its exit status.
-func (s *Server) exec(perms *ssh.Permissions, ch ssh.Channel, command string) uint32 {
+// exec serves one git command and returns its exit status; protocol is
+// the session's GIT_PROTOCOL ("" for none).
+func (s *Server) exec(perms *ssh.Permissions, ch ssh.Channel, command, protocol string) uint32 {
 	ctx := context.Background()
 	fail := func(msg string) uint32 {
 		fmt.Fprintf(ch.Stderr(), "repohost: %s\n", msg)
@@ -414,14 +423,14 @@ func (s *Server) exec(perms *ssh.Permissions, ch ssh.Channel, command string) ui
 	if write {
 		return s.receivePack(ctx, c, repo, ch, fail)
 	}
-	return s.uploadPack(ctx, repo, ch, fail)
+	return s.uploadPack(ctx, repo, protocol, ch, fail)
 }
 
 // uploadPack serves a fetch with git's own upload-pack on the bare
 // repository: over a stream the negotiation is a conversation, which git
 // itself conducts; it only reads.
-func (s *Server) uploadPack(ctx context.Context, repo *store.Repository, ch ssh.Channel, fail func(string) uint32) uint32 {
-	err := s.d.Git.UploadPack(ctx, repo.Owner.Name, repo.Name, gitstore.UploadPackStream, ch, ch, ch.Stderr())
+func (s *Server) uploadPack(ctx context.Context, repo *store.Repository, protocol string, ch ssh.Channel, fail func(string) uint32) uint32 {
+	err := s.d.Git.UploadPack(ctx, repo.Owner.Name, repo.Name, gitstore.UploadPackStream, protocol, ch, ch, ch.Stderr())
 	s.d.Metrics.GitOperation("upload-pack", err)
 	if errors.Is(err, store.ErrNotFound) {
 		return fail("repository not found")

@@ -58,6 +58,9 @@ type Change struct {
 	// Merge marks the merge of a pull request into its base branch: the
 	// branch rules' merge whitelists decide instead of their push lists.
 	Merge bool
+	// PushOptions are the options a git push carried (git push -o),
+	// passed on in the event for its consumers.
+	PushOptions []string
 	// Also, when set, runs inside the transaction that records the change
 	// and its event: database writes that must happen together with the
 	// ref change. If it fails, the updates are taken back and Apply
@@ -309,6 +312,8 @@ type recordPlan struct {
 	written []string
 	// newDefault is the branch that becomes the default ("" for none).
 	newDefault string
+	// pushOptions are the change's push options, for the event.
+	pushOptions []string
 }
 
 // plan reads what applied means for the database: the event's changes and,
@@ -352,8 +357,9 @@ func (s *Service) write(ctx context.Context, r *store.Repository, doer *auth.Pri
 			}
 		}
 		return s.d.Events.Emit(ctx, events.RefsChanged, r.ID, doer.UserID(), events.Refs{
-			Repo:    events.Repo{ID: r.ID, Owner: r.Owner.Name, Name: r.Name, Private: r.IsPrivate},
-			Changes: p.changes,
+			Repo:        events.Repo{ID: r.ID, Owner: r.Owner.Name, Name: r.Name, Private: r.IsPrivate},
+			Changes:     p.changes,
+			PushOptions: p.pushOptions,
 		})
 	})
 }
@@ -376,6 +382,7 @@ func (s *Service) record(ctx context.Context, g *gitstore.GitRepo, c Change, app
 	if err != nil {
 		return err
 	}
+	p.pushOptions = c.PushOptions
 	if err := s.write(ctx, c.Repo, c.Doer, c.Also, p); err != nil {
 		return err
 	}

@@ -45,6 +45,10 @@ type GitRepo struct {
 	// receiveSlots is its Store's bound on pushes unpacking at once (nil:
 	// none).
 	receiveSlots chan struct{}
+	// q, on the view of a push being received, is its quarantine, and
+	// main the repository opened without it (see withQuarantine).
+	q    *quarantine
+	main *GitRepo
 }
 
 // Memory bounds of one opened repository (one request): objects larger

@@ -31,7 +31,7 @@ var ErrMergeConflict = errors.New("merge conflict")
 // printed. exitOK lists exit codes that are answers, not failures.
 func (g *GitRepo) run(ctx context.Context, stdin io.Reader, exitOK []int, args ...string) ([]byte, int, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + g.path}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_NO_REPLACE_OBJECTS=1")
+	cmd.Env = g.gitEnv("GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_NO_REPLACE_OBJECTS=1")
 	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -27,9 +27,34 @@ type Push struct {
 	// Updates are the reference updates the client asks for, in its
 	// order. After a failed unpack every one is already refused.
 	Updates []*RefUpdate
+	// Atomic: the client asked for all the updates or none (git push
+	// --atomic).
+	Atomic bool
+	// Options are the client's push options (git push -o), in its order.
+	Options []string
 	unpack  string
 	report  bool
+	// repo is the repository the push was read into: a view that sees
+	// the quarantined objects and admits them when a ref moves.
+	repo *GitRepo
+	q    *quarantine
 }
+
+// Repo is the repository to apply the push's updates with (see
+// impl/refs): it reads the pushed objects, which enter the repository
+// itself only when one of the updates is made.
+func (p *Push) Repo() *GitRepo { return p.repo }
+
+// Close drops what is left of the push's quarantine: the objects of a
+// push none of whose updates was made never reach the repository.
+func (p *Push) Close() { p.q.remove() }
+
+// Limits of the push options a push may carry (git's own receive-pack has
+// none but the pkt-line size; these keep a request's memory bounded).
+const (
+	maxPushOptions     = 100
+	maxPushOptionBytes = 64 << 10
+)
 
 // ReadPush reads a push (a receive-pack request) and stores the objects it
 // sends. The ref updates are left to the caller (impl/refs decides and
@@ -47,13 +72,18 @@ type Push struct {
 func (g *GitRepo) ReadPush(ctx context.Context, body io.Reader) (*Push, error) {
 	br := bufio.NewReader(body)
 	if head, err := br.Peek(4); err == nil && string(head) == "0000" {
-		return &Push{unpack: "ok"}, nil
+		return &Push{unpack: "ok", repo: g}, nil
 	}
 	req, err := readUpdateRequest(br)
 	if err != nil {
 		return nil, err
 	}
-	p := &Push{Updates: req.updates, unpack: "ok", report: req.report}
+	p := &Push{Updates: req.updates, unpack: "ok", report: req.report, Atomic: req.atomic, repo: g}
+	if req.pushOptions {
+		if p.Options, err = readPushOptions(br); err != nil {
+			return nil, err
+		}
+	}
 	needPack := false
 	for _, u := range p.Updates {
 		needPack = needPack || !u.IsDelete()
@@ -69,12 +99,38 @@ func (g *GitRepo) ReadPush(ctx context.Context, body io.Reader) (*Push, error) {
 			shallowRefused = true
 		}
 	}
+	connected := true
 	if needPack && !shallowRefused {
-		if err := g.unpack(ctx, br); err != nil {
+		q, err := g.newQuarantine()
+		if err != nil {
+			return nil, err
+		}
+		p.q = q
+		if p.repo, err = g.withQuarantine(q); err != nil {
+			q.remove()
+			return nil, err
+		}
+		if err := p.repo.unpack(ctx, br); err != nil {
+			q.remove()
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			p.unpack = "unpack failed: " + err.Error()
+		} else {
+			q.sto.Reindex()
+			var tips []plumbing.Hash
+			for _, u := range p.Updates {
+				if !u.IsDelete() {
+					tips = append(tips, u.New)
+				}
+			}
+			if err := p.repo.checkConnected(ctx, tips); err != nil {
+				if ctx.Err() != nil {
+					q.remove()
+					return nil, ctx.Err()
+				}
+				connected = false
+			}
 		}
 	}
 	if needPack {
@@ -89,6 +145,8 @@ func (g *GitRepo) ReadPush(ctx context.Context, body io.Reader) (*Push, error) {
 			u.Err = refErr("unpacker error", ErrProtocol)
 		case shallowRefused:
 			u.Err = refErr("shallow update not allowed", ErrProtocol)
+		case !connected && !u.IsDelete():
+			u.Err = refErr("missing necessary objects", ErrProtocol)
 		}
 	}
 	return p, nil
@@ -124,7 +182,7 @@ func (g *GitRepo) unpack(ctx context.Context, r io.Reader) error {
 		args = []string{"--git-dir=" + g.path, "index-pack", "--stdin", "--fix-thin", packHeader}
 	}
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + g.path}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + g.path}, g.q.env()...)
 	cmd.Stdin = r
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedBuffer{b: &stderr, left: stderrKeep}
@@ -141,9 +199,9 @@ func (g *GitRepo) unpack(ctx context.Context, r io.Reader) error {
 		}
 		return fmt.Errorf("%v: %s", err, strings.TrimPrefix(msg, "fatal: "))
 	}
-	// The repository's view of its packs was taken before this one.
-	if ri, ok := g.r.Storer.(interface{ Reindex() }); ok {
-		ri.Reindex()
+	if g.q == nil {
+		// The repository's view of its packs was taken before this one.
+		g.reindex()
 	}
 	return nil
 }
@@ -199,9 +257,11 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 // commits the client's history is cut at (a shallow clone's), the ref
 // updates, and whether the client wants a report.
 type updateRequest struct {
-	shallow []plumbing.Hash
-	updates []*RefUpdate
-	report  bool
+	shallow     []plumbing.Hash
+	updates     []*RefUpdate
+	report      bool
+	atomic      bool
+	pushOptions bool
 }
 
 // readUpdateRequest reads the command part of a receive-pack request, up
@@ -243,7 +303,14 @@ func readUpdateRequest(r io.Reader) (*updateRequest, error) {
 				return nil, bad("the first command carries no capabilities")
 			}
 			for _, c := range bytes.Fields(caps) {
-				req.report = req.report || string(c) == capability.ReportStatus.String()
+				switch string(c) {
+				case capability.ReportStatus.String(), capReportStatusV2:
+					req.report = true
+				case capability.Atomic.String():
+					req.atomic = true
+				case capability.PushOptions.String():
+					req.pushOptions = true
+				}
 			}
 			line, first = cmd, false
 		}
@@ -262,6 +329,40 @@ func readUpdateRequest(r io.Reader) (*updateRequest, error) {
 		return nil, bad("no commands")
 	}
 	return req, nil
+}
+
+// capReportStatusV2 is report-status-v2, which git clients prefer when it
+// is advertised. Without proc-receive rewriting refs, its report is the
+// same as report-status's.
+const capReportStatusV2 = "report-status-v2"
+
+// readPushOptions reads the push options that follow the commands of a
+// client that asked for push-options, up to their flush-pkt.
+func readPushOptions(r io.Reader) ([]string, error) {
+	sc := pktline.NewScanner(r)
+	var opts []string
+	size := 0
+	for {
+		if !sc.Scan() {
+			if err := sc.Err(); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
+			}
+			return nil, fmt.Errorf("%w: the push options end before their flush-pkt", ErrProtocol)
+		}
+		line := sc.Bytes()
+		if len(line) == 0 {
+			return opts, nil
+		}
+		size += len(line)
+		if len(opts) == maxPushOptions || size > maxPushOptionBytes {
+			return nil, fmt.Errorf("%w: too many push options", ErrProtocol)
+		}
+		opt := string(bytes.TrimSuffix(line, []byte("\n")))
+		if strings.ContainsRune(opt, 0) {
+			return nil, fmt.Errorf("%w: a push option contains a NUL", ErrProtocol)
+		}
+		opts = append(opts, opt)
+	}
 }
 
 // parseOID reads a 40-digit hexadecimal object id.

@@ -97,6 +97,23 @@ func (s *Store) UpdateRefs(g *GitRepo, updates []*RefUpdate, decide func(open []
 	if len(open) > 0 && decide != nil {
 		decide(open)
 	}
+	if g.q != nil {
+		// A push's objects enter the repository only when one of its
+		// updates is to be made.
+		accepted := false
+		for _, u := range open {
+			accepted = accepted || u.Err == nil
+		}
+		if accepted {
+			if err := g.admit(); err != nil {
+				for _, u := range open {
+					if u.Err == nil {
+						u.Err = refErr("failed to store the pushed objects", err)
+					}
+				}
+			}
+		}
+	}
 	for _, u := range open {
 		if u.Err == nil {
 			if re := g.apply(u); re != nil {

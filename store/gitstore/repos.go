@@ -43,7 +43,7 @@ type Repos interface {
 	OpenGit(owner, name string) (*GitRepo, error)
 	// UploadPack serves a fetch with git's own upload-pack (see
 	// Store.UploadPack); it only reads.
-	UploadPack(ctx context.Context, owner, name string, mode UploadPackMode, in io.Reader, out, clientErr io.Writer) error
+	UploadPack(ctx context.Context, owner, name string, mode UploadPackMode, protocol string, in io.Reader, out, clientErr io.Writer) error
 
 	RepoDirs() ([]store.RepoDir, error)
 	IsRepoDir(owner, name string) (bool, error)

@@ -57,8 +57,15 @@ func (g *GitRepo) advertiseReceivePack(ctx context.Context, smartHTTP bool, w io
 	if err != nil {
 		return err
 	}
-	if err := ar.Capabilities.Add(capability.Capability("no-thin")); err != nil {
-		return err
+	// go-git's session offers report-status, delete-refs and ofs-delta;
+	// ReadPush also takes atomic pushes, push options and
+	// report-status-v2. A thin pack is completed from the repository
+	// (index-pack --fix-thin), yet clients are asked for self-contained
+	// ones (no-thin), as before.
+	for _, c := range []capability.Capability{capReportStatusV2, capability.Atomic, capability.PushOptions, "no-thin"} {
+		if err := ar.Capabilities.Add(c); err != nil {
+			return err
+		}
 	}
 	if smartHTTP {
 		ar.Prefix = [][]byte{[]byte("# service=" + ServiceReceivePack), pktline.Flush}

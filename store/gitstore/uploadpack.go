@@ -64,10 +64,19 @@ const stderrKeep = 4 << 10
 // request); any other failure is an error carrying the end of git's
 // standard error, for the log only.
 //
-// Protocol version 0 (the version the advertisement of every mode
-// speaks): GIT_PROTOCOL is not passed on, so the advertisement and the
-// requests after it always agree.
-func (s *Store) UploadPack(ctx context.Context, owner, name string, mode UploadPackMode, in io.Reader, out, clientErr io.Writer) error {
+// protocol is what the client asked for in its Git-Protocol header (HTTP)
+// or GIT_PROTOCOL variable (SSH), "" for none: git's own value
+// ("version=2"), passed on to git as GIT_PROTOCOL when ValidProtocol
+// accepts it and ignored otherwise, so git speaks the version the client
+// asked for in the advertisement and the requests after it alike. A
+// version 2 advertisement over smart HTTP has no "# service=" header, as
+// git http-backend sends it.
+//
+// Partial clones are served (uploadpack.allowFilter), and so are the
+// lazy fetches of the objects such a clone left out, which want objects
+// no ref points at: any object a ref reaches may be wanted
+// (uploadpack.allowReachableSHA1InWant), never one no ref reaches.
+func (s *Store) UploadPack(ctx context.Context, owner, name string, mode UploadPackMode, protocol string, in io.Reader, out, clientErr io.Writer) error {
 	dir, err := s.Path(owner, name)
 	if err != nil {
 		return err
@@ -75,7 +84,11 @@ func (s *Store) UploadPack(ctx context.Context, owner, name string, mode UploadP
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
 	}
-	args := []string{"upload-pack", "--strict"}
+	if !ValidProtocol(protocol) {
+		protocol = ""
+	}
+	args := []string{"-c", "uploadpack.allowFilter=true", "-c", "uploadpack.allowReachableSHA1InWant=true",
+		"upload-pack", "--strict"}
 	switch mode {
 	case UploadPackStream:
 	case UploadPackAdvertise:
@@ -96,7 +109,7 @@ func (s *Store) UploadPack(ctx context.Context, owner, name string, mode UploadP
 		defer func() { <-s.uploadSlots }()
 	}
 
-	if mode == UploadPackAdvertise {
+	if mode == UploadPackAdvertise && !isV2(protocol) {
 		const header = "# service=" + ServiceUploadPack + "\n"
 		if _, err := fmt.Fprintf(out, "%04x%s0000", len(header)+4, header); err != nil {
 			return err
@@ -106,6 +119,9 @@ func (s *Store) UploadPack(ctx context.Context, owner, name string, mode UploadP
 	// No system or user configuration: the repository's own is all that
 	// applies.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir}
+	if protocol != "" {
+		cmd.Env = append(cmd.Env, "GIT_PROTOCOL="+protocol)
+	}
 	cmd.Dir = dir
 	cmd.Stdin, cmd.Stdout = in, out
 	var stderr tailBuffer
@@ -131,6 +147,47 @@ func (s *Store) UploadPack(ctx context.Context, owner, name string, mode UploadP
 		return fmt.Errorf("git upload-pack: %w: %s", err, msg)
 	}
 	return fmt.Errorf("git upload-pack: %w", err)
+}
+
+// maxProtocol bounds a GIT_PROTOCOL value (git sends "version=2").
+const maxProtocol = 256
+
+// ValidProtocol tells whether v has the shape of the GIT_PROTOCOL value
+// git clients send: colon-separated key=value (or bare key) items of
+// letters, digits and ".-_", such as "version=2". Anything else is not
+// passed to git.
+func ValidProtocol(v string) bool {
+	if v == "" || len(v) > maxProtocol {
+		return false
+	}
+	for _, item := range strings.Split(v, ":") {
+		key, value, _ := strings.Cut(item, "=")
+		if key == "" || !protocolWord(key) || !protocolWord(value) {
+			return false
+		}
+	}
+	return true
+}
+
+func protocolWord(w string) bool {
+	for _, c := range w {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// isV2 tells whether a valid protocol value asks for version 2 (git takes
+// the highest version listed).
+func isV2(protocol string) bool {
+	for _, item := range strings.Split(protocol, ":") {
+		if item == "version=2" {
+			return true
+		}
+	}
+	return false
 }
 
 // protocolError returns the line of git's standard error that reports a

@@ -61,7 +61,7 @@ func TestUploadPackAdvertisesAndServesAShallowClone(t *testing.T) {
 	ctx := context.Background()
 
 	var adv bytes.Buffer
-	if err := s.UploadPack(ctx, "alice", "served", gitstore.UploadPackAdvertise, nil, &adv, nil); err != nil {
+	if err := s.UploadPack(ctx, "alice", "served", gitstore.UploadPackAdvertise, "", nil, &adv, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(adv.String(), "001e# service=git-upload-pack\n0000") {
@@ -73,7 +73,7 @@ func TestUploadPackAdvertisesAndServesAShallowClone(t *testing.T) {
 
 	req := pkt("want "+tip.String()+" ofs-delta\n") + pkt("deepen 1\n") + "0000" + pkt("done\n")
 	var out bytes.Buffer
-	if err := s.UploadPack(ctx, "alice", "served", gitstore.UploadPackRequest, strings.NewReader(req), &out, nil); err != nil {
+	if err := s.UploadPack(ctx, "alice", "served", gitstore.UploadPackRequest, "", strings.NewReader(req), &out, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -86,7 +86,7 @@ func TestUploadPackMissingRepositoryIsNotFound(t *testing.T) {
 	requireGit(t)
 	s := newStore(t)
 	var out bytes.Buffer
-	err := s.UploadPack(context.Background(), "alice", "nope", gitstore.UploadPackAdvertise, nil, &out, nil)
+	err := s.UploadPack(context.Background(), "alice", "nope", gitstore.UploadPackAdvertise, "", nil, &out, nil)
 	if !errors.Is(err, store.ErrNotFound) || out.Len() != 0 {
 		t.Fatalf("missing repository: %v, wrote %q", err, out.String())
 	}
@@ -98,7 +98,7 @@ func TestUploadPackUnknownWantIsAnsweredByGit(t *testing.T) {
 	newServedRepo(t, s)
 	req := pkt("want 0123456789012345678901234567890123456789\n") + "0000" + pkt("done\n")
 	var out bytes.Buffer
-	err := s.UploadPack(context.Background(), "alice", "served", gitstore.UploadPackRequest, strings.NewReader(req), &out, nil)
+	err := s.UploadPack(context.Background(), "alice", "served", gitstore.UploadPackRequest, "", strings.NewReader(req), &out, nil)
 	// git answers the client itself, in an ERR line, and fails.
 	if err == nil || !strings.Contains(out.String(), "ERR upload-pack: not our ref") {
 		t.Fatalf("unknown want: %v (answer %q)", err, out.String())
@@ -110,7 +110,7 @@ func TestUploadPackMalformedRequestIsAProtocolError(t *testing.T) {
 	s := newStore(t)
 	newServedRepo(t, s)
 	var out bytes.Buffer
-	err := s.UploadPack(context.Background(), "alice", "served", gitstore.UploadPackRequest, strings.NewReader("garbage"), &out, nil)
+	err := s.UploadPack(context.Background(), "alice", "served", gitstore.UploadPackRequest, "", strings.NewReader("garbage"), &out, nil)
 	if !errors.Is(err, gitstore.ErrProtocol) || out.Len() != 0 || strings.Contains(err.Error(), s.Root()) {
 		t.Fatalf("malformed request: %v (answer %q)", err, out.String())
 	}
@@ -132,7 +132,7 @@ func TestUploadPackCancelKillsTheProcess(t *testing.T) {
 	out := &notifyWriter{first: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
-		done <- s.UploadPack(ctx, "alice", "served", gitstore.UploadPackStream, in, out, nil)
+		done <- s.UploadPack(ctx, "alice", "served", gitstore.UploadPackStream, "", in, out, nil)
 	}()
 	select {
 	case <-out.first:
@@ -163,4 +163,17 @@ func (w *notifyWriter) Write(p []byte) (int, error) {
 		close(w.first)
 	}
 	return len(p), nil
+}
+
+// Only values of the shape git sends for GIT_PROTOCOL reach git.
+func TestValidProtocol(t *testing.T) {
+	for v, want := range map[string]bool{
+		"version=2": true, "version=1": true, "version=2:object-format=sha1": true, "version=2:flag": true,
+		"": false, "version=2;rm": false, "version=2 x": false, "=2": false, "version=2:": false,
+		"version=2\nx": false, "version=$(id)": false, strings.Repeat("a", 300): false,
+	} {
+		if got := gitstore.ValidProtocol(v); got != want {
+			t.Errorf("ValidProtocol(%q) = %v, want %v", v, got, want)
+		}
+	}
 }

@@ -67,6 +67,12 @@ type RepoCompareDiffParams struct {
 	*/
 	Basehead string
 
+	/* Output.
+
+	   Answer with the comparison as plain text instead of JSON, as a unified diff (diff) or as the commits' mailbox patches (patch).
+	*/
+	Output *string
+
 	/* Owner.
 
 	   Owner of the repository.
@@ -143,6 +149,17 @@ func (o *RepoCompareDiffParams) SetBasehead(basehead string) {
 	o.Basehead = basehead
 }
 
+// WithOutput adds the output to the repo compare diff params
+func (o *RepoCompareDiffParams) WithOutput(output *string) *RepoCompareDiffParams {
+	o.SetOutput(output)
+	return o
+}
+
+// SetOutput adds the output to the repo compare diff params
+func (o *RepoCompareDiffParams) SetOutput(output *string) {
+	o.Output = output
+}
+
 // WithOwner adds the owner to the repo compare diff params
 func (o *RepoCompareDiffParams) WithOwner(owner string) *RepoCompareDiffParams {
 	o.SetOwner(owner)
@@ -176,6 +193,23 @@ func (o *RepoCompareDiffParams) WriteToRequest(r runtime.ClientRequest, reg strf
 	// path param basehead
 	if err := r.SetPathParam("basehead", o.Basehead); err != nil {
 		return err
+	}
+
+	if o.Output != nil {
+
+		// query param output
+		var qrOutput string
+
+		if o.Output != nil {
+			qrOutput = *o.Output
+		}
+		qOutput := qrOutput
+		if qOutput != "" {
+
+			if err := r.SetQueryParam("output", qOutput); err != nil {
+				return err
+			}
+		}
 	}
 
 	// path param owner

@@ -88,7 +88,7 @@ func NewRepoCompareDiffOK() *RepoCompareDiffOK {
 /*
 RepoCompareDiffOK describes a response with status code 200, with default header values.
 
-The commits of head the comparison finds, oldest first, and how many.
+The commits of head the comparison finds, oldest first, and how many; with output, the diff or patch as plain text.
 */
 type RepoCompareDiffOK struct {
 	Payload *models.Compare

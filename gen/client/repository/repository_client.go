@@ -1541,7 +1541,7 @@ func (a *Client) RepoCompareDiff(params *RepoCompareDiffParams, authInfo runtime
 		ID:                 "repoCompareDiff",
 		Method:             "GET",
 		PathPattern:        "/repos/{owner}/{repo}/compare/{basehead}",
-		ProducesMediaTypes: []string{"application/json"},
+		ProducesMediaTypes: []string{"application/json", "text/plain"},
 		ConsumesMediaTypes: []string{"application/json"},
 		Schemes:            []string{"http", "https"},
 		Params:             params,

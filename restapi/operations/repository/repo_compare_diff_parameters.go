@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/errors"
+	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/validate"
@@ -37,6 +38,11 @@ type RepoCompareDiffParams struct {
 	*/
 	Basehead string
 
+	/*Answer with the comparison as plain text instead of JSON, as a unified diff (diff) or as the commits' mailbox patches (patch).
+	  In: query
+	*/
+	Output *string
+
 	/*Owner of the repository.
 	  Required: true
 	  In: path
@@ -58,9 +64,15 @@ func (o *RepoCompareDiffParams) BindRequest(r *http.Request, route *middleware.M
 	var res []error
 
 	o.HTTPRequest = r
+	qs := runtime.Values(r.URL.Query())
 
 	rBasehead, rhkBasehead, _ := route.Params.GetOK("basehead")
 	if err := o.bindBasehead(rBasehead, rhkBasehead, route.Formats); err != nil {
+		res = append(res, err)
+	}
+
+	qOutput, qhkOutput, _ := qs.GetOK("output")
+	if err := o.bindOutput(qOutput, qhkOutput, route.Formats); err != nil {
 		res = append(res, err)
 	}
 
@@ -101,6 +113,38 @@ func (o *RepoCompareDiffParams) bindBasehead(rawData []string, hasKey bool, form
 func (o *RepoCompareDiffParams) validateBasehead(formats strfmt.Registry) error {
 
 	if err := validate.MaxLength("basehead", "path", o.Basehead, 1024); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// bindOutput binds and validates parameter Output from query.
+func (o *RepoCompareDiffParams) bindOutput(rawData []string, hasKey bool, formats strfmt.Registry) error {
+	var raw string
+	if len(rawData) > 0 {
+		raw = rawData[len(rawData)-1]
+	}
+
+	// Required: false
+	// AllowEmptyValue: false
+
+	if raw == "" { // empty values pass all other validations
+		return nil
+	}
+	o.Output = &raw
+
+	if err := o.validateOutput(formats); err != nil {
+		return err
+	}
+
+	return nil
+}
+
+// validateOutput carries out validations for parameter Output
+func (o *RepoCompareDiffParams) validateOutput(formats strfmt.Registry) error {
+
+	if err := validate.EnumCase("output", "query", *o.Output, []any{"diff", "patch"}, true); err != nil {
 		return err
 	}
 

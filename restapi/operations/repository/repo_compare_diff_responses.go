@@ -18,7 +18,7 @@ import (
 const RepoCompareDiffOKCode int = 200
 
 /*
-RepoCompareDiffOK The commits of head the comparison finds, oldest first, and how many.
+RepoCompareDiffOK The commits of head the comparison finds, oldest first, and how many; with output, the diff or patch as plain text.
 
 swagger:response repoCompareDiffOK
 */

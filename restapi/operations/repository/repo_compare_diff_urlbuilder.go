@@ -18,6 +18,8 @@ type RepoCompareDiffURL struct {
 	Owner    string
 	Repo     string
 
+	Output *string
+
 	_basePath string
 	// avoid unkeyed usage
 	_ struct{}
@@ -70,6 +72,18 @@ func (o *RepoCompareDiffURL) Build() (*url.URL, error) {
 		_basePath = "/api/v1"
 	}
 	_result.Path = golangswaggerpaths.Join(_basePath, _path)
+
+	qs := make(url.Values)
+
+	var outputQ string
+	if o.Output != nil {
+		outputQ = *o.Output
+	}
+	if outputQ != "" {
+		qs.Set("output", outputQ)
+	}
+
+	_result.RawQuery = qs.Encode()
 
 	return &_result, nil
 }
