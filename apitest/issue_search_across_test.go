@@ -129,3 +129,54 @@ func TestIssueSearchAcrossReposVisibility(t *testing.T) {
 		e.Do("GET", "repos/issues/search?owner="+c.owner, nil, creds[c.who]).Expect(t, http.StatusBadRequest)
 	}
 }
+
+// TestIssueSearchAcrossReposKeptFollowsChanges: with rendered searches
+// kept (a server with the read cache), a search across repositories
+// answers at once as each change says: an issue created, edited and
+// closed, a repository made private, a collaborator added.
+func TestIssueSearchAcrossReposKeptFollowsChanges(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewCached(t)
+	alice, bob := e.CreateUser("alice", false), e.CreateUser("bob", false)
+	a, b := apitest.Basic(alice), apitest.Basic(bob)
+	roCreateRepo(t, e, a, map[string]any{"name": "pub"})
+	isCreate(t, e, "alice/pub", a, map[string]any{"title": "first"})
+	search := func(cred apitest.Cred, want ...string) {
+		t.Helper()
+		for _, q := range []string{"", "&q=first"} {
+			var got []*models.Issue
+			r := e.Do("GET", "repos/issues/search?limit=10"+q, nil, cred).Expect(t, http.StatusOK)
+			r.JSON(t, &got)
+			titles := []string{}
+			for _, is := range got {
+				titles = append(titles, is.Title)
+			}
+			exp := want
+			if q != "" {
+				exp = nil
+				for _, w := range want {
+					if w == "first" || w == "first again" {
+						exp = append(exp, w)
+					}
+				}
+			}
+			if !slices.Equal(titles, append([]string{}, exp...)) || r.Header.Get("X-Total-Count") != strconv.Itoa(len(exp)) {
+				t.Fatalf("search%s: %v (X-Total-Count %s), want %v", q, titles, r.Header.Get("X-Total-Count"), exp)
+			}
+		}
+	}
+	search(b, "first")
+	search(b, "first") // kept
+	isCreate(t, e, "alice/pub", a, map[string]any{"title": "second"})
+	search(b, "second", "first")
+	e.Do("PATCH", "repos/alice/pub/issues/1", map[string]any{"title": "first again"}, a).Expect(t, http.StatusCreated)
+	search(b, "second", "first again")
+	e.Do("PATCH", "repos/alice/pub/issues/2", map[string]any{"state": "closed"}, a).Expect(t, http.StatusCreated)
+	search(b, "first again")
+	e.Do("PATCH", "repos/alice/pub", map[string]any{"private": true}, a).Expect(t, http.StatusOK)
+	search(b)
+	search(nil)
+	search(a, "first again")
+	e.Do("PUT", "repos/alice/pub/collaborators/bob", map[string]any{"permission": "read"}, a).Expect(t, http.StatusNoContent)
+	search(b, "first again")
+}

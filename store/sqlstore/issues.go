@@ -557,7 +557,7 @@ func (s issueStore) filteredFrom(ctx context.Context, db *gorm.DB, f store.Issue
 			// stays one key lookup.
 			vis := visibilityOf(f.Viewer)
 			repo := s.searchable(ctx, f).Select("1").Where("repositories.id = issues.repo_id")
-			if cond, args := vis.cond(!s.d.usesPostgres()); cond != "" {
+			if cond, args := vis.probeCond(!s.d.usesPostgres()); cond != "" {
 				repo = repo.Where(cond, args...)
 			}
 			if s.d.usesPostgres() {
