@@ -216,3 +216,118 @@ func TestIssueListKeptUnderWritesElsewhere(t *testing.T) {
 		t.Fatalf("the quiet list after its own write: %d issues", len(l))
 	}
 }
+
+// TestIssueListKeptUnderEveryWriteElsewhere: every kind of write confined
+// to one repository's issue tracker (an issue edited, closed, reopened and
+// given a deadline; a comment created, edited and deleted; a reaction; a
+// label created, edited, put on an issue and taken off; a milestone
+// created and edited) leaves another repository's kept list kept, while
+// the written repository's own list shows the write at once.
+func TestIssueListKeptUnderEveryWriteElsewhere(t *testing.T) {
+	t.Parallel()
+	a := apitest.NewCached(t)
+	alice := a.CreateUser("alice", false)
+	al := apitest.Basic(alice)
+	roCreateRepo(t, a, al, map[string]any{"name": "pub"})
+	roCreateRepo(t, a, al, map[string]any{"name": "busy"})
+	isCreate(t, a, "alice/pub", al, map[string]any{"title": "one"})
+	isCreate(t, a, "alice/busy", al, map[string]any{"title": "target"})
+	const quiet, busy = "repos/alice/pub/issues?limit=50", "repos/alice/busy/issues?limit=50&state=all"
+	first := a.Do(http.MethodGet, quiet, nil, al).Expect(t, http.StatusOK)
+	n := a.Statements()
+	a.Do(http.MethodGet, quiet+"&state=all", nil, al).Expect(t, http.StatusOK)
+	rendered := a.Statements() - n
+
+	var comment models.Comment
+	var label models.Label
+	writes := []struct {
+		name  string
+		write func()
+		// shows tells whether the busy list shows the write.
+		shows func(l []*models.Issue) bool
+	}{
+		{"issue edited", func() {
+			a.Do(http.MethodPatch, "repos/alice/busy/issues/1", map[string]any{"title": "edited"}, al).Expect(t, http.StatusCreated)
+		}, func(l []*models.Issue) bool { return l[0].Title == "edited" }},
+		{"issue closed", func() {
+			a.Do(http.MethodPatch, "repos/alice/busy/issues/1", map[string]any{"state": "closed"}, al).Expect(t, http.StatusCreated)
+		}, func(l []*models.Issue) bool { return l[0].State == "closed" }},
+		{"issue reopened", func() {
+			a.Do(http.MethodPatch, "repos/alice/busy/issues/1", map[string]any{"state": "open"}, al).Expect(t, http.StatusCreated)
+		}, func(l []*models.Issue) bool { return l[0].State == "open" }},
+		{"deadline set", func() {
+			a.Do(http.MethodPost, "repos/alice/busy/issues/1/deadline", map[string]any{"due_date": "2030-01-02T00:00:00Z"}, al).
+				Expect(t, http.StatusCreated)
+		}, func(l []*models.Issue) bool { return l[0].Deadline != nil }},
+		{"comment created", func() {
+			a.Do(http.MethodPost, "repos/alice/busy/issues/1/comments", map[string]any{"body": "hello"}, al).
+				Expect(t, http.StatusCreated).JSON(t, &comment)
+		}, func(l []*models.Issue) bool { return l[0].Comments == 1 }},
+		{"comment edited", func() {
+			a.Do(http.MethodPatch, fmt.Sprintf("repos/alice/busy/issues/comments/%d", comment.ID), map[string]any{"body": "hi"}, al).
+				Expect(t, http.StatusOK)
+		}, nil},
+		{"reaction", func() {
+			a.Do(http.MethodPost, "repos/alice/busy/issues/1/reactions", map[string]any{"content": "heart"}, al).
+				Expect(t, http.StatusCreated)
+		}, nil},
+		{"comment deleted", func() {
+			a.Do(http.MethodDelete, fmt.Sprintf("repos/alice/busy/issues/comments/%d", comment.ID), nil, al).
+				Expect(t, http.StatusNoContent)
+		}, func(l []*models.Issue) bool { return l[0].Comments == 0 }},
+		{"label created", func() {
+			a.Do(http.MethodPost, "repos/alice/busy/labels", map[string]any{"name": "bug", "color": "#ff0000"}, al).
+				Expect(t, http.StatusCreated).JSON(t, &label)
+		}, nil},
+		{"label put on", func() {
+			a.Do(http.MethodPost, "repos/alice/busy/issues/1/labels", map[string]any{"labels": []int64{label.ID}}, al).
+				Expect(t, http.StatusOK)
+		}, func(l []*models.Issue) bool { return len(l[0].Labels) == 1 }},
+		{"label edited", func() {
+			a.Do(http.MethodPatch, fmt.Sprintf("repos/alice/busy/labels/%d", label.ID), map[string]any{"name": "defect"}, al).
+				Expect(t, http.StatusOK)
+		}, func(l []*models.Issue) bool { return len(l[0].Labels) == 1 && l[0].Labels[0].Name == "defect" }},
+		{"label taken off", func() {
+			a.Do(http.MethodDelete, fmt.Sprintf("repos/alice/busy/issues/1/labels/%d", label.ID), nil, al).
+				Expect(t, http.StatusNoContent)
+		}, func(l []*models.Issue) bool { return len(l[0].Labels) == 0 }},
+		{"milestone created", func() {
+			a.Do(http.MethodPost, "repos/alice/busy/milestones", map[string]any{"title": "v1"}, al).Expect(t, http.StatusCreated)
+		}, nil},
+		{"milestone set", func() {
+			a.Do(http.MethodPatch, "repos/alice/busy/issues/1", map[string]any{"milestone": 1}, al).Expect(t, http.StatusCreated)
+		}, func(l []*models.Issue) bool { return l[0].Milestone != nil && l[0].Milestone.Title == "v1" }},
+		{"milestone edited", func() {
+			a.Do(http.MethodPatch, "repos/alice/busy/milestones/1", map[string]any{"title": "v2"}, al).Expect(t, http.StatusOK)
+		}, func(l []*models.Issue) bool { return l[0].Milestone != nil && l[0].Milestone.Title == "v2" }},
+	}
+	checked := 0
+	for i, w := range writes {
+		// A key of its own (the same list), rendered and kept now; a kept
+		// answer lives for the cache's TTL, so only a round that took
+		// less tells anything.
+		path := fmt.Sprintf("repos/alice/pub/issues?limit=%d", 49-i)
+		start := time.Now()
+		a.Do(http.MethodGet, path, nil, al).Expect(t, http.StatusOK)
+		w.write()
+		n = a.Statements()
+		again := a.Do(http.MethodGet, path, nil, al).Expect(t, http.StatusOK)
+		got := a.Statements() - n
+		if time.Since(start) < sqlstore.DefaultCacheTTL {
+			checked++
+			if got >= rendered || !bytes.Equal(again.Body, first.Body) {
+				t.Errorf("after %s elsewhere, the kept list ran %d statements (a rendering %d)", w.name, got, rendered)
+			}
+		}
+		if w.shows != nil {
+			var l []*models.Issue
+			a.Do(http.MethodGet, busy, nil, al).Expect(t, http.StatusOK).JSON(t, &l)
+			if len(l) != 1 || !w.shows(l) {
+				t.Errorf("after %s, the list of the repository written to does not show it", w.name)
+			}
+		}
+	}
+	if checked < len(writes)/2 {
+		t.Fatalf("only %d of %d rounds within the cache's TTL of %s", checked, len(writes), sqlstore.DefaultCacheTTL)
+	}
+}

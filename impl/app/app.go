@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/go-openapi/runtime/middleware"
@@ -73,6 +74,9 @@ type Deps struct {
 	// RepoLists keeps rendered repository lists (a user's, an
 	// organization's, the caller's, a search) the same way.
 	RepoLists *listcache.Cache
+	// IssueSearches keeps rendered searches of issues across
+	// repositories (IssueSearchTables) the same way.
+	IssueSearches *listcache.Cache
 	// Signer is the instance's signing key (--signing-key), nil when the
 	// server's commits go unsigned.
 	Signer *signing.Signer
@@ -200,6 +204,11 @@ func IsNotFound(err error) bool {
 var IssueListTables = []string{"issues", "comments", "labels", "issue_labels", "milestones", "issue_assignees",
 	"issue_mentions", "pull_requests", "projects", "project_issues", "users", "repositories"}
 
+// IssueSearchTables are the tables a rendered search of issues across
+// repositories is read from: those of an issue list, and what decides
+// which repositories the caller sees (as for a repository list).
+var IssueSearchTables = append(slices.Clone(IssueListTables), "collaborations", "org_members", "teams", "team_users", "team_repos")
+
 // RepoListTables are the tables a rendered repository list is read from
 // (the store's Repos().Search, access.Checker.Repos, convert.Repo): the
 // repositories (their counters, topics and settings are columns) and
@@ -228,9 +237,14 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	issueSearches, err := listcache.New(db, IssueSearchTables...)
+	if err != nil {
+		return nil, err
+	}
 	return &Deps{
 		IssueLists:     issueLists,
 		RepoLists:      repoLists,
+		IssueSearches:  issueSearches,
 		Store:          db,
 		Git:            git,
 		Access:         access.Checker{Store: db},

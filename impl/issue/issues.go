@@ -269,6 +269,9 @@ func (s Service) milestoneFilter(ctx context.Context, r *store.Repository, param
 }
 
 func (h Handlers) IssueSearchIssues(ctx context.Context, params issue.IssueSearchIssuesParams) middleware.Responder {
+	// Taken before anything the answer is read from (the owner, the
+	// caller's grants): see listcache.
+	gen := h.IssueSearches.Generation()
 	p := auth.FromContext(ctx)
 	s := h.svc()
 	f := store.IssueFilter{AcrossRepos: true, Viewer: access.Viewer(p), IsClosed: stateFilter(params.State), IsPull: typeFilter(params.Type),
@@ -324,15 +327,27 @@ func (h Handlers) IssueSearchIssues(ctx context.Context, params issue.IssueSearc
 		}
 	}
 	pg := h.Page(params.Page, params.Limit)
-	list, total, err := h.Store.Issues().List(ctx, f, pg.Store())
+	// The answer is kept while nothing it was read from changes: the key
+	// holds the filter (the caller's facts that decide what it sees among
+	// them, f.Viewer), the page, the root URL and the caller (what each
+	// issue shows of users depends on who asks).
+	base := app.BaseURL(params.HTTPRequest)
+	link := func(total int64) string { return paging.Link(params.HTTPRequest, pg, total) }
+	r, err := h.IssueSearches.Serve(listKey(base, app.Viewer(p), f, pg), gen, link, func() (middleware.Responder, int64, error) {
+		list, total, err := h.Store.Issues().List(ctx, f, pg.Store())
+		if err != nil {
+			return nil, 0, err
+		}
+		out, _, err := s.render(ctx, base, app.Viewer(p), list, nil, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		return issue.NewIssueSearchIssuesOK().WithPayload(out).WithXTotalCount(total).WithLink(link(total)), total, nil
+	})
 	if err != nil {
 		return h.Fail(err)
 	}
-	out, _, err := s.render(ctx, app.BaseURL(params.HTTPRequest), app.Viewer(p), list, nil, nil)
-	if err != nil {
-		return h.Fail(err)
-	}
-	return issue.NewIssueSearchIssuesOK().WithPayload(out).WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total))
+	return r
 }
 
 func deref[T any](v *T) T {

@@ -110,7 +110,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		appended(ctx)
 		return is, nil
 	}
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err = s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		st := s.Store
 		total := int64(1)
 		if is.IsPull {
@@ -424,7 +424,7 @@ func (s Service) SetState(ctx context.Context, doer *store.User, r *store.Reposi
 // of issue number index of r, so that changes of one issue queue up, and
 // hands fn the issue's fresh state.
 func (s Service) inLockedIssue(ctx context.Context, r *store.Repository, index int64, fn func(ctx context.Context, is *store.Issue) error) error {
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+	return s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		is, err := s.Store.Issues().Lock(ctx, r.ID, index, s.Clock.Now())
 		if err != nil {
 			return err
@@ -584,7 +584,7 @@ func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Reposit
 	}
 	t := s.Clock.Now()
 	c := &store.Comment{IssueID: is.ID, RepoID: is.RepoID, PosterID: doer.ID, Body: body, CreatedAt: t, UpdatedAt: t}
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		if err := s.Store.Comments().Create(ctx, c); err != nil {
 			return err
 		}
@@ -619,7 +619,7 @@ func (s Service) EditComment(ctx context.Context, doer *store.User, r *store.Rep
 	}
 	changed, oldBody := body != c.Body, c.Body
 	c.Body, c.UpdatedAt = body, s.Clock.Now()
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err = s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		if err := s.Store.Comments().Update(ctx, c); err != nil {
 			return err
 		}
@@ -650,7 +650,7 @@ func (s Service) DeleteComment(ctx context.Context, doer *store.User, r *store.R
 	if c.PosterID != doer.ID && !trackerWriter(perm) {
 		return apierr.Forbidden("only the poster of the comment or a writer may delete it")
 	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+	return s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		if err := s.Store.Reactions().DeleteByComment(ctx, c.ID); err != nil {
 			return err
 		}
@@ -687,7 +687,7 @@ func (s Service) React(ctx context.Context, doer *store.User, r *store.Repositor
 	}
 	rc := &store.Reaction{Type: content, IssueID: is.ID, CommentID: commentID, UserID: doer.ID, CreatedAt: s.Clock.Now()}
 	var created bool
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		var err error
 		if created, err = s.Store.Reactions().Create(ctx, rc); err != nil || !created {
 			return err
@@ -711,7 +711,7 @@ func (s Service) Unreact(ctx context.Context, doer *store.User, r *store.Reposit
 	if is.IsLocked && !writer(perm, is.IsPull) {
 		return apierr.Forbidden("no permission to change reaction")
 	}
-	return s.Store.Reactions().Delete(ctx, is.ID, commentID, doer.ID, content)
+	return s.Store.Reactions().Delete(store.ConfinedTo(ctx, r.ID), is.ID, commentID, doer.ID, content)
 }
 
 // canTrack applies the repository's time-tracker settings: tracking must
@@ -765,7 +765,7 @@ func (s Service) TrackTime(ctx context.Context, doer *store.User, r *store.Repos
 	if created != nil && !created.IsZero() {
 		t.CreatedAt = created.UTC().Truncate(time.Second)
 	}
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		if err := s.Store.TrackedTimes().Create(ctx, t); err != nil {
 			return err
 		}
@@ -785,7 +785,7 @@ func (s Service) ResetTime(ctx context.Context, doer *store.User, r *store.Repos
 	if err := s.canTrack(ctx, doer, r, perm, is); err != nil {
 		return err
 	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+	return s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		// Counted first so that resetting nothing announces nothing.
 		_, n, err := s.Store.TrackedTimes().List(ctx, store.TimeFilter{IssueID: is.ID, UserID: doer.ID}, store.Page{Limit: 1})
 		if err != nil || n == 0 {
@@ -817,7 +817,7 @@ func (s Service) DeleteTime(ctx context.Context, doer *store.User, r *store.Repo
 	if t.UserID != doer.ID && !doer.IsAdmin {
 		return apierr.Forbidden("not allowed to delete another user's tracked time")
 	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+	return s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		// Delete reports not-found when a concurrent delete won.
 		if err := s.Store.TrackedTimes().Delete(ctx, id); err != nil {
 			return err

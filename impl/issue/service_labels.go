@@ -62,7 +62,7 @@ func (s Service) CreateLabel(ctx context.Context, doer *store.User, r *store.Rep
 	if in.Archived {
 		l.ArchivedAt = &t
 	}
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err = s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		if err := s.Store.Labels().Create(ctx, l); err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func (s Service) EditLabel(ctx context.Context, doer *store.User, r *store.Repos
 		in.Color = &color
 	}
 	var l *store.Label
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		var err error
 		if l, err = s.Store.Labels().Find(ctx, r.ID, id); err != nil {
 			return err
@@ -144,7 +144,7 @@ func (s Service) DeleteLabel(ctx context.Context, doer *store.User, r *store.Rep
 	if err := canManage(r, perm); err != nil {
 		return err
 	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+	return s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		l, err := s.Store.Labels().Find(ctx, r.ID, id)
 		if err != nil {
 			return err

@@ -56,7 +56,7 @@ func (s Service) CreateMilestone(ctx context.Context, doer *store.User, r *store
 	if in.Closed {
 		m.IsClosed, m.ClosedAt = true, &t
 	}
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		if err := s.Store.Milestones().Create(ctx, m); err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (s Service) EditMilestone(ctx context.Context, doer *store.User, r *store.R
 		}
 	}
 	var m *store.Milestone
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		var err error
 		if m, err = s.milestone(ctx, r, ref); err != nil {
 			return err
@@ -117,7 +117,7 @@ func (s Service) DeleteMilestone(ctx context.Context, doer *store.User, r *store
 	if err := canManage(r, perm); err != nil {
 		return err
 	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+	return s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		m, err := s.milestone(ctx, r, ref)
 		if err != nil {
 			return err

@@ -38,7 +38,7 @@ func (s Service) CreateProject(ctx context.Context, doer *store.User, r *store.R
 	if in.TemplateType != "" {
 		pr.TemplateType = in.TemplateType
 	}
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		if err := s.Store.Projects().Create(ctx, pr); err != nil {
 			return err
 		}
@@ -61,7 +61,7 @@ func (s Service) EditProject(ctx context.Context, doer *store.User, r *store.Rep
 		}
 	}
 	var pr *store.Project
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		var err error
 		if pr, err = s.Store.Projects().Find(ctx, r.ID, id); err != nil {
 			return err
@@ -89,7 +89,7 @@ func (s Service) DeleteProject(ctx context.Context, doer *store.User, r *store.R
 	if err := canManageProjects(r, perm); err != nil {
 		return err
 	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+	return s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		pr, err := s.Store.Projects().Find(ctx, r.ID, id)
 		if err != nil {
 			return err

@@ -244,7 +244,7 @@ func (s Service) RequestReviews(ctx context.Context, doer *store.User, r *store.
 		return nil, err
 	}
 	var out []*store.Review
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err = s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		var err error
 		out, err = s.addRequests(ctx, doer, is, users, teams)
 		return err
@@ -270,7 +270,7 @@ func (s Service) CancelReviewRequests(ctx context.Context, doer *store.User, r *
 			return apierr.Validation("Doer can't choose reviewer [user_id: %d, repo_id: %d]", doer.ID, r.ID)
 		}
 	}
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+	return s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		existing, err := s.Store.Pulls().AllReviews(ctx, is.ID)
 		if err != nil {
 			return err
@@ -417,7 +417,7 @@ func (s Service) CreateReview(ctx context.Context, doer *store.User, r *store.Re
 	}
 	t := s.Clock.Now()
 	var rv *store.Review
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err = s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		existing, err := s.Store.Pulls().AllReviews(ctx, is.ID)
 		if err != nil {
 			return err
@@ -512,7 +512,7 @@ func (s Service) SubmitReview(ctx context.Context, doer *store.User, r *store.Re
 	t := s.Clock.Now()
 	rv.State, rv.Body, rv.Official, rv.SubmittedAt, rv.UpdatedAt = state, body, official, &t, t
 	rv.CommitID = pr.HeadCommitID
-	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err = s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		if err := s.Store.Pulls().UpdateReview(ctx, rv, "state", "body", "official", "submitted_at", "updated_at", "commit_id"); err != nil {
 			return err
 		}
@@ -556,7 +556,7 @@ func (s Service) Dismiss(ctx context.Context, doer *store.User, r *store.Reposit
 		return rv, nil
 	}
 	rv.Dismissed, rv.UpdatedAt = dismiss, s.Clock.Now()
-	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		if err := s.Store.Pulls().UpdateReview(ctx, rv, "dismissed", "updated_at"); err != nil {
 			return err
 		}

@@ -380,7 +380,8 @@ func (s Service) Refresh(ctx context.Context, pr *store.PullRequest, actorID int
 	}
 	pr.UpdatedAt = s.Clock.Now()
 	cols := apply(pr, st)
-	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+	// Every row written is one of the base repository's.
+	return s.Store.WithTx(store.ConfinedTo(ctx, base.ID), func(ctx context.Context) error {
 		if err := s.Store.Pulls().UpdateState(ctx, pr, cols...); err != nil {
 			return err
 		}

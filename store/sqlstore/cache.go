@@ -81,19 +81,11 @@ func counterWrite(ctx context.Context, repoID int64) context.Context {
 	return context.WithValue(ctx, counterWriteKey{}, repoID)
 }
 
-// repoWriteKey marks a statement's context: whatever the statement writes
-// to the issue tracker's tables (scopedTables) is a row of one repository
-// (the value, its id). Such a write retires what the read cache read from
-// those tables as any write does, but for a watch (store.Watch.Repo) only
-// the answers read from that repository: a list of repository A's issues
-// stays kept while issues are created in repository B. A marked statement
-// that writes any other cached table counts as unconfined.
-type repoWriteKey struct{}
-
 // repoWrite is ctx for statements whose writes are confined to repository
-// repoID's rows.
+// repoID's rows (store.ConfinedTo): a list of repository A's issues stays
+// kept while issues are created in repository B.
 func repoWrite(ctx context.Context, repoID int64) context.Context {
-	return context.WithValue(ctx, repoWriteKey{}, repoID)
+	return store.ConfinedTo(ctx, repoID)
 }
 
 // scopedTables are the tables whose rows each belong to one repository's
@@ -415,7 +407,7 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 				state.counters = append(state.counters, id)
 			}
 		}
-		if repo, ok := db.Statement.Context.Value(repoWriteKey{}).(int64); ok && tables&^scopedTables == 0 {
+		if repo, ok := store.ConfinedRepo(db.Statement.Context); ok && tables&^scopedTables == 0 {
 			c.invalidateRepo(tables, repo)
 			if state != nil {
 				state.scoped = append(state.scoped, scopedWrite{repo, tables})

@@ -557,10 +557,18 @@ func (s issueStore) filteredFrom(ctx context.Context, db *gorm.DB, f store.Issue
 			// stays one key lookup.
 			vis := visibilityOf(f.Viewer)
 			repo := s.searchable(ctx, f).Select("1").Where("repositories.id = issues.repo_id")
-			if cond, args := vis.cond(!s.d.usesPostgres()); cond != "" {
+			if cond, args := vis.probeCond(!s.d.usesPostgres()); cond != "" {
 				repo = repo.Where(cond, args...)
 			}
-			db = db.Where("EXISTS (?)", repo)
+			if s.d.usesPostgres() {
+				// A fence PostgreSQL does not flatten (OFFSET 0): it
+				// would otherwise turn the probe of a count (of every
+				// pull request of the visible repositories) into a join
+				// that reads every repository.
+				db = db.Where("EXISTS (? OFFSET 0)", repo)
+			} else {
+				db = db.Where("EXISTS (?)", repo)
+			}
 		}
 	}
 	if f.IsClosed != nil {
@@ -696,9 +704,10 @@ func (s issueStore) count(ctx context.Context, f store.IssueFilter) (int64, erro
 	sum := "COALESCE(SUM(" + counter + "), 0)"
 	var issues *gorm.DB
 	if f.AcrossRepos {
-		// The searched repositories' counters, read through the indexes
-		// of the visibility rule's parts.
-		issues = s.d.visibleAggregate(ctx, func() *gorm.DB { return s.searchable(ctx, f) }, visibilityOf(f.Viewer), sum)
+		var err error
+		if issues, err = s.acrossSum(ctx, f, sum); err != nil {
+			return 0, err
+		}
 	} else {
 		issues = s.d.conn(ctx).Table("repositories").Select(sum).Where("repositories.id = ?", f.RepoID)
 	}
@@ -706,7 +715,15 @@ func (s issueStore) count(ctx context.Context, f store.IssueFilter) (int64, erro
 	pf := f
 	yes := true
 	pf.IsPull = &yes
-	pulls := s.filtered(ctx, pf, true).Select("COUNT(*)")
+	// Across every repository the viewer may see (a site's public ones
+	// among them), each pull request's repository is probed by its key
+	// (see filteredFrom), as the page does: gathering the ids of those
+	// repositories would read them all. Across few repositories (an
+	// owner's, or only those a restricted viewer was given), their ids are
+	// gathered once.
+	vis := visibilityOf(f.Viewer)
+	probe := f.AcrossRepos && f.OwnerID == 0 && (vis.all || vis.open != "")
+	pulls := s.filtered(ctx, pf, !probe).Select("COUNT(*)")
 	var err error
 	switch {
 	case f.IsPull == nil:
@@ -718,6 +735,57 @@ func (s issueStore) count(ctx context.Context, f store.IssueFilter) (int64, erro
 	}
 	return total, err
 }
+
+// acrossSum selects sum, an aggregate of the repositories' issue counters,
+// over the repositories a cross-repository search covers. Without an
+// owner, the part open to the viewer (every public repository, for one
+// who is not restricted) is read from the sums kept per class of
+// repositories (repo_issue_totals, migrateV33), a few hundred rows
+// whatever the number of repositories, and only what the viewer was given
+// besides (its own private repositories, its collaborations, teams and
+// organizations) is read repository by repository. An owner's search
+// reads that owner's repositories, through the index on owner_id.
+func (s issueStore) acrossSum(ctx context.Context, f store.IssueFilter, sum string) (*gorm.DB, error) {
+	vis := visibilityOf(f.Viewer)
+	searchable := func() *gorm.DB { return s.searchable(ctx, f) }
+	if f.OwnerID > 0 || (!vis.all && vis.open == "") {
+		// The searched repositories' counters, read through the indexes
+		// of the visibility rule's parts.
+		return s.d.visibleAggregate(ctx, searchable, vis, sum), nil
+	}
+	// The kept sums hold the same columns as repositories, and the open
+	// part of the rule names only the two columns that tell the classes
+	// apart (is_private, owner_visibility).
+	totals := s.d.conn(ctx).Table("repo_issue_totals").
+		Select(strings.ReplaceAll(sum, "repositories.", "repo_issue_totals."))
+	if vis.all {
+		return totals.Where("repo_issue_totals.is_private IN ?", []bool{false, true}), nil
+	}
+	totals = totals.Where(strings.ReplaceAll(vis.open, "repositories.", "repo_issue_totals."), vis.openArgs...)
+	if vis.given == "" {
+		return totals, nil
+	}
+	// What the viewer was given besides, which only changes with the
+	// repositories, their counters and the viewer's grants: kept by the
+	// read cache while none of them changes (a busy viewer's thousand
+	// repositories are then not read on every search).
+	key := fmt.Sprintf("across-given\x00%s\x00%+v", sum, f.Viewer)
+	given, err := cached(ctx, s.d, key, givenTables, func(n int64) int64 { return n }, func() (int64, error) {
+		var n int64
+		err := visibleParts(searchable, vis, sum)[1].Scan(&n).Error
+		return n, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.d.conn(ctx).Raw("SELECT (?) + ?", totals, given), nil
+}
+
+// givenTables are those what a viewer was given (visibilityOf's given part)
+// and the repositories' issue counters are read from; users, as an owner's
+// visibility is copied into its repositories by a trigger, which the read
+// cache does not see.
+const givenTables = tRepos | tRepoCounts | tUsers | tCollaborations | tOrgMembers | tTeams | tTeamUsers | tTeamRepos
 
 func (s issueStore) Repos(ctx context.Context, repoIDs []int64) (map[int64]*store.Repository, error) {
 	out := make(map[int64]*store.Repository, len(repoIDs))
@@ -740,6 +808,9 @@ var counterChecks = []struct {
 	name, query string
 	args        []any
 }{
+	{"repo_issue_totals", `SELECT COUNT(*) FROM repo_issue_totals t LEFT JOIN (` + classSums + `) a
+		ON a.is_private = t.is_private AND a.owner_visibility = t.owner_visibility AND a.stripe = t.stripe
+		WHERE t.num_issues <> COALESCE(a.n, 0) OR t.num_closed_issues <> COALESCE(a.c, 0)`, nil},
 	{"repositories.num_issues", `SELECT COUNT(*) FROM repositories r WHERE r.num_issues <>
 		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ?)`, []any{false}},
 	{"repositories.num_closed_issues", `SELECT COUNT(*) FROM repositories r WHERE r.num_closed_issues <>
@@ -808,8 +879,15 @@ func recount(table, column, count string) string {
 	return "UPDATE " + table + " SET " + column + " = (" + count + ") WHERE " + column + " <> (" + count + ")"
 }
 
+// classSums sums the issue counters of the repositories counted in
+// repo_issue_totals, by class and stripe (migrateV33).
+var classSums = fmt.Sprintf(`SELECT is_private, owner_visibility, id %% %d AS stripe,
+	SUM(num_issues) AS n, SUM(num_closed_issues) AS c
+	FROM repositories WHERE has_issues AND external_tracker_url = ''
+	GROUP BY is_private, owner_visibility, id %% %d`, totalStripes, totalStripes)
+
 func (s issueStore) RecountCounters(ctx context.Context) (map[string]int64, error) {
-	out := make(map[string]int64, len(counterRecounts))
+	out := make(map[string]int64, len(counterRecounts)+1)
 	for _, c := range counterRecounts {
 		res := s.d.conn(ctx).Exec(c.query, c.args...)
 		if res.Error != nil {
@@ -817,6 +895,19 @@ func (s issueStore) RecountCounters(ctx context.Context) (map[string]int64, erro
 		}
 		out[c.name] = res.RowsAffected
 	}
+	// The sums follow the counters just set (by their triggers); set
+	// from their repositories, they are right again if anything bypassed
+	// the triggers.
+	res := s.d.conn(ctx).Exec(`UPDATE repo_issue_totals SET num_issues = COALESCE(a.n, 0), num_closed_issues = COALESCE(a.c, 0)
+		FROM repo_issue_totals t LEFT JOIN (` + classSums + `) a
+			ON a.is_private = t.is_private AND a.owner_visibility = t.owner_visibility AND a.stripe = t.stripe
+		WHERE t.is_private = repo_issue_totals.is_private AND t.owner_visibility = repo_issue_totals.owner_visibility
+			AND t.stripe = repo_issue_totals.stripe
+			AND (repo_issue_totals.num_issues <> COALESCE(a.n, 0) OR repo_issue_totals.num_closed_issues <> COALESCE(a.c, 0))`)
+	if res.Error != nil {
+		return nil, translate(res.Error, "recount repo_issue_totals")
+	}
+	out["repo_issue_totals"] = res.RowsAffected
 	return out, nil
 }
 

@@ -127,6 +127,12 @@ func TestListQueryPlans(t *testing.T) {
 		}
 		return c
 	}
+	acrossCount := func(name string, flt store.IssueFilter) planCase {
+		return planCase{name: name, searched: []string{"repositories", "issues", "repo_issue_totals"}, list: func(ctx context.Context) error {
+			_, _, err := db.Issues().List(ctx, flt, store.Page{})
+			return err
+		}}
+	}
 	labelled := func(name string, flt store.IssueFilter, p store.Page) planCase {
 		c := issues(name, flt, p)
 		c.searched, c.keyed = []string{"issue_labels"}, []string{"issues"}
@@ -249,8 +255,27 @@ func TestListQueryPlans(t *testing.T) {
 		repoSearch("repository search, count, anonymous", store.RepoSearch{OrderBy: "repositories.id ASC"}, store.Page{}, true),
 		repoSearch("repositories of a user by another user, count", store.RepoSearch{Viewer: member, OwnerID: f.alice.ID,
 			OrderBy: "repositories.id ASC"}, store.Page{}, true),
-		{name: "issues: search across repositories, count", searched: []string{"repositories", "issues"}, list: func(ctx context.Context) error {
-			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no}, store.Page{})
+		// The counts of a search across repositories: the public part
+		// from the kept sums per class (repo_issue_totals), what the
+		// viewer was given besides through the visibility rule's indexes,
+		// an owner's repositories through owner_id, the pull requests
+		// through is_pull.
+		acrossCount("issues: search across repositories, count", store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no}),
+		acrossCount("issues: search across repositories, count, anonymous", store.IssueFilter{AcrossRepos: true}),
+		acrossCount("issues: search across repositories, count, admin", store.IssueFilter{AcrossRepos: true,
+			Viewer: store.RepoViewer{UserID: f.alice.ID, IsAdmin: true}, IsClosed: &yes}),
+		acrossCount("issues: search across repositories, count, restricted", store.IssueFilter{AcrossRepos: true,
+			Viewer: store.RepoViewer{UserID: f.bob.ID, Restricted: true}, IsClosed: &no}),
+		acrossCount("issues: search across an owner's repositories, count", store.IssueFilter{AcrossRepos: true, Viewer: member,
+			OwnerID: f.alice.ID, IsClosed: &no}),
+		acrossCount("issues: search across repositories, issues only, count", store.IssueFilter{AcrossRepos: true, Viewer: member,
+			IsPull: &no}),
+		{name: "issues: search across repositories, anonymous", ordered: []string{"issues"}, list: func(ctx context.Context) error {
+			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, IsClosed: &no}, pg)
+			return err
+		}},
+		{name: "issues: search across an owner's repositories", ordered: []string{"issues"}, list: func(ctx context.Context) error {
+			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member, OwnerID: f.alice.ID, IsClosed: &no}, pg)
 			return err
 		}},
 		userSearch("users, by name", ""),

@@ -149,6 +149,23 @@ type visibility struct {
 	openArgs  []any
 	given     string
 	givenArgs []any
+	// probe is given as a test of one repository row (its owner, its
+	// id), for a probe per row (probeCond): given gathers the ids of every
+	// repository the viewer owns, which a probe would gather again for
+	// each statement; probe tests the row's owner against the few owners
+	// instead. Empty: given serves.
+	probe     string
+	probeArgs []any
+}
+
+// probeCond is cond for a probe of one repository row at a time (a page
+// of issues walked in its order, each issue's repository tested by its
+// key): the same rule, with given tested on the row (probe).
+func (vis visibility) probeCond(unindexedOpen bool) (string, []any) {
+	if vis.probe != "" {
+		vis.given, vis.givenArgs = vis.probe, vis.probeArgs
+	}
+	return vis.cond(unindexedOpen)
 }
 
 func visibilityOf(v store.RepoViewer) visibility {
@@ -176,9 +193,17 @@ func visibilityOf(v store.RepoViewer) visibility {
 			JOIN teams ON teams.id = team_repos.team_id
 			WHERE team_users.user_id = ? AND teams.permission <> 'none'`
 	args := []any{v.UserID, v.UserID, true, v.UserID, v.UserID}
+	probe := `(repositories.owner_id IN (SELECT CAST(? AS BIGINT) UNION ALL SELECT teams.org_id FROM teams
+				JOIN team_users ON team_users.team_id = teams.id
+				WHERE team_users.user_id = ? AND teams.includes_all_repositories = ? AND teams.permission <> 'none')
+		OR repositories.id IN (SELECT repo_id FROM collaborations WHERE user_id = ?
+			UNION ALL SELECT team_repos.repo_id FROM team_repos
+				JOIN team_users ON team_users.team_id = team_repos.team_id
+				JOIN teams ON teams.id = team_repos.team_id
+				WHERE team_users.user_id = ? AND teams.permission <> 'none')`
 	if v.Restricted {
 		// A restricted user reaches only what it was given.
-		return visibility{given: given + ")", givenArgs: args}
+		return visibility{given: given + ")", givenArgs: args, probe: probe + ")", probeArgs: args}
 	}
 	// Anyone else also reads the public repositories of the owners it may
 	// see: public and limited ones, and the organizations it belongs to.
@@ -188,7 +213,10 @@ func visibilityOf(v store.RepoViewer) visibility {
 		given: given + `
 		UNION ALL SELECT id FROM repositories WHERE is_private = ? AND owner_id IN
 			(SELECT org_id FROM org_members WHERE user_id = ?))`,
-		givenArgs: append(args, false, v.UserID),
+		givenArgs: append(slices.Clone(args), false, v.UserID),
+		probe: probe + `
+		OR (repositories.is_private = ? AND repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)))`,
+		probeArgs: append(slices.Clone(args), false, v.UserID),
 	}
 }
 
