@@ -275,3 +275,34 @@ func TestUserSettingsRoundTrip(t *testing.T) {
 	e.Do("PATCH", "user/settings", map[string]any{"theme": "x"}, apitest.TokenCred(e.Token(alice, "read:user"))).
 		Expect(t, http.StatusForbidden)
 }
+
+// TestStarredListCached: with the read caches on, a star or unstar shows
+// at once in the starred lists and the counters.
+func TestStarredListCached(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewCached(t)
+	alice := e.CreateUser("alice", false)
+	bob := e.CreateUser("bob", false)
+	ac, bc := apitest.Basic(alice), apitest.Basic(bob)
+	e.Do("POST", "user/repos", map[string]any{"name": "proj"}, ac).Expect(t, http.StatusCreated)
+	count := func() string {
+		return e.Do("GET", "users/bob/starred", nil, ac).Expect(t, http.StatusOK).Header.Get("X-Total-Count")
+	}
+	for i := 0; i < 3; i++ {
+		if n := count(); n != "0" {
+			t.Fatalf("round %d before the star: %s", i, n)
+		}
+		e.Do("PUT", "user/starred/alice/proj", nil, bc).Expect(t, http.StatusNoContent)
+		if n, r, u := count(), getRepo(t, e, "alice/proj", ac), getUser(t, e, "bob", ac); n != "1" || r.Stars != 1 || u.StarredRepos != 1 {
+			t.Fatalf("round %d after the star: listed %s, stars %d, starred %d", i, n, r.Stars, u.StarredRepos)
+		}
+		e.Do("DELETE", "user/starred/alice/proj", nil, bc).Expect(t, http.StatusNoContent)
+		if r := getRepo(t, e, "alice/proj", ac); r.Stars != 0 {
+			t.Fatalf("round %d after the unstar: stars %d", i, r.Stars)
+		}
+	}
+	e.Do("PUT", "user/following/alice", nil, bc).Expect(t, http.StatusNoContent)
+	if u := getUser(t, e, "alice", bc); u.Followers != 1 {
+		t.Fatalf("followers after a follow, cached: %d", u.Followers)
+	}
+}
