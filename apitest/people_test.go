@@ -306,3 +306,25 @@ func TestStarredListCached(t *testing.T) {
 		t.Fatalf("followers after a follow, cached: %d", u.Followers)
 	}
 }
+
+// TestPeopleCountersOnUserDelete: deleting a user takes its follows and
+// stars off the counts of the users and repositories they were counted in.
+func TestPeopleCountersOnUserDelete(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	admin := e.CreateUser("root", true)
+	alice := e.CreateUser("alice", false)
+	bob := e.CreateUser("bob", false)
+	ac, bc := apitest.Basic(alice), apitest.Basic(bob)
+	e.Do("POST", "user/repos", map[string]any{"name": "proj"}, ac).Expect(t, http.StatusCreated)
+	e.Do("PUT", "user/starred/alice/proj", nil, bc).Expect(t, http.StatusNoContent)
+	e.Do("PUT", "user/following/alice", nil, bc).Expect(t, http.StatusNoContent)
+	e.Do("PUT", "user/following/bob", nil, ac).Expect(t, http.StatusNoContent)
+	e.Do("DELETE", "admin/users/bob", nil, apitest.Basic(admin)).Expect(t, http.StatusNoContent)
+	if u := getUser(t, e, "alice", ac); u.Followers != 0 || u.Following != 0 {
+		t.Fatalf("alice after bob went: followers %d following %d", u.Followers, u.Following)
+	}
+	if r := getRepo(t, e, "alice/proj", ac); r.Stars != 0 {
+		t.Fatalf("alice/proj after its stargazer went: %d", r.Stars)
+	}
+}
