@@ -851,7 +851,7 @@ func (w *fuzzWorld) pathBase(t *testing.T, path, name string) string {
 		return path[strings.LastIndex(path[:i], "/")+1 : i]
 	}
 	switch name {
-	case "owner", "template_owner", "username", "user":
+	case "owner", "template_owner", "username", "user", "target":
 		w.user(t)
 		return fuzzUser
 	case "repo", "template_repo":

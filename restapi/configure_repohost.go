@@ -565,6 +565,8 @@ type RepositoryAPI interface {
 	RepoListReleaseAttachments(ctx context.Context, params repository.RepoListReleaseAttachmentsParams) middleware.Responder
 	/* RepoListReleases List releases. */
 	RepoListReleases(ctx context.Context, params repository.RepoListReleasesParams) middleware.Responder
+	/* RepoListStargazers List a repository's stargazers. */
+	RepoListStargazers(ctx context.Context, params repository.RepoListStargazersParams) middleware.Responder
 	/* RepoListStatuses List a commit's statuses. */
 	RepoListStatuses(ctx context.Context, params repository.RepoListStatusesParams) middleware.Responder
 	/* RepoListStatusesByRef List the statuses of a commit named by a branch, tag or SHA. */
@@ -649,6 +651,8 @@ type UserAPI interface {
 	GetUserRunner(ctx context.Context, params user.GetUserRunnerParams) middleware.Responder
 	/* GetUserRunners List the runners the signed-in user may use, their own and the site's. */
 	GetUserRunners(ctx context.Context, params user.GetUserRunnersParams) middleware.Responder
+	/* GetUserSettings Show the signed-in user's settings. */
+	GetUserSettings(ctx context.Context, params user.GetUserSettingsParams) middleware.Responder
 	/* GetUserWorkflowJobs List the workflow jobs of the signed-in user's repositories. */
 	GetUserWorkflowJobs(ctx context.Context, params user.GetUserWorkflowJobsParams) middleware.Responder
 	/* GetUserWorkflowRuns List the workflow runs of the signed-in user's repositories, newest first. */
@@ -657,32 +661,58 @@ type UserAPI interface {
 	GetVerificationToken(ctx context.Context, params user.GetVerificationTokenParams) middleware.Responder
 	/* UpdateUserRunner Enable or disable a runner registered for the signed-in user. */
 	UpdateUserRunner(ctx context.Context, params user.UpdateUserRunnerParams) middleware.Responder
+	/* UpdateUserSettings Change the signed-in user's settings; fields left out stay as they are. */
+	UpdateUserSettings(ctx context.Context, params user.UpdateUserSettingsParams) middleware.Responder
 	/* UserAddEmail Add email addresses to the signed-in user. */
 	UserAddEmail(ctx context.Context, params user.UserAddEmailParams) middleware.Responder
+	/* UserBlockUser Block a user, ending the follows between the two. */
+	UserBlockUser(ctx context.Context, params user.UserBlockUserParams) middleware.Responder
+	/* UserCheckFollowing Tell whether a user follows another (204 if so, 404 if not). */
+	UserCheckFollowing(ctx context.Context, params user.UserCheckFollowingParams) middleware.Responder
+	/* UserCheckUserBlock Tell whether the signed-in user blocks a user (204 if so, 404 if not). */
+	UserCheckUserBlock(ctx context.Context, params user.UserCheckUserBlockParams) middleware.Responder
 	/* UserCreateHook Create the signed-in user's webhook. */
 	UserCreateHook(ctx context.Context, params user.UserCreateHookParams) middleware.Responder
 	/* UserCreateRunnerRegistrationToken Get the token that registers a runner for the signed-in user; the same one until it is replaced. */
 	UserCreateRunnerRegistrationToken(ctx context.Context, params user.UserCreateRunnerRegistrationTokenParams) middleware.Responder
 	/* UserCreateToken Issue a new access token; its secret is shown only in this response. */
 	UserCreateToken(ctx context.Context, params user.UserCreateTokenParams) middleware.Responder
+	/* UserCurrentCheckFollowing Tell whether the signed-in user follows a user (204 if so, 404 if not). */
+	UserCurrentCheckFollowing(ctx context.Context, params user.UserCurrentCheckFollowingParams) middleware.Responder
+	/* UserCurrentCheckStarring Tell whether the signed-in user starred a repository (204 if so, 404 if not). */
+	UserCurrentCheckStarring(ctx context.Context, params user.UserCurrentCheckStarringParams) middleware.Responder
+	/* UserCurrentDeleteFollow Stop following a user. */
+	UserCurrentDeleteFollow(ctx context.Context, params user.UserCurrentDeleteFollowParams) middleware.Responder
 	/* UserCurrentDeleteGPGKey Delete one of the signed-in user's GPG keys. As the reference, an id that is not one of the caller's keys changes nothing and answers 204. */
 	UserCurrentDeleteGPGKey(ctx context.Context, params user.UserCurrentDeleteGPGKeyParams) middleware.Responder
 	/* UserCurrentDeleteKey Delete one of the signed-in user's SSH keys. */
 	UserCurrentDeleteKey(ctx context.Context, params user.UserCurrentDeleteKeyParams) middleware.Responder
+	/* UserCurrentDeleteStar Remove the star from a repository. */
+	UserCurrentDeleteStar(ctx context.Context, params user.UserCurrentDeleteStarParams) middleware.Responder
 	/* UserCurrentGetGPGKey Get one of the signed-in user's GPG keys. */
 	UserCurrentGetGPGKey(ctx context.Context, params user.UserCurrentGetGPGKeyParams) middleware.Responder
 	/* UserCurrentGetKey Get one of the signed-in user's SSH keys. */
 	UserCurrentGetKey(ctx context.Context, params user.UserCurrentGetKeyParams) middleware.Responder
+	/* UserCurrentListFollowers List the signed-in user's followers. */
+	UserCurrentListFollowers(ctx context.Context, params user.UserCurrentListFollowersParams) middleware.Responder
+	/* UserCurrentListFollowing List the users the signed-in user follows. */
+	UserCurrentListFollowing(ctx context.Context, params user.UserCurrentListFollowingParams) middleware.Responder
 	/* UserCurrentListGPGKeys List the signed-in user's GPG keys. */
 	UserCurrentListGPGKeys(ctx context.Context, params user.UserCurrentListGPGKeysParams) middleware.Responder
 	/* UserCurrentListKeys List the signed-in user's SSH keys. */
 	UserCurrentListKeys(ctx context.Context, params user.UserCurrentListKeysParams) middleware.Responder
 	/* UserCurrentListRepos List the repositories the signed-in user owns or can reach. */
 	UserCurrentListRepos(ctx context.Context, params user.UserCurrentListReposParams) middleware.Responder
+	/* UserCurrentListStarred List the repositories the signed-in user starred. */
+	UserCurrentListStarred(ctx context.Context, params user.UserCurrentListStarredParams) middleware.Responder
 	/* UserCurrentPostGPGKey Add a GPG key to the signed-in user. */
 	UserCurrentPostGPGKey(ctx context.Context, params user.UserCurrentPostGPGKeyParams) middleware.Responder
 	/* UserCurrentPostKey Add an SSH key to the signed-in user. */
 	UserCurrentPostKey(ctx context.Context, params user.UserCurrentPostKeyParams) middleware.Responder
+	/* UserCurrentPutFollow Follow a user. */
+	UserCurrentPutFollow(ctx context.Context, params user.UserCurrentPutFollowParams) middleware.Responder
+	/* UserCurrentPutStar Star a repository. */
+	UserCurrentPutStar(ctx context.Context, params user.UserCurrentPutStarParams) middleware.Responder
 	/* UserCurrentTrackedTimes List the signed-in user's tracked time. */
 	UserCurrentTrackedTimes(ctx context.Context, params user.UserCurrentTrackedTimesParams) middleware.Responder
 	/* UserDeleteAccessToken Revoke an access token, named by id or by name. */
@@ -703,8 +733,14 @@ type UserAPI interface {
 	UserGetHookDelivery(ctx context.Context, params user.UserGetHookDeliveryParams) middleware.Responder
 	/* UserGetTokens List a user's access tokens. */
 	UserGetTokens(ctx context.Context, params user.UserGetTokensParams) middleware.Responder
+	/* UserListBlocks List the users the signed-in user blocks. */
+	UserListBlocks(ctx context.Context, params user.UserListBlocksParams) middleware.Responder
 	/* UserListEmails List the signed-in user's email addresses. */
 	UserListEmails(ctx context.Context, params user.UserListEmailsParams) middleware.Responder
+	/* UserListFollowers List a user's followers. */
+	UserListFollowers(ctx context.Context, params user.UserListFollowersParams) middleware.Responder
+	/* UserListFollowing List the users a user follows. */
+	UserListFollowing(ctx context.Context, params user.UserListFollowingParams) middleware.Responder
 	/* UserListGPGKeys List a user's GPG keys. */
 	UserListGPGKeys(ctx context.Context, params user.UserListGPGKeysParams) middleware.Responder
 	/* UserListHookDeliveries List the deliveries of one of the signed-in user's hooks, newest first (not in the reference). */
@@ -715,12 +751,16 @@ type UserAPI interface {
 	UserListKeys(ctx context.Context, params user.UserListKeysParams) middleware.Responder
 	/* UserListRepos List the repositories a user owns. */
 	UserListRepos(ctx context.Context, params user.UserListReposParams) middleware.Responder
+	/* UserListStarred List the repositories a user starred that the caller may see. */
+	UserListStarred(ctx context.Context, params user.UserListStarredParams) middleware.Responder
 	/* UserListTeams List the caller's teams. */
 	UserListTeams(ctx context.Context, params user.UserListTeamsParams) middleware.Responder
 	/* UserRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
 	UserRedeliverHookDelivery(ctx context.Context, params user.UserRedeliverHookDeliveryParams) middleware.Responder
 	/* UserSearch Find users by name or id. */
 	UserSearch(ctx context.Context, params user.UserSearchParams) middleware.Responder
+	/* UserUnblockUser Unblock a user. */
+	UserUnblockUser(ctx context.Context, params user.UserUnblockUserParams) middleware.Responder
 	/* UserVerifyGPGKey Verify one of the signed-in user's GPG keys with a signature of the current token. */
 	UserVerifyGPGKey(ctx context.Context, params user.UserVerifyGPGKeyParams) middleware.Responder
 }
@@ -1344,6 +1384,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.GetUserRunners(ctx, params)
+	})
+
+	api.UserGetUserSettingsHandler = user.GetUserSettingsHandlerFunc(func(params user.GetUserSettingsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetUserSettings(ctx, params)
 	})
 
 	api.UserGetUserWorkflowJobsHandler = user.GetUserWorkflowJobsHandlerFunc(func(params user.GetUserWorkflowJobsParams, principal any) middleware.Responder {
@@ -2669,6 +2716,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoListReleases(ctx, params)
 	})
 
+	api.RepositoryRepoListStargazersHandler = repository.RepoListStargazersHandlerFunc(func(params repository.RepoListStargazersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListStargazers(ctx, params)
+	})
+
 	api.RepositoryRepoListStatusesHandler = repository.RepoListStatusesHandlerFunc(func(params repository.RepoListStatusesParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2900,11 +2954,39 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UpdateUserRunner(ctx, params)
 	})
 
+	api.UserUpdateUserSettingsHandler = user.UpdateUserSettingsHandlerFunc(func(params user.UpdateUserSettingsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateUserSettings(ctx, params)
+	})
+
 	api.UserUserAddEmailHandler = user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserAddEmail(ctx, params)
+	})
+
+	api.UserUserBlockUserHandler = user.UserBlockUserHandlerFunc(func(params user.UserBlockUserParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserBlockUser(ctx, params)
+	})
+
+	api.UserUserCheckFollowingHandler = user.UserCheckFollowingHandlerFunc(func(params user.UserCheckFollowingParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCheckFollowing(ctx, params)
+	})
+
+	api.UserUserCheckUserBlockHandler = user.UserCheckUserBlockHandlerFunc(func(params user.UserCheckUserBlockParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCheckUserBlock(ctx, params)
 	})
 
 	api.UserUserCreateHookHandler = user.UserCreateHookHandlerFunc(func(params user.UserCreateHookParams, principal any) middleware.Responder {
@@ -2928,6 +3010,27 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserCreateToken(ctx, params)
 	})
 
+	api.UserUserCurrentCheckFollowingHandler = user.UserCurrentCheckFollowingHandlerFunc(func(params user.UserCurrentCheckFollowingParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentCheckFollowing(ctx, params)
+	})
+
+	api.UserUserCurrentCheckStarringHandler = user.UserCurrentCheckStarringHandlerFunc(func(params user.UserCurrentCheckStarringParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentCheckStarring(ctx, params)
+	})
+
+	api.UserUserCurrentDeleteFollowHandler = user.UserCurrentDeleteFollowHandlerFunc(func(params user.UserCurrentDeleteFollowParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentDeleteFollow(ctx, params)
+	})
+
 	api.UserUserCurrentDeleteGPGKeyHandler = user.UserCurrentDeleteGPGKeyHandlerFunc(func(params user.UserCurrentDeleteGPGKeyParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2942,6 +3045,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserCurrentDeleteKey(ctx, params)
 	})
 
+	api.UserUserCurrentDeleteStarHandler = user.UserCurrentDeleteStarHandlerFunc(func(params user.UserCurrentDeleteStarParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentDeleteStar(ctx, params)
+	})
+
 	api.UserUserCurrentGetGPGKeyHandler = user.UserCurrentGetGPGKeyHandlerFunc(func(params user.UserCurrentGetGPGKeyParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2954,6 +3064,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserCurrentGetKey(ctx, params)
+	})
+
+	api.UserUserCurrentListFollowersHandler = user.UserCurrentListFollowersHandlerFunc(func(params user.UserCurrentListFollowersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentListFollowers(ctx, params)
+	})
+
+	api.UserUserCurrentListFollowingHandler = user.UserCurrentListFollowingHandlerFunc(func(params user.UserCurrentListFollowingParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentListFollowing(ctx, params)
 	})
 
 	api.UserUserCurrentListGPGKeysHandler = user.UserCurrentListGPGKeysHandlerFunc(func(params user.UserCurrentListGPGKeysParams, principal any) middleware.Responder {
@@ -2977,6 +3101,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserCurrentListRepos(ctx, params)
 	})
 
+	api.UserUserCurrentListStarredHandler = user.UserCurrentListStarredHandlerFunc(func(params user.UserCurrentListStarredParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentListStarred(ctx, params)
+	})
+
 	api.UserUserCurrentPostGPGKeyHandler = user.UserCurrentPostGPGKeyHandlerFunc(func(params user.UserCurrentPostGPGKeyParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2989,6 +3120,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserCurrentPostKey(ctx, params)
+	})
+
+	api.UserUserCurrentPutFollowHandler = user.UserCurrentPutFollowHandlerFunc(func(params user.UserCurrentPutFollowParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentPutFollow(ctx, params)
+	})
+
+	api.UserUserCurrentPutStarHandler = user.UserCurrentPutStarHandlerFunc(func(params user.UserCurrentPutStarParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentPutStar(ctx, params)
 	})
 
 	api.UserUserCurrentTrackedTimesHandler = user.UserCurrentTrackedTimesHandlerFunc(func(params user.UserCurrentTrackedTimesParams, principal any) middleware.Responder {
@@ -3061,11 +3206,32 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserGetTokens(ctx, params)
 	})
 
+	api.UserUserListBlocksHandler = user.UserListBlocksHandlerFunc(func(params user.UserListBlocksParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListBlocks(ctx, params)
+	})
+
 	api.UserUserListEmailsHandler = user.UserListEmailsHandlerFunc(func(params user.UserListEmailsParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserListEmails(ctx, params)
+	})
+
+	api.UserUserListFollowersHandler = user.UserListFollowersHandlerFunc(func(params user.UserListFollowersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListFollowers(ctx, params)
+	})
+
+	api.UserUserListFollowingHandler = user.UserListFollowingHandlerFunc(func(params user.UserListFollowingParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListFollowing(ctx, params)
 	})
 
 	api.UserUserListGPGKeysHandler = user.UserListGPGKeysHandlerFunc(func(params user.UserListGPGKeysParams, principal any) middleware.Responder {
@@ -3103,6 +3269,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserListRepos(ctx, params)
 	})
 
+	api.UserUserListStarredHandler = user.UserListStarredHandlerFunc(func(params user.UserListStarredParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListStarred(ctx, params)
+	})
+
 	api.UserUserListTeamsHandler = user.UserListTeamsHandlerFunc(func(params user.UserListTeamsParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -3129,6 +3302,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserTrackedTimes(ctx, params)
+	})
+
+	api.UserUserUnblockUserHandler = user.UserUnblockUserHandlerFunc(func(params user.UserUnblockUserParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserUnblockUser(ctx, params)
 	})
 
 	api.UserUserVerifyGPGKeyHandler = user.UserVerifyGPGKeyHandlerFunc(func(params user.UserVerifyGPGKeyParams, principal any) middleware.Responder {

@@ -22,6 +22,13 @@ type UserSearch struct {
 	// who keep their email private (Self's excepted), so a search never
 	// reveals an address the result would hide.
 	HideKeptEmails bool
+	// FollowersOf keeps the users who follow that user, FollowedBy those
+	// that user follows, StargazersOf those who starred that repository,
+	// BlockedBy those that user or organization blocked.
+	FollowersOf  int64
+	FollowedBy   int64
+	StargazersOf int64
+	BlockedBy    int64
 	// OrderBy is an ORDER BY clause chosen by impl from a fixed list.
 	OrderBy string
 }
@@ -137,8 +144,10 @@ type RepoSearch struct {
 	IsArchived         *bool
 	IsFork             *bool
 	// ForkOf keeps the forks of that repository.
-	ForkOf   int64
-	IsMirror *bool
+	ForkOf int64
+	// StarredBy keeps the repositories that user starred.
+	StarredBy int64
+	IsMirror  *bool
 	// RelatedUserID keeps repositories related to that user: with
 	// RelatedOwned the ones it owns, with RelatedMember the ones owned by
 	// organizations it belongs to; with both, either kind.

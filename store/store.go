@@ -92,5 +92,6 @@ type Store interface {
 	Hooks() HookStore
 	Actions() ActionsStore
 	Pulls() PullStore
+	People() PeopleStore
 	Close() error
 }

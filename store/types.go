@@ -66,9 +66,17 @@ type User struct {
 	MaxRepoCreation        int64 // -1 means the site default
 	RepoAdminChangeTeamAcc bool
 	KeepEmailPrivate       bool
-	CreatedAt              time.Time
-	UpdatedAt              time.Time
-	LastLoginAt            *time.Time
+	// Settings the user chooses for the web interface (GET /user/settings).
+	Theme         string
+	DiffViewStyle string
+	HideActivity  bool
+	// Counters kept by PeopleStore; UserStore.Update never writes them.
+	NumFollowers int64
+	NumFollowing int64
+	NumStars     int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	LastLoginAt  *time.Time
 }
 
 func (u *User) IsOrganization() bool { return u.Type == UserTypeOrganization }

@@ -259,3 +259,14 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		PackagesDir:    filepath.Join(dataDir, "packages"),
 	}, nil
 }
+
+// VisibleUsers is one page of the individual accounts q keeps that p may
+// see (the rule of access.UserVisibilities), by id unless q orders them.
+func (d *Deps) VisibleUsers(ctx context.Context, p *auth.Principal, q store.UserSearch, pg paging.Params) ([]*store.User, int64, error) {
+	q.Type = store.UserTypeIndividual
+	q.Visibilities, q.Self = access.UserVisibilities(p)
+	if q.OrderBy == "" {
+		q.OrderBy = "id ASC"
+	}
+	return d.Store.Users().Search(ctx, q, pg.Store())
+}

@@ -65,20 +65,23 @@ func User(base string, u *store.User, viewer *store.User) *models.User {
 		return nil
 	}
 	out := &models.User{
-		ID:          u.ID,
-		UserName:    u.Name,
-		Username:    u.Name, // the reference sends the login under both names
-		FullName:    u.FullName,
-		AvatarURL:   AvatarURL(base, u),
-		HTMLURL:     base + u.Name,
-		Created:     TimeOf(u.CreatedAt),
-		Description: u.Description,
-		Website:     u.Website,
-		Location:    u.Location,
-		Visibility:  u.Visibility.String(),
-		Restricted:  u.Restricted,
-		Type:        userType(u),
-		Email:       strfmt.Email(fmt.Sprintf("%s@%s", u.LowerName, NoReplyDomain)),
+		ID:           u.ID,
+		UserName:     u.Name,
+		Username:     u.Name, // the reference sends the login under both names
+		FullName:     u.FullName,
+		AvatarURL:    AvatarURL(base, u),
+		HTMLURL:      base + u.Name,
+		Created:      TimeOf(u.CreatedAt),
+		Description:  u.Description,
+		Website:      u.Website,
+		Location:     u.Location,
+		Visibility:   u.Visibility.String(),
+		Restricted:   u.Restricted,
+		Type:         userType(u),
+		Email:        strfmt.Email(fmt.Sprintf("%s@%s", u.LowerName, NoReplyDomain)),
+		Followers:    u.NumFollowers,
+		Following:    u.NumFollowing,
+		StarredRepos: u.NumStars,
 	}
 	privileged := viewer != nil && (viewer.ID == u.ID || viewer.IsAdmin)
 	if viewer != nil && (privileged || !u.KeepEmailPrivate) && u.Email != "" {
@@ -94,6 +97,28 @@ func User(base string, u *store.User, viewer *store.User) *models.User {
 		out.ProhibitLogin = u.ProhibitLogin
 	}
 	return out
+}
+
+// DefaultTheme is the theme of a user who never chose one.
+const DefaultTheme = "gitea-auto"
+
+// UserSettings renders the settings u chose for themself.
+func UserSettings(u *store.User) *models.UserSettings {
+	theme := u.Theme
+	if theme == "" {
+		theme = DefaultTheme
+	}
+	return &models.UserSettings{
+		FullName:      u.FullName,
+		Website:       u.Website,
+		Description:   u.Description,
+		Location:      u.Location,
+		Language:      u.Language,
+		Theme:         theme,
+		DiffViewStyle: u.DiffViewStyle,
+		HideEmail:     u.KeepEmailPrivate,
+		HideActivity:  u.HideActivity,
+	}
 }
 
 // Users renders a list of users for viewer.

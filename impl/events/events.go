@@ -92,6 +92,18 @@ const (
 	KeyAdded            Kind = "key.added"                       // Key
 	KeyDeleted          Kind = "key.deleted"                     // Key
 
+	// A user starred a repository or took the star back (RepoID is the
+	// repository, the actor the user).
+	RepoStarred   Kind = "repository.starred"   // Repo
+	RepoUnstarred Kind = "repository.unstarred" // Repo
+	// The actor followed a user, stopped following one, blocked one or
+	// unblocked one (the payload names that user; Org, when set, is the
+	// organization that blocks).
+	UserFollowed   Kind = "user.followed"   // Named (the user followed)
+	UserUnfollowed Kind = "user.unfollowed" // Named (the user no longer followed)
+	UserBlocked    Kind = "user.blocked"    // Block
+	UserUnblocked  Kind = "user.unblocked"  // Block
+
 	// A package version appears with its first file and goes with its
 	// deletion (or its package's).
 	// Pull requests. The issue kinds above name a pull request's
@@ -234,6 +246,12 @@ type Comment struct {
 	IssueIndex int64 `json:"issue_index"`
 	// BodyFrom is the body an edit replaced.
 	BodyFrom *string `json:"body_from,omitempty"`
+}
+
+// Block describes a block: Blocker blocks User.
+type Block struct {
+	Blocker Named `json:"blocker"`
+	User    Named `json:"user"`
 }
 
 // Named describes an event about a thing identified by id and name

@@ -21,7 +21,8 @@ func init() {
 		}
 	}
 	register(func() any { return &Repo{} }, RepoCreated, RepoEdited, RepoDeleted,
-		RepoTransferStarted, RepoTransferred, RepoTransferDropped)
+		RepoTransferStarted, RepoTransferred, RepoTransferDropped, RepoStarred, RepoUnstarred)
+	register(func() any { return &Block{} }, UserBlocked, UserUnblocked)
 	register(func() any { return &Refs{} }, RefsChanged)
 	register(func() any { return &Issue{} }, IssueOpened, IssueEdited, IssueClosed, IssueReopened, IssueDeleted,
 		IssueLabelsChanged, IssueMilestoned, IssueAssigned, IssueReacted, IssueTimeTracked, IssueTimeDeleted,
@@ -32,7 +33,7 @@ func init() {
 		MilestoneCreated, MilestoneEdited, MilestoneDeleted, ProjectCreated, ProjectEdited, ProjectDeleted,
 		ReleasePublished, ReleaseEdited, ReleaseDeleted, UserCreated, UserEdited, UserDeleted,
 		OrgCreated, OrgEdited, OrgDeleted, UserEmailsAdded, UserEmailsDeleted, TeamCreated, TeamEdited, TeamDeleted,
-		PackageLinked, PackageTagged)
+		PackageLinked, PackageTagged, UserFollowed, UserUnfollowed)
 	register(func() any { return &Renamed{} }, UserRenamed)
 	register(func() any { return &Status{} }, StatusCreated)
 	register(func() any { return &Token{} }, TokenCreated, TokenDeleted)

@@ -26,7 +26,7 @@ func (s Service) SetCollaborator(ctx context.Context, doer *store.User, r *store
 			return err
 		}
 		return s.Events.Emit(ctx, events.CollaboratorSet, r.ID, events.ActorID(doer),
-			events.Collaborator{Repo: repoEvent(r), User: events.Named{ID: u.ID, Name: u.Name}, Mode: mode.String()})
+			events.Collaborator{Repo: EventOf(r), User: events.Named{ID: u.ID, Name: u.Name}, Mode: mode.String()})
 	})
 }
 
@@ -41,12 +41,12 @@ func (s Service) RemoveCollaborator(ctx context.Context, doer *store.User, r *st
 			return err
 		}
 		return s.Events.Emit(ctx, events.CollaboratorRemoved, r.ID, events.ActorID(doer),
-			events.Collaborator{Repo: repoEvent(r), User: events.Named{ID: u.ID, Name: u.Name}})
+			events.Collaborator{Repo: EventOf(r), User: events.Named{ID: u.ID, Name: u.Name}})
 	})
 }
 
 func teamRepoEvent(t *store.Team, r *store.Repository) events.TeamGrant {
-	re := repoEvent(r)
+	re := EventOf(r)
 	return events.TeamGrant{Team: events.Named{ID: t.ID, Name: t.Name}, Repo: &re}
 }
 
@@ -111,7 +111,7 @@ func (s Service) OfferTransfer(ctx context.Context, doer *store.User, r *store.R
 		if err := s.Store.Access().CreateTransfer(ctx, tr); err != nil {
 			return err
 		}
-		return s.Events.Emit(ctx, events.RepoTransferStarted, r.ID, events.ActorID(doer), repoEvent(r))
+		return s.Events.Emit(ctx, events.RepoTransferStarted, r.ID, events.ActorID(doer), EventOf(r))
 	})
 	if err != nil {
 		return nil, err
@@ -125,7 +125,7 @@ func (s Service) RejectTransfer(ctx context.Context, doer *store.User, r *store.
 		if err := s.Store.Access().DeleteTransfer(ctx, r.ID); err != nil {
 			return err
 		}
-		return s.Events.Emit(ctx, events.RepoTransferDropped, r.ID, events.ActorID(doer), repoEvent(r))
+		return s.Events.Emit(ctx, events.RepoTransferDropped, r.ID, events.ActorID(doer), EventOf(r))
 	})
 }
 
@@ -197,7 +197,7 @@ func (s Service) Transfer(ctx context.Context, doer *store.User, r *store.Reposi
 		if err := s.Store.Access().RemoveCollaborator(ctx, r.ID, recipient.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		ev := repoEvent(fresh)
+		ev := EventOf(fresh)
 		ev.OldOwner = oldOwner.Name
 		moved = fresh
 		return s.Events.Emit(ctx, events.RepoTransferred, r.ID, events.ActorID(doer), ev)

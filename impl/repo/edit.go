@@ -300,7 +300,7 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 			return err
 		}
 		updated = fresh
-		ev := repoEvent(fresh)
+		ev := EventOf(fresh)
 		if fresh.Name != oldName {
 			ev.OldName = oldName
 		}

@@ -195,7 +195,7 @@ func (s Service) insert(ctx context.Context, doer, owner *store.User, r *store.R
 	if err := (webhook.Service{Deps: s.Deps}).CopyDefaultHooks(ctx, r); err != nil {
 		return err
 	}
-	if err := s.Events.Emit(ctx, events.RepoCreated, r.ID, events.ActorID(doer), repoEvent(r)); err != nil {
+	if err := s.Events.Emit(ctx, events.RepoCreated, r.ID, events.ActorID(doer), EventOf(r)); err != nil {
 		return err
 	}
 	if err := s.giveCreatorTeams(ctx, doer, owner, r); err != nil {
@@ -246,7 +246,7 @@ func (s Service) Delete(ctx context.Context, doer *store.User, r *store.Reposito
 				return err
 			}
 		}
-		if err := s.Events.Emit(ctx, events.RepoDeleted, r.ID, events.ActorID(doer), repoEvent(r)); err != nil {
+		if err := s.Events.Emit(ctx, events.RepoDeleted, r.ID, events.ActorID(doer), EventOf(r)); err != nil {
 			return err
 		}
 		owner, name, id := r.Owner.Name, r.Name, r.ID
@@ -284,7 +284,7 @@ func (s Service) removeFiles(owner, name string, id int64) {
 	}
 }
 
-// repoEvent is the payload of r's events (r.Owner loaded).
-func repoEvent(r *store.Repository) events.Repo {
+// EventOf is the payload of r's events (r.Owner loaded).
+func EventOf(r *store.Repository) events.Repo {
 	return events.Repo{ID: r.ID, Owner: r.Owner.Name, Name: r.Name, Private: r.IsPrivate}
 }

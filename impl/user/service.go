@@ -170,6 +170,12 @@ type EditInput struct {
 	Location    *string
 	Description *string
 	Visibility  *store.Visibility
+	// The settings a user chooses for themself (GET /user/settings).
+	Language      *string
+	Theme         *string
+	DiffViewStyle *string
+	HideEmail     *bool
+	HideActivity  *bool
 
 	LoginName *string
 	// SourceID 0 keeps the source, as in the reference.
@@ -285,6 +291,11 @@ func (s Service) applyEdit(ctx context.Context, u *store.User, in EditInput) err
 	set(&u.Website, in.Website)
 	set(&u.Location, in.Location)
 	set(&u.Description, in.Description)
+	set(&u.Language, in.Language)
+	set(&u.Theme, in.Theme)
+	set(&u.DiffViewStyle, in.DiffViewStyle)
+	set(&u.KeepEmailPrivate, in.HideEmail)
+	set(&u.HideActivity, in.HideActivity)
 	set(&u.MustChangePassword, in.MustChangePassword)
 	set(&u.ProhibitLogin, in.ProhibitLogin)
 	set(&u.IsActive, in.Active)

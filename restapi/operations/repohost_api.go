@@ -530,6 +530,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.GetUserRunners has not yet been implemented")
 		}),
 
+		UserGetUserSettingsHandler: user.GetUserSettingsHandlerFunc(func(params user.GetUserSettingsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.GetUserSettings has not yet been implemented")
+		}),
+
 		UserGetUserWorkflowJobsHandler: user.GetUserWorkflowJobsHandlerFunc(func(params user.GetUserWorkflowJobsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1853,6 +1860,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListReleases has not yet been implemented")
 		}),
 
+		RepositoryRepoListStargazersHandler: repository.RepoListStargazersHandlerFunc(func(params repository.RepoListStargazersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListStargazers has not yet been implemented")
+		}),
+
 		RepositoryRepoListStatusesHandler: repository.RepoListStatusesHandlerFunc(func(params repository.RepoListStatusesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2084,11 +2098,39 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UpdateUserRunner has not yet been implemented")
 		}),
 
+		UserUpdateUserSettingsHandler: user.UpdateUserSettingsHandlerFunc(func(params user.UpdateUserSettingsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UpdateUserSettings has not yet been implemented")
+		}),
+
 		UserUserAddEmailHandler: user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserAddEmail has not yet been implemented")
+		}),
+
+		UserUserBlockUserHandler: user.UserBlockUserHandlerFunc(func(params user.UserBlockUserParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserBlockUser has not yet been implemented")
+		}),
+
+		UserUserCheckFollowingHandler: user.UserCheckFollowingHandlerFunc(func(params user.UserCheckFollowingParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCheckFollowing has not yet been implemented")
+		}),
+
+		UserUserCheckUserBlockHandler: user.UserCheckUserBlockHandlerFunc(func(params user.UserCheckUserBlockParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCheckUserBlock has not yet been implemented")
 		}),
 
 		UserUserCreateHookHandler: user.UserCreateHookHandlerFunc(func(params user.UserCreateHookParams, principal any) middleware.Responder {
@@ -2112,6 +2154,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserCreateToken has not yet been implemented")
 		}),
 
+		UserUserCurrentCheckFollowingHandler: user.UserCurrentCheckFollowingHandlerFunc(func(params user.UserCurrentCheckFollowingParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentCheckFollowing has not yet been implemented")
+		}),
+
+		UserUserCurrentCheckStarringHandler: user.UserCurrentCheckStarringHandlerFunc(func(params user.UserCurrentCheckStarringParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentCheckStarring has not yet been implemented")
+		}),
+
+		UserUserCurrentDeleteFollowHandler: user.UserCurrentDeleteFollowHandlerFunc(func(params user.UserCurrentDeleteFollowParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentDeleteFollow has not yet been implemented")
+		}),
+
 		UserUserCurrentDeleteGPGKeyHandler: user.UserCurrentDeleteGPGKeyHandlerFunc(func(params user.UserCurrentDeleteGPGKeyParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2126,6 +2189,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserCurrentDeleteKey has not yet been implemented")
 		}),
 
+		UserUserCurrentDeleteStarHandler: user.UserCurrentDeleteStarHandlerFunc(func(params user.UserCurrentDeleteStarParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentDeleteStar has not yet been implemented")
+		}),
+
 		UserUserCurrentGetGPGKeyHandler: user.UserCurrentGetGPGKeyHandlerFunc(func(params user.UserCurrentGetGPGKeyParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2138,6 +2208,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserCurrentGetKey has not yet been implemented")
+		}),
+
+		UserUserCurrentListFollowersHandler: user.UserCurrentListFollowersHandlerFunc(func(params user.UserCurrentListFollowersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentListFollowers has not yet been implemented")
+		}),
+
+		UserUserCurrentListFollowingHandler: user.UserCurrentListFollowingHandlerFunc(func(params user.UserCurrentListFollowingParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentListFollowing has not yet been implemented")
 		}),
 
 		UserUserCurrentListGPGKeysHandler: user.UserCurrentListGPGKeysHandlerFunc(func(params user.UserCurrentListGPGKeysParams, principal any) middleware.Responder {
@@ -2161,6 +2245,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserCurrentListRepos has not yet been implemented")
 		}),
 
+		UserUserCurrentListStarredHandler: user.UserCurrentListStarredHandlerFunc(func(params user.UserCurrentListStarredParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentListStarred has not yet been implemented")
+		}),
+
 		UserUserCurrentPostGPGKeyHandler: user.UserCurrentPostGPGKeyHandlerFunc(func(params user.UserCurrentPostGPGKeyParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2173,6 +2264,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserCurrentPostKey has not yet been implemented")
+		}),
+
+		UserUserCurrentPutFollowHandler: user.UserCurrentPutFollowHandlerFunc(func(params user.UserCurrentPutFollowParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentPutFollow has not yet been implemented")
+		}),
+
+		UserUserCurrentPutStarHandler: user.UserCurrentPutStarHandlerFunc(func(params user.UserCurrentPutStarParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentPutStar has not yet been implemented")
 		}),
 
 		UserUserCurrentTrackedTimesHandler: user.UserCurrentTrackedTimesHandlerFunc(func(params user.UserCurrentTrackedTimesParams, principal any) middleware.Responder {
@@ -2245,11 +2350,32 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserGetTokens has not yet been implemented")
 		}),
 
+		UserUserListBlocksHandler: user.UserListBlocksHandlerFunc(func(params user.UserListBlocksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListBlocks has not yet been implemented")
+		}),
+
 		UserUserListEmailsHandler: user.UserListEmailsHandlerFunc(func(params user.UserListEmailsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserListEmails has not yet been implemented")
+		}),
+
+		UserUserListFollowersHandler: user.UserListFollowersHandlerFunc(func(params user.UserListFollowersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListFollowers has not yet been implemented")
+		}),
+
+		UserUserListFollowingHandler: user.UserListFollowingHandlerFunc(func(params user.UserListFollowingParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListFollowing has not yet been implemented")
 		}),
 
 		UserUserListGPGKeysHandler: user.UserListGPGKeysHandlerFunc(func(params user.UserListGPGKeysParams, principal any) middleware.Responder {
@@ -2287,6 +2413,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserListRepos has not yet been implemented")
 		}),
 
+		UserUserListStarredHandler: user.UserListStarredHandlerFunc(func(params user.UserListStarredParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListStarred has not yet been implemented")
+		}),
+
 		UserUserListTeamsHandler: user.UserListTeamsHandlerFunc(func(params user.UserListTeamsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2313,6 +2446,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.UserTrackedTimes has not yet been implemented")
+		}),
+
+		UserUserUnblockUserHandler: user.UserUnblockUserHandlerFunc(func(params user.UserUnblockUserParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserUnblockUser has not yet been implemented")
 		}),
 
 		UserUserVerifyGPGKeyHandler: user.UserVerifyGPGKeyHandlerFunc(func(params user.UserVerifyGPGKeyParams, principal any) middleware.Responder {
@@ -2581,6 +2721,8 @@ type RepohostAPI struct {
 	UserGetUserRunnerHandler user.GetUserRunnerHandler
 	// UserGetUserRunnersHandler sets the operation handler for the get user runners operation
 	UserGetUserRunnersHandler user.GetUserRunnersHandler
+	// UserGetUserSettingsHandler sets the operation handler for the get user settings operation
+	UserGetUserSettingsHandler user.GetUserSettingsHandler
 	// UserGetUserWorkflowJobsHandler sets the operation handler for the get user workflow jobs operation
 	UserGetUserWorkflowJobsHandler user.GetUserWorkflowJobsHandler
 	// UserGetUserWorkflowRunsHandler sets the operation handler for the get user workflow runs operation
@@ -2959,6 +3101,8 @@ type RepohostAPI struct {
 	RepositoryRepoListReleaseAttachmentsHandler repository.RepoListReleaseAttachmentsHandler
 	// RepositoryRepoListReleasesHandler sets the operation handler for the repo list releases operation
 	RepositoryRepoListReleasesHandler repository.RepoListReleasesHandler
+	// RepositoryRepoListStargazersHandler sets the operation handler for the repo list stargazers operation
+	RepositoryRepoListStargazersHandler repository.RepoListStargazersHandler
 	// RepositoryRepoListStatusesHandler sets the operation handler for the repo list statuses operation
 	RepositoryRepoListStatusesHandler repository.RepoListStatusesHandler
 	// RepositoryRepoListStatusesByRefHandler sets the operation handler for the repo list statuses by ref operation
@@ -3025,32 +3169,58 @@ type RepohostAPI struct {
 	RepositoryUpdateRepoRunnerHandler repository.UpdateRepoRunnerHandler
 	// UserUpdateUserRunnerHandler sets the operation handler for the update user runner operation
 	UserUpdateUserRunnerHandler user.UpdateUserRunnerHandler
+	// UserUpdateUserSettingsHandler sets the operation handler for the update user settings operation
+	UserUpdateUserSettingsHandler user.UpdateUserSettingsHandler
 	// UserUserAddEmailHandler sets the operation handler for the user add email operation
 	UserUserAddEmailHandler user.UserAddEmailHandler
+	// UserUserBlockUserHandler sets the operation handler for the user block user operation
+	UserUserBlockUserHandler user.UserBlockUserHandler
+	// UserUserCheckFollowingHandler sets the operation handler for the user check following operation
+	UserUserCheckFollowingHandler user.UserCheckFollowingHandler
+	// UserUserCheckUserBlockHandler sets the operation handler for the user check user block operation
+	UserUserCheckUserBlockHandler user.UserCheckUserBlockHandler
 	// UserUserCreateHookHandler sets the operation handler for the user create hook operation
 	UserUserCreateHookHandler user.UserCreateHookHandler
 	// UserUserCreateRunnerRegistrationTokenHandler sets the operation handler for the user create runner registration token operation
 	UserUserCreateRunnerRegistrationTokenHandler user.UserCreateRunnerRegistrationTokenHandler
 	// UserUserCreateTokenHandler sets the operation handler for the user create token operation
 	UserUserCreateTokenHandler user.UserCreateTokenHandler
+	// UserUserCurrentCheckFollowingHandler sets the operation handler for the user current check following operation
+	UserUserCurrentCheckFollowingHandler user.UserCurrentCheckFollowingHandler
+	// UserUserCurrentCheckStarringHandler sets the operation handler for the user current check starring operation
+	UserUserCurrentCheckStarringHandler user.UserCurrentCheckStarringHandler
+	// UserUserCurrentDeleteFollowHandler sets the operation handler for the user current delete follow operation
+	UserUserCurrentDeleteFollowHandler user.UserCurrentDeleteFollowHandler
 	// UserUserCurrentDeleteGPGKeyHandler sets the operation handler for the user current delete g p g key operation
 	UserUserCurrentDeleteGPGKeyHandler user.UserCurrentDeleteGPGKeyHandler
 	// UserUserCurrentDeleteKeyHandler sets the operation handler for the user current delete key operation
 	UserUserCurrentDeleteKeyHandler user.UserCurrentDeleteKeyHandler
+	// UserUserCurrentDeleteStarHandler sets the operation handler for the user current delete star operation
+	UserUserCurrentDeleteStarHandler user.UserCurrentDeleteStarHandler
 	// UserUserCurrentGetGPGKeyHandler sets the operation handler for the user current get g p g key operation
 	UserUserCurrentGetGPGKeyHandler user.UserCurrentGetGPGKeyHandler
 	// UserUserCurrentGetKeyHandler sets the operation handler for the user current get key operation
 	UserUserCurrentGetKeyHandler user.UserCurrentGetKeyHandler
+	// UserUserCurrentListFollowersHandler sets the operation handler for the user current list followers operation
+	UserUserCurrentListFollowersHandler user.UserCurrentListFollowersHandler
+	// UserUserCurrentListFollowingHandler sets the operation handler for the user current list following operation
+	UserUserCurrentListFollowingHandler user.UserCurrentListFollowingHandler
 	// UserUserCurrentListGPGKeysHandler sets the operation handler for the user current list g p g keys operation
 	UserUserCurrentListGPGKeysHandler user.UserCurrentListGPGKeysHandler
 	// UserUserCurrentListKeysHandler sets the operation handler for the user current list keys operation
 	UserUserCurrentListKeysHandler user.UserCurrentListKeysHandler
 	// UserUserCurrentListReposHandler sets the operation handler for the user current list repos operation
 	UserUserCurrentListReposHandler user.UserCurrentListReposHandler
+	// UserUserCurrentListStarredHandler sets the operation handler for the user current list starred operation
+	UserUserCurrentListStarredHandler user.UserCurrentListStarredHandler
 	// UserUserCurrentPostGPGKeyHandler sets the operation handler for the user current post g p g key operation
 	UserUserCurrentPostGPGKeyHandler user.UserCurrentPostGPGKeyHandler
 	// UserUserCurrentPostKeyHandler sets the operation handler for the user current post key operation
 	UserUserCurrentPostKeyHandler user.UserCurrentPostKeyHandler
+	// UserUserCurrentPutFollowHandler sets the operation handler for the user current put follow operation
+	UserUserCurrentPutFollowHandler user.UserCurrentPutFollowHandler
+	// UserUserCurrentPutStarHandler sets the operation handler for the user current put star operation
+	UserUserCurrentPutStarHandler user.UserCurrentPutStarHandler
 	// UserUserCurrentTrackedTimesHandler sets the operation handler for the user current tracked times operation
 	UserUserCurrentTrackedTimesHandler user.UserCurrentTrackedTimesHandler
 	// UserUserDeleteAccessTokenHandler sets the operation handler for the user delete access token operation
@@ -3071,8 +3241,14 @@ type RepohostAPI struct {
 	UserUserGetHookDeliveryHandler user.UserGetHookDeliveryHandler
 	// UserUserGetTokensHandler sets the operation handler for the user get tokens operation
 	UserUserGetTokensHandler user.UserGetTokensHandler
+	// UserUserListBlocksHandler sets the operation handler for the user list blocks operation
+	UserUserListBlocksHandler user.UserListBlocksHandler
 	// UserUserListEmailsHandler sets the operation handler for the user list emails operation
 	UserUserListEmailsHandler user.UserListEmailsHandler
+	// UserUserListFollowersHandler sets the operation handler for the user list followers operation
+	UserUserListFollowersHandler user.UserListFollowersHandler
+	// UserUserListFollowingHandler sets the operation handler for the user list following operation
+	UserUserListFollowingHandler user.UserListFollowingHandler
 	// UserUserListGPGKeysHandler sets the operation handler for the user list g p g keys operation
 	UserUserListGPGKeysHandler user.UserListGPGKeysHandler
 	// UserUserListHookDeliveriesHandler sets the operation handler for the user list hook deliveries operation
@@ -3083,6 +3259,8 @@ type RepohostAPI struct {
 	UserUserListKeysHandler user.UserListKeysHandler
 	// UserUserListReposHandler sets the operation handler for the user list repos operation
 	UserUserListReposHandler user.UserListReposHandler
+	// UserUserListStarredHandler sets the operation handler for the user list starred operation
+	UserUserListStarredHandler user.UserListStarredHandler
 	// UserUserListTeamsHandler sets the operation handler for the user list teams operation
 	UserUserListTeamsHandler user.UserListTeamsHandler
 	// UserUserRedeliverHookDeliveryHandler sets the operation handler for the user redeliver hook delivery operation
@@ -3091,6 +3269,8 @@ type RepohostAPI struct {
 	UserUserSearchHandler user.UserSearchHandler
 	// RepositoryUserTrackedTimesHandler sets the operation handler for the user tracked times operation
 	RepositoryUserTrackedTimesHandler repository.UserTrackedTimesHandler
+	// UserUserUnblockUserHandler sets the operation handler for the user unblock user operation
+	UserUserUnblockUserHandler user.UserUnblockUserHandler
 	// UserUserVerifyGPGKeyHandler sets the operation handler for the user verify g p g key operation
 	UserUserVerifyGPGKeyHandler user.UserVerifyGPGKeyHandler
 
@@ -3401,6 +3581,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserGetUserRunnersHandler == nil {
 		unregistered = append(unregistered, "user.GetUserRunnersHandler")
+	}
+	if o.UserGetUserSettingsHandler == nil {
+		unregistered = append(unregistered, "user.GetUserSettingsHandler")
 	}
 	if o.UserGetUserWorkflowJobsHandler == nil {
 		unregistered = append(unregistered, "user.GetUserWorkflowJobsHandler")
@@ -3969,6 +4152,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListReleasesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListReleasesHandler")
 	}
+	if o.RepositoryRepoListStargazersHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListStargazersHandler")
+	}
 	if o.RepositoryRepoListStatusesHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListStatusesHandler")
 	}
@@ -4068,8 +4254,20 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUpdateUserRunnerHandler == nil {
 		unregistered = append(unregistered, "user.UpdateUserRunnerHandler")
 	}
+	if o.UserUpdateUserSettingsHandler == nil {
+		unregistered = append(unregistered, "user.UpdateUserSettingsHandler")
+	}
 	if o.UserUserAddEmailHandler == nil {
 		unregistered = append(unregistered, "user.UserAddEmailHandler")
+	}
+	if o.UserUserBlockUserHandler == nil {
+		unregistered = append(unregistered, "user.UserBlockUserHandler")
+	}
+	if o.UserUserCheckFollowingHandler == nil {
+		unregistered = append(unregistered, "user.UserCheckFollowingHandler")
+	}
+	if o.UserUserCheckUserBlockHandler == nil {
+		unregistered = append(unregistered, "user.UserCheckUserBlockHandler")
 	}
 	if o.UserUserCreateHookHandler == nil {
 		unregistered = append(unregistered, "user.UserCreateHookHandler")
@@ -4080,17 +4278,35 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserCreateTokenHandler == nil {
 		unregistered = append(unregistered, "user.UserCreateTokenHandler")
 	}
+	if o.UserUserCurrentCheckFollowingHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentCheckFollowingHandler")
+	}
+	if o.UserUserCurrentCheckStarringHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentCheckStarringHandler")
+	}
+	if o.UserUserCurrentDeleteFollowHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentDeleteFollowHandler")
+	}
 	if o.UserUserCurrentDeleteGPGKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentDeleteGPGKeyHandler")
 	}
 	if o.UserUserCurrentDeleteKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentDeleteKeyHandler")
 	}
+	if o.UserUserCurrentDeleteStarHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentDeleteStarHandler")
+	}
 	if o.UserUserCurrentGetGPGKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentGetGPGKeyHandler")
 	}
 	if o.UserUserCurrentGetKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentGetKeyHandler")
+	}
+	if o.UserUserCurrentListFollowersHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentListFollowersHandler")
+	}
+	if o.UserUserCurrentListFollowingHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentListFollowingHandler")
 	}
 	if o.UserUserCurrentListGPGKeysHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentListGPGKeysHandler")
@@ -4101,11 +4317,20 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserCurrentListReposHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentListReposHandler")
 	}
+	if o.UserUserCurrentListStarredHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentListStarredHandler")
+	}
 	if o.UserUserCurrentPostGPGKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentPostGPGKeyHandler")
 	}
 	if o.UserUserCurrentPostKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentPostKeyHandler")
+	}
+	if o.UserUserCurrentPutFollowHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentPutFollowHandler")
+	}
+	if o.UserUserCurrentPutStarHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentPutStarHandler")
 	}
 	if o.UserUserCurrentTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentTrackedTimesHandler")
@@ -4137,8 +4362,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserGetTokensHandler == nil {
 		unregistered = append(unregistered, "user.UserGetTokensHandler")
 	}
+	if o.UserUserListBlocksHandler == nil {
+		unregistered = append(unregistered, "user.UserListBlocksHandler")
+	}
 	if o.UserUserListEmailsHandler == nil {
 		unregistered = append(unregistered, "user.UserListEmailsHandler")
+	}
+	if o.UserUserListFollowersHandler == nil {
+		unregistered = append(unregistered, "user.UserListFollowersHandler")
+	}
+	if o.UserUserListFollowingHandler == nil {
+		unregistered = append(unregistered, "user.UserListFollowingHandler")
 	}
 	if o.UserUserListGPGKeysHandler == nil {
 		unregistered = append(unregistered, "user.UserListGPGKeysHandler")
@@ -4155,6 +4389,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserListReposHandler == nil {
 		unregistered = append(unregistered, "user.UserListReposHandler")
 	}
+	if o.UserUserListStarredHandler == nil {
+		unregistered = append(unregistered, "user.UserListStarredHandler")
+	}
 	if o.UserUserListTeamsHandler == nil {
 		unregistered = append(unregistered, "user.UserListTeamsHandler")
 	}
@@ -4166,6 +4403,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryUserTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "repository.UserTrackedTimesHandler")
+	}
+	if o.UserUserUnblockUserHandler == nil {
+		unregistered = append(unregistered, "user.UserUnblockUserHandler")
 	}
 	if o.UserUserVerifyGPGKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserVerifyGPGKeyHandler")
@@ -4569,6 +4809,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/actions/runners"] = user.NewGetUserRunners(o.context, o.UserGetUserRunnersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/settings"] = user.NewGetUserSettings(o.context, o.UserGetUserSettingsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5328,6 +5572,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/stargazers"] = repository.NewRepoListStargazers(o.context, o.RepositoryRepoListStargazersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/statuses/{sha}"] = repository.NewRepoListStatuses(o.context, o.RepositoryRepoListStatusesHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -5457,10 +5705,26 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/user/actions/runners/{runner_id}"] = user.NewUpdateUserRunner(o.context, o.UserUpdateUserRunnerHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/user/settings"] = user.NewUpdateUserSettings(o.context, o.UserUpdateUserSettingsHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/user/emails"] = user.NewUserAddEmail(o.context, o.UserUserAddEmailHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/user/blocks/{username}"] = user.NewUserBlockUser(o.context, o.UserUserBlockUserHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/users/{username}/following/{target}"] = user.NewUserCheckFollowing(o.context, o.UserUserCheckFollowingHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/blocks/{username}"] = user.NewUserCheckUserBlock(o.context, o.UserUserCheckUserBlockHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -5473,6 +5737,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/users/{username}/tokens"] = user.NewUserCreateToken(o.context, o.UserUserCreateTokenHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/following/{username}"] = user.NewUserCurrentCheckFollowing(o.context, o.UserUserCurrentCheckFollowingHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/starred/{owner}/{repo}"] = user.NewUserCurrentCheckStarring(o.context, o.UserUserCurrentCheckStarringHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/following/{username}"] = user.NewUserCurrentDeleteFollow(o.context, o.UserUserCurrentDeleteFollowHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -5481,6 +5757,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/user/keys/{id}"] = user.NewUserCurrentDeleteKey(o.context, o.UserUserCurrentDeleteKeyHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/starred/{owner}/{repo}"] = user.NewUserCurrentDeleteStar(o.context, o.UserUserCurrentDeleteStarHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5489,6 +5769,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/keys/{id}"] = user.NewUserCurrentGetKey(o.context, o.UserUserCurrentGetKeyHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/followers"] = user.NewUserCurrentListFollowers(o.context, o.UserUserCurrentListFollowersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/following"] = user.NewUserCurrentListFollowing(o.context, o.UserUserCurrentListFollowingHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5501,6 +5789,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/repos"] = user.NewUserCurrentListRepos(o.context, o.UserUserCurrentListReposHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/starred"] = user.NewUserCurrentListStarred(o.context, o.UserUserCurrentListStarredHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -5509,6 +5801,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/user/keys"] = user.NewUserCurrentPostKey(o.context, o.UserUserCurrentPostKeyHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/user/following/{username}"] = user.NewUserCurrentPutFollow(o.context, o.UserUserCurrentPutFollowHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/user/starred/{owner}/{repo}"] = user.NewUserCurrentPutStar(o.context, o.UserUserCurrentPutStarHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5552,7 +5852,19 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/user/blocks"] = user.NewUserListBlocks(o.context, o.UserUserListBlocksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/user/emails"] = user.NewUserListEmails(o.context, o.UserUserListEmailsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/users/{username}/followers"] = user.NewUserListFollowers(o.context, o.UserUserListFollowersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/users/{username}/following"] = user.NewUserListFollowing(o.context, o.UserUserListFollowingHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5576,6 +5888,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/users/{username}/starred"] = user.NewUserListStarred(o.context, o.UserUserListStarredHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/user/teams"] = user.NewUserListTeams(o.context, o.UserUserListTeamsHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -5589,6 +5905,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/times/{user}"] = repository.NewUserTrackedTimes(o.context, o.RepositoryUserTrackedTimesHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/blocks/{username}"] = user.NewUserUnblockUser(o.context, o.UserUserUnblockUserHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}

@@ -821,6 +821,14 @@ var counterChecks = []struct {
 		(SELECT COUNT(*) FROM issues i WHERE i.repo_id = r.id AND i.is_pull = ? AND i.is_closed = ?)`, []any{true, true}},
 	{"repositories.num_forks", `SELECT COUNT(*) FROM repositories r WHERE r.num_forks <>
 		(SELECT COUNT(*) FROM repositories f WHERE f.fork_id = r.id)`, nil},
+	{"repositories.num_stars", `SELECT COUNT(*) FROM repositories r WHERE r.num_stars <>
+		(SELECT COUNT(*) FROM stars s WHERE s.repo_id = r.id)`, nil},
+	{"users.num_stars", `SELECT COUNT(*) FROM users u WHERE u.num_stars <>
+		(SELECT COUNT(*) FROM stars s WHERE s.user_id = u.id)`, nil},
+	{"users.num_followers", `SELECT COUNT(*) FROM users u WHERE u.num_followers <>
+		(SELECT COUNT(*) FROM follows f WHERE f.follow_id = u.id)`, nil},
+	{"users.num_following", `SELECT COUNT(*) FROM users u WHERE u.num_following <>
+		(SELECT COUNT(*) FROM follows f WHERE f.user_id = u.id)`, nil},
 	{"milestones.num_issues", `SELECT COUNT(*) FROM milestones m WHERE m.num_issues <>
 		(SELECT COUNT(*) FROM issues i WHERE i.milestone_id = m.id)`, nil},
 	{"milestones.num_closed_issues", `SELECT COUNT(*) FROM milestones m WHERE m.num_closed_issues <>
@@ -865,6 +873,14 @@ var counterRecounts = []struct {
 		"SELECT COUNT(*) FROM repositories f WHERE f.fork_id = repositories.id"), nil},
 	{"repositories.num_releases", recount("repositories", "num_releases",
 		"SELECT COUNT(*) FROM releases rl WHERE rl.repo_id = repositories.id AND rl.is_draft = ?"), []any{false, false}},
+	{"repositories.num_stars", recount("repositories", "num_stars",
+		"SELECT COUNT(*) FROM stars s WHERE s.repo_id = repositories.id"), nil},
+	{"users.num_stars", recount("users", "num_stars",
+		"SELECT COUNT(*) FROM stars s WHERE s.user_id = users.id"), nil},
+	{"users.num_followers", recount("users", "num_followers",
+		"SELECT COUNT(*) FROM follows f WHERE f.follow_id = users.id"), nil},
+	{"users.num_following", recount("users", "num_following",
+		"SELECT COUNT(*) FROM follows f WHERE f.user_id = users.id"), nil},
 	{"milestones.num_issues", recount("milestones", "num_issues",
 		"SELECT COUNT(*) FROM issues i WHERE i.milestone_id = milestones.id"), nil},
 	{"milestones.num_closed_issues", recount("milestones", "num_closed_issues",

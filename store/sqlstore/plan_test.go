@@ -162,6 +162,15 @@ func TestListQueryPlans(t *testing.T) {
 			return err
 		}}
 	}
+	people := func(name, links string, q store.UserSearch) planCase {
+		q.Type, q.OrderBy = store.UserTypeIndividual, "id ASC"
+		q.Visibilities, q.Self = []store.Visibility{store.VisibilityPublic, store.VisibilityLimited}, f.bob.ID
+		return planCase{name: name, searched: []string{links, "users"}, bounded: "the linked users",
+			list: func(ctx context.Context) error {
+				_, _, err := db.Users().Search(ctx, q, pg)
+				return err
+			}}
+	}
 	cases := []planCase{
 		issues("issues: open", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no}, pg),
 		issues("issues: closed", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &yes}, pg),
@@ -296,6 +305,18 @@ func TestListQueryPlans(t *testing.T) {
 					RelatedUserID: f.alice.ID, RelatedOwned: true, RelatedMember: true, OrderBy: "repositories.lower_name ASC"}, pg)
 				return err
 			}},
+		// A user's stars, follows and blocks: the links are read from
+		// their index, then the repositories or users by their key, and
+		// sorted (only the linked set).
+		{name: "repositories a user starred", searched: []string{"stars", "repositories"}, bounded: "a user's starred repositories",
+			list: func(ctx context.Context) error {
+				_, _, err := db.Repos().Search(ctx, store.RepoSearch{Viewer: member, StarredBy: f.bob.ID, OrderBy: "repositories.id ASC"}, pg)
+				return err
+			}},
+		people("stargazers of a repository", "stars", store.UserSearch{StargazersOf: f.repo.ID}),
+		people("followers of a user", "follows", store.UserSearch{FollowersOf: f.alice.ID}),
+		people("users a user follows", "follows", store.UserSearch{FollowedBy: f.bob.ID}),
+		people("users a user blocks", "user_blocks", store.UserSearch{BlockedBy: f.alice.ID}),
 		{name: "organizations of a user", searched: []string{"org_members"}, bounded: "a user's memberships",
 			list: func(ctx context.Context) error {
 				_, _, err := db.Orgs().ListUserOrgs(ctx, f.alice.ID, nil, false, pg)
@@ -683,6 +704,15 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 		repos = append(repos, r)
 	}
 	f.repo, f.orgRepo = repos[0], repos[3]
+	// Stars, follows and a block, so their lists have rows to read.
+	for _, r := range repos {
+		_, err := db.People().Star(ctx, f.bob.ID, r.ID, time.Now())
+		must(err)
+	}
+	_, ferr = db.People().Follow(ctx, f.bob.ID, f.alice.ID, time.Now())
+	must(ferr)
+	_, ferr = db.People().Block(ctx, &store.UserBlock{BlockerID: f.alice.ID, BlockeeID: f.bob.ID, CreatedAt: time.Now()})
+	must(ferr)
 	must(db.Keys().CreateDeployKey(ctx, &store.DeployKey{RepoID: f.repo.ID, Name: "d", Fingerprint: "SHA256:d", Content: "ssh-ed25519 AAAA"}))
 	// A collaborator, so the collaborator list has a row to read.
 	must(db.Access().SetCollaborator(ctx, &store.Collaboration{RepoID: f.repo.ID, UserID: f.bob.ID, Mode: store.AccessWrite}))

@@ -90,7 +90,8 @@ func (s repoStore) Update(ctx context.Context, r *store.Repository) error {
 }
 
 // Delete removes the row; rows that reference it go by ON DELETE CASCADE.
-// Topic popularity is a counter, not a reference, so it is corrected here.
+// Topic popularity and its stargazers' starred counts are counters, not
+// references, so they are corrected here.
 func (s repoStore) Delete(ctx context.Context, id int64) error {
 	return s.d.WithTx(ctx, func(ctx context.Context) error {
 		db := s.d.conn(ctx)
@@ -103,6 +104,10 @@ func (s repoStore) Delete(ctx context.Context, id int64) error {
 			}
 		}
 		if err := db.Exec("UPDATE topics SET repo_count = repo_count - 1 WHERE id IN (SELECT topic_id FROM repo_topics WHERE repo_id = ?)", id).Error; err != nil {
+			return translate(err, "delete repository")
+		}
+		// Its stars go by ON DELETE CASCADE; their users' counts here.
+		if err := db.Exec("UPDATE users SET num_stars = num_stars - 1 WHERE id IN (SELECT user_id FROM stars WHERE repo_id = ?)", id).Error; err != nil {
 			return translate(err, "delete repository")
 		}
 		return translate(db.Delete(&store.Repository{}, id).Error, "delete repository")
@@ -317,6 +322,9 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		if q.ForkOf > 0 {
 			db = db.Where("repositories.fork_id = ?", q.ForkOf)
 		}
+		if q.StarredBy > 0 {
+			db = db.Where(s.d.idIn("SELECT repo_id FROM stars WHERE user_id = ?"), q.StarredBy)
+		}
 		return db
 	}
 	var total int64
@@ -353,11 +361,14 @@ const ownedOrMember = `SELECT id FROM repositories WHERE owner_id IN
 // PostgreSQL the ids are gathered first into an array that the primary
 // key's index is searched with, so the planner cannot instead walk the
 // whole index to merge it with them; SQLite searches the key for each id.
-func (d *DB) idIn(ids string) string {
+func (d *DB) idIn(ids string) string { return d.columnIn("repositories.id", ids) }
+
+// columnIn is idIn for any key column.
+func (d *DB) columnIn(col, ids string) string {
 	if d.usesPostgres() {
-		return "repositories.id = ANY(ARRAY(" + ids + "))"
+		return col + " = ANY(ARRAY(" + ids + "))"
 	}
-	return "repositories.id IN (" + ids + ")"
+	return col + " IN (" + ids + ")"
 }
 
 // related applies RelatedUserID: repositories the user owns, those of the

@@ -59,14 +59,32 @@ func (s userStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store
 		rowsByID[*store.User](ctx, s.d, "find users"))
 }
 
+// userDerivedColumns are kept by the people store's SQL arithmetic; Update
+// never writes back a copy read earlier.
+var userDerivedColumns = []string{"created_at", "num_followers", "num_following", "num_stars"}
+
 func (s userStore) Update(ctx context.Context, u *store.User) error {
 	u.LowerName = strings.ToLower(u.Name)
-	res := s.d.conn(ctx).Select("*").Omit("created_at").Updates(u)
+	res := s.d.conn(ctx).Select("*").Omit(userDerivedColumns...).Updates(u)
 	return affected(res, "update user")
 }
 
+// Delete removes the row; its stars, follows and blocks go by ON DELETE
+// CASCADE, after the counters they were counted in are moved back.
 func (s userStore) Delete(ctx context.Context, id int64) error {
-	return translate(s.d.conn(ctx).Delete(&store.User{}, id).Error, "delete user")
+	return s.d.WithTx(ctx, func(ctx context.Context) error {
+		db := s.d.conn(ctx)
+		for _, stmt := range []string{
+			`UPDATE users SET num_followers = num_followers - 1 WHERE id IN (SELECT follow_id FROM follows WHERE user_id = ?)`,
+			`UPDATE users SET num_following = num_following - 1 WHERE id IN (SELECT user_id FROM follows WHERE follow_id = ?)`,
+			`UPDATE repositories SET num_stars = num_stars - 1 WHERE id IN (SELECT repo_id FROM stars WHERE user_id = ?)`,
+		} {
+			if err := db.Exec(stmt, id).Error; err != nil {
+				return translate(err, "delete user")
+			}
+		}
+		return translate(db.Delete(&store.User{}, id).Error, "delete user")
+	})
 }
 
 func (s userStore) Count(ctx context.Context, t store.UserType) (int64, error) {
@@ -91,6 +109,20 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 	}
 	if q.UID > 0 {
 		db = db.Where("id = ?", q.UID)
+	}
+	// Each link table is read by its index on the key given.
+	for _, l := range []struct {
+		id    int64
+		query string
+	}{
+		{q.FollowersOf, "SELECT user_id FROM follows WHERE follow_id = ?"},
+		{q.FollowedBy, "SELECT follow_id FROM follows WHERE user_id = ?"},
+		{q.StargazersOf, "SELECT user_id FROM stars WHERE repo_id = ?"},
+		{q.BlockedBy, "SELECT blockee_id FROM user_blocks WHERE blocker_id = ?"},
+	} {
+		if l.id > 0 {
+			db = db.Where(s.d.columnIn("id", l.query), l.id)
+		}
 	}
 	if q.SourceID != nil {
 		db = db.Where("source_id = ?", *q.SourceID)
