@@ -73,6 +73,9 @@ type Deps struct {
 	// RepoLists keeps rendered repository lists (a user's, an
 	// organization's, the caller's, a search) the same way.
 	RepoLists *listcache.Cache
+	// OAuth2KeyFile is the OAuth2 provider's signing key (see
+	// impl/oauth2.LoadKeys), made on first start.
+	OAuth2KeyFile string
 	// Signer is the instance's signing key (--signing-key), nil when the
 	// server's commits go unsigned.
 	Signer *signing.Signer
@@ -243,5 +246,6 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		AttachmentsDir: filepath.Join(dataDir, "attachments"),
 		ArchiveDir:     filepath.Join(dataDir, "repo-archive"),
 		PackagesDir:    filepath.Join(dataDir, "packages"),
+		OAuth2KeyFile:  filepath.Join(dataDir, "oauth2", "jwt_private.pem"),
 	}, nil
 }

@@ -43,6 +43,7 @@ var migrations = []migration{
 	{24, "full-text index of issues and comments, kept by triggers", migrateV24},
 	{26, "tag protection rules", migrateV26},
 	{27, "commit statuses and merges scheduled for when checks succeed", migrateV27},
+	{32, "OAuth2 provider: applications, grants, codes, tokens; web sessions", migrateV32},
 }
 
 type schemaMigration struct {
