@@ -349,6 +349,7 @@ func TestOAuth2ConfidentialClient(t *testing.T) {
 	app := oaCreate(t, e, apitest.Basic(alice), map[string]any{"name": "web", "redirect_uris": []string{"http://127.0.0.1:9/cb"},
 		"confidential_client": true, "skip_secondary_authorization": true})
 	b := newBrowser(t)
+	var last string
 	for i, style := range []oauth2.AuthStyle{oauth2.AuthStyleInHeader, oauth2.AuthStyleInParams} {
 		conf := &oauth2.Config{ClientID: app.ClientID, ClientSecret: app.ClientSecret, RedirectURL: "http://127.0.0.1:9/cb",
 			Endpoint: oauth2.Endpoint{AuthURL: e.URL + "login/oauth/authorize", TokenURL: e.URL + "login/oauth/access_token", AuthStyle: style}}
@@ -375,7 +376,11 @@ func TestOAuth2ConfidentialClient(t *testing.T) {
 		}
 		// Without a token scope the grant acts fully.
 		e.Do("POST", "user/emails", map[string]any{"emails": []string{state + "@example.com"}}, bearer(tok.AccessToken)).Expect(t, 201)
+		last = tok.AccessToken
 	}
+	// Removing the application takes its tokens with it.
+	e.Do("DELETE", "user/applications/oauth2/"+itoa(app.ID), nil, apitest.Basic(alice)).Expect(t, 204)
+	e.Do("GET", "user", nil, bearer(last)).Expect(t, 401)
 }
 
 func oaErr(err error, code string) bool {

@@ -58,26 +58,14 @@ func (s oauth2Store) UpdateApp(ctx context.Context, a *store.OAuth2Application) 
 }
 
 // DeleteApp removes the application; its grants go with it, and their
-// codes and tokens with them (foreign keys), but SQLite enforces those
-// only with its pragma, so they are removed here too.
+// codes and tokens with them (ON DELETE CASCADE, enforced on both
+// databases).
 func (s oauth2Store) DeleteApp(ctx context.Context, userID, id int64) error {
-	return s.d.WithTx(ctx, func(ctx context.Context) error {
-		db := s.d.conn(ctx)
-		res := db.Where("user_id = ? AND id = ?", userID, id).Delete(&store.OAuth2Application{})
-		if res.Error != nil {
-			return translate(res.Error, "delete oauth2 application")
-		}
-		if res.RowsAffected == 0 {
-			return fmt.Errorf("delete oauth2 application: %w", store.ErrNotFound)
-		}
-		grants := db.Model(&store.OAuth2Grant{}).Select("id").Where("application_id = ?", id)
-		for _, m := range []any{&store.OAuth2Code{}, &store.OAuth2Token{}} {
-			if err := db.Where("grant_id IN (?)", grants).Delete(m).Error; err != nil {
-				return translate(err, "delete oauth2 grants")
-			}
-		}
-		return translate(db.Where("application_id = ?", id).Delete(&store.OAuth2Grant{}).Error, "delete oauth2 grants")
-	})
+	res := s.d.conn(ctx).Where("user_id = ? AND id = ?", userID, id).Delete(&store.OAuth2Application{})
+	if res.Error == nil && res.RowsAffected == 0 {
+		return fmt.Errorf("delete oauth2 application: %w", store.ErrNotFound)
+	}
+	return translate(res.Error, "delete oauth2 application")
 }
 
 func (s oauth2Store) FindGrant(ctx context.Context, userID, appID int64) (*store.OAuth2Grant, error) {
@@ -117,16 +105,10 @@ func (s oauth2Store) AdvanceGrant(ctx context.Context, id, counter int64) error 
 	return nil
 }
 
+// DeleteGrant removes the grant; its codes and tokens go with it (ON
+// DELETE CASCADE).
 func (s oauth2Store) DeleteGrant(ctx context.Context, id int64) error {
-	return s.d.WithTx(ctx, func(ctx context.Context) error {
-		db := s.d.conn(ctx)
-		for _, m := range []any{&store.OAuth2Code{}, &store.OAuth2Token{}} {
-			if err := db.Where("grant_id = ?", id).Delete(m).Error; err != nil {
-				return translate(err, "delete oauth2 grant")
-			}
-		}
-		return translate(db.Where("id = ?", id).Delete(&store.OAuth2Grant{}).Error, "delete oauth2 grant")
-	})
+	return translate(s.d.conn(ctx).Where("id = ?", id).Delete(&store.OAuth2Grant{}).Error, "delete oauth2 grant")
 }
 
 func (s oauth2Store) CreateCode(ctx context.Context, c *store.OAuth2Code) error {
