@@ -18,6 +18,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"repohost/apitest"
+	"repohost/impl/app"
 )
 
 type oauthApp struct {
@@ -413,4 +414,27 @@ func oaRevoke(t *testing.T, e *apitest.Env, form url.Values) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("revoke: %d", resp.StatusCode)
 	}
+}
+
+// TestOAuth2SignInThrottled checks that the sign-in page counts failed
+// passwords with the API's throttle: past the limit even the right
+// password is refused for a while.
+func TestOAuth2SignInThrottled(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWithConfig(t, func(c *app.Config) { c.LoginFailures = 2 })
+	alice := e.CreateUser("alice", false)
+	client := oaCreate(t, e, apitest.Basic(alice), map[string]any{"name": "x", "redirect_uris": []string{"http://127.0.0.1:9/cb"}})
+	conf := &oauth2.Config{ClientID: client.ClientID, RedirectURL: "http://127.0.0.1:9/cb",
+		Endpoint: oauth2.Endpoint{AuthURL: e.URL + "login/oauth/authorize"}}
+	b := newBrowser(t)
+	_, page := b.get(conf.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
+	for range 2 {
+		var resp *http.Response
+		resp, page = b.submit(e.URL, page, url.Values{"action": {"signin"}, "user_name": {"alice"}, "password": {"wrong"}})
+		expectStatus(t, resp, page, http.StatusUnauthorized)
+	}
+	resp, page := b.submit(e.URL, page, url.Values{"action": {"signin"}, "user_name": {"alice"}, "password": {alice.Password}})
+	expectStatus(t, resp, page, http.StatusTooManyRequests)
+	// The API's password sign-in shares the count.
+	e.Do("GET", "user", nil, apitest.Basic(alice)).Expect(t, http.StatusTooManyRequests)
 }
