@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -240,15 +241,19 @@ func (a *Authenticator) byOAuth2Token(ctx context.Context, hash string) (*Princi
 	return &Principal{User: u, Signer: u, Token: t, Scopes: scopes}, nil
 }
 
+// OIDCScopes are the OpenID Connect scopes an OAuth2 client may request
+// beside token scopes; they ask for claims, not for access. "groups" is
+// accepted, as the reference's clients send it, but no groups claim is
+// issued yet.
+var OIDCScopes = []string{"openid", "profile", "email", "groups"}
+
 // OAuth2Scopes are the token scopes an OAuth2 grant's scope gives: the
 // access-token scopes it names beside the OpenID Connect ones (openid,
 // profile, email, groups), or every scope when it names none.
 func OAuth2Scopes(grantScope string) Scopes {
 	var api []string
 	for _, f := range strings.FieldsFunc(grantScope, func(r rune) bool { return r == ' ' || r == ',' }) {
-		switch f {
-		case "openid", "profile", "email", "groups":
-		default:
+		if !slices.Contains(OIDCScopes, f) {
 			api = append(api, f)
 		}
 	}

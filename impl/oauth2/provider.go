@@ -51,32 +51,24 @@ func (h Handlers) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /.well-known/openid-configuration", h.discovery)
 }
 
-// oidcScopes are the OpenID Connect scopes; every other scope requested
-// is an access-token scope (read:repository, …).
-var oidcScopes = []string{"openid", "profile", "email", "groups"}
-
-// parseScope splits a requested scope into what the access token may do
-// and the OpenID Connect claims asked for. Without any access-token scope
-// the token may do everything its user may, as the reference grants.
-func parseScope(raw string) (auth.Scopes, string, bool) {
-	var api []string
-	var kept []string
+// parseScope checks a requested scope and returns it normalised (each
+// scope once, space-separated). Beside the OpenID Connect scopes it may
+// name access-token scopes (read:repository, …); see auth.OAuth2Scopes.
+func parseScope(raw string) (string, bool) {
+	var kept, api []string
 	for _, f := range strings.FieldsFunc(raw, func(r rune) bool { return r == ' ' || r == ',' }) {
-		if !slices.Contains(kept, f) {
-			kept = append(kept, f)
+		if slices.Contains(kept, f) {
+			continue
 		}
-		if !slices.Contains(oidcScopes, f) {
+		kept = append(kept, f)
+		if !slices.Contains(auth.OIDCScopes, f) {
 			api = append(api, f)
 		}
 	}
-	scopes, _, ok := auth.ParseScopes(api)
-	if !ok {
-		return nil, "", false
+	if _, _, ok := auth.ParseScopes(api); !ok {
+		return "", false
 	}
-	if len(scopes) == 0 || (len(scopes) == 1 && scopes.PublicOnly()) {
-		scopes["all"] = true
-	}
-	return scopes, strings.Join(kept, " "), true
+	return strings.Join(kept, " "), true
 }
 
 func hasScope(scope, want string) bool { return slices.Contains(strings.Fields(scope), want) }
@@ -111,7 +103,7 @@ func (h Handlers) readAuthRequest(r *http.Request) (*authRequest, string) {
 	if !slices.Contains(uris, ar.redirectURI) {
 		return nil, "The address the application wants the answer sent to is not one it registered."
 	}
-	_, scope, ok := parseScope(q.Get("scope"))
+	scope, ok := parseScope(q.Get("scope"))
 	ar.scope = scope
 	switch {
 	case ar.responseType != "code":
@@ -614,7 +606,7 @@ func (h Handlers) discovery(w http.ResponseWriter, r *http.Request) {
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
-		"scopes_supported":                      oidcScopes,
+		"scopes_supported":                      []string{"openid", "profile", "email"},
 		"claims_supported": []string{"aud", "exp", "iat", "iss", "sub", "name", "preferred_username",
 			"profile", "picture", "website", "updated_at", "email", "email_verified", "nonce"},
 		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "none"},

@@ -111,7 +111,6 @@ func describeScope(scope string) []string {
 		"openid":  "confirm who you are",
 		"profile": "read your name, avatar and profile address",
 		"email":   "read your email address",
-		"groups":  "read the organizations and teams you belong to",
 	}
 	for _, f := range strings.Fields(scope) {
 		if d, ok := oidc[f]; ok {
