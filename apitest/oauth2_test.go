@@ -19,6 +19,7 @@ import (
 
 	"repohost/apitest"
 	"repohost/impl/app"
+	"repohost/impl/events"
 )
 
 type oauthApp struct {
@@ -46,7 +47,12 @@ func TestOAuth2Applications(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)
 	alice, bob := e.CreateUser("alice", false), e.CreateUser("bob", false)
+	log := e.RecordEvents()
 	a := oaCreate(t, e, apitest.Basic(alice), map[string]any{"name": "ci", "redirect_uris": []string{"https://ci.example/cb"}, "confidential_client": true})
+	ev := log.ExpectKinds(t, "create application", events.OAuth2AppCreated)[0]
+	if want := (events.OAuth2App{ID: a.ID, Name: "ci", ClientID: a.ClientID, Owner: events.Named{ID: alice.User.ID, Name: "alice"}}); ev.Payload != want || ev.ActorID != alice.User.ID {
+		t.Errorf("event %+v by %d, want %+v", ev.Payload, ev.ActorID, want)
+	}
 	if a.ID == 0 || a.ClientID == "" || !strings.HasPrefix(a.ClientSecret, "gto_") || !a.ConfidentialClient || a.Created == "" {
 		t.Fatalf("created %+v", a)
 	}
@@ -75,6 +81,7 @@ func TestOAuth2Applications(t *testing.T) {
 	if ed.Name != "ci2" || ed.ClientSecret == "" || ed.ClientSecret == a.ClientSecret || ed.ConfidentialClient || ed.ClientID != a.ClientID {
 		t.Fatalf("edited %+v", ed)
 	}
+	log.ExpectKinds(t, "edit application", events.OAuth2AppEdited)
 	// Bad input.
 	e.Do("POST", "user/applications/oauth2", map[string]any{"redirect_uris": []string{"https://x/"}}, apitest.Basic(alice)).Expect(t, 422)
 	e.Do("POST", "user/applications/oauth2", map[string]any{"name": "x"}, apitest.Basic(alice)).Expect(t, 422)
@@ -82,8 +89,10 @@ func TestOAuth2Applications(t *testing.T) {
 	e.Do("GET", "user/applications/oauth2", nil, nil).Expect(t, 401)
 	e.Do("POST", "user/applications/oauth2", map[string]any{"name": "x", "redirect_uris": []string{"https://x/"}}, apitest.TokenCred(e.Token(alice, "read:user"))).Expect(t, 403)
 	e.Do("POST", "user/applications/oauth2", map[string]any{"name": "x", "redirect_uris": []string{"https://x/"}}, apitest.TokenCred(e.Token(alice, "write:user", "public-only"))).Expect(t, 403)
+	log.ExpectKinds(t, "refused changes")
 	// Deleting.
 	e.Do("DELETE", "user/applications/oauth2/"+itoa(a.ID), nil, apitest.Basic(alice)).Expect(t, 204)
+	log.ExpectKinds(t, "delete application", events.OAuth2AppDeleted)
 	e.Do("GET", "user/applications/oauth2/"+itoa(a.ID), nil, apitest.Basic(alice)).Expect(t, 404)
 	e.Do("DELETE", "user/applications/oauth2/"+itoa(a.ID), nil, apitest.Basic(alice)).Expect(t, 404)
 }
