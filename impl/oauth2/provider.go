@@ -263,9 +263,9 @@ func (h Handlers) signIn(w http.ResponseWriter, r *http.Request, ar *authRequest
 		h.serverError(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", Expires: expires,
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: cookiePath(r, ""), Expires: expires,
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
-	http.Redirect(w, r, "/login/oauth/authorize?"+ar.rawQuery, http.StatusSeeOther)
+	http.Redirect(w, r, ar.action(r), http.StatusSeeOther)
 }
 
 const sessionCookie = "repohost_session"

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"repohost/impl/auth"
+	"repohost/impl/rooturl"
 	"repohost/store"
 )
 
@@ -47,7 +48,7 @@ func csrfToken(w http.ResponseWriter, r *http.Request) string {
 	if err != nil {
 		return ""
 	}
-	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: secret, Path: "/login/oauth/", HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: secret, Path: cookiePath(r, "login/oauth/"), HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	return secret
 }
@@ -76,11 +77,24 @@ func render(w http.ResponseWriter, name string, status int, data pageData) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-func (ar *authRequest) action() string { return "/login/oauth/authorize?" + ar.rawQuery }
+// action is the authorization URL the forms post back to, under the
+// server's root URL (which may have a path, behind a proxy).
+func (ar *authRequest) action(r *http.Request) string {
+	return rooturl.From(r) + "login/oauth/authorize?" + ar.rawQuery
+}
+
+// cookiePath is where under the root URL the browser sends a cookie back.
+func cookiePath(r *http.Request, sub string) string {
+	p := "/"
+	if u, err := url.Parse(rooturl.From(r)); err == nil && u.Path != "" {
+		p = u.Path
+	}
+	return p + sub
+}
 
 func (h Handlers) renderSignIn(w http.ResponseWriter, r *http.Request, ar *authRequest, problem string, status int) {
 	render(w, "signin", status, pageData{Title: "Sign in", App: ar.app.Name, Error: problem,
-		Action: ar.action(), CSRF: csrfToken(w, r)})
+		Action: ar.action(r), CSRF: csrfToken(w, r)})
 }
 
 func (h Handlers) renderConsent(w http.ResponseWriter, r *http.Request, ar *authRequest, user *store.User) {
@@ -93,7 +107,7 @@ func (h Handlers) renderConsent(w http.ResponseWriter, r *http.Request, ar *auth
 		target = u.Scheme + "://" + u.Host
 	}
 	render(w, "consent", http.StatusOK, pageData{Title: "Authorize " + ar.app.Name, App: ar.app.Name, Owner: owner,
-		User: user.Name, Action: ar.action(), CSRF: csrfToken(w, r), Target: target, Scopes: describeScope(ar.scope)})
+		User: user.Name, Action: ar.action(r), CSRF: csrfToken(w, r), Target: target, Scopes: describeScope(ar.scope)})
 }
 
 func (h Handlers) renderError(w http.ResponseWriter, r *http.Request, problem string) {
