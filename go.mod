@@ -28,7 +28,9 @@ require (
 
 require (
 	github.com/go-enry/go-enry/v2 v2.9.6
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/gobwas/glob v0.2.3
+	golang.org/x/oauth2 v0.38.0
 )
 
 require (

@@ -760,6 +760,19 @@ func (w *fuzzWorld) label(t *testing.T) int64 {
 	})
 }
 
+// oauth2App is an OAuth2 application of the admin's (an input may have
+// deleted the previous one).
+func (w *fuzzWorld) oauth2App(t *testing.T) int64 {
+	if id, ok := w.ids["oauth2"]; ok {
+		if _, err := w.e.DB.OAuth2().FindApp(context.Background(), w.adminRow.ID, id); err == nil {
+			return id
+		}
+	}
+	id := created(w.call(t, "POST", "user/applications/oauth2", map[string]any{"name": "fuzz", "redirect_uris": []string{"https://fuzz.example/cb"}}, http.StatusCreated), "id")
+	w.ids["oauth2"] = id
+	return id
+}
+
 func (w *fuzzWorld) milestone(t *testing.T) int64 {
 	ctx := context.Background()
 	return w.thing(t, "milestone", func(r *store.Repository, id int64) bool {
@@ -897,6 +910,8 @@ func (w *fuzzWorld) pathBase(t *testing.T, path, name string) string {
 			return strconv.FormatInt(w.project(t), 10)
 		case "times":
 			return strconv.FormatInt(w.trackedTime(t), 10)
+		case "oauth2":
+			return strconv.FormatInt(w.oauth2App(t), 10)
 		}
 	}
 	return "1"

@@ -28,6 +28,7 @@ import (
 	"repohost/impl/issue"
 	"repohost/impl/keys"
 	"repohost/impl/misc"
+	"repohost/impl/oauth2"
 	"repohost/impl/org"
 	"repohost/impl/packages"
 	"repohost/impl/pulls"
@@ -83,6 +84,7 @@ type userAPI struct {
 	keyHandlers
 	userHookHandlers
 	actionsUserHandlers
+	oauth2AppHandlers
 }
 
 // Embedded fields are named after their type; these names keep the
@@ -103,6 +105,7 @@ type (
 	statusHandlers      = statuses.Handlers
 	actionsUserHandlers = actions.UserHandlers
 	actionsOrgHandlers  = actions.OrgHandlers
+	oauth2AppHandlers   = oauth2.AppHandlers
 )
 
 func newRepositoryAPI(d *app.Deps, s Services) repositoryAPI {
@@ -125,7 +128,7 @@ func Config(d *app.Deps) restapi.Config {
 		RepositoryAPI:        newRepositoryAPI(d, s),
 		SettingsAPI:          misc.Handlers{Deps: d, Users: s.Users},
 		UserAPI: userAPI{user.Handlers{Deps: d, Users: s.Users}, keys.UserHandlers{Deps: d, Keys: s.Keys}, webhook.UserHandlers{Deps: d},
-			actions.UserHandlers{Deps: d, Actions: s.Actions}},
+			actions.UserHandlers{Deps: d, Actions: s.Actions}, oauth2.AppHandlers{Service: oauth2.Service{Deps: d}}},
 		JSONConsumer: jsonConsumer(d.Config.MaxBodyBytes),
 		InnerMiddleware: func(h http.Handler) http.Handler {
 			return labelRoute(newBodyBudget(d.Config.BodyBudgetBytes, d.Config.MaxBodyBytes, d.Errors).middleware(h))
@@ -201,6 +204,13 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	mux.HandleFunc("GET /avatars/{hash}", avatar.Serve)
 	// The package registries, outside the API as the reference serves them.
 	packages.Handlers{Deps: d, Packages: packages.Service{Deps: d}}.Mount(mux, authn.Middleware)
+	// The OAuth2 provider and OpenID Connect issuer, outside the API as
+	// the reference serves them; its signing key is made on first start.
+	oauthKeys, err := oauth2.LoadKeys(d.OAuth2KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("oauth2 signing key: %w", err)
+	}
+	oauth2.Handlers{Service: oauth2.Service{Deps: d, Keys: oauthKeys}, Authn: authn}.Mount(mux)
 	// The runner protocol, outside the API as the reference serves it;
 	// runners authenticate with their own tokens.
 	acts := actions.Service{Deps: d}

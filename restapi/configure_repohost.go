@@ -673,6 +673,8 @@ type UserAPI interface {
 	UserCheckUserBlock(ctx context.Context, params user.UserCheckUserBlockParams) middleware.Responder
 	/* UserCreateHook Create the signed-in user's webhook. */
 	UserCreateHook(ctx context.Context, params user.UserCreateHookParams) middleware.Responder
+	/* UserCreateOAuth2Application Register an OAuth2 application; the answer carries its client secret, the only time it is shown. */
+	UserCreateOAuth2Application(ctx context.Context, params user.UserCreateOAuth2ApplicationParams) middleware.Responder
 	/* UserCreateRunnerRegistrationToken Get the token that registers a runner for the signed-in user; the same one until it is replaced. */
 	UserCreateRunnerRegistrationToken(ctx context.Context, params user.UserCreateRunnerRegistrationTokenParams) middleware.Responder
 	/* UserCreateToken Issue a new access token; its secret is shown only in this response. */
@@ -721,6 +723,8 @@ type UserAPI interface {
 	UserDeleteEmail(ctx context.Context, params user.UserDeleteEmailParams) middleware.Responder
 	/* UserDeleteHook Delete one of the signed-in user's hooks with its deliveries. */
 	UserDeleteHook(ctx context.Context, params user.UserDeleteHookParams) middleware.Responder
+	/* UserDeleteOAuth2Application Remove an OAuth2 application with every grant and token issued to it. */
+	UserDeleteOAuth2Application(ctx context.Context, params user.UserDeleteOAuth2ApplicationParams) middleware.Responder
 	/* UserEditHook Change one of the signed-in user's hooks. */
 	UserEditHook(ctx context.Context, params user.UserEditHookParams) middleware.Responder
 	/* UserGet Show one user. */
@@ -731,6 +735,10 @@ type UserAPI interface {
 	UserGetHook(ctx context.Context, params user.UserGetHookParams) middleware.Responder
 	/* UserGetHookDelivery Show one delivery with its request and response (not in the reference). */
 	UserGetHookDelivery(ctx context.Context, params user.UserGetHookDeliveryParams) middleware.Responder
+	/* UserGetOAuth2Application Get one of the signed-in user's OAuth2 applications (without its secret). */
+	UserGetOAuth2Application(ctx context.Context, params user.UserGetOAuth2ApplicationParams) middleware.Responder
+	/* UserGetOauth2Application List the signed-in user's OAuth2 applications (their secrets are never shown again). */
+	UserGetOauth2Application(ctx context.Context, params user.UserGetOauth2ApplicationParams) middleware.Responder
 	/* UserGetTokens List a user's access tokens. */
 	UserGetTokens(ctx context.Context, params user.UserGetTokensParams) middleware.Responder
 	/* UserListBlocks List the users the signed-in user blocks. */
@@ -761,6 +769,8 @@ type UserAPI interface {
 	UserSearch(ctx context.Context, params user.UserSearchParams) middleware.Responder
 	/* UserUnblockUser Unblock a user. */
 	UserUnblockUser(ctx context.Context, params user.UserUnblockUserParams) middleware.Responder
+	/* UserUpdateOAuth2Application Change an OAuth2 application; this issues a new client secret, shown in the answer only. */
+	UserUpdateOAuth2Application(ctx context.Context, params user.UserUpdateOAuth2ApplicationParams) middleware.Responder
 	/* UserVerifyGPGKey Verify one of the signed-in user's GPG keys with a signature of the current token. */
 	UserVerifyGPGKey(ctx context.Context, params user.UserVerifyGPGKeyParams) middleware.Responder
 }
@@ -2996,6 +3006,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserCreateHook(ctx, params)
 	})
 
+	api.UserUserCreateOAuth2ApplicationHandler = user.UserCreateOAuth2ApplicationHandlerFunc(func(params user.UserCreateOAuth2ApplicationParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCreateOAuth2Application(ctx, params)
+	})
+
 	api.UserUserCreateRunnerRegistrationTokenHandler = user.UserCreateRunnerRegistrationTokenHandlerFunc(func(params user.UserCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -3164,6 +3181,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserDeleteHook(ctx, params)
 	})
 
+	api.UserUserDeleteOAuth2ApplicationHandler = user.UserDeleteOAuth2ApplicationHandlerFunc(func(params user.UserDeleteOAuth2ApplicationParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserDeleteOAuth2Application(ctx, params)
+	})
+
 	api.UserUserEditHookHandler = user.UserEditHookHandlerFunc(func(params user.UserEditHookParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -3197,6 +3221,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserGetHookDelivery(ctx, params)
+	})
+
+	api.UserUserGetOAuth2ApplicationHandler = user.UserGetOAuth2ApplicationHandlerFunc(func(params user.UserGetOAuth2ApplicationParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserGetOAuth2Application(ctx, params)
+	})
+
+	api.UserUserGetOauth2ApplicationHandler = user.UserGetOauth2ApplicationHandlerFunc(func(params user.UserGetOauth2ApplicationParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserGetOauth2Application(ctx, params)
 	})
 
 	api.UserUserGetTokensHandler = user.UserGetTokensHandlerFunc(func(params user.UserGetTokensParams, principal any) middleware.Responder {
@@ -3309,6 +3347,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserUnblockUser(ctx, params)
+	})
+
+	api.UserUserUpdateOAuth2ApplicationHandler = user.UserUpdateOAuth2ApplicationHandlerFunc(func(params user.UserUpdateOAuth2ApplicationParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserUpdateOAuth2Application(ctx, params)
 	})
 
 	api.UserUserVerifyGPGKeyHandler = user.UserVerifyGPGKeyHandlerFunc(func(params user.UserVerifyGPGKeyParams, principal any) middleware.Responder {

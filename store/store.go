@@ -76,6 +76,8 @@ type Store interface {
 	Users() UserStore
 	Emails() EmailStore
 	Tokens() TokenStore
+	// OAuth2 is the OAuth2 provider's state.
+	OAuth2() OAuth2Store
 	Orgs() OrgStore
 	Access() AccessStore
 	Repos() RepoStore

@@ -77,6 +77,9 @@ type Deps struct {
 	// IssueSearches keeps rendered searches of issues across
 	// repositories (IssueSearchTables) the same way.
 	IssueSearches *listcache.Cache
+	// OAuth2KeyFile is the OAuth2 provider's signing key (see
+	// impl/oauth2.LoadKeys), made on first start.
+	OAuth2KeyFile string
 	// Signer is the instance's signing key (--signing-key), nil when the
 	// server's commits go unsigned.
 	Signer *signing.Signer
@@ -257,6 +260,7 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		AttachmentsDir: filepath.Join(dataDir, "attachments"),
 		ArchiveDir:     filepath.Join(dataDir, "repo-archive"),
 		PackagesDir:    filepath.Join(dataDir, "packages"),
+		OAuth2KeyFile:  filepath.Join(dataDir, "oauth2", "jwt_private.pem"),
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,6 +113,25 @@ func (a *Authenticator) byBasic(ctx context.Context, addr, user, pass string) (*
 			}
 		}
 	}
+	return a.byPasswordThrottled(ctx, addr, user, pass)
+}
+
+// SignIn checks a login name (or email) and password typed into the
+// server's sign-in page, throttled like every password sign-in, and
+// refuses an account that may not sign in.
+func (a *Authenticator) SignIn(ctx context.Context, r *http.Request, user, pass string) (*store.User, error) {
+	p, err := a.byPasswordThrottled(ctx, clientAddress(r), user, pass)
+	if err != nil {
+		return nil, err
+	}
+	if err := accountState(p.User); err != nil {
+		return nil, err
+	}
+	return p.User, nil
+}
+
+// byPasswordThrottled is byPassword behind the login throttle.
+func (a *Authenticator) byPasswordThrottled(ctx context.Context, addr, user, pass string) (*Principal, error) {
 	keys := KeysFor(user, addr)
 	if wait := a.Throttle.RetryAfter(keys); wait > 0 {
 		return nil, apierr.TooManyRequests(wait, "too many failed sign-in attempts; retry later")
@@ -192,13 +212,59 @@ func looksLikeToken(s string) bool {
 func (a *Authenticator) byToken(ctx context.Context, secret string) (*Principal, error) {
 	t, u, err := a.Store.Tokens().FindByHashWithUser(ctx, HashToken(secret))
 	if errors.Is(err, store.ErrNotFound) {
-		return a.byTaskToken(ctx, HashToken(secret))
+		return a.byOAuth2Token(ctx, HashToken(secret))
 	}
 	if err != nil {
 		return nil, err
 	}
 	scopes, _, _ := ParseScopes([]string{t.Scopes})
 	return &Principal{User: u, Signer: u, Token: t, Scopes: scopes}, nil
+}
+
+// byOAuth2Token accepts an access token the OAuth2 provider issued: it
+// acts as the user who granted it, with the scopes of the grant (every
+// scope when the grant named none), in every form a token is accepted, so
+// the scope checks apply to it as to any token.
+func (a *Authenticator) byOAuth2Token(ctx context.Context, hash string) (*Principal, error) {
+	_, g, u, err := a.Store.OAuth2().FindTokenWithUser(ctx, hash, time.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return a.byTaskToken(ctx, hash)
+	}
+	if err != nil {
+		return nil, err
+	}
+	scopes := OAuth2Scopes(g.Scope)
+	// Not a stored personal token: nothing to mark as used, and it may
+	// never manage tokens (RequirePassword refuses any Token).
+	now := time.Now()
+	t := &store.AccessToken{Name: "oauth2", Scopes: scopes.String(), LastUsedAt: &now}
+	return &Principal{User: u, Signer: u, Token: t, Scopes: scopes}, nil
+}
+
+// OIDCScopes are the OpenID Connect scopes an OAuth2 client may request
+// beside token scopes; they ask for claims, not for access. "groups" is
+// accepted, as the reference's clients send it, but no groups claim is
+// issued yet.
+var OIDCScopes = []string{"openid", "profile", "email", "groups"}
+
+// OAuth2Scopes are the token scopes an OAuth2 grant's scope gives: the
+// access-token scopes it names beside the OpenID Connect ones (openid,
+// profile, email, groups), or every scope when it names none.
+func OAuth2Scopes(grantScope string) Scopes {
+	var api []string
+	for _, f := range strings.FieldsFunc(grantScope, func(r rune) bool { return r == ' ' || r == ',' }) {
+		if !slices.Contains(OIDCScopes, f) {
+			api = append(api, f)
+		}
+	}
+	s, _, ok := ParseScopes(api)
+	if !ok {
+		return Scopes{}
+	}
+	if len(s) == 0 || (len(s) == 1 && s.PublicOnly()) {
+		s["all"] = true
+	}
+	return s
 }
 
 // byTaskToken accepts the token of a workflow task while the task runs:

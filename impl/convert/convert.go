@@ -303,3 +303,18 @@ func Token(t *store.AccessToken, secret string, scopes []string) *models.AccessT
 		Updated:        Time(t.LastUsedAt),
 	}
 }
+
+// OAuth2Application renders an OAuth2 application; secret is set only in
+// the answer that made it.
+func OAuth2Application(a *store.OAuth2Application, redirectURIs []string, secret string) *models.OAuth2Application {
+	return &models.OAuth2Application{
+		ID:                         a.ID,
+		Name:                       a.Name,
+		ClientID:                   a.ClientID,
+		ClientSecret:               secret,
+		RedirectURIs:               redirectURIs,
+		ConfidentialClient:         a.ConfidentialClient,
+		SkipSecondaryAuthorization: a.SkipSecondaryAuthorization,
+		Created:                    *TimeOf(a.CreatedAt),
+	}
+}

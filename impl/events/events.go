@@ -91,6 +91,14 @@ const (
 	RepoTransferDropped Kind = "repository.transfer_dropped"     // Repo
 	KeyAdded            Kind = "key.added"                       // Key
 	KeyDeleted          Kind = "key.deleted"                     // Key
+	// OAuth2 applications a user registers, and the grants users give
+	// them (a grant goes when it is revoked, or when an old refresh
+	// token is presented again).
+	OAuth2AppCreated   Kind = "oauth2_application.created" // OAuth2App
+	OAuth2AppEdited    Kind = "oauth2_application.edited"  // OAuth2App
+	OAuth2AppDeleted   Kind = "oauth2_application.deleted" // OAuth2App
+	OAuth2GrantCreated Kind = "oauth2_grant.created"       // OAuth2Grant
+	OAuth2GrantRevoked Kind = "oauth2_grant.revoked"       // OAuth2Grant
 
 	// A user starred a repository or took the star back (RepoID is the
 	// repository, the actor the user).
@@ -273,6 +281,23 @@ type Token struct {
 	ID    int64  `json:"id"`
 	Name  string `json:"name"`
 	Owner Named  `json:"owner"`
+}
+
+// OAuth2App describes an OAuth2 application being registered, changed
+// or removed.
+type OAuth2App struct {
+	ID       int64  `json:"id"`
+	Name     string `json:"name"`
+	ClientID string `json:"client_id"`
+	Owner    Named  `json:"owner"`
+}
+
+// OAuth2Grant describes a user's consent to an OAuth2 application.
+type OAuth2Grant struct {
+	ID    int64  `json:"id"`
+	Scope string `json:"scope"`
+	App   Named  `json:"application"`
+	User  Named  `json:"user"`
 }
 
 // Key describes an SSH, deploy or GPG key being added or removed.

@@ -41,6 +41,8 @@ func init() {
 	register(func() any { return &TeamGrant{} }, TeamMemberAdded, TeamMemberRemoved, TeamRepoAdded, TeamRepoRemoved)
 	register(func() any { return &Collaborator{} }, CollaboratorSet, CollaboratorRemoved)
 	register(func() any { return &Key{} }, KeyAdded, KeyDeleted)
+	register(func() any { return &OAuth2App{} }, OAuth2AppCreated, OAuth2AppEdited, OAuth2AppDeleted)
+	register(func() any { return &OAuth2Grant{} }, OAuth2GrantCreated, OAuth2GrantRevoked)
 	register(func() any { return &Review{} }, PullReviewed, PullReviewRequested, PullReviewUnrequest, PullReviewDismissed)
 	register(func() any { return &Package{} }, PackageCreated, PackageDeleted)
 	register(func() any { return &ActionsRun{} }, ActionsRunCreated, ActionsRunStatus)

@@ -2140,6 +2140,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserCreateHook has not yet been implemented")
 		}),
 
+		UserUserCreateOAuth2ApplicationHandler: user.UserCreateOAuth2ApplicationHandlerFunc(func(params user.UserCreateOAuth2ApplicationParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCreateOAuth2Application has not yet been implemented")
+		}),
+
 		UserUserCreateRunnerRegistrationTokenHandler: user.UserCreateRunnerRegistrationTokenHandlerFunc(func(params user.UserCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2308,6 +2315,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserDeleteHook has not yet been implemented")
 		}),
 
+		UserUserDeleteOAuth2ApplicationHandler: user.UserDeleteOAuth2ApplicationHandlerFunc(func(params user.UserDeleteOAuth2ApplicationParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserDeleteOAuth2Application has not yet been implemented")
+		}),
+
 		UserUserEditHookHandler: user.UserEditHookHandlerFunc(func(params user.UserEditHookParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2341,6 +2355,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserGetHookDelivery has not yet been implemented")
+		}),
+
+		UserUserGetOAuth2ApplicationHandler: user.UserGetOAuth2ApplicationHandlerFunc(func(params user.UserGetOAuth2ApplicationParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserGetOAuth2Application has not yet been implemented")
+		}),
+
+		UserUserGetOauth2ApplicationHandler: user.UserGetOauth2ApplicationHandlerFunc(func(params user.UserGetOauth2ApplicationParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserGetOauth2Application has not yet been implemented")
 		}),
 
 		UserUserGetTokensHandler: user.UserGetTokensHandlerFunc(func(params user.UserGetTokensParams, principal any) middleware.Responder {
@@ -2453,6 +2481,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserUnblockUser has not yet been implemented")
+		}),
+
+		UserUserUpdateOAuth2ApplicationHandler: user.UserUpdateOAuth2ApplicationHandlerFunc(func(params user.UserUpdateOAuth2ApplicationParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserUpdateOAuth2Application has not yet been implemented")
 		}),
 
 		UserUserVerifyGPGKeyHandler: user.UserVerifyGPGKeyHandlerFunc(func(params user.UserVerifyGPGKeyParams, principal any) middleware.Responder {
@@ -3181,6 +3216,8 @@ type RepohostAPI struct {
 	UserUserCheckUserBlockHandler user.UserCheckUserBlockHandler
 	// UserUserCreateHookHandler sets the operation handler for the user create hook operation
 	UserUserCreateHookHandler user.UserCreateHookHandler
+	// UserUserCreateOAuth2ApplicationHandler sets the operation handler for the user create o auth2 application operation
+	UserUserCreateOAuth2ApplicationHandler user.UserCreateOAuth2ApplicationHandler
 	// UserUserCreateRunnerRegistrationTokenHandler sets the operation handler for the user create runner registration token operation
 	UserUserCreateRunnerRegistrationTokenHandler user.UserCreateRunnerRegistrationTokenHandler
 	// UserUserCreateTokenHandler sets the operation handler for the user create token operation
@@ -3229,6 +3266,8 @@ type RepohostAPI struct {
 	UserUserDeleteEmailHandler user.UserDeleteEmailHandler
 	// UserUserDeleteHookHandler sets the operation handler for the user delete hook operation
 	UserUserDeleteHookHandler user.UserDeleteHookHandler
+	// UserUserDeleteOAuth2ApplicationHandler sets the operation handler for the user delete o auth2 application operation
+	UserUserDeleteOAuth2ApplicationHandler user.UserDeleteOAuth2ApplicationHandler
 	// UserUserEditHookHandler sets the operation handler for the user edit hook operation
 	UserUserEditHookHandler user.UserEditHookHandler
 	// UserUserGetHandler sets the operation handler for the user get operation
@@ -3239,6 +3278,10 @@ type RepohostAPI struct {
 	UserUserGetHookHandler user.UserGetHookHandler
 	// UserUserGetHookDeliveryHandler sets the operation handler for the user get hook delivery operation
 	UserUserGetHookDeliveryHandler user.UserGetHookDeliveryHandler
+	// UserUserGetOAuth2ApplicationHandler sets the operation handler for the user get o auth2 application operation
+	UserUserGetOAuth2ApplicationHandler user.UserGetOAuth2ApplicationHandler
+	// UserUserGetOauth2ApplicationHandler sets the operation handler for the user get oauth2 application operation
+	UserUserGetOauth2ApplicationHandler user.UserGetOauth2ApplicationHandler
 	// UserUserGetTokensHandler sets the operation handler for the user get tokens operation
 	UserUserGetTokensHandler user.UserGetTokensHandler
 	// UserUserListBlocksHandler sets the operation handler for the user list blocks operation
@@ -3271,6 +3314,8 @@ type RepohostAPI struct {
 	RepositoryUserTrackedTimesHandler repository.UserTrackedTimesHandler
 	// UserUserUnblockUserHandler sets the operation handler for the user unblock user operation
 	UserUserUnblockUserHandler user.UserUnblockUserHandler
+	// UserUserUpdateOAuth2ApplicationHandler sets the operation handler for the user update o auth2 application operation
+	UserUserUpdateOAuth2ApplicationHandler user.UserUpdateOAuth2ApplicationHandler
 	// UserUserVerifyGPGKeyHandler sets the operation handler for the user verify g p g key operation
 	UserUserVerifyGPGKeyHandler user.UserVerifyGPGKeyHandler
 
@@ -4272,6 +4317,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserCreateHookHandler == nil {
 		unregistered = append(unregistered, "user.UserCreateHookHandler")
 	}
+	if o.UserUserCreateOAuth2ApplicationHandler == nil {
+		unregistered = append(unregistered, "user.UserCreateOAuth2ApplicationHandler")
+	}
 	if o.UserUserCreateRunnerRegistrationTokenHandler == nil {
 		unregistered = append(unregistered, "user.UserCreateRunnerRegistrationTokenHandler")
 	}
@@ -4344,6 +4392,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserDeleteHookHandler == nil {
 		unregistered = append(unregistered, "user.UserDeleteHookHandler")
 	}
+	if o.UserUserDeleteOAuth2ApplicationHandler == nil {
+		unregistered = append(unregistered, "user.UserDeleteOAuth2ApplicationHandler")
+	}
 	if o.UserUserEditHookHandler == nil {
 		unregistered = append(unregistered, "user.UserEditHookHandler")
 	}
@@ -4358,6 +4409,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserGetHookDeliveryHandler == nil {
 		unregistered = append(unregistered, "user.UserGetHookDeliveryHandler")
+	}
+	if o.UserUserGetOAuth2ApplicationHandler == nil {
+		unregistered = append(unregistered, "user.UserGetOAuth2ApplicationHandler")
+	}
+	if o.UserUserGetOauth2ApplicationHandler == nil {
+		unregistered = append(unregistered, "user.UserGetOauth2ApplicationHandler")
 	}
 	if o.UserUserGetTokensHandler == nil {
 		unregistered = append(unregistered, "user.UserGetTokensHandler")
@@ -4406,6 +4463,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserUnblockUserHandler == nil {
 		unregistered = append(unregistered, "user.UserUnblockUserHandler")
+	}
+	if o.UserUserUpdateOAuth2ApplicationHandler == nil {
+		unregistered = append(unregistered, "user.UserUpdateOAuth2ApplicationHandler")
 	}
 	if o.UserUserVerifyGPGKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserVerifyGPGKeyHandler")
@@ -5732,6 +5792,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/user/applications/oauth2"] = user.NewUserCreateOAuth2Application(o.context, o.UserUserCreateOAuth2ApplicationHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/user/actions/runners/registration-token"] = user.NewUserCreateRunnerRegistrationToken(o.context, o.UserUserCreateRunnerRegistrationTokenHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -5825,6 +5889,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/user/hooks/{id}"] = user.NewUserDeleteHook(o.context, o.UserUserDeleteHookHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/applications/oauth2/{id}"] = user.NewUserDeleteOAuth2Application(o.context, o.UserUserDeleteOAuth2ApplicationHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -5845,6 +5913,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/hooks/{id}/deliveries/{delivery_id}"] = user.NewUserGetHookDelivery(o.context, o.UserUserGetHookDeliveryHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/applications/oauth2/{id}"] = user.NewUserGetOAuth2Application(o.context, o.UserUserGetOAuth2ApplicationHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/applications/oauth2"] = user.NewUserGetOauth2Application(o.context, o.UserUserGetOauth2ApplicationHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5909,6 +5985,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/user/blocks/{username}"] = user.NewUserUnblockUser(o.context, o.UserUserUnblockUserHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/user/applications/oauth2/{id}"] = user.NewUserUpdateOAuth2Application(o.context, o.UserUserUpdateOAuth2ApplicationHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}

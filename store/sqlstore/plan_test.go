@@ -372,6 +372,10 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Tokens().ListByUser(ctx, f.alice.ID, pg)
 			return err
 		}},
+		{name: "oauth2 applications of a user", searched: []string{"oauth2_applications"}, list: func(ctx context.Context) error {
+			_, _, err := db.OAuth2().ListApps(ctx, f.alice.ID, pg)
+			return err
+		}},
 		{name: "ssh keys of a user", searched: []string{"public_keys"}, list: func(ctx context.Context) error {
 			_, _, err := db.Keys().ListPublicKeys(ctx, f.alice.ID, "", pg)
 			return err
@@ -693,6 +697,7 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 	for _, u := range []*store.User{f.alice, f.bob} {
 		must(db.Emails().Create(ctx, &store.Email{UserID: u.ID, Email: u.Name + "@example.com", IsPrimary: true}))
 		must(db.Tokens().Create(ctx, &store.AccessToken{UserID: u.ID, Name: "t", TokenHash: "h-" + u.Name, TokenLastEight: "12345678"}))
+		must(db.OAuth2().CreateApp(ctx, &store.OAuth2Application{UserID: u.ID, Name: "a", ClientID: "c-" + u.Name, ClientSecretHash: "s", RedirectURIs: `["https://x/"]`}))
 		must(db.Keys().CreatePublicKey(ctx, &store.PublicKey{OwnerID: u.ID, Name: "k", Fingerprint: "SHA256:" + u.Name, Content: "ssh-ed25519 AAAA"}))
 		must(db.Keys().CreateGPGKey(ctx, &store.GPGKey{OwnerID: u.ID, KeyID: "KEY-" + u.Name, Content: "c",
 			Subkeys: []*store.GPGKey{{KeyID: "SUB-" + u.Name, Content: "c"}}}))
