@@ -42,11 +42,11 @@ type Issue struct {
 	// (or pull requests), from 1; 0 when it is not pinned.
 	PinOrder    int64
 	MilestoneID int64 // 0: none
-	NumComments    int64
-	Deadline       *time.Time
-	ClosedAt       *time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	NumComments int64
+	Deadline    *time.Time
+	ClosedAt    *time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // Comment is a real comment on an issue; timeline events are not stored.
