@@ -41,9 +41,13 @@ type IssueEvent struct {
 	AssigneeID int64
 	// DependentIssueID is the other issue of a dependency event.
 	DependentIssueID int64
-	Removed          bool
-	OldTitle         string
-	NewTitle         string
+	// AfterCommentID is the issue's newest comment when the event was
+	// recorded (0: none); TimelineStore.Add sets it. It places the event
+	// among the comments, which the clock (seconds) cannot.
+	AfterCommentID int64
+	Removed        bool
+	OldTitle       string
+	NewTitle       string
 	// Body is the event's detail: the lock reason.
 	Body      string
 	CreatedAt time.Time

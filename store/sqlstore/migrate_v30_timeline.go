@@ -9,7 +9,8 @@ import (
 // migrateV30 adds the events of issue timelines (label, milestone,
 // assignee, state, title, lock, pin and dependency changes), kept apart
 // from comments so that comment lists, counts and the search index see
-// only comments; the dependencies between issues; and the pin order of
+// only comments (an event notes the last comment before it, which places
+// it among them exactly, whatever the clock's resolution); the dependencies between issues; and the pin order of
 // issues. Events and dependencies go with their issues (ON DELETE CASCADE).
 func migrateV30(tx *gorm.DB) error {
 	// Issue stands for the existing table, only as the target of the
@@ -27,6 +28,7 @@ func migrateV30(tx *gorm.DB) error {
 		OldMilestoneID   int64  `gorm:"not null;default:0"`
 		AssigneeID       int64  `gorm:"not null;default:0"`
 		DependentIssueID int64  `gorm:"not null;default:0"`
+		AfterCommentID   int64  `gorm:"not null;default:0"`
 		Removed          bool   `gorm:"not null;default:false"`
 		OldTitle         string `gorm:"not null;default:''"`
 		NewTitle         string `gorm:"not null;default:''"`

@@ -16,6 +16,19 @@ func (s timelineStore) Add(ctx context.Context, evs ...*store.IssueEvent) error 
 	if len(evs) == 0 {
 		return nil
 	}
+	after := map[int64]int64{}
+	for _, e := range evs {
+		id, ok := after[e.IssueID]
+		if !ok {
+			// Through idx_comments_issue_created: one issue's comments.
+			if err := s.d.conn(ctx).Raw(`SELECT COALESCE(MAX(id), 0) FROM comments WHERE issue_id = ?`, e.IssueID).
+				Scan(&id).Error; err != nil {
+				return translate(err, "record issue events")
+			}
+			after[e.IssueID] = id
+		}
+		e.AfterCommentID = id
+	}
 	return translateRef(s.d.conn(ctx).Create(evs).Error, "record issue events")
 }
 
@@ -23,7 +36,6 @@ func (s timelineStore) Add(ctx context.Context, evs ...*store.IssueEvent) error 
 // conversation order through its (issue_id, created_at, id) index, only as
 // far as the page's end, and the two are merged here: the cost grows with
 // the page's position in one issue's timeline, never with the tables.
-// At equal times a comment comes before an event.
 func (s timelineStore) List(ctx context.Context, issueID int64, since, before *time.Time, p store.Page) ([]store.TimelineEntry, int64, error) {
 	bounded := func(db *gorm.DB, table string) *gorm.DB {
 		db = db.Where(table+".issue_id = ?", issueID)
@@ -59,7 +71,9 @@ func (s timelineStore) List(ctx context.Context, issueID int64, since, before *t
 		return nil, 0, translate(err, "list issue events")
 	}
 	for i, j := 0, 0; len(out) < end && (i < len(cs) || j < len(es)); {
-		if j >= len(es) || (i < len(cs) && !es[j].CreatedAt.Before(cs[i].CreatedAt)) {
+		// An event comes before the first comment newer than the one it
+		// was recorded after.
+		if j >= len(es) || (i < len(cs) && es[j].AfterCommentID >= cs[i].ID) {
 			out = append(out, store.TimelineEntry{Comment: cs[i]})
 			i++
 		} else {
