@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"repohost/apitest"
 	"repohost/models"
@@ -108,12 +109,21 @@ func TestIssueTimelineEvents(t *testing.T) {
 	if got := timelineTypes(joined); got != want {
 		t.Fatalf("paged timeline\n got %s\nwant %s", got, want)
 	}
-	// since keeps only what changed from then on.
-	var later []*models.TimelineComment
-	since := list[len(list)-2].CreatedAt.String()
-	e.Do("GET", base+"/1/timeline?since="+since, nil, ac).Expect(t, http.StatusOK).JSON(t, &later)
-	if len(later) < 2 || len(later) >= len(list) || later[len(later)-1].Type != "unpin" {
-		t.Fatalf("since %s: %s", since, timelineTypes(later))
+	// since and before bound the entries' update times.
+	var none []*models.TimelineComment
+	first := time.Time(list[0].CreatedAt)
+	e.Do("GET", base+"/1/timeline?since="+first.Add(time.Hour).Format(time.RFC3339), nil, ac).Expect(t, http.StatusOK).JSON(t, &none)
+	if len(none) != 0 {
+		t.Fatalf("since an hour later: %s", timelineTypes(none))
+	}
+	e.Do("GET", base+"/1/timeline?before="+first.Add(-time.Hour).Format(time.RFC3339), nil, ac).Expect(t, http.StatusOK).JSON(t, &none)
+	if len(none) != 0 {
+		t.Fatalf("before an hour earlier: %s", timelineTypes(none))
+	}
+	var all []*models.TimelineComment
+	e.Do("GET", base+"/1/timeline?since="+first.Format(time.RFC3339), nil, ac).Expect(t, http.StatusOK).JSON(t, &all)
+	if timelineTypes(all) != want {
+		t.Fatalf("since the first: %s", timelineTypes(all))
 	}
 
 	// The comment lists and the count see only the two comments.
