@@ -30,8 +30,10 @@ func timelineTypes(list []*models.TimelineComment) string {
 				now = c.Milestone.Title
 			}
 			s += ":" + old + ">" + now
-		case "assignees":
+		case "assignees", "review_request":
 			s += fmt.Sprintf(":%s:%v", c.Assignee.UserName, c.RemovedAssignee)
+		case "review":
+			s += ":" + c.Body
 		case "change_title":
 			s += ":" + c.OldTitle + ">" + c.NewTitle
 		case "lock":
@@ -223,6 +225,29 @@ func TestIssuePinning(t *testing.T) {
 		t.Fatalf("pinned issues with a pinned pull: %q", got)
 	}
 	e.Do("GET", "repos/alice/nope/issues/pinned", nil, nil).Expect(t, http.StatusNotFound)
+
+	// Review requests and reviews show in the pull request's timeline.
+	pulls2 := fmt.Sprintf("repos/alice/proj/pulls/%d", pr.Index)
+	e.Do("POST", pulls2+"/requested_reviewers", map[string]any{"reviewers": []string{"bob"}}, ac).Expect(t, http.StatusCreated)
+	e.Do("DELETE", pulls2+"/requested_reviewers", map[string]any{"reviewers": []string{"bob"}}, ac).Expect(t, http.StatusNoContent)
+	e.Do("POST", pulls2+"/requested_reviewers", map[string]any{"reviewers": []string{"bob"}}, ac).Expect(t, http.StatusCreated)
+	var rv models.PullReview
+	e.Do("POST", pulls2+"/reviews", map[string]any{"event": "COMMENT", "body": "looks fine"}, bc).Expect(t, http.StatusOK).JSON(t, &rv)
+	var tl []*models.TimelineComment
+	e.Do("GET", fmt.Sprintf("%s/%d/timeline", base, pr.Index), nil, nil).Expect(t, http.StatusOK).JSON(t, &tl)
+	if got := timelineTypes(tl); got != "pin,review_request:bob:false,review_request:bob:true,review_request:bob:false,review:looks fine" {
+		t.Fatalf("pull request timeline %s", got)
+	}
+	if tl[len(tl)-1].ReviewID != rv.ID || tl[len(tl)-1].User.UserName != "bob" || !strings.HasSuffix(tl[0].PullRequestURL, fmt.Sprintf("/pulls/%d", pr.Index)) {
+		t.Fatalf("review entry %+v", tl[len(tl)-1])
+	}
+
+	// A pull request that depends on an open issue is not merged until
+	// the issue closes.
+	e.Do("POST", fmt.Sprintf("%s/%d/dependencies", base, pr.Index), map[string]any{"index": 4}, ac).Expect(t, http.StatusCreated)
+	e.Do("POST", pulls2+"/merge", map[string]any{"Do": "merge"}, ac).Expect(t, http.StatusUnprocessableEntity)
+	e.Do("PATCH", base+"/4", map[string]any{"state": "closed"}, ac).Expect(t, http.StatusCreated)
+	e.Do("POST", pulls2+"/merge", map[string]any{"Do": "merge"}, ac).Expect(t, http.StatusOK)
 }
 
 // TestIssueLocking: a locked issue refuses a reader's comment but not a

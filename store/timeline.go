@@ -19,6 +19,8 @@ const (
 	EventUnpin            = "unpin"
 	EventAddDependency    = "add_dependency"
 	EventRemoveDependency = "remove_dependency"
+	EventReview           = "review"
+	EventReviewRequest    = "review_request"
 )
 
 // IssueEvent is one event of an issue's timeline (a change recorded in the
@@ -37,8 +39,12 @@ type IssueEvent struct {
 	// replaced (0: none).
 	MilestoneID    int64
 	OldMilestoneID int64
-	// AssigneeID is the user assigned or (Removed) unassigned.
-	AssigneeID int64
+	// AssigneeID is the user assigned or (Removed) unassigned, or asked
+	// (or no longer asked) for a review; AssigneeTeamID the team asked.
+	AssigneeID     int64
+	AssigneeTeamID int64
+	// ReviewID is the review submitted.
+	ReviewID int64
 	// DependentIssueID is the other issue of a dependency event.
 	DependentIssueID int64
 	// AfterCommentID is the issue's newest comment when the event was

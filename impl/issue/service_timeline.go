@@ -15,6 +15,12 @@ import (
 // pinned together, the reference's default.
 const MaxPinned = 3
 
+// Record adds events to is's timeline in the caller's transaction, made
+// by doer now (for the pull requests' reviews).
+func (s Service) Record(ctx context.Context, doer *store.User, is *store.Issue, evs ...*store.IssueEvent) error {
+	return s.record(ctx, doer, is, evs...)
+}
+
 // record adds events to is's timeline in the caller's transaction, made by
 // doer now.
 func (s Service) record(ctx context.Context, doer *store.User, is *store.Issue, evs ...*store.IssueEvent) error {

@@ -47,7 +47,7 @@ func (h Handlers) IssueGetCommentsAndTimeline(ctx context.Context, params issue.
 // Another issue p may not read is left out of the entry naming it.
 func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Principal, r *store.Repository, perm access.Permission,
 	is *store.Issue, list []store.TimelineEntry) ([]*models.TimelineComment, error) {
-	var userIDs, labelIDs, milestoneIDs, issueIDs []int64
+	var userIDs, labelIDs, milestoneIDs, issueIDs, teamIDs []int64
 	for _, e := range list {
 		if c := e.Comment; c != nil {
 			userIDs = append(userIDs, c.PosterID)
@@ -60,6 +60,9 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 		}
 		if ev.LabelID != 0 {
 			labelIDs = append(labelIDs, ev.LabelID)
+		}
+		if ev.AssigneeTeamID != 0 {
+			teamIDs = append(teamIDs, ev.AssigneeTeamID)
 		}
 		for _, id := range []int64{ev.MilestoneID, ev.OldMilestoneID} {
 			if id != 0 {
@@ -80,6 +83,10 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 		return nil, err
 	}
 	milestones, err := st.Milestones().FindByIDs(ctx, milestoneIDs)
+	if err != nil {
+		return nil, err
+	}
+	teams, err := st.Teams().FindByIDs(ctx, teamIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +154,10 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 		if ev.AssigneeID != 0 {
 			tc.Assignee = user(ev.AssigneeID)
 		}
+		if t := teams[ev.AssigneeTeamID]; t != nil {
+			tc.AssigneeTeam = convert.Team(base, t, false)
+		}
+		tc.ReviewID = ev.ReviewID
 		tc.DependentIssue = others[ev.DependentIssueID]
 		out = append(out, tc)
 	}

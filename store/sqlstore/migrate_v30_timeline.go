@@ -7,7 +7,7 @@ import (
 )
 
 // migrateV30 adds the events of issue timelines (label, milestone,
-// assignee, state, title, lock, pin and dependency changes), kept apart
+// assignee, state, title, lock, pin, dependency and review changes), kept apart
 // from comments so that comment lists, counts and the search index see
 // only comments (an event notes the last comment before it, which places
 // it among them exactly, whatever the clock's resolution); the dependencies between issues; and the pin order of
@@ -29,6 +29,8 @@ func migrateV30(tx *gorm.DB) error {
 		AssigneeID       int64  `gorm:"not null;default:0"`
 		DependentIssueID int64  `gorm:"not null;default:0"`
 		AfterCommentID   int64  `gorm:"not null;default:0"`
+		AssigneeTeamID   int64  `gorm:"not null;default:0"`
+		ReviewID         int64  `gorm:"not null;default:0"`
 		Removed          bool   `gorm:"not null;default:false"`
 		OldTitle         string `gorm:"not null;default:''"`
 		NewTitle         string `gorm:"not null;default:''"`
