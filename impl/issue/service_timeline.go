@@ -2,6 +2,7 @@ package issue
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"repohost/impl/access"
@@ -375,7 +376,7 @@ func (s Service) visibleIssues(ctx context.Context, p *auth.Principal, r *store.
 	perms := map[int64]access.Permission{r.ID: perm}
 	var missing []int64
 	for _, is := range list {
-		if repos[is.RepoID] == nil && !contains(missing, is.RepoID) {
+		if repos[is.RepoID] == nil && !slices.Contains(missing, is.RepoID) {
 			missing = append(missing, is.RepoID)
 		}
 	}
@@ -401,13 +402,4 @@ func (s Service) visibleIssues(ctx context.Context, p *auth.Principal, r *store.
 		out = append(out, is)
 	}
 	return out, repos, nil
-}
-
-func contains(ids []int64, id int64) bool {
-	for _, v := range ids {
-		if v == id {
-			return true
-		}
-	}
-	return false
 }

@@ -164,65 +164,62 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 	return out, nil
 }
 
-func (h Handlers) IssueLockIssue(ctx context.Context, params issue.IssueLockIssueParams) middleware.Responder {
+// onIssue is the whole of a route that changes one issue and answers
+// 204: it loads the repository for the signed-in caller (404, 423 as
+// writableTracker) and has fn make the change.
+func (h Handlers) onIssue(ctx context.Context, owner, name string, fn func(s Service, doer *store.User, r *store.Repository, perm access.Permission) error) error {
 	s := h.svc()
-	p, r, perm, err := s.writableTracker(ctx, params.Owner, params.Repo)
+	p, r, perm, err := s.writableTracker(ctx, owner, name)
 	if err != nil {
-		return h.Fail(err)
+		return err
 	}
+	return fn(s, p.User, r, perm)
+}
+
+func (h Handlers) IssueLockIssue(ctx context.Context, params issue.IssueLockIssueParams) middleware.Responder {
 	reason := ""
 	if params.Body != nil {
 		reason = params.Body.LockReason
 	}
-	if err := s.SetLocked(ctx, p.User, r, perm, params.Index, true, reason); err != nil {
+	if err := h.onIssue(ctx, params.Owner, params.Repo, func(s Service, doer *store.User, r *store.Repository, perm access.Permission) error {
+		return s.SetLocked(ctx, doer, r, perm, params.Index, true, reason)
+	}); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueLockIssueNoContent()
 }
 
 func (h Handlers) IssueUnlockIssue(ctx context.Context, params issue.IssueUnlockIssueParams) middleware.Responder {
-	s := h.svc()
-	p, r, perm, err := s.writableTracker(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := s.SetLocked(ctx, p.User, r, perm, params.Index, false, ""); err != nil {
+	if err := h.onIssue(ctx, params.Owner, params.Repo, func(s Service, doer *store.User, r *store.Repository, perm access.Permission) error {
+		return s.SetLocked(ctx, doer, r, perm, params.Index, false, "")
+	}); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewIssueUnlockIssueNoContent()
 }
 
 func (h Handlers) PinIssue(ctx context.Context, params issue.PinIssueParams) middleware.Responder {
-	s := h.svc()
-	p, r, perm, err := s.writableTracker(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := s.Pin(ctx, p.User, r, perm, params.Index); err != nil {
+	if err := h.onIssue(ctx, params.Owner, params.Repo, func(s Service, doer *store.User, r *store.Repository, perm access.Permission) error {
+		return s.Pin(ctx, doer, r, perm, params.Index)
+	}); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewPinIssueNoContent()
 }
 
 func (h Handlers) UnpinIssue(ctx context.Context, params issue.UnpinIssueParams) middleware.Responder {
-	s := h.svc()
-	p, r, perm, err := s.writableTracker(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := s.Unpin(ctx, p.User, r, perm, params.Index); err != nil {
+	if err := h.onIssue(ctx, params.Owner, params.Repo, func(s Service, doer *store.User, r *store.Repository, perm access.Permission) error {
+		return s.Unpin(ctx, doer, r, perm, params.Index)
+	}); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewUnpinIssueNoContent()
 }
 
 func (h Handlers) MoveIssuePin(ctx context.Context, params issue.MoveIssuePinParams) middleware.Responder {
-	s := h.svc()
-	p, r, perm, err := s.writableTracker(ctx, params.Owner, params.Repo)
-	if err != nil {
-		return h.Fail(err)
-	}
-	if err := s.MovePin(ctx, p.User, r, perm, params.Index, params.Position); err != nil {
+	if err := h.onIssue(ctx, params.Owner, params.Repo, func(s Service, doer *store.User, r *store.Repository, perm access.Permission) error {
+		return s.MovePin(ctx, doer, r, perm, params.Index, params.Position)
+	}); err != nil {
 		return h.Fail(err)
 	}
 	return issue.NewMoveIssuePinNoContent()

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"gorm.io/gorm"
@@ -118,21 +119,19 @@ func (s dependencyStore) Remove(ctx context.Context, issueID, dependencyID int64
 // linked reads the issues whose ids the subquery (on issue_dependencies,
 // through its primary key or its dependency index) selects, by id.
 func (s dependencyStore) linked(ctx context.Context, sub string, id int64) ([]*store.Issue, error) {
-	rows, err := s.d.conn(ctx).Table("issues").Select(issueColumns).
-		Where("issues.id IN ("+sub+")", id).Order("issues.id").Rows()
-	if err != nil {
-		return nil, translate(err, "list issue dependencies")
-	}
-	defer rows.Close()
+	return issueRows(s.d.conn(ctx).Table("issues").Select(issueColumns).
+		Where("issues.id IN ("+sub+")", id).Order("issues.id"), "list issue dependencies")
+}
+
+// issueRows reads the issues q selects, in its order.
+func issueRows(q *gorm.DB, what string) ([]*store.Issue, error) {
 	out := []*store.Issue{}
-	for rows.Next() {
+	err := eachRow(q, func(rows *sql.Rows) error {
 		is, err := scanIssue(rows)
-		if err != nil {
-			return nil, translate(err, "list issue dependencies")
-		}
 		out = append(out, is)
-	}
-	return out, translate(rows.Err(), "list issue dependencies")
+		return err
+	})
+	return out, translate(err, what)
 }
 
 func (s dependencyStore) Dependencies(ctx context.Context, issueID int64) ([]*store.Issue, error) {
@@ -153,22 +152,9 @@ func (s dependencyStore) OpenDependencies(ctx context.Context, issueID int64) (i
 type pinStore struct{ d *DB }
 
 func (s pinStore) Pinned(ctx context.Context, repoID int64, isPull bool) ([]*store.Issue, error) {
-	rows, err := s.d.conn(ctx).Table("issues").Select(issueColumns).
+	return issueRows(s.d.conn(ctx).Table("issues").Select(issueColumns).
 		Where("issues.repo_id = ? AND issues.is_pull = ? AND issues.pin_order > 0", repoID, isPull).
-		Order("issues.pin_order").Rows()
-	if err != nil {
-		return nil, translate(err, "list pinned issues")
-	}
-	defer rows.Close()
-	out := []*store.Issue{}
-	for rows.Next() {
-		is, err := scanIssue(rows)
-		if err != nil {
-			return nil, translate(err, "list pinned issues")
-		}
-		out = append(out, is)
-	}
-	return out, translate(rows.Err(), "list pinned issues")
+		Order("issues.pin_order"), "list pinned issues")
 }
 
 func (s pinStore) CountPinned(ctx context.Context, repoID int64) (int64, error) {
