@@ -93,7 +93,7 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		index = f.ids["pull"]
 	}
 	r := strings.NewReplacer("{index}", index, "{id}", id, "{attachment_id}", "1", "{branch}", "main", "{name}", "main",
-		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners", "{sha}", f.ids["commit"])
+		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners", "{sha}", f.ids["commit"], "{position}", "1")
 	bodies := map[string]any{
 		"repoEdit": map[string]any{"description": "x"}, "issueCreateIssue": map[string]any{"title": "t"},
 		"issueEditIssue": map[string]any{"title": "t2"}, "issueEditIssueDeadline": map[string]any{"due_date": "2030-01-01T00:00:00Z"},
@@ -125,6 +125,8 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"repoEditHook":                     map[string]any{"active": true}, "ActionsDispatchWorkflow": map[string]any{"ref": "main"},
 		"repoCreateStatus":        map[string]any{"state": "success", "context": "ci"},
 		"repoCreateTagProtection": map[string]any{"name_pattern": "v*"}, "repoEditTagProtection": map[string]any{"name_pattern": "w*"},
+		"issueCreateIssueDependencies": map[string]any{"index": 1}, "issueRemoveIssueDependencies": map[string]any{"index": 1},
+		"issueCreateIssueBlocking": map[string]any{"index": 1}, "issueRemoveIssueBlocking": map[string]any{"index": 1},
 	}
 	if opID == "repoCreateFile" {
 		r = strings.NewReplacer("{filepath}", "new.txt")
@@ -152,6 +154,10 @@ var wrReaderMay = map[string]int{
 	// Cancelling a scheduled merge when none is scheduled is 404 to
 	// anyone who reads the pull request, as the reference answers.
 	"repoCancelScheduledAutoMerge": http.StatusNotFound,
+	// Dependencies of an issue the caller may not change are not found,
+	// as the reference answers.
+	"issueCreateIssueDependencies": http.StatusNotFound, "issueRemoveIssueDependencies": http.StatusNotFound,
+	"issueCreateIssueBlocking": http.StatusNotFound, "issueRemoveIssueBlocking": http.StatusNotFound,
 }
 
 // TestWriteRoutesRefuseReadCollaborators walks every write operation of

@@ -117,6 +117,10 @@ type IssueAPI interface {
 	IssueCreateComment(ctx context.Context, params issue.IssueCreateCommentParams) middleware.Responder
 	/* IssueCreateIssue Open an issue. */
 	IssueCreateIssue(ctx context.Context, params issue.IssueCreateIssueParams) middleware.Responder
+	/* IssueCreateIssueBlocking Make the issue named in the body depend on this issue. */
+	IssueCreateIssueBlocking(ctx context.Context, params issue.IssueCreateIssueBlockingParams) middleware.Responder
+	/* IssueCreateIssueDependencies Make this issue depend on the issue named in the body. */
+	IssueCreateIssueDependencies(ctx context.Context, params issue.IssueCreateIssueDependenciesParams) middleware.Responder
 	/* IssueCreateLabel Create a label. */
 	IssueCreateLabel(ctx context.Context, params issue.IssueCreateLabelParams) middleware.Responder
 	/* IssueCreateMilestone Create a milestone. */
@@ -151,6 +155,8 @@ type IssueAPI interface {
 	IssueGetCommentReactions(ctx context.Context, params issue.IssueGetCommentReactionsParams) middleware.Responder
 	/* IssueGetComments List an issue's comments. */
 	IssueGetComments(ctx context.Context, params issue.IssueGetCommentsParams) middleware.Responder
+	/* IssueGetCommentsAndTimeline List an issue's comments and events, oldest first. */
+	IssueGetCommentsAndTimeline(ctx context.Context, params issue.IssueGetCommentsAndTimelineParams) middleware.Responder
 	/* IssueGetIssue Show one issue. */
 	IssueGetIssue(ctx context.Context, params issue.IssueGetIssueParams) middleware.Responder
 	/* IssueGetIssueReactions List the reactions to an issue. */
@@ -165,14 +171,24 @@ type IssueAPI interface {
 	IssueGetMilestonesList(ctx context.Context, params issue.IssueGetMilestonesListParams) middleware.Responder
 	/* IssueGetRepoComments List every comment of a repository's issues and pull requests, oldest first. */
 	IssueGetRepoComments(ctx context.Context, params issue.IssueGetRepoCommentsParams) middleware.Responder
+	/* IssueListBlocks List the issues that depend on an issue (that it blocks). */
+	IssueListBlocks(ctx context.Context, params issue.IssueListBlocksParams) middleware.Responder
+	/* IssueListIssueDependencies List the issues an issue depends on (that block it). */
+	IssueListIssueDependencies(ctx context.Context, params issue.IssueListIssueDependenciesParams) middleware.Responder
 	/* IssueListIssues List a repository's issues. */
 	IssueListIssues(ctx context.Context, params issue.IssueListIssuesParams) middleware.Responder
 	/* IssueListLabels List a repository's labels. */
 	IssueListLabels(ctx context.Context, params issue.IssueListLabelsParams) middleware.Responder
+	/* IssueLockIssue Lock an issue's conversation to writers. */
+	IssueLockIssue(ctx context.Context, params issue.IssueLockIssueParams) middleware.Responder
 	/* IssuePostCommentReaction React to a comment; an existing identical reaction is returned with 200. */
 	IssuePostCommentReaction(ctx context.Context, params issue.IssuePostCommentReactionParams) middleware.Responder
 	/* IssuePostIssueReaction React to an issue; an existing identical reaction is returned with 200. */
 	IssuePostIssueReaction(ctx context.Context, params issue.IssuePostIssueReactionParams) middleware.Responder
+	/* IssueRemoveIssueBlocking Stop the issue named in the body depending on this issue. */
+	IssueRemoveIssueBlocking(ctx context.Context, params issue.IssueRemoveIssueBlockingParams) middleware.Responder
+	/* IssueRemoveIssueDependencies Stop this issue depending on the issue named in the body. */
+	IssueRemoveIssueDependencies(ctx context.Context, params issue.IssueRemoveIssueDependenciesParams) middleware.Responder
 	/* IssueRemoveLabel Remove one label from an issue. */
 	IssueRemoveLabel(ctx context.Context, params issue.IssueRemoveLabelParams) middleware.Responder
 	/* IssueReplaceLabels Replace an issue's labels. */
@@ -183,6 +199,12 @@ type IssueAPI interface {
 	IssueSearchIssues(ctx context.Context, params issue.IssueSearchIssuesParams) middleware.Responder
 	/* IssueTrackedTimes List the time tracked on an issue. */
 	IssueTrackedTimes(ctx context.Context, params issue.IssueTrackedTimesParams) middleware.Responder
+	/* IssueUnlockIssue Unlock an issue's conversation. */
+	IssueUnlockIssue(ctx context.Context, params issue.IssueUnlockIssueParams) middleware.Responder
+	/* MoveIssuePin Move a pinned issue or pull request to another position. */
+	MoveIssuePin(ctx context.Context, params issue.MoveIssuePinParams) middleware.Responder
+	/* PinIssue Pin an issue or pull request to the top of its repository's list. */
+	PinIssue(ctx context.Context, params issue.PinIssueParams) middleware.Responder
 	/* RepoCreateProject Create a repository project (writers only). */
 	RepoCreateProject(ctx context.Context, params issue.RepoCreateProjectParams) middleware.Responder
 	/* RepoDeleteProject Delete a project (writers only); its issues stay. */
@@ -193,6 +215,8 @@ type IssueAPI interface {
 	RepoGetProject(ctx context.Context, params issue.RepoGetProjectParams) middleware.Responder
 	/* RepoListProjects List a repository's projects. */
 	RepoListProjects(ctx context.Context, params issue.RepoListProjectsParams) middleware.Responder
+	/* UnpinIssue Unpin an issue or pull request. */
+	UnpinIssue(ctx context.Context, params issue.UnpinIssueParams) middleware.Responder
 }
 
 //go:generate mockery --name MiscellaneousAPI --inpackage
@@ -557,6 +581,10 @@ type RepositoryAPI interface {
 	RepoListHooks(ctx context.Context, params repository.RepoListHooksParams) middleware.Responder
 	/* RepoListKeys List a repository's deploy keys. */
 	RepoListKeys(ctx context.Context, params repository.RepoListKeysParams) middleware.Responder
+	/* RepoListPinnedIssues List a repository's pinned issues, in pin order. */
+	RepoListPinnedIssues(ctx context.Context, params repository.RepoListPinnedIssuesParams) middleware.Responder
+	/* RepoListPinnedPullRequests List a repository's pinned pull requests, in pin order. */
+	RepoListPinnedPullRequests(ctx context.Context, params repository.RepoListPinnedPullRequestsParams) middleware.Responder
 	/* RepoListPullRequests List pull requests. */
 	RepoListPullRequests(ctx context.Context, params repository.RepoListPullRequestsParams) middleware.Responder
 	/* RepoListPullReviews List the reviews of a pull request. */
@@ -1480,6 +1508,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.IssueCreateIssue(ctx, params)
 	})
 
+	api.IssueIssueCreateIssueBlockingHandler = issue.IssueCreateIssueBlockingHandlerFunc(func(params issue.IssueCreateIssueBlockingParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueCreateIssueBlocking(ctx, params)
+	})
+
+	api.IssueIssueCreateIssueDependenciesHandler = issue.IssueCreateIssueDependenciesHandlerFunc(func(params issue.IssueCreateIssueDependenciesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueCreateIssueDependencies(ctx, params)
+	})
+
 	api.IssueIssueCreateLabelHandler = issue.IssueCreateLabelHandlerFunc(func(params issue.IssueCreateLabelParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1599,6 +1641,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.IssueGetComments(ctx, params)
 	})
 
+	api.IssueIssueGetCommentsAndTimelineHandler = issue.IssueGetCommentsAndTimelineHandlerFunc(func(params issue.IssueGetCommentsAndTimelineParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueGetCommentsAndTimeline(ctx, params)
+	})
+
 	api.IssueIssueGetIssueHandler = issue.IssueGetIssueHandlerFunc(func(params issue.IssueGetIssueParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1648,6 +1697,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.IssueGetRepoComments(ctx, params)
 	})
 
+	api.IssueIssueListBlocksHandler = issue.IssueListBlocksHandlerFunc(func(params issue.IssueListBlocksParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueListBlocks(ctx, params)
+	})
+
+	api.IssueIssueListIssueDependenciesHandler = issue.IssueListIssueDependenciesHandlerFunc(func(params issue.IssueListIssueDependenciesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueListIssueDependencies(ctx, params)
+	})
+
 	api.IssueIssueListIssuesHandler = issue.IssueListIssuesHandlerFunc(func(params issue.IssueListIssuesParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1662,6 +1725,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.IssueListLabels(ctx, params)
 	})
 
+	api.IssueIssueLockIssueHandler = issue.IssueLockIssueHandlerFunc(func(params issue.IssueLockIssueParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueLockIssue(ctx, params)
+	})
+
 	api.IssueIssuePostCommentReactionHandler = issue.IssuePostCommentReactionHandlerFunc(func(params issue.IssuePostCommentReactionParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1674,6 +1744,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.IssuePostIssueReaction(ctx, params)
+	})
+
+	api.IssueIssueRemoveIssueBlockingHandler = issue.IssueRemoveIssueBlockingHandlerFunc(func(params issue.IssueRemoveIssueBlockingParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueRemoveIssueBlocking(ctx, params)
+	})
+
+	api.IssueIssueRemoveIssueDependenciesHandler = issue.IssueRemoveIssueDependenciesHandlerFunc(func(params issue.IssueRemoveIssueDependenciesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueRemoveIssueDependencies(ctx, params)
 	})
 
 	api.IssueIssueRemoveLabelHandler = issue.IssueRemoveLabelHandlerFunc(func(params issue.IssueRemoveLabelParams, principal any) middleware.Responder {
@@ -1709,6 +1793,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.IssueTrackedTimes(ctx, params)
+	})
+
+	api.IssueIssueUnlockIssueHandler = issue.IssueUnlockIssueHandlerFunc(func(params issue.IssueUnlockIssueParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueUnlockIssue(ctx, params)
 	})
 
 	api.PackageOperationsLinkPackageHandler = package_operations.LinkPackageHandlerFunc(func(params package_operations.LinkPackageParams, principal any) middleware.Responder {
@@ -1793,6 +1884,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.ListWorkflowRunJobs(ctx, params)
+	})
+
+	api.IssueMoveIssuePinHandler = issue.MoveIssuePinHandlerFunc(func(params issue.MoveIssuePinParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.MoveIssuePin(ctx, params)
 	})
 
 	api.OrganizationOrgAddTeamMemberHandler = organization.OrgAddTeamMemberHandlerFunc(func(params organization.OrgAddTeamMemberParams, principal any) middleware.Responder {
@@ -2059,6 +2157,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgRemoveTeamRepository(ctx, params)
+	})
+
+	api.IssuePinIssueHandler = issue.PinIssueHandlerFunc(func(params issue.PinIssueParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.PinIssue(ctx, params)
 	})
 
 	api.RepositoryRejectRepoTransferHandler = repository.RejectRepoTransferHandlerFunc(func(params repository.RejectRepoTransferParams, principal any) middleware.Responder {
@@ -2691,6 +2796,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoListKeys(ctx, params)
 	})
 
+	api.RepositoryRepoListPinnedIssuesHandler = repository.RepoListPinnedIssuesHandlerFunc(func(params repository.RepoListPinnedIssuesParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListPinnedIssues(ctx, params)
+	})
+
+	api.RepositoryRepoListPinnedPullRequestsHandler = repository.RepoListPinnedPullRequestsHandlerFunc(func(params repository.RepoListPinnedPullRequestsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListPinnedPullRequests(ctx, params)
+	})
+
 	api.IssueRepoListProjectsHandler = issue.RepoListProjectsHandlerFunc(func(params issue.RepoListProjectsParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2934,6 +3053,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UnlinkPackage(ctx, params)
+	})
+
+	api.IssueUnpinIssueHandler = issue.UnpinIssueHandlerFunc(func(params issue.UnpinIssueParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UnpinIssue(ctx, params)
 	})
 
 	api.AdminUpdateAdminRunnerHandler = admin.UpdateAdminRunnerHandlerFunc(func(params admin.UpdateAdminRunnerParams, principal any) middleware.Responder {

@@ -16,6 +16,9 @@ type IssueTracker interface {
 	Reactions() ReactionStore
 	TrackedTimes() TrackedTimeStore
 	Projects() ProjectStore
+	Timeline() TimelineStore
+	Dependencies() DependencyStore
+	Pins() PinStore
 }
 
 // Issue is an issue (and, once they exist, the issue half of a pull
@@ -35,12 +38,15 @@ type Issue struct {
 	IsClosed       bool
 	IsPull         bool
 	IsLocked       bool
-	MilestoneID    int64 // 0: none
-	NumComments    int64
-	Deadline       *time.Time
-	ClosedAt       *time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// PinOrder is the issue's place among the repository's pinned issues
+	// (or pull requests), from 1; 0 when it is not pinned.
+	PinOrder    int64
+	MilestoneID int64 // 0: none
+	NumComments int64
+	Deadline    *time.Time
+	ClosedAt    *time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // Comment is a real comment on an issue; timeline events are not stored.

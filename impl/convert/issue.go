@@ -108,6 +108,7 @@ func Issue(base string, is *store.Issue, a *IssueAttrs, viewer *store.User) *mod
 		Labels:         a.renderLabels(base, r, a.Labels[is.ID]),
 		State:          state(is.IsClosed),
 		IsLocked:       is.IsLocked,
+		PinOrder:       is.PinOrder,
 		Comments:       is.NumComments,
 		Created:        TimeOf(is.CreatedAt),
 		Updated:        TimeOf(is.UpdatedAt),

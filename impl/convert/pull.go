@@ -74,6 +74,7 @@ func Pull(base string, r *store.Repository, is *models.Issue, pr *store.PullRequ
 		Assignees:               is.Assignees,
 		State:                   is.State,
 		IsLocked:                is.IsLocked,
+		PinOrder:                is.PinOrder,
 		Comments:                is.Comments,
 		ContentVersion:          is.ContentVersion,
 		Created:                 is.Created,

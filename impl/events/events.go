@@ -40,6 +40,16 @@ const (
 	IssueAssigned      Kind = "issue.assigned"       // Issue
 	IssueReacted       Kind = "issue.reaction_added" // Issue
 	IssueTimeTracked   Kind = "issue.time_tracked"   // Issue
+	// The conversation locked or unlocked, the issue pinned, unpinned or
+	// moved among the pinned, a dependency added or removed (the issue
+	// that depends on the other); the reference sends no webhook for them.
+	IssueLocked            Kind = "issue.locked"             // Issue
+	IssueUnlocked          Kind = "issue.unlocked"           // Issue
+	IssuePinned            Kind = "issue.pinned"             // Issue
+	IssueUnpinned          Kind = "issue.unpinned"           // Issue
+	IssuePinMoved          Kind = "issue.pin_moved"          // Issue
+	IssueDependencyAdded   Kind = "issue.dependency_added"   // Issue
+	IssueDependencyRemoved Kind = "issue.dependency_removed" // Issue
 
 	CommentCreated Kind = "comment.created" // Comment
 	CommentEdited  Kind = "comment.edited"  // Comment

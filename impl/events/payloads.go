@@ -26,6 +26,7 @@ func init() {
 	register(func() any { return &Refs{} }, RefsChanged)
 	register(func() any { return &Issue{} }, IssueOpened, IssueEdited, IssueClosed, IssueReopened, IssueDeleted,
 		IssueLabelsChanged, IssueMilestoned, IssueAssigned, IssueReacted, IssueTimeTracked, IssueTimeDeleted,
+		IssueLocked, IssueUnlocked, IssuePinned, IssueUnpinned, IssuePinMoved, IssueDependencyAdded, IssueDependencyRemoved,
 		PullOpened, PullEdited, PullClosed, PullReopened, PullLabelsChanged, PullMilestoned, PullAssigned,
 		PullMerged, PullSynchronized)
 	register(func() any { return &Comment{} }, CommentCreated, CommentEdited, CommentDeleted, CommentReacted)

@@ -100,7 +100,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		}
 	}
 	mentioned := mentions(is.Title + "\n" + is.Body)
-	if !is.IsPull && is.MilestoneID == 0 && len(labels) == 0 && len(assignees) == 0 && len(projects) == 0 &&
+	if !is.IsPull && !is.IsClosed && is.MilestoneID == 0 && len(labels) == 0 && len(assignees) == 0 && len(projects) == 0 &&
 		len(mentioned) == 0 && in.Also == nil {
 		// Nothing is written with the issue: no transaction is held open
 		// around its statement (see CreateNumberedAlone).
@@ -152,6 +152,19 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 			}
 		}
 		if err := st.Issues().AddMentions(ctx, is.ID, mentioned); err != nil {
+			return err
+		}
+		// The timeline of a new issue shows what it was created with,
+		// as the reference's does.
+		evs := labelEvents(labelIDs(labels), nil)
+		if is.MilestoneID != 0 {
+			evs = append(evs, &store.IssueEvent{Type: store.EventMilestone, MilestoneID: is.MilestoneID})
+		}
+		evs = append(evs, assigneeEvents(assignees, nil)...)
+		if is.IsClosed {
+			evs = append(evs, stateEvent(true))
+		}
+		if err := s.record(ctx, doer, is, evs...); err != nil {
 			return err
 		}
 		if in.Also != nil {
@@ -211,6 +224,11 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		if oldBody := is.Body; in.Body != nil && *in.Body != oldBody {
 			edit.BodyFrom = &oldBody
 		}
+		if plan.closeTo != nil && *plan.closeTo && !is.IsClosed && r.EnableIssueDependencies {
+			if err := s.refuseOpenDependencies(ctx, is); err != nil {
+				return err
+			}
+		}
 		cols, ch := applyOwnFields(is, in, t)
 		if err := s.Store.Issues().Update(ctx, is, cols...); err != nil {
 			return err
@@ -219,6 +237,9 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 			return err
 		}
 		if err := s.replaceLinks(ctx, is, in, plan, &ch, &edit); err != nil {
+			return err
+		}
+		if err := s.record(ctx, doer, is, editEvents(is, edit, oldMilestone, ch)...); err != nil {
 			return err
 		}
 		if in.Also != nil {
@@ -412,6 +433,11 @@ func (s Service) SetState(ctx context.Context, doer *store.User, r *store.Reposi
 		}
 		var ch issueChanges
 		ch.setState(changed, closed)
+		if changed {
+			if err := s.record(ctx, doer, out, stateEvent(closed)); err != nil {
+				return err
+			}
+		}
 		return s.emitIssue(ctx, doer, out, ch.kinds()...)
 	})
 	if err != nil {

@@ -287,6 +287,10 @@ func (s Service) Relabel(ctx context.Context, doer *store.User, r *store.Reposit
 		if out, err = s.labelsOf(ctx, is); err != nil || sameSet(labelIDs(current), labelIDs(out)) {
 			return err
 		}
+		was, now := labelIDs(current), labelIDs(out)
+		if err := s.record(ctx, doer, is, labelEvents(setDiff(was, now), setDiff(now, was))...); err != nil {
+			return err
+		}
 		return s.emitIssueEdit(ctx, doer, is, events.Issue{Cleared: change == LabelsClear}, events.IssueLabelsChanged)
 	})
 	if err != nil {

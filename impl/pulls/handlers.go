@@ -442,3 +442,46 @@ func (h Handlers) RepoCancelScheduledAutoMerge(ctx context.Context, params repos
 	}
 	return repository.NewRepoCancelScheduledAutoMergeNoContent()
 }
+
+func (h Handlers) RepoListPinnedIssues(ctx context.Context, params repository.RepoListPinnedIssuesParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	s := h.svc().issues()
+	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	out, err := s.PinnedIssues(ctx, p, app.BaseURL(params.HTTPRequest), r, perm)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoListPinnedIssuesOK().WithPayload(out)
+}
+
+func (h Handlers) RepoListPinnedPullRequests(ctx context.Context, params repository.RepoListPinnedPullRequestsParams) middleware.Responder {
+	p := auth.FromContext(ctx)
+	s := h.svc().issues()
+	r, perm, err := s.Tracker(ctx, p, params.Owner, params.Repo)
+	if err != nil {
+		return h.Fail(err)
+	}
+	pinned, err := s.Pinned(ctx, r, perm, true)
+	if err != nil {
+		return h.Fail(err)
+	}
+	// At most issue.MaxPinned rows: one look-up each.
+	list := make([]*store.PullRequest, 0, len(pinned))
+	issues := map[int64]*store.Issue{}
+	for _, is := range pinned {
+		pr, err := h.Store.Pulls().FindByIssueID(ctx, is.ID)
+		if err != nil {
+			return h.Fail(err)
+		}
+		list = append(list, pr)
+		issues[is.ID] = is
+	}
+	out, err := h.render(ctx, p, app.BaseURL(params.HTTPRequest), r, list, issues)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoListPinnedPullRequestsOK().WithPayload(out)
+}

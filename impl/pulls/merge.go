@@ -109,6 +109,13 @@ func (s Service) merge(ctx context.Context, p *auth.Principal, base *store.Repos
 	if convert.IsWorkInProgress(is.Title) {
 		return apierr.MethodNotAllowed("Work in progress PRs cannot be merged")
 	}
+	if base.EnableIssueDependencies {
+		if n, err := s.issues().OpenDependencies(ctx, is); err != nil {
+			return err
+		} else if n > 0 {
+			return apierr.Validation("is blocked by an open dependency")
+		}
+	}
 	head, err := s.headRepo(ctx, base, pr)
 	if err != nil {
 		return err

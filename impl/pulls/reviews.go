@@ -205,6 +205,9 @@ func (s Service) addRequests(ctx context.Context, doer *store.User, is *store.Is
 			}
 			ev.TeamMembers = members
 		}
+		if err := s.issues().Record(ctx, doer, is, &store.IssueEvent{Type: store.EventReviewRequest, AssigneeID: userID, AssigneeTeamID: teamID}); err != nil {
+			return err
+		}
 		return s.Events.Emit(ctx, events.PullReviewRequested, is.RepoID, doer.ID, ev)
 	}
 	for _, u := range users {
@@ -279,6 +282,10 @@ func (s Service) CancelReviewRequests(ctx context.Context, doer *store.User, r *
 			for _, rv := range existing {
 				if rv.State == store.ReviewRequest && rv.ReviewerID == userID && rv.ReviewerTeamID == teamID {
 					if err := s.Store.Pulls().DeleteReview(ctx, rv.ID); err != nil {
+						return err
+					}
+					if err := s.issues().Record(ctx, doer, is, &store.IssueEvent{Type: store.EventReviewRequest,
+						AssigneeID: userID, AssigneeTeamID: teamID, Removed: true}); err != nil {
 						return err
 					}
 					if err := s.Events.Emit(ctx, events.PullReviewUnrequest, is.RepoID, doer.ID, reviewEvent(is, rv)); err != nil {
@@ -476,6 +483,9 @@ func (s Service) submitted(ctx context.Context, doer *store.User, is *store.Issu
 				return err
 			}
 		}
+	}
+	if err := s.issues().Record(ctx, doer, is, &store.IssueEvent{Type: store.EventReview, ReviewID: rv.ID, Body: rv.Body}); err != nil {
+		return err
 	}
 	return s.Events.Emit(ctx, events.PullReviewed, is.RepoID, doer.ID, reviewEvent(is, rv))
 }

@@ -614,6 +614,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.IssueCreateIssue has not yet been implemented")
 		}),
 
+		IssueIssueCreateIssueBlockingHandler: issue.IssueCreateIssueBlockingHandlerFunc(func(params issue.IssueCreateIssueBlockingParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueCreateIssueBlocking has not yet been implemented")
+		}),
+
+		IssueIssueCreateIssueDependenciesHandler: issue.IssueCreateIssueDependenciesHandlerFunc(func(params issue.IssueCreateIssueDependenciesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueCreateIssueDependencies has not yet been implemented")
+		}),
+
 		IssueIssueCreateLabelHandler: issue.IssueCreateLabelHandlerFunc(func(params issue.IssueCreateLabelParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -733,6 +747,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.IssueGetComments has not yet been implemented")
 		}),
 
+		IssueIssueGetCommentsAndTimelineHandler: issue.IssueGetCommentsAndTimelineHandlerFunc(func(params issue.IssueGetCommentsAndTimelineParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueGetCommentsAndTimeline has not yet been implemented")
+		}),
+
 		IssueIssueGetIssueHandler: issue.IssueGetIssueHandlerFunc(func(params issue.IssueGetIssueParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -782,6 +803,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.IssueGetRepoComments has not yet been implemented")
 		}),
 
+		IssueIssueListBlocksHandler: issue.IssueListBlocksHandlerFunc(func(params issue.IssueListBlocksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueListBlocks has not yet been implemented")
+		}),
+
+		IssueIssueListIssueDependenciesHandler: issue.IssueListIssueDependenciesHandlerFunc(func(params issue.IssueListIssueDependenciesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueListIssueDependencies has not yet been implemented")
+		}),
+
 		IssueIssueListIssuesHandler: issue.IssueListIssuesHandlerFunc(func(params issue.IssueListIssuesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -796,6 +831,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.IssueListLabels has not yet been implemented")
 		}),
 
+		IssueIssueLockIssueHandler: issue.IssueLockIssueHandlerFunc(func(params issue.IssueLockIssueParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueLockIssue has not yet been implemented")
+		}),
+
 		IssueIssuePostCommentReactionHandler: issue.IssuePostCommentReactionHandlerFunc(func(params issue.IssuePostCommentReactionParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -808,6 +850,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.IssuePostIssueReaction has not yet been implemented")
+		}),
+
+		IssueIssueRemoveIssueBlockingHandler: issue.IssueRemoveIssueBlockingHandlerFunc(func(params issue.IssueRemoveIssueBlockingParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueRemoveIssueBlocking has not yet been implemented")
+		}),
+
+		IssueIssueRemoveIssueDependenciesHandler: issue.IssueRemoveIssueDependenciesHandlerFunc(func(params issue.IssueRemoveIssueDependenciesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueRemoveIssueDependencies has not yet been implemented")
 		}),
 
 		IssueIssueRemoveLabelHandler: issue.IssueRemoveLabelHandlerFunc(func(params issue.IssueRemoveLabelParams, principal any) middleware.Responder {
@@ -843,6 +899,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.IssueTrackedTimes has not yet been implemented")
+		}),
+
+		IssueIssueUnlockIssueHandler: issue.IssueUnlockIssueHandlerFunc(func(params issue.IssueUnlockIssueParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueUnlockIssue has not yet been implemented")
 		}),
 
 		PackageOperationsLinkPackageHandler: package_operations.LinkPackageHandlerFunc(func(params package_operations.LinkPackageParams, principal any) middleware.Responder {
@@ -927,6 +990,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.ListWorkflowRunJobs has not yet been implemented")
+		}),
+
+		IssueMoveIssuePinHandler: issue.MoveIssuePinHandlerFunc(func(params issue.MoveIssuePinParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.MoveIssuePin has not yet been implemented")
 		}),
 
 		OrganizationOrgAddTeamMemberHandler: organization.OrgAddTeamMemberHandlerFunc(func(params organization.OrgAddTeamMemberParams, principal any) middleware.Responder {
@@ -1193,6 +1263,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgRemoveTeamRepository has not yet been implemented")
+		}),
+
+		IssuePinIssueHandler: issue.PinIssueHandlerFunc(func(params issue.PinIssueParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.PinIssue has not yet been implemented")
 		}),
 
 		RepositoryRejectRepoTransferHandler: repository.RejectRepoTransferHandlerFunc(func(params repository.RejectRepoTransferParams, principal any) middleware.Responder {
@@ -1825,6 +1902,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListKeys has not yet been implemented")
 		}),
 
+		RepositoryRepoListPinnedIssuesHandler: repository.RepoListPinnedIssuesHandlerFunc(func(params repository.RepoListPinnedIssuesParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListPinnedIssues has not yet been implemented")
+		}),
+
+		RepositoryRepoListPinnedPullRequestsHandler: repository.RepoListPinnedPullRequestsHandlerFunc(func(params repository.RepoListPinnedPullRequestsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListPinnedPullRequests has not yet been implemented")
+		}),
+
 		IssueRepoListProjectsHandler: issue.RepoListProjectsHandlerFunc(func(params issue.RepoListProjectsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2068,6 +2159,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation package_operations.UnlinkPackage has not yet been implemented")
+		}),
+
+		IssueUnpinIssueHandler: issue.UnpinIssueHandlerFunc(func(params issue.UnpinIssueParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.UnpinIssue has not yet been implemented")
 		}),
 
 		AdminUpdateAdminRunnerHandler: admin.UpdateAdminRunnerHandlerFunc(func(params admin.UpdateAdminRunnerParams, principal any) middleware.Responder {
@@ -2780,6 +2878,10 @@ type RepohostAPI struct {
 	IssueIssueCreateCommentHandler issue.IssueCreateCommentHandler
 	// IssueIssueCreateIssueHandler sets the operation handler for the issue create issue operation
 	IssueIssueCreateIssueHandler issue.IssueCreateIssueHandler
+	// IssueIssueCreateIssueBlockingHandler sets the operation handler for the issue create issue blocking operation
+	IssueIssueCreateIssueBlockingHandler issue.IssueCreateIssueBlockingHandler
+	// IssueIssueCreateIssueDependenciesHandler sets the operation handler for the issue create issue dependencies operation
+	IssueIssueCreateIssueDependenciesHandler issue.IssueCreateIssueDependenciesHandler
 	// IssueIssueCreateLabelHandler sets the operation handler for the issue create label operation
 	IssueIssueCreateLabelHandler issue.IssueCreateLabelHandler
 	// IssueIssueCreateMilestoneHandler sets the operation handler for the issue create milestone operation
@@ -2814,6 +2916,8 @@ type RepohostAPI struct {
 	IssueIssueGetCommentReactionsHandler issue.IssueGetCommentReactionsHandler
 	// IssueIssueGetCommentsHandler sets the operation handler for the issue get comments operation
 	IssueIssueGetCommentsHandler issue.IssueGetCommentsHandler
+	// IssueIssueGetCommentsAndTimelineHandler sets the operation handler for the issue get comments and timeline operation
+	IssueIssueGetCommentsAndTimelineHandler issue.IssueGetCommentsAndTimelineHandler
 	// IssueIssueGetIssueHandler sets the operation handler for the issue get issue operation
 	IssueIssueGetIssueHandler issue.IssueGetIssueHandler
 	// IssueIssueGetIssueReactionsHandler sets the operation handler for the issue get issue reactions operation
@@ -2828,14 +2932,24 @@ type RepohostAPI struct {
 	IssueIssueGetMilestonesListHandler issue.IssueGetMilestonesListHandler
 	// IssueIssueGetRepoCommentsHandler sets the operation handler for the issue get repo comments operation
 	IssueIssueGetRepoCommentsHandler issue.IssueGetRepoCommentsHandler
+	// IssueIssueListBlocksHandler sets the operation handler for the issue list blocks operation
+	IssueIssueListBlocksHandler issue.IssueListBlocksHandler
+	// IssueIssueListIssueDependenciesHandler sets the operation handler for the issue list issue dependencies operation
+	IssueIssueListIssueDependenciesHandler issue.IssueListIssueDependenciesHandler
 	// IssueIssueListIssuesHandler sets the operation handler for the issue list issues operation
 	IssueIssueListIssuesHandler issue.IssueListIssuesHandler
 	// IssueIssueListLabelsHandler sets the operation handler for the issue list labels operation
 	IssueIssueListLabelsHandler issue.IssueListLabelsHandler
+	// IssueIssueLockIssueHandler sets the operation handler for the issue lock issue operation
+	IssueIssueLockIssueHandler issue.IssueLockIssueHandler
 	// IssueIssuePostCommentReactionHandler sets the operation handler for the issue post comment reaction operation
 	IssueIssuePostCommentReactionHandler issue.IssuePostCommentReactionHandler
 	// IssueIssuePostIssueReactionHandler sets the operation handler for the issue post issue reaction operation
 	IssueIssuePostIssueReactionHandler issue.IssuePostIssueReactionHandler
+	// IssueIssueRemoveIssueBlockingHandler sets the operation handler for the issue remove issue blocking operation
+	IssueIssueRemoveIssueBlockingHandler issue.IssueRemoveIssueBlockingHandler
+	// IssueIssueRemoveIssueDependenciesHandler sets the operation handler for the issue remove issue dependencies operation
+	IssueIssueRemoveIssueDependenciesHandler issue.IssueRemoveIssueDependenciesHandler
 	// IssueIssueRemoveLabelHandler sets the operation handler for the issue remove label operation
 	IssueIssueRemoveLabelHandler issue.IssueRemoveLabelHandler
 	// IssueIssueReplaceLabelsHandler sets the operation handler for the issue replace labels operation
@@ -2846,6 +2960,8 @@ type RepohostAPI struct {
 	IssueIssueSearchIssuesHandler issue.IssueSearchIssuesHandler
 	// IssueIssueTrackedTimesHandler sets the operation handler for the issue tracked times operation
 	IssueIssueTrackedTimesHandler issue.IssueTrackedTimesHandler
+	// IssueIssueUnlockIssueHandler sets the operation handler for the issue unlock issue operation
+	IssueIssueUnlockIssueHandler issue.IssueUnlockIssueHandler
 	// PackageOperationsLinkPackageHandler sets the operation handler for the link package operation
 	PackageOperationsLinkPackageHandler package_operations.LinkPackageHandler
 	// AdminListAdminWorkflowJobsHandler sets the operation handler for the list admin workflow jobs operation
@@ -2870,6 +2986,8 @@ type RepohostAPI struct {
 	RepositoryListWorkflowJobsHandler repository.ListWorkflowJobsHandler
 	// RepositoryListWorkflowRunJobsHandler sets the operation handler for the list workflow run jobs operation
 	RepositoryListWorkflowRunJobsHandler repository.ListWorkflowRunJobsHandler
+	// IssueMoveIssuePinHandler sets the operation handler for the move issue pin operation
+	IssueMoveIssuePinHandler issue.MoveIssuePinHandler
 	// OrganizationOrgAddTeamMemberHandler sets the operation handler for the org add team member operation
 	OrganizationOrgAddTeamMemberHandler organization.OrgAddTeamMemberHandler
 	// OrganizationOrgAddTeamRepositoryHandler sets the operation handler for the org add team repository operation
@@ -2946,6 +3064,8 @@ type RepohostAPI struct {
 	OrganizationOrgRemoveTeamMemberHandler organization.OrgRemoveTeamMemberHandler
 	// OrganizationOrgRemoveTeamRepositoryHandler sets the operation handler for the org remove team repository operation
 	OrganizationOrgRemoveTeamRepositoryHandler organization.OrgRemoveTeamRepositoryHandler
+	// IssuePinIssueHandler sets the operation handler for the pin issue operation
+	IssuePinIssueHandler issue.PinIssueHandler
 	// RepositoryRejectRepoTransferHandler sets the operation handler for the reject repo transfer operation
 	RepositoryRejectRepoTransferHandler repository.RejectRepoTransferHandler
 	// RepositoryRepoAddCollaboratorHandler sets the operation handler for the repo add collaborator operation
@@ -3126,6 +3246,10 @@ type RepohostAPI struct {
 	RepositoryRepoListHooksHandler repository.RepoListHooksHandler
 	// RepositoryRepoListKeysHandler sets the operation handler for the repo list keys operation
 	RepositoryRepoListKeysHandler repository.RepoListKeysHandler
+	// RepositoryRepoListPinnedIssuesHandler sets the operation handler for the repo list pinned issues operation
+	RepositoryRepoListPinnedIssuesHandler repository.RepoListPinnedIssuesHandler
+	// RepositoryRepoListPinnedPullRequestsHandler sets the operation handler for the repo list pinned pull requests operation
+	RepositoryRepoListPinnedPullRequestsHandler repository.RepoListPinnedPullRequestsHandler
 	// IssueRepoListProjectsHandler sets the operation handler for the repo list projects operation
 	IssueRepoListProjectsHandler issue.RepoListProjectsHandler
 	// RepositoryRepoListPullRequestsHandler sets the operation handler for the repo list pull requests operation
@@ -3196,6 +3320,8 @@ type RepohostAPI struct {
 	RepositoryTopicSearchHandler repository.TopicSearchHandler
 	// PackageOperationsUnlinkPackageHandler sets the operation handler for the unlink package operation
 	PackageOperationsUnlinkPackageHandler package_operations.UnlinkPackageHandler
+	// IssueUnpinIssueHandler sets the operation handler for the unpin issue operation
+	IssueUnpinIssueHandler issue.UnpinIssueHandler
 	// AdminUpdateAdminRunnerHandler sets the operation handler for the update admin runner operation
 	AdminUpdateAdminRunnerHandler admin.UpdateAdminRunnerHandler
 	// OrganizationUpdateOrgRunnerHandler sets the operation handler for the update org runner operation
@@ -3663,6 +3789,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueIssueCreateIssueHandler == nil {
 		unregistered = append(unregistered, "issue.IssueCreateIssueHandler")
 	}
+	if o.IssueIssueCreateIssueBlockingHandler == nil {
+		unregistered = append(unregistered, "issue.IssueCreateIssueBlockingHandler")
+	}
+	if o.IssueIssueCreateIssueDependenciesHandler == nil {
+		unregistered = append(unregistered, "issue.IssueCreateIssueDependenciesHandler")
+	}
 	if o.IssueIssueCreateLabelHandler == nil {
 		unregistered = append(unregistered, "issue.IssueCreateLabelHandler")
 	}
@@ -3714,6 +3846,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueIssueGetCommentsHandler == nil {
 		unregistered = append(unregistered, "issue.IssueGetCommentsHandler")
 	}
+	if o.IssueIssueGetCommentsAndTimelineHandler == nil {
+		unregistered = append(unregistered, "issue.IssueGetCommentsAndTimelineHandler")
+	}
 	if o.IssueIssueGetIssueHandler == nil {
 		unregistered = append(unregistered, "issue.IssueGetIssueHandler")
 	}
@@ -3735,17 +3870,32 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueIssueGetRepoCommentsHandler == nil {
 		unregistered = append(unregistered, "issue.IssueGetRepoCommentsHandler")
 	}
+	if o.IssueIssueListBlocksHandler == nil {
+		unregistered = append(unregistered, "issue.IssueListBlocksHandler")
+	}
+	if o.IssueIssueListIssueDependenciesHandler == nil {
+		unregistered = append(unregistered, "issue.IssueListIssueDependenciesHandler")
+	}
 	if o.IssueIssueListIssuesHandler == nil {
 		unregistered = append(unregistered, "issue.IssueListIssuesHandler")
 	}
 	if o.IssueIssueListLabelsHandler == nil {
 		unregistered = append(unregistered, "issue.IssueListLabelsHandler")
 	}
+	if o.IssueIssueLockIssueHandler == nil {
+		unregistered = append(unregistered, "issue.IssueLockIssueHandler")
+	}
 	if o.IssueIssuePostCommentReactionHandler == nil {
 		unregistered = append(unregistered, "issue.IssuePostCommentReactionHandler")
 	}
 	if o.IssueIssuePostIssueReactionHandler == nil {
 		unregistered = append(unregistered, "issue.IssuePostIssueReactionHandler")
+	}
+	if o.IssueIssueRemoveIssueBlockingHandler == nil {
+		unregistered = append(unregistered, "issue.IssueRemoveIssueBlockingHandler")
+	}
+	if o.IssueIssueRemoveIssueDependenciesHandler == nil {
+		unregistered = append(unregistered, "issue.IssueRemoveIssueDependenciesHandler")
 	}
 	if o.IssueIssueRemoveLabelHandler == nil {
 		unregistered = append(unregistered, "issue.IssueRemoveLabelHandler")
@@ -3761,6 +3911,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.IssueIssueTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "issue.IssueTrackedTimesHandler")
+	}
+	if o.IssueIssueUnlockIssueHandler == nil {
+		unregistered = append(unregistered, "issue.IssueUnlockIssueHandler")
 	}
 	if o.PackageOperationsLinkPackageHandler == nil {
 		unregistered = append(unregistered, "package_operations.LinkPackageHandler")
@@ -3797,6 +3950,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryListWorkflowRunJobsHandler == nil {
 		unregistered = append(unregistered, "repository.ListWorkflowRunJobsHandler")
+	}
+	if o.IssueMoveIssuePinHandler == nil {
+		unregistered = append(unregistered, "issue.MoveIssuePinHandler")
 	}
 	if o.OrganizationOrgAddTeamMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgAddTeamMemberHandler")
@@ -3911,6 +4067,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgRemoveTeamRepositoryHandler == nil {
 		unregistered = append(unregistered, "organization.OrgRemoveTeamRepositoryHandler")
+	}
+	if o.IssuePinIssueHandler == nil {
+		unregistered = append(unregistered, "issue.PinIssueHandler")
 	}
 	if o.RepositoryRejectRepoTransferHandler == nil {
 		unregistered = append(unregistered, "repository.RejectRepoTransferHandler")
@@ -4182,6 +4341,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListKeysHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListKeysHandler")
 	}
+	if o.RepositoryRepoListPinnedIssuesHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListPinnedIssuesHandler")
+	}
+	if o.RepositoryRepoListPinnedPullRequestsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListPinnedPullRequestsHandler")
+	}
 	if o.IssueRepoListProjectsHandler == nil {
 		unregistered = append(unregistered, "issue.RepoListProjectsHandler")
 	}
@@ -4286,6 +4451,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.PackageOperationsUnlinkPackageHandler == nil {
 		unregistered = append(unregistered, "package_operations.UnlinkPackageHandler")
+	}
+	if o.IssueUnpinIssueHandler == nil {
+		unregistered = append(unregistered, "issue.UnpinIssueHandler")
 	}
 	if o.AdminUpdateAdminRunnerHandler == nil {
 		unregistered = append(unregistered, "admin.UpdateAdminRunnerHandler")
@@ -4920,6 +5088,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/blocks"] = issue.NewIssueCreateIssueBlocking(o.context, o.IssueIssueCreateIssueBlockingHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/dependencies"] = issue.NewIssueCreateIssueDependencies(o.context, o.IssueIssueCreateIssueDependenciesHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/labels"] = issue.NewIssueCreateLabel(o.context, o.IssueIssueCreateLabelHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -4988,6 +5164,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/timeline"] = issue.NewIssueGetCommentsAndTimeline(o.context, o.IssueIssueGetCommentsAndTimelineHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}"] = issue.NewIssueGetIssue(o.context, o.IssueIssueGetIssueHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -5016,11 +5196,23 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/blocks"] = issue.NewIssueListBlocks(o.context, o.IssueIssueListBlocksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/dependencies"] = issue.NewIssueListIssueDependencies(o.context, o.IssueIssueListIssueDependenciesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/issues"] = issue.NewIssueListIssues(o.context, o.IssueIssueListIssuesHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/labels"] = issue.NewIssueListLabels(o.context, o.IssueIssueListLabelsHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/issues/{index}/lock"] = issue.NewIssueLockIssue(o.context, o.IssueIssueLockIssueHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -5029,6 +5221,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/reactions"] = issue.NewIssuePostIssueReaction(o.context, o.IssueIssuePostIssueReactionHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/blocks"] = issue.NewIssueRemoveIssueBlocking(o.context, o.IssueIssueRemoveIssueBlockingHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/dependencies"] = issue.NewIssueRemoveIssueDependencies(o.context, o.IssueIssueRemoveIssueDependenciesHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -5049,6 +5249,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/times"] = issue.NewIssueTrackedTimes(o.context, o.IssueIssueTrackedTimesHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/lock"] = issue.NewIssueUnlockIssue(o.context, o.IssueIssueUnlockIssueHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -5097,6 +5301,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/actions/runs/{run}/jobs"] = repository.NewListWorkflowRunJobs(o.context, o.RepositoryListWorkflowRunJobsHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/repos/{owner}/{repo}/issues/{index}/pin/{position}"] = issue.NewMoveIssuePin(o.context, o.IssueMoveIssuePinHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
@@ -5249,6 +5457,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/teams/{id}/repos/{org}/{repo}"] = organization.NewOrgRemoveTeamRepository(o.context, o.OrganizationOrgRemoveTeamRepositoryHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/pin"] = issue.NewPinIssue(o.context, o.IssuePinIssueHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -5612,6 +5824,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/pinned"] = repository.NewRepoListPinnedIssues(o.context, o.RepositoryRepoListPinnedIssuesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/pinned"] = repository.NewRepoListPinnedPullRequests(o.context, o.RepositoryRepoListPinnedPullRequestsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/projects"] = issue.NewRepoListProjects(o.context, o.IssueRepoListProjectsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -5749,6 +5969,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/packages/{owner}/{type}/{name}/-/unlink"] = package_operations.NewUnlinkPackage(o.context, o.PackageOperationsUnlinkPackageHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/pin"] = issue.NewUnpinIssue(o.context, o.IssueUnpinIssueHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}

@@ -27,6 +27,9 @@ func (d *DB) Milestones() store.MilestoneStore     { return milestoneStore{d} }
 func (d *DB) Reactions() store.ReactionStore       { return reactionStore{d} }
 func (d *DB) TrackedTimes() store.TrackedTimeStore { return timeStore{d} }
 func (d *DB) Projects() store.ProjectStore         { return projectStore{d} }
+func (d *DB) Timeline() store.TimelineStore        { return timelineStore{d} }
+func (d *DB) Dependencies() store.DependencyStore  { return dependencyStore{d} }
+func (d *DB) Pins() store.PinStore                 { return pinStore{d} }
 
 // translateRef is translate for writes that insert links: a foreign key
 // that no longer holds means the linked row was deleted meanwhile.

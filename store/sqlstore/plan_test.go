@@ -237,6 +237,24 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Comments().ListByRepo(ctx, f.repo.ID, nil, nil, nil, pg)
 			return err
 		}},
+		// The timeline reads an issue's comments and events each through
+		// its (issue_id, created_at, id) index as far as the page's end.
+		{name: "timeline of an issue", searched: []string{"comments", "issue_events"}, list: func(ctx context.Context) error {
+			_, _, err := db.Timeline().List(ctx, f.issue.ID, nil, nil, pg)
+			return err
+		}},
+		{name: "pinned issues", searched: []string{"issues"}, list: func(ctx context.Context) error {
+			_, err := db.Pins().Pinned(ctx, f.repo.ID, false)
+			return err
+		}},
+		{name: "dependencies of an issue", searched: []string{"issue_dependencies"}, keyed: []string{"issues"}, list: func(ctx context.Context) error {
+			_, err := db.Dependencies().Dependencies(ctx, f.issue.ID)
+			return err
+		}},
+		{name: "issues an issue blocks", searched: []string{"issue_dependencies"}, keyed: []string{"issues"}, list: func(ctx context.Context) error {
+			_, err := db.Dependencies().Blocks(ctx, f.issue.ID)
+			return err
+		}},
 		repoSearch("repositories of a user, by its owner", store.RepoSearch{Viewer: store.RepoViewer{UserID: f.alice.ID},
 			OwnerID: f.alice.ID, OrderBy: "repositories.id ASC"}, pg, true),
 		repoSearch("repositories of a user, by another user", store.RepoSearch{Viewer: member,

@@ -66,6 +66,10 @@ type ClientService interface {
 
 	IssueCreateIssue(params *IssueCreateIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueCreateIssueCreated, error)
 
+	IssueCreateIssueBlocking(params *IssueCreateIssueBlockingParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueCreateIssueBlockingCreated, error)
+
+	IssueCreateIssueDependencies(params *IssueCreateIssueDependenciesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueCreateIssueDependenciesCreated, error)
+
 	IssueCreateLabel(params *IssueCreateLabelParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueCreateLabelCreated, error)
 
 	IssueCreateMilestone(params *IssueCreateMilestoneParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueCreateMilestoneCreated, error)
@@ -100,6 +104,8 @@ type ClientService interface {
 
 	IssueGetComments(params *IssueGetCommentsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueGetCommentsOK, error)
 
+	IssueGetCommentsAndTimeline(params *IssueGetCommentsAndTimelineParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueGetCommentsAndTimelineOK, error)
+
 	IssueGetIssue(params *IssueGetIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueGetIssueOK, error)
 
 	IssueGetIssueReactions(params *IssueGetIssueReactionsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueGetIssueReactionsOK, error)
@@ -114,13 +120,23 @@ type ClientService interface {
 
 	IssueGetRepoComments(params *IssueGetRepoCommentsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueGetRepoCommentsOK, error)
 
+	IssueListBlocks(params *IssueListBlocksParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueListBlocksOK, error)
+
+	IssueListIssueDependencies(params *IssueListIssueDependenciesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueListIssueDependenciesOK, error)
+
 	IssueListIssues(params *IssueListIssuesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueListIssuesOK, error)
 
 	IssueListLabels(params *IssueListLabelsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueListLabelsOK, error)
 
+	IssueLockIssue(params *IssueLockIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueLockIssueNoContent, error)
+
 	IssuePostCommentReaction(params *IssuePostCommentReactionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssuePostCommentReactionOK, *IssuePostCommentReactionCreated, error)
 
 	IssuePostIssueReaction(params *IssuePostIssueReactionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssuePostIssueReactionOK, *IssuePostIssueReactionCreated, error)
+
+	IssueRemoveIssueBlocking(params *IssueRemoveIssueBlockingParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueRemoveIssueBlockingOK, error)
+
+	IssueRemoveIssueDependencies(params *IssueRemoveIssueDependenciesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueRemoveIssueDependenciesOK, error)
 
 	IssueRemoveLabel(params *IssueRemoveLabelParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueRemoveLabelNoContent, error)
 
@@ -132,6 +148,12 @@ type ClientService interface {
 
 	IssueTrackedTimes(params *IssueTrackedTimesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueTrackedTimesOK, error)
 
+	IssueUnlockIssue(params *IssueUnlockIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueUnlockIssueNoContent, error)
+
+	MoveIssuePin(params *MoveIssuePinParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*MoveIssuePinNoContent, error)
+
+	PinIssue(params *PinIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*PinIssueNoContent, error)
+
 	RepoCreateProject(params *RepoCreateProjectParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateProjectCreated, error)
 
 	RepoDeleteProject(params *RepoDeleteProjectParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoDeleteProjectNoContent, error)
@@ -141,6 +163,8 @@ type ClientService interface {
 	RepoGetProject(params *RepoGetProjectParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoGetProjectOK, error)
 
 	RepoListProjects(params *RepoListProjectsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoListProjectsOK, error)
+
+	UnpinIssue(params *UnpinIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UnpinIssueNoContent, error)
 
 	SetTransport(transport runtime.ClientTransport)
 }
@@ -362,6 +386,94 @@ func (a *Client) IssueCreateIssue(params *IssueCreateIssueParams, authInfo runti
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for issueCreateIssue: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+IssueCreateIssueBlocking makes the issue named in the body depend on this issue
+*/
+func (a *Client) IssueCreateIssueBlocking(params *IssueCreateIssueBlockingParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueCreateIssueBlockingCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueCreateIssueBlockingParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueCreateIssueBlocking",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/blocks",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueCreateIssueBlockingReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueCreateIssueBlockingCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueCreateIssueBlocking: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+IssueCreateIssueDependencies makes this issue depend on the issue named in the body
+*/
+func (a *Client) IssueCreateIssueDependencies(params *IssueCreateIssueDependenciesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueCreateIssueDependenciesCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueCreateIssueDependenciesParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueCreateIssueDependencies",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/dependencies",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueCreateIssueDependenciesReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueCreateIssueDependenciesCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueCreateIssueDependencies: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -1114,6 +1226,50 @@ func (a *Client) IssueGetComments(params *IssueGetCommentsParams, authInfo runti
 }
 
 /*
+IssueGetCommentsAndTimeline lists an issue s comments and events oldest first
+*/
+func (a *Client) IssueGetCommentsAndTimeline(params *IssueGetCommentsAndTimelineParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueGetCommentsAndTimelineOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueGetCommentsAndTimelineParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueGetCommentsAndTimeline",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/timeline",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueGetCommentsAndTimelineReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueGetCommentsAndTimelineOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueGetCommentsAndTimeline: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 IssueGetIssue shows one issue
 */
 func (a *Client) IssueGetIssue(params *IssueGetIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueGetIssueOK, error) {
@@ -1422,6 +1578,94 @@ func (a *Client) IssueGetRepoComments(params *IssueGetRepoCommentsParams, authIn
 }
 
 /*
+IssueListBlocks lists the issues that depend on an issue that it blocks
+*/
+func (a *Client) IssueListBlocks(params *IssueListBlocksParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueListBlocksOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueListBlocksParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueListBlocks",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/blocks",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueListBlocksReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueListBlocksOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueListBlocks: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+IssueListIssueDependencies lists the issues an issue depends on that block it
+*/
+func (a *Client) IssueListIssueDependencies(params *IssueListIssueDependenciesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueListIssueDependenciesOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueListIssueDependenciesParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueListIssueDependencies",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/dependencies",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueListIssueDependenciesReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueListIssueDependenciesOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueListIssueDependencies: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 IssueListIssues lists a repository s issues
 */
 func (a *Client) IssueListIssues(params *IssueListIssuesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueListIssuesOK, error) {
@@ -1510,6 +1754,50 @@ func (a *Client) IssueListLabels(params *IssueListLabelsParams, authInfo runtime
 }
 
 /*
+IssueLockIssue locks an issue s conversation to writers
+*/
+func (a *Client) IssueLockIssue(params *IssueLockIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueLockIssueNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueLockIssueParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueLockIssue",
+		Method:             "PUT",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/lock",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueLockIssueReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueLockIssueNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueLockIssue: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 IssuePostCommentReaction reacts to a comment an existing identical reaction is returned with 200
 */
 func (a *Client) IssuePostCommentReaction(params *IssuePostCommentReactionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssuePostCommentReactionOK, *IssuePostCommentReactionCreated, error) {
@@ -1594,6 +1882,94 @@ func (a *Client) IssuePostIssueReaction(params *IssuePostIssueReactionParams, au
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for issue: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+IssueRemoveIssueBlocking stops the issue named in the body depending on this issue
+*/
+func (a *Client) IssueRemoveIssueBlocking(params *IssueRemoveIssueBlockingParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueRemoveIssueBlockingOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueRemoveIssueBlockingParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueRemoveIssueBlocking",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/blocks",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueRemoveIssueBlockingReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueRemoveIssueBlockingOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueRemoveIssueBlocking: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+IssueRemoveIssueDependencies stops this issue depending on the issue named in the body
+*/
+func (a *Client) IssueRemoveIssueDependencies(params *IssueRemoveIssueDependenciesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueRemoveIssueDependenciesOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueRemoveIssueDependenciesParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueRemoveIssueDependencies",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/dependencies",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueRemoveIssueDependenciesReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueRemoveIssueDependenciesOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueRemoveIssueDependencies: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -1818,6 +2194,138 @@ func (a *Client) IssueTrackedTimes(params *IssueTrackedTimesParams, authInfo run
 }
 
 /*
+IssueUnlockIssue unlocks an issue s conversation
+*/
+func (a *Client) IssueUnlockIssue(params *IssueUnlockIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueUnlockIssueNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueUnlockIssueParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueUnlockIssue",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/lock",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueUnlockIssueReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueUnlockIssueNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueUnlockIssue: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+MoveIssuePin moves a pinned issue or pull request to another position
+*/
+func (a *Client) MoveIssuePin(params *MoveIssuePinParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*MoveIssuePinNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewMoveIssuePinParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "moveIssuePin",
+		Method:             "PATCH",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/pin/{position}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &MoveIssuePinReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*MoveIssuePinNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for moveIssuePin: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+PinIssue pins an issue or pull request to the top of its repository s list
+*/
+func (a *Client) PinIssue(params *PinIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*PinIssueNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewPinIssueParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "pinIssue",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/pin",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &PinIssueReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*PinIssueNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for pinIssue: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 RepoCreateProject creates a repository project writers only
 */
 func (a *Client) RepoCreateProject(params *RepoCreateProjectParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoCreateProjectCreated, error) {
@@ -2034,6 +2542,50 @@ func (a *Client) RepoListProjects(params *RepoListProjectsParams, authInfo runti
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for repoListProjects: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+UnpinIssue unpins an issue or pull request
+*/
+func (a *Client) UnpinIssue(params *UnpinIssueParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UnpinIssueNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUnpinIssueParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "unpinIssue",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/pin",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UnpinIssueReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*UnpinIssueNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for unpinIssue: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 

@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// The types of timeline events, as the reference names them.
+const (
+	EventLabel            = "label"
+	EventMilestone        = "milestone"
+	EventAssignees        = "assignees"
+	EventClose            = "close"
+	EventReopen           = "reopen"
+	EventChangeTitle      = "change_title"
+	EventLock             = "lock"
+	EventUnlock           = "unlock"
+	EventPin              = "pin"
+	EventUnpin            = "unpin"
+	EventAddDependency    = "add_dependency"
+	EventRemoveDependency = "remove_dependency"
+	EventReview           = "review"
+	EventReviewRequest    = "review_request"
+)
+
+// IssueEvent is one event of an issue's timeline (a change recorded in the
+// transaction that made it). Plain comments are Comment rows; the two are
+// listed together by TimelineStore.List.
+type IssueEvent struct {
+	ID      int64 `gorm:"primaryKey"`
+	IssueID int64
+	RepoID  int64
+	Type    string
+	// PosterID is who made the change.
+	PosterID int64
+	// LabelID is the label added or (Removed) removed.
+	LabelID int64
+	// MilestoneID and OldMilestoneID are the milestone set and the one it
+	// replaced (0: none).
+	MilestoneID    int64
+	OldMilestoneID int64
+	// AssigneeID is the user assigned or (Removed) unassigned, or asked
+	// (or no longer asked) for a review; AssigneeTeamID the team asked.
+	AssigneeID     int64
+	AssigneeTeamID int64
+	// ReviewID is the review submitted.
+	ReviewID int64
+	// DependentIssueID is the other issue of a dependency event.
+	DependentIssueID int64
+	// AfterCommentID is the issue's newest comment when the event was
+	// recorded (0: none); TimelineStore.Add sets it. It places the event
+	// among the comments, which the clock (seconds) cannot.
+	AfterCommentID int64
+	Removed        bool
+	OldTitle       string
+	NewTitle       string
+	// Body is the event's detail: the lock reason.
+	Body      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// TimelineEntry is one entry of a timeline: a comment or an event.
+type TimelineEntry struct {
+	Comment *Comment
+	Event   *IssueEvent
+}
+
+// TimelineStore records issue events and lists an issue's timeline.
+type TimelineStore interface {
+	// Add records events (in the caller's transaction).
+	Add(ctx context.Context, evs ...*IssueEvent) error
+	// List returns a page of the issue's comments and events together,
+	// oldest first, updated within the optional bounds, and the size of
+	// the whole set.
+	List(ctx context.Context, issueID int64, since, before *time.Time, p Page) ([]TimelineEntry, int64, error)
+}
+
+// DependencyStore reads and writes the dependencies between issues: an
+// issue depends on another (its dependency), which blocks it.
+type DependencyStore interface {
+	// Add records that issueID depends on dependencyID; it reports false
+	// when it already did.
+	Add(ctx context.Context, issueID, dependencyID int64, now time.Time) (bool, error)
+	// Remove forgets it; it reports false when there was nothing to forget.
+	Remove(ctx context.Context, issueID, dependencyID int64) (bool, error)
+	// Dependencies returns the issues issueID depends on, by id.
+	Dependencies(ctx context.Context, issueID int64) ([]*Issue, error)
+	// Blocks returns the issues that depend on issueID, by id.
+	Blocks(ctx context.Context, issueID int64) ([]*Issue, error)
+	// OpenDependencies counts the open issues issueID depends on.
+	OpenDependencies(ctx context.Context, issueID int64) (int64, error)
+}
+
+// PinStore is the pinning of issues (and pull requests) of a repository.
+// Issues and pull requests each have their own order, from 1 without gaps.
+type PinStore interface {
+	// Pinned returns the repository's pinned issues (isPull false) or
+	// pull requests, in pin order.
+	Pinned(ctx context.Context, repoID int64, isPull bool) ([]*Issue, error)
+	// CountPinned counts the repository's pinned issues and pull requests.
+	CountPinned(ctx context.Context, repoID int64) (int64, error)
+	// Pin puts the issue last among the pinned ones of its kind.
+	Pin(ctx context.Context, is *Issue) error
+	// Unpin takes a pinned issue out and closes the gap it leaves.
+	Unpin(ctx context.Context, is *Issue) error
+	// Move puts a pinned issue at position pos (1 first; past the last
+	// position it goes last), shifting the others.
+	Move(ctx context.Context, is *Issue, pos int64) error
+}
