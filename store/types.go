@@ -128,7 +128,10 @@ type Repository struct {
 	IsFork        bool
 	ForkID        int64
 	IsMirror      bool
-	ObjectFormat  string
+	// Status is RepoStatusReady, or RepoStatusBeingMigrated while a
+	// migration fills the repository.
+	Status       int
+	ObjectFormat string
 	Size          int64
 
 	HasIssues       bool

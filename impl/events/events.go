@@ -89,8 +89,11 @@ const (
 	RepoTransferStarted Kind = "repository.transfer_started"     // Repo
 	RepoTransferred     Kind = "repository.transferred"          // Repo (OldOwner set)
 	RepoTransferDropped Kind = "repository.transfer_dropped"     // Repo
-	KeyAdded            Kind = "key.added"                       // Key
-	KeyDeleted          Kind = "key.deleted"                     // Key
+	// RepoMigrateRequested asks the repo_migrate consumer to fill a
+	// repository being migrated.
+	RepoMigrateRequested Kind = "repository.migrate_requested" // Repo
+	KeyAdded             Kind = "key.added"                    // Key
+	KeyDeleted           Kind = "key.deleted"                  // Key
 
 	// A package version appears with its first file and goes with its
 	// deletion (or its package's).

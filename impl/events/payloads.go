@@ -21,7 +21,7 @@ func init() {
 		}
 	}
 	register(func() any { return &Repo{} }, RepoCreated, RepoEdited, RepoDeleted,
-		RepoTransferStarted, RepoTransferred, RepoTransferDropped)
+		RepoTransferStarted, RepoTransferred, RepoTransferDropped, RepoMigrateRequested)
 	register(func() any { return &Refs{} }, RefsChanged)
 	register(func() any { return &Issue{} }, IssueOpened, IssueEdited, IssueClosed, IssueReopened, IssueDeleted,
 		IssueLabelsChanged, IssueMilestoned, IssueAssigned, IssueReacted, IssueTimeTracked, IssueTimeDeleted,
