@@ -132,7 +132,7 @@ type Repository struct {
 	// migration fills the repository.
 	Status       int
 	ObjectFormat string
-	Size          int64
+	Size         int64
 
 	HasIssues       bool
 	HasWiki         bool

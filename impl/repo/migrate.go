@@ -7,9 +7,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
