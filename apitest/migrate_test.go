@@ -163,3 +163,27 @@ func TestRepoMigrateGuard(t *testing.T) {
 	e.Do("POST", "repos/migrate", map[string]any{"clone_addr": "https://example.com/x.git", "repo_name": "x", "repo_owner": "carol"}, cred).
 		Expect(t, http.StatusForbidden)
 }
+
+// TestRepoMigrateSettings: the repository settings say migrations are on
+// (and mirrors off, as they are); turned off, migrations answer the
+// reference's 403 and the settings say so.
+func TestRepoMigrateSettings(t *testing.T) {
+	t.Parallel()
+	var rs models.GeneralRepoSettings
+	on := apitest.New(t)
+	on.Do("GET", "settings/repository", nil, nil).Expect(t, http.StatusOK).JSON(t, &rs)
+	if rs.MigrationsDisabled || !rs.MirrorsDisabled {
+		t.Fatalf("settings %+v", rs)
+	}
+	off := apitest.NewWithConfig(t, func(c *app.Config) { c.Migrations.Disabled = true })
+	off.Do("GET", "settings/repository", nil, nil).Expect(t, http.StatusOK).JSON(t, &rs)
+	if !rs.MigrationsDisabled {
+		t.Fatalf("settings %+v", rs)
+	}
+	bob := off.CreateUser("bob", false)
+	resp := off.Do("POST", "repos/migrate", map[string]any{"clone_addr": "https://example.com/x.git", "repo_name": "x"},
+		apitest.Basic(bob)).Expect(t, http.StatusForbidden)
+	if !strings.Contains(string(resp.Body), "MigrationsGlobalDisabled") {
+		t.Fatalf("answer %s", resp.Body)
+	}
+}

@@ -137,6 +137,9 @@ type Config struct {
 // MigrationConfig is the reference's [migrations] section: the addresses
 // a migration, a pull mirror or a push mirror may connect to.
 type MigrationConfig struct {
+	// Disabled turns migrations off (the reference's [repository]
+	// DISABLE_MIGRATIONS): POST /repos/migrate answers 403.
+	Disabled bool
 	// AllowedDomains are host globs and CIDR ranges ("" allows every
 	// external address); BlockedDomains the same, refused first.
 	AllowedDomains string

@@ -88,11 +88,18 @@ func cloneAddr(in MigrateInput) (addr, user, secret string, err error) {
 // mirrors are off; this server has no pull mirrors.
 var errMirrorsDisabled = apierr.Forbidden("MirrorsGlobalDisabled")
 
+// errMigrationsDisabled is the reference's answer where migrations are
+// turned off.
+var errMigrationsDisabled = apierr.Forbidden("MigrationsGlobalDisabled")
+
 // Migrate creates owner's repository named in.Name empty and marked as
 // being migrated, with its migration's row and RepoMigrateRequested in
 // the same transaction; the repo_migrate consumer fills it. Callers check
 // that doer may create repositories for owner.
 func (s Service) Migrate(ctx context.Context, doer, owner *store.User, in MigrateInput) (*store.Repository, error) {
+	if s.Config.Migrations.Disabled {
+		return nil, errMigrationsDisabled
+	}
 	if in.Mirror {
 		return nil, errMirrorsDisabled
 	}
