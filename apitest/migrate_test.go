@@ -3,8 +3,10 @@ package apitest_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"repohost/apitest"
@@ -186,4 +188,40 @@ func TestRepoMigrateSettings(t *testing.T) {
 	if !strings.Contains(string(resp.Body), "MigrationsGlobalDisabled") {
 		t.Fatalf("answer %s", resp.Body)
 	}
+}
+
+// TestRepoMigratePushWaits: while a migration runs (its source hangs),
+// the repository exists, empty, and refuses pushes; when the source gives
+// up, the migration fails and the repository goes.
+func TestRepoMigratePushWaits(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		http.Error(w, "gone", http.StatusInternalServerError)
+	}))
+	defer hanging.Close()
+	var once sync.Once
+	stop := func() { once.Do(func() { close(release) }) }
+	defer stop()
+	dst := migrationTarget(t)
+	bob := dst.CreateUser("bob", false)
+	tok := dst.Token(bob, "write:repository")
+	cred := apitest.TokenCred(tok)
+	var r models.Repository
+	dst.Do("POST", "repos/migrate", map[string]any{"clone_addr": hanging.URL + "/x.git", "repo_name": "copy"}, cred).
+		Expect(t, http.StatusCreated).JSON(t, &r)
+	if !r.Empty {
+		t.Fatalf("a repository being migrated is not empty: %+v", r)
+	}
+	g := newGitCLI(t)
+	work := filepath.Join(t.TempDir(), "w")
+	g.must("", "init", "-q", work)
+	g.commitFile(work, "a.txt", "a\n", "first")
+	out := g.refuse(work, "push", gitURL(dst, "bob", tok, "bob", "copy"), "HEAD:refs/heads/main")
+	if !strings.Contains(out, "being migrated") {
+		t.Fatalf("push output: %s", out)
+	}
+	stop()
+	waitFor(t, func() bool { return dst.Do("GET", "repos/bob/copy", nil, cred).Status == http.StatusNotFound })
 }
