@@ -6,6 +6,7 @@ import (
 	"repohost/impl/events"
 	"repohost/impl/pulls"
 	"repohost/impl/refs"
+	"repohost/impl/repo"
 	"repohost/impl/webhook"
 )
 
@@ -30,6 +31,7 @@ func RegisterConsumers(d *app.Deps) *Background {
 	d.Events.Register(actions.Service{Deps: d}.Consumer())
 	d.Events.Register(refs.New(d).SizeConsumer())
 	d.Events.Register(pulls.Service{Deps: d}.AutoMergeConsumer())
+	d.Events.Register(repo.Service{Deps: d}.MigrateConsumer())
 	return &Background{d: d, Hooks: hooks}
 }
 

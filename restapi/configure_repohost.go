@@ -609,6 +609,8 @@ type RepositoryAPI interface {
 	RepoListTopics(ctx context.Context, params repository.RepoListTopicsParams) middleware.Responder
 	/* RepoMergePullRequest Merge a pull request. */
 	RepoMergePullRequest(ctx context.Context, params repository.RepoMergePullRequestParams) middleware.Responder
+	/* RepoMigrate Move a repository here from another server. */
+	RepoMigrate(ctx context.Context, params repository.RepoMigrateParams) middleware.Responder
 	/* RepoPullRequestIsMerged Tell whether a pull request was merged (204) or not (404). */
 	RepoPullRequestIsMerged(ctx context.Context, params repository.RepoPullRequestIsMergedParams) middleware.Responder
 	/* RepoRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
@@ -2899,6 +2901,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoMergePullRequest(ctx, params)
+	})
+
+	api.RepositoryRepoMigrateHandler = repository.RepoMigrateHandlerFunc(func(params repository.RepoMigrateParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoMigrate(ctx, params)
 	})
 
 	api.RepositoryRepoPullRequestIsMergedHandler = repository.RepoPullRequestIsMergedHandlerFunc(func(params repository.RepoPullRequestIsMergedParams, principal any) middleware.Responder {

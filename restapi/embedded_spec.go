@@ -5459,6 +5459,64 @@ func init() {
         }
       }
     },
+    "/repos/migrate": {
+      "post": {
+        "description": "The repository is created at once, empty and marked as being migrated; its content is fetched in the background. A migration that fails removes the repository again, so it can be asked for again.",
+        "tags": [
+          "repository"
+        ],
+        "summary": "Move a repository here from another server.",
+        "operationId": "repoMigrate",
+        "parameters": [
+          {
+            "description": "Request body.",
+            "name": "body",
+            "in": "body",
+            "schema": {
+              "$ref": "#/definitions/MigrateRepoOptions"
+            }
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The Repository, being migrated.",
+            "schema": {
+              "$ref": "#/definitions/Repository"
+            }
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "409": {
+            "$ref": "#/responses/conflict"
+          },
+          "413": {
+            "$ref": "#/responses/payloadTooLarge"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/repos/search": {
       "get": {
         "tags": [
@@ -30148,6 +30206,103 @@ func init() {
           "type": "boolean",
           "x-go-name": "MergeWhenChecksSucceed",
           "x-nullable": true
+        }
+      }
+    },
+    "MigrateRepoOptions": {
+      "description": "Where a migrated repository comes from and what it takes.",
+      "type": "object",
+      "required": [
+        "clone_addr",
+        "repo_name"
+      ],
+      "properties": {
+        "auth_password": {
+          "type": "string",
+          "maxLength": 1024
+        },
+        "auth_token": {
+          "type": "string",
+          "maxLength": 1024
+        },
+        "auth_username": {
+          "type": "string",
+          "maxLength": 255
+        },
+        "aws_access_key_id": {
+          "type": "string"
+        },
+        "aws_secret_access_key": {
+          "type": "string"
+        },
+        "clone_addr": {
+          "description": "The http(s) address of the repository to copy.",
+          "type": "string",
+          "maxLength": 2048
+        },
+        "description": {
+          "type": "string",
+          "maxLength": 2048
+        },
+        "issues": {
+          "type": "boolean"
+        },
+        "labels": {
+          "type": "boolean"
+        },
+        "lfs": {
+          "type": "boolean"
+        },
+        "lfs_endpoint": {
+          "type": "string"
+        },
+        "milestones": {
+          "type": "boolean"
+        },
+        "mirror": {
+          "type": "boolean"
+        },
+        "mirror_interval": {
+          "type": "string"
+        },
+        "private": {
+          "type": "boolean"
+        },
+        "pull_requests": {
+          "type": "boolean"
+        },
+        "releases": {
+          "type": "boolean"
+        },
+        "repo_name": {
+          "type": "string",
+          "maxLength": 100
+        },
+        "repo_owner": {
+          "description": "The user or organization to own the repository (default the caller).",
+          "type": "string"
+        },
+        "service": {
+          "type": "string",
+          "enum": [
+            "git",
+            "github",
+            "gitea",
+            "gitlab",
+            "gogs",
+            "onedev",
+            "gitbucket",
+            "codebase",
+            "codecommit"
+          ]
+        },
+        "uid": {
+          "description": "The owner's id; repo_owner is preferred.",
+          "type": "integer",
+          "format": "int64"
+        },
+        "wiki": {
+          "type": "boolean"
         }
       }
     },
@@ -41342,6 +41497,106 @@ func init() {
         }
       }
     },
+    "/repos/migrate": {
+      "post": {
+        "description": "The repository is created at once, empty and marked as being migrated; its content is fetched in the background. A migration that fails removes the repository again, so it can be asked for again.",
+        "tags": [
+          "repository"
+        ],
+        "summary": "Move a repository here from another server.",
+        "operationId": "repoMigrate",
+        "parameters": [
+          {
+            "description": "Request body.",
+            "name": "body",
+            "in": "body",
+            "schema": {
+              "$ref": "#/definitions/MigrateRepoOptions"
+            }
+          }
+        ],
+        "responses": {
+          "201": {
+            "description": "The Repository, being migrated.",
+            "schema": {
+              "$ref": "#/definitions/Repository"
+            }
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "413": {
+            "description": "The request body is larger than the server accepts.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/repos/search": {
       "get": {
         "tags": [
@@ -75739,6 +75994,103 @@ func init() {
           "type": "boolean",
           "x-go-name": "MergeWhenChecksSucceed",
           "x-nullable": true
+        }
+      }
+    },
+    "MigrateRepoOptions": {
+      "description": "Where a migrated repository comes from and what it takes.",
+      "type": "object",
+      "required": [
+        "clone_addr",
+        "repo_name"
+      ],
+      "properties": {
+        "auth_password": {
+          "type": "string",
+          "maxLength": 1024
+        },
+        "auth_token": {
+          "type": "string",
+          "maxLength": 1024
+        },
+        "auth_username": {
+          "type": "string",
+          "maxLength": 255
+        },
+        "aws_access_key_id": {
+          "type": "string"
+        },
+        "aws_secret_access_key": {
+          "type": "string"
+        },
+        "clone_addr": {
+          "description": "The http(s) address of the repository to copy.",
+          "type": "string",
+          "maxLength": 2048
+        },
+        "description": {
+          "type": "string",
+          "maxLength": 2048
+        },
+        "issues": {
+          "type": "boolean"
+        },
+        "labels": {
+          "type": "boolean"
+        },
+        "lfs": {
+          "type": "boolean"
+        },
+        "lfs_endpoint": {
+          "type": "string"
+        },
+        "milestones": {
+          "type": "boolean"
+        },
+        "mirror": {
+          "type": "boolean"
+        },
+        "mirror_interval": {
+          "type": "string"
+        },
+        "private": {
+          "type": "boolean"
+        },
+        "pull_requests": {
+          "type": "boolean"
+        },
+        "releases": {
+          "type": "boolean"
+        },
+        "repo_name": {
+          "type": "string",
+          "maxLength": 100
+        },
+        "repo_owner": {
+          "description": "The user or organization to own the repository (default the caller).",
+          "type": "string"
+        },
+        "service": {
+          "type": "string",
+          "enum": [
+            "git",
+            "github",
+            "gitea",
+            "gitlab",
+            "gogs",
+            "onedev",
+            "gitbucket",
+            "codebase",
+            "codecommit"
+          ]
+        },
+        "uid": {
+          "description": "The owner's id; repo_owner is preferred.",
+          "type": "integer",
+          "format": "int64"
+        },
+        "wiki": {
+          "type": "boolean"
         }
       }
     },

@@ -19,6 +19,8 @@ type GitData interface {
 	GitRepos() GitRepoStore
 	// Statuses keeps commit statuses and scheduled merges.
 	Statuses() CommitStatusStore
+	// Migrations keeps the migrations under way.
+	Migrations() RepoMigrationStore
 }
 
 // ProtectedBranch is one branch protection rule of a repository. RuleName is

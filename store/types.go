@@ -136,8 +136,11 @@ type Repository struct {
 	IsFork        bool
 	ForkID        int64
 	IsMirror      bool
-	ObjectFormat  string
-	Size          int64
+	// Status is RepoStatusReady, or RepoStatusBeingMigrated while a
+	// migration fills the repository.
+	Status       int
+	ObjectFormat string
+	Size         int64
 
 	HasIssues       bool
 	HasWiki         bool

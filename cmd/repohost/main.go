@@ -26,6 +26,7 @@ import (
 	"repohost/impl/requestid"
 	"repohost/impl/signing"
 	"repohost/impl/user"
+	"repohost/impl/webhook"
 	"repohost/store"
 	"repohost/store/gitstore"
 	"repohost/store/secretbox"
@@ -35,7 +36,7 @@ import (
 const usage = `usage:
   repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
                    [--log-level debug|info|warn|error] [--metrics] [--metrics-token T] [--cron SETTINGS] [--cron-lease D]
-                   [--signing-key FILE] [--secret-key KEY] [--webhook-allowed-hosts LIST] [--pprof ADDR] [--memory-limit SIZE]
+                   [--signing-key FILE] [--secret-key KEY] [--webhook-allowed-hosts LIST] [--migrations-allowed-domains LIST] [--migrations-blocked-domains LIST] [--migrations-allow-local-networks] [--disable-migrations] [--pprof ADDR] [--memory-limit SIZE]
                    [--event-lease D]
   repohost migrate [--data DIR] [--db DSN] [--secret-key KEY]
   repohost admin user create --username U --password P --email E [--admin] [--must-change-password]
@@ -305,6 +306,14 @@ func serve(args []string, log *slog.Logger) error {
 	signingKey := fs.String("signing-key", env("REPOHOST_SIGNING_KEY", ""), "armored OpenPGP private key signing the server's commits (default: unsigned)")
 	allowedHosts := fs.String("webhook-allowed-hosts", env("REPOHOST_WEBHOOK_ALLOWED_HOSTS", ""),
 		"addresses webhooks may deliver to: external (the default), loopback, private, *, CIDR ranges and host globs, comma-separated")
+	migAllowed := fs.String("migrations-allowed-domains", env("REPOHOST_MIGRATIONS_ALLOWED_DOMAINS", ""),
+		"hosts migrations and mirrors may connect to: host globs and CIDR ranges, comma-separated (default: any external address)")
+	migBlocked := fs.String("migrations-blocked-domains", env("REPOHOST_MIGRATIONS_BLOCKED_DOMAINS", ""),
+		"hosts migrations and mirrors may never connect to: host globs and CIDR ranges, comma-separated")
+	migLocal := fs.Bool("migrations-allow-local-networks", env("REPOHOST_MIGRATIONS_ALLOW_LOCAL_NETWORKS", "") == "true",
+		"let migrations and mirrors connect to loopback and private addresses")
+	noMigrations := fs.Bool("disable-migrations", env("REPOHOST_DISABLE_MIGRATIONS", "") == "true",
+		"turn migrations (POST /repos/migrate) off")
 	pprofListen := fs.String("pprof", env("REPOHOST_PPROF", ""), "loopback address to serve Go's profiles (/debug/pprof/) on (default: none)")
 	sizeLimits := fs.String("size-limits", env("REPOHOST_SIZE_LIMITS", ""),
 		`upload limits (413 past them), "asset=2GiB,package=2GiB,npm=100MiB,generic=off": release assets, any package file, one package type`)
@@ -386,6 +395,11 @@ func serve(args []string, log *slog.Logger) error {
 		return err
 	}
 	d.Config.Webhooks.AllowedHosts = *allowedHosts
+	d.Config.Migrations = app.MigrationConfig{Disabled: *noMigrations, AllowedDomains: *migAllowed, BlockedDomains: *migBlocked, AllowLocalNetworks: *migLocal}
+	if _, err := webhook.ParseMigrationGuard(*migAllowed, *migBlocked, *migLocal); err != nil {
+		ln.Close()
+		return err
+	}
 	if err := applySizeLimits(*sizeLimits, &d.Config); err != nil {
 		return err
 	}

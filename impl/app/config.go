@@ -130,6 +130,22 @@ type Config struct {
 	ActionsAbandonedJobTimeout time.Duration
 	// Webhooks are the delivery settings of webhooks.
 	Webhooks WebhookConfig
+	// Migrations says where migrations (and mirrors) may connect.
+	Migrations MigrationConfig
+}
+
+// MigrationConfig is the reference's [migrations] section: the addresses
+// a migration, a pull mirror or a push mirror may connect to.
+type MigrationConfig struct {
+	// Disabled turns migrations off (the reference's [repository]
+	// DISABLE_MIGRATIONS): POST /repos/migrate answers 403.
+	Disabled bool
+	// AllowedDomains are host globs and CIDR ranges ("" allows every
+	// external address); BlockedDomains the same, refused first.
+	AllowedDomains string
+	BlockedDomains string
+	// AllowLocalNetworks adds loopback and private addresses.
+	AllowLocalNetworks bool
 }
 
 // WebhookConfig tunes webhook delivery.

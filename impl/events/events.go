@@ -99,8 +99,11 @@ const (
 	RepoTransferStarted Kind = "repository.transfer_started"     // Repo
 	RepoTransferred     Kind = "repository.transferred"          // Repo (OldOwner set)
 	RepoTransferDropped Kind = "repository.transfer_dropped"     // Repo
-	KeyAdded            Kind = "key.added"                       // Key
-	KeyDeleted          Kind = "key.deleted"                     // Key
+	// RepoMigrateRequested asks the repo_migrate consumer to fill a
+	// repository being migrated.
+	RepoMigrateRequested Kind = "repository.migrate_requested" // Repo
+	KeyAdded             Kind = "key.added"                    // Key
+	KeyDeleted           Kind = "key.deleted"                  // Key
 	// OAuth2 applications a user registers, and the grants users give
 	// them (a grant goes when it is revoked, or when an old refresh
 	// token is presented again).

@@ -21,7 +21,7 @@ func init() {
 		}
 	}
 	register(func() any { return &Repo{} }, RepoCreated, RepoEdited, RepoDeleted,
-		RepoTransferStarted, RepoTransferred, RepoTransferDropped, RepoStarred, RepoUnstarred)
+		RepoTransferStarted, RepoTransferred, RepoTransferDropped, RepoStarred, RepoUnstarred, RepoMigrateRequested)
 	register(func() any { return &Block{} }, UserBlocked, UserUnblocked)
 	register(func() any { return &Refs{} }, RefsChanged)
 	register(func() any { return &Issue{} }, IssueOpened, IssueEdited, IssueClosed, IssueReopened, IssueDeleted,

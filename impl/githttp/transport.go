@@ -98,10 +98,14 @@ func (t *Transport) Authorize(ctx context.Context, c Caller, owner, name string,
 			return nil, refusal(http.StatusForbidden, "you do not have write access to this repository")
 		case rp.IsArchived:
 			return nil, archived
+		case rp.Status == store.RepoStatusBeingMigrated:
+			return nil, migrating
 		}
 	}
 	return rp, nil
 }
+
+var migrating = refusal(http.StatusForbidden, "this repository is being migrated: it cannot be pushed to until the migration ends")
 
 var archived = refusal(http.StatusForbidden, "this repository is archived: it can be cloned but not pushed to")
 
@@ -128,6 +132,8 @@ func (t *Transport) authorizeDeployKey(ctx context.Context, keys []*store.Deploy
 		return nil, refusal(http.StatusForbidden, "this deploy key is read-only: it can fetch but not push")
 	case write && rp.IsArchived:
 		return nil, archived
+	case write && rp.Status == store.RepoStatusBeingMigrated:
+		return nil, migrating
 	}
 	return rp, nil
 }

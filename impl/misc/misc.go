@@ -53,15 +53,15 @@ func (h Handlers) GetGeneralAPISettings(ctx context.Context, _ settings.GetGener
 }
 
 func (h Handlers) GetGeneralRepositorySettings(ctx context.Context, _ settings.GetGeneralRepositorySettingsParams) middleware.Responder {
-	// What this server really offers: git over HTTP and time tracking;
-	// no stars, mirrors, migrations or LFS (none of their routes exist),
-	// so clients do not try them.
+	// What this server really offers: git over HTTP, time tracking and
+	// migrations (unless turned off); no stars, mirrors or LFS (none of
+	// their routes exist), so clients do not try them.
 	return settings.NewGetGeneralRepositorySettingsOK().WithPayload(&models.GeneralRepoSettings{
 		HTTPGitDisabled:      false,
 		TimeTrackingDisabled: false,
 		StarsDisabled:        true,
 		MirrorsDisabled:      true,
-		MigrationsDisabled:   true,
+		MigrationsDisabled:   h.Config.Migrations.Disabled,
 		LFSDisabled:          true,
 	})
 }

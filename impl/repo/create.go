@@ -112,7 +112,11 @@ func (s Service) checkQuota(ctx context.Context, doer, owner *store.User) error 
 // settings every repository starts with. The row is written with every
 // column, so the defaults must be explicit here.
 func newRow(owner *store.User, in CreateInput) *store.Repository {
-	return &store.Repository{
+	status := store.RepoStatusReady
+	if in.Migrating {
+		status = store.RepoStatusBeingMigrated
+	}
+	return &store.Repository{Status: status,
 		OwnerID: owner.ID, Owner: owner, Name: in.Name, Description: in.Description,
 		DefaultBranch: in.DefaultBranch, ObjectFormat: in.ObjectFormat,
 		IsPrivate: in.Private, IsTemplate: in.IsTemplate, IsEmpty: true,

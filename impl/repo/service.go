@@ -70,6 +70,12 @@ type CreateInput struct {
 	From *store.Repository
 	// Items says what a generated repository takes from its template.
 	Items TemplateItems
+	// Migrating creates the repository empty and marked as being
+	// migrated (store.RepoStatusBeingMigrated); Also then runs last in
+	// the transaction that inserts the row (the migration's own row and
+	// event).
+	Migrating bool
+	Also      func(ctx context.Context, r *store.Repository) error
 	// LinkBase is the server's address ("https://host/"), for the links a
 	// template's (or a README template's) variables expand to; "" means
 	// the configured root URL.
@@ -217,7 +223,12 @@ func (s Service) insert(ctx context.Context, doer, owner *store.User, r *store.R
 		return err
 	}
 	if in.Origin == OriginTemplate {
-		return s.copyTemplateRows(ctx, in, r)
+		if err := s.copyTemplateRows(ctx, in, r); err != nil {
+			return err
+		}
+	}
+	if in.Also != nil {
+		return in.Also(ctx, r)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
 	"syscall"
 
@@ -25,6 +26,12 @@ type AllowList struct {
 	all, external, loopback, private bool
 	nets                             []netip.Prefix
 	hosts                            []glob.Glob
+	// blocked, when set, is checked first: what it matches is refused
+	// whatever the rest allows (the reference's [migrations]
+	// BLOCKED_DOMAINS).
+	blocked *AllowList
+	// setting names the setting a refusal points at.
+	setting string
 }
 
 // ParseAllowList reads a comma-separated list of "external", "loopback",
@@ -76,6 +83,9 @@ func isExternal(ip netip.Addr) bool {
 // be made.
 func (a *AllowList) allows(host string, ip netip.Addr) bool {
 	ip = ip.Unmap()
+	if a.blocked != nil && a.blocked.allows(host, ip) {
+		return false
+	}
 	switch {
 	case a.all:
 		return true
@@ -118,11 +128,109 @@ func (a *AllowList) DialContext(d *net.Dialer) func(ctx context.Context, network
 			if err != nil {
 				return err
 			}
-			if !a.allows(host, ip) {
-				return fmt.Errorf("%w: %s resolves to %s, outside the webhook allow-list (--webhook-allowed-hosts)", ErrForbiddenAddress, host, ip)
-			}
-			return nil
+			return a.check(host, ip)
 		}
 		return guarded.DialContext(ctx, network, addr)
 	}
+}
+
+func (a *AllowList) check(host string, ip netip.Addr) error {
+	if a.allows(host, ip) {
+		return nil
+	}
+	setting := a.setting
+	if setting == "" {
+		setting = "the webhook allow-list (--webhook-allowed-hosts)"
+	}
+	return fmt.Errorf("%w: %s resolves to %s, outside %s", ErrForbiddenAddress, host, ip, setting)
+}
+
+// ParseMigrationGuard is the reference's [migrations] settings as one
+// list: allowed are host globs and CIDR ranges (empty: any external
+// address), blocked the same refused before anything else, and
+// allowLocal adds loopback and private addresses.
+func ParseMigrationGuard(allowed, blocked string, allowLocal bool) (*AllowList, error) {
+	a, err := ParseAllowList(allowed)
+	if err != nil {
+		return nil, err
+	}
+	a.setting = "the migration allow-list (--migrations-allowed-domains, --migrations-blocked-domains, --migrations-allow-local-networks)"
+	if allowLocal {
+		a.loopback, a.private = true, true
+	}
+	if strings.TrimSpace(blocked) != "" {
+		b, err := ParseAllowList(blocked)
+		if err != nil {
+			return nil, err
+		}
+		a.blocked = b
+	}
+	return a, nil
+}
+
+// ErrNotRemote is why a clone address that is not an http(s) URL (a
+// local path, file://, ssh, git://) is refused.
+var ErrNotRemote = errors.New("only http and https addresses may be cloned from or pushed to")
+
+// CheckHost resolves host and returns the first address the list allows;
+// any address it does not allow fails the whole name, so a name cannot
+// point at an internal address beside a public one.
+func (a *AllowList) CheckHost(ctx context.Context, host string) (netip.Addr, error) {
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		ips = []netip.Addr{ip}
+	} else {
+		if ips, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host); err != nil {
+			return netip.Addr{}, err
+		}
+	}
+	if len(ips) == 0 {
+		return netip.Addr{}, fmt.Errorf("%s has no address", host)
+	}
+	for _, ip := range ips {
+		if err := a.check(host, ip); err != nil {
+			return netip.Addr{}, err
+		}
+	}
+	return ips[0].Unmap(), nil
+}
+
+// GitConfig is the git -c settings that keep one git command talking to
+// the http(s) remote rawURL through the list: the host is resolved and
+// checked here and pinned (http.curloptResolve), so git cannot resolve
+// it to another address; redirects are not followed and every transport
+// but http and https is off (no file://, ssh, ext:: or local paths).
+func (a *AllowList) GitConfig(ctx context.Context, rawURL string) ([]string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, ErrNotRemote
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	ip, err := a.CheckHost(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	var args []string
+	if _, err := netip.ParseAddr(host); err != nil {
+		addr := ip.String()
+		if ip.Is6() {
+			addr = "[" + addr + "]"
+		}
+		args = append(args, "-c", "http.curloptResolve="+host+":"+port+":"+addr)
+	}
+	return append(args,
+		"-c", "http.followRedirects=false",
+		"-c", "http.proxy=",
+		"-c", "protocol.allow=never",
+		"-c", "protocol.https.allow=always",
+		"-c", "protocol.http.allow=always",
+		"-c", "credential.helper=",
+		"-c", "core.askPass=",
+	), nil
 }

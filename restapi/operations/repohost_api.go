@@ -2007,6 +2007,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoMergePullRequest has not yet been implemented")
 		}),
 
+		RepositoryRepoMigrateHandler: repository.RepoMigrateHandlerFunc(func(params repository.RepoMigrateParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoMigrate has not yet been implemented")
+		}),
+
 		RepositoryRepoPullRequestIsMergedHandler: repository.RepoPullRequestIsMergedHandlerFunc(func(params repository.RepoPullRequestIsMergedParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -3276,6 +3283,8 @@ type RepohostAPI struct {
 	RepositoryRepoListTopicsHandler repository.RepoListTopicsHandler
 	// RepositoryRepoMergePullRequestHandler sets the operation handler for the repo merge pull request operation
 	RepositoryRepoMergePullRequestHandler repository.RepoMergePullRequestHandler
+	// RepositoryRepoMigrateHandler sets the operation handler for the repo migrate operation
+	RepositoryRepoMigrateHandler repository.RepoMigrateHandler
 	// RepositoryRepoPullRequestIsMergedHandler sets the operation handler for the repo pull request is merged operation
 	RepositoryRepoPullRequestIsMergedHandler repository.RepoPullRequestIsMergedHandler
 	// RepositoryRepoRedeliverHookDeliveryHandler sets the operation handler for the repo redeliver hook delivery operation
@@ -4385,6 +4394,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoMergePullRequestHandler == nil {
 		unregistered = append(unregistered, "repository.RepoMergePullRequestHandler")
+	}
+	if o.RepositoryRepoMigrateHandler == nil {
+		unregistered = append(unregistered, "repository.RepoMigrateHandler")
 	}
 	if o.RepositoryRepoPullRequestIsMergedHandler == nil {
 		unregistered = append(unregistered, "repository.RepoPullRequestIsMergedHandler")
@@ -5881,6 +5893,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/pulls/{index}/merge"] = repository.NewRepoMergePullRequest(o.context, o.RepositoryRepoMergePullRequestHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/migrate"] = repository.NewRepoMigrate(o.context, o.RepositoryRepoMigrateHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

@@ -47,6 +47,7 @@ var migrations = []migration{
 	{30, "issue timeline events, issue dependencies, pinned issues", migrateV30},
 	{32, "OAuth2 provider: applications, grants, codes, tokens; web sessions", migrateV32},
 	{33, "sums of the issue counters of each class of repositories, kept by triggers", migrateV33},
+	{35, "repository status; migrations under way", migrateV35},
 }
 
 type schemaMigration struct {

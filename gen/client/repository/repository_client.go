@@ -344,6 +344,8 @@ type ClientService interface {
 
 	RepoMergePullRequest(params *RepoMergePullRequestParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoMergePullRequestOK, *RepoMergePullRequestCreated, error)
 
+	RepoMigrate(params *RepoMigrateParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoMigrateCreated, error)
+
 	RepoPullRequestIsMerged(params *RepoPullRequestIsMergedParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoPullRequestIsMergedNoContent, error)
 
 	RepoRedeliverHookDelivery(params *RepoRedeliverHookDeliveryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoRedeliverHookDeliveryAccepted, error)
@@ -5632,6 +5634,52 @@ func (a *Client) RepoMergePullRequest(params *RepoMergePullRequestParams, authIn
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for repository: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+RepoMigrate moves a repository here from another server
+
+The repository is created at once, empty and marked as being migrated; its content is fetched in the background. A migration that fails removes the repository again, so it can be asked for again.
+*/
+func (a *Client) RepoMigrate(params *RepoMigrateParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoMigrateCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRepoMigrateParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "repoMigrate",
+		Method:             "POST",
+		PathPattern:        "/repos/migrate",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RepoMigrateReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RepoMigrateCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repoMigrate: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 

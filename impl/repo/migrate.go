@@ -1,0 +1,285 @@
+package repo
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/url"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-openapi/runtime/middleware"
+	"github.com/go-openapi/swag/conv"
+
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/events"
+	"repohost/impl/refs"
+	"repohost/impl/webhook"
+	"repohost/models"
+	"repohost/restapi/operations/repository"
+	"repohost/store"
+	"repohost/store/gitstore"
+)
+
+// MigrateInput is a migration as its caller asked for it.
+type MigrateInput struct {
+	CloneAddr    string
+	AuthUsername string
+	AuthPassword string
+	AuthToken    string
+	Service      string
+	Name         string
+	Description  string
+	Private      bool
+	Mirror       bool
+	// Items are the parts beyond git data the caller asked for.
+	Wiki, Issues, Labels, Milestones, Releases, PullRequests bool
+}
+
+// MigrationGuard is the connect guard of migrations and mirrors, from the
+// [migrations] settings.
+func (s Service) MigrationGuard() (*webhook.AllowList, error) {
+	c := s.Config.Migrations
+	return webhook.ParseMigrationGuard(c.AllowedDomains, c.BlockedDomains, c.AllowLocalNetworks)
+}
+
+// cloneAddr splits the clone address into the address without
+// credentials and the credentials (the fields win over the address's).
+func cloneAddr(in MigrateInput) (addr, user, secret string, err error) {
+	u, err := url.Parse(strings.TrimSpace(in.CloneAddr))
+	if err == nil && strings.EqualFold(u.Scheme, "file") {
+		return "", "", "", apierr.Validation("You are not allowed to import local repositories.")
+	}
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		if err == nil && u.Scheme == "" || strings.HasPrefix(in.CloneAddr, "/") {
+			return "", "", "", apierr.Validation("You are not allowed to import local repositories.")
+		}
+		return "", "", "", apierr.Validation("Invalid URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", "", "", apierr.Validation("Invalid URL: only http and https addresses can be migrated")
+	}
+	if u.User != nil {
+		user = u.User.Username()
+		secret, _ = u.User.Password()
+		u.User = nil
+	}
+	if in.AuthUsername != "" {
+		user = in.AuthUsername
+	}
+	if in.AuthPassword != "" {
+		secret = in.AuthPassword
+	}
+	if in.AuthToken != "" {
+		// As the reference: a token is sent as the password of a
+		// placeholder user when no user is named.
+		secret = in.AuthToken
+		if user == "" {
+			user = "oauth2"
+		}
+	}
+	return u.String(), user, secret, nil
+}
+
+// errMirrorsDisabled is the reference's answer to a mirror where new pull
+// mirrors are off; this server has no pull mirrors.
+var errMirrorsDisabled = apierr.Forbidden("MirrorsGlobalDisabled")
+
+// errMigrationsDisabled is the reference's answer where migrations are
+// turned off.
+var errMigrationsDisabled = apierr.Forbidden("MigrationsGlobalDisabled")
+
+// Migrate creates owner's repository named in.Name empty and marked as
+// being migrated, with its migration's row and RepoMigrateRequested in
+// the same transaction; the repo_migrate consumer fills it. Callers check
+// that doer may create repositories for owner.
+func (s Service) Migrate(ctx context.Context, doer, owner *store.User, in MigrateInput) (*store.Repository, error) {
+	if s.Config.Migrations.Disabled {
+		return nil, errMigrationsDisabled
+	}
+	if in.Mirror {
+		return nil, errMirrorsDisabled
+	}
+	if in.Service != "" && in.Service != "git" && (in.Wiki || in.Issues || in.Labels || in.Milestones || in.Releases || in.PullRequests) {
+		// Only the git data is brought over yet; asking for more is
+		// refused rather than silently left out.
+		return nil, apierr.Validation("only the git data can be migrated: wiki, issues, labels, milestones, releases and pull_requests are not supported")
+	}
+	addr, user, secret, err := cloneAddr(in)
+	if err != nil {
+		return nil, err
+	}
+	guard, err := s.MigrationGuard()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := guard.GitConfig(ctx, addr); err != nil {
+		if errors.Is(err, webhook.ErrForbiddenAddress) {
+			return nil, apierr.Validation("You can not import from disallowed hosts.")
+		}
+		return nil, apierr.Validation("Invalid URL: %v", err)
+	}
+	return s.Create(ctx, doer, owner, CreateInput{Name: in.Name, Description: in.Description, Private: in.Private, Migrating: true,
+		Also: func(ctx context.Context, r *store.Repository) error {
+			m := &store.RepoMigration{RepoID: r.ID, DoerID: doer.ID, CloneAddr: addr, AuthUsername: user, AuthSecret: secret, Service: in.Service}
+			if err := s.Store.Migrations().Create(ctx, m); err != nil {
+				return err
+			}
+			return s.Events.Emit(ctx, events.RepoMigrateRequested, r.ID, doer.ID, EventOf(r))
+		}})
+}
+
+// MigrateConsumer is the outbox consumer that runs migrations: the source
+// is cloned through the connect guard into a quarantine, its objects are
+// copied in and its branches and tags created through impl/refs (one
+// RefsChanged, webhooks and all), and the migration's row goes in the
+// transaction that records them. A migration that fails removes its
+// repository, as the reference's does, so nothing half-made stays and it
+// can be asked for again. A repository with no migration row (done, or
+// removed) is nothing to do, so a repeated job is harmless.
+func (s Service) MigrateConsumer() events.Consumer {
+	return events.Consumer{Name: "repo_migrate", Kinds: []events.Kind{events.RepoMigrateRequested}, Workers: 2,
+		Handle: func(ctx context.Context, e events.Event) error {
+			m, err := s.Store.Migrations().Find(ctx, e.RepoID)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			r, err := s.Store.Repos().FindByID(ctx, e.RepoID)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := s.runMigration(ctx, r, m); err != nil {
+				if ctx.Err() != nil {
+					// Stopping: the job goes back for another try.
+					return ctx.Err()
+				}
+				s.Log.WarnContext(ctx, "migration failed; its repository is removed", "repo", r.FullName(), "from", m.CloneAddr, "err", err)
+				return s.Delete(ctx, nil, r)
+			}
+			return nil
+		}}
+}
+
+// Remote is how git reaches addr through the connect guard, with the
+// credentials in git's environment (an extra header), never on its
+// command line.
+func (s Service) Remote(ctx context.Context, addr, user, secret string) (gitstore.Remote, error) {
+	guard, err := s.MigrationGuard()
+	if err != nil {
+		return gitstore.Remote{}, err
+	}
+	cfg, err := guard.GitConfig(ctx, addr)
+	if err != nil {
+		return gitstore.Remote{}, err
+	}
+	rem := gitstore.Remote{URL: addr, Config: cfg}
+	if user != "" || secret != "" {
+		basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + secret))
+		rem.Env = []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader",
+			"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic}
+	}
+	return rem, nil
+}
+
+func (s Service) runMigration(ctx context.Context, r *store.Repository, m *store.RepoMigration) error {
+	doer, err := s.Store.Users().FindByID(ctx, m.DoerID)
+	if err != nil {
+		return err
+	}
+	rem, err := s.Remote(ctx, m.CloneAddr, m.AuthUsername, m.AuthSecret)
+	if err != nil {
+		return err
+	}
+	src, done, err := gitstore.CloneRemote(ctx, rem)
+	if err != nil {
+		return err
+	}
+	defer done()
+	list, err := src.BranchAndTagRefs()
+	if err != nil {
+		return err
+	}
+	finish := func(ctx context.Context) error { return s.Store.Migrations().Finish(ctx, r.ID) }
+	if len(list) == 0 {
+		return s.Store.WithTx(ctx, finish)
+	}
+	g, err := s.OpenGit(r)
+	if err != nil {
+		return err
+	}
+	updates := make([]*gitstore.RefUpdate, 0, len(list))
+	tips := make([]plumbing.Hash, 0, len(list))
+	for _, ref := range list {
+		updates = append(updates, &gitstore.RefUpdate{Name: ref.Name(), New: ref.Hash()})
+		tips = append(tips, ref.Hash())
+	}
+	if err := g.FetchObjects(ctx, src, tips); err != nil {
+		return err
+	}
+	// The source's default branch stays the default: it is written
+	// first, so an empty repository takes it.
+	if head := src.DefaultBranch(); head != "" {
+		for i, u := range updates {
+			if u.Branch() == head {
+				updates[0], updates[i] = updates[i], updates[0]
+				break
+			}
+		}
+	}
+	_, err = refs.New(s.Deps).Apply(ctx, refs.Change{Repo: r, Git: g, Doer: &auth.Principal{User: doer, Signer: doer},
+		Updates: updates, Atomic: true, Also: finish})
+	return err
+}
+
+func (h Handlers) RepoMigrate(ctx context.Context, params repository.RepoMigrateParams) middleware.Responder {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return h.Fail(err)
+	}
+	var o models.MigrateRepoOptions
+	if params.Body != nil {
+		o = *params.Body
+	}
+	owner := p.User
+	switch {
+	case o.RepoOwner != "":
+		owner, err = h.VisibleUser(ctx, p, o.RepoOwner)
+	case o.UID != 0 && o.UID != p.User.ID:
+		owner, err = h.Store.Users().FindByID(ctx, o.UID)
+	}
+	if app.IsNotFound(err) {
+		return h.Fail(apierr.NotFound("the owner does not exist"))
+	}
+	if err != nil {
+		return h.Fail(err)
+	}
+	ok, err := h.Access.CanCreateIn(ctx, p, owner)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if !ok {
+		return h.Fail(apierr.Forbidden("Given user is not allowed to create repository in this organization."))
+	}
+	in := MigrateInput{CloneAddr: conv.Value(o.CloneAddr), AuthUsername: o.AuthUsername, AuthPassword: o.AuthPassword,
+		AuthToken: o.AuthToken, Service: o.Service, Name: conv.Value(o.RepoName), Description: o.Description,
+		Private: o.Private, Mirror: o.Mirror, Wiki: o.Wiki, Issues: o.Issues, Labels: o.Labels,
+		Milestones: o.Milestones, Releases: o.Releases, PullRequests: o.PullRequests}
+	r, err := h.svc().Migrate(ctx, p.User, owner, in)
+	if err != nil {
+		return h.Fail(err)
+	}
+	perm, err := h.Access.Repo(ctx, p, r)
+	if err != nil {
+		return h.Fail(err)
+	}
+	return repository.NewRepoMigrateCreated().WithPayload(convert.Repo(h.Links(app.BaseURL(params.HTTPRequest)), r, perm, app.Viewer(p)))
+}

@@ -1,0 +1,40 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Repository statuses, as the reference's: a repository being migrated
+// has its row (its name is taken, its owner sees it) but no content yet,
+// and refuses pushes until the migration has filled it.
+const (
+	RepoStatusReady         = 0
+	RepoStatusBeingMigrated = 1
+)
+
+// RepoMigration is a migration waiting for, or under way in, the
+// repo_migrate consumer: where the repository's content comes from. The
+// row goes when the migration ends; a failed migration takes its
+// repository (and this row) with it, so it can be asked for again.
+type RepoMigration struct {
+	RepoID    int64 `gorm:"primaryKey;autoIncrement:false"`
+	DoerID    int64
+	CloneAddr string
+	// AuthUsername and AuthSecret (the password, or the token) log in
+	// to the source; AuthSecret is kept sealed with the instance secret
+	// key and handed back in clear.
+	AuthUsername string
+	AuthSecret   string
+	Service      string
+	CreatedAt    time.Time
+}
+
+// RepoMigrationStore keeps the migrations under way.
+type RepoMigrationStore interface {
+	Create(ctx context.Context, m *RepoMigration) error
+	// Find is ErrNotFound when repoID has no migration under way.
+	Find(ctx context.Context, repoID int64) (*RepoMigration, error)
+	// Finish deletes the migration and marks its repository ready.
+	Finish(ctx context.Context, repoID int64) error
+}
