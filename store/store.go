@@ -91,6 +91,8 @@ type Store interface {
 	Packages() PackageStore
 	Hooks() HookStore
 	Actions() ActionsStore
+	ActionSecrets() ActionSecretStore
+	ActionVariables() ActionVariableStore
 	Pulls() PullStore
 	Close() error
 }
