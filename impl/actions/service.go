@@ -619,7 +619,15 @@ func (s Service) UpdateLog(ctx context.Context, r *store.ActionRunner, taskID, i
 			// No secret of the repository is stored in clear, whatever
 			// the runner printed: every value is masked before the rows
 			// are kept.
-			secrets, err := s.Store.ActionSecrets().ForRepo(ctx, task.OwnerID, task.RepoID)
+			// The repository's owner now (it may have been transferred
+			// since the task began), as taskSettings resolves them.
+			ownerID := task.OwnerID
+			if repo, err := s.Store.Repos().FindByID(ctx, task.RepoID); err == nil {
+				ownerID = repo.OwnerID
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			secrets, err := s.Store.ActionSecrets().ForRepo(ctx, ownerID, task.RepoID)
 			if err != nil {
 				return err
 			}

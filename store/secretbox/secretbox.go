@@ -158,3 +158,47 @@ func createKey(dataDir, path string) error {
 	// wins, the others read its key.
 	return os.Link(tmp.Name(), path)
 }
+
+// NewKey returns a fresh random key, as LoadKey generates one.
+func NewKey() (string, error) {
+	random := make([]byte, 32)
+	if _, err := rand.Read(random); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(random), nil
+}
+
+// StageKey writes key next to dataDir's KeyFile, under PendingKeyFile
+// (mode 0600, synced), so a key rotation keeps the new key on disk before
+// any value is sealed with it; CommitKey then puts it in KeyFile's place.
+func StageKey(dataDir, key string) error {
+	tmp, err := os.CreateTemp(dataDir, KeyFile+".new.")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.WriteString(key + "\n"); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dataDir, PendingKeyFile))
+}
+
+// CommitKey makes the staged key dataDir's key.
+func CommitKey(dataDir string) error {
+	return os.Rename(filepath.Join(dataDir, PendingKeyFile), filepath.Join(dataDir, KeyFile))
+}
+
+// PendingKeyFile holds a rotation's new key until the rotation commits.
+const PendingKeyFile = KeyFile + ".pending"
