@@ -331,7 +331,7 @@ type OrganizationAPI interface {
 	UpdateOrgRunner(ctx context.Context, params organization.UpdateOrgRunnerParams) middleware.Responder
 	/* UpdateOrgSecret Create or replace an Actions secret (the organization's owners only); the value can be written, never read back. */
 	UpdateOrgSecret(ctx context.Context, params organization.UpdateOrgSecretParams) middleware.Responder
-	/* UpdateOrgVariable Change an existing Actions variable's value, description and optionally its name (the organization's owners only). */
+	/* UpdateOrgVariable Change an existing Actions variable's value, description and optionally its name (the organization's owners only); 409 when the new name is taken. */
 	UpdateOrgVariable(ctx context.Context, params organization.UpdateOrgVariableParams) middleware.Responder
 }
 
@@ -651,7 +651,7 @@ type RepositoryAPI interface {
 	UpdateRepoRunner(ctx context.Context, params repository.UpdateRepoRunnerParams) middleware.Responder
 	/* UpdateRepoSecret Create or replace an Actions secret (the repository's owners only); the value can be written, never read back. */
 	UpdateRepoSecret(ctx context.Context, params repository.UpdateRepoSecretParams) middleware.Responder
-	/* UpdateRepoVariable Change an existing Actions variable's value, description and optionally its name (the repository's owners only). */
+	/* UpdateRepoVariable Change an existing Actions variable's value, description and optionally its name (the repository's owners only); 409 when the new name is taken. */
 	UpdateRepoVariable(ctx context.Context, params repository.UpdateRepoVariableParams) middleware.Responder
 	/* UserTrackedTimes List one user's time tracked in a repository. */
 	UserTrackedTimes(ctx context.Context, params repository.UserTrackedTimesParams) middleware.Responder
@@ -701,7 +701,7 @@ type UserAPI interface {
 	UpdateUserRunner(ctx context.Context, params user.UpdateUserRunnerParams) middleware.Responder
 	/* UpdateUserSecret Create or replace an Actions secret (the signed-in user only); the value can be written, never read back. */
 	UpdateUserSecret(ctx context.Context, params user.UpdateUserSecretParams) middleware.Responder
-	/* UpdateUserVariable Change an existing Actions variable's value, description and optionally its name (the signed-in user only). */
+	/* UpdateUserVariable Change an existing Actions variable's value, description and optionally its name (the signed-in user only); 409 when the new name is taken. */
 	UpdateUserVariable(ctx context.Context, params user.UpdateUserVariableParams) middleware.Responder
 	/* UserAddEmail Add email addresses to the signed-in user. */
 	UserAddEmail(ctx context.Context, params user.UserAddEmailParams) middleware.Responder

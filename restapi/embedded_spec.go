@@ -3674,7 +3674,7 @@ func init() {
         "tags": [
           "organization"
         ],
-        "summary": "Change an existing Actions variable's value, description and optionally its name (the organization's owners only).",
+        "summary": "Change an existing Actions variable's value, description and optionally its name (the organization's owners only); 409 when the new name is taken.",
         "operationId": "updateOrgVariable",
         "parameters": [
           {
@@ -3718,6 +3718,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "409": {
+            "$ref": "#/responses/conflict"
           },
           "422": {
             "$ref": "#/responses/validationError"
@@ -7800,7 +7803,7 @@ func init() {
         "tags": [
           "repository"
         ],
-        "summary": "Change an existing Actions variable's value, description and optionally its name (the repository's owners only).",
+        "summary": "Change an existing Actions variable's value, description and optionally its name (the repository's owners only); 409 when the new name is taken.",
         "operationId": "updateRepoVariable",
         "parameters": [
           {
@@ -7851,6 +7854,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "409": {
+            "$ref": "#/responses/conflict"
           },
           "422": {
             "$ref": "#/responses/validationError"
@@ -21445,7 +21451,7 @@ func init() {
         "tags": [
           "user"
         ],
-        "summary": "Change an existing Actions variable's value, description and optionally its name (the signed-in user only).",
+        "summary": "Change an existing Actions variable's value, description and optionally its name (the signed-in user only); 409 when the new name is taken.",
         "operationId": "updateUserVariable",
         "parameters": [
           {
@@ -21482,6 +21488,9 @@ func init() {
           },
           "404": {
             "$ref": "#/responses/notFound"
+          },
+          "409": {
+            "$ref": "#/responses/conflict"
           },
           "422": {
             "$ref": "#/responses/validationError"
@@ -37549,7 +37558,7 @@ func init() {
         "tags": [
           "organization"
         ],
-        "summary": "Change an existing Actions variable's value, description and optionally its name (the organization's owners only).",
+        "summary": "Change an existing Actions variable's value, description and optionally its name (the organization's owners only); 409 when the new name is taken.",
         "operationId": "updateOrgVariable",
         "parameters": [
           {
@@ -37602,6 +37611,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -43658,7 +43673,7 @@ func init() {
         "tags": [
           "repository"
         ],
-        "summary": "Change an existing Actions variable's value, description and optionally its name (the repository's owners only).",
+        "summary": "Change an existing Actions variable's value, description and optionally its name (the repository's owners only); 409 when the new name is taken.",
         "operationId": "updateRepoVariable",
         "parameters": [
           {
@@ -43718,6 +43733,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -64137,7 +64158,7 @@ func init() {
         "tags": [
           "user"
         ],
-        "summary": "Change an existing Actions variable's value, description and optionally its name (the signed-in user only).",
+        "summary": "Change an existing Actions variable's value, description and optionally its name (the signed-in user only); 409 when the new name is taken.",
         "operationId": "updateUserVariable",
         "parameters": [
           {
@@ -64183,6 +64204,12 @@ func init() {
           },
           "404": {
             "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "409": {
+            "description": "The change conflicts with the current state of the resource.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }

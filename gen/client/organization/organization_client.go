@@ -2546,7 +2546,7 @@ func (a *Client) UpdateOrgSecret(params *UpdateOrgSecretParams, authInfo runtime
 }
 
 /*
-UpdateOrgVariable changes an existing actions variable s value description and optionally its name the organization s owners only
+UpdateOrgVariable changes an existing actions variable s value description and optionally its name the organization s owners only 409 when the new name is taken
 */
 func (a *Client) UpdateOrgVariable(params *UpdateOrgVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateOrgVariableCreated, *UpdateOrgVariableNoContent, error) {
 	// NOTE: parameters are not validated before sending

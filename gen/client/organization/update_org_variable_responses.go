@@ -63,6 +63,12 @@ func (o *UpdateOrgVariableReader) ReadResponse(response runtime.ClientResponse, 
 			return nil, err
 		}
 		return nil, result
+	case 409:
+		result := NewUpdateOrgVariableConflict()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewUpdateOrgVariableUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -473,6 +479,76 @@ func (o *UpdateOrgVariableNotFound) GetPayload() *models.APIError {
 }
 
 func (o *UpdateOrgVariableNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUpdateOrgVariableConflict creates a UpdateOrgVariableConflict with default headers values
+func NewUpdateOrgVariableConflict() *UpdateOrgVariableConflict {
+	return &UpdateOrgVariableConflict{}
+}
+
+/*
+UpdateOrgVariableConflict describes a response with status code 409, with default header values.
+
+The change conflicts with the current state of the resource.
+*/
+type UpdateOrgVariableConflict struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this update org variable conflict response has a 2xx status code
+func (o *UpdateOrgVariableConflict) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this update org variable conflict response has a 3xx status code
+func (o *UpdateOrgVariableConflict) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this update org variable conflict response has a 4xx status code
+func (o *UpdateOrgVariableConflict) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this update org variable conflict response has a 5xx status code
+func (o *UpdateOrgVariableConflict) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this update org variable conflict response a status code equal to that given
+func (o *UpdateOrgVariableConflict) IsCode(code int) bool {
+	return code == 409
+}
+
+// Code gets the status code for the update org variable conflict response
+func (o *UpdateOrgVariableConflict) Code() int {
+	return 409
+}
+
+func (o *UpdateOrgVariableConflict) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /orgs/{org}/actions/variables/{variablename}][%d] updateOrgVariableConflict %s", 409, payload)
+}
+
+func (o *UpdateOrgVariableConflict) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /orgs/{org}/actions/variables/{variablename}][%d] updateOrgVariableConflict %s", 409, payload)
+}
+
+func (o *UpdateOrgVariableConflict) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UpdateOrgVariableConflict) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

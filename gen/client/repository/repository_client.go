@@ -6746,7 +6746,7 @@ func (a *Client) UpdateRepoSecret(params *UpdateRepoSecretParams, authInfo runti
 }
 
 /*
-UpdateRepoVariable changes an existing actions variable s value description and optionally its name the repository s owners only
+UpdateRepoVariable changes an existing actions variable s value description and optionally its name the repository s owners only 409 when the new name is taken
 */
 func (a *Client) UpdateRepoVariable(params *UpdateRepoVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoVariableCreated, *UpdateRepoVariableNoContent, error) {
 	// NOTE: parameters are not validated before sending

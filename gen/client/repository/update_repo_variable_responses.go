@@ -63,6 +63,12 @@ func (o *UpdateRepoVariableReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 409:
+		result := NewUpdateRepoVariableConflict()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewUpdateRepoVariableUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -473,6 +479,76 @@ func (o *UpdateRepoVariableNotFound) GetPayload() *models.APIError {
 }
 
 func (o *UpdateRepoVariableNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUpdateRepoVariableConflict creates a UpdateRepoVariableConflict with default headers values
+func NewUpdateRepoVariableConflict() *UpdateRepoVariableConflict {
+	return &UpdateRepoVariableConflict{}
+}
+
+/*
+UpdateRepoVariableConflict describes a response with status code 409, with default header values.
+
+The change conflicts with the current state of the resource.
+*/
+type UpdateRepoVariableConflict struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this update repo variable conflict response has a 2xx status code
+func (o *UpdateRepoVariableConflict) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this update repo variable conflict response has a 3xx status code
+func (o *UpdateRepoVariableConflict) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this update repo variable conflict response has a 4xx status code
+func (o *UpdateRepoVariableConflict) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this update repo variable conflict response has a 5xx status code
+func (o *UpdateRepoVariableConflict) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this update repo variable conflict response a status code equal to that given
+func (o *UpdateRepoVariableConflict) IsCode(code int) bool {
+	return code == 409
+}
+
+// Code gets the status code for the update repo variable conflict response
+func (o *UpdateRepoVariableConflict) Code() int {
+	return 409
+}
+
+func (o *UpdateRepoVariableConflict) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/actions/variables/{variablename}][%d] updateRepoVariableConflict %s", 409, payload)
+}
+
+func (o *UpdateRepoVariableConflict) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /repos/{owner}/{repo}/actions/variables/{variablename}][%d] updateRepoVariableConflict %s", 409, payload)
+}
+
+func (o *UpdateRepoVariableConflict) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UpdateRepoVariableConflict) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

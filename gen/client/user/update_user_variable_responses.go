@@ -63,6 +63,12 @@ func (o *UpdateUserVariableReader) ReadResponse(response runtime.ClientResponse,
 			return nil, err
 		}
 		return nil, result
+	case 409:
+		result := NewUpdateUserVariableConflict()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 422:
 		result := NewUpdateUserVariableUnprocessableEntity()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -473,6 +479,76 @@ func (o *UpdateUserVariableNotFound) GetPayload() *models.APIError {
 }
 
 func (o *UpdateUserVariableNotFound) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	o.Payload = new(models.APIError)
+
+	// response payload
+	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
+		return err
+	}
+
+	return nil
+}
+
+// NewUpdateUserVariableConflict creates a UpdateUserVariableConflict with default headers values
+func NewUpdateUserVariableConflict() *UpdateUserVariableConflict {
+	return &UpdateUserVariableConflict{}
+}
+
+/*
+UpdateUserVariableConflict describes a response with status code 409, with default header values.
+
+The change conflicts with the current state of the resource.
+*/
+type UpdateUserVariableConflict struct {
+	Payload *models.APIError
+}
+
+// IsSuccess returns true when this update user variable conflict response has a 2xx status code
+func (o *UpdateUserVariableConflict) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this update user variable conflict response has a 3xx status code
+func (o *UpdateUserVariableConflict) IsRedirect() bool {
+	return false
+}
+
+// IsClientError returns true when this update user variable conflict response has a 4xx status code
+func (o *UpdateUserVariableConflict) IsClientError() bool {
+	return true
+}
+
+// IsServerError returns true when this update user variable conflict response has a 5xx status code
+func (o *UpdateUserVariableConflict) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this update user variable conflict response a status code equal to that given
+func (o *UpdateUserVariableConflict) IsCode(code int) bool {
+	return code == 409
+}
+
+// Code gets the status code for the update user variable conflict response
+func (o *UpdateUserVariableConflict) Code() int {
+	return 409
+}
+
+func (o *UpdateUserVariableConflict) Error() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /user/actions/variables/{variablename}][%d] updateUserVariableConflict %s", 409, payload)
+}
+
+func (o *UpdateUserVariableConflict) String() string {
+	payload, _ := json.Marshal(o.Payload)
+	return fmt.Sprintf("[PUT /user/actions/variables/{variablename}][%d] updateUserVariableConflict %s", 409, payload)
+}
+
+func (o *UpdateUserVariableConflict) GetPayload() *models.APIError {
+	return o.Payload
+}
+
+func (o *UpdateUserVariableConflict) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
 
 	o.Payload = new(models.APIError)
 

@@ -750,7 +750,7 @@ func (a *Client) UpdateUserSecret(params *UpdateUserSecretParams, authInfo runti
 }
 
 /*
-UpdateUserVariable changes an existing actions variable s value description and optionally its name the signed in user only
+UpdateUserVariable changes an existing actions variable s value description and optionally its name the signed in user only 409 when the new name is taken
 */
 func (a *Client) UpdateUserVariable(params *UpdateUserVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateUserVariableCreated, *UpdateUserVariableNoContent, error) {
 	// NOTE: parameters are not validated before sending

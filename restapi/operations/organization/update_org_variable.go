@@ -32,7 +32,7 @@ func NewUpdateOrgVariable(ctx *middleware.Context, handler UpdateOrgVariableHand
 /*
 	UpdateOrgVariable swagger:route PUT /orgs/{org}/actions/variables/{variablename} organization updateOrgVariable
 
-Change an existing Actions variable's value, description and optionally its name (the organization's owners only).
+Change an existing Actions variable's value, description and optionally its name (the organization's owners only); 409 when the new name is taken.
 */
 type UpdateOrgVariable struct {
 	Context *middleware.Context

@@ -244,6 +244,51 @@ func (o *UpdateOrgVariableNotFound) WriteResponse(rw http.ResponseWriter, produc
 	}
 }
 
+// UpdateOrgVariableConflictCode is the HTTP code returned for type UpdateOrgVariableConflict
+const UpdateOrgVariableConflictCode int = 409
+
+/*
+UpdateOrgVariableConflict The change conflicts with the current state of the resource.
+
+swagger:response updateOrgVariableConflict
+*/
+type UpdateOrgVariableConflict struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUpdateOrgVariableConflict creates UpdateOrgVariableConflict with default headers values
+func NewUpdateOrgVariableConflict() *UpdateOrgVariableConflict {
+
+	return &UpdateOrgVariableConflict{}
+}
+
+// WithPayload adds the payload to the update org variable conflict response
+func (o *UpdateOrgVariableConflict) WithPayload(payload *models.APIError) *UpdateOrgVariableConflict {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the update org variable conflict response
+func (o *UpdateOrgVariableConflict) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UpdateOrgVariableConflict) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(409)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UpdateOrgVariableUnprocessableEntityCode is the HTTP code returned for type UpdateOrgVariableUnprocessableEntity
 const UpdateOrgVariableUnprocessableEntityCode int = 422
 

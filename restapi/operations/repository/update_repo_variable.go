@@ -32,7 +32,7 @@ func NewUpdateRepoVariable(ctx *middleware.Context, handler UpdateRepoVariableHa
 /*
 	UpdateRepoVariable swagger:route PUT /repos/{owner}/{repo}/actions/variables/{variablename} repository updateRepoVariable
 
-Change an existing Actions variable's value, description and optionally its name (the repository's owners only).
+Change an existing Actions variable's value, description and optionally its name (the repository's owners only); 409 when the new name is taken.
 */
 type UpdateRepoVariable struct {
 	Context *middleware.Context

@@ -244,6 +244,51 @@ func (o *UpdateRepoVariableNotFound) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// UpdateRepoVariableConflictCode is the HTTP code returned for type UpdateRepoVariableConflict
+const UpdateRepoVariableConflictCode int = 409
+
+/*
+UpdateRepoVariableConflict The change conflicts with the current state of the resource.
+
+swagger:response updateRepoVariableConflict
+*/
+type UpdateRepoVariableConflict struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUpdateRepoVariableConflict creates UpdateRepoVariableConflict with default headers values
+func NewUpdateRepoVariableConflict() *UpdateRepoVariableConflict {
+
+	return &UpdateRepoVariableConflict{}
+}
+
+// WithPayload adds the payload to the update repo variable conflict response
+func (o *UpdateRepoVariableConflict) WithPayload(payload *models.APIError) *UpdateRepoVariableConflict {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the update repo variable conflict response
+func (o *UpdateRepoVariableConflict) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UpdateRepoVariableConflict) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(409)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UpdateRepoVariableUnprocessableEntityCode is the HTTP code returned for type UpdateRepoVariableUnprocessableEntity
 const UpdateRepoVariableUnprocessableEntityCode int = 422
 

@@ -32,7 +32,7 @@ func NewUpdateUserVariable(ctx *middleware.Context, handler UpdateUserVariableHa
 /*
 	UpdateUserVariable swagger:route PUT /user/actions/variables/{variablename} user updateUserVariable
 
-Change an existing Actions variable's value, description and optionally its name (the signed-in user only).
+Change an existing Actions variable's value, description and optionally its name (the signed-in user only); 409 when the new name is taken.
 */
 type UpdateUserVariable struct {
 	Context *middleware.Context

@@ -244,6 +244,51 @@ func (o *UpdateUserVariableNotFound) WriteResponse(rw http.ResponseWriter, produ
 	}
 }
 
+// UpdateUserVariableConflictCode is the HTTP code returned for type UpdateUserVariableConflict
+const UpdateUserVariableConflictCode int = 409
+
+/*
+UpdateUserVariableConflict The change conflicts with the current state of the resource.
+
+swagger:response updateUserVariableConflict
+*/
+type UpdateUserVariableConflict struct {
+
+	/*
+	  In: Body
+	*/
+	Payload *models.APIError `json:"body,omitempty"`
+}
+
+// NewUpdateUserVariableConflict creates UpdateUserVariableConflict with default headers values
+func NewUpdateUserVariableConflict() *UpdateUserVariableConflict {
+
+	return &UpdateUserVariableConflict{}
+}
+
+// WithPayload adds the payload to the update user variable conflict response
+func (o *UpdateUserVariableConflict) WithPayload(payload *models.APIError) *UpdateUserVariableConflict {
+	o.Payload = payload
+	return o
+}
+
+// SetPayload sets the payload to the update user variable conflict response
+func (o *UpdateUserVariableConflict) SetPayload(payload *models.APIError) {
+	o.Payload = payload
+}
+
+// WriteResponse to the client
+func (o *UpdateUserVariableConflict) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	rw.WriteHeader(409)
+	if o.Payload != nil {
+		payload := o.Payload
+		if err := producer.Produce(rw, payload); err != nil {
+			panic(err) // let the recovery middleware deal with this
+		}
+	}
+}
+
 // UpdateUserVariableUnprocessableEntityCode is the HTTP code returned for type UpdateUserVariableUnprocessableEntity
 const UpdateUserVariableUnprocessableEntityCode int = 422
 
