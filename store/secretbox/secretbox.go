@@ -130,48 +130,19 @@ func createKey(dataDir, path string) error {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return err
 	}
-	random := make([]byte, 32)
-	if _, err := rand.Read(random); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dataDir, KeyFile+".new.")
+	key, err := NewKey()
 	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.WriteString(hex.EncodeToString(random) + "\n"); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
 		return err
 	}
 	// Link fails when the name exists: the first process to get there
 	// wins, the others read its key.
-	return os.Link(tmp.Name(), path)
+	return writeKey(dataDir, key, func(tmp string) error { return os.Link(tmp, path) })
 }
 
-// NewKey returns a fresh random key, as LoadKey generates one.
-func NewKey() (string, error) {
-	random := make([]byte, 32)
-	if _, err := rand.Read(random); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(random), nil
-}
-
-// StageKey writes key next to dataDir's KeyFile, under PendingKeyFile
-// (mode 0600, synced), so a key rotation keeps the new key on disk before
-// any value is sealed with it; CommitKey then puts it in KeyFile's place.
-func StageKey(dataDir, key string) error {
+// writeKey writes key whole into a new file of dataDir (mode 0600,
+// synced) and hands its name to place, which puts it where it belongs;
+// the temporary name is removed afterwards.
+func writeKey(dataDir, key string, place func(tmp string) error) error {
 	tmp, err := os.CreateTemp(dataDir, KeyFile+".new.")
 	if err != nil {
 		return err
@@ -192,7 +163,25 @@ func StageKey(dataDir, key string) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dataDir, PendingKeyFile))
+	return place(tmp.Name())
+}
+
+// NewKey returns a fresh random key, as LoadKey generates one.
+func NewKey() (string, error) {
+	random := make([]byte, 32)
+	if _, err := rand.Read(random); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(random), nil
+}
+
+// StageKey writes key next to dataDir's KeyFile, under PendingKeyFile
+// (mode 0600, synced), so a key rotation keeps the new key on disk before
+// any value is sealed with it; CommitKey then puts it in KeyFile's place.
+func StageKey(dataDir, key string) error {
+	return writeKey(dataDir, key, func(tmp string) error {
+		return os.Rename(tmp, filepath.Join(dataDir, PendingKeyFile))
+	})
 }
 
 // CommitKey makes the staged key dataDir's key.
