@@ -2,8 +2,10 @@ package apitest_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	runnerv1 "code.gitea.io/actions-proto-go/runner/v1"
@@ -49,10 +51,18 @@ func TestActionsPullRequestFromFork(t *testing.T) {
 		t.Fatalf("run after opening the pull request %s, head %s", mustJSON(got), head)
 	}
 
+	// The base repository's secrets are withheld from code its author
+	// did not write (the task's own token stays); its variables are not
+	// secret and reach it.
+	p.e.Do("PUT", "repos/alice/proj/actions/secrets/DEPLOY_KEY", map[string]any{"data": secretValue}, alice).Expect(t, http.StatusCreated)
+	p.e.Do("POST", "repos/alice/proj/actions/variables/MODE", map[string]any{"value": "ci"}, alice).Expect(t, http.StatusCreated)
 	r := registerRunner(t, p.e, regToken(t, p.e, "repos/alice/proj/actions/runners/registration-token", alice), "r", "linux")
 	task := r.fetch(t)
 	if task == nil {
 		t.Fatal("the runner got no task for the fork's pull request")
+	}
+	if len(task.Secrets) != 2 || task.Secrets["GITEA_TOKEN"] == "" || task.Secrets["GITHUB_TOKEN"] == "" || task.Vars["MODE"] != "ci" {
+		t.Fatalf("a fork's task has secrets %v and variables %v", slices.Sorted(maps.Keys(task.Secrets)), task.Vars)
 	}
 	cx := task.Context.AsMap()
 	if cx["event_name"] != "pull_request" || cx["ref"] != ref || cx["sha"] != head || cx["head_ref"] != "feat" || cx["base_ref"] != "main" {

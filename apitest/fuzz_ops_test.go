@@ -894,6 +894,8 @@ func (w *fuzzWorld) pathBase(t *testing.T, path, name string) string {
 		return "main.zip"
 	case "topic":
 		return "fuzz"
+	case "secretname", "variablename":
+		return "FUZZ_NAME"
 	case "token":
 		return "fuzz-token"
 	case "id":

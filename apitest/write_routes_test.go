@@ -93,7 +93,8 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		index = f.ids["pull"]
 	}
 	r := strings.NewReplacer("{index}", index, "{id}", id, "{attachment_id}", "1", "{branch}", "main", "{name}", "main",
-		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners", "{sha}", f.ids["commit"], "{position}", "1")
+		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners", "{sha}", f.ids["commit"], "{position}", "1",
+		"{secretname}", "WR_SECRET", "{variablename}", "WR_VARIABLE")
 	bodies := map[string]any{
 		"repoEdit": map[string]any{"description": "x"}, "issueCreateIssue": map[string]any{"title": "t"},
 		"issueEditIssue": map[string]any{"title": "t2"}, "issueEditIssueDeadline": map[string]any{"due_date": "2030-01-01T00:00:00Z"},
@@ -127,6 +128,8 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		"repoCreateTagProtection": map[string]any{"name_pattern": "v*"}, "repoEditTagProtection": map[string]any{"name_pattern": "w*"},
 		"issueCreateIssueDependencies": map[string]any{"index": 1}, "issueRemoveIssueDependencies": map[string]any{"index": 1},
 		"issueCreateIssueBlocking": map[string]any{"index": 1}, "issueRemoveIssueBlocking": map[string]any{"index": 1},
+		"updateRepoSecret": map[string]any{"data": "x"}, "createRepoVariable": map[string]any{"value": "x"},
+		"updateRepoVariable": map[string]any{"value": "y"},
 	}
 	if opID == "repoCreateFile" {
 		r = strings.NewReplacer("{filepath}", "new.txt")

@@ -251,12 +251,22 @@ type OrganizationAPI interface {
 	CreateOrgRepo(ctx context.Context, params organization.CreateOrgRepoParams) middleware.Responder
 	/* CreateOrgRepoDeprecated Create a repository owned by an organization (the older path; same as POST /orgs/{org}/repos). */
 	CreateOrgRepoDeprecated(ctx context.Context, params organization.CreateOrgRepoDeprecatedParams) middleware.Responder
+	/* CreateOrgVariable Create an Actions variable (the organization's owners only); 409 when the name is taken. */
+	CreateOrgVariable(ctx context.Context, params organization.CreateOrgVariableParams) middleware.Responder
 	/* DeleteOrgRunner Remove a runner registered for an organization (its owners only). */
 	DeleteOrgRunner(ctx context.Context, params organization.DeleteOrgRunnerParams) middleware.Responder
+	/* DeleteOrgSecret Delete an Actions secret (the organization's owners only). */
+	DeleteOrgSecret(ctx context.Context, params organization.DeleteOrgSecretParams) middleware.Responder
+	/* DeleteOrgVariable Delete an Actions variable (the organization's owners only). */
+	DeleteOrgVariable(ctx context.Context, params organization.DeleteOrgVariableParams) middleware.Responder
 	/* GetOrgRunner Get one runner registered for an organization (its owners only). */
 	GetOrgRunner(ctx context.Context, params organization.GetOrgRunnerParams) middleware.Responder
 	/* GetOrgRunners List the runners an organization may use, its own and the site's (its owners only). */
 	GetOrgRunners(ctx context.Context, params organization.GetOrgRunnersParams) middleware.Responder
+	/* GetOrgVariable Read one Actions variable (the organization's owners only). */
+	GetOrgVariable(ctx context.Context, params organization.GetOrgVariableParams) middleware.Responder
+	/* GetOrgVariablesList List the Actions variables by name, with their values (the organization's owners only). */
+	GetOrgVariablesList(ctx context.Context, params organization.GetOrgVariablesListParams) middleware.Responder
 	/* GetOrgWorkflowJobs List the workflow jobs of an organization's repositories (its owners only). */
 	GetOrgWorkflowJobs(ctx context.Context, params organization.GetOrgWorkflowJobsParams) middleware.Responder
 	/* GetOrgWorkflowRuns List the workflow runs of an organization's repositories, newest first (its owners only). */
@@ -305,6 +315,8 @@ type OrganizationAPI interface {
 	OrgIsMember(ctx context.Context, params organization.OrgIsMemberParams) middleware.Responder
 	/* OrgIsPublicMember Tell whether a user is a public member of an organization. */
 	OrgIsPublicMember(ctx context.Context, params organization.OrgIsPublicMemberParams) middleware.Responder
+	/* OrgListActionsSecrets List the Actions secrets of the organization by name: names, descriptions and creation times, never values (the organization's owners only). */
+	OrgListActionsSecrets(ctx context.Context, params organization.OrgListActionsSecretsParams) middleware.Responder
 	/* OrgListCurrentUserOrgs List the organizations the signed-in user belongs to. */
 	OrgListCurrentUserOrgs(ctx context.Context, params organization.OrgListCurrentUserOrgsParams) middleware.Responder
 	/* OrgListHookDeliveries List the deliveries of one of an organization's hooks, newest first (not in the reference). */
@@ -341,6 +353,10 @@ type OrganizationAPI interface {
 	TeamSearch(ctx context.Context, params organization.TeamSearchParams) middleware.Responder
 	/* UpdateOrgRunner Enable or disable a runner registered for an organization (its owners only). */
 	UpdateOrgRunner(ctx context.Context, params organization.UpdateOrgRunnerParams) middleware.Responder
+	/* UpdateOrgSecret Create or replace an Actions secret (the organization's owners only); the value can be written, never read back. */
+	UpdateOrgSecret(ctx context.Context, params organization.UpdateOrgSecretParams) middleware.Responder
+	/* UpdateOrgVariable Change an existing Actions variable's value, description and optionally its name (the organization's owners only); 409 when the new name is taken. */
+	UpdateOrgVariable(ctx context.Context, params organization.UpdateOrgVariableParams) middleware.Responder
 }
 
 //go:generate mockery --name PackageOperationsAPI --inpackage
@@ -387,10 +403,16 @@ type RepositoryAPI interface {
 	CreateCurrentUserRepo(ctx context.Context, params repository.CreateCurrentUserRepoParams) middleware.Responder
 	/* CreateFork Fork a repository to the caller or to an organization. */
 	CreateFork(ctx context.Context, params repository.CreateForkParams) middleware.Responder
+	/* CreateRepoVariable Create an Actions variable (the repository's owners only); 409 when the name is taken. */
+	CreateRepoVariable(ctx context.Context, params repository.CreateRepoVariableParams) middleware.Responder
 	/* DeleteActionRun Delete a finished workflow run with its jobs and logs. */
 	DeleteActionRun(ctx context.Context, params repository.DeleteActionRunParams) middleware.Responder
 	/* DeleteRepoRunner Remove a runner registered for a repository (its owner only). */
 	DeleteRepoRunner(ctx context.Context, params repository.DeleteRepoRunnerParams) middleware.Responder
+	/* DeleteRepoSecret Delete an Actions secret (the repository's owners only). */
+	DeleteRepoSecret(ctx context.Context, params repository.DeleteRepoSecretParams) middleware.Responder
+	/* DeleteRepoVariable Delete an Actions variable (the repository's owners only). */
+	DeleteRepoVariable(ctx context.Context, params repository.DeleteRepoVariableParams) middleware.Responder
 	/* DownloadActionsRunJobLogs Download a job's log: one line per row its runner sent, each prefixed with its time. */
 	DownloadActionsRunJobLogs(ctx context.Context, params repository.DownloadActionsRunJobLogsParams) middleware.Responder
 	/* GenerateRepo Create a repository from a template. */
@@ -399,6 +421,10 @@ type RepositoryAPI interface {
 	GetRepoRunner(ctx context.Context, params repository.GetRepoRunnerParams) middleware.Responder
 	/* GetRepoRunners List the runners a repository may use, its own, its owner's and the site's (its owner only). */
 	GetRepoRunners(ctx context.Context, params repository.GetRepoRunnersParams) middleware.Responder
+	/* GetRepoVariable Read one Actions variable (the repository's owners only). */
+	GetRepoVariable(ctx context.Context, params repository.GetRepoVariableParams) middleware.Responder
+	/* GetRepoVariablesList List the Actions variables by name, with their values (the repository's owners only). */
+	GetRepoVariablesList(ctx context.Context, params repository.GetRepoVariablesListParams) middleware.Responder
 	/* GetWorkflowJob Get one workflow job. */
 	GetWorkflowJob(ctx context.Context, params repository.GetWorkflowJobParams) middleware.Responder
 	/* GetWorkflowRuns List the workflow runs of a repository, newest first. */
@@ -565,6 +591,8 @@ type RepositoryAPI interface {
 	RepoGetTag(ctx context.Context, params repository.RepoGetTagParams) middleware.Responder
 	/* RepoGetTagProtection Get a tag protection rule. */
 	RepoGetTagProtection(ctx context.Context, params repository.RepoGetTagProtectionParams) middleware.Responder
+	/* RepoListActionsSecrets List the Actions secrets of the repository by name: names, descriptions and creation times, never values (the repository's owners only). */
+	RepoListActionsSecrets(ctx context.Context, params repository.RepoListActionsSecretsParams) middleware.Responder
 	/* RepoListAllGitRefs List every ref of a repository, sorted by name. */
 	RepoListAllGitRefs(ctx context.Context, params repository.RepoListAllGitRefsParams) middleware.Responder
 	/* RepoListBranchProtection List branch protection rules in priority order. */
@@ -653,6 +681,10 @@ type RepositoryAPI interface {
 	TopicSearch(ctx context.Context, params repository.TopicSearchParams) middleware.Responder
 	/* UpdateRepoRunner Enable or disable a runner registered for a repository (its owner only). */
 	UpdateRepoRunner(ctx context.Context, params repository.UpdateRepoRunnerParams) middleware.Responder
+	/* UpdateRepoSecret Create or replace an Actions secret (the repository's owners only); the value can be written, never read back. */
+	UpdateRepoSecret(ctx context.Context, params repository.UpdateRepoSecretParams) middleware.Responder
+	/* UpdateRepoVariable Change an existing Actions variable's value, description and optionally its name (the repository's owners only); 409 when the new name is taken. */
+	UpdateRepoVariable(ctx context.Context, params repository.UpdateRepoVariableParams) middleware.Responder
 	/* UserTrackedTimes List one user's time tracked in a repository. */
 	UserTrackedTimes(ctx context.Context, params repository.UserTrackedTimesParams) middleware.Responder
 }
@@ -675,14 +707,24 @@ type SettingsAPI interface {
 
 /* UserAPI  */
 type UserAPI interface {
+	/* CreateUserVariable Create an Actions variable (the signed-in user only); 409 when the name is taken. */
+	CreateUserVariable(ctx context.Context, params user.CreateUserVariableParams) middleware.Responder
 	/* DeleteUserRunner Remove a runner registered for the signed-in user. */
 	DeleteUserRunner(ctx context.Context, params user.DeleteUserRunnerParams) middleware.Responder
+	/* DeleteUserSecret Delete an Actions secret (the signed-in user only). */
+	DeleteUserSecret(ctx context.Context, params user.DeleteUserSecretParams) middleware.Responder
+	/* DeleteUserVariable Delete an Actions variable (the signed-in user only). */
+	DeleteUserVariable(ctx context.Context, params user.DeleteUserVariableParams) middleware.Responder
 	/* GetUserRunner Get one runner registered for the signed-in user. */
 	GetUserRunner(ctx context.Context, params user.GetUserRunnerParams) middleware.Responder
 	/* GetUserRunners List the runners the signed-in user may use, their own and the site's. */
 	GetUserRunners(ctx context.Context, params user.GetUserRunnersParams) middleware.Responder
 	/* GetUserSettings Show the signed-in user's settings. */
 	GetUserSettings(ctx context.Context, params user.GetUserSettingsParams) middleware.Responder
+	/* GetUserVariable Read one Actions variable (the signed-in user only). */
+	GetUserVariable(ctx context.Context, params user.GetUserVariableParams) middleware.Responder
+	/* GetUserVariablesList List the Actions variables by name, with their values (the signed-in user only). */
+	GetUserVariablesList(ctx context.Context, params user.GetUserVariablesListParams) middleware.Responder
 	/* GetUserWorkflowJobs List the workflow jobs of the signed-in user's repositories. */
 	GetUserWorkflowJobs(ctx context.Context, params user.GetUserWorkflowJobsParams) middleware.Responder
 	/* GetUserWorkflowRuns List the workflow runs of the signed-in user's repositories, newest first. */
@@ -691,8 +733,12 @@ type UserAPI interface {
 	GetVerificationToken(ctx context.Context, params user.GetVerificationTokenParams) middleware.Responder
 	/* UpdateUserRunner Enable or disable a runner registered for the signed-in user. */
 	UpdateUserRunner(ctx context.Context, params user.UpdateUserRunnerParams) middleware.Responder
+	/* UpdateUserSecret Create or replace an Actions secret (the signed-in user only); the value can be written, never read back. */
+	UpdateUserSecret(ctx context.Context, params user.UpdateUserSecretParams) middleware.Responder
 	/* UpdateUserSettings Change the signed-in user's settings; fields left out stay as they are. */
 	UpdateUserSettings(ctx context.Context, params user.UpdateUserSettingsParams) middleware.Responder
+	/* UpdateUserVariable Change an existing Actions variable's value, description and optionally its name (the signed-in user only); 409 when the new name is taken. */
+	UpdateUserVariable(ctx context.Context, params user.UpdateUserVariableParams) middleware.Responder
 	/* UserAddEmail Add email addresses to the signed-in user. */
 	UserAddEmail(ctx context.Context, params user.UserAddEmailParams) middleware.Responder
 	/* UserBlockUser Block a user, ending the follows between the two. */
@@ -1216,6 +1262,27 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.CreateOrgRepoDeprecated(ctx, params)
 	})
 
+	api.OrganizationCreateOrgVariableHandler = organization.CreateOrgVariableHandlerFunc(func(params organization.CreateOrgVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.CreateOrgVariable(ctx, params)
+	})
+
+	api.RepositoryCreateRepoVariableHandler = repository.CreateRepoVariableHandlerFunc(func(params repository.CreateRepoVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.CreateRepoVariable(ctx, params)
+	})
+
+	api.UserCreateUserVariableHandler = user.CreateUserVariableHandlerFunc(func(params user.CreateUserVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.CreateUserVariable(ctx, params)
+	})
+
 	api.RepositoryDeleteActionRunHandler = repository.DeleteActionRunHandlerFunc(func(params repository.DeleteActionRunParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1244,6 +1311,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.DeleteOrgRunner(ctx, params)
 	})
 
+	api.OrganizationDeleteOrgSecretHandler = organization.DeleteOrgSecretHandlerFunc(func(params organization.DeleteOrgSecretParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteOrgSecret(ctx, params)
+	})
+
+	api.OrganizationDeleteOrgVariableHandler = organization.DeleteOrgVariableHandlerFunc(func(params organization.DeleteOrgVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteOrgVariable(ctx, params)
+	})
+
 	api.PackageOperationsDeletePackageHandler = package_operations.DeletePackageHandlerFunc(func(params package_operations.DeletePackageParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1265,11 +1346,39 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.DeleteRepoRunner(ctx, params)
 	})
 
+	api.RepositoryDeleteRepoSecretHandler = repository.DeleteRepoSecretHandlerFunc(func(params repository.DeleteRepoSecretParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteRepoSecret(ctx, params)
+	})
+
+	api.RepositoryDeleteRepoVariableHandler = repository.DeleteRepoVariableHandlerFunc(func(params repository.DeleteRepoVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteRepoVariable(ctx, params)
+	})
+
 	api.UserDeleteUserRunnerHandler = user.DeleteUserRunnerHandlerFunc(func(params user.DeleteUserRunnerParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.DeleteUserRunner(ctx, params)
+	})
+
+	api.UserDeleteUserSecretHandler = user.DeleteUserSecretHandlerFunc(func(params user.DeleteUserSecretParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteUserSecret(ctx, params)
+	})
+
+	api.UserDeleteUserVariableHandler = user.DeleteUserVariableHandlerFunc(func(params user.DeleteUserVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.DeleteUserVariable(ctx, params)
 	})
 
 	api.RepositoryDownloadActionsRunJobLogsHandler = repository.DownloadActionsRunJobLogsHandlerFunc(func(params repository.DownloadActionsRunJobLogsParams, principal any) middleware.Responder {
@@ -1377,6 +1486,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.GetOrgRunners(ctx, params)
 	})
 
+	api.OrganizationGetOrgVariableHandler = organization.GetOrgVariableHandlerFunc(func(params organization.GetOrgVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetOrgVariable(ctx, params)
+	})
+
+	api.OrganizationGetOrgVariablesListHandler = organization.GetOrgVariablesListHandlerFunc(func(params organization.GetOrgVariablesListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetOrgVariablesList(ctx, params)
+	})
+
 	api.OrganizationGetOrgWorkflowJobsHandler = organization.GetOrgWorkflowJobsHandlerFunc(func(params organization.GetOrgWorkflowJobsParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1412,6 +1535,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.GetRepoRunners(ctx, params)
 	})
 
+	api.RepositoryGetRepoVariableHandler = repository.GetRepoVariableHandlerFunc(func(params repository.GetRepoVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetRepoVariable(ctx, params)
+	})
+
+	api.RepositoryGetRepoVariablesListHandler = repository.GetRepoVariablesListHandlerFunc(func(params repository.GetRepoVariablesListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetRepoVariablesList(ctx, params)
+	})
+
 	api.UserGetUserRunnerHandler = user.GetUserRunnerHandlerFunc(func(params user.GetUserRunnerParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -1431,6 +1568,20 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.GetUserSettings(ctx, params)
+	})
+
+	api.UserGetUserVariableHandler = user.GetUserVariableHandlerFunc(func(params user.GetUserVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetUserVariable(ctx, params)
+	})
+
+	api.UserGetUserVariablesListHandler = user.GetUserVariablesListHandlerFunc(func(params user.GetUserVariablesListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.GetUserVariablesList(ctx, params)
 	})
 
 	api.UserGetUserWorkflowJobsHandler = user.GetUserWorkflowJobsHandlerFunc(func(params user.GetUserWorkflowJobsParams, principal any) middleware.Responder {
@@ -2047,6 +2198,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgIsPublicMember(ctx, params)
+	})
+
+	api.OrganizationOrgListActionsSecretsHandler = organization.OrgListActionsSecretsHandlerFunc(func(params organization.OrgListActionsSecretsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListActionsSecrets(ctx, params)
 	})
 
 	api.OrganizationOrgListCurrentUserOrgsHandler = organization.OrgListCurrentUserOrgsHandlerFunc(func(params organization.OrgListCurrentUserOrgsParams, principal any) middleware.Responder {
@@ -2742,6 +2900,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoGetTagProtection(ctx, params)
 	})
 
+	api.RepositoryRepoListActionsSecretsHandler = repository.RepoListActionsSecretsHandlerFunc(func(params repository.RepoListActionsSecretsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListActionsSecrets(ctx, params)
+	})
+
 	api.RepositoryRepoListAllGitRefsHandler = repository.RepoListAllGitRefsHandlerFunc(func(params repository.RepoListAllGitRefsParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -3085,11 +3250,39 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UpdateOrgRunner(ctx, params)
 	})
 
+	api.OrganizationUpdateOrgSecretHandler = organization.UpdateOrgSecretHandlerFunc(func(params organization.UpdateOrgSecretParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateOrgSecret(ctx, params)
+	})
+
+	api.OrganizationUpdateOrgVariableHandler = organization.UpdateOrgVariableHandlerFunc(func(params organization.UpdateOrgVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateOrgVariable(ctx, params)
+	})
+
 	api.RepositoryUpdateRepoRunnerHandler = repository.UpdateRepoRunnerHandlerFunc(func(params repository.UpdateRepoRunnerParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.UpdateRepoRunner(ctx, params)
+	})
+
+	api.RepositoryUpdateRepoSecretHandler = repository.UpdateRepoSecretHandlerFunc(func(params repository.UpdateRepoSecretParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateRepoSecret(ctx, params)
+	})
+
+	api.RepositoryUpdateRepoVariableHandler = repository.UpdateRepoVariableHandlerFunc(func(params repository.UpdateRepoVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateRepoVariable(ctx, params)
 	})
 
 	api.UserUpdateUserRunnerHandler = user.UpdateUserRunnerHandlerFunc(func(params user.UpdateUserRunnerParams, principal any) middleware.Responder {
@@ -3099,11 +3292,25 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UpdateUserRunner(ctx, params)
 	})
 
+	api.UserUpdateUserSecretHandler = user.UpdateUserSecretHandlerFunc(func(params user.UpdateUserSecretParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateUserSecret(ctx, params)
+	})
+
 	api.UserUpdateUserSettingsHandler = user.UpdateUserSettingsHandlerFunc(func(params user.UpdateUserSettingsParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.UpdateUserSettings(ctx, params)
+	})
+
+	api.UserUpdateUserVariableHandler = user.UpdateUserVariableHandlerFunc(func(params user.UpdateUserVariableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UpdateUserVariable(ctx, params)
 	})
 
 	api.UserUserAddEmailHandler = user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {

@@ -93,6 +93,8 @@ type Store interface {
 	Packages() PackageStore
 	Hooks() HookStore
 	Actions() ActionsStore
+	ActionSecrets() ActionSecretStore
+	ActionVariables() ActionVariableStore
 	Pulls() PullStore
 	People() PeopleStore
 	Close() error

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"repohost/store"
+	"repohost/store/secretbox"
 )
 
 // TestAdminCommands runs every `repohost admin` command in process: each
@@ -54,4 +60,87 @@ func TestAdminCommands(t *testing.T) {
 	fails(`no user "bob"`, "admin", "user", "delete", "--username", "bob")
 	fails("last admin", "admin", "user", "delete", "--username", "root")
 	fails(`unknown command "admin user frobnicate"`, "admin", "user", "frobnicate")
+}
+
+// TestRotateSecretKey: rotate-secret-key re-seals the Actions secrets and
+// webhook authorization headers under a new key and replaces the key
+// file; the old key then opens nothing, the new one everything; a
+// rotation under an operator's --secret-key leaves the file alone.
+func TestRotateSecretKey(t *testing.T) {
+	data := t.TempDir()
+	ctx := context.Background()
+	st := storage{data: data}
+	db, err := st.open(ctx, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &store.User{Name: "acme", LowerName: "acme"}
+	if err := db.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ActionSecrets().Put(ctx, &store.ActionSecret{Scope: store.ActionScope{OwnerID: u.ID}, Name: "KEY"}, "the value"); err != nil {
+		t.Fatal(err)
+	}
+	hook := &store.Hook{OwnerID: u.ID, Type: "gitea", URL: "http://127.0.0.1/", AuthorizationHeader: "Bearer hook-secret", Active: true}
+	if err := db.Hooks().Create(ctx, hook); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	oldKey, err := secretbox.LoadKey(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := run([]string{"admin", "rotate-secret-key", "--data", data}, quietLog()); err != nil {
+		t.Fatal(err)
+	}
+	newKey, err := secretbox.LoadKey(data)
+	if err != nil || newKey == oldKey {
+		t.Fatalf("key after rotation: %v (unchanged: %v)", err, newKey == oldKey)
+	}
+	if _, err := os.Stat(filepath.Join(data, secretbox.PendingKeyFile)); !os.IsNotExist(err) {
+		t.Fatalf("pending key left: %v", err)
+	}
+	read := func(key string) (map[string]string, *store.Hook) {
+		t.Helper()
+		db, err := (&storage{data: data, secretKey: key}).open(ctx, quietLog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		secrets, err := db.ActionSecrets().ForRepo(ctx, u.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := db.Hooks().Find(ctx, hook.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return secrets, h
+	}
+	if secrets, h := read(newKey); secrets["KEY"] != "the value" || h.AuthorizationHeader != "Bearer hook-secret" {
+		t.Fatalf("under the new key: %v, %q", secrets, h.AuthorizationHeader)
+	}
+	if secrets, h := read(oldKey); len(secrets) != 0 || !h.AuthorizationUnreadable {
+		t.Fatalf("the old key still opens %v, %q", secrets, h.AuthorizationHeader)
+	}
+
+	// With the operator's key: the new one is given, the file stays.
+	if err := run([]string{"admin", "rotate-secret-key", "--data", data, "--secret-key", newKey, "--new-key", "operator-key"}, quietLog()); err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := secretbox.LoadKey(data); k != newKey {
+		t.Fatal("the key file changed under --secret-key")
+	}
+	if secrets, _ := read("operator-key"); secrets["KEY"] != "the value" {
+		t.Fatalf("under the operator's key: %v", secrets)
+	}
+	// A wrong current key changes nothing.
+	err = run([]string{"admin", "rotate-secret-key", "--data", data, "--secret-key", "wrong", "--new-key", "other"}, quietLog())
+	if err == nil || !strings.Contains(err.Error(), "nothing changed") {
+		t.Fatalf("rotation from a wrong key: %v", err)
+	}
+	if secrets, _ := read("operator-key"); secrets["KEY"] != "the value" {
+		t.Fatalf("after the refused rotation: %v", secrets)
+	}
 }

@@ -48,6 +48,7 @@ const usage = `usage:
   repohost admin notices [--limit N]
   repohost admin events queues
   repohost admin reindex-issues [--check]
+  repohost admin rotate-secret-key [--new-key KEY]
   repohost admin events dead-letters [--consumer NAME] [--limit N]
   repohost admin events retry (--id N | --all [--consumer NAME])
   (every admin command also takes --data DIR, --db DSN and --secret-key KEY)
@@ -56,8 +57,12 @@ const usage = `usage:
 --signing-key is an armored OpenPGP private key (no passphrase) that signs
 the commits the server writes.
 --secret-key seals the secrets kept in the database (webhook authorization
-headers); without it a key is generated once into DIR/secret_key (mode 0600),
-which every process sharing DIR uses. Keep it: without it those secrets are lost.
+headers, Actions secrets); without it a key is generated once into DIR/secret_key
+(mode 0600), which every process sharing DIR uses. Keep it: without it those
+secrets are lost. admin rotate-secret-key re-seals them all under a new key
+(random unless --new-key) in one transaction: with the key file it replaces
+the file, with --secret-key it prints the key to configure; stop the servers
+first and restart them with the new key.
 Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN, REPOHOST_DATA, REPOHOST_DB,
 REPOHOST_ROOT_URL, REPOHOST_ACCESS_LOG, REPOHOST_LOG_LEVEL, REPOHOST_METRICS (true),
 REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_EVENT_LEASE, REPOHOST_SIGNING_KEY, REPOHOST_SECRET_KEY, REPOHOST_PPROF
@@ -113,6 +118,8 @@ func run(args []string, log *slog.Logger) error {
 		return listNotices(args[2:], log)
 	case len(args) >= 2 && args[0] == "admin" && args[1] == "reindex-issues":
 		return reindexIssues(args[2:], log)
+	case len(args) >= 2 && args[0] == "admin" && args[1] == "rotate-secret-key":
+		return rotateSecretKey(args[2:], log)
 	case len(args) >= 3 && args[0] == "admin" && args[1] == "events":
 		switch args[2] {
 		case "queues":

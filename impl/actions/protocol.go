@@ -188,8 +188,9 @@ func (p Protocol) FetchTask(ctx context.Context, req *connect.Request[runnerv1.F
 }
 
 // task is what the runner needs to run an assignment: the single-job
-// workflow, the github-style context, the needed jobs' results and the
-// secrets, which are only the task's own repository token.
+// workflow, the github-style context, the needed jobs' results, the
+// variables and secrets its repository resolves (taskSettings: none for
+// a pull request from a fork) and the task's own repository token.
 func (p Protocol) task(ctx context.Context, a *Assignment) (*runnerv1.Task, error) {
 	actor := ""
 	if a.Run.TriggerUserID != 0 {
@@ -225,16 +226,21 @@ func (p Protocol) task(ctx context.Context, a *Assignment) (*runnerv1.Task, erro
 		event["inputs"] = inputs
 	}
 	headRef, baseRef := "", ""
+	fromFork := false
 	if a.Run.Event == "pull_request" {
-		payload, head, base, ok, err := p.Service.pullEvent(ctx, a.Repo, a.Run)
+		info, ok, err := p.Service.pullEvent(ctx, a.Repo, a.Run)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			for k, v := range payload {
+			for k, v := range info.payload {
 				event[k] = v
 			}
-			headRef, baseRef = head, base
+			headRef, baseRef, fromFork = info.headRef, info.baseRef, info.fromFork
+		} else if _, isPull := pullRefIndex(a.Run.Ref); isPull {
+			// The pull request is gone: nothing tells whose code this
+			// is, so the task is treated as a fork's.
+			fromFork = true
 		}
 	}
 	ctxMap := map[string]any{
@@ -268,13 +274,20 @@ func (p Protocol) task(ctx context.Context, a *Assignment) (*runnerv1.Task, erro
 	for id, n := range a.Needs {
 		needs[id] = &runnerv1.TaskNeed{Result: runnerv1.Result(n.Result), Outputs: n.Outputs}
 	}
+	secrets, vars, err := p.Service.taskSettings(ctx, a.Repo, fromFork)
+	if err != nil {
+		return nil, err
+	}
+	// The task's own token, which no stored secret may replace (their
+	// names cannot start with GITEA_ or GITHUB_).
+	secrets["GITEA_TOKEN"], secrets["GITHUB_TOKEN"] = a.Token, a.Token
 	return &runnerv1.Task{
 		Id:              a.Task.ID,
 		WorkflowPayload: a.Job.WorkflowPayload,
 		Context:         st,
-		Secrets:         map[string]string{"GITEA_TOKEN": a.Token, "GITHUB_TOKEN": a.Token},
+		Secrets:         secrets,
 		Needs:           needs,
-		Vars:            map[string]string{},
+		Vars:            vars,
 	}, nil
 }
 

@@ -141,32 +141,40 @@ func (s Service) onPull(ctx context.Context, actorID, repoID int64, activity str
 	return planned, nil
 }
 
+// pullInfo is what a pull_request run's task carries of its pull request.
+type pullInfo struct {
+	payload          map[string]any
+	headRef, baseRef string
+	// fromFork is a pull request whose head is another repository.
+	fromFork bool
+}
+
 // pullEvent is the event payload and the head and base branch names a
 // pull_request run's task carries, read from the pull request as it is
 // when the task is handed out. ok is false when the pull request is gone.
-func (s Service) pullEvent(ctx context.Context, repo *store.Repository, run *store.ActionRun) (payload map[string]any, headRef, baseRef string, ok bool, err error) {
+func (s Service) pullEvent(ctx context.Context, repo *store.Repository, run *store.ActionRun) (info pullInfo, ok bool, err error) {
 	index, isPull := pullRefIndex(run.Ref)
 	if !isPull {
-		return nil, "", "", false, nil
+		return pullInfo{}, false, nil
 	}
 	is, err := s.Store.Issues().FindByIndex(ctx, repo.ID, index)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, "", "", false, nil
+		return pullInfo{}, false, nil
 	}
 	if err != nil {
-		return nil, "", "", false, err
+		return pullInfo{}, false, err
 	}
 	pr, err := s.Store.Pulls().FindByIssueID(ctx, is.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, "", "", false, nil
+		return pullInfo{}, false, nil
 	}
 	if err != nil {
-		return nil, "", "", false, err
+		return pullInfo{}, false, err
 	}
 	headRepo := repo
 	if pr.HeadRepoID != repo.ID {
 		if headRepo, err = s.Store.Repos().FindByID(ctx, pr.HeadRepoID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, "", "", false, err
+			return pullInfo{}, false, err
 		}
 	}
 	branch := func(name, sha string, r *store.Repository) map[string]any {
@@ -184,7 +192,7 @@ func (s Service) pullEvent(ctx context.Context, repo *store.Repository, run *sto
 	if is.IsClosed {
 		state = "closed"
 	}
-	payload = map[string]any{
+	payload := map[string]any{
 		"number": index,
 		"pull_request": map[string]any{
 			"id": pr.ID, "number": index, "title": is.Title, "state": state,
@@ -193,5 +201,5 @@ func (s Service) pullEvent(ctx context.Context, repo *store.Repository, run *sto
 			"merged": pr.HasMerged,
 		},
 	}
-	return payload, pr.HeadBranch, pr.BaseBranch, true, nil
+	return pullInfo{payload: payload, headRef: pr.HeadBranch, baseRef: pr.BaseBranch, fromFork: pr.HeadRepoID != repo.ID}, true, nil
 }

@@ -616,8 +616,25 @@ func (s Service) UpdateLog(ctx context.Context, r *store.ActionRunner, taskID, i
 		end := index + int64(len(rows))
 		fields := map[string]any{}
 		if len(rows) > 0 && index <= ack && end > ack {
+			// No secret of the repository is stored in clear, whatever
+			// the runner printed: every value is masked before the rows
+			// are kept.
+			// The repository's owner now (it may have been transferred
+			// since the task began), as taskSettings resolves them.
+			ownerID := task.OwnerID
+			if repo, err := s.Store.Repos().FindByID(ctx, task.RepoID); err == nil {
+				ownerID = repo.OwnerID
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			secrets, err := s.Store.ActionSecrets().ForRepo(ctx, ownerID, task.RepoID)
+			if err != nil {
+				return err
+			}
+			fresh := slices.Clone(rows[ack-index:])
+			maskSecrets(fresh, secrets)
 			var add []*store.ActionTaskLog
-			for i, row := range rows[ack-index:] {
+			for i, row := range fresh {
 				add = append(add, &store.ActionTaskLog{TaskID: task.ID, Line: ack + int64(i), Time: row.Time, Content: row.Content})
 			}
 			if err := s.Store.Actions().AppendLogs(ctx, add); err != nil {

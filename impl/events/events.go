@@ -158,6 +158,13 @@ const (
 	ActionsRunStatus  Kind = "actions.run_status"  // ActionsRun
 	ActionsJobStatus  Kind = "actions.job_status"  // ActionsJob
 
+	// An Actions secret or variable of a repository, organization or user
+	// was written or removed; a secret's value is never part of it.
+	ActionsSecretSet       Kind = "actions.secret_set"       // ActionsSetting
+	ActionsSecretDeleted   Kind = "actions.secret_deleted"   // ActionsSetting
+	ActionsVariableSet     Kind = "actions.variable_set"     // ActionsSetting
+	ActionsVariableDeleted Kind = "actions.variable_deleted" // ActionsSetting
+
 	// StatusCreated is a commit status reported (the status webhook,
 	// merges scheduled for when checks succeed).
 	StatusCreated Kind = "commit_status.created" // Status
@@ -287,6 +294,16 @@ type Renamed struct {
 	ID      int64  `json:"id"`
 	Name    string `json:"name"`
 	OldName string `json:"old_name"`
+}
+
+// ActionsSetting names an Actions secret or variable: its scope (RepoID,
+// else OwnerID) and name, never its value.
+type ActionsSetting struct {
+	OwnerID int64  `json:"owner_id,omitempty"`
+	RepoID  int64  `json:"repo_id,omitempty"`
+	Name    string `json:"name"`
+	// OldName is a renamed variable's previous name.
+	OldName string `json:"old_name,omitempty"`
 }
 
 // Token describes an access token event; the secret is never part of it.

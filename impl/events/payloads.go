@@ -48,6 +48,7 @@ func init() {
 	register(func() any { return &Package{} }, PackageCreated, PackageDeleted)
 	register(func() any { return &ActionsRun{} }, ActionsRunCreated, ActionsRunStatus)
 	register(func() any { return &ActionsJob{} }, ActionsJobStatus)
+	register(func() any { return &ActionsSetting{} }, ActionsSecretSet, ActionsSecretDeleted, ActionsVariableSet, ActionsVariableDeleted)
 }
 
 // AllKinds are every kind there is, in name order.

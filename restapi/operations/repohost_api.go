@@ -320,6 +320,27 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.CreateOrgRepoDeprecated has not yet been implemented")
 		}),
 
+		OrganizationCreateOrgVariableHandler: organization.CreateOrgVariableHandlerFunc(func(params organization.CreateOrgVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.CreateOrgVariable has not yet been implemented")
+		}),
+
+		RepositoryCreateRepoVariableHandler: repository.CreateRepoVariableHandlerFunc(func(params repository.CreateRepoVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.CreateRepoVariable has not yet been implemented")
+		}),
+
+		UserCreateUserVariableHandler: user.CreateUserVariableHandlerFunc(func(params user.CreateUserVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.CreateUserVariable has not yet been implemented")
+		}),
+
 		RepositoryDeleteActionRunHandler: repository.DeleteActionRunHandlerFunc(func(params repository.DeleteActionRunParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -348,6 +369,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.DeleteOrgRunner has not yet been implemented")
 		}),
 
+		OrganizationDeleteOrgSecretHandler: organization.DeleteOrgSecretHandlerFunc(func(params organization.DeleteOrgSecretParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.DeleteOrgSecret has not yet been implemented")
+		}),
+
+		OrganizationDeleteOrgVariableHandler: organization.DeleteOrgVariableHandlerFunc(func(params organization.DeleteOrgVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.DeleteOrgVariable has not yet been implemented")
+		}),
+
 		PackageOperationsDeletePackageHandler: package_operations.DeletePackageHandlerFunc(func(params package_operations.DeletePackageParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -369,11 +404,39 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.DeleteRepoRunner has not yet been implemented")
 		}),
 
+		RepositoryDeleteRepoSecretHandler: repository.DeleteRepoSecretHandlerFunc(func(params repository.DeleteRepoSecretParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.DeleteRepoSecret has not yet been implemented")
+		}),
+
+		RepositoryDeleteRepoVariableHandler: repository.DeleteRepoVariableHandlerFunc(func(params repository.DeleteRepoVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.DeleteRepoVariable has not yet been implemented")
+		}),
+
 		UserDeleteUserRunnerHandler: user.DeleteUserRunnerHandlerFunc(func(params user.DeleteUserRunnerParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation user.DeleteUserRunner has not yet been implemented")
+		}),
+
+		UserDeleteUserSecretHandler: user.DeleteUserSecretHandlerFunc(func(params user.DeleteUserSecretParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.DeleteUserSecret has not yet been implemented")
+		}),
+
+		UserDeleteUserVariableHandler: user.DeleteUserVariableHandlerFunc(func(params user.DeleteUserVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.DeleteUserVariable has not yet been implemented")
 		}),
 
 		RepositoryDownloadActionsRunJobLogsHandler: repository.DownloadActionsRunJobLogsHandlerFunc(func(params repository.DownloadActionsRunJobLogsParams, principal any) middleware.Responder {
@@ -481,6 +544,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.GetOrgRunners has not yet been implemented")
 		}),
 
+		OrganizationGetOrgVariableHandler: organization.GetOrgVariableHandlerFunc(func(params organization.GetOrgVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.GetOrgVariable has not yet been implemented")
+		}),
+
+		OrganizationGetOrgVariablesListHandler: organization.GetOrgVariablesListHandlerFunc(func(params organization.GetOrgVariablesListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.GetOrgVariablesList has not yet been implemented")
+		}),
+
 		OrganizationGetOrgWorkflowJobsHandler: organization.GetOrgWorkflowJobsHandlerFunc(func(params organization.GetOrgWorkflowJobsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -516,6 +593,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.GetRepoRunners has not yet been implemented")
 		}),
 
+		RepositoryGetRepoVariableHandler: repository.GetRepoVariableHandlerFunc(func(params repository.GetRepoVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GetRepoVariable has not yet been implemented")
+		}),
+
+		RepositoryGetRepoVariablesListHandler: repository.GetRepoVariablesListHandlerFunc(func(params repository.GetRepoVariablesListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.GetRepoVariablesList has not yet been implemented")
+		}),
+
 		UserGetUserRunnerHandler: user.GetUserRunnerHandlerFunc(func(params user.GetUserRunnerParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -535,6 +626,20 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.GetUserSettings has not yet been implemented")
+		}),
+
+		UserGetUserVariableHandler: user.GetUserVariableHandlerFunc(func(params user.GetUserVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.GetUserVariable has not yet been implemented")
+		}),
+
+		UserGetUserVariablesListHandler: user.GetUserVariablesListHandlerFunc(func(params user.GetUserVariablesListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.GetUserVariablesList has not yet been implemented")
 		}),
 
 		UserGetUserWorkflowJobsHandler: user.GetUserWorkflowJobsHandlerFunc(func(params user.GetUserWorkflowJobsParams, principal any) middleware.Responder {
@@ -1151,6 +1256,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgIsPublicMember has not yet been implemented")
+		}),
+
+		OrganizationOrgListActionsSecretsHandler: organization.OrgListActionsSecretsHandlerFunc(func(params organization.OrgListActionsSecretsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListActionsSecrets has not yet been implemented")
 		}),
 
 		OrganizationOrgListCurrentUserOrgsHandler: organization.OrgListCurrentUserOrgsHandlerFunc(func(params organization.OrgListCurrentUserOrgsParams, principal any) middleware.Responder {
@@ -1846,6 +1958,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGetTagProtection has not yet been implemented")
 		}),
 
+		RepositoryRepoListActionsSecretsHandler: repository.RepoListActionsSecretsHandlerFunc(func(params repository.RepoListActionsSecretsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListActionsSecrets has not yet been implemented")
+		}),
+
 		RepositoryRepoListAllGitRefsHandler: repository.RepoListAllGitRefsHandlerFunc(func(params repository.RepoListAllGitRefsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2189,11 +2308,39 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.UpdateOrgRunner has not yet been implemented")
 		}),
 
+		OrganizationUpdateOrgSecretHandler: organization.UpdateOrgSecretHandlerFunc(func(params organization.UpdateOrgSecretParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.UpdateOrgSecret has not yet been implemented")
+		}),
+
+		OrganizationUpdateOrgVariableHandler: organization.UpdateOrgVariableHandlerFunc(func(params organization.UpdateOrgVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.UpdateOrgVariable has not yet been implemented")
+		}),
+
 		RepositoryUpdateRepoRunnerHandler: repository.UpdateRepoRunnerHandlerFunc(func(params repository.UpdateRepoRunnerParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.UpdateRepoRunner has not yet been implemented")
+		}),
+
+		RepositoryUpdateRepoSecretHandler: repository.UpdateRepoSecretHandlerFunc(func(params repository.UpdateRepoSecretParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.UpdateRepoSecret has not yet been implemented")
+		}),
+
+		RepositoryUpdateRepoVariableHandler: repository.UpdateRepoVariableHandlerFunc(func(params repository.UpdateRepoVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.UpdateRepoVariable has not yet been implemented")
 		}),
 
 		UserUpdateUserRunnerHandler: user.UpdateUserRunnerHandlerFunc(func(params user.UpdateUserRunnerParams, principal any) middleware.Responder {
@@ -2203,11 +2350,25 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UpdateUserRunner has not yet been implemented")
 		}),
 
+		UserUpdateUserSecretHandler: user.UpdateUserSecretHandlerFunc(func(params user.UpdateUserSecretParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UpdateUserSecret has not yet been implemented")
+		}),
+
 		UserUpdateUserSettingsHandler: user.UpdateUserSettingsHandlerFunc(func(params user.UpdateUserSettingsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UpdateUserSettings has not yet been implemented")
+		}),
+
+		UserUpdateUserVariableHandler: user.UpdateUserVariableHandlerFunc(func(params user.UpdateUserVariableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UpdateUserVariable has not yet been implemented")
 		}),
 
 		UserUserAddEmailHandler: user.UserAddEmailHandlerFunc(func(params user.UserAddEmailParams, principal any) middleware.Responder {
@@ -2801,6 +2962,12 @@ type RepohostAPI struct {
 	OrganizationCreateOrgRepoHandler organization.CreateOrgRepoHandler
 	// OrganizationCreateOrgRepoDeprecatedHandler sets the operation handler for the create org repo deprecated operation
 	OrganizationCreateOrgRepoDeprecatedHandler organization.CreateOrgRepoDeprecatedHandler
+	// OrganizationCreateOrgVariableHandler sets the operation handler for the create org variable operation
+	OrganizationCreateOrgVariableHandler organization.CreateOrgVariableHandler
+	// RepositoryCreateRepoVariableHandler sets the operation handler for the create repo variable operation
+	RepositoryCreateRepoVariableHandler repository.CreateRepoVariableHandler
+	// UserCreateUserVariableHandler sets the operation handler for the create user variable operation
+	UserCreateUserVariableHandler user.CreateUserVariableHandler
 	// RepositoryDeleteActionRunHandler sets the operation handler for the delete action run operation
 	RepositoryDeleteActionRunHandler repository.DeleteActionRunHandler
 	// AdminDeleteAdminRunnerHandler sets the operation handler for the delete admin runner operation
@@ -2809,14 +2976,26 @@ type RepohostAPI struct {
 	MiscellaneousDeleteCurrentTokenHandler miscellaneous.DeleteCurrentTokenHandler
 	// OrganizationDeleteOrgRunnerHandler sets the operation handler for the delete org runner operation
 	OrganizationDeleteOrgRunnerHandler organization.DeleteOrgRunnerHandler
+	// OrganizationDeleteOrgSecretHandler sets the operation handler for the delete org secret operation
+	OrganizationDeleteOrgSecretHandler organization.DeleteOrgSecretHandler
+	// OrganizationDeleteOrgVariableHandler sets the operation handler for the delete org variable operation
+	OrganizationDeleteOrgVariableHandler organization.DeleteOrgVariableHandler
 	// PackageOperationsDeletePackageHandler sets the operation handler for the delete package operation
 	PackageOperationsDeletePackageHandler package_operations.DeletePackageHandler
 	// PackageOperationsDeletePackageVersionHandler sets the operation handler for the delete package version operation
 	PackageOperationsDeletePackageVersionHandler package_operations.DeletePackageVersionHandler
 	// RepositoryDeleteRepoRunnerHandler sets the operation handler for the delete repo runner operation
 	RepositoryDeleteRepoRunnerHandler repository.DeleteRepoRunnerHandler
+	// RepositoryDeleteRepoSecretHandler sets the operation handler for the delete repo secret operation
+	RepositoryDeleteRepoSecretHandler repository.DeleteRepoSecretHandler
+	// RepositoryDeleteRepoVariableHandler sets the operation handler for the delete repo variable operation
+	RepositoryDeleteRepoVariableHandler repository.DeleteRepoVariableHandler
 	// UserDeleteUserRunnerHandler sets the operation handler for the delete user runner operation
 	UserDeleteUserRunnerHandler user.DeleteUserRunnerHandler
+	// UserDeleteUserSecretHandler sets the operation handler for the delete user secret operation
+	UserDeleteUserSecretHandler user.DeleteUserSecretHandler
+	// UserDeleteUserVariableHandler sets the operation handler for the delete user variable operation
+	UserDeleteUserVariableHandler user.DeleteUserVariableHandler
 	// RepositoryDownloadActionsRunJobLogsHandler sets the operation handler for the download actions run job logs operation
 	RepositoryDownloadActionsRunJobLogsHandler repository.DownloadActionsRunJobLogsHandler
 	// RepositoryGenerateRepoHandler sets the operation handler for the generate repo operation
@@ -2847,6 +3026,10 @@ type RepohostAPI struct {
 	OrganizationGetOrgRunnerHandler organization.GetOrgRunnerHandler
 	// OrganizationGetOrgRunnersHandler sets the operation handler for the get org runners operation
 	OrganizationGetOrgRunnersHandler organization.GetOrgRunnersHandler
+	// OrganizationGetOrgVariableHandler sets the operation handler for the get org variable operation
+	OrganizationGetOrgVariableHandler organization.GetOrgVariableHandler
+	// OrganizationGetOrgVariablesListHandler sets the operation handler for the get org variables list operation
+	OrganizationGetOrgVariablesListHandler organization.GetOrgVariablesListHandler
 	// OrganizationGetOrgWorkflowJobsHandler sets the operation handler for the get org workflow jobs operation
 	OrganizationGetOrgWorkflowJobsHandler organization.GetOrgWorkflowJobsHandler
 	// OrganizationGetOrgWorkflowRunsHandler sets the operation handler for the get org workflow runs operation
@@ -2857,12 +3040,20 @@ type RepohostAPI struct {
 	RepositoryGetRepoRunnerHandler repository.GetRepoRunnerHandler
 	// RepositoryGetRepoRunnersHandler sets the operation handler for the get repo runners operation
 	RepositoryGetRepoRunnersHandler repository.GetRepoRunnersHandler
+	// RepositoryGetRepoVariableHandler sets the operation handler for the get repo variable operation
+	RepositoryGetRepoVariableHandler repository.GetRepoVariableHandler
+	// RepositoryGetRepoVariablesListHandler sets the operation handler for the get repo variables list operation
+	RepositoryGetRepoVariablesListHandler repository.GetRepoVariablesListHandler
 	// UserGetUserRunnerHandler sets the operation handler for the get user runner operation
 	UserGetUserRunnerHandler user.GetUserRunnerHandler
 	// UserGetUserRunnersHandler sets the operation handler for the get user runners operation
 	UserGetUserRunnersHandler user.GetUserRunnersHandler
 	// UserGetUserSettingsHandler sets the operation handler for the get user settings operation
 	UserGetUserSettingsHandler user.GetUserSettingsHandler
+	// UserGetUserVariableHandler sets the operation handler for the get user variable operation
+	UserGetUserVariableHandler user.GetUserVariableHandler
+	// UserGetUserVariablesListHandler sets the operation handler for the get user variables list operation
+	UserGetUserVariablesListHandler user.GetUserVariablesListHandler
 	// UserGetUserWorkflowJobsHandler sets the operation handler for the get user workflow jobs operation
 	UserGetUserWorkflowJobsHandler user.GetUserWorkflowJobsHandler
 	// UserGetUserWorkflowRunsHandler sets the operation handler for the get user workflow runs operation
@@ -3039,6 +3230,8 @@ type RepohostAPI struct {
 	OrganizationOrgIsMemberHandler organization.OrgIsMemberHandler
 	// OrganizationOrgIsPublicMemberHandler sets the operation handler for the org is public member operation
 	OrganizationOrgIsPublicMemberHandler organization.OrgIsPublicMemberHandler
+	// OrganizationOrgListActionsSecretsHandler sets the operation handler for the org list actions secrets operation
+	OrganizationOrgListActionsSecretsHandler organization.OrgListActionsSecretsHandler
 	// OrganizationOrgListCurrentUserOrgsHandler sets the operation handler for the org list current user orgs operation
 	OrganizationOrgListCurrentUserOrgsHandler organization.OrgListCurrentUserOrgsHandler
 	// OrganizationOrgListHookDeliveriesHandler sets the operation handler for the org list hook deliveries operation
@@ -3237,6 +3430,8 @@ type RepohostAPI struct {
 	RepositoryRepoGetTagHandler repository.RepoGetTagHandler
 	// RepositoryRepoGetTagProtectionHandler sets the operation handler for the repo get tag protection operation
 	RepositoryRepoGetTagProtectionHandler repository.RepoGetTagProtectionHandler
+	// RepositoryRepoListActionsSecretsHandler sets the operation handler for the repo list actions secrets operation
+	RepositoryRepoListActionsSecretsHandler repository.RepoListActionsSecretsHandler
 	// RepositoryRepoListAllGitRefsHandler sets the operation handler for the repo list all git refs operation
 	RepositoryRepoListAllGitRefsHandler repository.RepoListAllGitRefsHandler
 	// RepositoryRepoListBranchProtectionHandler sets the operation handler for the repo list branch protection operation
@@ -3335,12 +3530,24 @@ type RepohostAPI struct {
 	AdminUpdateAdminRunnerHandler admin.UpdateAdminRunnerHandler
 	// OrganizationUpdateOrgRunnerHandler sets the operation handler for the update org runner operation
 	OrganizationUpdateOrgRunnerHandler organization.UpdateOrgRunnerHandler
+	// OrganizationUpdateOrgSecretHandler sets the operation handler for the update org secret operation
+	OrganizationUpdateOrgSecretHandler organization.UpdateOrgSecretHandler
+	// OrganizationUpdateOrgVariableHandler sets the operation handler for the update org variable operation
+	OrganizationUpdateOrgVariableHandler organization.UpdateOrgVariableHandler
 	// RepositoryUpdateRepoRunnerHandler sets the operation handler for the update repo runner operation
 	RepositoryUpdateRepoRunnerHandler repository.UpdateRepoRunnerHandler
+	// RepositoryUpdateRepoSecretHandler sets the operation handler for the update repo secret operation
+	RepositoryUpdateRepoSecretHandler repository.UpdateRepoSecretHandler
+	// RepositoryUpdateRepoVariableHandler sets the operation handler for the update repo variable operation
+	RepositoryUpdateRepoVariableHandler repository.UpdateRepoVariableHandler
 	// UserUpdateUserRunnerHandler sets the operation handler for the update user runner operation
 	UserUpdateUserRunnerHandler user.UpdateUserRunnerHandler
+	// UserUpdateUserSecretHandler sets the operation handler for the update user secret operation
+	UserUpdateUserSecretHandler user.UpdateUserSecretHandler
 	// UserUpdateUserSettingsHandler sets the operation handler for the update user settings operation
 	UserUpdateUserSettingsHandler user.UpdateUserSettingsHandler
+	// UserUpdateUserVariableHandler sets the operation handler for the update user variable operation
+	UserUpdateUserVariableHandler user.UpdateUserVariableHandler
 	// UserUserAddEmailHandler sets the operation handler for the user add email operation
 	UserUserAddEmailHandler user.UserAddEmailHandler
 	// UserUserBlockUserHandler sets the operation handler for the user block user operation
@@ -3672,6 +3879,15 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationCreateOrgRepoDeprecatedHandler == nil {
 		unregistered = append(unregistered, "organization.CreateOrgRepoDeprecatedHandler")
 	}
+	if o.OrganizationCreateOrgVariableHandler == nil {
+		unregistered = append(unregistered, "organization.CreateOrgVariableHandler")
+	}
+	if o.RepositoryCreateRepoVariableHandler == nil {
+		unregistered = append(unregistered, "repository.CreateRepoVariableHandler")
+	}
+	if o.UserCreateUserVariableHandler == nil {
+		unregistered = append(unregistered, "user.CreateUserVariableHandler")
+	}
 	if o.RepositoryDeleteActionRunHandler == nil {
 		unregistered = append(unregistered, "repository.DeleteActionRunHandler")
 	}
@@ -3684,6 +3900,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationDeleteOrgRunnerHandler == nil {
 		unregistered = append(unregistered, "organization.DeleteOrgRunnerHandler")
 	}
+	if o.OrganizationDeleteOrgSecretHandler == nil {
+		unregistered = append(unregistered, "organization.DeleteOrgSecretHandler")
+	}
+	if o.OrganizationDeleteOrgVariableHandler == nil {
+		unregistered = append(unregistered, "organization.DeleteOrgVariableHandler")
+	}
 	if o.PackageOperationsDeletePackageHandler == nil {
 		unregistered = append(unregistered, "package_operations.DeletePackageHandler")
 	}
@@ -3693,8 +3915,20 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryDeleteRepoRunnerHandler == nil {
 		unregistered = append(unregistered, "repository.DeleteRepoRunnerHandler")
 	}
+	if o.RepositoryDeleteRepoSecretHandler == nil {
+		unregistered = append(unregistered, "repository.DeleteRepoSecretHandler")
+	}
+	if o.RepositoryDeleteRepoVariableHandler == nil {
+		unregistered = append(unregistered, "repository.DeleteRepoVariableHandler")
+	}
 	if o.UserDeleteUserRunnerHandler == nil {
 		unregistered = append(unregistered, "user.DeleteUserRunnerHandler")
+	}
+	if o.UserDeleteUserSecretHandler == nil {
+		unregistered = append(unregistered, "user.DeleteUserSecretHandler")
+	}
+	if o.UserDeleteUserVariableHandler == nil {
+		unregistered = append(unregistered, "user.DeleteUserVariableHandler")
 	}
 	if o.RepositoryDownloadActionsRunJobLogsHandler == nil {
 		unregistered = append(unregistered, "repository.DownloadActionsRunJobLogsHandler")
@@ -3741,6 +3975,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationGetOrgRunnersHandler == nil {
 		unregistered = append(unregistered, "organization.GetOrgRunnersHandler")
 	}
+	if o.OrganizationGetOrgVariableHandler == nil {
+		unregistered = append(unregistered, "organization.GetOrgVariableHandler")
+	}
+	if o.OrganizationGetOrgVariablesListHandler == nil {
+		unregistered = append(unregistered, "organization.GetOrgVariablesListHandler")
+	}
 	if o.OrganizationGetOrgWorkflowJobsHandler == nil {
 		unregistered = append(unregistered, "organization.GetOrgWorkflowJobsHandler")
 	}
@@ -3756,6 +3996,12 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryGetRepoRunnersHandler == nil {
 		unregistered = append(unregistered, "repository.GetRepoRunnersHandler")
 	}
+	if o.RepositoryGetRepoVariableHandler == nil {
+		unregistered = append(unregistered, "repository.GetRepoVariableHandler")
+	}
+	if o.RepositoryGetRepoVariablesListHandler == nil {
+		unregistered = append(unregistered, "repository.GetRepoVariablesListHandler")
+	}
 	if o.UserGetUserRunnerHandler == nil {
 		unregistered = append(unregistered, "user.GetUserRunnerHandler")
 	}
@@ -3764,6 +4010,12 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserGetUserSettingsHandler == nil {
 		unregistered = append(unregistered, "user.GetUserSettingsHandler")
+	}
+	if o.UserGetUserVariableHandler == nil {
+		unregistered = append(unregistered, "user.GetUserVariableHandler")
+	}
+	if o.UserGetUserVariablesListHandler == nil {
+		unregistered = append(unregistered, "user.GetUserVariablesListHandler")
 	}
 	if o.UserGetUserWorkflowJobsHandler == nil {
 		unregistered = append(unregistered, "user.GetUserWorkflowJobsHandler")
@@ -4028,6 +4280,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgIsPublicMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgIsPublicMemberHandler")
+	}
+	if o.OrganizationOrgListActionsSecretsHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListActionsSecretsHandler")
 	}
 	if o.OrganizationOrgListCurrentUserOrgsHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListCurrentUserOrgsHandler")
@@ -4326,6 +4581,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoGetTagProtectionHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetTagProtectionHandler")
 	}
+	if o.RepositoryRepoListActionsSecretsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListActionsSecretsHandler")
+	}
 	if o.RepositoryRepoListAllGitRefsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListAllGitRefsHandler")
 	}
@@ -4473,14 +4731,32 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationUpdateOrgRunnerHandler == nil {
 		unregistered = append(unregistered, "organization.UpdateOrgRunnerHandler")
 	}
+	if o.OrganizationUpdateOrgSecretHandler == nil {
+		unregistered = append(unregistered, "organization.UpdateOrgSecretHandler")
+	}
+	if o.OrganizationUpdateOrgVariableHandler == nil {
+		unregistered = append(unregistered, "organization.UpdateOrgVariableHandler")
+	}
 	if o.RepositoryUpdateRepoRunnerHandler == nil {
 		unregistered = append(unregistered, "repository.UpdateRepoRunnerHandler")
+	}
+	if o.RepositoryUpdateRepoSecretHandler == nil {
+		unregistered = append(unregistered, "repository.UpdateRepoSecretHandler")
+	}
+	if o.RepositoryUpdateRepoVariableHandler == nil {
+		unregistered = append(unregistered, "repository.UpdateRepoVariableHandler")
 	}
 	if o.UserUpdateUserRunnerHandler == nil {
 		unregistered = append(unregistered, "user.UpdateUserRunnerHandler")
 	}
+	if o.UserUpdateUserSecretHandler == nil {
+		unregistered = append(unregistered, "user.UpdateUserSecretHandler")
+	}
 	if o.UserUpdateUserSettingsHandler == nil {
 		unregistered = append(unregistered, "user.UpdateUserSettingsHandler")
+	}
+	if o.UserUpdateUserVariableHandler == nil {
+		unregistered = append(unregistered, "user.UpdateUserVariableHandler")
 	}
 	if o.UserUserAddEmailHandler == nil {
 		unregistered = append(unregistered, "user.UserAddEmailHandler")
@@ -4929,6 +5205,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/org/{org}/repos"] = organization.NewCreateOrgRepoDeprecated(o.context, o.OrganizationCreateOrgRepoDeprecatedHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/orgs/{org}/actions/variables/{variablename}"] = organization.NewCreateOrgVariable(o.context, o.OrganizationCreateOrgVariableHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/actions/variables/{variablename}"] = repository.NewCreateRepoVariable(o.context, o.RepositoryCreateRepoVariableHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/user/actions/variables/{variablename}"] = user.NewCreateUserVariable(o.context, o.UserCreateUserVariableHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -4948,6 +5236,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/orgs/{org}/actions/secrets/{secretname}"] = organization.NewDeleteOrgSecret(o.context, o.OrganizationDeleteOrgSecretHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/orgs/{org}/actions/variables/{variablename}"] = organization.NewDeleteOrgVariable(o.context, o.OrganizationDeleteOrgVariableHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/packages/{owner}/{type}/{name}"] = package_operations.NewDeletePackage(o.context, o.PackageOperationsDeletePackageHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -4960,7 +5256,23 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/actions/secrets/{secretname}"] = repository.NewDeleteRepoSecret(o.context, o.RepositoryDeleteRepoSecretHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/actions/variables/{variablename}"] = repository.NewDeleteRepoVariable(o.context, o.RepositoryDeleteRepoVariableHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/user/actions/runners/{runner_id}"] = user.NewDeleteUserRunner(o.context, o.UserDeleteUserRunnerHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/actions/secrets/{secretname}"] = user.NewDeleteUserSecret(o.context, o.UserDeleteUserSecretHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/user/actions/variables/{variablename}"] = user.NewDeleteUserVariable(o.context, o.UserDeleteUserVariableHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5024,6 +5336,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/orgs/{org}/actions/variables/{variablename}"] = organization.NewGetOrgVariable(o.context, o.OrganizationGetOrgVariableHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/actions/variables"] = organization.NewGetOrgVariablesList(o.context, o.OrganizationGetOrgVariablesListHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/orgs/{org}/actions/jobs"] = organization.NewGetOrgWorkflowJobs(o.context, o.OrganizationGetOrgWorkflowJobsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -5044,6 +5364,14 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/variables/{variablename}"] = repository.NewGetRepoVariable(o.context, o.RepositoryGetRepoVariableHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/variables"] = repository.NewGetRepoVariablesList(o.context, o.RepositoryGetRepoVariablesListHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/user/actions/runners/{runner_id}"] = user.NewGetUserRunner(o.context, o.UserGetUserRunnerHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -5053,6 +5381,14 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/settings"] = user.NewGetUserSettings(o.context, o.UserGetUserSettingsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/actions/variables/{variablename}"] = user.NewGetUserVariable(o.context, o.UserGetUserVariableHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/actions/variables"] = user.NewGetUserVariablesList(o.context, o.UserGetUserVariablesListHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5405,6 +5741,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/orgs/{org}/public_members/{username}"] = organization.NewOrgIsPublicMember(o.context, o.OrganizationOrgIsPublicMemberHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/actions/secrets"] = organization.NewOrgListActionsSecrets(o.context, o.OrganizationOrgListActionsSecretsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5804,6 +6144,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/actions/secrets"] = repository.NewRepoListActionsSecrets(o.context, o.RepositoryRepoListActionsSecretsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/git/refs"] = repository.NewRepoListAllGitRefs(o.context, o.RepositoryRepoListAllGitRefsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -5997,18 +6341,42 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/orgs/{org}/actions/runners/{runner_id}"] = organization.NewUpdateOrgRunner(o.context, o.OrganizationUpdateOrgRunnerHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/orgs/{org}/actions/secrets/{secretname}"] = organization.NewUpdateOrgSecret(o.context, o.OrganizationUpdateOrgSecretHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/orgs/{org}/actions/variables/{variablename}"] = organization.NewUpdateOrgVariable(o.context, o.OrganizationUpdateOrgVariableHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/repos/{owner}/{repo}/actions/runners/{runner_id}"] = repository.NewUpdateRepoRunner(o.context, o.RepositoryUpdateRepoRunnerHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/actions/secrets/{secretname}"] = repository.NewUpdateRepoSecret(o.context, o.RepositoryUpdateRepoSecretHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/actions/variables/{variablename}"] = repository.NewUpdateRepoVariable(o.context, o.RepositoryUpdateRepoVariableHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/user/actions/runners/{runner_id}"] = user.NewUpdateUserRunner(o.context, o.UserUpdateUserRunnerHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/user/actions/secrets/{secretname}"] = user.NewUpdateUserSecret(o.context, o.UserUpdateUserSecretHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/user/settings"] = user.NewUpdateUserSettings(o.context, o.UserUpdateUserSettingsHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/user/actions/variables/{variablename}"] = user.NewUpdateUserVariable(o.context, o.UserUpdateUserVariableHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}

@@ -130,10 +130,19 @@ func createKey(dataDir, path string) error {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return err
 	}
-	random := make([]byte, 32)
-	if _, err := rand.Read(random); err != nil {
+	key, err := NewKey()
+	if err != nil {
 		return err
 	}
+	// Link fails when the name exists: the first process to get there
+	// wins, the others read its key.
+	return writeKey(dataDir, key, func(tmp string) error { return os.Link(tmp, path) })
+}
+
+// writeKey writes key whole into a new file of dataDir (mode 0600,
+// synced) and hands its name to place, which puts it where it belongs;
+// the temporary name is removed afterwards.
+func writeKey(dataDir, key string, place func(tmp string) error) error {
 	tmp, err := os.CreateTemp(dataDir, KeyFile+".new.")
 	if err != nil {
 		return err
@@ -143,7 +152,7 @@ func createKey(dataDir, path string) error {
 		tmp.Close()
 		return err
 	}
-	if _, err := tmp.WriteString(hex.EncodeToString(random) + "\n"); err != nil {
+	if _, err := tmp.WriteString(key + "\n"); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -154,7 +163,31 @@ func createKey(dataDir, path string) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	// Link fails when the name exists: the first process to get there
-	// wins, the others read its key.
-	return os.Link(tmp.Name(), path)
+	return place(tmp.Name())
 }
+
+// NewKey returns a fresh random key, as LoadKey generates one.
+func NewKey() (string, error) {
+	random := make([]byte, 32)
+	if _, err := rand.Read(random); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(random), nil
+}
+
+// StageKey writes key next to dataDir's KeyFile, under PendingKeyFile
+// (mode 0600, synced), so a key rotation keeps the new key on disk before
+// any value is sealed with it; CommitKey then puts it in KeyFile's place.
+func StageKey(dataDir, key string) error {
+	return writeKey(dataDir, key, func(tmp string) error {
+		return os.Rename(tmp, filepath.Join(dataDir, PendingKeyFile))
+	})
+}
+
+// CommitKey makes the staged key dataDir's key.
+func CommitKey(dataDir string) error {
+	return os.Rename(filepath.Join(dataDir, PendingKeyFile), filepath.Join(dataDir, KeyFile))
+}
+
+// PendingKeyFile holds a rotation's new key until the rotation commits.
+const PendingKeyFile = KeyFile + ".pending"

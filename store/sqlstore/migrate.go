@@ -45,6 +45,7 @@ var migrations = []migration{
 	{27, "commit statuses and merges scheduled for when checks succeed", migrateV27},
 	{28, "stars, follows, user blocks, their counters; user settings", migrateV28},
 	{30, "issue timeline events, issue dependencies, pinned issues", migrateV30},
+	{31, "actions secrets and variables of repositories, organizations and users", migrateV31},
 	{32, "OAuth2 provider: applications, grants, codes, tokens; web sessions", migrateV32},
 	{33, "sums of the issue counters of each class of repositories, kept by triggers", migrateV33},
 	{35, "repository status; migrations under way", migrateV35},

@@ -475,6 +475,22 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Packages().SearchVersions(ctx, store.PackageSearch{Type: "generic"}, pg)
 			return err
 		}},
+		{name: "actions secrets of a repository", searched: []string{"action_secrets"}, list: func(ctx context.Context) error {
+			_, _, err := db.ActionSecrets().List(ctx, store.ActionScope{RepoID: f.repo.ID}, pg)
+			return err
+		}},
+		{name: "actions secrets of an owner", searched: []string{"action_secrets"}, list: func(ctx context.Context) error {
+			_, _, err := db.ActionSecrets().List(ctx, store.ActionScope{OwnerID: f.org.ID}, deep)
+			return err
+		}},
+		{name: "actions variables of a repository", searched: []string{"action_variables"}, list: func(ctx context.Context) error {
+			_, _, err := db.ActionVariables().List(ctx, store.ActionScope{RepoID: f.repo.ID}, pg)
+			return err
+		}},
+		{name: "actions variables of an owner", searched: []string{"action_variables"}, list: func(ctx context.Context) error {
+			_, _, err := db.ActionVariables().List(ctx, store.ActionScope{OwnerID: f.org.ID}, deep)
+			return err
+		}},
 		{name: "hooks of a repository", searched: []string{"webhooks"}, list: func(ctx context.Context) error {
 			_, _, err := db.Hooks().List(ctx, store.HookFilter{RepoID: f.repo.ID}, pg)
 			return err
@@ -843,6 +859,14 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 		{IsSystem: true, Type: "gitea", URL: "http://x", Events: `["push"]`}, {Type: "gitea", URL: "http://x", Events: `["push"]`}}))
 	must(db.Hooks().Enqueue(ctx, []*store.HookDelivery{{HookID: f.hook.ID, UUID: "d1", Event: "push", EventType: "push", Payload: []byte("{}")},
 		{HookID: f.hook.ID, UUID: "d2", Event: "push", EventType: "push", Payload: []byte("{}")}}))
+	// Actions secrets and variables of the repository and the organization
+	// (the plan test's store has no key: empty values need none).
+	for i, sc := range []store.ActionScope{{RepoID: f.repo.ID}, {OwnerID: f.org.ID}, {RepoID: f.repo.ID}, {OwnerID: f.org.ID}} {
+		name := fmt.Sprintf("PLAN_%d", i)
+		_, err := db.ActionSecrets().Put(ctx, &store.ActionSecret{Scope: sc, Name: name}, "")
+		must(err)
+		must(db.ActionVariables().Create(ctx, &store.ActionVariable{Scope: sc, Name: name, Data: "v"}))
+	}
 	// Actions: runners at every scope, and runs of every repository, each
 	// with a few jobs.
 	for i, scope := range [][2]int64{{0, 0}, {f.alice.ID, 0}, {0, f.repo.ID}, {f.org.ID, 0}} {

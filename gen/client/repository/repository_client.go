@@ -122,9 +122,15 @@ type ClientService interface {
 
 	CreateFork(params *CreateForkParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*CreateForkAccepted, error)
 
+	CreateRepoVariable(params *CreateRepoVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*CreateRepoVariableCreated, error)
+
 	DeleteActionRun(params *DeleteActionRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteActionRunNoContent, error)
 
 	DeleteRepoRunner(params *DeleteRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteRepoRunnerNoContent, error)
+
+	DeleteRepoSecret(params *DeleteRepoSecretParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteRepoSecretNoContent, error)
+
+	DeleteRepoVariable(params *DeleteRepoVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteRepoVariableNoContent, error)
 
 	DownloadActionsRunJobLogs(params *DownloadActionsRunJobLogsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DownloadActionsRunJobLogsOK, error)
 
@@ -133,6 +139,10 @@ type ClientService interface {
 	GetRepoRunner(params *GetRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnerOK, error)
 
 	GetRepoRunners(params *GetRepoRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoRunnersOK, error)
+
+	GetRepoVariable(params *GetRepoVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoVariableOK, error)
+
+	GetRepoVariablesList(params *GetRepoVariablesListParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoVariablesListOK, error)
 
 	GetWorkflowJob(params *GetWorkflowJobParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetWorkflowJobOK, error)
 
@@ -300,6 +310,8 @@ type ClientService interface {
 
 	RepoGetTagProtection(params *RepoGetTagProtectionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoGetTagProtectionOK, error)
 
+	RepoListActionsSecrets(params *RepoListActionsSecretsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoListActionsSecretsOK, error)
+
 	RepoListAllGitRefs(params *RepoListAllGitRefsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoListAllGitRefsOK, error)
 
 	RepoListBranchProtection(params *RepoListBranchProtectionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoListBranchProtectionOK, error)
@@ -387,6 +399,10 @@ type ClientService interface {
 	TopicSearch(params *TopicSearchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*TopicSearchOK, error)
 
 	UpdateRepoRunner(params *UpdateRepoRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoRunnerOK, error)
+
+	UpdateRepoSecret(params *UpdateRepoSecretParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoSecretCreated, *UpdateRepoSecretNoContent, error)
+
+	UpdateRepoVariable(params *UpdateRepoVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoVariableCreated, *UpdateRepoVariableNoContent, error)
 
 	UserTrackedTimes(params *UserTrackedTimesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserTrackedTimesOK, error)
 
@@ -746,6 +762,50 @@ func (a *Client) CreateFork(params *CreateForkParams, authInfo runtime.ClientAut
 }
 
 /*
+CreateRepoVariable creates an actions variable the repository s owners only 409 when the name is taken
+*/
+func (a *Client) CreateRepoVariable(params *CreateRepoVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*CreateRepoVariableCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewCreateRepoVariableParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "createRepoVariable",
+		Method:             "POST",
+		PathPattern:        "/repos/{owner}/{repo}/actions/variables/{variablename}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &CreateRepoVariableReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*CreateRepoVariableCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for createRepoVariable: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 DeleteActionRun deletes a finished workflow run with its jobs and logs
 */
 func (a *Client) DeleteActionRun(params *DeleteActionRunParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteActionRunNoContent, error) {
@@ -830,6 +890,94 @@ func (a *Client) DeleteRepoRunner(params *DeleteRepoRunnerParams, authInfo runti
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for deleteRepoRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+DeleteRepoSecret deletes an actions secret the repository s owners only
+*/
+func (a *Client) DeleteRepoSecret(params *DeleteRepoSecretParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteRepoSecretNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteRepoSecretParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteRepoSecret",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/actions/secrets/{secretname}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteRepoSecretReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteRepoSecretNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteRepoSecret: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+DeleteRepoVariable deletes an actions variable the repository s owners only
+*/
+func (a *Client) DeleteRepoVariable(params *DeleteRepoVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteRepoVariableNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteRepoVariableParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteRepoVariable",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/actions/variables/{variablename}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteRepoVariableReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteRepoVariableNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteRepoVariable: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -1006,6 +1154,94 @@ func (a *Client) GetRepoRunners(params *GetRepoRunnersParams, authInfo runtime.C
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for getRepoRunners: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetRepoVariable reads one actions variable the repository s owners only
+*/
+func (a *Client) GetRepoVariable(params *GetRepoVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoVariableOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetRepoVariableParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getRepoVariable",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/variables/{variablename}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetRepoVariableReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetRepoVariableOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getRepoVariable: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetRepoVariablesList lists the actions variables by name with their values the repository s owners only
+*/
+func (a *Client) GetRepoVariablesList(params *GetRepoVariablesListParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetRepoVariablesListOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetRepoVariablesListParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getRepoVariablesList",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/variables",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetRepoVariablesListReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetRepoVariablesListOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getRepoVariablesList: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -4668,6 +4904,50 @@ func (a *Client) RepoGetTagProtection(params *RepoGetTagProtectionParams, authIn
 }
 
 /*
+RepoListActionsSecrets lists the actions secrets of the repository by name names descriptions and creation times never values the repository s owners only
+*/
+func (a *Client) RepoListActionsSecrets(params *RepoListActionsSecretsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoListActionsSecretsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewRepoListActionsSecretsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "repoListActionsSecrets",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/actions/secrets",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &RepoListActionsSecretsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*RepoListActionsSecretsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repoListActionsSecrets: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 RepoListAllGitRefs lists every ref of a repository sorted by name
 */
 func (a *Client) RepoListAllGitRefs(params *RepoListAllGitRefsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*RepoListAllGitRefsOK, error) {
@@ -6604,6 +6884,94 @@ func (a *Client) UpdateRepoRunner(params *UpdateRepoRunnerParams, authInfo runti
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for updateRepoRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+UpdateRepoSecret creates or replace an actions secret the repository s owners only the value can be written never read back
+*/
+func (a *Client) UpdateRepoSecret(params *UpdateRepoSecretParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoSecretCreated, *UpdateRepoSecretNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUpdateRepoSecretParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "updateRepoSecret",
+		Method:             "PUT",
+		PathPattern:        "/repos/{owner}/{repo}/actions/secrets/{secretname}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UpdateRepoSecretReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	// several success responses have to be checked
+	switch value := result.(type) {
+	case *UpdateRepoSecretCreated:
+		return value, nil, nil
+	case *UpdateRepoSecretNoContent:
+		return nil, value, nil
+	}
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repository: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+UpdateRepoVariable changes an existing actions variable s value description and optionally its name the repository s owners only 409 when the new name is taken
+*/
+func (a *Client) UpdateRepoVariable(params *UpdateRepoVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateRepoVariableCreated, *UpdateRepoVariableNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUpdateRepoVariableParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "updateRepoVariable",
+		Method:             "PUT",
+		PathPattern:        "/repos/{owner}/{repo}/actions/variables/{variablename}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UpdateRepoVariableReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	// several success responses have to be checked
+	switch value := result.(type) {
+	case *UpdateRepoVariableCreated:
+		return value, nil, nil
+	case *UpdateRepoVariableNoContent:
+		return nil, value, nil
+	}
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for repository: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 

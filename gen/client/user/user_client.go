@@ -80,13 +80,23 @@ func WithAcceptTextPlain(r *runtime.ClientOperation) {
 
 // ClientService is the interface for Client methods
 type ClientService interface {
+	CreateUserVariable(params *CreateUserVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*CreateUserVariableCreated, error)
+
 	DeleteUserRunner(params *DeleteUserRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteUserRunnerNoContent, error)
+
+	DeleteUserSecret(params *DeleteUserSecretParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteUserSecretNoContent, error)
+
+	DeleteUserVariable(params *DeleteUserVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteUserVariableNoContent, error)
 
 	GetUserRunner(params *GetUserRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserRunnerOK, error)
 
 	GetUserRunners(params *GetUserRunnersParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserRunnersOK, error)
 
 	GetUserSettings(params *GetUserSettingsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserSettingsOK, error)
+
+	GetUserVariable(params *GetUserVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserVariableOK, error)
+
+	GetUserVariablesList(params *GetUserVariablesListParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserVariablesListOK, error)
 
 	GetUserWorkflowJobs(params *GetUserWorkflowJobsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserWorkflowJobsOK, error)
 
@@ -96,7 +106,11 @@ type ClientService interface {
 
 	UpdateUserRunner(params *UpdateUserRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateUserRunnerOK, error)
 
+	UpdateUserSecret(params *UpdateUserSecretParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateUserSecretCreated, *UpdateUserSecretNoContent, error)
+
 	UpdateUserSettings(params *UpdateUserSettingsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateUserSettingsOK, error)
+
+	UpdateUserVariable(params *UpdateUserVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateUserVariableCreated, *UpdateUserVariableNoContent, error)
 
 	UserAddEmail(params *UserAddEmailParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UserAddEmailCreated, error)
 
@@ -212,6 +226,50 @@ type ClientService interface {
 }
 
 /*
+CreateUserVariable creates an actions variable the signed in user only 409 when the name is taken
+*/
+func (a *Client) CreateUserVariable(params *CreateUserVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*CreateUserVariableCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewCreateUserVariableParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "createUserVariable",
+		Method:             "POST",
+		PathPattern:        "/user/actions/variables/{variablename}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &CreateUserVariableReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*CreateUserVariableCreated)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for createUserVariable: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 DeleteUserRunner removes a runner registered for the signed in user
 */
 func (a *Client) DeleteUserRunner(params *DeleteUserRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteUserRunnerNoContent, error) {
@@ -252,6 +310,94 @@ func (a *Client) DeleteUserRunner(params *DeleteUserRunnerParams, authInfo runti
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for deleteUserRunner: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+DeleteUserSecret deletes an actions secret the signed in user only
+*/
+func (a *Client) DeleteUserSecret(params *DeleteUserSecretParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteUserSecretNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteUserSecretParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteUserSecret",
+		Method:             "DELETE",
+		PathPattern:        "/user/actions/secrets/{secretname}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteUserSecretReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteUserSecretNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteUserSecret: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+DeleteUserVariable deletes an actions variable the signed in user only
+*/
+func (a *Client) DeleteUserVariable(params *DeleteUserVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*DeleteUserVariableNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewDeleteUserVariableParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "deleteUserVariable",
+		Method:             "DELETE",
+		PathPattern:        "/user/actions/variables/{variablename}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &DeleteUserVariableReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*DeleteUserVariableNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for deleteUserVariable: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -384,6 +530,94 @@ func (a *Client) GetUserSettings(params *GetUserSettingsParams, authInfo runtime
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for getUserSettings: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetUserVariable reads one actions variable the signed in user only
+*/
+func (a *Client) GetUserVariable(params *GetUserVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserVariableOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetUserVariableParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getUserVariable",
+		Method:             "GET",
+		PathPattern:        "/user/actions/variables/{variablename}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetUserVariableReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetUserVariableOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getUserVariable: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+GetUserVariablesList lists the actions variables by name with their values the signed in user only
+*/
+func (a *Client) GetUserVariablesList(params *GetUserVariablesListParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*GetUserVariablesListOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewGetUserVariablesListParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "getUserVariablesList",
+		Method:             "GET",
+		PathPattern:        "/user/actions/variables",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &GetUserVariablesListReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*GetUserVariablesListOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for getUserVariablesList: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -564,6 +798,50 @@ func (a *Client) UpdateUserRunner(params *UpdateUserRunnerParams, authInfo runti
 }
 
 /*
+UpdateUserSecret creates or replace an actions secret the signed in user only the value can be written never read back
+*/
+func (a *Client) UpdateUserSecret(params *UpdateUserSecretParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateUserSecretCreated, *UpdateUserSecretNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUpdateUserSecretParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "updateUserSecret",
+		Method:             "PUT",
+		PathPattern:        "/user/actions/secrets/{secretname}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UpdateUserSecretReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	// several success responses have to be checked
+	switch value := result.(type) {
+	case *UpdateUserSecretCreated:
+		return value, nil, nil
+	case *UpdateUserSecretNoContent:
+		return nil, value, nil
+	}
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for user: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 UpdateUserSettings changes the signed in user s settings fields left out stay as they are
 */
 func (a *Client) UpdateUserSettings(params *UpdateUserSettingsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateUserSettingsOK, error) {
@@ -604,6 +882,50 @@ func (a *Client) UpdateUserSettings(params *UpdateUserSettingsParams, authInfo r
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for updateUserSettings: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+UpdateUserVariable changes an existing actions variable s value description and optionally its name the signed in user only 409 when the new name is taken
+*/
+func (a *Client) UpdateUserVariable(params *UpdateUserVariableParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateUserVariableCreated, *UpdateUserVariableNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewUpdateUserVariableParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "updateUserVariable",
+		Method:             "PUT",
+		PathPattern:        "/user/actions/variables/{variablename}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &UpdateUserVariableReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	// several success responses have to be checked
+	switch value := result.(type) {
+	case *UpdateUserVariableCreated:
+		return value, nil, nil
+	case *UpdateUserVariableNoContent:
+		return nil, value, nil
+	}
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for user: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
