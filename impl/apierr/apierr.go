@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -122,6 +123,10 @@ func (t Translator) classify(err error) *Error {
 		// not a fault of the server. Nobody reads the answer; the access
 		// log shows the request with the status nginx made usual for it.
 		return newf(StatusClientClosedRequest, "client closed request")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// Reading the request ran past its stall deadline: the client
+		// stopped sending (impl's progressDeadlines).
+		return newf(http.StatusRequestTimeout, "the request body stopped arriving")
 	case errors.Is(err, store.ErrNotFound):
 		return NotFound("not found")
 	case errors.Is(err, store.ErrDuplicate):

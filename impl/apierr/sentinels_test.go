@@ -5,6 +5,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,4 +93,14 @@ func exportedErrors(t *testing.T, dir string) []string {
 		t.Fatalf("no Err* variables found in %s", dir)
 	}
 	return out
+}
+
+// A request body that stopped arriving (a read past the stall deadline,
+// as net/http reports it) is the client's doing: 408, not a 500.
+func TestStalledBodyIsTheClients(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("store the upload: %w", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded})
+	if got := (Translator{}).classify(err); got.Status != 408 {
+		t.Fatalf("a stalled body answers %d, want 408", got.Status)
+	}
 }
