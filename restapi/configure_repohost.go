@@ -109,8 +109,12 @@ type AdminAPI interface {
 type IssueAPI interface {
 	/* IssueAddLabel Add labels to an issue. */
 	IssueAddLabel(ctx context.Context, params issue.IssueAddLabelParams) middleware.Responder
+	/* IssueAddSubscription Subscribe a user to an issue. */
+	IssueAddSubscription(ctx context.Context, params issue.IssueAddSubscriptionParams) middleware.Responder
 	/* IssueAddTime Track time on an issue. */
 	IssueAddTime(ctx context.Context, params issue.IssueAddTimeParams) middleware.Responder
+	/* IssueCheckSubscription Tell whether the caller is subscribed to an issue. */
+	IssueCheckSubscription(ctx context.Context, params issue.IssueCheckSubscriptionParams) middleware.Responder
 	/* IssueClearLabels Remove every label from an issue. */
 	IssueClearLabels(ctx context.Context, params issue.IssueClearLabelsParams) middleware.Responder
 	/* IssueCreateComment Comment on an issue. */
@@ -133,6 +137,8 @@ type IssueAPI interface {
 	IssueDeleteLabel(ctx context.Context, params issue.IssueDeleteLabelParams) middleware.Responder
 	/* IssueDeleteMilestone Delete a milestone. */
 	IssueDeleteMilestone(ctx context.Context, params issue.IssueDeleteMilestoneParams) middleware.Responder
+	/* IssueDeleteSubscription Unsubscribe a user from an issue. */
+	IssueDeleteSubscription(ctx context.Context, params issue.IssueDeleteSubscriptionParams) middleware.Responder
 	/* IssueDeleteTime Delete one tracked-time entry. */
 	IssueDeleteTime(ctx context.Context, params issue.IssueDeleteTimeParams) middleware.Responder
 	/* IssueEditComment Change a comment's text. */
@@ -181,6 +187,8 @@ type IssueAPI interface {
 	IssueResetTime(ctx context.Context, params issue.IssueResetTimeParams) middleware.Responder
 	/* IssueSearchIssues Search issues across the repositories the caller may see. */
 	IssueSearchIssues(ctx context.Context, params issue.IssueSearchIssuesParams) middleware.Responder
+	/* IssueSubscriptions List the users subscribed to an issue. */
+	IssueSubscriptions(ctx context.Context, params issue.IssueSubscriptionsParams) middleware.Responder
 	/* IssueTrackedTimes List the time tracked on an issue. */
 	IssueTrackedTimes(ctx context.Context, params issue.IssueTrackedTimesParams) middleware.Responder
 	/* RepoCreateProject Create a repository project (writers only). */
@@ -569,6 +577,8 @@ type RepositoryAPI interface {
 	RepoListStatuses(ctx context.Context, params repository.RepoListStatusesParams) middleware.Responder
 	/* RepoListStatusesByRef List the statuses of a commit named by a branch, tag or SHA. */
 	RepoListStatusesByRef(ctx context.Context, params repository.RepoListStatusesByRefParams) middleware.Responder
+	/* RepoListSubscribers List the users watching a repository. */
+	RepoListSubscribers(ctx context.Context, params repository.RepoListSubscribersParams) middleware.Responder
 	/* RepoListTagProtection List a repository's tag protection rules. */
 	RepoListTagProtection(ctx context.Context, params repository.RepoListTagProtectionParams) middleware.Responder
 	/* RepoListTags List tags. */
@@ -621,6 +631,12 @@ type RepositoryAPI interface {
 	TopicSearch(ctx context.Context, params repository.TopicSearchParams) middleware.Responder
 	/* UpdateRepoRunner Enable or disable a runner registered for a repository (its owner only). */
 	UpdateRepoRunner(ctx context.Context, params repository.UpdateRepoRunnerParams) middleware.Responder
+	/* UserCurrentCheckSubscription Tell whether the caller watches a repository. */
+	UserCurrentCheckSubscription(ctx context.Context, params repository.UserCurrentCheckSubscriptionParams) middleware.Responder
+	/* UserCurrentDeleteSubscription Stop watching a repository. */
+	UserCurrentDeleteSubscription(ctx context.Context, params repository.UserCurrentDeleteSubscriptionParams) middleware.Responder
+	/* UserCurrentPutSubscription Watch a repository. */
+	UserCurrentPutSubscription(ctx context.Context, params repository.UserCurrentPutSubscriptionParams) middleware.Responder
 	/* UserTrackedTimes List one user's time tracked in a repository. */
 	UserTrackedTimes(ctx context.Context, params repository.UserTrackedTimesParams) middleware.Responder
 }
@@ -679,6 +695,8 @@ type UserAPI interface {
 	UserCurrentListKeys(ctx context.Context, params user.UserCurrentListKeysParams) middleware.Responder
 	/* UserCurrentListRepos List the repositories the signed-in user owns or can reach. */
 	UserCurrentListRepos(ctx context.Context, params user.UserCurrentListReposParams) middleware.Responder
+	/* UserCurrentListSubscriptions List the repositories the signed-in user watches. */
+	UserCurrentListSubscriptions(ctx context.Context, params user.UserCurrentListSubscriptionsParams) middleware.Responder
 	/* UserCurrentPostGPGKey Add a GPG key to the signed-in user. */
 	UserCurrentPostGPGKey(ctx context.Context, params user.UserCurrentPostGPGKeyParams) middleware.Responder
 	/* UserCurrentPostKey Add an SSH key to the signed-in user. */
@@ -715,6 +733,8 @@ type UserAPI interface {
 	UserListKeys(ctx context.Context, params user.UserListKeysParams) middleware.Responder
 	/* UserListRepos List the repositories a user owns. */
 	UserListRepos(ctx context.Context, params user.UserListReposParams) middleware.Responder
+	/* UserListSubscriptions List the repositories a user watches that the caller may see. */
+	UserListSubscriptions(ctx context.Context, params user.UserListSubscriptionsParams) middleware.Responder
 	/* UserListTeams List the caller's teams. */
 	UserListTeams(ctx context.Context, params user.UserListTeamsParams) middleware.Responder
 	/* UserRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
@@ -1395,11 +1415,25 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.IssueAddLabel(ctx, params)
 	})
 
+	api.IssueIssueAddSubscriptionHandler = issue.IssueAddSubscriptionHandlerFunc(func(params issue.IssueAddSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueAddSubscription(ctx, params)
+	})
+
 	api.IssueIssueAddTimeHandler = issue.IssueAddTimeHandlerFunc(func(params issue.IssueAddTimeParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.IssueAddTime(ctx, params)
+	})
+
+	api.IssueIssueCheckSubscriptionHandler = issue.IssueCheckSubscriptionHandlerFunc(func(params issue.IssueCheckSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueCheckSubscription(ctx, params)
 	})
 
 	api.IssueIssueClearLabelsHandler = issue.IssueClearLabelsHandlerFunc(func(params issue.IssueClearLabelsParams, principal any) middleware.Responder {
@@ -1477,6 +1511,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.IssueDeleteMilestone(ctx, params)
+	})
+
+	api.IssueIssueDeleteSubscriptionHandler = issue.IssueDeleteSubscriptionHandlerFunc(func(params issue.IssueDeleteSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueDeleteSubscription(ctx, params)
 	})
 
 	api.IssueIssueDeleteTimeHandler = issue.IssueDeleteTimeHandlerFunc(func(params issue.IssueDeleteTimeParams, principal any) middleware.Responder {
@@ -1645,6 +1686,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.IssueSearchIssues(ctx, params)
+	})
+
+	api.IssueIssueSubscriptionsHandler = issue.IssueSubscriptionsHandlerFunc(func(params issue.IssueSubscriptionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueSubscriptions(ctx, params)
 	})
 
 	api.IssueIssueTrackedTimesHandler = issue.IssueTrackedTimesHandlerFunc(func(params issue.IssueTrackedTimesParams, principal any) middleware.Responder {
@@ -2683,6 +2731,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoListStatusesByRef(ctx, params)
 	})
 
+	api.RepositoryRepoListSubscribersHandler = repository.RepoListSubscribersHandlerFunc(func(params repository.RepoListSubscribersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListSubscribers(ctx, params)
+	})
+
 	api.RepositoryRepoListTagProtectionHandler = repository.RepoListTagProtectionHandlerFunc(func(params repository.RepoListTagProtectionParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2928,6 +2983,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserCreateToken(ctx, params)
 	})
 
+	api.RepositoryUserCurrentCheckSubscriptionHandler = repository.UserCurrentCheckSubscriptionHandlerFunc(func(params repository.UserCurrentCheckSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentCheckSubscription(ctx, params)
+	})
+
 	api.UserUserCurrentDeleteGPGKeyHandler = user.UserCurrentDeleteGPGKeyHandlerFunc(func(params user.UserCurrentDeleteGPGKeyParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2940,6 +3002,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserCurrentDeleteKey(ctx, params)
+	})
+
+	api.RepositoryUserCurrentDeleteSubscriptionHandler = repository.UserCurrentDeleteSubscriptionHandlerFunc(func(params repository.UserCurrentDeleteSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentDeleteSubscription(ctx, params)
 	})
 
 	api.UserUserCurrentGetGPGKeyHandler = user.UserCurrentGetGPGKeyHandlerFunc(func(params user.UserCurrentGetGPGKeyParams, principal any) middleware.Responder {
@@ -2977,6 +3046,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserCurrentListRepos(ctx, params)
 	})
 
+	api.UserUserCurrentListSubscriptionsHandler = user.UserCurrentListSubscriptionsHandlerFunc(func(params user.UserCurrentListSubscriptionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentListSubscriptions(ctx, params)
+	})
+
 	api.UserUserCurrentPostGPGKeyHandler = user.UserCurrentPostGPGKeyHandlerFunc(func(params user.UserCurrentPostGPGKeyParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2989,6 +3065,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserCurrentPostKey(ctx, params)
+	})
+
+	api.RepositoryUserCurrentPutSubscriptionHandler = repository.UserCurrentPutSubscriptionHandlerFunc(func(params repository.UserCurrentPutSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentPutSubscription(ctx, params)
 	})
 
 	api.UserUserCurrentTrackedTimesHandler = user.UserCurrentTrackedTimesHandlerFunc(func(params user.UserCurrentTrackedTimesParams, principal any) middleware.Responder {
@@ -3101,6 +3184,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserListRepos(ctx, params)
+	})
+
+	api.UserUserListSubscriptionsHandler = user.UserListSubscriptionsHandlerFunc(func(params user.UserListSubscriptionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListSubscriptions(ctx, params)
 	})
 
 	api.UserUserListTeamsHandler = user.UserListTeamsHandlerFunc(func(params user.UserListTeamsParams, principal any) middleware.Responder {

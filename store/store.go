@@ -92,5 +92,7 @@ type Store interface {
 	Hooks() HookStore
 	Actions() ActionsStore
 	Pulls() PullStore
+	// Watches keeps repository watches and issue subscriptions.
+	Watches() WatchStore
 	Close() error
 }

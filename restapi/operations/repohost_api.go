@@ -579,11 +579,25 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.IssueAddLabel has not yet been implemented")
 		}),
 
+		IssueIssueAddSubscriptionHandler: issue.IssueAddSubscriptionHandlerFunc(func(params issue.IssueAddSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueAddSubscription has not yet been implemented")
+		}),
+
 		IssueIssueAddTimeHandler: issue.IssueAddTimeHandlerFunc(func(params issue.IssueAddTimeParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.IssueAddTime has not yet been implemented")
+		}),
+
+		IssueIssueCheckSubscriptionHandler: issue.IssueCheckSubscriptionHandlerFunc(func(params issue.IssueCheckSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueCheckSubscription has not yet been implemented")
 		}),
 
 		IssueIssueClearLabelsHandler: issue.IssueClearLabelsHandlerFunc(func(params issue.IssueClearLabelsParams, principal any) middleware.Responder {
@@ -661,6 +675,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.IssueDeleteMilestone has not yet been implemented")
+		}),
+
+		IssueIssueDeleteSubscriptionHandler: issue.IssueDeleteSubscriptionHandlerFunc(func(params issue.IssueDeleteSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueDeleteSubscription has not yet been implemented")
 		}),
 
 		IssueIssueDeleteTimeHandler: issue.IssueDeleteTimeHandlerFunc(func(params issue.IssueDeleteTimeParams, principal any) middleware.Responder {
@@ -829,6 +850,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.IssueSearchIssues has not yet been implemented")
+		}),
+
+		IssueIssueSubscriptionsHandler: issue.IssueSubscriptionsHandlerFunc(func(params issue.IssueSubscriptionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueSubscriptions has not yet been implemented")
 		}),
 
 		IssueIssueTrackedTimesHandler: issue.IssueTrackedTimesHandlerFunc(func(params issue.IssueTrackedTimesParams, principal any) middleware.Responder {
@@ -1867,6 +1895,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListStatusesByRef has not yet been implemented")
 		}),
 
+		RepositoryRepoListSubscribersHandler: repository.RepoListSubscribersHandlerFunc(func(params repository.RepoListSubscribersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListSubscribers has not yet been implemented")
+		}),
+
 		RepositoryRepoListTagProtectionHandler: repository.RepoListTagProtectionHandlerFunc(func(params repository.RepoListTagProtectionParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2112,6 +2147,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserCreateToken has not yet been implemented")
 		}),
 
+		RepositoryUserCurrentCheckSubscriptionHandler: repository.UserCurrentCheckSubscriptionHandlerFunc(func(params repository.UserCurrentCheckSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.UserCurrentCheckSubscription has not yet been implemented")
+		}),
+
 		UserUserCurrentDeleteGPGKeyHandler: user.UserCurrentDeleteGPGKeyHandlerFunc(func(params user.UserCurrentDeleteGPGKeyParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2124,6 +2166,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserCurrentDeleteKey has not yet been implemented")
+		}),
+
+		RepositoryUserCurrentDeleteSubscriptionHandler: repository.UserCurrentDeleteSubscriptionHandlerFunc(func(params repository.UserCurrentDeleteSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.UserCurrentDeleteSubscription has not yet been implemented")
 		}),
 
 		UserUserCurrentGetGPGKeyHandler: user.UserCurrentGetGPGKeyHandlerFunc(func(params user.UserCurrentGetGPGKeyParams, principal any) middleware.Responder {
@@ -2161,6 +2210,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserCurrentListRepos has not yet been implemented")
 		}),
 
+		UserUserCurrentListSubscriptionsHandler: user.UserCurrentListSubscriptionsHandlerFunc(func(params user.UserCurrentListSubscriptionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentListSubscriptions has not yet been implemented")
+		}),
+
 		UserUserCurrentPostGPGKeyHandler: user.UserCurrentPostGPGKeyHandlerFunc(func(params user.UserCurrentPostGPGKeyParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2173,6 +2229,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserCurrentPostKey has not yet been implemented")
+		}),
+
+		RepositoryUserCurrentPutSubscriptionHandler: repository.UserCurrentPutSubscriptionHandlerFunc(func(params repository.UserCurrentPutSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.UserCurrentPutSubscription has not yet been implemented")
 		}),
 
 		UserUserCurrentTrackedTimesHandler: user.UserCurrentTrackedTimesHandlerFunc(func(params user.UserCurrentTrackedTimesParams, principal any) middleware.Responder {
@@ -2285,6 +2348,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserListRepos has not yet been implemented")
+		}),
+
+		UserUserListSubscriptionsHandler: user.UserListSubscriptionsHandlerFunc(func(params user.UserListSubscriptionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListSubscriptions has not yet been implemented")
 		}),
 
 		UserUserListTeamsHandler: user.UserListTeamsHandlerFunc(func(params user.UserListTeamsParams, principal any) middleware.Responder {
@@ -2595,8 +2665,12 @@ type RepohostAPI struct {
 	RepositoryGetWorkflowRunsHandler repository.GetWorkflowRunsHandler
 	// IssueIssueAddLabelHandler sets the operation handler for the issue add label operation
 	IssueIssueAddLabelHandler issue.IssueAddLabelHandler
+	// IssueIssueAddSubscriptionHandler sets the operation handler for the issue add subscription operation
+	IssueIssueAddSubscriptionHandler issue.IssueAddSubscriptionHandler
 	// IssueIssueAddTimeHandler sets the operation handler for the issue add time operation
 	IssueIssueAddTimeHandler issue.IssueAddTimeHandler
+	// IssueIssueCheckSubscriptionHandler sets the operation handler for the issue check subscription operation
+	IssueIssueCheckSubscriptionHandler issue.IssueCheckSubscriptionHandler
 	// IssueIssueClearLabelsHandler sets the operation handler for the issue clear labels operation
 	IssueIssueClearLabelsHandler issue.IssueClearLabelsHandler
 	// IssueIssueCreateCommentHandler sets the operation handler for the issue create comment operation
@@ -2619,6 +2693,8 @@ type RepohostAPI struct {
 	IssueIssueDeleteLabelHandler issue.IssueDeleteLabelHandler
 	// IssueIssueDeleteMilestoneHandler sets the operation handler for the issue delete milestone operation
 	IssueIssueDeleteMilestoneHandler issue.IssueDeleteMilestoneHandler
+	// IssueIssueDeleteSubscriptionHandler sets the operation handler for the issue delete subscription operation
+	IssueIssueDeleteSubscriptionHandler issue.IssueDeleteSubscriptionHandler
 	// IssueIssueDeleteTimeHandler sets the operation handler for the issue delete time operation
 	IssueIssueDeleteTimeHandler issue.IssueDeleteTimeHandler
 	// IssueIssueEditCommentHandler sets the operation handler for the issue edit comment operation
@@ -2667,6 +2743,8 @@ type RepohostAPI struct {
 	IssueIssueResetTimeHandler issue.IssueResetTimeHandler
 	// IssueIssueSearchIssuesHandler sets the operation handler for the issue search issues operation
 	IssueIssueSearchIssuesHandler issue.IssueSearchIssuesHandler
+	// IssueIssueSubscriptionsHandler sets the operation handler for the issue subscriptions operation
+	IssueIssueSubscriptionsHandler issue.IssueSubscriptionsHandler
 	// IssueIssueTrackedTimesHandler sets the operation handler for the issue tracked times operation
 	IssueIssueTrackedTimesHandler issue.IssueTrackedTimesHandler
 	// PackageOperationsLinkPackageHandler sets the operation handler for the link package operation
@@ -2963,6 +3041,8 @@ type RepohostAPI struct {
 	RepositoryRepoListStatusesHandler repository.RepoListStatusesHandler
 	// RepositoryRepoListStatusesByRefHandler sets the operation handler for the repo list statuses by ref operation
 	RepositoryRepoListStatusesByRefHandler repository.RepoListStatusesByRefHandler
+	// RepositoryRepoListSubscribersHandler sets the operation handler for the repo list subscribers operation
+	RepositoryRepoListSubscribersHandler repository.RepoListSubscribersHandler
 	// RepositoryRepoListTagProtectionHandler sets the operation handler for the repo list tag protection operation
 	RepositoryRepoListTagProtectionHandler repository.RepoListTagProtectionHandler
 	// RepositoryRepoListTagsHandler sets the operation handler for the repo list tags operation
@@ -3033,10 +3113,14 @@ type RepohostAPI struct {
 	UserUserCreateRunnerRegistrationTokenHandler user.UserCreateRunnerRegistrationTokenHandler
 	// UserUserCreateTokenHandler sets the operation handler for the user create token operation
 	UserUserCreateTokenHandler user.UserCreateTokenHandler
+	// RepositoryUserCurrentCheckSubscriptionHandler sets the operation handler for the user current check subscription operation
+	RepositoryUserCurrentCheckSubscriptionHandler repository.UserCurrentCheckSubscriptionHandler
 	// UserUserCurrentDeleteGPGKeyHandler sets the operation handler for the user current delete g p g key operation
 	UserUserCurrentDeleteGPGKeyHandler user.UserCurrentDeleteGPGKeyHandler
 	// UserUserCurrentDeleteKeyHandler sets the operation handler for the user current delete key operation
 	UserUserCurrentDeleteKeyHandler user.UserCurrentDeleteKeyHandler
+	// RepositoryUserCurrentDeleteSubscriptionHandler sets the operation handler for the user current delete subscription operation
+	RepositoryUserCurrentDeleteSubscriptionHandler repository.UserCurrentDeleteSubscriptionHandler
 	// UserUserCurrentGetGPGKeyHandler sets the operation handler for the user current get g p g key operation
 	UserUserCurrentGetGPGKeyHandler user.UserCurrentGetGPGKeyHandler
 	// UserUserCurrentGetKeyHandler sets the operation handler for the user current get key operation
@@ -3047,10 +3131,14 @@ type RepohostAPI struct {
 	UserUserCurrentListKeysHandler user.UserCurrentListKeysHandler
 	// UserUserCurrentListReposHandler sets the operation handler for the user current list repos operation
 	UserUserCurrentListReposHandler user.UserCurrentListReposHandler
+	// UserUserCurrentListSubscriptionsHandler sets the operation handler for the user current list subscriptions operation
+	UserUserCurrentListSubscriptionsHandler user.UserCurrentListSubscriptionsHandler
 	// UserUserCurrentPostGPGKeyHandler sets the operation handler for the user current post g p g key operation
 	UserUserCurrentPostGPGKeyHandler user.UserCurrentPostGPGKeyHandler
 	// UserUserCurrentPostKeyHandler sets the operation handler for the user current post key operation
 	UserUserCurrentPostKeyHandler user.UserCurrentPostKeyHandler
+	// RepositoryUserCurrentPutSubscriptionHandler sets the operation handler for the user current put subscription operation
+	RepositoryUserCurrentPutSubscriptionHandler repository.UserCurrentPutSubscriptionHandler
 	// UserUserCurrentTrackedTimesHandler sets the operation handler for the user current tracked times operation
 	UserUserCurrentTrackedTimesHandler user.UserCurrentTrackedTimesHandler
 	// UserUserDeleteAccessTokenHandler sets the operation handler for the user delete access token operation
@@ -3083,6 +3171,8 @@ type RepohostAPI struct {
 	UserUserListKeysHandler user.UserListKeysHandler
 	// UserUserListReposHandler sets the operation handler for the user list repos operation
 	UserUserListReposHandler user.UserListReposHandler
+	// UserUserListSubscriptionsHandler sets the operation handler for the user list subscriptions operation
+	UserUserListSubscriptionsHandler user.UserListSubscriptionsHandler
 	// UserUserListTeamsHandler sets the operation handler for the user list teams operation
 	UserUserListTeamsHandler user.UserListTeamsHandler
 	// UserUserRedeliverHookDeliveryHandler sets the operation handler for the user redeliver hook delivery operation
@@ -3423,8 +3513,14 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueIssueAddLabelHandler == nil {
 		unregistered = append(unregistered, "issue.IssueAddLabelHandler")
 	}
+	if o.IssueIssueAddSubscriptionHandler == nil {
+		unregistered = append(unregistered, "issue.IssueAddSubscriptionHandler")
+	}
 	if o.IssueIssueAddTimeHandler == nil {
 		unregistered = append(unregistered, "issue.IssueAddTimeHandler")
+	}
+	if o.IssueIssueCheckSubscriptionHandler == nil {
+		unregistered = append(unregistered, "issue.IssueCheckSubscriptionHandler")
 	}
 	if o.IssueIssueClearLabelsHandler == nil {
 		unregistered = append(unregistered, "issue.IssueClearLabelsHandler")
@@ -3458,6 +3554,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.IssueIssueDeleteMilestoneHandler == nil {
 		unregistered = append(unregistered, "issue.IssueDeleteMilestoneHandler")
+	}
+	if o.IssueIssueDeleteSubscriptionHandler == nil {
+		unregistered = append(unregistered, "issue.IssueDeleteSubscriptionHandler")
 	}
 	if o.IssueIssueDeleteTimeHandler == nil {
 		unregistered = append(unregistered, "issue.IssueDeleteTimeHandler")
@@ -3530,6 +3629,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.IssueIssueSearchIssuesHandler == nil {
 		unregistered = append(unregistered, "issue.IssueSearchIssuesHandler")
+	}
+	if o.IssueIssueSubscriptionsHandler == nil {
+		unregistered = append(unregistered, "issue.IssueSubscriptionsHandler")
 	}
 	if o.IssueIssueTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "issue.IssueTrackedTimesHandler")
@@ -3975,6 +4077,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListStatusesByRefHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListStatusesByRefHandler")
 	}
+	if o.RepositoryRepoListSubscribersHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListSubscribersHandler")
+	}
 	if o.RepositoryRepoListTagProtectionHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListTagProtectionHandler")
 	}
@@ -4080,11 +4185,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserCreateTokenHandler == nil {
 		unregistered = append(unregistered, "user.UserCreateTokenHandler")
 	}
+	if o.RepositoryUserCurrentCheckSubscriptionHandler == nil {
+		unregistered = append(unregistered, "repository.UserCurrentCheckSubscriptionHandler")
+	}
 	if o.UserUserCurrentDeleteGPGKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentDeleteGPGKeyHandler")
 	}
 	if o.UserUserCurrentDeleteKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentDeleteKeyHandler")
+	}
+	if o.RepositoryUserCurrentDeleteSubscriptionHandler == nil {
+		unregistered = append(unregistered, "repository.UserCurrentDeleteSubscriptionHandler")
 	}
 	if o.UserUserCurrentGetGPGKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentGetGPGKeyHandler")
@@ -4101,11 +4212,17 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserCurrentListReposHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentListReposHandler")
 	}
+	if o.UserUserCurrentListSubscriptionsHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentListSubscriptionsHandler")
+	}
 	if o.UserUserCurrentPostGPGKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentPostGPGKeyHandler")
 	}
 	if o.UserUserCurrentPostKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentPostKeyHandler")
+	}
+	if o.RepositoryUserCurrentPutSubscriptionHandler == nil {
+		unregistered = append(unregistered, "repository.UserCurrentPutSubscriptionHandler")
 	}
 	if o.UserUserCurrentTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentTrackedTimesHandler")
@@ -4154,6 +4271,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserListReposHandler == nil {
 		unregistered = append(unregistered, "user.UserListReposHandler")
+	}
+	if o.UserUserListSubscriptionsHandler == nil {
+		unregistered = append(unregistered, "user.UserListSubscriptionsHandler")
 	}
 	if o.UserUserListTeamsHandler == nil {
 		unregistered = append(unregistered, "user.UserListTeamsHandler")
@@ -4597,10 +4717,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/labels"] = issue.NewIssueAddLabel(o.context, o.IssueIssueAddLabelHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/issues/{index}/subscriptions/{user}"] = issue.NewIssueAddSubscription(o.context, o.IssueIssueAddSubscriptionHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/times"] = issue.NewIssueAddTime(o.context, o.IssueIssueAddTimeHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/subscriptions/check"] = issue.NewIssueCheckSubscription(o.context, o.IssueIssueCheckSubscriptionHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -4645,6 +4773,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/milestones/{id}"] = issue.NewIssueDeleteMilestone(o.context, o.IssueIssueDeleteMilestoneHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/subscriptions/{user}"] = issue.NewIssueDeleteSubscription(o.context, o.IssueIssueDeleteSubscriptionHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -4741,6 +4873,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/issues/search"] = issue.NewIssueSearchIssues(o.context, o.IssueIssueSearchIssuesHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/subscriptions"] = issue.NewIssueSubscriptions(o.context, o.IssueIssueSubscriptionsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5336,6 +5472,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/subscribers"] = repository.NewRepoListSubscribers(o.context, o.RepositoryRepoListSubscribersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/tag_protections"] = repository.NewRepoListTagProtection(o.context, o.RepositoryRepoListTagProtectionHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -5473,6 +5613,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/users/{username}/tokens"] = user.NewUserCreateToken(o.context, o.UserUserCreateTokenHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/subscription"] = repository.NewUserCurrentCheckSubscription(o.context, o.RepositoryUserCurrentCheckSubscriptionHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -5481,6 +5625,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/user/keys/{id}"] = user.NewUserCurrentDeleteKey(o.context, o.UserUserCurrentDeleteKeyHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/subscription"] = repository.NewUserCurrentDeleteSubscription(o.context, o.RepositoryUserCurrentDeleteSubscriptionHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5501,6 +5649,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/repos"] = user.NewUserCurrentListRepos(o.context, o.UserUserCurrentListReposHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/subscriptions"] = user.NewUserCurrentListSubscriptions(o.context, o.UserUserCurrentListSubscriptionsHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -5509,6 +5661,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/user/keys"] = user.NewUserCurrentPostKey(o.context, o.UserUserCurrentPostKeyHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/subscription"] = repository.NewUserCurrentPutSubscription(o.context, o.RepositoryUserCurrentPutSubscriptionHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -5573,6 +5729,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/users/{username}/repos"] = user.NewUserListRepos(o.context, o.UserUserListReposHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/users/{username}/subscriptions"] = user.NewUserListSubscriptions(o.context, o.UserUserListSubscriptionsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

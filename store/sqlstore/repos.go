@@ -289,6 +289,9 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		if q.ForkOf > 0 {
 			db = db.Where("repositories.fork_id = ?", q.ForkOf)
 		}
+		if q.WatchedBy > 0 {
+			db = db.Where(s.d.idIn("SELECT repo_id FROM watches WHERE user_id = ?"), q.WatchedBy)
+		}
 		return db
 	}
 	var total int64
