@@ -271,6 +271,19 @@ func TestListQueryPlans(t *testing.T) {
 					RelatedUserID: f.alice.ID, RelatedOwned: true, RelatedMember: true, OrderBy: "repositories.lower_name ASC"}, pg)
 				return err
 			}},
+		{name: "watchers of a repository", searched: []string{"watches"}, keyed: []string{"users"}, list: func(ctx context.Context) error {
+			_, _, err := db.Watches().ListWatchers(ctx, f.repo.ID, pg)
+			return err
+		}},
+		{name: "repositories a user watches", searched: []string{"watches", "repositories"}, list: func(ctx context.Context) error {
+			_, _, err := db.Repos().Search(ctx, store.RepoSearch{Viewer: member, WatchedBy: f.alice.ID, OrderBy: "repositories.id ASC"}, pg)
+			return err
+		}},
+		{name: "subscribers of an issue", searched: []string{"comments", "issue_assignees", "issue_mentions", "issue_watches"},
+			bounded: "an issue's participants and subscribers", list: func(ctx context.Context) error {
+				_, _, err := db.Watches().ListIssueSubscribers(ctx, f.issue, pg)
+				return err
+			}},
 		{name: "organizations of a user", searched: []string{"org_members"}, bounded: "a user's memberships",
 			list: func(ctx context.Context) error {
 				_, _, err := db.Orgs().ListUserOrgs(ctx, f.alice.ID, nil, false, pg)
@@ -791,5 +804,21 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 		}
 		must(db.Actions().CreateRun(ctx, run, jobs))
 	}
+	// Watches: f.repo's few, and many users' of the other repositories;
+	// an issue's explicit (un)subscriptions.
+	var watches []*store.RepoWatch
+	for _, r := range repos {
+		watches = append(watches, &store.RepoWatch{UserID: f.alice.ID, RepoID: r.ID})
+	}
+	watches = append(watches, &store.RepoWatch{UserID: f.bob.ID, RepoID: f.repo.ID})
+	for _, u := range people {
+		watches = append(watches, &store.RepoWatch{UserID: u.ID, RepoID: repos[2].ID})
+	}
+	for _, r := range theirRepos {
+		watches = append(watches, &store.RepoWatch{UserID: r.OwnerID, RepoID: r.ID})
+	}
+	must(db.InsertBatches(ctx, "watches", watches, 1000))
+	must(db.Watches().SetIssueWatch(ctx, f.bob.ID, f.issue.ID, true))
+	must(db.Watches().SetIssueWatch(ctx, f.alice.ID, f.issue.ID, false))
 	return f
 }
