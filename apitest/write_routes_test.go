@@ -93,7 +93,7 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		index = f.ids["pull"]
 	}
 	r := strings.NewReplacer("{index}", index, "{id}", id, "{attachment_id}", "1", "{branch}", "main", "{name}", "main",
-		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners", "{sha}", f.ids["commit"])
+		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{user}", "outsider", "{team}", "owners", "{sha}", f.ids["commit"])
 	bodies := map[string]any{
 		"repoEdit": map[string]any{"description": "x"}, "issueCreateIssue": map[string]any{"title": "t"},
 		"issueEditIssue": map[string]any{"title": "t2"}, "issueEditIssueDeadline": map[string]any{"due_date": "2030-01-01T00:00:00Z"},
@@ -152,6 +152,9 @@ var wrReaderMay = map[string]int{
 	// Cancelling a scheduled merge when none is scheduled is 404 to
 	// anyone who reads the pull request, as the reference answers.
 	"repoCancelScheduledAutoMerge": http.StatusNotFound,
+	// Anyone who sees a repository watches it (another's issue
+	// subscription stays refused).
+	"userCurrentPutSubscription": http.StatusOK, "userCurrentDeleteSubscription": http.StatusNoContent,
 }
 
 // TestWriteRoutesRefuseReadCollaborators walks every write operation of
