@@ -18,6 +18,7 @@ import (
 	"repohost/restapi/operations/admin"
 	"repohost/restapi/operations/issue"
 	"repohost/restapi/operations/miscellaneous"
+	"repohost/restapi/operations/notification"
 	"repohost/restapi/operations/organization"
 	"repohost/restapi/operations/package_operations"
 	"repohost/restapi/operations/repository"
@@ -225,6 +226,26 @@ type MiscellaneousAPI interface {
 	ListLabelTemplates(ctx context.Context, params miscellaneous.ListLabelTemplatesParams) middleware.Responder
 	/* ListLicenseTemplates List the license templates (the SPDX license list), all on one page. */
 	ListLicenseTemplates(ctx context.Context, params miscellaneous.ListLicenseTemplatesParams) middleware.Responder
+}
+
+//go:generate mockery --name NotificationAPI --inpackage
+
+/* NotificationAPI  */
+type NotificationAPI interface {
+	/* NotifyGetList List the signed-in user's notification threads. */
+	NotifyGetList(ctx context.Context, params notification.NotifyGetListParams) middleware.Responder
+	/* NotifyGetRepoList List the signed-in user's notification threads of a repository. */
+	NotifyGetRepoList(ctx context.Context, params notification.NotifyGetRepoListParams) middleware.Responder
+	/* NotifyGetThread Get one notification thread. */
+	NotifyGetThread(ctx context.Context, params notification.NotifyGetThreadParams) middleware.Responder
+	/* NotifyNewAvailable Count the signed-in user's unread notification threads. */
+	NotifyNewAvailable(ctx context.Context, params notification.NotifyNewAvailableParams) middleware.Responder
+	/* NotifyReadList Change the status of the signed-in user's notification threads. */
+	NotifyReadList(ctx context.Context, params notification.NotifyReadListParams) middleware.Responder
+	/* NotifyReadRepoList Change the status of the signed-in user's notification threads of a repository. */
+	NotifyReadRepoList(ctx context.Context, params notification.NotifyReadRepoListParams) middleware.Responder
+	/* NotifyReadThread Change the status of one notification thread. */
+	NotifyReadThread(ctx context.Context, params notification.NotifyReadThreadParams) middleware.Responder
 }
 
 //go:generate mockery --name OrganizationAPI --inpackage
@@ -750,6 +771,7 @@ type Config struct {
 	AdminAPI
 	IssueAPI
 	MiscellaneousAPI
+	NotificationAPI
 	OrganizationAPI
 	PackageOperationsAPI
 	RepositoryAPI
@@ -1784,6 +1806,55 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.ListWorkflowRunJobs(ctx, params)
+	})
+
+	api.NotificationNotifyGetListHandler = notification.NotifyGetListHandlerFunc(func(params notification.NotifyGetListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyGetList(ctx, params)
+	})
+
+	api.NotificationNotifyGetRepoListHandler = notification.NotifyGetRepoListHandlerFunc(func(params notification.NotifyGetRepoListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyGetRepoList(ctx, params)
+	})
+
+	api.NotificationNotifyGetThreadHandler = notification.NotifyGetThreadHandlerFunc(func(params notification.NotifyGetThreadParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyGetThread(ctx, params)
+	})
+
+	api.NotificationNotifyNewAvailableHandler = notification.NotifyNewAvailableHandlerFunc(func(params notification.NotifyNewAvailableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyNewAvailable(ctx, params)
+	})
+
+	api.NotificationNotifyReadListHandler = notification.NotifyReadListHandlerFunc(func(params notification.NotifyReadListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyReadList(ctx, params)
+	})
+
+	api.NotificationNotifyReadRepoListHandler = notification.NotifyReadRepoListHandlerFunc(func(params notification.NotifyReadRepoListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyReadRepoList(ctx, params)
+	})
+
+	api.NotificationNotifyReadThreadHandler = notification.NotifyReadThreadHandlerFunc(func(params notification.NotifyReadThreadParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyReadThread(ctx, params)
 	})
 
 	api.OrganizationOrgAddTeamMemberHandler = organization.OrgAddTeamMemberHandlerFunc(func(params organization.OrgAddTeamMemberParams, principal any) middleware.Responder {

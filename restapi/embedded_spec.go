@@ -2511,6 +2511,345 @@ func init() {
         }
       }
     },
+    "/notifications": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "List the signed-in user's notification threads.",
+        "operationId": "notifyGetList",
+        "parameters": [
+          {
+            "type": "boolean",
+            "description": "Every status, read threads included (unless status-types says otherwise).",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "enum": [
+                "unread",
+                "read",
+                "pinned"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads of these statuses (default unread and pinned).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "maxItems": 4,
+            "type": "array",
+            "items": {
+              "enum": [
+                "issue",
+                "pull",
+                "commit",
+                "repository"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads about these kinds of subject.",
+            "name": "subject-type",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated before this time.",
+            "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of threads, most recently updated first.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of the signed-in user's notification threads.",
+        "operationId": "notifyReadList",
+        "parameters": [
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or before this time (default now).",
+            "name": "last_read_at",
+            "in": "query"
+          },
+          {
+            "maxLength": 16,
+            "type": "string",
+            "description": "Accepted for compatibility; every thread matching status-types is changed.",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "enum": [
+                "unread",
+                "read",
+                "pinned"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Change only threads of these statuses (default unread).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "enum": [
+              "unread",
+              "read",
+              "pinned"
+            ],
+            "type": "string",
+            "description": "The status to give them (default read).",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The threads that were changed.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/notifications/new": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Count the signed-in user's unread notification threads.",
+        "operationId": "notifyNewAvailable",
+        "responses": {
+          "200": {
+            "description": "The count.",
+            "schema": {
+              "$ref": "#/definitions/NotificationCount"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/notifications/threads/{id}": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Get one notification thread.",
+        "operationId": "notifyGetThread",
+        "parameters": [
+          {
+            "pattern": "^[0-9]{1,18}$",
+            "type": "string",
+            "description": "Identifier of the thread.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The thread.",
+            "schema": {
+              "$ref": "#/definitions/NotificationThread"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of one notification thread.",
+        "operationId": "notifyReadThread",
+        "parameters": [
+          {
+            "pattern": "^[0-9]{1,18}$",
+            "type": "string",
+            "description": "Identifier of the thread.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          },
+          {
+            "enum": [
+              "unread",
+              "read",
+              "pinned"
+            ],
+            "type": "string",
+            "default": "read",
+            "description": "The status to give it.",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The thread, changed.",
+            "schema": {
+              "$ref": "#/definitions/NotificationThread"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/org/{org}/repos": {
       "post": {
         "tags": [
@@ -13896,6 +14235,241 @@ func init() {
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/notifications": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "List the signed-in user's notification threads of a repository.",
+        "operationId": "notifyGetRepoList",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "boolean",
+            "description": "Every status, read threads included (unless status-types says otherwise).",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "enum": [
+                "unread",
+                "read",
+                "pinned"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads of these statuses (default unread and pinned).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "maxItems": 4,
+            "type": "array",
+            "items": {
+              "enum": [
+                "issue",
+                "pull",
+                "commit",
+                "repository"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads about these kinds of subject.",
+            "name": "subject-type",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated before this time.",
+            "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of threads, most recently updated first.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of the signed-in user's notification threads of a repository.",
+        "operationId": "notifyReadRepoList",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or before this time (default now).",
+            "name": "last_read_at",
+            "in": "query"
+          },
+          {
+            "maxLength": 16,
+            "type": "string",
+            "description": "Accepted for compatibility; every thread matching status-types is changed.",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "enum": [
+                "unread",
+                "read",
+                "pinned"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Change only threads of these statuses (default unread).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "enum": [
+              "unread",
+              "read",
+              "pinned"
+            ],
+            "type": "string",
+            "description": "The status to give them (default read).",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The threads that were changed.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -28420,6 +28994,117 @@ func init() {
       },
       "x-nullable": true,
       "x-omitempty": false
+    },
+    "NotificationCount": {
+      "description": "How many unread notification threads there are.",
+      "type": "object",
+      "properties": {
+        "new": {
+          "description": "The number of unread threads.",
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "New",
+          "x-omitempty": false
+        }
+      }
+    },
+    "NotificationSubject": {
+      "description": "What a notification thread is about.",
+      "type": "object",
+      "properties": {
+        "html_url": {
+          "description": "The subject's web address.",
+          "type": "string",
+          "x-go-name": "HTMLURL",
+          "x-omitempty": false
+        },
+        "latest_comment_html_url": {
+          "description": "The web address of that comment, or empty.",
+          "type": "string",
+          "x-go-name": "LatestCommentHTMLURL",
+          "x-omitempty": false
+        },
+        "latest_comment_url": {
+          "description": "The API address of the comment the thread points at, or empty.",
+          "type": "string",
+          "x-go-name": "LatestCommentURL",
+          "x-omitempty": false
+        },
+        "state": {
+          "description": "The issue's or pull request's state; empty for other subjects.",
+          "type": "string",
+          "enum": [
+            "open",
+            "closed",
+            "merged",
+            ""
+          ],
+          "x-go-name": "State",
+          "x-omitempty": false
+        },
+        "title": {
+          "type": "string",
+          "x-go-name": "Title",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "Issue",
+            "Pull",
+            "Commit",
+            "Repository"
+          ],
+          "x-go-name": "Type",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The subject's API address.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "NotificationThread": {
+      "description": "One notification thread of a user, about one subject.",
+      "type": "object",
+      "properties": {
+        "id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "pinned": {
+          "type": "boolean",
+          "x-go-name": "Pinned",
+          "x-omitempty": false
+        },
+        "repository": {
+          "$ref": "#/definitions/Repository"
+        },
+        "subject": {
+          "$ref": "#/definitions/NotificationSubject"
+        },
+        "unread": {
+          "type": "boolean",
+          "x-go-name": "Unread",
+          "x-omitempty": false
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "UpdatedAt",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The thread's API address.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
     },
     "Organization": {
       "description": "Organization.",
@@ -34897,6 +35582,498 @@ func init() {
         }
       }
     },
+    "/notifications": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "List the signed-in user's notification threads.",
+        "operationId": "notifyGetList",
+        "parameters": [
+          {
+            "type": "boolean",
+            "description": "Every status, read threads included (unless status-types says otherwise).",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "enum": [
+                "unread",
+                "read",
+                "pinned"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads of these statuses (default unread and pinned).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "maxItems": 4,
+            "type": "array",
+            "items": {
+              "enum": [
+                "issue",
+                "pull",
+                "commit",
+                "repository"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads about these kinds of subject.",
+            "name": "subject-type",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated before this time.",
+            "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of threads, most recently updated first.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of the signed-in user's notification threads.",
+        "operationId": "notifyReadList",
+        "parameters": [
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or before this time (default now).",
+            "name": "last_read_at",
+            "in": "query"
+          },
+          {
+            "maxLength": 16,
+            "type": "string",
+            "description": "Accepted for compatibility; every thread matching status-types is changed.",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "enum": [
+                "unread",
+                "read",
+                "pinned"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Change only threads of these statuses (default unread).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "enum": [
+              "unread",
+              "read",
+              "pinned"
+            ],
+            "type": "string",
+            "description": "The status to give them (default read).",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The threads that were changed.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/notifications/new": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Count the signed-in user's unread notification threads.",
+        "operationId": "notifyNewAvailable",
+        "responses": {
+          "200": {
+            "description": "The count.",
+            "schema": {
+              "$ref": "#/definitions/NotificationCount"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/notifications/threads/{id}": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Get one notification thread.",
+        "operationId": "notifyGetThread",
+        "parameters": [
+          {
+            "pattern": "^[0-9]{1,18}$",
+            "type": "string",
+            "description": "Identifier of the thread.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The thread.",
+            "schema": {
+              "$ref": "#/definitions/NotificationThread"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of one notification thread.",
+        "operationId": "notifyReadThread",
+        "parameters": [
+          {
+            "pattern": "^[0-9]{1,18}$",
+            "type": "string",
+            "description": "Identifier of the thread.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          },
+          {
+            "enum": [
+              "unread",
+              "read",
+              "pinned"
+            ],
+            "type": "string",
+            "default": "read",
+            "description": "The status to give it.",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The thread, changed.",
+            "schema": {
+              "$ref": "#/definitions/NotificationThread"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/org/{org}/repos": {
       "post": {
         "tags": [
@@ -51745,6 +52922,307 @@ func init() {
           },
           "423": {
             "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/notifications": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "List the signed-in user's notification threads of a repository.",
+        "operationId": "notifyGetRepoList",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "boolean",
+            "description": "Every status, read threads included (unless status-types says otherwise).",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "enum": [
+                "unread",
+                "read",
+                "pinned"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads of these statuses (default unread and pinned).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "maxItems": 4,
+            "type": "array",
+            "items": {
+              "enum": [
+                "issue",
+                "pull",
+                "commit",
+                "repository"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads about these kinds of subject.",
+            "name": "subject-type",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated before this time.",
+            "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of threads, most recently updated first.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of the signed-in user's notification threads of a repository.",
+        "operationId": "notifyReadRepoList",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or before this time (default now).",
+            "name": "last_read_at",
+            "in": "query"
+          },
+          {
+            "maxLength": 16,
+            "type": "string",
+            "description": "Accepted for compatibility; every thread matching status-types is changed.",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "enum": [
+                "unread",
+                "read",
+                "pinned"
+              ],
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Change only threads of these statuses (default unread).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "enum": [
+              "unread",
+              "read",
+              "pinned"
+            ],
+            "type": "string",
+            "description": "The status to give them (default read).",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The threads that were changed.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -71132,6 +72610,117 @@ func init() {
       },
       "x-nullable": true,
       "x-omitempty": false
+    },
+    "NotificationCount": {
+      "description": "How many unread notification threads there are.",
+      "type": "object",
+      "properties": {
+        "new": {
+          "description": "The number of unread threads.",
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "New",
+          "x-omitempty": false
+        }
+      }
+    },
+    "NotificationSubject": {
+      "description": "What a notification thread is about.",
+      "type": "object",
+      "properties": {
+        "html_url": {
+          "description": "The subject's web address.",
+          "type": "string",
+          "x-go-name": "HTMLURL",
+          "x-omitempty": false
+        },
+        "latest_comment_html_url": {
+          "description": "The web address of that comment, or empty.",
+          "type": "string",
+          "x-go-name": "LatestCommentHTMLURL",
+          "x-omitempty": false
+        },
+        "latest_comment_url": {
+          "description": "The API address of the comment the thread points at, or empty.",
+          "type": "string",
+          "x-go-name": "LatestCommentURL",
+          "x-omitempty": false
+        },
+        "state": {
+          "description": "The issue's or pull request's state; empty for other subjects.",
+          "type": "string",
+          "enum": [
+            "open",
+            "closed",
+            "merged",
+            ""
+          ],
+          "x-go-name": "State",
+          "x-omitempty": false
+        },
+        "title": {
+          "type": "string",
+          "x-go-name": "Title",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "Issue",
+            "Pull",
+            "Commit",
+            "Repository"
+          ],
+          "x-go-name": "Type",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The subject's API address.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "NotificationThread": {
+      "description": "One notification thread of a user, about one subject.",
+      "type": "object",
+      "properties": {
+        "id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "pinned": {
+          "type": "boolean",
+          "x-go-name": "Pinned",
+          "x-omitempty": false
+        },
+        "repository": {
+          "$ref": "#/definitions/Repository"
+        },
+        "subject": {
+          "$ref": "#/definitions/NotificationSubject"
+        },
+        "unread": {
+          "type": "boolean",
+          "x-go-name": "Unread",
+          "x-omitempty": false
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "UpdatedAt",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The thread's API address.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
     },
     "Organization": {
       "description": "Organization.",

@@ -94,5 +94,7 @@ type Store interface {
 	Pulls() PullStore
 	// Watches keeps repository watches and issue subscriptions.
 	Watches() WatchStore
+	// Notifications keeps the users' notification threads.
+	Notifications() NotificationStore
 	Close() error
 }

@@ -22,6 +22,7 @@ import (
 	"repohost/restapi/operations/admin"
 	"repohost/restapi/operations/issue"
 	"repohost/restapi/operations/miscellaneous"
+	"repohost/restapi/operations/notification"
 	"repohost/restapi/operations/organization"
 	"repohost/restapi/operations/package_operations"
 	"repohost/restapi/operations/repository"
@@ -948,6 +949,55 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.ListWorkflowRunJobs has not yet been implemented")
+		}),
+
+		NotificationNotifyGetListHandler: notification.NotifyGetListHandlerFunc(func(params notification.NotifyGetListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyGetList has not yet been implemented")
+		}),
+
+		NotificationNotifyGetRepoListHandler: notification.NotifyGetRepoListHandlerFunc(func(params notification.NotifyGetRepoListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyGetRepoList has not yet been implemented")
+		}),
+
+		NotificationNotifyGetThreadHandler: notification.NotifyGetThreadHandlerFunc(func(params notification.NotifyGetThreadParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyGetThread has not yet been implemented")
+		}),
+
+		NotificationNotifyNewAvailableHandler: notification.NotifyNewAvailableHandlerFunc(func(params notification.NotifyNewAvailableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyNewAvailable has not yet been implemented")
+		}),
+
+		NotificationNotifyReadListHandler: notification.NotifyReadListHandlerFunc(func(params notification.NotifyReadListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyReadList has not yet been implemented")
+		}),
+
+		NotificationNotifyReadRepoListHandler: notification.NotifyReadRepoListHandlerFunc(func(params notification.NotifyReadRepoListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyReadRepoList has not yet been implemented")
+		}),
+
+		NotificationNotifyReadThreadHandler: notification.NotifyReadThreadHandlerFunc(func(params notification.NotifyReadThreadParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyReadThread has not yet been implemented")
 		}),
 
 		OrganizationOrgAddTeamMemberHandler: organization.OrgAddTeamMemberHandlerFunc(func(params organization.OrgAddTeamMemberParams, principal any) middleware.Responder {
@@ -2771,6 +2821,20 @@ type RepohostAPI struct {
 	RepositoryListWorkflowJobsHandler repository.ListWorkflowJobsHandler
 	// RepositoryListWorkflowRunJobsHandler sets the operation handler for the list workflow run jobs operation
 	RepositoryListWorkflowRunJobsHandler repository.ListWorkflowRunJobsHandler
+	// NotificationNotifyGetListHandler sets the operation handler for the notify get list operation
+	NotificationNotifyGetListHandler notification.NotifyGetListHandler
+	// NotificationNotifyGetRepoListHandler sets the operation handler for the notify get repo list operation
+	NotificationNotifyGetRepoListHandler notification.NotifyGetRepoListHandler
+	// NotificationNotifyGetThreadHandler sets the operation handler for the notify get thread operation
+	NotificationNotifyGetThreadHandler notification.NotifyGetThreadHandler
+	// NotificationNotifyNewAvailableHandler sets the operation handler for the notify new available operation
+	NotificationNotifyNewAvailableHandler notification.NotifyNewAvailableHandler
+	// NotificationNotifyReadListHandler sets the operation handler for the notify read list operation
+	NotificationNotifyReadListHandler notification.NotifyReadListHandler
+	// NotificationNotifyReadRepoListHandler sets the operation handler for the notify read repo list operation
+	NotificationNotifyReadRepoListHandler notification.NotifyReadRepoListHandler
+	// NotificationNotifyReadThreadHandler sets the operation handler for the notify read thread operation
+	NotificationNotifyReadThreadHandler notification.NotifyReadThreadHandler
 	// OrganizationOrgAddTeamMemberHandler sets the operation handler for the org add team member operation
 	OrganizationOrgAddTeamMemberHandler organization.OrgAddTeamMemberHandler
 	// OrganizationOrgAddTeamRepositoryHandler sets the operation handler for the org add team repository operation
@@ -3671,6 +3735,27 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryListWorkflowRunJobsHandler == nil {
 		unregistered = append(unregistered, "repository.ListWorkflowRunJobsHandler")
+	}
+	if o.NotificationNotifyGetListHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyGetListHandler")
+	}
+	if o.NotificationNotifyGetRepoListHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyGetRepoListHandler")
+	}
+	if o.NotificationNotifyGetThreadHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyGetThreadHandler")
+	}
+	if o.NotificationNotifyNewAvailableHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyNewAvailableHandler")
+	}
+	if o.NotificationNotifyReadListHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyReadListHandler")
+	}
+	if o.NotificationNotifyReadRepoListHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyReadRepoListHandler")
+	}
+	if o.NotificationNotifyReadThreadHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyReadThreadHandler")
 	}
 	if o.OrganizationOrgAddTeamMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgAddTeamMemberHandler")
@@ -4929,6 +5014,34 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/actions/runs/{run}/jobs"] = repository.NewListWorkflowRunJobs(o.context, o.RepositoryListWorkflowRunJobsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/notifications"] = notification.NewNotifyGetList(o.context, o.NotificationNotifyGetListHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/notifications"] = notification.NewNotifyGetRepoList(o.context, o.NotificationNotifyGetRepoListHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/notifications/threads/{id}"] = notification.NewNotifyGetThread(o.context, o.NotificationNotifyGetThreadHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/notifications/new"] = notification.NewNotifyNewAvailable(o.context, o.NotificationNotifyNewAvailableHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/notifications"] = notification.NewNotifyReadList(o.context, o.NotificationNotifyReadListHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/notifications"] = notification.NewNotifyReadRepoList(o.context, o.NotificationNotifyReadRepoListHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/notifications/threads/{id}"] = notification.NewNotifyReadThread(o.context, o.NotificationNotifyReadThreadHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}

@@ -43,7 +43,7 @@ var migrations = []migration{
 	{24, "full-text index of issues and comments, kept by triggers", migrateV24},
 	{26, "tag protection rules", migrateV26},
 	{27, "commit statuses and merges scheduled for when checks succeed", migrateV27},
-	{29, "repository watches and issue subscriptions", migrateV29},
+	{29, "repository watches, issue subscriptions and notification threads", migrateV29},
 }
 
 type schemaMigration struct {
