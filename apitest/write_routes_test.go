@@ -155,6 +155,8 @@ var wrReaderMay = map[string]int{
 	// Anyone who sees a repository watches it (another's issue
 	// subscription stays refused).
 	"userCurrentPutSubscription": http.StatusOK, "userCurrentDeleteSubscription": http.StatusNoContent,
+	// Marking one's own notification threads read.
+	"notifyReadRepoList": http.StatusResetContent,
 }
 
 // TestWriteRoutesRefuseReadCollaborators walks every write operation of
