@@ -131,7 +131,7 @@ func TestNotifications(t *testing.T) {
 	e.Do("POST", "repos/alice/proj/pulls", map[string]any{"head": "feature", "base": "main", "title": "change"}, ac).Expect(t, http.StatusCreated)
 	e.Do("POST", "repos/alice/proj/pulls/2/requested_reviewers", map[string]any{"reviewers": []string{"carol"}}, ac).Expect(t, http.StatusCreated)
 	ntDrained(t, e, rc)
-	if got := ntSubjects(ntList(t, e, "notifications?subject-type=pull", cc)); got != "Pull:change:unread" {
+	if got := ntSubjects(ntList(t, e, "notifications?subject-type=Pull&status-types=Unread", cc)); got != "Pull:change:unread" {
 		t.Fatalf("carol after the review request: %s", got)
 	}
 	if got := ntList(t, e, "notifications?subject-type=pull", ac); len(got) != 0 {

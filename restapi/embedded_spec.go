@@ -2529,11 +2529,7 @@ func init() {
             "maxItems": 3,
             "type": "array",
             "items": {
-              "enum": [
-                "unread",
-                "read",
-                "pinned"
-              ],
+              "pattern": "^(?i)(unread|read|pinned)$",
               "type": "string"
             },
             "collectionFormat": "multi",
@@ -2545,16 +2541,11 @@ func init() {
             "maxItems": 4,
             "type": "array",
             "items": {
-              "enum": [
-                "issue",
-                "pull",
-                "commit",
-                "repository"
-              ],
+              "pattern": "^(?i)(issue|pull|commit|repository)?$",
               "type": "string"
             },
             "collectionFormat": "multi",
-            "description": "Only threads about these kinds of subject.",
+            "description": "Only threads about these kinds of subject (any letter case, as clients send Issue or issue).",
             "name": "subject-type",
             "in": "query"
           },
@@ -2657,11 +2648,7 @@ func init() {
             "maxItems": 3,
             "type": "array",
             "items": {
-              "enum": [
-                "unread",
-                "read",
-                "pinned"
-              ],
+              "pattern": "^(?i)(unread|read|pinned)$",
               "type": "string"
             },
             "collectionFormat": "multi",
@@ -2670,11 +2657,7 @@ func init() {
             "in": "query"
           },
           {
-            "enum": [
-              "unread",
-              "read",
-              "pinned"
-            ],
+            "pattern": "^(?i)(unread|read|pinned)$",
             "type": "string",
             "description": "The status to give them (default read).",
             "name": "to-status",
@@ -2807,11 +2790,7 @@ func init() {
             "required": true
           },
           {
-            "enum": [
-              "unread",
-              "read",
-              "pinned"
-            ],
+            "pattern": "^(?i)(unread|read|pinned)$",
             "type": "string",
             "default": "read",
             "description": "The status to give it.",
@@ -14280,11 +14259,7 @@ func init() {
             "maxItems": 3,
             "type": "array",
             "items": {
-              "enum": [
-                "unread",
-                "read",
-                "pinned"
-              ],
+              "pattern": "^(?i)(unread|read|pinned)$",
               "type": "string"
             },
             "collectionFormat": "multi",
@@ -14296,16 +14271,11 @@ func init() {
             "maxItems": 4,
             "type": "array",
             "items": {
-              "enum": [
-                "issue",
-                "pull",
-                "commit",
-                "repository"
-              ],
+              "pattern": "^(?i)(issue|pull|commit|repository)?$",
               "type": "string"
             },
             "collectionFormat": "multi",
-            "description": "Only threads about these kinds of subject.",
+            "description": "Only threads about these kinds of subject (any letter case, as clients send Issue or issue).",
             "name": "subject-type",
             "in": "query"
           },
@@ -14425,11 +14395,7 @@ func init() {
             "maxItems": 3,
             "type": "array",
             "items": {
-              "enum": [
-                "unread",
-                "read",
-                "pinned"
-              ],
+              "pattern": "^(?i)(unread|read|pinned)$",
               "type": "string"
             },
             "collectionFormat": "multi",
@@ -14438,11 +14404,7 @@ func init() {
             "in": "query"
           },
           {
-            "enum": [
-              "unread",
-              "read",
-              "pinned"
-            ],
+            "pattern": "^(?i)(unread|read|pinned)$",
             "type": "string",
             "description": "The status to give them (default read).",
             "name": "to-status",
@@ -35600,11 +35562,7 @@ func init() {
             "maxItems": 3,
             "type": "array",
             "items": {
-              "enum": [
-                "unread",
-                "read",
-                "pinned"
-              ],
+              "pattern": "^(?i)(unread|read|pinned)$",
               "type": "string"
             },
             "collectionFormat": "multi",
@@ -35616,16 +35574,11 @@ func init() {
             "maxItems": 4,
             "type": "array",
             "items": {
-              "enum": [
-                "issue",
-                "pull",
-                "commit",
-                "repository"
-              ],
+              "pattern": "^(?i)(issue|pull|commit|repository)?$",
               "type": "string"
             },
             "collectionFormat": "multi",
-            "description": "Only threads about these kinds of subject.",
+            "description": "Only threads about these kinds of subject (any letter case, as clients send Issue or issue).",
             "name": "subject-type",
             "in": "query"
           },
@@ -35758,11 +35711,7 @@ func init() {
             "maxItems": 3,
             "type": "array",
             "items": {
-              "enum": [
-                "unread",
-                "read",
-                "pinned"
-              ],
+              "pattern": "^(?i)(unread|read|pinned)$",
               "type": "string"
             },
             "collectionFormat": "multi",
@@ -35771,11 +35720,7 @@ func init() {
             "in": "query"
           },
           {
-            "enum": [
-              "unread",
-              "read",
-              "pinned"
-            ],
+            "pattern": "^(?i)(unread|read|pinned)$",
             "type": "string",
             "description": "The status to give them (default read).",
             "name": "to-status",
@@ -35998,11 +35943,7 @@ func init() {
             "required": true
           },
           {
-            "enum": [
-              "unread",
-              "read",
-              "pinned"
-            ],
+            "pattern": "^(?i)(unread|read|pinned)$",
             "type": "string",
             "default": "read",
             "description": "The status to give it.",
@@ -52991,11 +52932,7 @@ func init() {
             "maxItems": 3,
             "type": "array",
             "items": {
-              "enum": [
-                "unread",
-                "read",
-                "pinned"
-              ],
+              "pattern": "^(?i)(unread|read|pinned)$",
               "type": "string"
             },
             "collectionFormat": "multi",
@@ -53007,16 +52944,11 @@ func init() {
             "maxItems": 4,
             "type": "array",
             "items": {
-              "enum": [
-                "issue",
-                "pull",
-                "commit",
-                "repository"
-              ],
+              "pattern": "^(?i)(issue|pull|commit|repository)?$",
               "type": "string"
             },
             "collectionFormat": "multi",
-            "description": "Only threads about these kinds of subject.",
+            "description": "Only threads about these kinds of subject (any letter case, as clients send Issue or issue).",
             "name": "subject-type",
             "in": "query"
           },
@@ -53169,11 +53101,7 @@ func init() {
             "maxItems": 3,
             "type": "array",
             "items": {
-              "enum": [
-                "unread",
-                "read",
-                "pinned"
-              ],
+              "pattern": "^(?i)(unread|read|pinned)$",
               "type": "string"
             },
             "collectionFormat": "multi",
@@ -53182,11 +53110,7 @@ func init() {
             "in": "query"
           },
           {
-            "enum": [
-              "unread",
-              "read",
-              "pinned"
-            ],
+            "pattern": "^(?i)(unread|read|pinned)$",
             "type": "string",
             "description": "The status to give them (default read).",
             "name": "to-status",

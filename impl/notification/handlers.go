@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-openapi/runtime/middleware"
@@ -37,7 +38,7 @@ func statuses(names []string, def ...int) []int {
 	}
 	out := make([]int, 0, len(names))
 	for _, n := range names {
-		out = append(out, statusOf[n])
+		out = append(out, statusOf[strings.ToLower(n)])
 	}
 	return out
 }
@@ -53,7 +54,15 @@ func timeOf(t *strfmt.DateTime) *time.Time {
 // listFilter is the filter of a thread list: every status with all, else
 // status-types or unread and pinned, as the reference reads them.
 func listFilter(p *auth.Principal, repoID int64, all *bool, st, subjects []string, since, before *strfmt.DateTime) store.NotificationFilter {
-	f := store.NotificationFilter{UserID: p.User.ID, Viewer: access.Viewer(p), RepoID: repoID, Sources: subjects,
+	// Clients send the reference's type names ("Issue") and sometimes an
+	// empty one, which selects nothing more.
+	var sources []string
+	for _, s := range subjects {
+		if s != "" {
+			sources = append(sources, strings.ToLower(s))
+		}
+	}
+	f := store.NotificationFilter{UserID: p.User.ID, Viewer: access.Viewer(p), RepoID: repoID, Sources: sources,
 		Since: timeOf(since), Before: timeOf(before)}
 	if all == nil || !*all {
 		f.Statuses = statuses(st, store.NotificationUnread, store.NotificationPinned)
@@ -116,7 +125,7 @@ func (h Handlers) mark(ctx context.Context, p *auth.Principal, req *http.Request
 	}
 	to := store.NotificationRead
 	if toStatus != nil && *toStatus != "" {
-		to = statusOf[*toStatus]
+		to = statusOf[strings.ToLower(*toStatus)]
 	}
 	upTo := h.Clock.Now()
 	if lastRead != nil {
@@ -231,7 +240,7 @@ func (h Handlers) NotifyReadThread(ctx context.Context, params notification.Noti
 	}
 	to := store.NotificationRead
 	if params.ToStatus != nil && *params.ToStatus != "" {
-		to = statusOf[*params.ToStatus]
+		to = statusOf[strings.ToLower(*params.ToStatus)]
 	}
 	if err := h.Store.Notifications().SetStatus(ctx, n.ID, to); err != nil {
 		return h.Fail(err)

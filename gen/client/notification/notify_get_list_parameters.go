@@ -104,7 +104,7 @@ type NotifyGetListParams struct {
 
 	/* SubjectType.
 
-	   Only threads about these kinds of subject.
+	   Only threads about these kinds of subject (any letter case, as clients send Issue or issue).
 	*/
 	SubjectType []string
 

@@ -116,7 +116,7 @@ type NotifyGetRepoListParams struct {
 
 	/* SubjectType.
 
-	   Only threads about these kinds of subject.
+	   Only threads about these kinds of subject (any letter case, as clients send Issue or issue).
 	*/
 	SubjectType []string
 

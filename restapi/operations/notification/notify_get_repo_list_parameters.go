@@ -79,7 +79,7 @@ type NotifyGetRepoListParams struct {
 	*/
 	StatusTypes []string
 
-	/*Only threads about these kinds of subject.
+	/*Only threads about these kinds of subject (any letter case, as clients send Issue or issue).
 	  Max Items: 4
 	  In: query
 	  Collection Format: multi
@@ -340,7 +340,7 @@ func (o *NotifyGetRepoListParams) bindStatusTypes(rawData []string, hasKey bool,
 	for i, statusTypesIV := range statusTypesIC {
 		statusTypesI := statusTypesIV
 
-		if err := validate.EnumCase(fmt.Sprintf("%s.%v", "status-types", i), "query", statusTypesI, []any{"unread", "read", "pinned"}, true); err != nil {
+		if err := validate.Pattern(fmt.Sprintf("%s.%v", "status-types", i), "query", statusTypesI, `^(?i)(unread|read|pinned)$`); err != nil {
 			return err
 		}
 
@@ -381,7 +381,7 @@ func (o *NotifyGetRepoListParams) bindSubjectType(rawData []string, hasKey bool,
 	for i, subjectTypeIV := range subjectTypeIC {
 		subjectTypeI := subjectTypeIV
 
-		if err := validate.EnumCase(fmt.Sprintf("%s.%v", "subject-type", i), "query", subjectTypeI, []any{"issue", "pull", "commit", "repository"}, true); err != nil {
+		if err := validate.Pattern(fmt.Sprintf("%s.%v", "subject-type", i), "query", subjectTypeI, `^(?i)(issue|pull|commit|repository)?$`); err != nil {
 			return err
 		}
 

@@ -52,6 +52,7 @@ type NotifyReadListParams struct {
 	StatusTypes []string
 
 	/*The status to give them (default read).
+	  Pattern: ^(?i)(unread|read|pinned)$
 	  In: query
 	*/
 	ToStatus *string
@@ -179,7 +180,7 @@ func (o *NotifyReadListParams) bindStatusTypes(rawData []string, hasKey bool, fo
 	for i, statusTypesIV := range statusTypesIC {
 		statusTypesI := statusTypesIV
 
-		if err := validate.EnumCase(fmt.Sprintf("%s.%v", "status-types", i), "query", statusTypesI, []any{"unread", "read", "pinned"}, true); err != nil {
+		if err := validate.Pattern(fmt.Sprintf("%s.%v", "status-types", i), "query", statusTypesI, `^(?i)(unread|read|pinned)$`); err != nil {
 			return err
 		}
 
@@ -231,7 +232,7 @@ func (o *NotifyReadListParams) bindToStatus(rawData []string, hasKey bool, forma
 // validateToStatus carries out validations for parameter ToStatus
 func (o *NotifyReadListParams) validateToStatus(formats strfmt.Registry) error {
 
-	if err := validate.EnumCase("to-status", "query", *o.ToStatus, []any{"unread", "read", "pinned"}, true); err != nil {
+	if err := validate.Pattern("to-status", "query", *o.ToStatus, `^(?i)(unread|read|pinned)$`); err != nil {
 		return err
 	}
 

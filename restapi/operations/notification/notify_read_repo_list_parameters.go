@@ -64,6 +64,7 @@ type NotifyReadRepoListParams struct {
 	StatusTypes []string
 
 	/*The status to give them (default read).
+	  Pattern: ^(?i)(unread|read|pinned)$
 	  In: query
 	*/
 	ToStatus *string
@@ -229,7 +230,7 @@ func (o *NotifyReadRepoListParams) bindStatusTypes(rawData []string, hasKey bool
 	for i, statusTypesIV := range statusTypesIC {
 		statusTypesI := statusTypesIV
 
-		if err := validate.EnumCase(fmt.Sprintf("%s.%v", "status-types", i), "query", statusTypesI, []any{"unread", "read", "pinned"}, true); err != nil {
+		if err := validate.Pattern(fmt.Sprintf("%s.%v", "status-types", i), "query", statusTypesI, `^(?i)(unread|read|pinned)$`); err != nil {
 			return err
 		}
 
@@ -281,7 +282,7 @@ func (o *NotifyReadRepoListParams) bindToStatus(rawData []string, hasKey bool, f
 // validateToStatus carries out validations for parameter ToStatus
 func (o *NotifyReadRepoListParams) validateToStatus(formats strfmt.Registry) error {
 
-	if err := validate.EnumCase("to-status", "query", *o.ToStatus, []any{"unread", "read", "pinned"}, true); err != nil {
+	if err := validate.Pattern("to-status", "query", *o.ToStatus, `^(?i)(unread|read|pinned)$`); err != nil {
 		return err
 	}
 

@@ -46,6 +46,7 @@ type NotifyReadThreadParams struct {
 	ID string
 
 	/*The status to give it.
+	  Pattern: ^(?i)(unread|read|pinned)$
 	  In: query
 	  Default: "read"
 	*/
@@ -131,7 +132,7 @@ func (o *NotifyReadThreadParams) bindToStatus(rawData []string, hasKey bool, for
 // validateToStatus carries out validations for parameter ToStatus
 func (o *NotifyReadThreadParams) validateToStatus(formats strfmt.Registry) error {
 
-	if err := validate.EnumCase("to-status", "query", *o.ToStatus, []any{"unread", "read", "pinned"}, true); err != nil {
+	if err := validate.Pattern("to-status", "query", *o.ToStatus, `^(?i)(unread|read|pinned)$`); err != nil {
 		return err
 	}
 
