@@ -93,7 +93,7 @@ func (f wrFixture) route(opID, path string) (string, any, bool) {
 		index = f.ids["pull"]
 	}
 	r := strings.NewReplacer("{index}", index, "{id}", id, "{attachment_id}", "1", "{branch}", "main", "{name}", "main",
-		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{team}", "owners", "{sha}", f.ids["commit"], "{position}", "1",
+		"{delivery_id}", "1", "{run}", "1", "{job_id}", "1", "{workflow_id}", "ci.yml", "{topic}", "go", "{filepath}", "README.md", "{tag}", "v1", "{collaborator}", "outsider", "{user}", "outsider", "{team}", "owners", "{sha}", f.ids["commit"], "{position}", "1",
 		"{secretname}", "WR_SECRET", "{variablename}", "WR_VARIABLE")
 	bodies := map[string]any{
 		"repoEdit": map[string]any{"description": "x"}, "issueCreateIssue": map[string]any{"title": "t"},
@@ -161,6 +161,11 @@ var wrReaderMay = map[string]int{
 	// as the reference answers.
 	"issueCreateIssueDependencies": http.StatusNotFound, "issueRemoveIssueDependencies": http.StatusNotFound,
 	"issueCreateIssueBlocking": http.StatusNotFound, "issueRemoveIssueBlocking": http.StatusNotFound,
+	// Anyone who sees a repository watches it (another's issue
+	// subscription stays refused).
+	"userCurrentPutSubscription": http.StatusOK, "userCurrentDeleteSubscription": http.StatusNoContent,
+	// Marking one's own notification threads read.
+	"notifyReadRepoList": http.StatusResetContent,
 }
 
 // TestWriteRoutesRefuseReadCollaborators walks every write operation of

@@ -4,6 +4,7 @@ import (
 	"repohost/impl/actions"
 	"repohost/impl/app"
 	"repohost/impl/events"
+	"repohost/impl/notification"
 	"repohost/impl/pulls"
 	"repohost/impl/refs"
 	"repohost/impl/repo"
@@ -32,6 +33,7 @@ func RegisterConsumers(d *app.Deps) *Background {
 	d.Events.Register(refs.New(d).SizeConsumer())
 	d.Events.Register(pulls.Service{Deps: d}.AutoMergeConsumer())
 	d.Events.Register(repo.Service{Deps: d}.MigrateConsumer())
+	d.Events.Register(notification.Service{Deps: d}.Consumer())
 	return &Background{d: d, Hooks: hooks}
 }
 

@@ -28,6 +28,7 @@ import (
 	"repohost/impl/issue"
 	"repohost/impl/keys"
 	"repohost/impl/misc"
+	"repohost/impl/notification"
 	"repohost/impl/oauth2"
 	"repohost/impl/org"
 	"repohost/impl/packages"
@@ -123,6 +124,7 @@ func Config(d *app.Deps) restapi.Config {
 		AdminAPI:             admin.Handlers{Deps: d, Users: s.Users, Orgs: s.Orgs, Actions: s.Actions},
 		IssueAPI:             issue.Handlers{Deps: d},
 		MiscellaneousAPI:     misc.Handlers{Deps: d, Users: s.Users},
+		NotificationAPI:      notification.Handlers{Deps: d},
 		OrganizationAPI:      organizationAPI{org.Handlers{Deps: d, Orgs: s.Orgs}, webhook.OrgHandlers{Deps: d}, actions.OrgHandlers{Deps: d, Actions: s.Actions}},
 		PackageOperationsAPI: packages.Handlers{Deps: d, Packages: s.Packages},
 		RepositoryAPI:        newRepositoryAPI(d, s),

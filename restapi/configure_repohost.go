@@ -18,6 +18,7 @@ import (
 	"repohost/restapi/operations/admin"
 	"repohost/restapi/operations/issue"
 	"repohost/restapi/operations/miscellaneous"
+	"repohost/restapi/operations/notification"
 	"repohost/restapi/operations/organization"
 	"repohost/restapi/operations/package_operations"
 	"repohost/restapi/operations/repository"
@@ -109,8 +110,12 @@ type AdminAPI interface {
 type IssueAPI interface {
 	/* IssueAddLabel Add labels to an issue. */
 	IssueAddLabel(ctx context.Context, params issue.IssueAddLabelParams) middleware.Responder
+	/* IssueAddSubscription Subscribe a user to an issue. */
+	IssueAddSubscription(ctx context.Context, params issue.IssueAddSubscriptionParams) middleware.Responder
 	/* IssueAddTime Track time on an issue. */
 	IssueAddTime(ctx context.Context, params issue.IssueAddTimeParams) middleware.Responder
+	/* IssueCheckSubscription Tell whether the caller is subscribed to an issue. */
+	IssueCheckSubscription(ctx context.Context, params issue.IssueCheckSubscriptionParams) middleware.Responder
 	/* IssueClearLabels Remove every label from an issue. */
 	IssueClearLabels(ctx context.Context, params issue.IssueClearLabelsParams) middleware.Responder
 	/* IssueCreateComment Comment on an issue. */
@@ -137,6 +142,8 @@ type IssueAPI interface {
 	IssueDeleteLabel(ctx context.Context, params issue.IssueDeleteLabelParams) middleware.Responder
 	/* IssueDeleteMilestone Delete a milestone. */
 	IssueDeleteMilestone(ctx context.Context, params issue.IssueDeleteMilestoneParams) middleware.Responder
+	/* IssueDeleteSubscription Unsubscribe a user from an issue. */
+	IssueDeleteSubscription(ctx context.Context, params issue.IssueDeleteSubscriptionParams) middleware.Responder
 	/* IssueDeleteTime Delete one tracked-time entry. */
 	IssueDeleteTime(ctx context.Context, params issue.IssueDeleteTimeParams) middleware.Responder
 	/* IssueEditComment Change a comment's text. */
@@ -197,6 +204,8 @@ type IssueAPI interface {
 	IssueResetTime(ctx context.Context, params issue.IssueResetTimeParams) middleware.Responder
 	/* IssueSearchIssues Search issues across the repositories the caller may see. */
 	IssueSearchIssues(ctx context.Context, params issue.IssueSearchIssuesParams) middleware.Responder
+	/* IssueSubscriptions List the users subscribed to an issue. */
+	IssueSubscriptions(ctx context.Context, params issue.IssueSubscriptionsParams) middleware.Responder
 	/* IssueTrackedTimes List the time tracked on an issue. */
 	IssueTrackedTimes(ctx context.Context, params issue.IssueTrackedTimesParams) middleware.Responder
 	/* IssueUnlockIssue Unlock an issue's conversation. */
@@ -241,6 +250,26 @@ type MiscellaneousAPI interface {
 	ListLabelTemplates(ctx context.Context, params miscellaneous.ListLabelTemplatesParams) middleware.Responder
 	/* ListLicenseTemplates List the license templates (the SPDX license list), all on one page. */
 	ListLicenseTemplates(ctx context.Context, params miscellaneous.ListLicenseTemplatesParams) middleware.Responder
+}
+
+//go:generate mockery --name NotificationAPI --inpackage
+
+/* NotificationAPI  */
+type NotificationAPI interface {
+	/* NotifyGetList List the signed-in user's notification threads. */
+	NotifyGetList(ctx context.Context, params notification.NotifyGetListParams) middleware.Responder
+	/* NotifyGetRepoList List the signed-in user's notification threads of a repository. */
+	NotifyGetRepoList(ctx context.Context, params notification.NotifyGetRepoListParams) middleware.Responder
+	/* NotifyGetThread Get one notification thread. */
+	NotifyGetThread(ctx context.Context, params notification.NotifyGetThreadParams) middleware.Responder
+	/* NotifyNewAvailable Count the signed-in user's unread notification threads. */
+	NotifyNewAvailable(ctx context.Context, params notification.NotifyNewAvailableParams) middleware.Responder
+	/* NotifyReadList Change the status of the signed-in user's notification threads. */
+	NotifyReadList(ctx context.Context, params notification.NotifyReadListParams) middleware.Responder
+	/* NotifyReadRepoList Change the status of the signed-in user's notification threads of a repository. */
+	NotifyReadRepoList(ctx context.Context, params notification.NotifyReadRepoListParams) middleware.Responder
+	/* NotifyReadThread Change the status of one notification thread. */
+	NotifyReadThread(ctx context.Context, params notification.NotifyReadThreadParams) middleware.Responder
 }
 
 //go:generate mockery --name OrganizationAPI --inpackage
@@ -627,6 +656,8 @@ type RepositoryAPI interface {
 	RepoListStatuses(ctx context.Context, params repository.RepoListStatusesParams) middleware.Responder
 	/* RepoListStatusesByRef List the statuses of a commit named by a branch, tag or SHA. */
 	RepoListStatusesByRef(ctx context.Context, params repository.RepoListStatusesByRefParams) middleware.Responder
+	/* RepoListSubscribers List the users watching a repository. */
+	RepoListSubscribers(ctx context.Context, params repository.RepoListSubscribersParams) middleware.Responder
 	/* RepoListTagProtection List a repository's tag protection rules. */
 	RepoListTagProtection(ctx context.Context, params repository.RepoListTagProtectionParams) middleware.Responder
 	/* RepoListTags List tags. */
@@ -685,6 +716,12 @@ type RepositoryAPI interface {
 	UpdateRepoSecret(ctx context.Context, params repository.UpdateRepoSecretParams) middleware.Responder
 	/* UpdateRepoVariable Change an existing Actions variable's value, description and optionally its name (the repository's owners only); 409 when the new name is taken. */
 	UpdateRepoVariable(ctx context.Context, params repository.UpdateRepoVariableParams) middleware.Responder
+	/* UserCurrentCheckSubscription Tell whether the caller watches a repository. */
+	UserCurrentCheckSubscription(ctx context.Context, params repository.UserCurrentCheckSubscriptionParams) middleware.Responder
+	/* UserCurrentDeleteSubscription Stop watching a repository. */
+	UserCurrentDeleteSubscription(ctx context.Context, params repository.UserCurrentDeleteSubscriptionParams) middleware.Responder
+	/* UserCurrentPutSubscription Watch a repository. */
+	UserCurrentPutSubscription(ctx context.Context, params repository.UserCurrentPutSubscriptionParams) middleware.Responder
 	/* UserTrackedTimes List one user's time tracked in a repository. */
 	UserTrackedTimes(ctx context.Context, params repository.UserTrackedTimesParams) middleware.Responder
 }
@@ -783,6 +820,8 @@ type UserAPI interface {
 	UserCurrentListRepos(ctx context.Context, params user.UserCurrentListReposParams) middleware.Responder
 	/* UserCurrentListStarred List the repositories the signed-in user starred. */
 	UserCurrentListStarred(ctx context.Context, params user.UserCurrentListStarredParams) middleware.Responder
+	/* UserCurrentListSubscriptions List the repositories the signed-in user watches. */
+	UserCurrentListSubscriptions(ctx context.Context, params user.UserCurrentListSubscriptionsParams) middleware.Responder
 	/* UserCurrentPostGPGKey Add a GPG key to the signed-in user. */
 	UserCurrentPostGPGKey(ctx context.Context, params user.UserCurrentPostGPGKeyParams) middleware.Responder
 	/* UserCurrentPostKey Add an SSH key to the signed-in user. */
@@ -837,6 +876,8 @@ type UserAPI interface {
 	UserListRepos(ctx context.Context, params user.UserListReposParams) middleware.Responder
 	/* UserListStarred List the repositories a user starred that the caller may see. */
 	UserListStarred(ctx context.Context, params user.UserListStarredParams) middleware.Responder
+	/* UserListSubscriptions List the repositories a user watches that the caller may see. */
+	UserListSubscriptions(ctx context.Context, params user.UserListSubscriptionsParams) middleware.Responder
 	/* UserListTeams List the caller's teams. */
 	UserListTeams(ctx context.Context, params user.UserListTeamsParams) middleware.Responder
 	/* UserRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
@@ -856,6 +897,7 @@ type Config struct {
 	AdminAPI
 	IssueAPI
 	MiscellaneousAPI
+	NotificationAPI
 	OrganizationAPI
 	PackageOperationsAPI
 	RepositoryAPI
@@ -1633,11 +1675,25 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.IssueAddLabel(ctx, params)
 	})
 
+	api.IssueIssueAddSubscriptionHandler = issue.IssueAddSubscriptionHandlerFunc(func(params issue.IssueAddSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueAddSubscription(ctx, params)
+	})
+
 	api.IssueIssueAddTimeHandler = issue.IssueAddTimeHandlerFunc(func(params issue.IssueAddTimeParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.IssueAddTime(ctx, params)
+	})
+
+	api.IssueIssueCheckSubscriptionHandler = issue.IssueCheckSubscriptionHandlerFunc(func(params issue.IssueCheckSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueCheckSubscription(ctx, params)
 	})
 
 	api.IssueIssueClearLabelsHandler = issue.IssueClearLabelsHandlerFunc(func(params issue.IssueClearLabelsParams, principal any) middleware.Responder {
@@ -1729,6 +1785,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.IssueDeleteMilestone(ctx, params)
+	})
+
+	api.IssueIssueDeleteSubscriptionHandler = issue.IssueDeleteSubscriptionHandlerFunc(func(params issue.IssueDeleteSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueDeleteSubscription(ctx, params)
 	})
 
 	api.IssueIssueDeleteTimeHandler = issue.IssueDeleteTimeHandlerFunc(func(params issue.IssueDeleteTimeParams, principal any) middleware.Responder {
@@ -1941,6 +2004,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.IssueSearchIssues(ctx, params)
 	})
 
+	api.IssueIssueSubscriptionsHandler = issue.IssueSubscriptionsHandlerFunc(func(params issue.IssueSubscriptionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.IssueSubscriptions(ctx, params)
+	})
+
 	api.IssueIssueTrackedTimesHandler = issue.IssueTrackedTimesHandlerFunc(func(params issue.IssueTrackedTimesParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2044,6 +2114,55 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.MoveIssuePin(ctx, params)
+	})
+
+	api.NotificationNotifyGetListHandler = notification.NotifyGetListHandlerFunc(func(params notification.NotifyGetListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyGetList(ctx, params)
+	})
+
+	api.NotificationNotifyGetRepoListHandler = notification.NotifyGetRepoListHandlerFunc(func(params notification.NotifyGetRepoListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyGetRepoList(ctx, params)
+	})
+
+	api.NotificationNotifyGetThreadHandler = notification.NotifyGetThreadHandlerFunc(func(params notification.NotifyGetThreadParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyGetThread(ctx, params)
+	})
+
+	api.NotificationNotifyNewAvailableHandler = notification.NotifyNewAvailableHandlerFunc(func(params notification.NotifyNewAvailableParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyNewAvailable(ctx, params)
+	})
+
+	api.NotificationNotifyReadListHandler = notification.NotifyReadListHandlerFunc(func(params notification.NotifyReadListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyReadList(ctx, params)
+	})
+
+	api.NotificationNotifyReadRepoListHandler = notification.NotifyReadRepoListHandlerFunc(func(params notification.NotifyReadRepoListParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyReadRepoList(ctx, params)
+	})
+
+	api.NotificationNotifyReadThreadHandler = notification.NotifyReadThreadHandlerFunc(func(params notification.NotifyReadThreadParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.NotifyReadThread(ctx, params)
 	})
 
 	api.OrganizationOrgAddTeamMemberHandler = organization.OrgAddTeamMemberHandlerFunc(func(params organization.OrgAddTeamMemberParams, principal any) middleware.Responder {
@@ -3033,6 +3152,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoListStatusesByRef(ctx, params)
 	})
 
+	api.RepositoryRepoListSubscribersHandler = repository.RepoListSubscribersHandlerFunc(func(params repository.RepoListSubscribersParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListSubscribers(ctx, params)
+	})
+
 	api.RepositoryRepoListTagProtectionHandler = repository.RepoListTagProtectionHandlerFunc(func(params repository.RepoListTagProtectionParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -3383,6 +3509,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserCurrentCheckStarring(ctx, params)
 	})
 
+	api.RepositoryUserCurrentCheckSubscriptionHandler = repository.UserCurrentCheckSubscriptionHandlerFunc(func(params repository.UserCurrentCheckSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentCheckSubscription(ctx, params)
+	})
+
 	api.UserUserCurrentDeleteFollowHandler = user.UserCurrentDeleteFollowHandlerFunc(func(params user.UserCurrentDeleteFollowParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -3409,6 +3542,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserCurrentDeleteStar(ctx, params)
+	})
+
+	api.RepositoryUserCurrentDeleteSubscriptionHandler = repository.UserCurrentDeleteSubscriptionHandlerFunc(func(params repository.UserCurrentDeleteSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentDeleteSubscription(ctx, params)
 	})
 
 	api.UserUserCurrentGetGPGKeyHandler = user.UserCurrentGetGPGKeyHandlerFunc(func(params user.UserCurrentGetGPGKeyParams, principal any) middleware.Responder {
@@ -3467,6 +3607,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.UserCurrentListStarred(ctx, params)
 	})
 
+	api.UserUserCurrentListSubscriptionsHandler = user.UserCurrentListSubscriptionsHandlerFunc(func(params user.UserCurrentListSubscriptionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentListSubscriptions(ctx, params)
+	})
+
 	api.UserUserCurrentPostGPGKeyHandler = user.UserCurrentPostGPGKeyHandlerFunc(func(params user.UserCurrentPostGPGKeyParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -3493,6 +3640,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserCurrentPutStar(ctx, params)
+	})
+
+	api.RepositoryUserCurrentPutSubscriptionHandler = repository.UserCurrentPutSubscriptionHandlerFunc(func(params repository.UserCurrentPutSubscriptionParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserCurrentPutSubscription(ctx, params)
 	})
 
 	api.UserUserCurrentTrackedTimesHandler = user.UserCurrentTrackedTimesHandlerFunc(func(params user.UserCurrentTrackedTimesParams, principal any) middleware.Responder {
@@ -3654,6 +3808,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.UserListStarred(ctx, params)
+	})
+
+	api.UserUserListSubscriptionsHandler = user.UserListSubscriptionsHandlerFunc(func(params user.UserListSubscriptionsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.UserListSubscriptions(ctx, params)
 	})
 
 	api.UserUserListTeamsHandler = user.UserListTeamsHandlerFunc(func(params user.UserListTeamsParams, principal any) middleware.Responder {

@@ -2511,6 +2511,324 @@ func init() {
         }
       }
     },
+    "/notifications": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "List the signed-in user's notification threads.",
+        "operationId": "notifyGetList",
+        "parameters": [
+          {
+            "type": "boolean",
+            "description": "Every status, read threads included (unless status-types says otherwise).",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(unread|read|pinned)$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads of these statuses (default unread and pinned).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "maxItems": 4,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(issue|pull|commit|repository)?$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads about these kinds of subject (any letter case, as clients send Issue or issue).",
+            "name": "subject-type",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated before this time.",
+            "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of threads, most recently updated first.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of the signed-in user's notification threads.",
+        "operationId": "notifyReadList",
+        "parameters": [
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or before this time (default now).",
+            "name": "last_read_at",
+            "in": "query"
+          },
+          {
+            "maxLength": 16,
+            "type": "string",
+            "description": "Accepted for compatibility; every thread matching status-types is changed.",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(unread|read|pinned)$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Change only threads of these statuses (default unread).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "pattern": "^(?i)(unread|read|pinned)$",
+            "type": "string",
+            "description": "The status to give them (default read).",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The threads that were changed.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/notifications/new": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Count the signed-in user's unread notification threads.",
+        "operationId": "notifyNewAvailable",
+        "responses": {
+          "200": {
+            "description": "The count.",
+            "schema": {
+              "$ref": "#/definitions/NotificationCount"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/notifications/threads/{id}": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Get one notification thread.",
+        "operationId": "notifyGetThread",
+        "parameters": [
+          {
+            "pattern": "^[0-9]{1,18}$",
+            "type": "string",
+            "description": "Identifier of the thread.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The thread.",
+            "schema": {
+              "$ref": "#/definitions/NotificationThread"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of one notification thread.",
+        "operationId": "notifyReadThread",
+        "parameters": [
+          {
+            "pattern": "^[0-9]{1,18}$",
+            "type": "string",
+            "description": "Identifier of the thread.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          },
+          {
+            "pattern": "^(?i)(unread|read|pinned)$",
+            "type": "string",
+            "default": "read",
+            "description": "The status to give it.",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The thread, changed.",
+            "schema": {
+              "$ref": "#/definitions/NotificationThread"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/org/{org}/repos": {
       "post": {
         "tags": [
@@ -14278,6 +14596,298 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/issues/{index}/subscriptions": {
+      "get": {
+        "description": "Those who subscribed, and the participants (its author, commenters, assignees and mentioned users) who did not unsubscribe.",
+        "tags": [
+          "issue"
+        ],
+        "summary": "List the users subscribed to an issue.",
+        "operationId": "issueSubscriptions",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Number of the issue or pull request.",
+            "name": "index",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/User"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/issues/{index}/subscriptions/check": {
+      "get": {
+        "tags": [
+          "issue"
+        ],
+        "summary": "Tell whether the caller is subscribed to an issue.",
+        "operationId": "issueCheckSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Number of the issue or pull request.",
+            "name": "index",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The caller's subscription to the issue.",
+            "schema": {
+              "$ref": "#/definitions/WatchInfo"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/issues/{index}/subscriptions/{user}": {
+      "put": {
+        "description": "Anyone may subscribe themselves; a site admin anyone.",
+        "tags": [
+          "issue"
+        ],
+        "summary": "Subscribe a user to an issue.",
+        "operationId": "issueAddSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Number of the issue or pull request.",
+            "name": "index",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Login name of the user to (un)subscribe.",
+            "name": "user",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The user was subscribed already."
+          },
+          "201": {
+            "description": "The user is now subscribed."
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "description": "Anyone may unsubscribe themselves; a site admin anyone.",
+        "tags": [
+          "issue"
+        ],
+        "summary": "Unsubscribe a user from an issue.",
+        "operationId": "issueDeleteSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Number of the issue or pull request.",
+            "name": "index",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Login name of the user to (un)subscribe.",
+            "name": "user",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The user was not subscribed."
+          },
+          "201": {
+            "description": "The user is now unsubscribed."
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/issues/{index}/timeline": {
       "get": {
         "tags": [
@@ -15734,6 +16344,224 @@ func init() {
           },
           "423": {
             "$ref": "#/responses/repoArchivedError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/notifications": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "List the signed-in user's notification threads of a repository.",
+        "operationId": "notifyGetRepoList",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "boolean",
+            "description": "Every status, read threads included (unless status-types says otherwise).",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(unread|read|pinned)$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads of these statuses (default unread and pinned).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "maxItems": 4,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(issue|pull|commit|repository)?$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads about these kinds of subject (any letter case, as clients send Issue or issue).",
+            "name": "subject-type",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated before this time.",
+            "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of threads, most recently updated first.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of the signed-in user's notification threads of a repository.",
+        "operationId": "notifyReadRepoList",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or before this time (default now).",
+            "name": "last_read_at",
+            "in": "query"
+          },
+          {
+            "maxLength": 16,
+            "type": "string",
+            "description": "Accepted for compatibility; every thread matching status-types is changed.",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(unread|read|pinned)$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Change only threads of these statuses (default unread).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "pattern": "^(?i)(unread|read|pinned)$",
+            "type": "string",
+            "description": "The status to give them (default read).",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The threads that were changed.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
           },
           "429": {
             "$ref": "#/responses/tooManyRequests"
@@ -19329,6 +20157,245 @@ func init() {
           },
           "400": {
             "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/subscribers": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List the users watching a repository.",
+        "operationId": "repoListSubscribers",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/User"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/subscription": {
+      "get": {
+        "description": "Answers 404 when the caller does not watch it.",
+        "tags": [
+          "repository"
+        ],
+        "summary": "Tell whether the caller watches a repository.",
+        "operationId": "userCurrentCheckSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The caller's watch of the repository.",
+            "schema": {
+              "$ref": "#/definitions/WatchInfo"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Watch a repository.",
+        "operationId": "userCurrentPutSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The caller's watch of the repository.",
+            "schema": {
+              "$ref": "#/definitions/WatchInfo"
+            }
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Stop watching a repository.",
+        "operationId": "userCurrentDeleteSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "$ref": "#/responses/empty"
           },
           "401": {
             "$ref": "#/responses/unauthorized"
@@ -25134,6 +26201,72 @@ func init() {
         }
       }
     },
+    "/user/subscriptions": {
+      "get": {
+        "tags": [
+          "user"
+        ],
+        "summary": "List the repositories the signed-in user watches.",
+        "operationId": "userCurrentListSubscriptions",
+        "parameters": [
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Repository"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
+          }
+        }
+      }
+    },
     "/user/teams": {
       "get": {
         "tags": [
@@ -26043,6 +27176,82 @@ func init() {
           },
           "500": {
             "$ref": "#/responses/internalError"
+          }
+        }
+      }
+    },
+    "/users/{username}/subscriptions": {
+      "get": {
+        "tags": [
+          "user"
+        ],
+        "summary": "List the repositories a user watches that the caller may see.",
+        "operationId": "userListSubscriptions",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Login name of the user.",
+            "name": "username",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Repository"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          },
+          "503": {
+            "$ref": "#/responses/serviceUnavailable"
           }
         }
       }
@@ -31910,6 +33119,117 @@ func init() {
       "x-nullable": true,
       "x-omitempty": false
     },
+    "NotificationCount": {
+      "description": "How many unread notification threads there are.",
+      "type": "object",
+      "properties": {
+        "new": {
+          "description": "The number of unread threads.",
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "New",
+          "x-omitempty": false
+        }
+      }
+    },
+    "NotificationSubject": {
+      "description": "What a notification thread is about.",
+      "type": "object",
+      "properties": {
+        "html_url": {
+          "description": "The subject's web address.",
+          "type": "string",
+          "x-go-name": "HTMLURL",
+          "x-omitempty": false
+        },
+        "latest_comment_html_url": {
+          "description": "The web address of that comment, or empty.",
+          "type": "string",
+          "x-go-name": "LatestCommentHTMLURL",
+          "x-omitempty": false
+        },
+        "latest_comment_url": {
+          "description": "The API address of the comment the thread points at, or empty.",
+          "type": "string",
+          "x-go-name": "LatestCommentURL",
+          "x-omitempty": false
+        },
+        "state": {
+          "description": "The issue's or pull request's state; empty for other subjects.",
+          "type": "string",
+          "enum": [
+            "open",
+            "closed",
+            "merged",
+            ""
+          ],
+          "x-go-name": "State",
+          "x-omitempty": false
+        },
+        "title": {
+          "type": "string",
+          "x-go-name": "Title",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "Issue",
+            "Pull",
+            "Commit",
+            "Repository"
+          ],
+          "x-go-name": "Type",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The subject's API address.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "NotificationThread": {
+      "description": "One notification thread of a user, about one subject.",
+      "type": "object",
+      "properties": {
+        "id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "pinned": {
+          "type": "boolean",
+          "x-go-name": "Pinned",
+          "x-omitempty": false
+        },
+        "repository": {
+          "$ref": "#/definitions/Repository"
+        },
+        "subject": {
+          "$ref": "#/definitions/NotificationSubject"
+        },
+        "unread": {
+          "type": "boolean",
+          "x-go-name": "Unread",
+          "x-omitempty": false
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "UpdatedAt",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The thread's API address.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "OAuth2Application": {
       "description": "An OAuth2 application registered with the server's OAuth2 provider.",
       "type": "object",
@@ -34631,6 +35951,48 @@ func init() {
           "maxLength": 40,
           "minLength": 1,
           "x-go-name": "KeyID"
+        }
+      }
+    },
+    "WatchInfo": {
+      "description": "Whether a user watches a repository, or is subscribed to an issue.",
+      "type": "object",
+      "properties": {
+        "created_at": {
+          "description": "When the watch began.",
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "CreatedAt",
+          "x-omitempty": false
+        },
+        "ignored": {
+          "description": "Whether notifications are refused.",
+          "type": "boolean",
+          "x-go-name": "Ignored",
+          "x-omitempty": false
+        },
+        "reason": {
+          "description": "Why; always null.",
+          "x-go-name": "Reason",
+          "x-omitempty": false
+        },
+        "repository_url": {
+          "description": "The repository's API URL.",
+          "type": "string",
+          "x-go-name": "RepositoryURL",
+          "x-omitempty": false
+        },
+        "subscribed": {
+          "description": "Whether notifications are received.",
+          "type": "boolean",
+          "x-go-name": "Subscribed",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "Where the watch is managed.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
         }
       }
     }
@@ -38650,6 +40012,477 @@ func init() {
         }
       }
     },
+    "/notifications": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "List the signed-in user's notification threads.",
+        "operationId": "notifyGetList",
+        "parameters": [
+          {
+            "type": "boolean",
+            "description": "Every status, read threads included (unless status-types says otherwise).",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(unread|read|pinned)$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads of these statuses (default unread and pinned).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "maxItems": 4,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(issue|pull|commit|repository)?$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads about these kinds of subject (any letter case, as clients send Issue or issue).",
+            "name": "subject-type",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated before this time.",
+            "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of threads, most recently updated first.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of the signed-in user's notification threads.",
+        "operationId": "notifyReadList",
+        "parameters": [
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or before this time (default now).",
+            "name": "last_read_at",
+            "in": "query"
+          },
+          {
+            "maxLength": 16,
+            "type": "string",
+            "description": "Accepted for compatibility; every thread matching status-types is changed.",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(unread|read|pinned)$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Change only threads of these statuses (default unread).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "pattern": "^(?i)(unread|read|pinned)$",
+            "type": "string",
+            "description": "The status to give them (default read).",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The threads that were changed.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/notifications/new": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Count the signed-in user's unread notification threads.",
+        "operationId": "notifyNewAvailable",
+        "responses": {
+          "200": {
+            "description": "The count.",
+            "schema": {
+              "$ref": "#/definitions/NotificationCount"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/notifications/threads/{id}": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Get one notification thread.",
+        "operationId": "notifyGetThread",
+        "parameters": [
+          {
+            "pattern": "^[0-9]{1,18}$",
+            "type": "string",
+            "description": "Identifier of the thread.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The thread.",
+            "schema": {
+              "$ref": "#/definitions/NotificationThread"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "patch": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of one notification thread.",
+        "operationId": "notifyReadThread",
+        "parameters": [
+          {
+            "pattern": "^[0-9]{1,18}$",
+            "type": "string",
+            "description": "Identifier of the thread.",
+            "name": "id",
+            "in": "path",
+            "required": true
+          },
+          {
+            "pattern": "^(?i)(unread|read|pinned)$",
+            "type": "string",
+            "default": "read",
+            "description": "The status to give it.",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The thread, changed.",
+            "schema": {
+              "$ref": "#/definitions/NotificationThread"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/org/{org}/repos": {
       "post": {
         "tags": [
@@ -56168,6 +58001,430 @@ func init() {
         }
       }
     },
+    "/repos/{owner}/{repo}/issues/{index}/subscriptions": {
+      "get": {
+        "description": "Those who subscribed, and the participants (its author, commenters, assignees and mentioned users) who did not unsubscribe.",
+        "tags": [
+          "issue"
+        ],
+        "summary": "List the users subscribed to an issue.",
+        "operationId": "issueSubscriptions",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Number of the issue or pull request.",
+            "name": "index",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/User"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/issues/{index}/subscriptions/check": {
+      "get": {
+        "tags": [
+          "issue"
+        ],
+        "summary": "Tell whether the caller is subscribed to an issue.",
+        "operationId": "issueCheckSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Number of the issue or pull request.",
+            "name": "index",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The caller's subscription to the issue.",
+            "schema": {
+              "$ref": "#/definitions/WatchInfo"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/issues/{index}/subscriptions/{user}": {
+      "put": {
+        "description": "Anyone may subscribe themselves; a site admin anyone.",
+        "tags": [
+          "issue"
+        ],
+        "summary": "Subscribe a user to an issue.",
+        "operationId": "issueAddSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Number of the issue or pull request.",
+            "name": "index",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Login name of the user to (un)subscribe.",
+            "name": "user",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The user was subscribed already."
+          },
+          "201": {
+            "description": "The user is now subscribed."
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "delete": {
+        "description": "Anyone may unsubscribe themselves; a site admin anyone.",
+        "tags": [
+          "issue"
+        ],
+        "summary": "Unsubscribe a user from an issue.",
+        "operationId": "issueDeleteSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "format": "int64",
+            "description": "Number of the issue or pull request.",
+            "name": "index",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Login name of the user to (un)subscribe.",
+            "name": "user",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The user was not subscribed."
+          },
+          "201": {
+            "description": "The user is now unsubscribed."
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/repos/{owner}/{repo}/issues/{index}/timeline": {
       "get": {
         "tags": [
@@ -58314,6 +60571,290 @@ func init() {
           },
           "423": {
             "description": "The repository is archived and cannot be changed.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/notifications": {
+      "get": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "List the signed-in user's notification threads of a repository.",
+        "operationId": "notifyGetRepoList",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "boolean",
+            "description": "Every status, read threads included (unless status-types says otherwise).",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(unread|read|pinned)$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads of these statuses (default unread and pinned).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "maxItems": 4,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(issue|pull|commit|repository)?$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Only threads about these kinds of subject (any letter case, as clients send Issue or issue).",
+            "name": "subject-type",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or after this time.",
+            "name": "since",
+            "in": "query"
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated before this time.",
+            "name": "before",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of threads, most recently updated first.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "notification"
+        ],
+        "summary": "Change the status of the signed-in user's notification threads of a repository.",
+        "operationId": "notifyReadRepoList",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 64,
+            "type": "string",
+            "format": "date-time",
+            "description": "Only threads updated at or before this time (default now).",
+            "name": "last_read_at",
+            "in": "query"
+          },
+          {
+            "maxLength": 16,
+            "type": "string",
+            "description": "Accepted for compatibility; every thread matching status-types is changed.",
+            "name": "all",
+            "in": "query"
+          },
+          {
+            "maxItems": 3,
+            "type": "array",
+            "items": {
+              "pattern": "^(?i)(unread|read|pinned)$",
+              "type": "string"
+            },
+            "collectionFormat": "multi",
+            "description": "Change only threads of these statuses (default unread).",
+            "name": "status-types",
+            "in": "query"
+          },
+          {
+            "pattern": "^(?i)(unread|read|pinned)$",
+            "type": "string",
+            "description": "The status to give them (default read).",
+            "name": "to-status",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "205": {
+            "description": "The threads that were changed.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/NotificationThread"
+              }
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
             "schema": {
               "$ref": "#/definitions/APIError"
             }
@@ -63598,6 +66139,377 @@ func init() {
             "schema": {
               "$ref": "#/definitions/APIError"
             }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/subscribers": {
+      "get": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "List the users watching a repository.",
+        "operationId": "repoListSubscribers",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/User"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
+    "/repos/{owner}/{repo}/subscription": {
+      "get": {
+        "description": "Answers 404 when the caller does not watch it.",
+        "tags": [
+          "repository"
+        ],
+        "summary": "Tell whether the caller watches a repository.",
+        "operationId": "userCurrentCheckSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The caller's watch of the repository.",
+            "schema": {
+              "$ref": "#/definitions/WatchInfo"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Watch a repository.",
+        "operationId": "userCurrentPutSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The caller's watch of the repository.",
+            "schema": {
+              "$ref": "#/definitions/WatchInfo"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "repository"
+        ],
+        "summary": "Stop watching a repository.",
+        "operationId": "userCurrentDeleteSubscription",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Owner of the repository.",
+            "name": "owner",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Name of the repository.",
+            "name": "repo",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "Done; there is no body."
           },
           "401": {
             "description": "No valid credentials were given, or they were wrong.",
@@ -72805,6 +75717,102 @@ func init() {
         }
       }
     },
+    "/user/subscriptions": {
+      "get": {
+        "tags": [
+          "user"
+        ],
+        "summary": "List the repositories the signed-in user watches.",
+        "operationId": "userCurrentListSubscriptions",
+        "parameters": [
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Repository"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          }
+        }
+      }
+    },
     "/user/teams": {
       "get": {
         "tags": [
@@ -74106,6 +77114,115 @@ func init() {
             "description": "The server failed; the body never carries internal detail.",
             "schema": {
               "$ref": "#/definitions/APIError"
+            }
+          }
+        }
+      }
+    },
+    "/users/{username}/subscriptions": {
+      "get": {
+        "tags": [
+          "user"
+        ],
+        "summary": "List the repositories a user watches that the caller may see.",
+        "operationId": "userListSubscriptions",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Login name of the user.",
+            "name": "username",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/Repository"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "503": {
+            "description": "The database is unreachable for the moment; retry after the given time. A write answered so did not commit, except in the rare cases the README lists.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
             }
           }
         }
@@ -80112,6 +83229,117 @@ func init() {
       "x-nullable": true,
       "x-omitempty": false
     },
+    "NotificationCount": {
+      "description": "How many unread notification threads there are.",
+      "type": "object",
+      "properties": {
+        "new": {
+          "description": "The number of unread threads.",
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "New",
+          "x-omitempty": false
+        }
+      }
+    },
+    "NotificationSubject": {
+      "description": "What a notification thread is about.",
+      "type": "object",
+      "properties": {
+        "html_url": {
+          "description": "The subject's web address.",
+          "type": "string",
+          "x-go-name": "HTMLURL",
+          "x-omitempty": false
+        },
+        "latest_comment_html_url": {
+          "description": "The web address of that comment, or empty.",
+          "type": "string",
+          "x-go-name": "LatestCommentHTMLURL",
+          "x-omitempty": false
+        },
+        "latest_comment_url": {
+          "description": "The API address of the comment the thread points at, or empty.",
+          "type": "string",
+          "x-go-name": "LatestCommentURL",
+          "x-omitempty": false
+        },
+        "state": {
+          "description": "The issue's or pull request's state; empty for other subjects.",
+          "type": "string",
+          "enum": [
+            "open",
+            "closed",
+            "merged",
+            ""
+          ],
+          "x-go-name": "State",
+          "x-omitempty": false
+        },
+        "title": {
+          "type": "string",
+          "x-go-name": "Title",
+          "x-omitempty": false
+        },
+        "type": {
+          "type": "string",
+          "enum": [
+            "Issue",
+            "Pull",
+            "Commit",
+            "Repository"
+          ],
+          "x-go-name": "Type",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The subject's API address.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
+    "NotificationThread": {
+      "description": "One notification thread of a user, about one subject.",
+      "type": "object",
+      "properties": {
+        "id": {
+          "type": "integer",
+          "format": "int64",
+          "x-go-name": "ID",
+          "x-omitempty": false
+        },
+        "pinned": {
+          "type": "boolean",
+          "x-go-name": "Pinned",
+          "x-omitempty": false
+        },
+        "repository": {
+          "$ref": "#/definitions/Repository"
+        },
+        "subject": {
+          "$ref": "#/definitions/NotificationSubject"
+        },
+        "unread": {
+          "type": "boolean",
+          "x-go-name": "Unread",
+          "x-omitempty": false
+        },
+        "updated_at": {
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "UpdatedAt",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "The thread's API address.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
+        }
+      }
+    },
     "OAuth2Application": {
       "description": "An OAuth2 application registered with the server's OAuth2 provider.",
       "type": "object",
@@ -82833,6 +86061,48 @@ func init() {
           "maxLength": 40,
           "minLength": 1,
           "x-go-name": "KeyID"
+        }
+      }
+    },
+    "WatchInfo": {
+      "description": "Whether a user watches a repository, or is subscribed to an issue.",
+      "type": "object",
+      "properties": {
+        "created_at": {
+          "description": "When the watch began.",
+          "type": "string",
+          "format": "date-time",
+          "x-go-name": "CreatedAt",
+          "x-omitempty": false
+        },
+        "ignored": {
+          "description": "Whether notifications are refused.",
+          "type": "boolean",
+          "x-go-name": "Ignored",
+          "x-omitempty": false
+        },
+        "reason": {
+          "description": "Why; always null.",
+          "x-go-name": "Reason",
+          "x-omitempty": false
+        },
+        "repository_url": {
+          "description": "The repository's API URL.",
+          "type": "string",
+          "x-go-name": "RepositoryURL",
+          "x-omitempty": false
+        },
+        "subscribed": {
+          "description": "Whether notifications are received.",
+          "type": "boolean",
+          "x-go-name": "Subscribed",
+          "x-omitempty": false
+        },
+        "url": {
+          "description": "Where the watch is managed.",
+          "type": "string",
+          "x-go-name": "URL",
+          "x-omitempty": false
         }
       }
     }

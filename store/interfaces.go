@@ -154,6 +154,8 @@ type RepoSearch struct {
 	RelatedUserID int64
 	RelatedOwned  bool
 	RelatedMember bool
+	// WatchedBy keeps the repositories that user watches.
+	WatchedBy int64
 	// PriorityOwnerID lists that owner's repositories first.
 	PriorityOwnerID int64
 	// OrderBy is an ORDER BY clause chosen by impl from a fixed list.

@@ -97,5 +97,9 @@ type Store interface {
 	ActionVariables() ActionVariableStore
 	Pulls() PullStore
 	People() PeopleStore
+	// Watches keeps repository watches and issue subscriptions.
+	Watches() WatchStore
+	// Notifications keeps the users' notification threads.
+	Notifications() NotificationStore
 	Close() error
 }

@@ -13,6 +13,7 @@ import (
 	"repohost/gen/client/admin"
 	"repohost/gen/client/issue"
 	"repohost/gen/client/miscellaneous"
+	"repohost/gen/client/notification"
 	"repohost/gen/client/organization"
 	"repohost/gen/client/package_operations"
 	"repohost/gen/client/repository"
@@ -65,6 +66,7 @@ func New(transport runtime.ClientTransport, formats strfmt.Registry) *RepohostAP
 	cli.Admin = admin.New(transport, formats)
 	cli.Issue = issue.New(transport, formats)
 	cli.Miscellaneous = miscellaneous.New(transport, formats)
+	cli.Notification = notification.New(transport, formats)
 	cli.Organization = organization.New(transport, formats)
 	cli.PackageOperations = package_operations.New(transport, formats)
 	cli.Repository = repository.New(transport, formats)
@@ -120,6 +122,8 @@ type RepohostAPI struct {
 
 	Miscellaneous miscellaneous.ClientService
 
+	Notification notification.ClientService
+
 	Organization organization.ClientService
 
 	PackageOperations package_operations.ClientService
@@ -139,6 +143,7 @@ func (c *RepohostAPI) SetTransport(transport runtime.ClientTransport) {
 	c.Admin.SetTransport(transport)
 	c.Issue.SetTransport(transport)
 	c.Miscellaneous.SetTransport(transport)
+	c.Notification.SetTransport(transport)
 	c.Organization.SetTransport(transport)
 	c.PackageOperations.SetTransport(transport)
 	c.Repository.SetTransport(transport)

@@ -362,6 +362,9 @@ func ScopeCategory(path string) string {
 		if len(seg) >= 2 && seg[1] == "issues" { // /repos/issues/search
 			return "issue"
 		}
+		if len(seg) >= 4 && seg[3] == "notifications" {
+			return "notification"
+		}
 		if len(seg) >= 4 && (seg[3] == "issues" || seg[3] == "labels" || seg[3] == "milestones" || seg[3] == "projects") {
 			return "issue"
 		}

@@ -236,3 +236,22 @@ func (s Service) giveCreatorTeams(ctx context.Context, doer, owner *store.User, 
 	}
 	return nil
 }
+
+// watchNew makes the creator of the new repository r watch it, and for an
+// organization's repository the members of the teams that include all its
+// repositories; r's watcher count is then theirs.
+func (s Service) watchNew(ctx context.Context, doer, owner *store.User, r *store.Repository) error {
+	var orgID, doerID int64
+	if owner.IsOrganization() {
+		orgID = owner.ID
+	}
+	if doer != nil {
+		doerID = doer.ID
+	}
+	n, err := s.Store.Watches().WatchNew(ctx, r.ID, orgID, doerID)
+	if err != nil {
+		return err
+	}
+	r.NumWatches = n
+	return nil
+}

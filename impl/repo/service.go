@@ -207,6 +207,12 @@ func (s Service) insert(ctx context.Context, doer, owner *store.User, r *store.R
 	if err := s.giveCreatorTeams(ctx, doer, owner, r); err != nil {
 		return err
 	}
+	// The creator watches it, and for an organization's repository the
+	// members of its teams that include all repositories, as the
+	// reference's auto-watch of new repositories (forks included).
+	if err := s.watchNew(ctx, doer, owner, r); err != nil {
+		return err
+	}
 	// The first refs (the fork's, or the first commit of auto-init
 	// or template content as the default branch) are recorded
 	// before a template's protection rules are copied in.

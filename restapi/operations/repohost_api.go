@@ -22,6 +22,7 @@ import (
 	"repohost/restapi/operations/admin"
 	"repohost/restapi/operations/issue"
 	"repohost/restapi/operations/miscellaneous"
+	"repohost/restapi/operations/notification"
 	"repohost/restapi/operations/organization"
 	"repohost/restapi/operations/package_operations"
 	"repohost/restapi/operations/repository"
@@ -691,11 +692,25 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.IssueAddLabel has not yet been implemented")
 		}),
 
+		IssueIssueAddSubscriptionHandler: issue.IssueAddSubscriptionHandlerFunc(func(params issue.IssueAddSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueAddSubscription has not yet been implemented")
+		}),
+
 		IssueIssueAddTimeHandler: issue.IssueAddTimeHandlerFunc(func(params issue.IssueAddTimeParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.IssueAddTime has not yet been implemented")
+		}),
+
+		IssueIssueCheckSubscriptionHandler: issue.IssueCheckSubscriptionHandlerFunc(func(params issue.IssueCheckSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueCheckSubscription has not yet been implemented")
 		}),
 
 		IssueIssueClearLabelsHandler: issue.IssueClearLabelsHandlerFunc(func(params issue.IssueClearLabelsParams, principal any) middleware.Responder {
@@ -787,6 +802,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.IssueDeleteMilestone has not yet been implemented")
+		}),
+
+		IssueIssueDeleteSubscriptionHandler: issue.IssueDeleteSubscriptionHandlerFunc(func(params issue.IssueDeleteSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueDeleteSubscription has not yet been implemented")
 		}),
 
 		IssueIssueDeleteTimeHandler: issue.IssueDeleteTimeHandlerFunc(func(params issue.IssueDeleteTimeParams, principal any) middleware.Responder {
@@ -999,6 +1021,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation issue.IssueSearchIssues has not yet been implemented")
 		}),
 
+		IssueIssueSubscriptionsHandler: issue.IssueSubscriptionsHandlerFunc(func(params issue.IssueSubscriptionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation issue.IssueSubscriptions has not yet been implemented")
+		}),
+
 		IssueIssueTrackedTimesHandler: issue.IssueTrackedTimesHandlerFunc(func(params issue.IssueTrackedTimesParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1102,6 +1131,55 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation issue.MoveIssuePin has not yet been implemented")
+		}),
+
+		NotificationNotifyGetListHandler: notification.NotifyGetListHandlerFunc(func(params notification.NotifyGetListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyGetList has not yet been implemented")
+		}),
+
+		NotificationNotifyGetRepoListHandler: notification.NotifyGetRepoListHandlerFunc(func(params notification.NotifyGetRepoListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyGetRepoList has not yet been implemented")
+		}),
+
+		NotificationNotifyGetThreadHandler: notification.NotifyGetThreadHandlerFunc(func(params notification.NotifyGetThreadParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyGetThread has not yet been implemented")
+		}),
+
+		NotificationNotifyNewAvailableHandler: notification.NotifyNewAvailableHandlerFunc(func(params notification.NotifyNewAvailableParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyNewAvailable has not yet been implemented")
+		}),
+
+		NotificationNotifyReadListHandler: notification.NotifyReadListHandlerFunc(func(params notification.NotifyReadListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyReadList has not yet been implemented")
+		}),
+
+		NotificationNotifyReadRepoListHandler: notification.NotifyReadRepoListHandlerFunc(func(params notification.NotifyReadRepoListParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyReadRepoList has not yet been implemented")
+		}),
+
+		NotificationNotifyReadThreadHandler: notification.NotifyReadThreadHandlerFunc(func(params notification.NotifyReadThreadParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation notification.NotifyReadThread has not yet been implemented")
 		}),
 
 		OrganizationOrgAddTeamMemberHandler: organization.OrgAddTeamMemberHandlerFunc(func(params organization.OrgAddTeamMemberParams, principal any) middleware.Responder {
@@ -2091,6 +2169,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListStatusesByRef has not yet been implemented")
 		}),
 
+		RepositoryRepoListSubscribersHandler: repository.RepoListSubscribersHandlerFunc(func(params repository.RepoListSubscribersParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListSubscribers has not yet been implemented")
+		}),
+
 		RepositoryRepoListTagProtectionHandler: repository.RepoListTagProtectionHandlerFunc(func(params repository.RepoListTagProtectionParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2441,6 +2526,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserCurrentCheckStarring has not yet been implemented")
 		}),
 
+		RepositoryUserCurrentCheckSubscriptionHandler: repository.UserCurrentCheckSubscriptionHandlerFunc(func(params repository.UserCurrentCheckSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.UserCurrentCheckSubscription has not yet been implemented")
+		}),
+
 		UserUserCurrentDeleteFollowHandler: user.UserCurrentDeleteFollowHandlerFunc(func(params user.UserCurrentDeleteFollowParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2467,6 +2559,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserCurrentDeleteStar has not yet been implemented")
+		}),
+
+		RepositoryUserCurrentDeleteSubscriptionHandler: repository.UserCurrentDeleteSubscriptionHandlerFunc(func(params repository.UserCurrentDeleteSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.UserCurrentDeleteSubscription has not yet been implemented")
 		}),
 
 		UserUserCurrentGetGPGKeyHandler: user.UserCurrentGetGPGKeyHandlerFunc(func(params user.UserCurrentGetGPGKeyParams, principal any) middleware.Responder {
@@ -2525,6 +2624,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation user.UserCurrentListStarred has not yet been implemented")
 		}),
 
+		UserUserCurrentListSubscriptionsHandler: user.UserCurrentListSubscriptionsHandlerFunc(func(params user.UserCurrentListSubscriptionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserCurrentListSubscriptions has not yet been implemented")
+		}),
+
 		UserUserCurrentPostGPGKeyHandler: user.UserCurrentPostGPGKeyHandlerFunc(func(params user.UserCurrentPostGPGKeyParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2551,6 +2657,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserCurrentPutStar has not yet been implemented")
+		}),
+
+		RepositoryUserCurrentPutSubscriptionHandler: repository.UserCurrentPutSubscriptionHandlerFunc(func(params repository.UserCurrentPutSubscriptionParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.UserCurrentPutSubscription has not yet been implemented")
 		}),
 
 		UserUserCurrentTrackedTimesHandler: user.UserCurrentTrackedTimesHandlerFunc(func(params user.UserCurrentTrackedTimesParams, principal any) middleware.Responder {
@@ -2712,6 +2825,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation user.UserListStarred has not yet been implemented")
+		}),
+
+		UserUserListSubscriptionsHandler: user.UserListSubscriptionsHandlerFunc(func(params user.UserListSubscriptionsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation user.UserListSubscriptions has not yet been implemented")
 		}),
 
 		UserUserListTeamsHandler: user.UserListTeamsHandlerFunc(func(params user.UserListTeamsParams, principal any) middleware.Responder {
@@ -3068,8 +3188,12 @@ type RepohostAPI struct {
 	RepositoryGetWorkflowRunsHandler repository.GetWorkflowRunsHandler
 	// IssueIssueAddLabelHandler sets the operation handler for the issue add label operation
 	IssueIssueAddLabelHandler issue.IssueAddLabelHandler
+	// IssueIssueAddSubscriptionHandler sets the operation handler for the issue add subscription operation
+	IssueIssueAddSubscriptionHandler issue.IssueAddSubscriptionHandler
 	// IssueIssueAddTimeHandler sets the operation handler for the issue add time operation
 	IssueIssueAddTimeHandler issue.IssueAddTimeHandler
+	// IssueIssueCheckSubscriptionHandler sets the operation handler for the issue check subscription operation
+	IssueIssueCheckSubscriptionHandler issue.IssueCheckSubscriptionHandler
 	// IssueIssueClearLabelsHandler sets the operation handler for the issue clear labels operation
 	IssueIssueClearLabelsHandler issue.IssueClearLabelsHandler
 	// IssueIssueCreateCommentHandler sets the operation handler for the issue create comment operation
@@ -3096,6 +3220,8 @@ type RepohostAPI struct {
 	IssueIssueDeleteLabelHandler issue.IssueDeleteLabelHandler
 	// IssueIssueDeleteMilestoneHandler sets the operation handler for the issue delete milestone operation
 	IssueIssueDeleteMilestoneHandler issue.IssueDeleteMilestoneHandler
+	// IssueIssueDeleteSubscriptionHandler sets the operation handler for the issue delete subscription operation
+	IssueIssueDeleteSubscriptionHandler issue.IssueDeleteSubscriptionHandler
 	// IssueIssueDeleteTimeHandler sets the operation handler for the issue delete time operation
 	IssueIssueDeleteTimeHandler issue.IssueDeleteTimeHandler
 	// IssueIssueEditCommentHandler sets the operation handler for the issue edit comment operation
@@ -3156,6 +3282,8 @@ type RepohostAPI struct {
 	IssueIssueResetTimeHandler issue.IssueResetTimeHandler
 	// IssueIssueSearchIssuesHandler sets the operation handler for the issue search issues operation
 	IssueIssueSearchIssuesHandler issue.IssueSearchIssuesHandler
+	// IssueIssueSubscriptionsHandler sets the operation handler for the issue subscriptions operation
+	IssueIssueSubscriptionsHandler issue.IssueSubscriptionsHandler
 	// IssueIssueTrackedTimesHandler sets the operation handler for the issue tracked times operation
 	IssueIssueTrackedTimesHandler issue.IssueTrackedTimesHandler
 	// IssueIssueUnlockIssueHandler sets the operation handler for the issue unlock issue operation
@@ -3186,6 +3314,20 @@ type RepohostAPI struct {
 	RepositoryListWorkflowRunJobsHandler repository.ListWorkflowRunJobsHandler
 	// IssueMoveIssuePinHandler sets the operation handler for the move issue pin operation
 	IssueMoveIssuePinHandler issue.MoveIssuePinHandler
+	// NotificationNotifyGetListHandler sets the operation handler for the notify get list operation
+	NotificationNotifyGetListHandler notification.NotifyGetListHandler
+	// NotificationNotifyGetRepoListHandler sets the operation handler for the notify get repo list operation
+	NotificationNotifyGetRepoListHandler notification.NotifyGetRepoListHandler
+	// NotificationNotifyGetThreadHandler sets the operation handler for the notify get thread operation
+	NotificationNotifyGetThreadHandler notification.NotifyGetThreadHandler
+	// NotificationNotifyNewAvailableHandler sets the operation handler for the notify new available operation
+	NotificationNotifyNewAvailableHandler notification.NotifyNewAvailableHandler
+	// NotificationNotifyReadListHandler sets the operation handler for the notify read list operation
+	NotificationNotifyReadListHandler notification.NotifyReadListHandler
+	// NotificationNotifyReadRepoListHandler sets the operation handler for the notify read repo list operation
+	NotificationNotifyReadRepoListHandler notification.NotifyReadRepoListHandler
+	// NotificationNotifyReadThreadHandler sets the operation handler for the notify read thread operation
+	NotificationNotifyReadThreadHandler notification.NotifyReadThreadHandler
 	// OrganizationOrgAddTeamMemberHandler sets the operation handler for the org add team member operation
 	OrganizationOrgAddTeamMemberHandler organization.OrgAddTeamMemberHandler
 	// OrganizationOrgAddTeamRepositoryHandler sets the operation handler for the org add team repository operation
@@ -3468,6 +3610,8 @@ type RepohostAPI struct {
 	RepositoryRepoListStatusesHandler repository.RepoListStatusesHandler
 	// RepositoryRepoListStatusesByRefHandler sets the operation handler for the repo list statuses by ref operation
 	RepositoryRepoListStatusesByRefHandler repository.RepoListStatusesByRefHandler
+	// RepositoryRepoListSubscribersHandler sets the operation handler for the repo list subscribers operation
+	RepositoryRepoListSubscribersHandler repository.RepoListSubscribersHandler
 	// RepositoryRepoListTagProtectionHandler sets the operation handler for the repo list tag protection operation
 	RepositoryRepoListTagProtectionHandler repository.RepoListTagProtectionHandler
 	// RepositoryRepoListTagsHandler sets the operation handler for the repo list tags operation
@@ -3568,6 +3712,8 @@ type RepohostAPI struct {
 	UserUserCurrentCheckFollowingHandler user.UserCurrentCheckFollowingHandler
 	// UserUserCurrentCheckStarringHandler sets the operation handler for the user current check starring operation
 	UserUserCurrentCheckStarringHandler user.UserCurrentCheckStarringHandler
+	// RepositoryUserCurrentCheckSubscriptionHandler sets the operation handler for the user current check subscription operation
+	RepositoryUserCurrentCheckSubscriptionHandler repository.UserCurrentCheckSubscriptionHandler
 	// UserUserCurrentDeleteFollowHandler sets the operation handler for the user current delete follow operation
 	UserUserCurrentDeleteFollowHandler user.UserCurrentDeleteFollowHandler
 	// UserUserCurrentDeleteGPGKeyHandler sets the operation handler for the user current delete g p g key operation
@@ -3576,6 +3722,8 @@ type RepohostAPI struct {
 	UserUserCurrentDeleteKeyHandler user.UserCurrentDeleteKeyHandler
 	// UserUserCurrentDeleteStarHandler sets the operation handler for the user current delete star operation
 	UserUserCurrentDeleteStarHandler user.UserCurrentDeleteStarHandler
+	// RepositoryUserCurrentDeleteSubscriptionHandler sets the operation handler for the user current delete subscription operation
+	RepositoryUserCurrentDeleteSubscriptionHandler repository.UserCurrentDeleteSubscriptionHandler
 	// UserUserCurrentGetGPGKeyHandler sets the operation handler for the user current get g p g key operation
 	UserUserCurrentGetGPGKeyHandler user.UserCurrentGetGPGKeyHandler
 	// UserUserCurrentGetKeyHandler sets the operation handler for the user current get key operation
@@ -3592,6 +3740,8 @@ type RepohostAPI struct {
 	UserUserCurrentListReposHandler user.UserCurrentListReposHandler
 	// UserUserCurrentListStarredHandler sets the operation handler for the user current list starred operation
 	UserUserCurrentListStarredHandler user.UserCurrentListStarredHandler
+	// UserUserCurrentListSubscriptionsHandler sets the operation handler for the user current list subscriptions operation
+	UserUserCurrentListSubscriptionsHandler user.UserCurrentListSubscriptionsHandler
 	// UserUserCurrentPostGPGKeyHandler sets the operation handler for the user current post g p g key operation
 	UserUserCurrentPostGPGKeyHandler user.UserCurrentPostGPGKeyHandler
 	// UserUserCurrentPostKeyHandler sets the operation handler for the user current post key operation
@@ -3600,6 +3750,8 @@ type RepohostAPI struct {
 	UserUserCurrentPutFollowHandler user.UserCurrentPutFollowHandler
 	// UserUserCurrentPutStarHandler sets the operation handler for the user current put star operation
 	UserUserCurrentPutStarHandler user.UserCurrentPutStarHandler
+	// RepositoryUserCurrentPutSubscriptionHandler sets the operation handler for the user current put subscription operation
+	RepositoryUserCurrentPutSubscriptionHandler repository.UserCurrentPutSubscriptionHandler
 	// UserUserCurrentTrackedTimesHandler sets the operation handler for the user current tracked times operation
 	UserUserCurrentTrackedTimesHandler user.UserCurrentTrackedTimesHandler
 	// UserUserDeleteAccessTokenHandler sets the operation handler for the user delete access token operation
@@ -3646,6 +3798,8 @@ type RepohostAPI struct {
 	UserUserListReposHandler user.UserListReposHandler
 	// UserUserListStarredHandler sets the operation handler for the user list starred operation
 	UserUserListStarredHandler user.UserListStarredHandler
+	// UserUserListSubscriptionsHandler sets the operation handler for the user list subscriptions operation
+	UserUserListSubscriptionsHandler user.UserListSubscriptionsHandler
 	// UserUserListTeamsHandler sets the operation handler for the user list teams operation
 	UserUserListTeamsHandler user.UserListTeamsHandler
 	// UserUserRedeliverHookDeliveryHandler sets the operation handler for the user redeliver hook delivery operation
@@ -4038,8 +4192,14 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueIssueAddLabelHandler == nil {
 		unregistered = append(unregistered, "issue.IssueAddLabelHandler")
 	}
+	if o.IssueIssueAddSubscriptionHandler == nil {
+		unregistered = append(unregistered, "issue.IssueAddSubscriptionHandler")
+	}
 	if o.IssueIssueAddTimeHandler == nil {
 		unregistered = append(unregistered, "issue.IssueAddTimeHandler")
+	}
+	if o.IssueIssueCheckSubscriptionHandler == nil {
+		unregistered = append(unregistered, "issue.IssueCheckSubscriptionHandler")
 	}
 	if o.IssueIssueClearLabelsHandler == nil {
 		unregistered = append(unregistered, "issue.IssueClearLabelsHandler")
@@ -4079,6 +4239,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.IssueIssueDeleteMilestoneHandler == nil {
 		unregistered = append(unregistered, "issue.IssueDeleteMilestoneHandler")
+	}
+	if o.IssueIssueDeleteSubscriptionHandler == nil {
+		unregistered = append(unregistered, "issue.IssueDeleteSubscriptionHandler")
 	}
 	if o.IssueIssueDeleteTimeHandler == nil {
 		unregistered = append(unregistered, "issue.IssueDeleteTimeHandler")
@@ -4170,6 +4333,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.IssueIssueSearchIssuesHandler == nil {
 		unregistered = append(unregistered, "issue.IssueSearchIssuesHandler")
 	}
+	if o.IssueIssueSubscriptionsHandler == nil {
+		unregistered = append(unregistered, "issue.IssueSubscriptionsHandler")
+	}
 	if o.IssueIssueTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "issue.IssueTrackedTimesHandler")
 	}
@@ -4214,6 +4380,27 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.IssueMoveIssuePinHandler == nil {
 		unregistered = append(unregistered, "issue.MoveIssuePinHandler")
+	}
+	if o.NotificationNotifyGetListHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyGetListHandler")
+	}
+	if o.NotificationNotifyGetRepoListHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyGetRepoListHandler")
+	}
+	if o.NotificationNotifyGetThreadHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyGetThreadHandler")
+	}
+	if o.NotificationNotifyNewAvailableHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyNewAvailableHandler")
+	}
+	if o.NotificationNotifyReadListHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyReadListHandler")
+	}
+	if o.NotificationNotifyReadRepoListHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyReadRepoListHandler")
+	}
+	if o.NotificationNotifyReadThreadHandler == nil {
+		unregistered = append(unregistered, "notification.NotifyReadThreadHandler")
 	}
 	if o.OrganizationOrgAddTeamMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgAddTeamMemberHandler")
@@ -4638,6 +4825,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListStatusesByRefHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListStatusesByRefHandler")
 	}
+	if o.RepositoryRepoListSubscribersHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListSubscribersHandler")
+	}
 	if o.RepositoryRepoListTagProtectionHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListTagProtectionHandler")
 	}
@@ -4788,6 +4978,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserCurrentCheckStarringHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentCheckStarringHandler")
 	}
+	if o.RepositoryUserCurrentCheckSubscriptionHandler == nil {
+		unregistered = append(unregistered, "repository.UserCurrentCheckSubscriptionHandler")
+	}
 	if o.UserUserCurrentDeleteFollowHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentDeleteFollowHandler")
 	}
@@ -4799,6 +4992,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserCurrentDeleteStarHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentDeleteStarHandler")
+	}
+	if o.RepositoryUserCurrentDeleteSubscriptionHandler == nil {
+		unregistered = append(unregistered, "repository.UserCurrentDeleteSubscriptionHandler")
 	}
 	if o.UserUserCurrentGetGPGKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentGetGPGKeyHandler")
@@ -4824,6 +5020,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.UserUserCurrentListStarredHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentListStarredHandler")
 	}
+	if o.UserUserCurrentListSubscriptionsHandler == nil {
+		unregistered = append(unregistered, "user.UserCurrentListSubscriptionsHandler")
+	}
 	if o.UserUserCurrentPostGPGKeyHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentPostGPGKeyHandler")
 	}
@@ -4835,6 +5034,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserCurrentPutStarHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentPutStarHandler")
+	}
+	if o.RepositoryUserCurrentPutSubscriptionHandler == nil {
+		unregistered = append(unregistered, "repository.UserCurrentPutSubscriptionHandler")
 	}
 	if o.UserUserCurrentTrackedTimesHandler == nil {
 		unregistered = append(unregistered, "user.UserCurrentTrackedTimesHandler")
@@ -4904,6 +5106,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.UserUserListStarredHandler == nil {
 		unregistered = append(unregistered, "user.UserListStarredHandler")
+	}
+	if o.UserUserListSubscriptionsHandler == nil {
+		unregistered = append(unregistered, "user.UserListSubscriptionsHandler")
 	}
 	if o.UserUserListTeamsHandler == nil {
 		unregistered = append(unregistered, "user.UserListTeamsHandler")
@@ -5417,10 +5622,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/labels"] = issue.NewIssueAddLabel(o.context, o.IssueIssueAddLabelHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/issues/{index}/subscriptions/{user}"] = issue.NewIssueAddSubscription(o.context, o.IssueIssueAddSubscriptionHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/{owner}/{repo}/issues/{index}/times"] = issue.NewIssueAddTime(o.context, o.IssueIssueAddTimeHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/subscriptions/check"] = issue.NewIssueCheckSubscription(o.context, o.IssueIssueCheckSubscriptionHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -5473,6 +5686,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/milestones/{id}"] = issue.NewIssueDeleteMilestone(o.context, o.IssueIssueDeleteMilestoneHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/issues/{index}/subscriptions/{user}"] = issue.NewIssueDeleteSubscription(o.context, o.IssueIssueDeleteSubscriptionHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -5596,6 +5813,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/subscriptions"] = issue.NewIssueSubscriptions(o.context, o.IssueIssueSubscriptionsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/issues/{index}/times"] = issue.NewIssueTrackedTimes(o.context, o.IssueIssueTrackedTimesHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -5653,6 +5874,34 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/repos/{owner}/{repo}/issues/{index}/pin/{position}"] = issue.NewMoveIssuePin(o.context, o.IssueMoveIssuePinHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/notifications"] = notification.NewNotifyGetList(o.context, o.NotificationNotifyGetListHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/notifications"] = notification.NewNotifyGetRepoList(o.context, o.NotificationNotifyGetRepoListHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/notifications/threads/{id}"] = notification.NewNotifyGetThread(o.context, o.NotificationNotifyGetThreadHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/notifications/new"] = notification.NewNotifyNewAvailable(o.context, o.NotificationNotifyNewAvailableHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/notifications"] = notification.NewNotifyReadList(o.context, o.NotificationNotifyReadListHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/notifications"] = notification.NewNotifyReadRepoList(o.context, o.NotificationNotifyReadRepoListHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/notifications/threads/{id}"] = notification.NewNotifyReadThread(o.context, o.NotificationNotifyReadThreadHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
@@ -6220,6 +6469,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/subscribers"] = repository.NewRepoListSubscribers(o.context, o.RepositoryRepoListSubscribersHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/tag_protections"] = repository.NewRepoListTagProtection(o.context, o.RepositoryRepoListTagProtectionHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -6417,6 +6670,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/starred/{owner}/{repo}"] = user.NewUserCurrentCheckStarring(o.context, o.UserUserCurrentCheckStarringHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/subscription"] = repository.NewUserCurrentCheckSubscription(o.context, o.RepositoryUserCurrentCheckSubscriptionHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -6433,6 +6690,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/user/starred/{owner}/{repo}"] = user.NewUserCurrentDeleteStar(o.context, o.UserUserCurrentDeleteStarHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/subscription"] = repository.NewUserCurrentDeleteSubscription(o.context, o.RepositoryUserCurrentDeleteSubscriptionHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -6465,6 +6726,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/user/starred"] = user.NewUserCurrentListStarred(o.context, o.UserUserCurrentListStarredHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/user/subscriptions"] = user.NewUserCurrentListSubscriptions(o.context, o.UserUserCurrentListSubscriptionsHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
@@ -6481,6 +6746,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/user/starred/{owner}/{repo}"] = user.NewUserCurrentPutStar(o.context, o.UserUserCurrentPutStarHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/repos/{owner}/{repo}/subscription"] = repository.NewUserCurrentPutSubscription(o.context, o.RepositoryUserCurrentPutSubscriptionHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -6573,6 +6842,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/users/{username}/starred"] = user.NewUserListStarred(o.context, o.UserUserListStarredHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/users/{username}/subscriptions"] = user.NewUserListSubscriptions(o.context, o.UserUserListSubscriptionsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

@@ -44,6 +44,7 @@ var migrations = []migration{
 	{26, "tag protection rules", migrateV26},
 	{27, "commit statuses and merges scheduled for when checks succeed", migrateV27},
 	{28, "stars, follows, user blocks, their counters; user settings", migrateV28},
+	{29, "repository watches, issue subscriptions and notification threads", migrateV29},
 	{30, "issue timeline events, issue dependencies, pinned issues", migrateV30},
 	{31, "actions secrets and variables of repositories, organizations and users", migrateV31},
 	{32, "OAuth2 provider: applications, grants, codes, tokens; web sessions", migrateV32},

@@ -335,6 +335,33 @@ func TestListQueryPlans(t *testing.T) {
 		people("followers of a user", "follows", store.UserSearch{FollowersOf: f.alice.ID}),
 		people("users a user follows", "follows", store.UserSearch{FollowedBy: f.bob.ID}),
 		people("users a user blocks", "user_blocks", store.UserSearch{BlockedBy: f.alice.ID}),
+		{name: "watchers of a repository", searched: []string{"watches"}, keyed: []string{"users"}, list: func(ctx context.Context) error {
+			_, _, err := db.Watches().ListWatchers(ctx, f.repo.ID, pg)
+			return err
+		}},
+		{name: "repositories a user watches", searched: []string{"watches", "repositories"}, list: func(ctx context.Context) error {
+			_, _, err := db.Repos().Search(ctx, store.RepoSearch{Viewer: member, WatchedBy: f.alice.ID, OrderBy: "repositories.id ASC"}, pg)
+			return err
+		}},
+		{name: "notification threads of a user", searched: []string{"notifications"}, list: func(ctx context.Context) error {
+			_, _, err := db.Notifications().List(ctx, store.NotificationFilter{UserID: f.bob.ID, Viewer: member,
+				Statuses: []int{store.NotificationUnread, store.NotificationPinned}}, pg)
+			return err
+		}},
+		{name: "notification threads of a user, deep page", searched: []string{"notifications"}, list: func(ctx context.Context) error {
+			_, _, err := db.Notifications().List(ctx, store.NotificationFilter{UserID: f.bob.ID, Viewer: member}, deep)
+			return err
+		}},
+		{name: "notification threads of a user in a repository", searched: []string{"notifications"}, list: func(ctx context.Context) error {
+			_, _, err := db.Notifications().List(ctx, store.NotificationFilter{UserID: f.bob.ID, Viewer: member, RepoID: f.repo.ID,
+				Sources: []string{store.NotificationSourceIssue}}, pg)
+			return err
+		}},
+		{name: "subscribers of an issue", searched: []string{"comments", "issue_assignees", "issue_mentions", "issue_watches"},
+			bounded: "an issue's participants and subscribers", list: func(ctx context.Context) error {
+				_, _, err := db.Watches().ListIssueSubscribers(ctx, f.issue, pg)
+				return err
+			}},
 		{name: "organizations of a user", searched: []string{"org_members"}, bounded: "a user's memberships",
 			list: func(ctx context.Context) error {
 				_, _, err := db.Orgs().ListUserOrgs(ctx, f.alice.ID, nil, false, pg)
@@ -893,5 +920,32 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 		}
 		must(db.Actions().CreateRun(ctx, run, jobs))
 	}
+	// Watches: f.repo's few, and many users' of the other repositories;
+	// an issue's explicit (un)subscriptions.
+	var watches []*store.RepoWatch
+	for _, r := range repos {
+		watches = append(watches, &store.RepoWatch{UserID: f.alice.ID, RepoID: r.ID})
+	}
+	watches = append(watches, &store.RepoWatch{UserID: f.bob.ID, RepoID: f.repo.ID})
+	for _, u := range people {
+		watches = append(watches, &store.RepoWatch{UserID: u.ID, RepoID: repos[2].ID})
+	}
+	for _, r := range theirRepos {
+		watches = append(watches, &store.RepoWatch{UserID: r.OwnerID, RepoID: r.ID})
+	}
+	must(db.InsertBatches(ctx, "watches", watches, 1000))
+	// Notification threads: bob's on f.repo's issues, many users' others.
+	var threads []*store.Notification
+	for _, is := range issues {
+		threads = append(threads, &store.Notification{UserID: f.bob.ID, RepoID: f.repo.ID, IssueID: is.ID, Source: "issue", Status: 1 + int(is.ID%3),
+			CreatedAt: time.Now(), UpdatedAt: time.Now().Add(time.Duration(is.ID) * time.Second)})
+	}
+	for i, is := range others[:2000] {
+		threads = append(threads, &store.Notification{UserID: people[i%len(people)].ID, RepoID: repos[2].ID, IssueID: is.ID, Source: "issue",
+			Status: 1, CreatedAt: time.Now(), UpdatedAt: time.Now()})
+	}
+	must(db.InsertBatches(ctx, "notifications", threads, 1000))
+	must(db.Watches().SetIssueWatch(ctx, f.bob.ID, f.issue.ID, true))
+	must(db.Watches().SetIssueWatch(ctx, f.alice.ID, f.issue.ID, false))
 	return f
 }

@@ -325,6 +325,9 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		if q.StarredBy > 0 {
 			db = db.Where(s.d.idIn("SELECT repo_id FROM stars WHERE user_id = ?"), q.StarredBy)
 		}
+		if q.WatchedBy > 0 {
+			db = db.Where(s.d.idIn("SELECT repo_id FROM watches WHERE user_id = ?"), q.WatchedBy)
+		}
 		return db
 	}
 	var total int64

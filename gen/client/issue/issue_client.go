@@ -58,7 +58,11 @@ type ClientOption func(*runtime.ClientOperation)
 type ClientService interface {
 	IssueAddLabel(params *IssueAddLabelParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueAddLabelOK, error)
 
+	IssueAddSubscription(params *IssueAddSubscriptionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueAddSubscriptionOK, *IssueAddSubscriptionCreated, error)
+
 	IssueAddTime(params *IssueAddTimeParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueAddTimeOK, error)
+
+	IssueCheckSubscription(params *IssueCheckSubscriptionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueCheckSubscriptionOK, error)
 
 	IssueClearLabels(params *IssueClearLabelsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueClearLabelsNoContent, error)
 
@@ -85,6 +89,8 @@ type ClientService interface {
 	IssueDeleteLabel(params *IssueDeleteLabelParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueDeleteLabelNoContent, error)
 
 	IssueDeleteMilestone(params *IssueDeleteMilestoneParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueDeleteMilestoneNoContent, error)
+
+	IssueDeleteSubscription(params *IssueDeleteSubscriptionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueDeleteSubscriptionOK, *IssueDeleteSubscriptionCreated, error)
 
 	IssueDeleteTime(params *IssueDeleteTimeParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueDeleteTimeNoContent, error)
 
@@ -145,6 +151,8 @@ type ClientService interface {
 	IssueResetTime(params *IssueResetTimeParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueResetTimeNoContent, error)
 
 	IssueSearchIssues(params *IssueSearchIssuesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueSearchIssuesOK, error)
+
+	IssueSubscriptions(params *IssueSubscriptionsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueSubscriptionsOK, error)
 
 	IssueTrackedTimes(params *IssueTrackedTimesParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueTrackedTimesOK, error)
 
@@ -214,6 +222,52 @@ func (a *Client) IssueAddLabel(params *IssueAddLabelParams, authInfo runtime.Cli
 }
 
 /*
+IssueAddSubscription subscribes a user to an issue
+
+Anyone may subscribe themselves; a site admin anyone.
+*/
+func (a *Client) IssueAddSubscription(params *IssueAddSubscriptionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueAddSubscriptionOK, *IssueAddSubscriptionCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueAddSubscriptionParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueAddSubscription",
+		Method:             "PUT",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/subscriptions/{user}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueAddSubscriptionReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	// several success responses have to be checked
+	switch value := result.(type) {
+	case *IssueAddSubscriptionOK:
+		return value, nil, nil
+	case *IssueAddSubscriptionCreated:
+		return nil, value, nil
+	}
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issue: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
 IssueAddTime tracks time on an issue
 */
 func (a *Client) IssueAddTime(params *IssueAddTimeParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueAddTimeOK, error) {
@@ -254,6 +308,50 @@ func (a *Client) IssueAddTime(params *IssueAddTimeParams, authInfo runtime.Clien
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for issueAddTime: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+IssueCheckSubscription tells whether the caller is subscribed to an issue
+*/
+func (a *Client) IssueCheckSubscription(params *IssueCheckSubscriptionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueCheckSubscriptionOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueCheckSubscriptionParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueCheckSubscription",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/subscriptions/check",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueCheckSubscriptionReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueCheckSubscriptionOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueCheckSubscription: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -826,6 +924,52 @@ func (a *Client) IssueDeleteMilestone(params *IssueDeleteMilestoneParams, authIn
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for issueDeleteMilestone: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+IssueDeleteSubscription unsubscribes a user from an issue
+
+Anyone may unsubscribe themselves; a site admin anyone.
+*/
+func (a *Client) IssueDeleteSubscription(params *IssueDeleteSubscriptionParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueDeleteSubscriptionOK, *IssueDeleteSubscriptionCreated, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueDeleteSubscriptionParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueDeleteSubscription",
+		Method:             "DELETE",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/subscriptions/{user}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueDeleteSubscriptionReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	// several success responses have to be checked
+	switch value := result.(type) {
+	case *IssueDeleteSubscriptionOK:
+		return value, nil, nil
+	case *IssueDeleteSubscriptionCreated:
+		return nil, value, nil
+	}
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issue: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
@@ -2146,6 +2290,52 @@ func (a *Client) IssueSearchIssues(params *IssueSearchIssuesParams, authInfo run
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for issueSearchIssues: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+IssueSubscriptions lists the users subscribed to an issue
+
+Those who subscribed, and the participants (its author, commenters, assignees and mentioned users) who did not unsubscribe.
+*/
+func (a *Client) IssueSubscriptions(params *IssueSubscriptionsParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*IssueSubscriptionsOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewIssueSubscriptionsParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "issueSubscriptions",
+		Method:             "GET",
+		PathPattern:        "/repos/{owner}/{repo}/issues/{index}/subscriptions",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &IssueSubscriptionsReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*IssueSubscriptionsOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for issueSubscriptions: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 
