@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"repohost/apitest"
+	"repohost/impl/events"
 	"repohost/models"
 )
 
@@ -244,4 +245,38 @@ func TestIssueSubscription(t *testing.T) {
 		t.Fatalf("first page %s total %s", userNames(users), resp.Header.Get("X-Total-Count"))
 	}
 	_ = cc
+}
+
+// Watching, unwatching and choosing an issue subscription are changes like
+// any other: each emits its event once, and doing it again emits nothing.
+func TestWatchAndSubscriptionEvents(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice, bob := e.CreateUser("alice", false), e.CreateUser("bob", false)
+	admin := e.CreateUser("root", true)
+	ac, bc := apitest.Basic(alice), apitest.Basic(bob)
+	e.Do("POST", "user/repos", map[string]any{"name": "proj"}, ac).Expect(t, http.StatusCreated)
+	e.Do("POST", "repos/alice/proj/issues", map[string]any{"title": "t"}, ac).Expect(t, http.StatusCreated)
+	log := e.RecordEvents()
+
+	e.Do("PUT", "repos/alice/proj/subscription", nil, bc).Expect(t, http.StatusOK)
+	expectRepoEvent(t, log, "watch", events.RepoWatched, "alice", "proj", bob)
+	e.Do("PUT", "repos/alice/proj/subscription", nil, bc).Expect(t, http.StatusOK)
+	expectNoRepoEvents(t, log, "watch again")
+	e.Do("DELETE", "repos/alice/proj/subscription", nil, bc).Expect(t, http.StatusNoContent)
+	expectRepoEvent(t, log, "unwatch", events.RepoUnwatched, "alice", "proj", bob)
+
+	e.Do("PUT", "repos/alice/proj/issues/1/subscriptions/bob", nil, bc).Expect(t, http.StatusCreated)
+	got := log.ExpectKinds(t, "subscribe", events.IssueSubscribed)
+	if p, ok := got[0].Payload.(events.Issue); !ok || p.Subscriber != bob.User.ID || p.Index != 1 || got[0].ActorID != bob.User.ID {
+		t.Fatalf("subscribe event %+v", got[0])
+	}
+	e.Do("PUT", "repos/alice/proj/issues/1/subscriptions/bob", nil, bc).Expect(t, http.StatusOK)
+	log.ExpectKinds(t, "subscribe again")
+	// A site admin changes bob's: the admin acts, bob is named.
+	e.Do("DELETE", "repos/alice/proj/issues/1/subscriptions/bob", nil, apitest.Basic(admin)).Expect(t, http.StatusCreated)
+	got = log.ExpectKinds(t, "unsubscribe", events.IssueUnsubscribed)
+	if p, ok := got[0].Payload.(events.Issue); !ok || p.Subscriber != bob.User.ID || got[0].ActorID != admin.User.ID {
+		t.Fatalf("unsubscribe event %+v", got[0])
+	}
 }

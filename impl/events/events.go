@@ -50,6 +50,10 @@ const (
 	IssuePinMoved          Kind = "issue.pin_moved"          // Issue
 	IssueDependencyAdded   Kind = "issue.dependency_added"   // Issue
 	IssueDependencyRemoved Kind = "issue.dependency_removed" // Issue
+	// A user's subscription to an issue chosen (Subscriber names the
+	// user, the actor who chose: the user, or a site admin).
+	IssueSubscribed   Kind = "issue.subscribed"   // Issue
+	IssueUnsubscribed Kind = "issue.unsubscribed" // Issue
 
 	CommentCreated Kind = "comment.created" // Comment
 	CommentEdited  Kind = "comment.edited"  // Comment
@@ -117,6 +121,10 @@ const (
 	// repository, the actor the user).
 	RepoStarred   Kind = "repository.starred"   // Repo
 	RepoUnstarred Kind = "repository.unstarred" // Repo
+	// A user began or stopped watching a repository (the actor is the
+	// user).
+	RepoWatched   Kind = "repository.watched"   // Repo
+	RepoUnwatched Kind = "repository.unwatched" // Repo
 	// The actor followed a user, stopped following one, blocked one or
 	// unblocked one (the payload names that user; Org, when set, is the
 	// organization that blocks).
@@ -236,6 +244,9 @@ type Issue struct {
 	// pull request moved to (a later move may follow before a consumer
 	// reads the pull request).
 	HeadSHA string `json:"head_sha,omitempty"`
+	// Subscriber is, for issue.subscribed and issue.unsubscribed, the
+	// user whose subscription changed.
+	Subscriber int64 `json:"subscriber,omitempty"`
 }
 
 // Review describes a review event: a review submitted or dismissed, or a

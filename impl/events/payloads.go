@@ -21,12 +21,13 @@ func init() {
 		}
 	}
 	register(func() any { return &Repo{} }, RepoCreated, RepoEdited, RepoDeleted,
-		RepoTransferStarted, RepoTransferred, RepoTransferDropped, RepoStarred, RepoUnstarred, RepoMigrateRequested)
+		RepoTransferStarted, RepoTransferred, RepoTransferDropped, RepoStarred, RepoUnstarred, RepoWatched, RepoUnwatched, RepoMigrateRequested)
 	register(func() any { return &Block{} }, UserBlocked, UserUnblocked)
 	register(func() any { return &Refs{} }, RefsChanged)
 	register(func() any { return &Issue{} }, IssueOpened, IssueEdited, IssueClosed, IssueReopened, IssueDeleted,
 		IssueLabelsChanged, IssueMilestoned, IssueAssigned, IssueReacted, IssueTimeTracked, IssueTimeDeleted,
 		IssueLocked, IssueUnlocked, IssuePinned, IssueUnpinned, IssuePinMoved, IssueDependencyAdded, IssueDependencyRemoved,
+		IssueSubscribed, IssueUnsubscribed,
 		PullOpened, PullEdited, PullClosed, PullReopened, PullLabelsChanged, PullMilestoned, PullAssigned,
 		PullMerged, PullSynchronized)
 	register(func() any { return &Comment{} }, CommentCreated, CommentEdited, CommentDeleted, CommentReacted)

@@ -86,6 +86,8 @@ func issueEvents(is *store.Issue, details events.Issue, kinds []events.Kind) []i
 			p.Assigned, p.Unassigned = details.Assigned, details.Unassigned
 		case events.IssueLabelsChanged:
 			p.Cleared = details.Cleared
+		case events.IssueSubscribed, events.IssueUnsubscribed:
+			p.Subscriber = details.Subscriber
 		}
 		if is.IsPull {
 			k = events.PullKind(k)

@@ -11,6 +11,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/impl/events"
 	"repohost/impl/paging"
 	"repohost/restapi/operations/issue"
 	"repohost/store"
@@ -61,14 +62,27 @@ func (s Service) Subscribed(ctx context.Context, u *store.User, is *store.Issue)
 	return err == nil, err
 }
 
-// SetSubscription records u's choice about is; false when u's
-// subscription already was as chosen (then nothing is recorded).
-func (s Service) SetSubscription(ctx context.Context, u *store.User, is *store.Issue, subscribe bool) (bool, error) {
-	cur, err := s.Subscribed(ctx, u, is)
-	if err != nil || cur == subscribe {
-		return false, err
-	}
-	return true, s.Store.Watches().SetIssueWatch(ctx, u.ID, is.ID, subscribe)
+// SetSubscription records u's choice about is, made by doer (u, or a site
+// admin); false when u's subscription already was as chosen (then nothing
+// is recorded).
+func (s Service) SetSubscription(ctx context.Context, doer, u *store.User, is *store.Issue, subscribe bool) (bool, error) {
+	changed := false
+	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+		cur, err := s.Subscribed(ctx, u, is)
+		if err != nil || cur == subscribe {
+			return err
+		}
+		if err := s.Store.Watches().SetIssueWatch(ctx, u.ID, is.ID, subscribe); err != nil {
+			return err
+		}
+		changed = true
+		kind := events.IssueSubscribed
+		if !subscribe {
+			kind = events.IssueUnsubscribed
+		}
+		return s.emitIssueEdit(ctx, doer, is, events.Issue{ID: is.ID, Index: is.Index, Subscriber: u.ID}, kind)
+	})
+	return changed, err
 }
 
 func (h Handlers) IssueSubscriptions(ctx context.Context, params issue.IssueSubscriptionsParams) middleware.Responder {
@@ -130,7 +144,7 @@ func (h Handlers) IssueAddSubscription(ctx context.Context, params issue.IssueAd
 	if err != nil {
 		return h.Fail(err)
 	}
-	changed, err := h.svc().SetSubscription(ctx, u, is, true)
+	changed, err := h.svc().SetSubscription(ctx, auth.FromContext(ctx).User, u, is, true)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -145,7 +159,7 @@ func (h Handlers) IssueDeleteSubscription(ctx context.Context, params issue.Issu
 	if err != nil {
 		return h.Fail(err)
 	}
-	changed, err := h.svc().SetSubscription(ctx, u, is, false)
+	changed, err := h.svc().SetSubscription(ctx, auth.FromContext(ctx).User, u, is, false)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/impl/events"
 	"repohost/impl/paging"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
@@ -44,7 +45,7 @@ func (h Handlers) UserCurrentPutSubscription(ctx context.Context, params reposit
 	if err != nil {
 		return h.Fail(err)
 	}
-	if _, err := h.Store.Watches().Watch(ctx, p.User.ID, r.ID); err != nil {
+	if err := h.svc().SetWatch(ctx, p.User, r, true); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewUserCurrentPutSubscriptionOK().WithPayload(convert.RepoWatch(app.BaseURL(params.HTTPRequest), r))
@@ -55,7 +56,7 @@ func (h Handlers) UserCurrentDeleteSubscription(ctx context.Context, params repo
 	if err != nil {
 		return h.Fail(err)
 	}
-	if _, err := h.Store.Watches().Unwatch(ctx, p.User.ID, r.ID); err != nil {
+	if err := h.svc().SetWatch(ctx, p.User, r, false); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewUserCurrentDeleteSubscriptionNoContent()
@@ -76,4 +77,20 @@ func (h Handlers) RepoListSubscribers(ctx context.Context, params repository.Rep
 	out := convert.Users(app.BaseURL(params.HTTPRequest), users, app.Viewer(p))
 	return repository.NewRepoListSubscribersOK().WithPayload(out).WithXTotalCount(total).
 		WithLink(paging.Link(params.HTTPRequest, pg, total))
+}
+
+// SetWatch makes u watch r, or stop watching it; doing it again changes
+// nothing and emits nothing.
+func (s Service) SetWatch(ctx context.Context, u *store.User, r *store.Repository, watch bool) error {
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		change, kind := s.Store.Watches().Watch, events.RepoWatched
+		if !watch {
+			change, kind = s.Store.Watches().Unwatch, events.RepoUnwatched
+		}
+		changed, err := change(ctx, u.ID, r.ID)
+		if err != nil || !changed {
+			return err
+		}
+		return s.Events.Emit(ctx, kind, r.ID, u.ID, EventOf(r))
+	})
 }
