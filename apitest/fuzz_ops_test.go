@@ -760,6 +760,24 @@ func (w *fuzzWorld) label(t *testing.T) int64 {
 	})
 }
 
+// orgLabel is a label of fuzzorg (an input may have deleted the previous
+// one).
+func (w *fuzzWorld) orgLabel(t *testing.T) int64 {
+	w.org(t)
+	ctx := context.Background()
+	if id, ok := w.ids["orgLabel"]; ok {
+		if o, err := w.e.DB.Users().FindByName(ctx, fuzzOrg); err == nil {
+			if _, err := w.e.DB.Labels().FindOfOrg(ctx, o.ID, id); err == nil {
+				return id
+			}
+		}
+	}
+	w.n++
+	id := created(w.call(t, "POST", "orgs/"+fuzzOrg+"/labels", map[string]any{"name": fmt.Sprintf("fuzz-org-label-%d", w.n), "color": "#ff0000"}, http.StatusCreated), "id")
+	w.ids["orgLabel"] = id
+	return id
+}
+
 // oauth2App is an OAuth2 application of the admin's (an input may have
 // deleted the previous one).
 func (w *fuzzWorld) oauth2App(t *testing.T) int64 {
@@ -903,6 +921,9 @@ func (w *fuzzWorld) pathBase(t *testing.T, path, name string) string {
 		case "comments":
 			return strconv.FormatInt(w.comment(t), 10)
 		case "labels":
+			if strings.HasPrefix(path, "/orgs/") {
+				return strconv.FormatInt(w.orgLabel(t), 10)
+			}
 			return strconv.FormatInt(w.label(t), 10)
 		case "milestones":
 			return strconv.FormatInt(w.milestone(t), 10)

@@ -310,6 +310,8 @@ type OrganizationAPI interface {
 	OrgCreate(ctx context.Context, params organization.OrgCreateParams) middleware.Responder
 	/* OrgCreateHook Create an organization's webhook. */
 	OrgCreateHook(ctx context.Context, params organization.OrgCreateHookParams) middleware.Responder
+	/* OrgCreateLabel Create an organization label. */
+	OrgCreateLabel(ctx context.Context, params organization.OrgCreateLabelParams) middleware.Responder
 	/* OrgCreateRunnerRegistrationToken Get the token that registers a runner for an organization (its owners only); the same one until it is replaced. */
 	OrgCreateRunnerRegistrationToken(ctx context.Context, params organization.OrgCreateRunnerRegistrationTokenParams) middleware.Responder
 	/* OrgCreateTeam Create a team (organization owners only). */
@@ -318,6 +320,8 @@ type OrganizationAPI interface {
 	OrgDelete(ctx context.Context, params organization.OrgDeleteParams) middleware.Responder
 	/* OrgDeleteHook Delete one of an organization's hooks with its deliveries. */
 	OrgDeleteHook(ctx context.Context, params organization.OrgDeleteHookParams) middleware.Responder
+	/* OrgDeleteLabel Delete an organization label, taking it off every issue. */
+	OrgDeleteLabel(ctx context.Context, params organization.OrgDeleteLabelParams) middleware.Responder
 	/* OrgDeleteMember Remove a member from an organization (owners only). */
 	OrgDeleteMember(ctx context.Context, params organization.OrgDeleteMemberParams) middleware.Responder
 	/* OrgDeleteTeam Delete a team (organization owners only; never the owners team). */
@@ -326,6 +330,8 @@ type OrganizationAPI interface {
 	OrgEdit(ctx context.Context, params organization.OrgEditParams) middleware.Responder
 	/* OrgEditHook Change one of an organization's hooks. */
 	OrgEditHook(ctx context.Context, params organization.OrgEditHookParams) middleware.Responder
+	/* OrgEditLabel Change an organization label. */
+	OrgEditLabel(ctx context.Context, params organization.OrgEditLabelParams) middleware.Responder
 	/* OrgEditTeam Change a team (organization owners only). */
 	OrgEditTeam(ctx context.Context, params organization.OrgEditTeamParams) middleware.Responder
 	/* OrgGet Show one organization. */
@@ -336,6 +342,8 @@ type OrganizationAPI interface {
 	OrgGetHook(ctx context.Context, params organization.OrgGetHookParams) middleware.Responder
 	/* OrgGetHookDelivery Show one delivery with its request and response (not in the reference). */
 	OrgGetHookDelivery(ctx context.Context, params organization.OrgGetHookDeliveryParams) middleware.Responder
+	/* OrgGetLabel Show one organization label. */
+	OrgGetLabel(ctx context.Context, params organization.OrgGetLabelParams) middleware.Responder
 	/* OrgGetTeam Show a team. */
 	OrgGetTeam(ctx context.Context, params organization.OrgGetTeamParams) middleware.Responder
 	/* OrgGetUserPermissions What a user may do in an organization, as far as the caller may see the organization. */
@@ -352,6 +360,8 @@ type OrganizationAPI interface {
 	OrgListHookDeliveries(ctx context.Context, params organization.OrgListHookDeliveriesParams) middleware.Responder
 	/* OrgListHooks List an organization's webhooks. */
 	OrgListHooks(ctx context.Context, params organization.OrgListHooksParams) middleware.Responder
+	/* OrgListLabels List an organization's labels, usable on each of its repositories. */
+	OrgListLabels(ctx context.Context, params organization.OrgListLabelsParams) middleware.Responder
 	/* OrgListMembers List an organization's members. */
 	OrgListMembers(ctx context.Context, params organization.OrgListMembersParams) middleware.Responder
 	/* OrgListPublicMembers List an organization's public members. */
@@ -2200,6 +2210,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.OrgCreateHook(ctx, params)
 	})
 
+	api.OrganizationOrgCreateLabelHandler = organization.OrgCreateLabelHandlerFunc(func(params organization.OrgCreateLabelParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgCreateLabel(ctx, params)
+	})
+
 	api.OrganizationOrgCreateRunnerRegistrationTokenHandler = organization.OrgCreateRunnerRegistrationTokenHandlerFunc(func(params organization.OrgCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2228,6 +2245,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.OrgDeleteHook(ctx, params)
 	})
 
+	api.OrganizationOrgDeleteLabelHandler = organization.OrgDeleteLabelHandlerFunc(func(params organization.OrgDeleteLabelParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgDeleteLabel(ctx, params)
+	})
+
 	api.OrganizationOrgDeleteMemberHandler = organization.OrgDeleteMemberHandlerFunc(func(params organization.OrgDeleteMemberParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2254,6 +2278,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgEditHook(ctx, params)
+	})
+
+	api.OrganizationOrgEditLabelHandler = organization.OrgEditLabelHandlerFunc(func(params organization.OrgEditLabelParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgEditLabel(ctx, params)
 	})
 
 	api.OrganizationOrgEditTeamHandler = organization.OrgEditTeamHandlerFunc(func(params organization.OrgEditTeamParams, principal any) middleware.Responder {
@@ -2289,6 +2320,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgGetHookDelivery(ctx, params)
+	})
+
+	api.OrganizationOrgGetLabelHandler = organization.OrgGetLabelHandlerFunc(func(params organization.OrgGetLabelParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgGetLabel(ctx, params)
 	})
 
 	api.OrganizationOrgGetTeamHandler = organization.OrgGetTeamHandlerFunc(func(params organization.OrgGetTeamParams, principal any) middleware.Responder {
@@ -2345,6 +2383,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgListHooks(ctx, params)
+	})
+
+	api.OrganizationOrgListLabelsHandler = organization.OrgListLabelsHandlerFunc(func(params organization.OrgListLabelsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrgListLabels(ctx, params)
 	})
 
 	api.OrganizationOrgListMembersHandler = organization.OrgListMembersHandlerFunc(func(params organization.OrgListMembersParams, principal any) middleware.Responder {

@@ -62,10 +62,13 @@ type Comment struct {
 	UpdatedAt time.Time
 }
 
-// Label belongs to one repository. Color is "#rrggbb".
+// Label belongs to one repository (RepoID) or to one organization (OrgID;
+// usable on each of its repositories); the other id is 0. Color is
+// "#rrggbb".
 type Label struct {
 	ID          int64 `gorm:"primaryKey"`
-	RepoID      int64
+	RepoID      int64 `gorm:"default:null"`
+	OrgID       int64 `gorm:"default:null"`
 	Name        string
 	Color       string
 	Description string
@@ -293,14 +296,23 @@ type CommentStore interface {
 // LabelStore reads and writes labels and their links to issues.
 type LabelStore interface {
 	Create(ctx context.Context, l *Label) error
+	// Find returns the repository's own label id (not its owner's).
 	Find(ctx context.Context, repoID, id int64) (*Label, error)
-	// FindByIDs returns the repository's labels among ids, in ids order;
-	// others are left out.
+	// FindByIDs returns the labels among ids usable on the repository (its
+	// own and its owning organization's), in ids order; others are left
+	// out.
 	FindByIDs(ctx context.Context, repoID int64, ids []int64) ([]*Label, error)
+	// FindByNames returns the labels of those names usable on the
+	// repository (its own and its owning organization's), by id.
 	FindByNames(ctx context.Context, repoID int64, names []string) ([]*Label, error)
+	// FindOfOrg returns label id of organization orgID.
+	FindOfOrg(ctx context.Context, orgID, id int64) (*Label, error)
 	Update(ctx context.Context, l *Label) error
 	Delete(ctx context.Context, id int64) error
+	// List returns the repository's own labels, by name.
 	List(ctx context.Context, repoID int64, p Page) ([]*Label, int64, error)
+	// ListOfOrg returns the labels of organization orgID, by name.
+	ListOfOrg(ctx context.Context, orgID int64, p Page) ([]*Label, int64, error)
 	// ForIssues returns each issue's labels, by name.
 	ForIssues(ctx context.Context, issueIDs []int64) (map[int64][]*Label, error)
 	// ByIDs returns the labels among ids whatever repository each belongs

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/go-openapi/strfmt"
@@ -146,8 +147,21 @@ func Issue(base string, is *store.Issue, a *IssueAttrs, viewer *store.User) *mod
 	return out
 }
 
-// Label renders a label of r; the reference sends the color without "#".
+// Label renders a label usable on r, r's own or (OrgID set) that of the
+// organization owning r; the reference sends the color without "#".
 func Label(base string, r *store.Repository, l *store.Label) *models.Label {
+	if l.OrgID != 0 && r.Owner != nil {
+		return OrgLabel(base, r.Owner, l)
+	}
+	return label(l, fmt.Sprintf("%s/labels/%d", repoAPI(base, r), l.ID))
+}
+
+// OrgLabel renders a label of organization org.
+func OrgLabel(base string, org *store.User, l *store.Label) *models.Label {
+	return label(l, fmt.Sprintf("%sapi/v1/orgs/%s/labels/%d", base, url.PathEscape(org.Name), l.ID))
+}
+
+func label(l *store.Label, u string) *models.Label {
 	return &models.Label{
 		ID:          l.ID,
 		Name:        l.Name,
@@ -155,8 +169,17 @@ func Label(base string, r *store.Repository, l *store.Label) *models.Label {
 		Description: l.Description,
 		Exclusive:   l.Exclusive,
 		IsArchived:  l.ArchivedAt != nil,
-		URL:         fmt.Sprintf("%s/labels/%d", repoAPI(base, r), l.ID),
+		URL:         u,
 	}
+}
+
+// OrgLabels renders a list of labels of organization org, never nil.
+func OrgLabels(base string, org *store.User, ls []*store.Label) []*models.Label {
+	out := make([]*models.Label, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, OrgLabel(base, org, l))
+	}
+	return out
 }
 
 // Labels renders a list of labels of r, never nil.

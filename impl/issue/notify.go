@@ -109,6 +109,12 @@ func (s Service) emitNamed(ctx context.Context, kind events.Kind, doer *store.Us
 	return s.Events.Emit(ctx, kind, r.ID, actorID(doer), events.Named{ID: id, Name: name})
 }
 
+// emitOrgLabel records a change to an organization's label l, an event
+// of no repository.
+func (s Service) emitOrgLabel(ctx context.Context, kind events.Kind, doer *store.User, l *store.Label) error {
+	return s.Events.Emit(ctx, kind, 0, actorID(doer), events.Named{ID: l.ID, Name: l.Name})
+}
+
 // issueChanges collects the aspects of an issue one action changed, to be
 // emitted in the order documented above.
 type issueChanges struct {

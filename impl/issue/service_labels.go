@@ -49,19 +49,11 @@ func (s Service) CreateLabel(ctx context.Context, doer *store.User, r *store.Rep
 	if err := canManage(r, perm); err != nil {
 		return nil, err
 	}
-	if err := checkRequired("Name", in.Name, MaxLabelNameLength); err != nil {
-		return nil, err
-	}
-	color, err := normalizeColor(in.Color)
+	l, err := s.newLabel(in)
 	if err != nil {
 		return nil, err
 	}
-	t := s.Clock.Now()
-	l := &store.Label{RepoID: r.ID, Name: in.Name, Color: color, Description: in.Description,
-		Exclusive: in.Exclusive, CreatedAt: t, UpdatedAt: t}
-	if in.Archived {
-		l.ArchivedAt = &t
-	}
+	l.RepoID = r.ID
 	err = s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
 		if err := s.Store.Labels().Create(ctx, l); err != nil {
 			return err
@@ -70,6 +62,24 @@ func (s Service) CreateLabel(ctx context.Context, doer *store.User, r *store.Rep
 	})
 	if err != nil {
 		return nil, err
+	}
+	return l, nil
+}
+
+// newLabel checks in and makes the label it asks for, of no owner yet.
+func (s Service) newLabel(in LabelInput) (*store.Label, error) {
+	if err := checkRequired("Name", in.Name, MaxLabelNameLength); err != nil {
+		return nil, err
+	}
+	color, err := normalizeColor(in.Color)
+	if err != nil {
+		return nil, err
+	}
+	t := s.Clock.Now()
+	l := &store.Label{Name: in.Name, Color: color, Description: in.Description,
+		Exclusive: in.Exclusive, CreatedAt: t, UpdatedAt: t}
+	if in.Archived {
+		l.ArchivedAt = &t
 	}
 	return l, nil
 }
@@ -101,17 +111,8 @@ func (s Service) EditLabel(ctx context.Context, doer *store.User, r *store.Repos
 	if err := canManage(r, perm); err != nil {
 		return nil, err
 	}
-	if in.Name != nil {
-		if err := checkRequired("Name", *in.Name, MaxLabelNameLength); err != nil {
-			return nil, err
-		}
-	}
-	if in.Color != nil {
-		color, err := normalizeColor(*in.Color)
-		if err != nil {
-			return nil, err
-		}
-		in.Color = &color
+	if err := checkLabelEdit(&in); err != nil {
+		return nil, err
 	}
 	var l *store.Label
 	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
@@ -119,15 +120,7 @@ func (s Service) EditLabel(ctx context.Context, doer *store.User, r *store.Repos
 		if l, err = s.Store.Labels().Find(ctx, r.ID, id); err != nil {
 			return err
 		}
-		t := s.Clock.Now()
-		var changed bool
-		apply(&changed, &l.Name, in.Name)
-		apply(&changed, &l.Color, in.Color)
-		apply(&changed, &l.Description, in.Description)
-		apply(&changed, &l.Exclusive, in.Exclusive)
-		stamp(&changed, &l.ArchivedAt, in.Archived, t)
-		l.UpdatedAt = t
-		if err := s.Store.Labels().Update(ctx, l); err != nil || !changed {
+		if changed, err := s.updateLabel(ctx, l, in); err != nil || !changed {
 			return err
 		}
 		return s.emitNamed(ctx, events.LabelEdited, doer, r, l.ID, l.Name)
@@ -136,6 +129,97 @@ func (s Service) EditLabel(ctx context.Context, doer *store.User, r *store.Repos
 		return nil, err
 	}
 	return l, nil
+}
+
+// checkLabelEdit checks the fields in sets and normalizes its color.
+func checkLabelEdit(in *LabelEdit) error {
+	if in.Name != nil {
+		if err := checkRequired("Name", *in.Name, MaxLabelNameLength); err != nil {
+			return err
+		}
+	}
+	if in.Color != nil {
+		color, err := normalizeColor(*in.Color)
+		if err != nil {
+			return err
+		}
+		in.Color = &color
+	}
+	return nil
+}
+
+// updateLabel applies in to l and stores it, telling whether anything
+// changed.
+func (s Service) updateLabel(ctx context.Context, l *store.Label, in LabelEdit) (bool, error) {
+	t := s.Clock.Now()
+	var changed bool
+	apply(&changed, &l.Name, in.Name)
+	apply(&changed, &l.Color, in.Color)
+	apply(&changed, &l.Description, in.Description)
+	apply(&changed, &l.Exclusive, in.Exclusive)
+	stamp(&changed, &l.ArchivedAt, in.Archived, t)
+	l.UpdatedAt = t
+	return changed, s.Store.Labels().Update(ctx, l)
+}
+
+// CreateOrgLabel adds a label to organization org, usable on each of its
+// repositories. The caller has checked that doer owns org. Its writes are
+// not confined to one repository: the label reaches all of org's.
+func (s Service) CreateOrgLabel(ctx context.Context, doer, org *store.User, in LabelInput) (*store.Label, error) {
+	l, err := s.newLabel(in)
+	if err != nil {
+		return nil, err
+	}
+	l.OrgID = org.ID
+	err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.Store.Labels().Create(ctx, l); err != nil {
+			return err
+		}
+		return s.emitOrgLabel(ctx, events.LabelCreated, doer, l)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// EditOrgLabel changes label id of organization org (the caller has
+// checked that doer owns org).
+func (s Service) EditOrgLabel(ctx context.Context, doer, org *store.User, id int64, in LabelEdit) (*store.Label, error) {
+	if err := checkLabelEdit(&in); err != nil {
+		return nil, err
+	}
+	var l *store.Label
+	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+		var err error
+		if l, err = s.Store.Labels().FindOfOrg(ctx, org.ID, id); err != nil {
+			return err
+		}
+		if changed, err := s.updateLabel(ctx, l, in); err != nil || !changed {
+			return err
+		}
+		return s.emitOrgLabel(ctx, events.LabelEdited, doer, l)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// DeleteOrgLabel removes label id of organization org (the caller has
+// checked that doer owns org), taking it off the issues of every
+// repository.
+func (s Service) DeleteOrgLabel(ctx context.Context, doer, org *store.User, id int64) error {
+	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		l, err := s.Store.Labels().FindOfOrg(ctx, org.ID, id)
+		if err != nil {
+			return err
+		}
+		if err := s.Store.Labels().Delete(ctx, l.ID); err != nil {
+			return err
+		}
+		return s.emitOrgLabel(ctx, events.LabelDeleted, doer, l)
+	})
 }
 
 // DeleteLabel removes label id of r (writers only), taking it off its
@@ -306,10 +390,10 @@ func (s Service) Unlabel(ctx context.Context, doer *store.User, r *store.Reposit
 	if err := writable(r); err != nil {
 		return err
 	}
-	if _, err := s.Store.Labels().Find(ctx, r.ID, labelID); isNotFound(err) {
-		return apierr.Validation("label does not exist [id: %d]", labelID)
-	} else if err != nil {
+	if found, err := s.Store.Labels().FindByIDs(ctx, r.ID, []int64{labelID}); err != nil {
 		return err
+	} else if len(found) == 0 {
+		return apierr.Validation("label does not exist [id: %d]", labelID)
 	}
 	_, err := s.Relabel(ctx, doer, r, perm, index, LabelsRemove, LabelRefs{IDs: []int64{labelID}})
 	return err

@@ -1217,6 +1217,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgCreateHook has not yet been implemented")
 		}),
 
+		OrganizationOrgCreateLabelHandler: organization.OrgCreateLabelHandlerFunc(func(params organization.OrgCreateLabelParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgCreateLabel has not yet been implemented")
+		}),
+
 		OrganizationOrgCreateRunnerRegistrationTokenHandler: organization.OrgCreateRunnerRegistrationTokenHandlerFunc(func(params organization.OrgCreateRunnerRegistrationTokenParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1245,6 +1252,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgDeleteHook has not yet been implemented")
 		}),
 
+		OrganizationOrgDeleteLabelHandler: organization.OrgDeleteLabelHandlerFunc(func(params organization.OrgDeleteLabelParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgDeleteLabel has not yet been implemented")
+		}),
+
 		OrganizationOrgDeleteMemberHandler: organization.OrgDeleteMemberHandlerFunc(func(params organization.OrgDeleteMemberParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1271,6 +1285,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgEditHook has not yet been implemented")
+		}),
+
+		OrganizationOrgEditLabelHandler: organization.OrgEditLabelHandlerFunc(func(params organization.OrgEditLabelParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgEditLabel has not yet been implemented")
 		}),
 
 		OrganizationOrgEditTeamHandler: organization.OrgEditTeamHandlerFunc(func(params organization.OrgEditTeamParams, principal any) middleware.Responder {
@@ -1306,6 +1327,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgGetHookDelivery has not yet been implemented")
+		}),
+
+		OrganizationOrgGetLabelHandler: organization.OrgGetLabelHandlerFunc(func(params organization.OrgGetLabelParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgGetLabel has not yet been implemented")
 		}),
 
 		OrganizationOrgGetTeamHandler: organization.OrgGetTeamHandlerFunc(func(params organization.OrgGetTeamParams, principal any) middleware.Responder {
@@ -1362,6 +1390,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation organization.OrgListHooks has not yet been implemented")
+		}),
+
+		OrganizationOrgListLabelsHandler: organization.OrgListLabelsHandlerFunc(func(params organization.OrgListLabelsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrgListLabels has not yet been implemented")
 		}),
 
 		OrganizationOrgListMembersHandler: organization.OrgListMembersHandlerFunc(func(params organization.OrgListMembersParams, principal any) middleware.Responder {
@@ -3338,6 +3373,8 @@ type RepohostAPI struct {
 	OrganizationOrgCreateHandler organization.OrgCreateHandler
 	// OrganizationOrgCreateHookHandler sets the operation handler for the org create hook operation
 	OrganizationOrgCreateHookHandler organization.OrgCreateHookHandler
+	// OrganizationOrgCreateLabelHandler sets the operation handler for the org create label operation
+	OrganizationOrgCreateLabelHandler organization.OrgCreateLabelHandler
 	// OrganizationOrgCreateRunnerRegistrationTokenHandler sets the operation handler for the org create runner registration token operation
 	OrganizationOrgCreateRunnerRegistrationTokenHandler organization.OrgCreateRunnerRegistrationTokenHandler
 	// OrganizationOrgCreateTeamHandler sets the operation handler for the org create team operation
@@ -3346,6 +3383,8 @@ type RepohostAPI struct {
 	OrganizationOrgDeleteHandler organization.OrgDeleteHandler
 	// OrganizationOrgDeleteHookHandler sets the operation handler for the org delete hook operation
 	OrganizationOrgDeleteHookHandler organization.OrgDeleteHookHandler
+	// OrganizationOrgDeleteLabelHandler sets the operation handler for the org delete label operation
+	OrganizationOrgDeleteLabelHandler organization.OrgDeleteLabelHandler
 	// OrganizationOrgDeleteMemberHandler sets the operation handler for the org delete member operation
 	OrganizationOrgDeleteMemberHandler organization.OrgDeleteMemberHandler
 	// OrganizationOrgDeleteTeamHandler sets the operation handler for the org delete team operation
@@ -3354,6 +3393,8 @@ type RepohostAPI struct {
 	OrganizationOrgEditHandler organization.OrgEditHandler
 	// OrganizationOrgEditHookHandler sets the operation handler for the org edit hook operation
 	OrganizationOrgEditHookHandler organization.OrgEditHookHandler
+	// OrganizationOrgEditLabelHandler sets the operation handler for the org edit label operation
+	OrganizationOrgEditLabelHandler organization.OrgEditLabelHandler
 	// OrganizationOrgEditTeamHandler sets the operation handler for the org edit team operation
 	OrganizationOrgEditTeamHandler organization.OrgEditTeamHandler
 	// OrganizationOrgGetHandler sets the operation handler for the org get operation
@@ -3364,6 +3405,8 @@ type RepohostAPI struct {
 	OrganizationOrgGetHookHandler organization.OrgGetHookHandler
 	// OrganizationOrgGetHookDeliveryHandler sets the operation handler for the org get hook delivery operation
 	OrganizationOrgGetHookDeliveryHandler organization.OrgGetHookDeliveryHandler
+	// OrganizationOrgGetLabelHandler sets the operation handler for the org get label operation
+	OrganizationOrgGetLabelHandler organization.OrgGetLabelHandler
 	// OrganizationOrgGetTeamHandler sets the operation handler for the org get team operation
 	OrganizationOrgGetTeamHandler organization.OrgGetTeamHandler
 	// OrganizationOrgGetUserPermissionsHandler sets the operation handler for the org get user permissions operation
@@ -3380,6 +3423,8 @@ type RepohostAPI struct {
 	OrganizationOrgListHookDeliveriesHandler organization.OrgListHookDeliveriesHandler
 	// OrganizationOrgListHooksHandler sets the operation handler for the org list hooks operation
 	OrganizationOrgListHooksHandler organization.OrgListHooksHandler
+	// OrganizationOrgListLabelsHandler sets the operation handler for the org list labels operation
+	OrganizationOrgListLabelsHandler organization.OrgListLabelsHandler
 	// OrganizationOrgListMembersHandler sets the operation handler for the org list members operation
 	OrganizationOrgListMembersHandler organization.OrgListMembersHandler
 	// OrganizationOrgListPublicMembersHandler sets the operation handler for the org list public members operation
@@ -4417,6 +4462,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgCreateHookHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateHookHandler")
 	}
+	if o.OrganizationOrgCreateLabelHandler == nil {
+		unregistered = append(unregistered, "organization.OrgCreateLabelHandler")
+	}
 	if o.OrganizationOrgCreateRunnerRegistrationTokenHandler == nil {
 		unregistered = append(unregistered, "organization.OrgCreateRunnerRegistrationTokenHandler")
 	}
@@ -4429,6 +4477,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.OrganizationOrgDeleteHookHandler == nil {
 		unregistered = append(unregistered, "organization.OrgDeleteHookHandler")
 	}
+	if o.OrganizationOrgDeleteLabelHandler == nil {
+		unregistered = append(unregistered, "organization.OrgDeleteLabelHandler")
+	}
 	if o.OrganizationOrgDeleteMemberHandler == nil {
 		unregistered = append(unregistered, "organization.OrgDeleteMemberHandler")
 	}
@@ -4440,6 +4491,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgEditHookHandler == nil {
 		unregistered = append(unregistered, "organization.OrgEditHookHandler")
+	}
+	if o.OrganizationOrgEditLabelHandler == nil {
+		unregistered = append(unregistered, "organization.OrgEditLabelHandler")
 	}
 	if o.OrganizationOrgEditTeamHandler == nil {
 		unregistered = append(unregistered, "organization.OrgEditTeamHandler")
@@ -4455,6 +4509,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgGetHookDeliveryHandler == nil {
 		unregistered = append(unregistered, "organization.OrgGetHookDeliveryHandler")
+	}
+	if o.OrganizationOrgGetLabelHandler == nil {
+		unregistered = append(unregistered, "organization.OrgGetLabelHandler")
 	}
 	if o.OrganizationOrgGetTeamHandler == nil {
 		unregistered = append(unregistered, "organization.OrgGetTeamHandler")
@@ -4479,6 +4536,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgListHooksHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListHooksHandler")
+	}
+	if o.OrganizationOrgListLabelsHandler == nil {
+		unregistered = append(unregistered, "organization.OrgListLabelsHandler")
 	}
 	if o.OrganizationOrgListMembersHandler == nil {
 		unregistered = append(unregistered, "organization.OrgListMembersHandler")
@@ -5925,6 +5985,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
+	o.handlers["POST"]["/orgs/{org}/labels"] = organization.NewOrgCreateLabel(o.context, o.OrganizationOrgCreateLabelHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
 	o.handlers["POST"]["/orgs/{org}/actions/runners/registration-token"] = organization.NewOrgCreateRunnerRegistrationToken(o.context, o.OrganizationOrgCreateRunnerRegistrationTokenHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
@@ -5941,6 +6005,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
+	o.handlers["DELETE"]["/orgs/{org}/labels/{id}"] = organization.NewOrgDeleteLabel(o.context, o.OrganizationOrgDeleteLabelHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
 	o.handlers["DELETE"]["/orgs/{org}/members/{username}"] = organization.NewOrgDeleteMember(o.context, o.OrganizationOrgDeleteMemberHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
@@ -5954,6 +6022,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
 	o.handlers["PATCH"]["/orgs/{org}/hooks/{id}"] = organization.NewOrgEditHook(o.context, o.OrganizationOrgEditHookHandler)
+	if o.handlers["PATCH"] == nil {
+		o.handlers["PATCH"] = make(map[string]http.Handler)
+	}
+	o.handlers["PATCH"]["/orgs/{org}/labels/{id}"] = organization.NewOrgEditLabel(o.context, o.OrganizationOrgEditLabelHandler)
 	if o.handlers["PATCH"] == nil {
 		o.handlers["PATCH"] = make(map[string]http.Handler)
 	}
@@ -5974,6 +6046,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/orgs/{org}/hooks/{id}/deliveries/{delivery_id}"] = organization.NewOrgGetHookDelivery(o.context, o.OrganizationOrgGetHookDeliveryHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/labels/{id}"] = organization.NewOrgGetLabel(o.context, o.OrganizationOrgGetLabelHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
@@ -6006,6 +6082,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/orgs/{org}/hooks"] = organization.NewOrgListHooks(o.context, o.OrganizationOrgListHooksHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/labels"] = organization.NewOrgListLabels(o.context, o.OrganizationOrgListLabelsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

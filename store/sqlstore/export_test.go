@@ -69,3 +69,9 @@ func (d *DB) Explain(ctx context.Context, query string, allowSort bool) ([]strin
 func (d *DB) ExecRaw(ctx context.Context, query string, args ...any) error {
 	return d.gorm.WithContext(ctx).Exec(query, args...).Error
 }
+
+// MigrateUpTo applies the pending migrations up to version last, for
+// tests of one migration on the data of the ones before it.
+func (d *DB) MigrateUpTo(ctx context.Context, last int) (int, error) {
+	return d.migrateUpTo(ctx, last)
+}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gorm.io/gorm"
+
 	"repohost/store"
 )
 
@@ -31,12 +33,28 @@ func (s labelStore) Find(ctx context.Context, repoID, id int64) (*store.Label, e
 	return &l, nil
 }
 
+func (s labelStore) FindOfOrg(ctx context.Context, orgID, id int64) (*store.Label, error) {
+	var l store.Label
+	if err := s.d.conn(ctx).Where("org_id = ? AND id = ?", orgID, id).Take(&l).Error; err != nil {
+		return nil, translate(err, "find label")
+	}
+	return &l, nil
+}
+
+// usableOn restricts a label query to the labels usable on repository
+// repoID: its own and those of the organization owning it (a user owns no
+// labels, so its id matches none).
+func usableOn(db *gorm.DB, repoID int64) *gorm.DB {
+	return db.Where("(labels.repo_id = ? OR labels.org_id = (SELECT repositories.owner_id FROM repositories WHERE repositories.id = ?))",
+		repoID, repoID)
+}
+
 func (s labelStore) FindByIDs(ctx context.Context, repoID int64, ids []int64) ([]*store.Label, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	var found []*store.Label
-	if err := s.d.conn(ctx).Where("repo_id = ? AND id IN ?", repoID, ids).Find(&found).Error; err != nil {
+	if err := usableOn(s.d.conn(ctx), repoID).Where("labels.id IN ?", ids).Find(&found).Error; err != nil {
 		return nil, translate(err, "find labels")
 	}
 	byID := make(map[int64]*store.Label, len(found))
@@ -72,12 +90,12 @@ func (s labelStore) FindByNames(ctx context.Context, repoID int64, names []strin
 		return nil, nil
 	}
 	var out []*store.Label
-	err := s.d.conn(ctx).Where("repo_id = ? AND name IN ?", repoID, names).Order("id").Find(&out).Error
+	err := usableOn(s.d.conn(ctx), repoID).Where("labels.name IN ?", names).Order("labels.id").Find(&out).Error
 	return out, translate(err, "find labels")
 }
 
 func (s labelStore) Update(ctx context.Context, l *store.Label) error {
-	res := s.d.conn(ctx).Select("*").Omit("created_at", "repo_id").Updates(l)
+	res := s.d.conn(ctx).Select("*").Omit("created_at", "repo_id", "org_id").Updates(l)
 	return affected(res, "update label")
 }
 
@@ -87,7 +105,17 @@ func (s labelStore) Delete(ctx context.Context, id int64) error {
 }
 
 func (s labelStore) List(ctx context.Context, repoID int64, p store.Page) ([]*store.Label, int64, error) {
-	db := s.d.conn(ctx).Model(&store.Label{}).Where("repo_id = ?", repoID)
+	return s.list(ctx, "repo_id", repoID, p)
+}
+
+func (s labelStore) ListOfOrg(ctx context.Context, orgID int64, p store.Page) ([]*store.Label, int64, error) {
+	return s.list(ctx, "org_id", orgID, p)
+}
+
+// list pages through the labels whose column owner (repo_id or org_id) is
+// id, by name, through that column's index.
+func (s labelStore) list(ctx context.Context, owner string, id int64, p store.Page) ([]*store.Label, int64, error) {
+	db := s.d.conn(ctx).Model(&store.Label{}).Where("labels."+owner+" = ?", id)
 	var total int64
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count labels")

@@ -50,6 +50,7 @@ var migrations = []migration{
 	{32, "OAuth2 provider: applications, grants, codes, tokens; web sessions", migrateV32},
 	{33, "sums of the issue counters of each class of repositories, kept by triggers", migrateV33},
 	{35, "repository status; migrations under way", migrateV35},
+	{36, "labels of organizations", migrateV36},
 }
 
 type schemaMigration struct {
@@ -61,6 +62,11 @@ type schemaMigration struct {
 // Migrate applies every pending migration, each in its own transaction, and
 // reports how many it applied.
 func (d *DB) Migrate(ctx context.Context) (int, error) {
+	return d.migrateUpTo(ctx, migrations[len(migrations)-1].version)
+}
+
+// migrateUpTo applies the pending migrations up to version last.
+func (d *DB) migrateUpTo(ctx context.Context, last int) (int, error) {
 	g := d.gorm.WithContext(withSecrets(ctx, d.secrets))
 	if err := g.AutoMigrate(&schemaMigration{}); err != nil {
 		return 0, fmt.Errorf("prepare migrations table: %w", err)
@@ -75,7 +81,7 @@ func (d *DB) Migrate(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, m := range migrations {
-		if applied[m.version] {
+		if applied[m.version] || m.version > last {
 			continue
 		}
 		err := g.Transaction(func(tx *gorm.DB) error {

@@ -393,6 +393,10 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Labels().List(ctx, f.repo.ID, pg)
 			return err
 		}},
+		{name: "labels of an organization", searched: []string{"labels"}, list: func(ctx context.Context) error {
+			_, _, err := db.Labels().ListOfOrg(ctx, f.org.ID, pg)
+			return err
+		}},
 		{name: "milestones, all states", searched: []string{"milestones"}, list: func(ctx context.Context) error {
 			_, _, err := db.Milestones().List(ctx, f.repo.ID, nil, "", pg)
 			return err
@@ -785,6 +789,7 @@ func seedPlanData(t *testing.T, db *sqlstore.DB) *planFixture {
 	must(db.Topics().Update(ctx, f.repo.ID, func([]string) ([]string, error) { return []string{"go", "sql"}, nil }))
 	f.label = &store.Label{RepoID: f.repo.ID, Name: "bug", Color: "#ff0000"}
 	must(db.Labels().Create(ctx, f.label))
+	must(db.Labels().Create(ctx, &store.Label{OrgID: f.org.ID, Name: "org-bug", Color: "#00ff00"}))
 	deadline := time.Now()
 	f.milestone = &store.Milestone{RepoID: f.repo.ID, Title: "v1", Deadline: &deadline}
 	must(db.Milestones().Create(ctx, f.milestone))

@@ -71,13 +71,13 @@ func scanIssue(rows *sql.Rows) (*store.Issue, error) {
 }
 
 // labelColumns are the columns scanLabel reads, in its order.
-const labelColumns = `labels.id, labels.repo_id, labels.name, labels.color, labels.description, labels.exclusive,
+const labelColumns = `labels.id, COALESCE(labels.repo_id, 0), COALESCE(labels.org_id, 0), labels.name, labels.color, labels.description, labels.exclusive,
 	labels.archived_at, labels.created_at, labels.updated_at`
 
 // scanLabel reads labelColumns and then extra.
 func scanLabel(rows *sql.Rows, extra ...any) (*store.Label, error) {
 	l := &store.Label{}
-	err := rows.Scan(append([]any{&l.ID, &l.RepoID, &l.Name, &l.Color, &l.Description, &l.Exclusive,
+	err := rows.Scan(append([]any{&l.ID, &l.RepoID, &l.OrgID, &l.Name, &l.Color, &l.Description, &l.Exclusive,
 		nullTime{&l.ArchivedAt}, anyTime{&l.CreatedAt}, anyTime{&l.UpdatedAt}}, extra...)...)
 	return l, err
 }
