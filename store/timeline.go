@@ -21,6 +21,7 @@ const (
 	EventRemoveDependency = "remove_dependency"
 	EventReview           = "review"
 	EventReviewRequest    = "review_request"
+	EventPullPush         = "pull_push"
 )
 
 // IssueEvent is one event of an issue's timeline (a change recorded in the
@@ -54,7 +55,8 @@ type IssueEvent struct {
 	Removed        bool
 	OldTitle       string
 	NewTitle       string
-	// Body is the event's detail: the lock reason.
+	// Body is the event's detail: the lock reason, the JSON of a push's
+	// commits.
 	Body      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
