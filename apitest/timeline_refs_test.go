@@ -61,3 +61,50 @@ func TestTimelinePullPush(t *testing.T) {
 		t.Fatalf("head %s, want %s", pr.Head.Sha, forced)
 	}
 }
+
+// TestTimelineCommitRef: a pushed commit whose message names an issue
+// gives that issue one commit_ref entry with the commit, however many
+// branches bring it; a mention of an issue the pusher cannot read records
+// nothing.
+func TestTimelineCommitRef(t *testing.T) {
+	t.Parallel()
+	p := newPREnv(t, nil)
+	ac := apitest.Basic(p.alice)
+	p.e.Do("POST", "repos/alice/proj/issues", map[string]any{"title": "bug"}, ac).Expect(t, http.StatusCreated)
+	bob := p.e.CreateUser("bob", false)
+	bc := apitest.Basic(bob)
+	p.e.Do("POST", "user/repos", map[string]any{"name": "secret", "private": true}, bc).Expect(t, http.StatusCreated)
+	p.e.Do("POST", "repos/bob/secret/issues", map[string]any{"title": "hidden"}, bc).Expect(t, http.StatusCreated)
+
+	p.git.must(p.clone, "checkout", "-q", "-B", "one", "origin/main")
+	sha := p.git.commitFile(p.clone, "fix.txt", "fixed\n", "Fixes #1, see bob/secret#1 and #99")
+	p.git.must(p.clone, "push", "-q", "origin", "one")
+	waitFor(t, func() bool { return len(p.timelineOf(t, 1, "commit_ref")) == 1 })
+	// The same commit on a second branch, then a later commit on it.
+	p.git.must(p.clone, "push", "-q", "origin", "one:two")
+	p.git.commitFile(p.clone, "more.txt", "more\n", "Nothing to see")
+	p.git.must(p.clone, "push", "-q", "origin", "one")
+	// A marker commit after both: once it is in, the earlier pushes were
+	// handled too (the consumer takes the repository's changes in order).
+	p.e.Do("POST", "repos/alice/proj/issues", map[string]any{"title": "marker"}, ac).Expect(t, http.StatusCreated)
+	p.git.commitFile(p.clone, "mark.txt", "m\n", "for #2")
+	p.git.must(p.clone, "push", "-q", "origin", "one:two")
+	waitFor(t, func() bool { return len(p.timelineOf(t, 2, "commit_ref")) == 1 })
+
+	got := p.timelineOf(t, 1, "commit_ref")
+	if len(got) != 1 {
+		t.Fatalf("commit_ref entries %d, want 1", len(got))
+	}
+	c := got[0]
+	if c.RefCommitSha != sha || c.User == nil || c.User.UserName != "alice" ||
+		c.Body != fmt.Sprintf(`<a href="/alice/proj/commit/%s">Fixes #1, see bob/secret#1 and #99</a>`, sha) {
+		t.Fatalf("commit_ref %+v", c)
+	}
+	var hidden []*models.TimelineComment
+	p.e.Do("GET", "repos/bob/secret/issues/1/timeline", nil, bc).Expect(t, http.StatusOK).JSON(t, &hidden)
+	for _, h := range hidden {
+		if h.Type == "commit_ref" {
+			t.Fatalf("a commit of a user who cannot read bob/secret referred to its issue: %+v", h)
+		}
+	}
+}

@@ -22,6 +22,7 @@ const (
 	EventReview           = "review"
 	EventReviewRequest    = "review_request"
 	EventPullPush         = "pull_push"
+	EventCommitRef        = "commit_ref"
 )
 
 // IssueEvent is one event of an issue's timeline (a change recorded in the
@@ -52,9 +53,12 @@ type IssueEvent struct {
 	// recorded (0: none); TimelineStore.Add sets it. It places the event
 	// among the comments, which the clock (seconds) cannot.
 	AfterCommentID int64
-	Removed        bool
-	OldTitle       string
-	NewTitle       string
+	// CommitSHA is the commit of a commit_ref event; an issue has one
+	// event per commit.
+	CommitSHA string
+	Removed   bool
+	OldTitle  string
+	NewTitle  string
 	// Body is the event's detail: the lock reason, the JSON of a push's
 	// commits.
 	Body      string
@@ -72,6 +76,9 @@ type TimelineEntry struct {
 type TimelineStore interface {
 	// Add records events (in the caller's transaction).
 	Add(ctx context.Context, evs ...*IssueEvent) error
+	// AddOnce records ev unless its issue has an event of the same commit
+	// (CommitSHA) already; it reports whether it recorded it.
+	AddOnce(ctx context.Context, ev *IssueEvent) (bool, error)
 	// List returns a page of the issue's comments and events together,
 	// oldest first, updated within the optional bounds, and the size of
 	// the whole set.

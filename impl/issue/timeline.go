@@ -158,6 +158,7 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 			tc.AssigneeTeam = convert.Team(base, t, false)
 		}
 		tc.ReviewID = ev.ReviewID
+		tc.RefCommitSha = ev.CommitSHA
 		tc.DependentIssue = others[ev.DependentIssueID]
 		out = append(out, tc)
 	}
