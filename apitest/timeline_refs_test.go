@@ -108,3 +108,57 @@ func TestTimelineCommitRef(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineIssueRef: an issue or comment naming another issue gives it
+// one entry pointing back (issue_ref, comment_ref), also after an edit
+// names it again; a reference the actor cannot read records nothing, and
+// a reference from an issue the viewer cannot read is not shown.
+func TestTimelineIssueRef(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice := e.CreateUser("alice", false)
+	bob := e.CreateUser("bob", false)
+	ac, bc := apitest.Basic(alice), apitest.Basic(bob)
+	e.Do("POST", "user/repos", map[string]any{"name": "proj"}, ac).Expect(t, http.StatusCreated)
+	e.Do("POST", "user/repos", map[string]any{"name": "secret", "private": true}, bc).Expect(t, http.StatusCreated)
+	e.Do("POST", "repos/bob/secret/issues", map[string]any{"title": "hidden"}, bc).Expect(t, http.StatusCreated)
+	const base = "repos/alice/proj/issues"
+	e.Do("POST", base, map[string]any{"title": "target"}, ac).Expect(t, http.StatusCreated)
+	// alice cannot read bob/secret: nothing is recorded there.
+	e.Do("POST", base, map[string]any{"title": "second", "body": "relates to #1 and bob/secret#1 and #2"}, ac).Expect(t, http.StatusCreated)
+	var c models.Comment
+	e.Do("POST", base+"/2/comments", map[string]any{"body": "again #1"}, ac).Expect(t, http.StatusCreated).JSON(t, &c)
+	e.Do("PATCH", fmt.Sprintf("%s/comments/%d", base, c.ID), map[string]any{"body": "still #1"}, ac).Expect(t, http.StatusOK)
+	e.Do("PATCH", base+"/2", map[string]any{"body": "now only alice/proj#1"}, ac).Expect(t, http.StatusCreated)
+	// bob refers to alice's issue from his private repository.
+	e.Do("POST", "repos/bob/secret/issues/1/comments", map[string]any{"body": "see alice/proj#1"}, bc).Expect(t, http.StatusCreated)
+
+	var list []*models.TimelineComment
+	e.Do("GET", base+"/1/timeline", nil, ac).Expect(t, http.StatusOK).JSON(t, &list)
+	var got []string
+	for _, tc := range list {
+		if tc.RefIssue == nil || tc.User == nil {
+			t.Fatalf("entry %+v", tc)
+		}
+		s := fmt.Sprintf("%s:%s#%d", tc.Type, tc.RefIssue.Repository.FullName, tc.RefIssue.Index)
+		if tc.RefComment != nil {
+			s += fmt.Sprintf(":%d", tc.RefComment.ID)
+		}
+		got = append(got, s)
+	}
+	if want := fmt.Sprintf("issue_ref:alice/proj#2,comment_ref:alice/proj#2:%d", c.ID); strings.Join(got, ",") != want {
+		t.Fatalf("timeline for alice\n got %s\nwant %s", strings.Join(got, ","), want)
+	}
+	// bob reads his own repository: he sees his comment's reference too.
+	e.Do("GET", base+"/1/timeline", nil, bc).Expect(t, http.StatusOK).JSON(t, &list)
+	if len(list) != 3 || list[2].Type != "comment_ref" || list[2].RefIssue.Repository.FullName != "bob/secret" {
+		t.Fatalf("timeline for bob %d entries", len(list))
+	}
+	var hidden []*models.TimelineComment
+	e.Do("GET", "repos/bob/secret/issues/1/timeline", nil, bc).Expect(t, http.StatusOK).JSON(t, &hidden)
+	for _, h := range hidden {
+		if h.Type != "comment" {
+			t.Fatalf("bob/secret#1 got %s from a user who cannot read it", h.Type)
+		}
+	}
+}

@@ -151,3 +151,43 @@ func (s Service) commitRef(ctx context.Context, p *auth.Principal, r *store.Repo
 	})
 	return err
 }
+
+// recordIssueRefs gives each issue text (the body of origin, or of its
+// comment commentID) refers to a timeline event pointing back, in the
+// caller's transaction: issue_ref (pull_ref from a pull request's
+// description, comment_ref from a comment), once per referring text,
+// only for issues doer may read, never for origin itself.
+func (s Service) recordIssueRefs(ctx context.Context, doer *store.User, r *store.Repository, perm access.Permission, origin *store.Issue, commentID int64, text string) error {
+	refs := IssueRefs(text)
+	if len(refs) == 0 || doer == nil {
+		return nil
+	}
+	typ := store.EventIssueRef
+	switch {
+	case commentID != 0:
+		typ = store.EventCommentRef
+	case origin.IsPull:
+		typ = store.EventPullRef
+	}
+	p := &auth.Principal{User: doer, Signer: doer}
+	for _, ref := range refs {
+		target, _, _, err := s.otherIssue(ctx, p, r, perm, ref)
+		if err != nil {
+			if app.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		if target.ID == origin.ID {
+			continue
+		}
+		t := s.Clock.Now()
+		if _, err := s.Store.Timeline().AddOnce(ctx, &store.IssueEvent{
+			IssueID: target.ID, RepoID: target.RepoID, PosterID: doer.ID, Type: typ,
+			RefIssueID: origin.ID, RefCommentID: commentID, CreatedAt: t, UpdatedAt: t,
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -50,7 +50,7 @@ var migrations = []migration{
 	{32, "OAuth2 provider: applications, grants, codes, tokens; web sessions", migrateV32},
 	{33, "sums of the issue counters of each class of repositories, kept by triggers", migrateV33},
 	{35, "repository status; migrations under way", migrateV35},
-	{37, "timeline events name the commit that refers to an issue, once per issue", migrateV37},
+	{37, "timeline events name the commit, issue or comment that refers to an issue, once each", migrateV37},
 }
 
 type schemaMigration struct {

@@ -34,7 +34,7 @@ func (s timelineStore) Add(ctx context.Context, evs ...*store.IssueEvent) error 
 }
 
 // AddOnce records ev unless idx_issue_events_commit_ref already holds its
-// issue and commit.
+// issue and commit, or idx_issue_events_issue_ref its issue and referrer.
 func (s timelineStore) AddOnce(ctx context.Context, ev *store.IssueEvent) (bool, error) {
 	if err := s.d.conn(ctx).Raw(`SELECT COALESCE(MAX(id), 0) FROM comments WHERE issue_id = ?`, ev.IssueID).
 		Scan(&ev.AfterCommentID).Error; err != nil {
