@@ -4,6 +4,7 @@ import (
 	"repohost/impl/actions"
 	"repohost/impl/app"
 	"repohost/impl/events"
+	"repohost/impl/issue"
 	"repohost/impl/notification"
 	"repohost/impl/pulls"
 	"repohost/impl/refs"
@@ -34,6 +35,7 @@ func RegisterConsumers(d *app.Deps) *Background {
 	d.Events.Register(pulls.Service{Deps: d}.AutoMergeConsumer())
 	d.Events.Register(repo.Service{Deps: d}.MigrateConsumer())
 	d.Events.Register(notification.Service{Deps: d}.Consumer())
+	d.Events.Register(issue.Service{Deps: d}.CommitRefsConsumer())
 	return &Background{d: d, Hooks: hooks}
 }
 

@@ -21,6 +21,11 @@ const (
 	EventRemoveDependency = "remove_dependency"
 	EventReview           = "review"
 	EventReviewRequest    = "review_request"
+	EventPullPush         = "pull_push"
+	EventCommitRef        = "commit_ref"
+	EventIssueRef         = "issue_ref"
+	EventCommentRef       = "comment_ref"
+	EventPullRef          = "pull_ref"
 )
 
 // IssueEvent is one event of an issue's timeline (a change recorded in the
@@ -51,10 +56,19 @@ type IssueEvent struct {
 	// recorded (0: none); TimelineStore.Add sets it. It places the event
 	// among the comments, which the clock (seconds) cannot.
 	AfterCommentID int64
-	Removed        bool
-	OldTitle       string
-	NewTitle       string
-	// Body is the event's detail: the lock reason.
+	// CommitSHA is the commit of a commit_ref event; an issue has one
+	// event per commit.
+	CommitSHA string
+	// RefIssueID and RefCommentID are the issue (and its comment, if the
+	// reference is in one) that refers to this issue (issue_ref,
+	// pull_ref, comment_ref); an issue has one event per referring text.
+	RefIssueID   int64
+	RefCommentID int64
+	Removed      bool
+	OldTitle     string
+	NewTitle     string
+	// Body is the event's detail: the lock reason, the JSON of a push's
+	// commits.
 	Body      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -70,6 +84,10 @@ type TimelineEntry struct {
 type TimelineStore interface {
 	// Add records events (in the caller's transaction).
 	Add(ctx context.Context, evs ...*IssueEvent) error
+	// AddOnce records ev unless its issue has an event of the same commit
+	// (CommitSHA), or of the same referring issue and comment, already; it
+	// reports whether it recorded it.
+	AddOnce(ctx context.Context, ev *IssueEvent) (bool, error)
 	// List returns a page of the issue's comments and events together,
 	// oldest first, updated within the optional bounds, and the size of
 	// the whole set.

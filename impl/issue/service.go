@@ -101,7 +101,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	}
 	mentioned := mentions(is.Title + "\n" + is.Body)
 	if !is.IsPull && !is.IsClosed && is.MilestoneID == 0 && len(labels) == 0 && len(assignees) == 0 && len(projects) == 0 &&
-		len(mentioned) == 0 && in.Also == nil {
+		len(mentioned) == 0 && in.Also == nil && len(IssueRefs(is.Body)) == 0 {
 		// Nothing is written with the issue: no transaction is held open
 		// around its statement (see CreateNumberedAlone).
 		if err := s.Store.Issues().CreateNumberedAlone(ctx, is, 1, closed, rows...); err != nil {
@@ -165,6 +165,9 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 			evs = append(evs, stateEvent(true))
 		}
 		if err := s.record(ctx, doer, is, evs...); err != nil {
+			return err
+		}
+		if err := s.recordIssueRefs(ctx, doer, r, perm, is, 0, is.Body); err != nil {
 			return err
 		}
 		if in.Also != nil {
@@ -241,6 +244,11 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		}
 		if err := s.record(ctx, doer, is, editEvents(is, edit, oldMilestone, ch)...); err != nil {
 			return err
+		}
+		if edit.BodyFrom != nil {
+			if err := s.recordIssueRefs(ctx, doer, r, perm, is, 0, is.Body); err != nil {
+				return err
+			}
 		}
 		if in.Also != nil {
 			edited, err := in.Also(ctx, is)
@@ -620,6 +628,9 @@ func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Reposit
 		if err := s.Store.Issues().AddMentions(ctx, is.ID, mentions(body)); err != nil {
 			return err
 		}
+		if err := s.recordIssueRefs(ctx, doer, r, perm, is, c.ID, body); err != nil {
+			return err
+		}
 		return s.emitComment(ctx, events.CommentCreated, doer, is, c.ID)
 	})
 	if err != nil {
@@ -654,6 +665,9 @@ func (s Service) EditComment(ctx context.Context, doer *store.User, r *store.Rep
 		}
 		if !changed {
 			return nil
+		}
+		if err := s.recordIssueRefs(ctx, doer, r, perm, is, c.ID, body); err != nil {
+			return err
 		}
 		return s.Events.Emit(ctx, events.CommentEdited, is.RepoID, actorID(doer),
 			events.Comment{ID: c.ID, IssueID: is.ID, IssueIndex: is.Index, BodyFrom: &oldBody})

@@ -72,6 +72,9 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 		if ev.DependentIssueID != 0 {
 			issueIDs = append(issueIDs, ev.DependentIssueID)
 		}
+		if ev.RefIssueID != 0 {
+			issueIDs = append(issueIDs, ev.RefIssueID)
+		}
 	}
 	st := s.Store
 	users, err := st.Users().FindByIDs(ctx, userIDs)
@@ -91,6 +94,9 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 		return nil, err
 	}
 	others := map[int64]*models.Issue{}
+	// The referring issues p may read, with their repositories, for the
+	// comments that refer.
+	refIssues, refRepos := map[int64]*store.Issue{}, map[int64]*store.Repository{}
 	if len(issueIDs) > 0 {
 		found, err := st.Issues().FindByIDs(ctx, issueIDs)
 		if err != nil {
@@ -110,7 +116,9 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 		}
 		for i, o := range visible {
 			others[o.ID] = rendered[i]
+			refIssues[o.ID] = o
 		}
+		refRepos = repos
 	}
 	viewer := app.Viewer(p)
 	user := func(id int64) *models.User {
@@ -136,6 +144,28 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 			continue
 		}
 		ev := e.Event
+		var refComment *models.Comment
+		if ev.RefIssueID != 0 {
+			// A reference from an issue p may not read is not shown, as
+			// the reference leaves it out.
+			ri := refIssues[ev.RefIssueID]
+			if ri == nil {
+				continue
+			}
+			if ev.RefCommentID != 0 {
+				c, err := st.Comments().FindByID(ctx, ev.RefCommentID)
+				if err != nil && !app.IsNotFound(err) {
+					return nil, err
+				}
+				if c != nil && err == nil {
+					poster, err := st.Users().FindByID(ctx, c.PosterID)
+					if err != nil && !app.IsNotFound(err) {
+						return nil, err
+					}
+					refComment = convert.Comment(base, refRepos[ri.RepoID], ri, c, poster, viewer)
+				}
+			}
+		}
 		tc := &models.TimelineComment{
 			ID: ev.ID, Type: ev.Type, Body: ev.Body, User: user(ev.PosterID),
 			HTMLURL: fmt.Sprintf("%s#issuecomment-%d", page, ev.ID), IssueURL: issueURL, PullRequestURL: prURL,
@@ -158,6 +188,10 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 			tc.AssigneeTeam = convert.Team(base, t, false)
 		}
 		tc.ReviewID = ev.ReviewID
+		tc.RefCommitSha = ev.CommitSHA
+		if ev.RefIssueID != 0 {
+			tc.RefIssue, tc.RefComment = others[ev.RefIssueID], refComment
+		}
 		tc.DependentIssue = others[ev.DependentIssueID]
 		out = append(out, tc)
 	}

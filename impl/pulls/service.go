@@ -8,6 +8,7 @@ package pulls
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sync/errgroup"
 
 	"repohost/impl/access"
@@ -374,7 +376,14 @@ func (s Service) Refresh(ctx context.Context, pr *store.PullRequest, actorID int
 		}
 		return err
 	}
-	headMoved := st.head.String() != pr.HeadCommitID
+	oldHead := pr.HeadCommitID
+	headMoved := st.head.String() != oldHead
+	var push *store.IssueEvent
+	if headMoved {
+		if push, err = pushEvent(ctx, g, oldHead, st); err != nil {
+			return err
+		}
+	}
 	if err := s.writePullRef(ctx, base, g, is.Index, st.head); err != nil {
 		return err
 	}
@@ -391,8 +400,62 @@ func (s Service) Refresh(ctx context.Context, pr *store.PullRequest, actorID int
 		if err := s.dismissStale(ctx, base, pr); err != nil {
 			return err
 		}
+		// The head moves in this transaction with the event that shows it,
+		// so a retry finds it moved already and records nothing twice.
+		if push != nil {
+			if err := s.issues().Record(ctx, &store.User{ID: actorID}, is, push); err != nil {
+				return err
+			}
+		}
 		return s.Events.Emit(ctx, events.PullSynchronized, base.ID, actorID, events.Issue{ID: is.ID, Index: is.Index, HeadSHA: pr.HeadCommitID})
 	})
+}
+
+// pushContent is the body of a pull_push timeline event, as the
+// reference writes it.
+type pushContent struct {
+	IsForcePush bool     `json:"is_force_push"`
+	CommitIDs   []string `json:"commit_ids"`
+}
+
+// pushEvent is the timeline event of a pull request's head moving from
+// oldHead to st.head: the commits it brought that the base branch lacks,
+// oldest first, or on a force push the old and the new head. It is nil
+// when there is nothing to show (no old head, or no new commits).
+func pushEvent(ctx context.Context, g *gitstore.GitRepo, oldHead string, st *state) (*store.IssueEvent, error) {
+	if oldHead == "" {
+		return nil, nil
+	}
+	old := plumbing.NewHash(oldHead)
+	ff, err := g.IsAncestor(old, st.head)
+	if err != nil {
+		return nil, err
+	}
+	c := pushContent{IsForcePush: !ff, CommitIDs: []string{oldHead, st.head.String()}}
+	if ff {
+		brought, err := g.Between(ctx, old, st.head, true)
+		if err != nil {
+			return nil, err
+		}
+		notInBase, err := g.Between(ctx, st.base, st.head, true)
+		if err != nil {
+			return nil, err
+		}
+		c.CommitIDs = c.CommitIDs[:0]
+		for _, b := range brought {
+			if slices.ContainsFunc(notInBase, func(n *object.Commit) bool { return n.Hash == b.Hash }) {
+				c.CommitIDs = append(c.CommitIDs, b.Hash.String())
+			}
+		}
+		if len(c.CommitIDs) == 0 {
+			return nil, nil
+		}
+	}
+	body, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return &store.IssueEvent{Type: store.EventPullPush, Body: string(body)}, nil
 }
 
 // dismissStale dismisses the approvals of pr when its base branch's rule

@@ -51,6 +51,7 @@ var migrations = []migration{
 	{33, "sums of the issue counters of each class of repositories, kept by triggers", migrateV33},
 	{35, "repository status; migrations under way", migrateV35},
 	{36, "labels of organizations", migrateV36},
+	{37, "timeline events name the commit, issue or comment that refers to an issue, once each", migrateV37},
 }
 
 type schemaMigration struct {

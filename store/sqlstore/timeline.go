@@ -33,6 +33,20 @@ func (s timelineStore) Add(ctx context.Context, evs ...*store.IssueEvent) error 
 	return translateRef(s.d.conn(ctx).Create(evs).Error, "record issue events")
 }
 
+// AddOnce records ev unless idx_issue_events_commit_ref already holds its
+// issue and commit, or idx_issue_events_issue_ref its issue and referrer.
+func (s timelineStore) AddOnce(ctx context.Context, ev *store.IssueEvent) (bool, error) {
+	if err := s.d.conn(ctx).Raw(`SELECT COALESCE(MAX(id), 0) FROM comments WHERE issue_id = ?`, ev.IssueID).
+		Scan(&ev.AfterCommentID).Error; err != nil {
+		return false, translate(err, "record issue events")
+	}
+	res := s.d.conn(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(ev)
+	if res.Error != nil {
+		return false, translateRef(res.Error, "record issue events")
+	}
+	return res.RowsAffected == 1, nil
+}
+
 // List merges the issue's comments and events. Each is read in
 // conversation order through its (issue_id, created_at, id) index, only as
 // far as the page's end, and the two are merged here: the cost grows with
