@@ -182,10 +182,20 @@ func (b *Bus) Stop() {
 // for a retry. Tests use it to read the converged state.
 func (b *Bus) Settle(ctx context.Context) error {
 	ctx = store.Background(ctx)
+	// Idle must be seen twice in a row: a failure recorded between taking
+	// a check's time and running its query is due at a time after it (with
+	// no backoff), so only the next check, timed after the first returned,
+	// is sure to see it.
+	idle := 0
 	for {
 		busy, err := b.store.EventJobs().Busy(ctx, b.clock.Precise().UnixMilli())
-		if err != nil || !busy {
+		if err != nil {
 			return err
+		}
+		if busy {
+			idle = 0
+		} else if idle++; idle == 2 {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
