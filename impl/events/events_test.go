@@ -83,7 +83,7 @@ func TestEmitInsideATransactionIsHandledAfterCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not started yet: the job waits in the database.
-	if st, err := bus.Stats(ctx); err != nil || st[0].Pending != 1 {
+	if st, err := bus.Stats(ctx); err != nil || st[0].Pending != 1 || st[0].OldestPending.IsZero() {
 		t.Fatalf("stats before start: %+v, %v", st, err)
 	}
 	if err := bus.Start(); err != nil {

@@ -165,17 +165,31 @@ func (s eventJobStore) Stats(ctx context.Context) ([]store.JobStats, error) {
 	if err != nil {
 		return nil, translate(err, "event job stats")
 	}
+	// The oldest pending events' times come in one read for all consumers.
+	var oldest []int64
+	for _, r := range rows {
+		if r.Oldest != nil {
+			oldest = append(oldest, *r.Oldest)
+		}
+	}
+	created := map[int64]time.Time{}
+	if len(oldest) > 0 {
+		var evs []struct {
+			ID        int64
+			CreatedAt time.Time
+		}
+		if err := s.d.conn(ctx).Raw(`SELECT id, created_at FROM events WHERE id IN ?`, oldest).Scan(&evs).Error; err != nil {
+			return nil, translate(err, "event job stats")
+		}
+		for _, e := range evs {
+			created[e.ID] = e.CreatedAt
+		}
+	}
 	out := make([]store.JobStats, len(rows))
 	for i, r := range rows {
 		out[i] = store.JobStats{Consumer: r.Consumer, Pending: r.Pending, Retrying: r.Retrying, Dead: r.Dead}
 		if r.Oldest != nil {
-			var at []time.Time
-			if err := s.d.conn(ctx).Raw(`SELECT created_at FROM events WHERE id = ?`, *r.Oldest).Scan(&at).Error; err != nil {
-				return nil, translate(err, "event job stats")
-			}
-			if len(at) > 0 {
-				out[i].OldestPending = at[0]
-			}
+			out[i].OldestPending = created[*r.Oldest]
 		}
 	}
 	return out, nil
