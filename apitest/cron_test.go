@@ -2,7 +2,9 @@ package apitest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -180,9 +182,17 @@ func TestCronTasksDoTheirWork(t *testing.T) {
 		if n := looseObjects(t, healthy); n == "0" {
 			t.Fatal("a new repository has no loose objects to pack")
 		}
+		// A push killed half way left its quarantine behind.
+		left := filepath.Join(healthy, "objects", "incoming-killed", "objects", "pack")
+		if err := os.MkdirAll(left, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		runCron(t, e, "git_gc_repos")
 		if n := looseObjects(t, healthy); n != "0" {
 			t.Fatalf("%s loose objects after git_gc_repos", n)
+		}
+		if _, err := os.Stat(filepath.Join(healthy, "objects", "incoming-killed")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the stale quarantine is still there: %v", err)
 		}
 		// Still whole: the archive (a walk of every object) downloads.
 		e.Do("GET", "repos/admin/healthy/archive/main.zip", nil, admin).Expect(t, http.StatusOK)

@@ -142,7 +142,8 @@ func RepoHealthCheck(e Env) Task {
 // each with no push or other ref change under way (Env.Maintain): gc
 // prunes unreachable objects past git's grace period, which a push may
 // have found present and not sent again, and packs the refs that
-// compare-and-swaps are moving.
+// compare-and-swaps are moving. With no push under way, any push
+// quarantine left is a killed process's, and is removed first.
 func GitGCRepos(e Env) Task {
 	return Task{Name: "git_gc_repos", Schedule: "@every 72h", Enabled: false, Run: func(ctx context.Context) error {
 		failed := 0
@@ -150,6 +151,9 @@ func GitGCRepos(e Env) Task {
 			dir, err := e.Git.Path(r.Owner.Name, r.Name)
 			if err == nil {
 				err = e.Maintain(ctx, r, func() error {
+					if _, err := gitstore.RemoveQuarantines(dir); err != nil {
+						return err
+					}
 					err := git(ctx, dir, "gc", "--quiet")
 					e.countGit("gc", err)
 					return err

@@ -40,10 +40,36 @@ type quarantine struct {
 	removed  bool
 }
 
+// quarantinePrefix names a quarantine's directory in objects/ (git's own
+// receive-pack uses the same prefix, so one sweep covers both).
+const quarantinePrefix = "incoming-"
+
+// RemoveQuarantines deletes the quarantines left in the repository at
+// dir by pushes that never ended (the process was killed), returning how
+// many. The caller must hold the repository with no push under way (the
+// maintenance lock), since a live push's quarantine looks the same.
+func RemoveQuarantines(dir string) (int, error) {
+	objects := filepath.Join(dir, "objects")
+	entries, err := os.ReadDir(objects)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), quarantinePrefix) {
+			if err := os.RemoveAll(filepath.Join(objects, e.Name())); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
 // newQuarantine makes an empty quarantine for g's repository.
 func (g *GitRepo) newQuarantine() (*quarantine, error) {
 	main := filepath.Join(g.path, "objects")
-	root, err := os.MkdirTemp(main, "incoming-")
+	root, err := os.MkdirTemp(main, quarantinePrefix)
 	if err != nil {
 		return nil, err
 	}
