@@ -88,6 +88,8 @@ func (s Service) checkCreate(owner *store.User, in *CreateInput) (startWith, err
 	}
 	if !in.AutoInit {
 		files = nil
+	} else if in.ObjectFormat == gitstore.FormatSHA256 {
+		return startWith{}, apierr.Validation("auto_init is not supported for SHA-256 repositories by this server; create the repository empty and push its first commit")
 	}
 	return startWith{files: files, labels: labels}, nil
 }

@@ -1,0 +1,89 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Object formats of a repository: the hash that names its objects.
+const (
+	FormatSHA1   = "sha1"
+	FormatSHA256 = "sha256"
+)
+
+// ErrSHA256 is the refusal of an operation the server cannot do on a
+// SHA-256 repository. go-git, which reads and writes the server's
+// repositories, names objects with one hash chosen when it is compiled
+// (SHA-1 here), so a SHA-256 repository is never opened through it:
+// OpenGit refuses with this error, and what works on such a repository
+// (creating, deleting, renaming, fetching and cloning, which git's own
+// upload-pack serves) goes through git's binary instead.
+var ErrSHA256 = fmt.Errorf("SHA-256 repositories: this operation is %w", ErrUnsupported)
+
+// SupportsObjectFormat tells whether repositories with the object format
+// can be created: "sha1" through go-git, "sha256" through git's binary.
+func (s *Store) SupportsObjectFormat(format string) bool {
+	return format == FormatSHA1 || format == FormatSHA256
+}
+
+// configObjectFormat reads extensions.objectFormat from the repository at
+// path with git's binary ("sha1" when unset).
+func configObjectFormat(path string) (string, error) {
+	out, err := plainGit(context.Background(), path, "config", "--file", filepath.Join(path, "config"), "--get", "extensions.objectformat")
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return FormatSHA1, nil // not set
+	}
+	if err != nil {
+		return "", err
+	}
+	if f := strings.ToLower(strings.TrimSpace(out)); f != "" {
+		return f, nil
+	}
+	return FormatSHA1, nil
+}
+
+// plainGit runs git with no system or user configuration on the bare
+// repository at dir and returns its standard output.
+func plainGit(ctx context.Context, dir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + dir}, args...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// initSHA256 makes the empty bare SHA-256 repository at path (which exists
+// and is empty), HEAD on branch, pushes over HTTP allowed.
+func initSHA256(path, branch string) error {
+	ctx := context.Background()
+	if _, err := plainGit(ctx, path, "init", "--bare", "--quiet", "--object-format="+FormatSHA256, "--initial-branch="+branch, path); err != nil {
+		return fmt.Errorf("init repository: %w", err)
+	}
+	if _, err := plainGit(ctx, path, "config", "http.receivepack", "true"); err != nil {
+		return fmt.Errorf("init repository: %w", err)
+	}
+	return nil
+}
+
+// ObjectFormat is the object format of owner/name as its configuration
+// says: "sha1" or "sha256".
+func (s *Store) ObjectFormat(owner, name string) (string, error) {
+	p, err := s.Path(owner, name)
+	if err != nil {
+		return "", err
+	}
+	return configObjectFormat(p)
+}
