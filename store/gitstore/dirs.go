@@ -110,7 +110,3 @@ func (s *Store) DeleteStray(owner, name string, stillStray func() (bool, error))
 	}
 	return os.RemoveAll(parked)
 }
-
-// ObjectFormat is the repository's hash algorithm. OpenGit opens only
-// SHA-1 repositories (see ErrSHA256).
-func (g *GitRepo) ObjectFormat() string { return FormatSHA1 }

@@ -5,11 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
+
+	"repohost/store"
 )
 
 // Object formats of a repository: the hash that names its objects.
@@ -86,4 +90,50 @@ func (s *Store) ObjectFormat(owner, name string) (string, error) {
 		return "", err
 	}
 	return configObjectFormat(p)
+}
+
+// Heads is what a repository directory says of itself, whatever its
+// object format: read through git's binary, so it serves the adoption of
+// SHA-256 directories too.
+type Heads struct {
+	ObjectFormat string
+	// DefaultBranch is the branch HEAD names, "" when HEAD names none.
+	DefaultBranch string
+	// Branches are the branch names, sorted.
+	Branches []string
+}
+
+// ReadHeads reads the object format, HEAD's branch and the branches of
+// owner/name; a missing directory is store.ErrNotFound.
+func (s *Store) ReadHeads(owner, name string) (Heads, error) {
+	p, err := s.Path(owner, name)
+	if err != nil {
+		return Heads{}, err
+	}
+	if _, err := os.Stat(filepath.Join(p, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+		return Heads{}, fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
+	}
+	f, err := configObjectFormat(p)
+	if err != nil {
+		return Heads{}, err
+	}
+	h := Heads{ObjectFormat: f}
+	ctx := context.Background()
+	if out, err := plainGit(ctx, p, "symbolic-ref", "--quiet", "HEAD"); err == nil {
+		h.DefaultBranch, _ = strings.CutPrefix(strings.TrimSpace(out), "refs/heads/")
+		if h.DefaultBranch == strings.TrimSpace(out) {
+			h.DefaultBranch = "" // HEAD names something else than a branch
+		}
+	}
+	out, err := plainGit(ctx, p, "for-each-ref", "--format=%(refname)", "refs/heads/")
+	if err != nil {
+		return Heads{}, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if b, ok := strings.CutPrefix(line, "refs/heads/"); ok && b != "" {
+			h.Branches = append(h.Branches, b)
+		}
+	}
+	sort.Strings(h.Branches)
+	return h, nil
 }

@@ -3,6 +3,7 @@
 package gitstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -302,6 +303,12 @@ func (s *Store) SetDefaultBranch(owner, name, branch string) error {
 		return err
 	}
 	repo, err := git.PlainOpen(path)
+	if errors.Is(err, git.ErrUnknownExtension) {
+		// A SHA-256 repository, which go-git does not open (see
+		// ErrSHA256): HEAD is the same file in either format.
+		_, err = plainGit(context.Background(), path, "symbolic-ref", "HEAD", plumbing.NewBranchReferenceName(branch).String())
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("open repository: %w", err)
 	}
