@@ -87,7 +87,7 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 		// go-git knows no extensions.objectFormat: a SHA-256 repository
 		// (see ErrSHA256), or one using an extension git itself added.
 		if f, ferr := configObjectFormat(p); ferr == nil && f == FormatSHA256 {
-			return nil, fmt.Errorf("%s/%s: %w", owner, name, ErrSHA256)
+			return nil, fmt.Errorf("%s/%s %w", owner, name, ErrSHA256)
 		}
 	}
 	if err != nil {

@@ -29,7 +29,7 @@ const (
 // OpenGit refuses with this error, and what works on such a repository
 // (creating, deleting, renaming, fetching and cloning, which git's own
 // upload-pack serves) goes through git's binary instead.
-var ErrSHA256 = fmt.Errorf("SHA-256 repositories: this operation is %w", ErrUnsupported)
+var ErrSHA256 = fmt.Errorf("is a SHA-256 repository, which this server serves for clone and fetch only: this operation is %w", ErrUnsupported)
 
 // SupportsObjectFormat tells whether repositories with the object format
 // can be created: "sha1" through go-git, "sha256" through git's binary.

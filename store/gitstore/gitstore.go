@@ -120,7 +120,7 @@ func writeCommit(s storer.EncodedObjectStorer, c *object.Commit, signer CommitSi
 func (s *Store) Create(owner, name string, opts InitOptions) (initial plumbing.Hash, err error) {
 	if len(opts.Files) > 0 && opts.ObjectFormat == FormatSHA256 {
 		// The first commit would be written through go-git.
-		return plumbing.ZeroHash, fmt.Errorf("a first commit in a new repository: %w", ErrSHA256)
+		return plumbing.ZeroHash, fmt.Errorf("a first commit in a SHA-256 repository is %w", ErrUnsupported)
 	}
 	if err := s.create(owner, name, opts); err != nil {
 		return plumbing.ZeroHash, err
