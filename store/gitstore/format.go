@@ -1,17 +1,14 @@
 package gitstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"repohost/store"
 )
@@ -40,56 +37,32 @@ func (s *Store) SupportsObjectFormat(format string) bool {
 // configObjectFormat reads extensions.objectFormat from the repository at
 // path with git's binary ("sha1" when unset).
 func configObjectFormat(path string) (string, error) {
-	out, err := plainGit(context.Background(), path, "config", "--file", filepath.Join(path, "config"), "--get", "extensions.objectformat")
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.ExitCode() == 1 {
-		return FormatSHA1, nil // not set
-	}
+	out, code, err := onDir(path).run(context.Background(), nil, []int{1}, "config", "--file", filepath.Join(path, "config"), "--get", "extensions.objectformat")
 	if err != nil {
 		return "", err
 	}
-	if f := strings.ToLower(strings.TrimSpace(out)); f != "" {
+	if f := strings.ToLower(strings.TrimSpace(string(out))); code == 0 && f != "" {
 		return f, nil
 	}
-	return FormatSHA1, nil
+	return FormatSHA1, nil // not set
 }
 
-// plainGit runs git with no system or user configuration on the bare
-// repository at dir and returns its standard output.
-func plainGit(ctx context.Context, dir string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + dir}, args...)...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "HOME=" + dir}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
-}
+// onDir is the repository at path for running git's binary on, without
+// go-git (GitRepo.run needs nothing else).
+func onDir(path string) *GitRepo { return &GitRepo{path: path} }
 
 // initSHA256 makes the empty bare SHA-256 repository at path (which exists
-// and is empty), HEAD on branch, pushes over HTTP allowed.
+// and is empty), HEAD on branch, pushes over HTTP allowed, and, as go-git's
+// init, no hooks or other template files.
 func initSHA256(path, branch string) error {
 	ctx := context.Background()
-	if _, err := plainGit(ctx, path, "init", "--bare", "--quiet", "--object-format="+FormatSHA256, "--initial-branch="+branch, path); err != nil {
+	if _, _, err := onDir(path).run(ctx, nil, nil, "init", "--bare", "--quiet", "--template=", "--object-format="+FormatSHA256, "--initial-branch="+branch, path); err != nil {
 		return fmt.Errorf("init repository: %w", err)
 	}
-	if _, err := plainGit(ctx, path, "config", "http.receivepack", "true"); err != nil {
+	if _, _, err := onDir(path).run(ctx, nil, nil, "config", "http.receivepack", "true"); err != nil {
 		return fmt.Errorf("init repository: %w", err)
 	}
 	return nil
-}
-
-// ObjectFormat is the object format of owner/name as its configuration
-// says: "sha1" or "sha256".
-func (s *Store) ObjectFormat(owner, name string) (string, error) {
-	p, err := s.Path(owner, name)
-	if err != nil {
-		return "", err
-	}
-	return configObjectFormat(p)
 }
 
 // Heads is what a repository directory says of itself, whatever its
@@ -118,18 +91,18 @@ func (s *Store) ReadHeads(owner, name string) (Heads, error) {
 		return Heads{}, err
 	}
 	h := Heads{ObjectFormat: f}
-	ctx := context.Background()
-	if out, err := plainGit(ctx, p, "symbolic-ref", "--quiet", "HEAD"); err == nil {
-		h.DefaultBranch, _ = strings.CutPrefix(strings.TrimSpace(out), "refs/heads/")
-		if h.DefaultBranch == strings.TrimSpace(out) {
-			h.DefaultBranch = "" // HEAD names something else than a branch
-		}
+	ctx, g := context.Background(), onDir(p)
+	// Exit code 1: HEAD is not a symbolic ref.
+	if out, code, err := g.run(ctx, nil, []int{1}, "symbolic-ref", "--quiet", "HEAD"); err != nil {
+		return Heads{}, err
+	} else if b, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "refs/heads/"); code == 0 && ok {
+		h.DefaultBranch = b
 	}
-	out, err := plainGit(ctx, p, "for-each-ref", "--format=%(refname)", "refs/heads/")
+	out, _, err := g.run(ctx, nil, nil, "for-each-ref", "--format=%(refname)", "refs/heads/")
 	if err != nil {
 		return Heads{}, err
 	}
-	for _, line := range strings.Split(out, "\n") {
+	for _, line := range strings.Split(string(out), "\n") {
 		if b, ok := strings.CutPrefix(line, "refs/heads/"); ok && b != "" {
 			h.Branches = append(h.Branches, b)
 		}

@@ -306,7 +306,7 @@ func (s *Store) SetDefaultBranch(owner, name, branch string) error {
 	if errors.Is(err, git.ErrUnknownExtension) {
 		// A SHA-256 repository, which go-git does not open (see
 		// ErrSHA256): HEAD is the same file in either format.
-		_, err = plainGit(context.Background(), path, "symbolic-ref", "HEAD", plumbing.NewBranchReferenceName(branch).String())
+		_, _, err = onDir(path).run(context.Background(), nil, nil, "symbolic-ref", "HEAD", plumbing.NewBranchReferenceName(branch).String())
 		return err
 	}
 	if err != nil {
