@@ -110,3 +110,13 @@ func (s *Store) ReadHeads(owner, name string) (Heads, error) {
 	sort.Strings(h.Branches)
 	return h, nil
 }
+
+// ZeroID is the all-zero object id of the format ("no object" in git's
+// ref updates and the payloads that follow them): 40 digits for sha1, 64
+// for sha256.
+func ZeroID(format string) string {
+	if format == FormatSHA256 {
+		return strings.Repeat("0", 64)
+	}
+	return strings.Repeat("0", 40)
+}
