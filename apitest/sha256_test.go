@@ -1,12 +1,14 @@
 package apitest_test
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"repohost/apitest"
 	"repohost/models"
@@ -171,5 +173,24 @@ func TestSHA256Repositories(t *testing.T) {
 	e.Do("DELETE", "repos/alice/h", nil, cred).Expect(t, http.StatusNoContent)
 	if roGitExists(t, e, "alice", "old") || roGitExists(t, e, "alice", "h") {
 		t.Fatal("a deleted SHA-256 repository left its directory")
+	}
+}
+
+// TestSHA256WebhookTest: the test delivery of a SHA-256 repository's hook
+// names the format's zero id, 64 digits.
+func TestSHA256WebhookTest(t *testing.T) {
+	t.Parallel()
+	e := hookEnv(t)
+	alice := e.CreateUser("alice", false)
+	a := apitest.Basic(alice)
+	roCreateRepo(t, e, a, map[string]any{"name": "h", "object_format_name": "sha256"})
+	rc := newReceiver(t)
+	h := mkHook(t, e, a, "repos/alice/h/hooks", giteaHook(rc.URL, "push"))
+	e.Do("POST", fmt.Sprintf("repos/alice/h/hooks/%d/tests", h.ID), nil, a).Expect(t, http.StatusNoContent)
+	test := rc.waitFor(t, 1, 10*time.Second)[0]
+	p := checkShape(t, test)
+	zero := strings.Repeat("0", 64)
+	if test.typ() != "push" || p["before"] != zero || p["after"] != zero || p["ref"] != "refs/heads/main" {
+		t.Errorf("test delivery %s", test.Body)
 	}
 }
