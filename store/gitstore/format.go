@@ -94,7 +94,8 @@ func (s *Store) ReadHeads(owner, name string) (Heads, error) {
 	ctx, g := context.Background(), onDir(p)
 	// Exit code 1: HEAD is not a symbolic ref.
 	if out, code, err := g.run(ctx, nil, []int{1}, "symbolic-ref", "--quiet", "HEAD"); err != nil {
-		return Heads{}, err
+		// git does not take the directory for a repository.
+		return Heads{}, fmt.Errorf("repository %s/%s: %v: %w", owner, name, err, store.ErrNotFound)
 	} else if b, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "refs/heads/"); code == 0 && ok {
 		h.DefaultBranch = b
 	}

@@ -73,6 +73,17 @@ func TestSHA256RepositoryThroughGitsBinary(t *testing.T) {
 	if _, err := s.ReadHeads("alice", "missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("missing: %v", err)
 	}
+	// A directory git does not take for a repository is none.
+	junk, _ := s.Path("alice", "junk")
+	if err := os.MkdirAll(junk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(junk+"/HEAD", []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadHeads("alice", "junk"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("junk directory: %v", err)
+	}
 	if len(gitstore.ZeroID("sha1")) != 40 || len(gitstore.ZeroID("sha256")) != 64 {
 		t.Fatal("ZeroID lengths")
 	}
