@@ -200,8 +200,8 @@ func TestRepoCreate(t *testing.T) {
 			{"name": "tpl", "default_branch": "a..b"},
 			{"name": "tpl", "default_branch": "-x"},
 			{"name": "tpl", "object_format_name": "md5"},
-			// go-git hashes with SHA-1 only in this build.
-			{"name": "tpl", "object_format_name": "sha256"},
+			// A SHA-256 repository starts empty (see TestSHA256Repositories).
+			{"name": "tpl", "object_format_name": "sha256", "auto_init": true},
 		} {
 			r := e.Do("POST", "user/repos", body, cred)
 			if r.Status != http.StatusUnprocessableEntity {

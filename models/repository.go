@@ -166,7 +166,7 @@ type Repository struct {
 	// name
 	Name string `json:"name"`
 
-	// object format name
+	// The hash naming the repository's objects, sha1 or sha256.
 	// Enum: ["sha1","sha256"]
 	ObjectFormatName string `json:"object_format_name"`
 

@@ -30285,6 +30285,7 @@ func init() {
           "x-go-name": "Name"
         },
         "object_format_name": {
+          "description": "The hash naming the new repository's objects: sha1 (the default, also when empty) or sha256. A sha256 repository starts empty (auto_init is refused with 422); it can be cloned and fetched over HTTP and SSH and adopted with its history, while pushing to it (403) and the operations reading or writing its objects (422) are refused.",
           "type": "string",
           "enum": [
             "",
@@ -35150,6 +35151,7 @@ func init() {
           "x-omitempty": false
         },
         "object_format_name": {
+          "description": "The hash naming the repository's objects, sha1 or sha256.",
           "type": "string",
           "enum": [
             "sha1",
@@ -80867,6 +80869,7 @@ func init() {
           "x-go-name": "Name"
         },
         "object_format_name": {
+          "description": "The hash naming the new repository's objects: sha1 (the default, also when empty) or sha256. A sha256 repository starts empty (auto_init is refused with 422); it can be cloned and fetched over HTTP and SSH and adopted with its history, while pushing to it (403) and the operations reading or writing its objects (422) are refused.",
           "type": "string",
           "enum": [
             "",
@@ -85732,6 +85735,7 @@ func init() {
           "x-omitempty": false
         },
         "object_format_name": {
+          "description": "The hash naming the repository's objects, sha1 or sha256.",
           "type": "string",
           "enum": [
             "sha1",

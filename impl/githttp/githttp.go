@@ -227,6 +227,11 @@ func (h *Handler) fail(w http.ResponseWriter, what string, err error) {
 		refuse(w, http.StatusNotFound, "repository not found")
 		return
 	}
+	if errors.Is(err, gitstore.ErrUnsupported) {
+		// Pushing to a SHA-256 repository (see gitstore.ErrSHA256).
+		refuse(w, http.StatusForbidden, err.Error())
+		return
+	}
 	h.d.Log.Error("git http: "+what, "err", err, "request_id", requestid.FromWriter(w))
 	refuse(w, http.StatusInternalServerError, "internal server error")
 }

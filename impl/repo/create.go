@@ -88,6 +88,8 @@ func (s Service) checkCreate(owner *store.User, in *CreateInput) (startWith, err
 	}
 	if !in.AutoInit {
 		files = nil
+	} else if in.ObjectFormat == gitstore.FormatSHA256 {
+		return startWith{}, apierr.Validation("auto_init is not supported for SHA-256 repositories by this server; create the repository empty and push its first commit")
 	}
 	return startWith{files: files, labels: labels}, nil
 }
@@ -222,27 +224,23 @@ func commitEmail(owner *store.User) string {
 // branch is where HEAD points, or the first existing branch when HEAD
 // points at a missing one, as the reference does.
 func (s Service) readAdopted(owner *store.User, r *store.Repository) error {
-	g, err := s.Git.OpenGit(owner.LowerName, r.Name)
+	h, err := s.Git.ReadHeads(owner.LowerName, r.Name)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return apierr.Validation("%s/%s is not a git repository", owner.LowerName, r.Name)
 		}
 		return err
 	}
-	branches, err := g.BranchNames()
-	if err != nil {
-		return err
-	}
-	branch := g.DefaultBranch()
-	if len(branches) > 0 && !slices.Contains(branches, branch) {
-		branch = branches[0]
+	branch := h.DefaultBranch
+	if len(h.Branches) > 0 && !slices.Contains(h.Branches, branch) {
+		branch = h.Branches[0]
 	}
 	if branch == "" {
 		branch = DefaultBranch
 	}
 	r.DefaultBranch = branch
-	r.IsEmpty = len(branches) == 0
-	r.ObjectFormat = g.ObjectFormat()
+	r.IsEmpty = len(h.Branches) == 0
+	r.ObjectFormat = h.ObjectFormat
 	return nil
 }
 

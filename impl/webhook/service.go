@@ -24,6 +24,7 @@ import (
 	"repohost/impl/rooturl"
 	"repohost/models"
 	"repohost/store"
+	"repohost/store/gitstore"
 )
 
 // Service is the one place hooks are written. It holds no state of its
@@ -344,7 +345,7 @@ func (s Service) TestHook(ctx context.Context, r *store.Repository, doer *store.
 	if err != nil {
 		return err
 	}
-	sha := zeroSHA
+	sha := gitstore.ZeroID(r.ObjectFormat)
 	var commits []*models.PayloadCommit
 	if g, err := s.OpenGit(r); err == nil {
 		if res, err := g.Resolve(ref); err == nil && res.Commit != nil {

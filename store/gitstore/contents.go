@@ -83,6 +83,13 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
 	}
+	if errors.Is(err, git.ErrUnknownExtension) {
+		// go-git knows no extensions.objectFormat: a SHA-256 repository
+		// (see ErrSHA256), or one using an extension git itself added.
+		if f, ferr := configObjectFormat(p); ferr == nil && f == FormatSHA256 {
+			return nil, fmt.Errorf("%s/%s %w", owner, name, ErrSHA256)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open repository: %w", err)
 	}

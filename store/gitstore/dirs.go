@@ -110,12 +110,3 @@ func (s *Store) DeleteStray(owner, name string, stillStray func() (bool, error))
 	}
 	return os.RemoveAll(parked)
 }
-
-// ObjectFormat is the repository's hash algorithm, "sha1" or "sha256".
-func (g *GitRepo) ObjectFormat() string {
-	cfg, err := g.r.Config()
-	if err == nil && strings.EqualFold(string(cfg.Extensions.ObjectFormat), "sha256") {
-		return "sha256"
-	}
-	return "sha1"
-}

@@ -3,7 +3,7 @@
 package gitstore
 
 import (
-	"crypto"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,8 +15,6 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	formatcfg "github.com/go-git/go-git/v5/plumbing/format/config"
-	"github.com/go-git/go-git/v5/plumbing/hash"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 
@@ -82,17 +80,6 @@ func (s *Store) Path(owner, name string) (string, error) {
 // ErrUnsupported means the request needs a git feature this build lacks.
 var ErrUnsupported = errors.New("not supported by this server")
 
-// SupportsObjectFormat tells whether repositories with the object format
-// "sha1" or "sha256" can be created. go-git hashes with one algorithm chosen
-// at compile time, so a build supports exactly one of them.
-func (s *Store) SupportsObjectFormat(format string) bool {
-	want := crypto.SHA1
-	if format == "sha256" {
-		want = crypto.SHA256
-	}
-	return hash.CryptoType == want
-}
-
 // InitOptions shape a new repository.
 type InitOptions struct {
 	DefaultBranch string
@@ -131,6 +118,10 @@ func writeCommit(s storer.EncodedObjectStorer, c *object.Commit, signer CommitSi
 // with store.ErrDuplicate if the directory already exists, and leaves
 // nothing behind when it fails.
 func (s *Store) Create(owner, name string, opts InitOptions) (initial plumbing.Hash, err error) {
+	if len(opts.Files) > 0 && opts.ObjectFormat == FormatSHA256 {
+		// The first commit would be written through go-git.
+		return plumbing.ZeroHash, fmt.Errorf("a first commit in a SHA-256 repository is %w", ErrUnsupported)
+	}
 	if err := s.create(owner, name, opts); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -172,17 +163,13 @@ func (s *Store) create(owner, name string, opts InitOptions) (err error) {
 			_ = os.RemoveAll(path)
 		}
 	}()
-	initOpts := &git.PlainInitOptions{
+	if opts.ObjectFormat == FormatSHA256 {
+		return initSHA256(path, opts.DefaultBranch)
+	}
+	repo, err := git.PlainInitWithOptions(path, &git.PlainInitOptions{
 		Bare:        true,
 		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(opts.DefaultBranch)},
-	}
-	if opts.ObjectFormat == "sha256" {
-		initOpts.ObjectFormat = formatcfg.SHA256
-	}
-	repo, err := git.PlainInitWithOptions(path, initOpts)
-	if errors.Is(err, git.ErrSHA256NotSupported) {
-		return fmt.Errorf("object format %s: %w", opts.ObjectFormat, ErrUnsupported)
-	}
+	})
 	if err != nil {
 		return fmt.Errorf("init repository: %w", err)
 	}
@@ -316,6 +303,12 @@ func (s *Store) SetDefaultBranch(owner, name, branch string) error {
 		return err
 	}
 	repo, err := git.PlainOpen(path)
+	if errors.Is(err, git.ErrUnknownExtension) {
+		// A SHA-256 repository, which go-git does not open (see
+		// ErrSHA256): HEAD is the same file in either format.
+		_, _, err = onDir(path).run(context.Background(), nil, nil, "symbolic-ref", "HEAD", plumbing.NewBranchReferenceName(branch).String())
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("open repository: %w", err)
 	}

@@ -41,6 +41,9 @@ type Repos interface {
 	// walks the directory, so its result is stored, not asked per request.
 	Size(owner, name string) (int64, error)
 	OpenGit(owner, name string) (*GitRepo, error)
+	// ReadHeads reads a directory's object format, HEAD and branches,
+	// whatever its format (OpenGit opens only SHA-1 repositories).
+	ReadHeads(owner, name string) (Heads, error)
 	// UploadPack serves a fetch with git's own upload-pack (see
 	// Store.UploadPack); it only reads.
 	UploadPack(ctx context.Context, owner, name string, mode UploadPackMode, protocol string, in io.Reader, out, clientErr io.Writer) error
