@@ -1,6 +1,10 @@
 package sqlstore
 
-import "gorm.io/gorm"
+import (
+	"strings"
+
+	"gorm.io/gorm"
+)
 
 // migrateV38 gives the keyword searches of repositories and users
 // (GET /repos/search?q=, GET /users/search?q=) trigram indexes, so that a
@@ -19,7 +23,22 @@ import "gorm.io/gorm"
 func migrateV38(tx *gorm.DB) error {
 	stmts := sqliteTrigramSchema
 	if tx.Dialector.Name() == "postgres" {
-		stmts = pgTrigramSchema
+		// The extension lives in one schema of the database (where it
+		// was first created, perhaps before this server): its operator
+		// class is named with that schema, whatever the search_path.
+		if err := tx.Exec(`CREATE EXTENSION IF NOT EXISTS pg_trgm`).Error; err != nil {
+			return err
+		}
+		var schema string
+		if err := tx.Raw(`SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+			WHERE e.extname = 'pg_trgm'`).Scan(&schema).Error; err != nil {
+			return err
+		}
+		ops := `"` + strings.ReplaceAll(schema, `"`, `""`) + `".gin_trgm_ops`
+		stmts = nil
+		for _, stmt := range pgTrigramSchema {
+			stmts = append(stmts, strings.ReplaceAll(stmt, "gin_trgm_ops", ops))
+		}
 	}
 	for _, stmt := range stmts {
 		if err := tx.Exec(stmt).Error; err != nil {
@@ -72,11 +91,10 @@ var sqliteTrigramSchema = []string{
 	`INSERT INTO users_trgm (users_trgm) VALUES ('rebuild')`,
 }
 
-// pgTrigramSchema: pg_trgm (a trusted extension, shipped with PostgreSQL)
-// and one GIN index per compared expression, each written exactly as the
+// pgTrigramSchema: one GIN index of pg_trgm (a trusted extension, shipped
+// with PostgreSQL) per compared expression, each written exactly as the
 // searches write it so the planner can match them.
 var pgTrigramSchema = []string{
-	`CREATE EXTENSION IF NOT EXISTS pg_trgm`,
 	`CREATE INDEX idx_repositories_lower_name_trgm ON repositories USING gin (lower_name gin_trgm_ops)`,
 	`CREATE INDEX idx_repositories_topics_trgm ON repositories USING gin (LOWER(topics) gin_trgm_ops)`,
 	`CREATE INDEX idx_repositories_description_trgm ON repositories USING gin (LOWER(description) gin_trgm_ops)`,
