@@ -4,7 +4,7 @@
 # Measures every hot path on a large dataset. It builds the binaries, seeds an
 # empty database straight through the store (cmd/repohost-bench seed: 5,000
 # users, 10,000 repositories, one repository with 100,000 issues and one with
-# 60), serves it from a temp data directory on a free 127.0.0.1 port (the
+# 1,000), serves it from a temp data directory on a free 127.0.0.1 port (the
 # embedded database unless BENCH_DB names a postgres:// URL) and runs
 # `repohost-bench suite`: for each scenario it measures repohost and then a
 # bare net/http server answering the very same bytes (the floor), and prints
@@ -14,7 +14,8 @@
 #
 # Tunables: BENCH_DURATION (5s per measurement), BENCH_CONCURRENCY (16),
 # BENCH_ONLY (regular expression selecting scenarios), BENCH_USERS (5000),
-# BENCH_REPOS (10000), BENCH_ISSUES (100000), BENCH_DB (unset: SQLite),
+# BENCH_REPOS (10000), BENCH_ISSUES (100000), BENCH_SMALL_ISSUES (1000, the
+# small repository's issues), BENCH_DB (unset: SQLite),
 # BENCH_SERVER_FLAGS (extra flags for `repohost serve`), BENCH_UPLOAD_BYTES
 # (size of the generic package file uploaded once after the table, with the
 # server's resident memory sampled during it; 1 GiB, 0 for none),
@@ -114,7 +115,8 @@ fi
 
 echo "bench: seeding ($label)"
 "$tmp/repohost-bench" seed -data "$tmp/data" ${BENCH_DB:+-db "$BENCH_DB"} -out "$tmp/dataset.json" \
-	-users "${BENCH_USERS:-5000}" -repos "${BENCH_REPOS:-10000}" -big-issues "${BENCH_ISSUES:-100000}"
+	-users "${BENCH_USERS:-5000}" -repos "${BENCH_REPOS:-10000}" -big-issues "${BENCH_ISSUES:-100000}" \
+	-small-issues "${BENCH_SMALL_ISSUES:-1000}"
 
 port=$(scripts/free-port.sh)
 base="http://127.0.0.1:$port"

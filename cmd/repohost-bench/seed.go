@@ -3,7 +3,7 @@ package main
 // The seed command fills an empty database with the benchmark's large
 // dataset straight through the store's bulk insert (not through the API,
 // which would take hours): 5,000 users, 10,000 repositories, one repository
-// with 100,000 issues and one with 60. Counters are written exact, so the
+// with 100,000 issues and one with 1,000. Counters are written exact, so the
 // server's own checks (issue numbers, repository and milestone counts) hold.
 
 import (
@@ -31,6 +31,10 @@ type Dataset struct {
 	User     string `json:"user"`
 	Password string `json:"password"`
 	Token    string `json:"token"`
+	// AdminToken is a token of AdminUser, a site administrator seeded
+	// besides the Users accounts.
+	AdminUser  string `json:"admin_user"`
+	AdminToken string `json:"admin_token"`
 	// Small and Big are repositories of User with SmallIssues and
 	// BigIssues issues.
 	Small       string `json:"small"`
@@ -58,7 +62,7 @@ func seedCmd(args []string) error {
 	fs.IntVar(&spec.repos, "repos", 10000, "repositories in all")
 	fs.IntVar(&spec.userRepos, "user-repos", 1000, "repositories of the benchmark user (of -repos)")
 	fs.IntVar(&spec.bigIssues, "big-issues", 100000, "issues in the big repository")
-	fs.IntVar(&spec.smallIssues, "small-issues", 60, "issues in the small repository")
+	fs.IntVar(&spec.smallIssues, "small-issues", 1000, "issues in the small repository")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -147,6 +151,22 @@ func seed(ctx context.Context, dsn, dataDir string, spec seedSpec) (*Dataset, er
 	}
 	ds.Token = secret
 	if err := db.Tokens().Create(ctx, &store.AccessToken{UserID: users[0].ID, Name: "bench", TokenHash: tokenHash,
+		TokenLastEight: secret[len(secret)-8:], Scopes: "all"}); err != nil {
+		return nil, err
+	}
+	// A site administrator, who sees every repository.
+	ds.AdminUser = "benchadmin"
+	admin := &store.User{Name: ds.AdminUser, LowerName: ds.AdminUser, Email: ds.AdminUser + "@example.com", PasswordHash: hash,
+		Type: store.UserTypeIndividual, IsActive: true, IsAdmin: true, MaxRepoCreation: -1, CreatedAt: base, UpdatedAt: base}
+	if err := db.InsertBatches(ctx, "users", []*store.User{admin}, seedBatch); err != nil {
+		return nil, err
+	}
+	secret, tokenHash, err = auth.NewToken()
+	if err != nil {
+		return nil, err
+	}
+	ds.AdminToken = secret
+	if err := db.Tokens().Create(ctx, &store.AccessToken{UserID: admin.ID, Name: "bench", TokenHash: tokenHash,
 		TokenLastEight: secret[len(secret)-8:], Scopes: "all"}); err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ type scenario struct {
 	method string
 	paths  []string
 	body   string
-	auth   string // "token", "basic" or "" (anonymous)
+	auth   string // "token", "basic", "admin" (the administrator's token) or "" (anonymous)
 	// background, when set, is sent to repohost from backgroundConc
 	// connections while the scenario is measured there (not on the floor).
 	background *scenario
@@ -43,6 +43,16 @@ func keywordPaths(prefix string) []string {
 	out := make([]string, SearchWords)
 	for i := range out {
 		out[i] = prefix + SearchWord(i)
+	}
+	return out
+}
+
+// namePaths is format filled with each number from lo up to hi (at least
+// one path).
+func namePaths(format string, lo, hi int) []string {
+	var out []string
+	for k := lo; k < max(hi, lo+1); k++ {
+		out = append(out, fmt.Sprintf(format, k))
 	}
 	return out
 }
@@ -75,6 +85,8 @@ func scenarios(ds *Dataset) []scenario {
 			paths: []string{fmt.Sprintf("%s/issues?state=all&limit=50&page=%d", big, lastIssuePage)}, auth: "token"},
 		{name: "50-issue list, label filter", method: "GET", paths: []string{big + "/issues?limit=50&labels=label-3"}, auth: "token"},
 		{name: "issue search (all repos)", method: "GET", paths: []string{"/api/v1/repos/issues/search?limit=50"}, auth: "token"},
+		{name: "issue search (all repos), anonymous", method: "GET", paths: []string{"/api/v1/repos/issues/search?limit=50"}},
+		{name: "issue search (all repos), admin", method: "GET", paths: []string{"/api/v1/repos/issues/search?limit=50"}, auth: "admin"},
 		// A different keyword on each request, each found in as many
 		// issues of either repository (see SearchWord).
 		{name: "keyword search (" + nIssues(ds.BigIssues) + ")", method: "GET", paths: keywordPaths(big + "/issues?limit=50&q="), auth: "token"},
@@ -91,6 +103,12 @@ func scenarios(ds *Dataset) []scenario {
 		{name: fmt.Sprintf("30-repository list, page %d", lastRepoPage), method: "GET",
 			paths: []string{fmt.Sprintf("/api/v1/users/%s/repos?page=%d", u, lastRepoPage)}, auth: "token"},
 		{name: fmt.Sprintf("repository search (%d repos)", ds.Repos), method: "GET", paths: []string{"/api/v1/repos/search?limit=30"}, auth: "token"},
+		// A different keyword on each request, each a substring of the
+		// names of about ten repositories or users (a trigram index).
+		{name: fmt.Sprintf("repository keyword search (%d repos)", ds.Repos), method: "GET",
+			paths: namePaths("/api/v1/repos/search?limit=30&q=repo-%04d", 1, min(1000, ds.Repos/10)), auth: "token"},
+		{name: fmt.Sprintf("user keyword search (%d users)", ds.Users), method: "GET",
+			paths: namePaths("/api/v1/users/search?limit=30&q=user%03d", 1, min(500, ds.Users/10)), auth: "token"},
 		{name: "GET /user (token)", method: "GET", paths: []string{"/api/v1/user"}, auth: "token"},
 		{name: "GET /user (Basic, password)", method: "GET", paths: []string{"/api/v1/user"}, auth: "basic"},
 		{name: "issue create", method: "POST", paths: []string{big + "/issues"},
@@ -145,6 +163,8 @@ func suiteCmd(args []string) error {
 			return "token " + ds.Token
 		case "basic":
 			return basic
+		case "admin":
+			return "token " + ds.AdminToken
 		}
 		return ""
 	}

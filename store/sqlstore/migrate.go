@@ -52,6 +52,7 @@ var migrations = []migration{
 	{35, "repository status; migrations under way", migrateV35},
 	{36, "labels of organizations", migrateV36},
 	{37, "timeline events name the commit, issue or comment that refers to an issue, once each", migrateV37},
+	{38, "trigram indexes for the keyword searches of repositories and users", migrateV38},
 }
 
 type schemaMigration struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -73,6 +74,11 @@ type planCase struct {
 	// driven from another table's index (a label's links), and reads no
 	// row of these that the other table does not name.
 	keyed []string
+	// trigram tables must be reached from their trigram index (migrateV38)
+	// and then by their key, or by the owner_id index (the repositories a
+	// viewer was given): never scanned, never a range of another index
+	// (a class of repositories, a type of users).
+	trigram []string
 }
 
 // TestListQueryPlans holds every paged list to an index for its filter and
@@ -155,6 +161,21 @@ func TestListQueryPlans(t *testing.T) {
 			c.ordered = []string{"repositories"}
 		}
 		return c
+	}
+	keywordSearch := func(name string, q store.RepoSearch, p store.Page) planCase {
+		return planCase{name: name, trigram: []string{"repositories"}, searched: []string{"users"}, bounded: "the keyword's candidates",
+			list: func(ctx context.Context) error {
+				_, _, err := db.Repos().Search(ctx, q, p)
+				return err
+			}}
+	}
+	userKeyword := func(name string, q store.UserSearch) planCase {
+		q.Type = store.UserTypeIndividual
+		return planCase{name: name, trigram: []string{"users"}, bounded: "the keyword's candidates",
+			list: func(ctx context.Context) error {
+				_, _, err := db.Users().Search(ctx, q, pg)
+				return err
+			}}
 	}
 	userSearch := func(name, order string) planCase {
 		return planCase{name: name, ordered: []string{"users"}, list: func(ctx context.Context) error {
@@ -275,6 +296,20 @@ func TestListQueryPlans(t *testing.T) {
 		repoSearch("repository search, id", store.RepoSearch{OrderBy: "repositories.id DESC"}, pg, false),
 		repoSearch("repository search, keyword", store.RepoSearch{Viewer: member, Keyword: "r",
 			OrderBy: "repositories.lower_name ASC"}, pg, false),
+		// A keyword of three characters or more: the trigram index's
+		// candidates, each repository or user by its key, sorted (only the
+		// candidates); never every repository or user.
+		keywordSearch("repository search, keyword (trigram index)", store.RepoSearch{Viewer: member, Keyword: "alice/r",
+			OrderBy: "repositories.lower_name ASC"}, pg),
+		keywordSearch("repository search, keyword with description, anonymous", store.RepoSearch{Keyword: "alice, lice",
+			IncludeDescription: true, OrderBy: "repositories.updated_at DESC"}, pg),
+		keywordSearch("repository search, topic", store.RepoSearch{Viewer: member, Keyword: "database", TopicOnly: true,
+			OrderBy: "repositories.id ASC"}, pg),
+		keywordSearch("repository search, keyword, count", store.RepoSearch{Viewer: member, Keyword: "alice/r",
+			OrderBy: "repositories.id ASC"}, store.Page{}),
+		userKeyword("users, keyword (trigram index)", store.UserSearch{Keyword: "ALI", OrderBy: "lower_name ASC"}),
+		userKeyword("users, keyword in addresses", store.UserSearch{Keyword: "example", KeywordEmail: true, HideKeptEmails: true,
+			Self: f.bob.ID, Visibilities: []store.Visibility{store.VisibilityPublic}, OrderBy: "created_at DESC"}),
 		// The counts alone (a page of none reads no row): the visibility
 		// rule's parts each read their own index, never every repository.
 		repoSearch("repository search, count", store.RepoSearch{Viewer: member, OrderBy: "repositories.id ASC"},
@@ -670,6 +705,18 @@ func sqlitePlanProblems(plan []string, c planCase) []string {
 				out = append(out, "reaches "+t+" otherwise than by its key")
 			}
 		}
+		for _, t := range c.trigram {
+			if regexp.MustCompile(`^(SCAN|SEARCH) `+t+`\b`).MatchString(line) && !strings.Contains(line, "INTEGER PRIMARY KEY") &&
+				!strings.Contains(line, "id=?)") && !strings.Contains(line, "owner_id=?") {
+				out = append(out, "reaches "+t+" otherwise than from its trigram index")
+			}
+		}
+	}
+	for _, t := range c.trigram {
+		if !slices.ContainsFunc(plan, func(l string) bool { return strings.HasPrefix(l, "SCAN "+t+"_trgm VIRTUAL TABLE") }) &&
+			slices.ContainsFunc(plan, func(l string) bool { return regexp.MustCompile(`^(SCAN|SEARCH) ` + t + `\b`).MatchString(l) }) {
+			out = append(out, "reads "+t+" without its trigram index")
+		}
 	}
 	return out
 }
@@ -694,6 +741,7 @@ func pgPlanProblems(t *testing.T, raw string, c planCase) []string {
 		t.Fatalf("read plan %s: %v", raw, err)
 	}
 	var out []string
+	sawTrigram, readsTrigram := false, false
 	var walk func(n pgNode)
 	walk = func(n pgNode) {
 		switch n.NodeType {
@@ -719,11 +767,43 @@ func pgPlanProblems(t *testing.T, raw string, c planCase) []string {
 				out = append(out, n.NodeType+" of "+tb+" otherwise than by its key")
 			}
 		}
+		for _, tb := range c.trigram {
+			if n.Relation != tb {
+				continue
+			}
+			readsTrigram = true
+			switch {
+			case n.NodeType == "Bitmap Heap Scan":
+				// Its indexes are its children's (Bitmap Index Scans,
+				// perhaps under a BitmapOr).
+				var bad func(n pgNode) bool
+				bad = func(n pgNode) bool {
+					if n.NodeType == "Bitmap Index Scan" {
+						if strings.HasSuffix(n.IndexName, "_trgm") {
+							sawTrigram = true
+							return false
+						}
+						return !strings.Contains(n.IndexName, "owner_id")
+					}
+					return len(n.Plans) == 0 || slices.ContainsFunc(n.Plans, bad)
+				}
+				if bad(n) {
+					out = append(out, "Bitmap Heap Scan of "+tb+" not through its trigram index")
+				}
+			case (n.NodeType == "Index Scan" || n.NodeType == "Index Only Scan") && n.IndexCond != "" &&
+				(n.IndexName == tb+"_pkey" || strings.Contains(n.IndexName, "owner_id")):
+			default:
+				out = append(out, n.NodeType+" of "+tb+" ("+n.IndexName+") otherwise than from its trigram index")
+			}
+		}
 		for _, child := range n.Plans {
 			walk(child)
 		}
 	}
 	walk(doc[0].Plan)
+	if readsTrigram && !sawTrigram {
+		out = append(out, "no trigram index read")
+	}
 	return out
 }
 

@@ -215,9 +215,14 @@ func visibilityOf(v store.RepoViewer) visibility {
 	return visibility{
 		open:     "repositories.is_private = ? AND repositories.owner_visibility IN ?",
 		openArgs: []any{false, []store.Visibility{store.VisibilityPublic, store.VisibilityLimited}},
+		// The organizations' repositories are read from the
+		// memberships, then by owner (CROSS JOIN keeps SQLite, which has
+		// no statistics, to that order, and COALESCE keeps it off the
+		// index on is_private: either would walk every public
+		// repository).
 		given: given + `
-		UNION ALL SELECT id FROM repositories WHERE is_private = ? AND owner_id IN
-			(SELECT org_id FROM org_members WHERE user_id = ?))`,
+		UNION ALL SELECT r.id FROM org_members om CROSS JOIN repositories r
+			WHERE r.owner_id = om.org_id AND COALESCE(r.is_private, false) = ? AND om.user_id = ?)`,
 		givenArgs: append(slices.Clone(args), false, v.UserID),
 		probe: probe + `
 		OR (repositories.is_private = ? AND repositories.owner_id IN (SELECT org_id FROM org_members WHERE user_id = ?)))`,
@@ -295,9 +300,6 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 	}
 	filter := func() *gorm.DB {
 		db := s.d.conn(ctx).Model(&store.Repository{})
-		if !q.TopicOnly && strings.Contains(q.Keyword, "/") { // an "owner/name" keyword
-			db = db.Joins("JOIN users owner ON owner.id = repositories.owner_id")
-		}
 		if q.OwnerID > 0 {
 			db = db.Where("repositories.owner_id = ?", q.OwnerID)
 		}
@@ -308,6 +310,11 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 			db = s.d.related(db, q)
 		}
 		if cond, args := keywordCond(q); cond != "" {
+			// The rows tested come from the trigram index when the
+			// keyword is long enough for it (search_names.go).
+			if ids, idArgs, ok := s.d.repoCandidates(q); ok {
+				db = db.Where(s.d.idIn(ids), idArgs...)
+			}
 			db = db.Where(cond, args...)
 		}
 		for _, f := range []struct {
@@ -412,8 +419,10 @@ func keywordCond(q store.RepoSearch) (string, []any) {
 			args = append(args, pat)
 		}
 		if ownerPart, namePart, ok := strings.Cut(kw, "/"); ok && !strings.Contains(namePart, "/") {
-			conds = append(conds, `(owner.lower_name LIKE ? ESCAPE '\' AND repositories.lower_name LIKE ? ESCAPE '\')`)
-			args = append(args, likePattern(ownerPart), likePattern(namePart))
+			// The owner probed by its key, for each repository tested.
+			conds = append(conds, `(repositories.lower_name LIKE ? ESCAPE '\' AND EXISTS (SELECT 1 FROM users owner
+				WHERE owner.id = repositories.owner_id AND owner.lower_name LIKE ? ESCAPE '\'))`)
+			args = append(args, likePattern(namePart), likePattern(ownerPart))
 		}
 	}
 	if len(conds) == 0 {

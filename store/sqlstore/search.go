@@ -147,7 +147,8 @@ func (s issueStore) matched(ctx context.Context, f store.IssueFilter) (*gorm.DB,
 }
 
 // Reindex rebuilds the full-text index of issues and comments from their
-// rows (repohost admin reindex-issues).
+// rows (repohost admin reindex-issues), and on SQLite the trigram tables
+// of repositories and users too.
 func (s issueStore) Reindex(ctx context.Context) error {
 	var stmts []string
 	if s.d.usesPostgres() {
@@ -163,6 +164,10 @@ func (s issueStore) Reindex(ctx context.Context) error {
 		stmts = []string{
 			`INSERT INTO issues_fts (issues_fts) VALUES ('rebuild')`,
 			`INSERT INTO comments_fts (comments_fts) VALUES ('rebuild')`,
+			// The trigram indexes of repositories and users
+			// (migrateV38; on PostgreSQL plain indexes, kept by it).
+			`INSERT INTO repositories_trgm (repositories_trgm) VALUES ('rebuild')`,
+			`INSERT INTO users_trgm (users_trgm) VALUES ('rebuild')`,
 		}
 	}
 	return s.d.WithTx(ctx, func(ctx context.Context) error {
@@ -191,7 +196,7 @@ func (s issueStore) CheckSearchIndex(ctx context.Context) (int64, error) {
 		return bad, translate(err, "check search index")
 	}
 	var bad int64
-	for _, table := range []string{"issues_fts", "comments_fts"} {
+	for _, table := range []string{"issues_fts", "comments_fts", "repositories_trgm", "users_trgm"} {
 		err := s.d.conn(ctx).Exec(`INSERT INTO ` + table + ` (` + table + `, rank) VALUES ('integrity-check', 1)`).Error
 		switch {
 		case err == nil:

@@ -94,8 +94,23 @@ func (s userStore) Count(ctx context.Context, t store.UserType) (int64, error) {
 }
 
 func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page) ([]*store.User, int64, error) {
-	db := s.d.conn(ctx).Model(&store.User{}).Where("type = ?", q.Type)
-	if kw := strings.TrimSpace(q.Keyword); kw != "" {
+	db := s.d.conn(ctx).Model(&store.User{})
+	kw := strings.TrimSpace(q.Keyword)
+	// The rows tested come from the trigram index when the keyword is
+	// long enough for it (search_names.go). On SQLite, which has no
+	// statistics, the unary + keeps the type's indexes out of it: it would
+	// rather walk every user of the type in the page's order.
+	if ids, idArgs, ok := s.d.userCandidates(kw, q.KeywordEmail); kw != "" && ok {
+		db = db.Where(s.d.columnIn("id", ids), idArgs...)
+		if !s.d.usesPostgres() {
+			db = db.Where("+type = ?", q.Type)
+		} else {
+			db = db.Where("type = ?", q.Type)
+		}
+	} else {
+		db = db.Where("type = ?", q.Type)
+	}
+	if kw != "" {
 		pat := likePattern(kw)
 		switch {
 		case q.KeywordEmail && q.HideKeptEmails:

@@ -48,6 +48,17 @@ func DSN(t testing.TB, dir string) string {
 	if err != nil {
 		t.Fatalf("connect to test PostgreSQL: %v", err)
 	}
+	// Extensions are one per database, in the schema they were created
+	// in: created once in public, which no test drops, rather than by the
+	// first migration in its own schema (migrateV38 finds it there).
+	if _, err := conn.Exec("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public"); err != nil {
+		// Another test process may have created it meanwhile.
+		var n int
+		if conn.QueryRow("SELECT COUNT(*) FROM pg_extension WHERE extname = 'pg_trgm'").Scan(&n) != nil || n == 0 {
+			conn.Close()
+			t.Fatalf("create extension pg_trgm in %s: %v", PostgresEnv, err)
+		}
+	}
 	if _, err := conn.Exec("CREATE SCHEMA " + schema); err != nil {
 		conn.Close()
 		t.Fatalf("create schema in %s: %v", PostgresEnv, err)
