@@ -60,7 +60,7 @@ func (h Handlers) GetGeneralRepositorySettings(ctx context.Context, _ settings.G
 		HTTPGitDisabled:      false,
 		TimeTrackingDisabled: false,
 		StarsDisabled:        true,
-		MirrorsDisabled:      true,
+		MirrorsDisabled:      h.Config.Mirrors.Disabled,
 		MigrationsDisabled:   h.Config.Migrations.Disabled,
 		LFSDisabled:          true,
 	})

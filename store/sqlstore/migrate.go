@@ -52,6 +52,7 @@ var migrations = []migration{
 	{35, "repository status; migrations under way", migrateV35},
 	{36, "labels of organizations", migrateV36},
 	{37, "timeline events name the commit, issue or comment that refers to an issue, once each", migrateV37},
+	{40, "pull mirrors and push mirrors", migrateV40},
 }
 
 type schemaMigration struct {
