@@ -48,9 +48,9 @@ func checkURL(field, raw string) error {
 // they are.
 type EditInput struct {
 	// Name renames the repository (its directory moves with it).
-	Name                 *string
+	Name *string
 	// MirrorInterval is a pull mirror's new interval (a Go duration).
-	MirrorInterval *string
+	MirrorInterval       *string
 	Description, Website *string
 	Private, Template    *bool
 	// Archived archives or unarchives it.

@@ -115,4 +115,3 @@ func (h Handlers) RepoPushMirrorSync(ctx context.Context, params repository.Repo
 	}
 	return repository.NewRepoPushMirrorSyncOK()
 }
-
