@@ -134,7 +134,7 @@ func TestPullMirror(t *testing.T) {
 	dst.Do("POST", "repos/bob/plain/mirror-sync", nil, cred).Expect(t, http.StatusBadRequest)
 	dst.Do("PATCH", "repos/bob/plain", map[string]any{"mirror_interval": "1h"}, cred).Expect(t, http.StatusUnprocessableEntity)
 	reader := dst.CreateUser("reader", false)
-	dst.Do("POST", "repos/bob/mirror/mirror-sync", nil, apitest.Basic(reader)).Expect(t, http.StatusNotFound)
+	dst.Do("POST", "repos/bob/mirror/mirror-sync", nil, apitest.Basic(reader)).Expect(t, http.StatusForbidden)
 }
 
 // TestPullMirrorGuard: a mirror of a loopback or private address is
