@@ -89,6 +89,25 @@ func (s Service) checkRemoteHost(ctx context.Context, addr string) error {
 	return nil
 }
 
+// checkedCloneAddr is the address and credentials of in's source
+// (cloneAddr), refused when the connect guard does not let it through.
+func (s Service) checkedCloneAddr(ctx context.Context, in MigrateInput) (addr, user, secret string, err error) {
+	if addr, user, secret, err = cloneAddr(in); err != nil {
+		return "", "", "", err
+	}
+	guard, err := s.MigrationGuard()
+	if err != nil {
+		return "", "", "", err
+	}
+	if _, err := guard.GitConfig(ctx, addr); err != nil {
+		if errors.Is(err, webhook.ErrForbiddenAddress) {
+			return "", "", "", apierr.Validation("You can not import from disallowed hosts.")
+		}
+		return "", "", "", apierr.Validation("Invalid URL: %v", err)
+	}
+	return addr, user, secret, nil
+}
+
 // migrateMirror is Migrate with mirror set: the repository is created
 // empty, marked as being migrated and as a mirror of addr, and the
 // mirror_sync consumer fills it. As the reference, a mirror brings the
@@ -101,19 +120,9 @@ func (s Service) migrateMirror(ctx context.Context, doer, owner *store.User, in 
 	if err != nil {
 		return nil, apierr.Validation("%v", err)
 	}
-	addr, user, secret, err := cloneAddr(in)
+	addr, user, secret, err := s.checkedCloneAddr(ctx, in)
 	if err != nil {
 		return nil, err
-	}
-	guard, err := s.MigrationGuard()
-	if err != nil {
-		return nil, err
-	}
-	if _, err := guard.GitConfig(ctx, addr); err != nil {
-		if errors.Is(err, webhook.ErrForbiddenAddress) {
-			return nil, apierr.Validation("You can not import from disallowed hosts.")
-		}
-		return nil, apierr.Validation("Invalid URL: %v", err)
 	}
 	return s.Create(ctx, doer, owner, CreateInput{Name: in.Name, Description: in.Description, Private: in.Private, Migrating: true,
 		Also: func(ctx context.Context, r *store.Repository) error {

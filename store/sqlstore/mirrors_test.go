@@ -18,28 +18,9 @@ func TestMirrorCredentialsSealed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	_, dsn := open(t)
-	keyed := func(key string) *sqlstore.DB {
-		t.Helper()
-		box, err := secretbox.New(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db, err := sqlstore.Open(dsn, sqlstore.Options{Secrets: box})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
+	keyed := keyedDB(t, dsn)
 	db := keyed("first")
-	owner := &store.User{Name: "acme"}
-	if err := db.Users().Create(ctx, owner); err != nil {
-		t.Fatal(err)
-	}
-	repo := &store.Repository{OwnerID: owner.ID, Name: "svc", LowerName: "svc", DefaultBranch: "main", IsMirror: true}
-	if err := db.Repos().Create(ctx, repo); err != nil {
-		t.Fatal(err)
-	}
+	_, repo := ownedRepo(t, db)
 	now := time.Now().UTC().Truncate(time.Second)
 	past := now.Add(-time.Minute)
 	if err := db.Mirrors().Create(ctx, &store.Mirror{RepoID: repo.ID, RemoteAddress: "https://example.com/a.git",
@@ -121,4 +102,36 @@ func TestMirrorCredentialsSealed(t *testing.T) {
 	if _, err := keyed("first").Mirrors().Find(ctx, repo.ID); err == nil {
 		t.Fatal("the old key opens the resealed credentials")
 	}
+}
+
+// keyedDB opens the database at dsn with the secret key it is given.
+func keyedDB(t *testing.T, dsn string) func(key string) *sqlstore.DB {
+	return func(key string) *sqlstore.DB {
+		t.Helper()
+		box, err := secretbox.New(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := sqlstore.Open(dsn, sqlstore.Options{Secrets: box})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+}
+
+// ownedRepo creates the user acme and its repository svc.
+func ownedRepo(t *testing.T, db *sqlstore.DB) (*store.User, *store.Repository) {
+	t.Helper()
+	ctx := context.Background()
+	owner := &store.User{Name: "acme"}
+	if err := db.Users().Create(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	repo := &store.Repository{OwnerID: owner.ID, Name: "svc", LowerName: "svc", DefaultBranch: "main"}
+	if err := db.Repos().Create(ctx, repo); err != nil {
+		t.Fatal(err)
+	}
+	return owner, repo
 }
