@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,6 +121,14 @@ func TestPullMirror(t *testing.T) {
 	g.commitFile(clone, "x.txt", "x\n", "not here")
 	if out := g.refuse(clone, "push", "origin", "main"); !strings.Contains(out, "mirror repository is read-only") {
 		t.Fatalf("push output: %s", out)
+	}
+	if _, err := exec.LookPath("ssh"); err == nil {
+		addr := startSSH(t, dst)
+		key := newSSHClientKey(t)
+		dst.Do("POST", "user/keys", map[string]any{"title": "k", "key": key.line}, apitest.Basic(bob)).Expect(t, http.StatusCreated)
+		if out := refuseSSHGit(t, key, clone, "push", "ssh://git@"+addr+"/bob/mirror.git", "main"); !strings.Contains(out, "mirror repository is read-only") {
+			t.Fatalf("ssh push output: %s", out)
+		}
 	}
 	dst.Do("POST", "repos/bob/mirror/contents/new.txt", map[string]any{"content": "eA=="}, cred).Expect(t, http.StatusForbidden)
 	dst.Do("POST", "repos/bob/mirror/branches", map[string]any{"new_branch_name": "other"}, cred).Expect(t, http.StatusForbidden)
