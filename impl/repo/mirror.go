@@ -304,6 +304,10 @@ func (s Service) UpdateMirrors(ctx context.Context) error {
 		for _, id := range ids {
 			r, err := s.Store.Repos().FindByID(ctx, id)
 			if errors.Is(err, store.ErrNotFound) {
+				// Going with its repository: never due again.
+				if err := s.Store.Mirrors().Schedule(ctx, id, nil); err != nil {
+					return err
+				}
 				continue
 			}
 			if err != nil {
@@ -334,6 +338,9 @@ func (s Service) UpdateMirrors(ctx context.Context) error {
 		for _, pm := range due {
 			r, err := s.Store.Repos().FindByID(ctx, pm.RepoID)
 			if errors.Is(err, store.ErrNotFound) {
+				if err := s.Store.Mirrors().SchedulePush(ctx, pm.ID, nil); err != nil {
+					return err
+				}
 				continue
 			}
 			if err != nil {
@@ -381,7 +388,7 @@ func remoteNameSuffix() (string, error) {
 // credentials and the credentials (the fields win over the address's).
 func pushAddr(in PushMirrorInput) (addr, user, secret string, err error) {
 	u, err := url.Parse(strings.TrimSpace(in.Address))
-	if err != nil || u.Host == "" && u.Scheme != "" && u.Scheme != "file" {
+	if err != nil {
 		return "", "", "", apierr.BadRequest("Invalid Url ")
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
