@@ -38,6 +38,11 @@ import (
 	"repohost/store/gitstore"
 )
 
+// mirrorTimeout bounds one sync or push, as the reference's [git.timeout]
+// MIRROR does: a remote that stops answering fails it instead of holding
+// its repository's queue.
+const mirrorTimeout = 6 * time.Minute
+
 // errMirrorFeatureOff is the reference's answer to mirror operations
 // where mirrors are turned off.
 var errMirrorFeatureOff = apierr.BadRequest("Mirror feature is disabled")
@@ -200,11 +205,13 @@ func (s Service) MirrorSyncConsumer() events.Consumer {
 }
 
 func (s Service) syncMirror(ctx context.Context, r *store.Repository, m *store.Mirror, creating bool) error {
+	fetchCtx, cancel := context.WithTimeout(ctx, mirrorTimeout)
+	defer cancel()
 	rem, err := s.Remote(ctx, m.RemoteAddress, m.AuthUsername, m.AuthSecret)
 	if err != nil {
 		return err
 	}
-	src, done, err := gitstore.CloneRemote(ctx, rem)
+	src, done, err := gitstore.CloneRemote(fetchCtx, rem)
 	if err != nil {
 		return err
 	}
@@ -536,6 +543,8 @@ func (s Service) PushMirrorConsumer() events.Consumer {
 }
 
 func (s Service) pushMirror(ctx context.Context, g *gitstore.GitRepo, pm *store.PushMirror) error {
+	ctx, cancel := context.WithTimeout(ctx, mirrorTimeout)
+	defer cancel()
 	rem, err := s.Remote(ctx, pm.RemoteAddress, pm.AuthUsername, pm.AuthSecret)
 	if err != nil {
 		return err
