@@ -1,7 +1,8 @@
 // Package refs is the one path by which anything moves a ref. Every writer
 // goes through Service.Apply: a push over smart HTTP, the contents API,
 // branch create/update/delete/rename, tag create/delete, publishing a
-// release (its tag). Apply judges each update with the one PushPolicy,
+// release (its tag), a pull mirror's sync (Change.Mirror, the only writer
+// a mirror takes). Apply judges each update with the one PushPolicy,
 // moves the refs by compare-and-swap through gitstore.Repos.UpdateRefs
 // (which nothing else calls), keeps the repository row in step (a first
 // branch makes it non-empty and, when the default branch is missing,
