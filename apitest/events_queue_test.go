@@ -52,7 +52,7 @@ func TestEventDeadLettersAdmin(t *testing.T) {
 		byName[c.Name] = c
 		names = append(names, c.Name)
 	}
-	if got := strings.Join(names, ","); got != "flaky_test,log,webhooks,pull_refresh,actions,repo_size,auto_merge,repo_migrate,notifications,commit_refs" {
+	if got := strings.Join(names, ","); got != "flaky_test,log,webhooks,pull_refresh,actions,repo_size,auto_merge,repo_migrate,mirror_sync,push_mirror,notifications,commit_refs" {
 		t.Errorf("consumers %s", got)
 	}
 	if c := byName["flaky_test"]; c == nil || c.Dead != 1 || c.Pending != 0 || c.OldestPending != nil {

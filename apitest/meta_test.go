@@ -142,10 +142,11 @@ func dispatchArguments(t *testing.T, e *apitest.Env) map[string]string {
 	}
 }
 
-// templateNames are the one-segment names the template routes serve; their
-// {name} is not the protection rule's "release/x".
+// templateNames are the one-segment names the template and push mirror
+// routes serve; their {name} is not the protection rule's "release/x".
 var templateNames = map[string]string{
 	"/gitignore/templates/{name}": "Go", "/licenses/{name}": "MIT", "/label/templates/{name}": "Default",
+	"/repos/{owner}/{repo}/push_mirrors/{name}": "remote_mirror_x",
 }
 
 // argsFor is args with the route-specific values of tmpl.

@@ -155,9 +155,7 @@ func TestRepoMigrateGuard(t *testing.T) {
 		}
 	}
 	e.Do("GET", "repos/bob/x", nil, cred).Expect(t, http.StatusNotFound)
-	// Mirrors and items beyond the git data are refused, not dropped.
-	e.Do("POST", "repos/migrate", map[string]any{"clone_addr": "https://example.com/x.git", "repo_name": "x", "mirror": true}, cred).
-		Expect(t, http.StatusForbidden)
+	// Items beyond the git data are refused, not dropped.
 	e.Do("POST", "repos/migrate", map[string]any{"clone_addr": "https://example.com/x.git", "repo_name": "x", "service": "gitea", "issues": true}, cred).
 		Expect(t, http.StatusUnprocessableEntity)
 	// Someone else's account is not the caller's to fill.
@@ -167,14 +165,14 @@ func TestRepoMigrateGuard(t *testing.T) {
 }
 
 // TestRepoMigrateSettings: the repository settings say migrations are on
-// (and mirrors off, as they are); turned off, migrations answer the
+// (and mirrors too); turned off, migrations answer the
 // reference's 403 and the settings say so.
 func TestRepoMigrateSettings(t *testing.T) {
 	t.Parallel()
 	var rs models.GeneralRepoSettings
 	on := apitest.New(t)
 	on.Do("GET", "settings/repository", nil, nil).Expect(t, http.StatusOK).JSON(t, &rs)
-	if rs.MigrationsDisabled || !rs.MirrorsDisabled {
+	if rs.MigrationsDisabled || rs.MirrorsDisabled {
 		t.Fatalf("settings %+v", rs)
 	}
 	off := apitest.NewWithConfig(t, func(c *app.Config) { c.Migrations.Disabled = true })

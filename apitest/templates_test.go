@@ -375,7 +375,7 @@ func TestSDKRepoFromTemplates(t *testing.T) {
 	if set, _, err := c.GetLabelTemplate("Default"); err != nil || len(set) != 7 || set[0].Name != "bug" || set[0].Color != "ee0701" {
 		t.Errorf("GetLabelTemplate: %v %+v", err, set)
 	}
-	if rs, _, err := c.GetGlobalRepoSettings(); err != nil || !rs.StarsDisabled || !rs.MirrorsDisabled || rs.MigrationsDisabled || rs.HTTPGitDisabled {
+	if rs, _, err := c.GetGlobalRepoSettings(); err != nil || rs.StarsDisabled || rs.MirrorsDisabled || rs.MigrationsDisabled || rs.HTTPGitDisabled {
 		t.Errorf("GetGlobalRepoSettings: %v %+v", err, rs)
 	}
 }

@@ -34,6 +34,8 @@ func RegisterConsumers(d *app.Deps) *Background {
 	d.Events.Register(refs.New(d).SizeConsumer())
 	d.Events.Register(pulls.Service{Deps: d}.AutoMergeConsumer())
 	d.Events.Register(repo.Service{Deps: d}.MigrateConsumer())
+	d.Events.Register(repo.Service{Deps: d}.MirrorSyncConsumer())
+	d.Events.Register(repo.Service{Deps: d}.PushMirrorConsumer())
 	d.Events.Register(notification.Service{Deps: d}.Consumer())
 	d.Events.Register(issue.Service{Deps: d}.CommitRefsConsumer())
 	return &Background{d: d, Hooks: hooks}

@@ -49,7 +49,7 @@ func TestConsumersRegisteredOnce(t *testing.T) {
 		t.Fatalf("building the server registered consumers: %v", got)
 	}
 	RegisterConsumers(d)
-	if got, want := d.Events.Consumers(), []string{"log", "webhooks", "pull_refresh", "actions", "repo_size", "auto_merge", "repo_migrate", "notifications", "commit_refs"}; !slices.Equal(got, want) {
+	if got, want := d.Events.Consumers(), []string{"log", "webhooks", "pull_refresh", "actions", "repo_size", "auto_merge", "repo_migrate", "mirror_sync", "push_mirror", "notifications", "commit_refs"}; !slices.Equal(got, want) {
 		t.Fatalf("consumers %v, want %v", got, want)
 	}
 

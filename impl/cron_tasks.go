@@ -28,9 +28,9 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 	// authorized_keys file, no hook scripts: keys and pushes are checked
 	// in the server), deleted_branches_cleanup (deleted branches are not
 	// kept), delete_generated_repository_avatars (repositories have no
-	// avatars), update_mirrors, gc_lfs and sync_external_users (no
-	// mirrors, LFS or external sources yet).
-	return []cron.Task{
+	// avatars), gc_lfs and sync_external_users (no LFS or external
+	// sources yet).
+	tasks := []cron.Task{
 		cron.RepoHealthCheck(e),
 		cron.CheckRepoStats(e),
 		cron.ArchiveCleanup(e),
@@ -51,6 +51,12 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 		{Name: "stop_endless_tasks", Schedule: "@every 30m", Enabled: true, Run: s.Actions.StopEndlessTasks},
 		{Name: "cancel_abandoned_jobs", Schedule: "@every 6h", Enabled: true, Run: s.Actions.CancelAbandonedJobs},
 	}
+	if !d.Config.Mirrors.Disabled {
+		// First, as the reference registers it, and only while mirrors
+		// are on.
+		tasks = append([]cron.Task{{Name: "update_mirrors", Schedule: "@every 10m", Enabled: true, Run: repos.UpdateMirrors}}, tasks...)
+	}
+	return tasks
 }
 
 // NewCron builds d.Cron from d's configuration with CronTasks

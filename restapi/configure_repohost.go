@@ -478,6 +478,8 @@ type RepositoryAPI interface {
 	RejectRepoTransfer(ctx context.Context, params repository.RejectRepoTransferParams) middleware.Responder
 	/* RepoAddCollaborator Add a collaborator to a repository, or change their permission (repository admins only). */
 	RepoAddCollaborator(ctx context.Context, params repository.RepoAddCollaboratorParams) middleware.Responder
+	/* RepoAddPushMirror Add a push mirror, a remote every change of the repository is pushed to (repository admins). */
+	RepoAddPushMirror(ctx context.Context, params repository.RepoAddPushMirrorParams) middleware.Responder
 	/* RepoAddTeam Give a team access to a repository. */
 	RepoAddTeam(ctx context.Context, params repository.RepoAddTeamParams) middleware.Responder
 	/* RepoAddTopic Add one topic. */
@@ -538,6 +540,8 @@ type RepositoryAPI interface {
 	RepoDeletePullReview(ctx context.Context, params repository.RepoDeletePullReviewParams) middleware.Responder
 	/* RepoDeletePullReviewRequests Cancel review requests. */
 	RepoDeletePullReviewRequests(ctx context.Context, params repository.RepoDeletePullReviewRequestsParams) middleware.Responder
+	/* RepoDeletePushMirror Remove a push mirror (repository admins). */
+	RepoDeletePushMirror(ctx context.Context, params repository.RepoDeletePushMirrorParams) middleware.Responder
 	/* RepoDeleteRelease Delete a release. */
 	RepoDeleteRelease(ctx context.Context, params repository.RepoDeleteReleaseParams) middleware.Responder
 	/* RepoDeleteReleaseAttachment Delete a release asset. */
@@ -612,6 +616,8 @@ type RepositoryAPI interface {
 	RepoGetPullReview(ctx context.Context, params repository.RepoGetPullReviewParams) middleware.Responder
 	/* RepoGetPullReviewComments List the line comments of a review. */
 	RepoGetPullReviewComments(ctx context.Context, params repository.RepoGetPullReviewCommentsParams) middleware.Responder
+	/* RepoGetPushMirrorByRemoteName Show one push mirror by its remote name (repository admins). */
+	RepoGetPushMirrorByRemoteName(ctx context.Context, params repository.RepoGetPushMirrorByRemoteNameParams) middleware.Responder
 	/* RepoGetRawFile Download a file's raw content. */
 	RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder
 	/* RepoGetRelease Show one release. */
@@ -656,6 +662,8 @@ type RepositoryAPI interface {
 	RepoListPullRequests(ctx context.Context, params repository.RepoListPullRequestsParams) middleware.Responder
 	/* RepoListPullReviews List the reviews of a pull request. */
 	RepoListPullReviews(ctx context.Context, params repository.RepoListPullReviewsParams) middleware.Responder
+	/* RepoListPushMirrors List the repository's push mirrors (repository admins). */
+	RepoListPushMirrors(ctx context.Context, params repository.RepoListPushMirrorsParams) middleware.Responder
 	/* RepoListReleaseAttachments List a release's assets. */
 	RepoListReleaseAttachments(ctx context.Context, params repository.RepoListReleaseAttachmentsParams) middleware.Responder
 	/* RepoListReleases List releases. */
@@ -680,8 +688,12 @@ type RepositoryAPI interface {
 	RepoMergePullRequest(ctx context.Context, params repository.RepoMergePullRequestParams) middleware.Responder
 	/* RepoMigrate Move a repository here from another server. */
 	RepoMigrate(ctx context.Context, params repository.RepoMigrateParams) middleware.Responder
+	/* RepoMirrorSync Queue a pull mirror's update from its source (write access to the code). */
+	RepoMirrorSync(ctx context.Context, params repository.RepoMirrorSyncParams) middleware.Responder
 	/* RepoPullRequestIsMerged Tell whether a pull request was merged (204) or not (404). */
 	RepoPullRequestIsMerged(ctx context.Context, params repository.RepoPullRequestIsMergedParams) middleware.Responder
+	/* RepoPushMirrorSync Queue a push to every push mirror of the repository (repository admins). */
+	RepoPushMirrorSync(ctx context.Context, params repository.RepoPushMirrorSyncParams) middleware.Responder
 	/* RepoRedeliverHookDelivery Queue the delivery's request again, with the same X-Gitea-Delivery (not in the reference). */
 	RepoRedeliverHookDelivery(ctx context.Context, params repository.RepoRedeliverHookDeliveryParams) middleware.Responder
 	/* RepoRenameBranch Rename a branch. */
@@ -2504,6 +2516,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoAddCollaborator(ctx, params)
 	})
 
+	api.RepositoryRepoAddPushMirrorHandler = repository.RepoAddPushMirrorHandlerFunc(func(params repository.RepoAddPushMirrorParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoAddPushMirror(ctx, params)
+	})
+
 	api.RepositoryRepoAddTeamHandler = repository.RepoAddTeamHandlerFunc(func(params repository.RepoAddTeamParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -2726,6 +2745,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoDeletePullReviewRequests(ctx, params)
+	})
+
+	api.RepositoryRepoDeletePushMirrorHandler = repository.RepoDeletePushMirrorHandlerFunc(func(params repository.RepoDeletePushMirrorParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoDeletePushMirror(ctx, params)
 	})
 
 	api.RepositoryRepoDeleteReleaseHandler = repository.RepoDeleteReleaseHandlerFunc(func(params repository.RepoDeleteReleaseParams, principal any) middleware.Responder {
@@ -3001,6 +3027,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoGetPullReviewComments(ctx, params)
 	})
 
+	api.RepositoryRepoGetPushMirrorByRemoteNameHandler = repository.RepoGetPushMirrorByRemoteNameHandlerFunc(func(params repository.RepoGetPushMirrorByRemoteNameParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetPushMirrorByRemoteName(ctx, params)
+	})
+
 	api.RepositoryRepoGetRawFileHandler = repository.RepoGetRawFileHandlerFunc(func(params repository.RepoGetRawFileParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -3162,6 +3195,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoListPullReviews(ctx, params)
 	})
 
+	api.RepositoryRepoListPushMirrorsHandler = repository.RepoListPushMirrorsHandlerFunc(func(params repository.RepoListPushMirrorsParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoListPushMirrors(ctx, params)
+	})
+
 	api.RepositoryRepoListReleaseAttachmentsHandler = repository.RepoListReleaseAttachmentsHandlerFunc(func(params repository.RepoListReleaseAttachmentsParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
@@ -3246,11 +3286,25 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		return c.RepoMigrate(ctx, params)
 	})
 
+	api.RepositoryRepoMirrorSyncHandler = repository.RepoMirrorSyncHandlerFunc(func(params repository.RepoMirrorSyncParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoMirrorSync(ctx, params)
+	})
+
 	api.RepositoryRepoPullRequestIsMergedHandler = repository.RepoPullRequestIsMergedHandlerFunc(func(params repository.RepoPullRequestIsMergedParams, principal any) middleware.Responder {
 		ctx := params.HTTPRequest.Context()
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoPullRequestIsMerged(ctx, params)
+	})
+
+	api.RepositoryRepoPushMirrorSyncHandler = repository.RepoPushMirrorSyncHandlerFunc(func(params repository.RepoPushMirrorSyncParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoPushMirrorSync(ctx, params)
 	})
 
 	api.RepositoryRepoRedeliverHookDeliveryHandler = repository.RepoRedeliverHookDeliveryHandlerFunc(func(params repository.RepoRedeliverHookDeliveryParams, principal any) middleware.Responder {

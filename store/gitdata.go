@@ -21,6 +21,8 @@ type GitData interface {
 	Statuses() CommitStatusStore
 	// Migrations keeps the migrations under way.
 	Migrations() RepoMigrationStore
+	// Mirrors keeps pull and push mirrors.
+	Mirrors() MirrorStore
 }
 
 // ProtectedBranch is one branch protection rule of a repository. RuleName is

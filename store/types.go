@@ -136,6 +136,10 @@ type Repository struct {
 	IsFork        bool
 	ForkID        int64
 	IsMirror      bool
+	// MirrorInterval is how often a pull mirror is synced (0: only on
+	// demand); MirrorUpdated when its last sync ended (nil before).
+	MirrorInterval time.Duration
+	MirrorUpdated  *time.Time
 	// Status is RepoStatusReady, or RepoStatusBeingMigrated while a
 	// migration fills the repository.
 	Status       int

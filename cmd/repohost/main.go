@@ -36,7 +36,7 @@ import (
 const usage = `usage:
   repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
                    [--log-level debug|info|warn|error] [--metrics] [--metrics-token T] [--cron SETTINGS] [--cron-lease D]
-                   [--signing-key FILE] [--secret-key KEY] [--webhook-allowed-hosts LIST] [--migrations-allowed-domains LIST] [--migrations-blocked-domains LIST] [--migrations-allow-local-networks] [--disable-migrations] [--pprof ADDR] [--memory-limit SIZE]
+                   [--signing-key FILE] [--secret-key KEY] [--webhook-allowed-hosts LIST] [--migrations-allowed-domains LIST] [--migrations-blocked-domains LIST] [--migrations-allow-local-networks] [--disable-migrations] [--disable-mirrors] [--disable-new-pull-mirrors] [--disable-new-push-mirrors] [--mirror-min-interval D] [--mirror-default-interval D] [--pprof ADDR] [--memory-limit SIZE]
                    [--event-lease D]
   repohost migrate [--data DIR] [--db DSN] [--secret-key KEY]
   repohost admin user create --username U --password P --email E [--admin] [--must-change-password]
@@ -321,6 +321,16 @@ func serve(args []string, log *slog.Logger) error {
 		"let migrations and mirrors connect to loopback and private addresses")
 	noMigrations := fs.Bool("disable-migrations", env("REPOHOST_DISABLE_MIGRATIONS", "") == "true",
 		"turn migrations (POST /repos/migrate) off")
+	noMirrors := fs.Bool("disable-mirrors", env("REPOHOST_DISABLE_MIRRORS", "") == "true",
+		"turn pull and push mirrors off (the reference's [mirror] ENABLED = false)")
+	noNewPull := fs.Bool("disable-new-pull-mirrors", env("REPOHOST_DISABLE_NEW_PULL_MIRRORS", "") == "true",
+		"refuse new pull mirrors (the reference's [mirror] DISABLE_NEW_PULL)")
+	noNewPush := fs.Bool("disable-new-push-mirrors", env("REPOHOST_DISABLE_NEW_PUSH_MIRRORS", "") == "true",
+		"refuse new push mirrors (the reference's [mirror] DISABLE_NEW_PUSH)")
+	mirrorMin := fs.Duration("mirror-min-interval", durationEnv("REPOHOST_MIRROR_MIN_INTERVAL", 10*time.Minute),
+		"the shortest interval a mirror may be given (the reference's [mirror] MIN_INTERVAL)")
+	mirrorDefault := fs.Duration("mirror-default-interval", durationEnv("REPOHOST_MIRROR_DEFAULT_INTERVAL", 8*time.Hour),
+		"a new pull mirror's interval when none is given (the reference's [mirror] DEFAULT_INTERVAL)")
 	pprofListen := fs.String("pprof", env("REPOHOST_PPROF", ""), "loopback address to serve Go's profiles (/debug/pprof/) on (default: none)")
 	sizeLimits := fs.String("size-limits", env("REPOHOST_SIZE_LIMITS", ""),
 		`upload limits (413 past them), "asset=2GiB,package=2GiB,npm=100MiB,generic=off": release assets, any package file, one package type`)
@@ -403,6 +413,8 @@ func serve(args []string, log *slog.Logger) error {
 	}
 	d.Config.Webhooks.AllowedHosts = *allowedHosts
 	d.Config.Migrations = app.MigrationConfig{Disabled: *noMigrations, AllowedDomains: *migAllowed, BlockedDomains: *migBlocked, AllowLocalNetworks: *migLocal}
+	d.Config.Mirrors = app.MirrorConfig{Disabled: *noMirrors, DisableNewPull: *noNewPull, DisableNewPush: *noNewPush,
+		MinInterval: *mirrorMin, DefaultInterval: *mirrorDefault}
 	if _, err := webhook.ParseMigrationGuard(*migAllowed, *migBlocked, *migLocal); err != nil {
 		ln.Close()
 		return err

@@ -132,7 +132,30 @@ type Config struct {
 	Webhooks WebhookConfig
 	// Migrations says where migrations (and mirrors) may connect.
 	Migrations MigrationConfig
+	// Mirrors are the settings of pull and push mirrors.
+	Mirrors MirrorConfig
 }
+
+// MirrorConfig is the reference's [mirror] section.
+type MirrorConfig struct {
+	// Disabled turns mirrors off (the reference's ENABLED = false): no
+	// new mirror, no sync, and the settings say so.
+	Disabled bool
+	// DisableNewPull and DisableNewPush refuse new pull and new push
+	// mirrors; those already there keep syncing.
+	DisableNewPull bool
+	DisableNewPush bool
+	// DefaultInterval is a new pull mirror's interval when none is asked
+	// for; MinInterval the shortest accepted (0 means never, and is
+	// always accepted).
+	DefaultInterval time.Duration
+	MinInterval     time.Duration
+}
+
+// NewPullAllowed and NewPushAllowed tell whether new mirrors of either
+// kind may be made.
+func (c MirrorConfig) NewPullAllowed() bool { return !c.Disabled && !c.DisableNewPull }
+func (c MirrorConfig) NewPushAllowed() bool { return !c.Disabled && !c.DisableNewPush }
 
 // MigrationConfig is the reference's [migrations] section: the addresses
 // a migration, a pull mirror or a push mirror may connect to.
@@ -219,6 +242,7 @@ func DefaultConfig() Config {
 			Retention:    7 * 24 * time.Hour,
 			PollInterval: time.Second,
 		},
+		Mirrors:                    MirrorConfig{DefaultInterval: 8 * time.Hour, MinInterval: 10 * time.Minute},
 		EventRetention:             7 * 24 * time.Hour,
 		ActionsRetention:           365 * 24 * time.Hour,
 		ActionsZombieTimeout:       10 * time.Minute,

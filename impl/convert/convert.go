@@ -252,10 +252,14 @@ func Repo(links Links, r *store.Repository, perm access.Permission, viewer *stor
 		AvatarURL:                     "",
 		Internal:                      false,
 		MirrorInterval:                "",
+		MirrorUpdated:                 Time(r.MirrorUpdated),
 		ObjectFormatName:              r.ObjectFormat,
 		LanguagesURL:                  base + "api/v1/repos/" + full + "/languages",
 		Licenses:                      []string{},
 		Topics:                        Topics(r.Topics),
+	}
+	if r.IsMirror {
+		out.MirrorInterval = r.MirrorInterval.String()
 	}
 	if r.HasIssues {
 		if r.ExternalTrackerURL != "" {

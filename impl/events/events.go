@@ -106,8 +106,15 @@ const (
 	// RepoMigrateRequested asks the repo_migrate consumer to fill a
 	// repository being migrated.
 	RepoMigrateRequested Kind = "repository.migrate_requested" // Repo
-	KeyAdded             Kind = "key.added"                    // Key
-	KeyDeleted           Kind = "key.deleted"                  // Key
+	// RepoMirrorSyncRequested asks the mirror_sync consumer to bring a
+	// pull mirror up to date with its remote (the first time, to fill
+	// it).
+	RepoMirrorSyncRequested Kind = "repository.mirror_sync_requested" // Repo
+	// PushMirrorSyncRequested asks the push_mirror consumer to push a
+	// repository to its push mirrors.
+	PushMirrorSyncRequested Kind = "repository.push_mirror_sync_requested" // PushMirrorSync
+	KeyAdded                Kind = "key.added"                             // Key
+	KeyDeleted              Kind = "key.deleted"                           // Key
 	// OAuth2 applications a user registers, and the grants users give
 	// them (a grant goes when it is revoked, or when an old refresh
 	// token is presented again).
@@ -208,6 +215,13 @@ type Repo struct {
 	Private  bool   `json:"private"`
 	OldOwner string `json:"old_owner,omitempty"` // set when a rename or transfer moved it
 	OldName  string `json:"old_name,omitempty"`
+}
+
+// PushMirrorSync names the push mirror to push ("" every one of the
+// repository's).
+type PushMirrorSync struct {
+	Repo       Repo   `json:"repo"`
+	RemoteName string `json:"remote_name,omitempty"`
 }
 
 // RefChange is one moved ref; a zero Old is a creation, a zero New a

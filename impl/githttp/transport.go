@@ -100,12 +100,18 @@ func (t *Transport) Authorize(ctx context.Context, c Caller, owner, name string,
 			return nil, archived
 		case rp.Status == store.RepoStatusBeingMigrated:
 			return nil, migrating
+		case rp.IsMirror:
+			return nil, mirror
 		}
 	}
 	return rp, nil
 }
 
 var migrating = refusal(http.StatusForbidden, "this repository is being migrated: it cannot be pushed to until the migration ends")
+
+// mirror is the reference's refusal of a push to a pull mirror: its refs
+// come from its remote only.
+var mirror = refusal(http.StatusForbidden, "mirror repository is read-only")
 
 var archived = refusal(http.StatusForbidden, "this repository is archived: it can be cloned but not pushed to")
 
@@ -134,6 +140,8 @@ func (t *Transport) authorizeDeployKey(ctx context.Context, keys []*store.Deploy
 		return nil, archived
 	case write && rp.Status == store.RepoStatusBeingMigrated:
 		return nil, migrating
+	case write && rp.IsMirror:
+		return nil, mirror
 	}
 	return rp, nil
 }

@@ -1,7 +1,8 @@
 // Package refs is the one path by which anything moves a ref. Every writer
 // goes through Service.Apply: a push over smart HTTP, the contents API,
 // branch create/update/delete/rename, tag create/delete, publishing a
-// release (its tag). Apply judges each update with the one PushPolicy,
+// release (its tag), a pull mirror's sync (Change.Mirror, the only writer
+// a mirror takes). Apply judges each update with the one PushPolicy,
 // moves the refs by compare-and-swap through gitstore.Repos.UpdateRefs
 // (which nothing else calls), keeps the repository row in step (a first
 // branch makes it non-empty and, when the default branch is missing,
@@ -58,6 +59,10 @@ type Change struct {
 	// Merge marks the merge of a pull request into its base branch: the
 	// branch rules' merge whitelists decide instead of their push lists.
 	Merge bool
+	// Mirror marks a pull mirror's sync: the refs become the remote's,
+	// whatever the push rules say. Nothing else moves a mirror's refs:
+	// any other change of one is refused (ErrMirror).
+	Mirror bool
 	// PushOptions are the options a git push carried (git push -o),
 	// passed on in the event for its consumers.
 	PushOptions []string
@@ -67,6 +72,10 @@ type Change struct {
 	// returns its error.
 	Also func(ctx context.Context) error
 }
+
+// ErrMirror refuses a change of a pull mirror's refs by anything but its
+// sync, as the reference refuses writes to a mirror.
+var ErrMirror = &gitstore.RefError{Reason: "Git Repository is a mirror.", Kind: gitstore.ErrRefused}
 
 // errNotApplied refuses the other updates of an atomic change one of whose
 // updates was refused.
@@ -96,6 +105,18 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 	if c.Rename && (len(c.Updates) != 2 || !c.Updates[0].IsCreate() || !c.Updates[1].IsDelete() ||
 		c.Updates[0].Branch() == "" || c.Updates[1].Branch() == "") {
 		return nil, errors.New("refs: a rename is the creation of one branch and the deletion of another")
+	}
+	if c.Repo.IsMirror != c.Mirror {
+		if !c.Repo.IsMirror {
+			return nil, errors.New("refs: a mirror sync of a repository that is not a mirror")
+		}
+		for _, u := range c.Updates {
+			u.Err = ErrMirror
+		}
+		if atomic {
+			return nil, ErrMirror
+		}
+		return nil, nil
 	}
 	g := c.Git
 	if g == nil {
@@ -142,6 +163,9 @@ func (s *Service) Apply(ctx context.Context, c Change) (applied []*gitstore.RefU
 	defer release()
 	s.d.Git.UpdateRefs(g, c.Updates, func(open []*gitstore.RefUpdate) {
 		for _, u := range open {
+			if c.Mirror {
+				continue
+			}
 			if c.Rename {
 				if u.IsDelete() {
 					u.Err = pp.CheckRename(u.Branch())

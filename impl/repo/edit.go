@@ -48,7 +48,9 @@ func checkURL(field, raw string) error {
 // they are.
 type EditInput struct {
 	// Name renames the repository (its directory moves with it).
-	Name                 *string
+	Name *string
+	// MirrorInterval is a pull mirror's new interval (a Go duration).
+	MirrorInterval       *string
 	Description, Website *string
 	Private, Template    *bool
 	// Archived archives or unarchives it.
@@ -231,6 +233,17 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 	if err := checkEdit(o); err != nil {
 		return nil, err
 	}
+	var mirrorInterval *time.Duration
+	if o.MirrorInterval != nil {
+		if !r.IsMirror {
+			return nil, apierr.Validation("repo is not a mirror, can not change mirror interval")
+		}
+		d, err := s.mirrorInterval(*o.MirrorInterval, r.MirrorInterval)
+		if err != nil {
+			return nil, apierr.Validation("%v", err)
+		}
+		mirrorInterval = &d
+	}
 	owner := r.Owner.Name
 	oldName, newName := r.Name, r.Name
 	if o.Name != nil && *o.Name != r.Name {
@@ -296,6 +309,12 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 			return err
 		}
 		applyEdit(fresh, o, s.Clock.Now())
+		if mirrorInterval != nil {
+			fresh.MirrorInterval = *mirrorInterval
+			if err := s.setMirrorInterval(ctx, fresh); err != nil {
+				return err
+			}
+		}
 		if err := s.Store.Repos().Update(ctx, fresh); err != nil {
 			return err
 		}
@@ -322,7 +341,7 @@ func editInput(o *models.EditRepoOption) EditInput {
 		return EditInput{}
 	}
 	in := EditInput{
-		Name: o.Name, Description: o.Description, Website: o.Website,
+		Name: o.Name, MirrorInterval: o.MirrorInterval, Description: o.Description, Website: o.Website,
 		Private: o.Private, Template: o.Template, Archived: o.Archived, DefaultBranch: o.DefaultBranch,
 
 		HasIssues: o.HasIssues, HasWiki: o.HasWiki, HasPullRequests: o.HasPullRequests, HasProjects: o.HasProjects,

@@ -35,6 +35,8 @@ type MigrateInput struct {
 	Description  string
 	Private      bool
 	Mirror       bool
+	// MirrorInterval is a mirror's interval ("": the default).
+	MirrorInterval string
 	// Items are the parts beyond git data the caller asked for.
 	Wiki, Issues, Labels, Milestones, Releases, PullRequests bool
 }
@@ -85,7 +87,7 @@ func cloneAddr(in MigrateInput) (addr, user, secret string, err error) {
 }
 
 // errMirrorsDisabled is the reference's answer to a mirror where new pull
-// mirrors are off; this server has no pull mirrors.
+// mirrors are off.
 var errMirrorsDisabled = apierr.Forbidden("MirrorsGlobalDisabled")
 
 // errMigrationsDisabled is the reference's answer where migrations are
@@ -101,7 +103,7 @@ func (s Service) Migrate(ctx context.Context, doer, owner *store.User, in Migrat
 		return nil, errMigrationsDisabled
 	}
 	if in.Mirror {
-		return nil, errMirrorsDisabled
+		return s.migrateMirror(ctx, doer, owner, in)
 	}
 	if in.Service != "" && in.Service != "git" && (in.Wiki || in.Issues || in.Labels || in.Milestones || in.Releases || in.PullRequests) {
 		// Only the git data is brought over yet; asking for more is
@@ -271,7 +273,7 @@ func (h Handlers) RepoMigrate(ctx context.Context, params repository.RepoMigrate
 	}
 	in := MigrateInput{CloneAddr: conv.Value(o.CloneAddr), AuthUsername: o.AuthUsername, AuthPassword: o.AuthPassword,
 		AuthToken: o.AuthToken, Service: o.Service, Name: conv.Value(o.RepoName), Description: o.Description,
-		Private: o.Private, Mirror: o.Mirror, Wiki: o.Wiki, Issues: o.Issues, Labels: o.Labels,
+		Private: o.Private, Mirror: o.Mirror, MirrorInterval: o.MirrorInterval, Wiki: o.Wiki, Issues: o.Issues, Labels: o.Labels,
 		Milestones: o.Milestones, Releases: o.Releases, PullRequests: o.PullRequests}
 	r, err := h.svc().Migrate(ctx, p.User, owner, in)
 	if err != nil {

@@ -1511,6 +1511,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoAddCollaborator has not yet been implemented")
 		}),
 
+		RepositoryRepoAddPushMirrorHandler: repository.RepoAddPushMirrorHandlerFunc(func(params repository.RepoAddPushMirrorParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoAddPushMirror has not yet been implemented")
+		}),
+
 		RepositoryRepoAddTeamHandler: repository.RepoAddTeamHandlerFunc(func(params repository.RepoAddTeamParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -1733,6 +1740,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoDeletePullReviewRequests has not yet been implemented")
+		}),
+
+		RepositoryRepoDeletePushMirrorHandler: repository.RepoDeletePushMirrorHandlerFunc(func(params repository.RepoDeletePushMirrorParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoDeletePushMirror has not yet been implemented")
 		}),
 
 		RepositoryRepoDeleteReleaseHandler: repository.RepoDeleteReleaseHandlerFunc(func(params repository.RepoDeleteReleaseParams, principal any) middleware.Responder {
@@ -2008,6 +2022,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGetPullReviewComments has not yet been implemented")
 		}),
 
+		RepositoryRepoGetPushMirrorByRemoteNameHandler: repository.RepoGetPushMirrorByRemoteNameHandlerFunc(func(params repository.RepoGetPushMirrorByRemoteNameParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetPushMirrorByRemoteName has not yet been implemented")
+		}),
+
 		RepositoryRepoGetRawFileHandler: repository.RepoGetRawFileHandlerFunc(func(params repository.RepoGetRawFileParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2169,6 +2190,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoListPullReviews has not yet been implemented")
 		}),
 
+		RepositoryRepoListPushMirrorsHandler: repository.RepoListPushMirrorsHandlerFunc(func(params repository.RepoListPushMirrorsParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoListPushMirrors has not yet been implemented")
+		}),
+
 		RepositoryRepoListReleaseAttachmentsHandler: repository.RepoListReleaseAttachmentsHandlerFunc(func(params repository.RepoListReleaseAttachmentsParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -2253,11 +2281,25 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoMigrate has not yet been implemented")
 		}),
 
+		RepositoryRepoMirrorSyncHandler: repository.RepoMirrorSyncHandlerFunc(func(params repository.RepoMirrorSyncParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoMirrorSync has not yet been implemented")
+		}),
+
 		RepositoryRepoPullRequestIsMergedHandler: repository.RepoPullRequestIsMergedHandlerFunc(func(params repository.RepoPullRequestIsMergedParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
 
 			return middleware.NotImplemented("operation repository.RepoPullRequestIsMerged has not yet been implemented")
+		}),
+
+		RepositoryRepoPushMirrorSyncHandler: repository.RepoPushMirrorSyncHandlerFunc(func(params repository.RepoPushMirrorSyncParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoPushMirrorSync has not yet been implemented")
 		}),
 
 		RepositoryRepoRedeliverHookDeliveryHandler: repository.RepoRedeliverHookDeliveryHandlerFunc(func(params repository.RepoRedeliverHookDeliveryParams, principal any) middleware.Responder {
@@ -3457,6 +3499,8 @@ type RepohostAPI struct {
 	RepositoryRejectRepoTransferHandler repository.RejectRepoTransferHandler
 	// RepositoryRepoAddCollaboratorHandler sets the operation handler for the repo add collaborator operation
 	RepositoryRepoAddCollaboratorHandler repository.RepoAddCollaboratorHandler
+	// RepositoryRepoAddPushMirrorHandler sets the operation handler for the repo add push mirror operation
+	RepositoryRepoAddPushMirrorHandler repository.RepoAddPushMirrorHandler
 	// RepositoryRepoAddTeamHandler sets the operation handler for the repo add team operation
 	RepositoryRepoAddTeamHandler repository.RepoAddTeamHandler
 	// RepositoryRepoAddTopicHandler sets the operation handler for the repo add topic operation
@@ -3521,6 +3565,8 @@ type RepohostAPI struct {
 	RepositoryRepoDeletePullReviewHandler repository.RepoDeletePullReviewHandler
 	// RepositoryRepoDeletePullReviewRequestsHandler sets the operation handler for the repo delete pull review requests operation
 	RepositoryRepoDeletePullReviewRequestsHandler repository.RepoDeletePullReviewRequestsHandler
+	// RepositoryRepoDeletePushMirrorHandler sets the operation handler for the repo delete push mirror operation
+	RepositoryRepoDeletePushMirrorHandler repository.RepoDeletePushMirrorHandler
 	// RepositoryRepoDeleteReleaseHandler sets the operation handler for the repo delete release operation
 	RepositoryRepoDeleteReleaseHandler repository.RepoDeleteReleaseHandler
 	// RepositoryRepoDeleteReleaseAttachmentHandler sets the operation handler for the repo delete release attachment operation
@@ -3599,6 +3645,8 @@ type RepohostAPI struct {
 	RepositoryRepoGetPullReviewHandler repository.RepoGetPullReviewHandler
 	// RepositoryRepoGetPullReviewCommentsHandler sets the operation handler for the repo get pull review comments operation
 	RepositoryRepoGetPullReviewCommentsHandler repository.RepoGetPullReviewCommentsHandler
+	// RepositoryRepoGetPushMirrorByRemoteNameHandler sets the operation handler for the repo get push mirror by remote name operation
+	RepositoryRepoGetPushMirrorByRemoteNameHandler repository.RepoGetPushMirrorByRemoteNameHandler
 	// RepositoryRepoGetRawFileHandler sets the operation handler for the repo get raw file operation
 	RepositoryRepoGetRawFileHandler repository.RepoGetRawFileHandler
 	// RepositoryRepoGetReleaseHandler sets the operation handler for the repo get release operation
@@ -3645,6 +3693,8 @@ type RepohostAPI struct {
 	RepositoryRepoListPullRequestsHandler repository.RepoListPullRequestsHandler
 	// RepositoryRepoListPullReviewsHandler sets the operation handler for the repo list pull reviews operation
 	RepositoryRepoListPullReviewsHandler repository.RepoListPullReviewsHandler
+	// RepositoryRepoListPushMirrorsHandler sets the operation handler for the repo list push mirrors operation
+	RepositoryRepoListPushMirrorsHandler repository.RepoListPushMirrorsHandler
 	// RepositoryRepoListReleaseAttachmentsHandler sets the operation handler for the repo list release attachments operation
 	RepositoryRepoListReleaseAttachmentsHandler repository.RepoListReleaseAttachmentsHandler
 	// RepositoryRepoListReleasesHandler sets the operation handler for the repo list releases operation
@@ -3669,8 +3719,12 @@ type RepohostAPI struct {
 	RepositoryRepoMergePullRequestHandler repository.RepoMergePullRequestHandler
 	// RepositoryRepoMigrateHandler sets the operation handler for the repo migrate operation
 	RepositoryRepoMigrateHandler repository.RepoMigrateHandler
+	// RepositoryRepoMirrorSyncHandler sets the operation handler for the repo mirror sync operation
+	RepositoryRepoMirrorSyncHandler repository.RepoMirrorSyncHandler
 	// RepositoryRepoPullRequestIsMergedHandler sets the operation handler for the repo pull request is merged operation
 	RepositoryRepoPullRequestIsMergedHandler repository.RepoPullRequestIsMergedHandler
+	// RepositoryRepoPushMirrorSyncHandler sets the operation handler for the repo push mirror sync operation
+	RepositoryRepoPushMirrorSyncHandler repository.RepoPushMirrorSyncHandler
 	// RepositoryRepoRedeliverHookDeliveryHandler sets the operation handler for the repo redeliver hook delivery operation
 	RepositoryRepoRedeliverHookDeliveryHandler repository.RepoRedeliverHookDeliveryHandler
 	// RepositoryRepoRenameBranchHandler sets the operation handler for the repo rename branch operation
@@ -4588,6 +4642,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoAddCollaboratorHandler == nil {
 		unregistered = append(unregistered, "repository.RepoAddCollaboratorHandler")
 	}
+	if o.RepositoryRepoAddPushMirrorHandler == nil {
+		unregistered = append(unregistered, "repository.RepoAddPushMirrorHandler")
+	}
 	if o.RepositoryRepoAddTeamHandler == nil {
 		unregistered = append(unregistered, "repository.RepoAddTeamHandler")
 	}
@@ -4683,6 +4740,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoDeletePullReviewRequestsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeletePullReviewRequestsHandler")
+	}
+	if o.RepositoryRepoDeletePushMirrorHandler == nil {
+		unregistered = append(unregistered, "repository.RepoDeletePushMirrorHandler")
 	}
 	if o.RepositoryRepoDeleteReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoDeleteReleaseHandler")
@@ -4801,6 +4861,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoGetPullReviewCommentsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetPullReviewCommentsHandler")
 	}
+	if o.RepositoryRepoGetPushMirrorByRemoteNameHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetPushMirrorByRemoteNameHandler")
+	}
 	if o.RepositoryRepoGetRawFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetRawFileHandler")
 	}
@@ -4870,6 +4933,9 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoListPullReviewsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListPullReviewsHandler")
 	}
+	if o.RepositoryRepoListPushMirrorsHandler == nil {
+		unregistered = append(unregistered, "repository.RepoListPushMirrorsHandler")
+	}
 	if o.RepositoryRepoListReleaseAttachmentsHandler == nil {
 		unregistered = append(unregistered, "repository.RepoListReleaseAttachmentsHandler")
 	}
@@ -4906,8 +4972,14 @@ func (o *RepohostAPI) Validate() error {
 	if o.RepositoryRepoMigrateHandler == nil {
 		unregistered = append(unregistered, "repository.RepoMigrateHandler")
 	}
+	if o.RepositoryRepoMirrorSyncHandler == nil {
+		unregistered = append(unregistered, "repository.RepoMirrorSyncHandler")
+	}
 	if o.RepositoryRepoPullRequestIsMergedHandler == nil {
 		unregistered = append(unregistered, "repository.RepoPullRequestIsMergedHandler")
+	}
+	if o.RepositoryRepoPushMirrorSyncHandler == nil {
+		unregistered = append(unregistered, "repository.RepoPushMirrorSyncHandler")
 	}
 	if o.RepositoryRepoRedeliverHookDeliveryHandler == nil {
 		unregistered = append(unregistered, "repository.RepoRedeliverHookDeliveryHandler")
@@ -6150,6 +6222,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
 	o.handlers["PUT"]["/repos/{owner}/{repo}/collaborators/{collaborator}"] = repository.NewRepoAddCollaborator(o.context, o.RepositoryRepoAddCollaboratorHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/push_mirrors"] = repository.NewRepoAddPushMirror(o.context, o.RepositoryRepoAddPushMirrorHandler)
 	if o.handlers["PUT"] == nil {
 		o.handlers["PUT"] = make(map[string]http.Handler)
 	}
@@ -6278,6 +6354,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/repos/{owner}/{repo}/pulls/{index}/requested_reviewers"] = repository.NewRepoDeletePullReviewRequests(o.context, o.RepositoryRepoDeletePullReviewRequestsHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/repos/{owner}/{repo}/push_mirrors/{name}"] = repository.NewRepoDeletePushMirror(o.context, o.RepositoryRepoDeletePushMirrorHandler)
 	if o.handlers["DELETE"] == nil {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
@@ -6437,6 +6517,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/push_mirrors/{name}"] = repository.NewRepoGetPushMirrorByRemoteName(o.context, o.RepositoryRepoGetPushMirrorByRemoteNameHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/raw/{filepath}"] = repository.NewRepoGetRawFile(o.context, o.RepositoryRepoGetRawFileHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -6529,6 +6613,10 @@ func (o *RepohostAPI) initHandlerCache() {
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/push_mirrors"] = repository.NewRepoListPushMirrors(o.context, o.RepositoryRepoListPushMirrorsHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/releases/{id}/assets"] = repository.NewRepoListReleaseAttachments(o.context, o.RepositoryRepoListReleaseAttachmentsHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
@@ -6574,10 +6662,18 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}
 	o.handlers["POST"]["/repos/migrate"] = repository.NewRepoMigrate(o.context, o.RepositoryRepoMigrateHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/mirror-sync"] = repository.NewRepoMirrorSync(o.context, o.RepositoryRepoMirrorSyncHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/pulls/{index}/merge"] = repository.NewRepoPullRequestIsMerged(o.context, o.RepositoryRepoPullRequestIsMergedHandler)
+	if o.handlers["POST"] == nil {
+		o.handlers["POST"] = make(map[string]http.Handler)
+	}
+	o.handlers["POST"]["/repos/{owner}/{repo}/push_mirrors-sync"] = repository.NewRepoPushMirrorSync(o.context, o.RepositoryRepoPushMirrorSyncHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}

@@ -36,8 +36,7 @@ func CloneRemote(ctx context.Context, rem Remote) (g *GitRepo, done func(), err 
 	path := filepath.Join(dir, "mirror.git")
 	args := append(append([]string{}, rem.Config...), "clone", "--mirror", "--quiet", "--", rem.URL, path)
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_ASKPASS=",
-		"http_proxy=", "https_proxy=", "HTTP_PROXY=", "HTTPS_PROXY=", "ALL_PROXY=", "all_proxy="), rem.Env...)
+	cmd.Env = remoteEnv(rem)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err = start(ctx, cmd); err == nil {
@@ -56,4 +55,35 @@ func CloneRemote(ctx context.Context, rem Remote) (g *GitRepo, done func(), err 
 		return nil, nil, fmt.Errorf("open the clone: %w", err)
 	}
 	return &GitRepo{r: r, path: path}, done, nil
+}
+
+// remoteEnv is git's environment for talking to another server: no
+// prompts, no system configuration, no proxies, and rem's additions.
+func remoteEnv(rem Remote) []string {
+	return append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_ASKPASS=",
+		"http_proxy=", "https_proxy=", "HTTP_PROXY=", "HTTPS_PROXY=", "ALL_PROXY=", "all_proxy="), rem.Env...)
+}
+
+// PushMirror makes rem's branches and tags those of g, as git push
+// --mirror does for them: every branch and tag is pushed (forced) and
+// those rem has and g has not are deleted. Refs outside branches and tags
+// (pull request heads) stay here.
+func (g *GitRepo) PushMirror(ctx context.Context, rem Remote) error {
+	args := append(append([]string{"--git-dir=" + g.path}, rem.Config...), "push", "--quiet", "--prune", "--",
+		rem.URL, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Env = remoteEnv(rem)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := start(ctx, cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("git push: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
 }

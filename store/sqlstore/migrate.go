@@ -53,6 +53,7 @@ var migrations = []migration{
 	{36, "labels of organizations", migrateV36},
 	{37, "timeline events name the commit, issue or comment that refers to an issue, once each", migrateV37},
 	{38, "trigram indexes for the keyword searches of repositories and users", migrateV38},
+	{40, "pull mirrors and push mirrors", migrateV40},
 }
 
 type schemaMigration struct {

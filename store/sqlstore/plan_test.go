@@ -370,6 +370,10 @@ func TestListQueryPlans(t *testing.T) {
 		people("followers of a user", "follows", store.UserSearch{FollowersOf: f.alice.ID}),
 		people("users a user follows", "follows", store.UserSearch{FollowedBy: f.bob.ID}),
 		people("users a user blocks", "user_blocks", store.UserSearch{BlockedBy: f.alice.ID}),
+		{name: "push mirrors of a repository", searched: []string{"push_mirrors"}, list: func(ctx context.Context) error {
+			_, _, err := db.Mirrors().ListPush(ctx, f.repo.ID, pg)
+			return err
+		}},
 		{name: "watchers of a repository", searched: []string{"watches"}, keyed: []string{"users"}, list: func(ctx context.Context) error {
 			_, _, err := db.Watches().ListWatchers(ctx, f.repo.ID, pg)
 			return err

@@ -81,7 +81,7 @@ func findRepoByID(db *gorm.DB, id int64) (*store.Repository, error) {
 // releases, stars) or by the topic store; Update must never write back a copy
 // read earlier, or a concurrent change to them would be lost.
 var derivedColumns = []string{"created_at", "Owner", "num_issues", "num_closed_issues", "num_pulls",
-	"num_closed_pulls", "num_stars", "num_forks", "num_watches", "num_releases", "topics"}
+	"num_closed_pulls", "num_stars", "num_forks", "num_watches", "num_releases", "topics", "mirror_updated"}
 
 func (s repoStore) Update(ctx context.Context, r *store.Repository) error {
 	r.LowerName = strings.ToLower(r.Name)

@@ -13,6 +13,8 @@ import (
 var sealedColumns = []struct{ table, column string }{
 	{"webhooks", "authorization_header"},
 	{"action_secrets", "data"},
+	{"repo_mirrors", "auth_secret"},
+	{"push_mirrors", "auth_secret"},
 }
 
 // ResealCount is how many values Reseal carried to the new key, per

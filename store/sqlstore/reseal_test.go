@@ -17,28 +17,9 @@ func TestActionSecretsAndReseal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	_, dsn := open(t)
-	keyed := func(key string) *sqlstore.DB {
-		t.Helper()
-		box, err := secretbox.New(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db, err := sqlstore.Open(dsn, sqlstore.Options{Secrets: box})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
+	keyed := keyedDB(t, dsn)
 	db := keyed("first")
-	owner := &store.User{Name: "acme"}
-	if err := db.Users().Create(ctx, owner); err != nil {
-		t.Fatal(err)
-	}
-	repo := &store.Repository{OwnerID: owner.ID, Name: "svc", LowerName: "svc", DefaultBranch: "main"}
-	if err := db.Repos().Create(ctx, repo); err != nil {
-		t.Fatal(err)
-	}
+	owner, repo := ownedRepo(t, db)
 	put := func(sc store.ActionScope, name, value string) {
 		t.Helper()
 		if _, err := db.ActionSecrets().Put(ctx, &store.ActionSecret{Scope: sc, Name: name}, value); err != nil {
