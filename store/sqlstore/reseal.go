@@ -9,12 +9,14 @@ import (
 
 // sealedColumns lists every column kept sealed with the instance secret
 // key: whatever seals a new column adds it here, so that Reseal (the key
-// rotation) carries it to the next key.
-var sealedColumns = []struct{ table, column string }{
-	{"webhooks", "authorization_header"},
-	{"action_secrets", "data"},
-	{"repo_mirrors", "auth_secret"},
-	{"push_mirrors", "auth_secret"},
+// rotation) carries it to the next key. key is the table's integer
+// primary key, which the rotation walks in order.
+var sealedColumns = []struct{ table, key, column string }{
+	{"webhooks", "id", "authorization_header"},
+	{"action_secrets", "id", "data"},
+	{"repo_mirrors", "id", "auth_secret"},
+	{"push_mirrors", "id", "auth_secret"},
+	{"repo_migrations", "repo_id", "auth_secret"},
 }
 
 // ResealCount is how many values Reseal carried to the new key, per
@@ -41,8 +43,8 @@ func (d *DB) Reseal(ctx context.Context, next *secretbox.Box) (ResealCount, erro
 					ID    int64
 					Value string
 				}
-				err := db.Table(c.table).Select("id, "+c.column+" AS value").
-					Where("id > ? AND "+c.column+" <> ''", after).Order("id").Limit(batch).Scan(&rows).Error
+				err := db.Table(c.table).Select(c.key+" AS id, "+c.column+" AS value").
+					Where(c.key+" > ? AND "+c.column+" <> ''", after).Order(c.key).Limit(batch).Scan(&rows).Error
 				if err != nil {
 					return translate(err, "read "+c.table)
 				}
@@ -55,7 +57,7 @@ func (d *DB) Reseal(ctx context.Context, next *secretbox.Box) (ResealCount, erro
 					if err != nil {
 						return err
 					}
-					if err := db.Table(c.table).Where("id = ?", r.ID).Update(c.column, sealed).Error; err != nil {
+					if err := db.Table(c.table).Where(c.key+" = ?", r.ID).Update(c.column, sealed).Error; err != nil {
 						return translate(err, "reseal "+c.table)
 					}
 					count[c.table+"."+c.column]++

@@ -54,13 +54,22 @@ func TestActionSecretsAndReseal(t *testing.T) {
 		}
 	}
 	check(db)
+	// A migration under way keeps its source's secret sealed too (its
+	// table is keyed by the repository).
+	if err := db.Migrations().Create(ctx, &store.RepoMigration{RepoID: repo.ID, DoerID: owner.ID,
+		CloneAddr: "https://example.com/a.git", AuthUsername: "u", AuthSecret: "source-token"}); err != nil {
+		t.Fatal(err)
+	}
 
 	next, _ := secretbox.New("second")
 	count, err := db.Reseal(ctx, next)
-	if err != nil || count["action_secrets.data"] != 3 {
+	if err != nil || count["action_secrets.data"] != 3 || count["repo_migrations.auth_secret"] != 1 {
 		t.Fatalf("reseal: %v %v", count, err)
 	}
 	check(keyed("second"))
+	if m, err := keyed("second").Migrations().Find(ctx, repo.ID); err != nil || m.AuthSecret != "source-token" {
+		t.Fatalf("the migration's secret under the next key: %+v, %v", m, err)
+	}
 	if secrets, _ := keyed("first").ActionSecrets().ForRepo(ctx, owner.ID, repo.ID); len(secrets) != 0 {
 		t.Fatalf("the old key opens %v", secrets)
 	}
