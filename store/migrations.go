@@ -27,7 +27,10 @@ type RepoMigration struct {
 	AuthUsername string
 	AuthSecret   string
 	Service      string
-	CreatedAt    time.Time
+	// Items are what the migration brings beyond the git data, from
+	// the source's API (MigrationItems, comma-separated).
+	Items     string
+	CreatedAt time.Time
 }
 
 // RepoMigrationStore keeps the migrations under way.

@@ -103,10 +103,9 @@ func (s Service) Migrate(ctx context.Context, doer, owner *store.User, in Migrat
 	if in.Mirror {
 		return nil, errMirrorsDisabled
 	}
-	if in.Service != "" && in.Service != "git" && (in.Wiki || in.Issues || in.Labels || in.Milestones || in.Releases || in.PullRequests) {
-		// Only the git data is brought over yet; asking for more is
-		// refused rather than silently left out.
-		return nil, apierr.Validation("only the git data can be migrated: wiki, issues, labels, milestones, releases and pull_requests are not supported")
+	items, err := itemsOf(in)
+	if err != nil {
+		return nil, err
 	}
 	addr, user, secret, err := cloneAddr(in)
 	if err != nil {
@@ -124,7 +123,8 @@ func (s Service) Migrate(ctx context.Context, doer, owner *store.User, in Migrat
 	}
 	return s.Create(ctx, doer, owner, CreateInput{Name: in.Name, Description: in.Description, Private: in.Private, Migrating: true,
 		Also: func(ctx context.Context, r *store.Repository) error {
-			m := &store.RepoMigration{RepoID: r.ID, DoerID: doer.ID, CloneAddr: addr, AuthUsername: user, AuthSecret: secret, Service: in.Service}
+			m := &store.RepoMigration{RepoID: r.ID, DoerID: doer.ID, CloneAddr: addr, AuthUsername: user, AuthSecret: secret, Service: in.Service,
+				Items: items.String()}
 			if err := s.Store.Migrations().Create(ctx, m); err != nil {
 				return err
 			}
@@ -208,21 +208,64 @@ func (s Service) runMigration(ctx context.Context, r *store.Repository, m *store
 	if err != nil {
 		return err
 	}
-	finish := func(ctx context.Context) error { return s.Store.Migrations().Finish(ctx, r.ID) }
-	if len(list) == 0 {
-		return s.Store.WithTx(ctx, finish)
+	// The items beyond the git data (migrate_gitea.go) are read before
+	// anything is written, and written with the refs' record.
+	pullRefs, pullTips, write, cleanup, err := s.importGitea(ctx, r, doer, m, src)
+	if err != nil {
+		cleanup()
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			cleanup()
+		}
+	}()
+	finish := func(ctx context.Context) error {
+		if err := write(ctx); err != nil {
+			return err
+		}
+		return s.Store.Migrations().Finish(ctx, r.ID)
+	}
+	if len(list) == 0 && len(pullRefs) == 0 {
+		err := s.Store.WithTx(ctx, finish)
+		committed = err == nil
+		return err
 	}
 	g, err := s.OpenGit(r)
 	if err != nil {
 		return err
 	}
-	updates := make([]*gitstore.RefUpdate, 0, len(list))
-	tips := make([]plumbing.Hash, 0, len(list))
+	updates := make([]*gitstore.RefUpdate, 0, len(list)+len(pullRefs))
+	tips := make([]plumbing.Hash, 0, len(list)+len(pullTips))
 	for _, ref := range list {
 		updates = append(updates, &gitstore.RefUpdate{Name: ref.Name(), New: ref.Hash()})
 		tips = append(tips, ref.Hash())
 	}
+	updates = append(updates, pullRefs...)
+	tips = append(tips, pullTips...)
 	if err := g.FetchObjects(ctx, src, tips); err != nil {
+		return err
+	}
+	// A second run of the job (after a crash between the refs and their
+	// record) finds refs already made: each update starts from what is
+	// there, and one already done is left out.
+	kept := updates[:0]
+	for _, u := range updates {
+		old, err := g.RefHash(u.Name)
+		if err != nil {
+			return err
+		}
+		if old == u.New {
+			continue
+		}
+		u.Old = old
+		kept = append(kept, u)
+	}
+	updates = kept
+	if len(updates) == 0 {
+		err := s.Store.WithTx(ctx, finish)
+		committed = err == nil
 		return err
 	}
 	// The source's default branch stays the default: it is written
@@ -237,6 +280,7 @@ func (s Service) runMigration(ctx context.Context, r *store.Repository, m *store
 	}
 	_, err = refs.New(s.Deps).Apply(ctx, refs.Change{Repo: r, Git: g, Doer: &auth.Principal{User: doer, Signer: doer},
 		Updates: updates, Atomic: true, Also: finish})
+	committed = err == nil
 	return err
 }
 

@@ -52,7 +52,7 @@ var migrations = []migration{
 	{35, "repository status; migrations under way", migrateV35},
 	{36, "labels of organizations", migrateV36},
 	{37, "timeline events name the commit, issue or comment that refers to an issue, once each", migrateV37},
-	{41, "issues and comments keep the name and id of an author on the server they were migrated from", migrateV41},
+	{41, "issues and comments keep the name and id of an author on the server they were migrated from; migrations remember their items", migrateV41},
 }
 
 type schemaMigration struct {
