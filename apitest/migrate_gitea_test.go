@@ -12,6 +12,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -379,4 +380,74 @@ func TestRepoMigrateGiteaFailure(t *testing.T) {
 	o := body(gitURL(srcEnv, "", "", "alice", "upstream"))
 	o["repo_name"], o["service"] = "other", "github"
 	dst.Do("POST", "repos/migrate", o, cred).Expect(t, http.StatusUnprocessableEntity)
+}
+
+// TestRepoMigrateGiteaAfterCrash: a migration's job that finds the refs
+// of an earlier run already in the repository (moved before a crash
+// kept that run from recording them and the rows) records them with the
+// rows once: nothing is duplicated, the repository is complete.
+func TestRepoMigrateGiteaAfterCrash(t *testing.T) {
+	t.Parallel()
+	srcEnv := apitest.New(t)
+	src := seedGiteaSource(t, srcEnv)
+	target, _ := url.Parse(srcEnv.Server.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	reached, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	held := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/repos/alice/upstream/labels") {
+			once.Do(func() { close(reached) })
+			<-resume
+		}
+		r.Header.Del("Accept-Encoding")
+		proxy.ServeHTTP(w, r)
+	}))
+	// The source's answers name the proxy, as a server behind it would.
+	heldURL := "http://" + held.Listener.Addr().String() + "/"
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		b = bytes.ReplaceAll(b, []byte(srcEnv.URL), []byte(heldURL))
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		resp.ContentLength = int64(len(b))
+		resp.Header.Set("Content-Length", fmt.Sprint(len(b)))
+		return nil
+	}
+	held.Start()
+	defer held.Close()
+	dst := migrationTarget(t)
+	bob := dst.CreateUser("bob", false)
+	btok := dst.Token(bob)
+	cred := apitest.TokenCred(btok)
+	dst.Do("POST", "repos/migrate", map[string]any{"clone_addr": held.URL + "/alice/upstream.git", "repo_name": "copy",
+		"service": "gitea", "auth_token": src.token, "issues": true, "labels": true, "milestones": true, "releases": true,
+		"pull_requests": true}, cred).Expect(t, http.StatusCreated)
+	select {
+	case <-reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the migration did not start")
+	}
+	// What an earlier run left: every ref moved, nothing recorded.
+	dir, err := dst.Deps.Git.Path("bob", "copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGitCLI(t)
+	g.must(dir, "--git-dir="+dir, "fetch", "-q", gitURL(srcEnv, "", "", "alice", "upstream"),
+		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+refs/pull/*:refs/pull/*")
+	close(resume)
+	dst.Do("GET", "repos/bob/copy", nil, cred).Expect(t, http.StatusOK)
+	alice := call(src.c.GetMyUserInfo()).ok(t)
+	dc := sdkClient(t, dst, gitea.SetToken(btok))
+	compareMigrated(t, src, dc, btok, alice.ID, "bob")
+	dr := call(dc.GetRepo("bob", "copy")).ok(t)
+	if dr.Empty || dr.DefaultBranch != "main" || dr.OpenIssues != 2 || dr.OpenPulls != 1 {
+		t.Fatalf("repository after the second run: %+v", dr)
+	}
+	if g, w := branchTips(t, dst, cred, "bob", "copy"), branchTips(t, srcEnv, apitest.TokenCred(src.token), "alice", "upstream"); fmt.Sprint(g) != fmt.Sprint(w) {
+		t.Fatalf("branches %v, want %v", g, w)
+	}
 }

@@ -249,24 +249,12 @@ func (s Service) runMigration(ctx context.Context, r *store.Repository, m *store
 	}
 	// A second run of the job (after a crash between the refs and their
 	// record) finds refs already made: each update starts from what is
-	// there, and one already done is left out.
-	kept := updates[:0]
+	// there (one already made is written again, unchanged), so the refs
+	// are recorded, with the rows, once.
 	for _, u := range updates {
-		old, err := g.RefHash(u.Name)
-		if err != nil {
+		if u.Old, err = g.RefHash(u.Name); err != nil {
 			return err
 		}
-		if old == u.New {
-			continue
-		}
-		u.Old = old
-		kept = append(kept, u)
-	}
-	updates = kept
-	if len(updates) == 0 {
-		err := s.Store.WithTx(ctx, finish)
-		committed = err == nil
-		return err
 	}
 	// The source's default branch stays the default: it is written
 	// first, so an empty repository takes it.
