@@ -33324,6 +33324,7 @@ func init() {
           "type": "string"
         },
         "service": {
+          "description": "The kind of server the repository comes from. With gitea (another Gitea, or this server) the items asked for (labels, milestones, releases with their files, issues and pull requests with their comments) come through its API as well, keeping numbers, dates, states and authors' names; with git they are ignored, and with any other service asking for them is refused (422), as is a wiki.",
           "type": "string",
           "enum": [
             "git",
@@ -83906,6 +83907,7 @@ func init() {
           "type": "string"
         },
         "service": {
+          "description": "The kind of server the repository comes from. With gitea (another Gitea, or this server) the items asked for (labels, milestones, releases with their files, issues and pull requests with their comments) come through its API as well, keeping numbers, dates, states and authors' names; with git they are ignored, and with any other service asking for them is refused (422), as is a wiki.",
           "type": "string",
           "enum": [
             "git",
