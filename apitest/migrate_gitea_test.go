@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -19,6 +20,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"repohost/apitest"
+	"repohost/impl/app"
 	"repohost/impl/events"
 	"repohost/impl/repo"
 	"repohost/models"
@@ -303,6 +305,16 @@ func TestRepoMigrateGitea(t *testing.T) {
 	if dr.Empty || dr.DefaultBranch != "main" {
 		t.Fatalf("repository %+v", dr)
 	}
+	// Every stored counter agrees with the rows it counts.
+	bad, err := dst.DB.Issues().CheckCounters(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range bad {
+		if n != 0 {
+			t.Errorf("counter %s: %d rows disagree", name, n)
+		}
+	}
 	// New issues follow the highest number brought in.
 	next := call(dc.CreateIssue("bob", "copy", gitea.CreateIssueOption{Title: "new here"})).ok(t)
 	if next.Index != 6 || next.OriginalAuthor != "" {
@@ -449,5 +461,58 @@ func TestRepoMigrateGiteaAfterCrash(t *testing.T) {
 	}
 	if g, w := branchTips(t, dst, cred, "bob", "copy"), branchTips(t, srcEnv, apitest.TokenCred(src.token), "alice", "upstream"); fmt.Sprint(g) != fmt.Sprint(w) {
 		t.Fatalf("branches %v, want %v", g, w)
+	}
+}
+
+// TestRepoMigrateGiteaGuard: the SDK's calls are dialled through the
+// migrations' connect guard: a source whose API redirects to a blocked
+// address fails the migration (and leaves no repository), where a target
+// that does not block that address follows the same redirect and
+// succeeds.
+func TestRepoMigrateGiteaGuard(t *testing.T) {
+	t.Parallel()
+	srcEnv := apitest.New(t)
+	src := seedGiteaSource(t, srcEnv)
+	target, _ := url.Parse(srcEnv.Server.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	// The source's API, also at 127.0.0.2.
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no 127.0.0.2 here: %v", err)
+	}
+	other := httptest.NewUnstartedServer(proxy)
+	other.Listener.Close()
+	other.Listener = ln
+	other.Start()
+	defer other.Close()
+	// The address migrated from serves git itself and sends API calls to
+	// 127.0.0.2.
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	body := map[string]any{"clone_addr": front.URL + "/alice/upstream.git", "repo_name": "copy", "service": "gitea",
+		"auth_token": src.token, "issues": true, "labels": true}
+	blocking := apitest.NewWithConfig(t, func(c *app.Config) {
+		c.Migrations.AllowLocalNetworks = true
+		c.Migrations.BlockedDomains = "127.0.0.2/32"
+	})
+	bob := blocking.CreateUser("bob", false)
+	cred := apitest.TokenCred(blocking.Token(bob))
+	blocking.Do("POST", "repos/migrate", body, cred).Expect(t, http.StatusCreated)
+	waitFor(t, func() bool { return blocking.Do("GET", "repos/bob/copy", nil, cred).Status == http.StatusNotFound })
+
+	open := migrationTarget(t)
+	bob = open.CreateUser("bob", false)
+	cred = apitest.TokenCred(open.Token(bob))
+	open.Do("POST", "repos/migrate", body, cred).Expect(t, http.StatusCreated)
+	var issues []*models.Issue
+	open.Do("GET", "repos/bob/copy/issues?state=all&type=issues", nil, cred).Expect(t, http.StatusOK).JSON(t, &issues)
+	if len(issues) != 3 {
+		t.Fatalf("%d issues through the redirect, want 3", len(issues))
 	}
 }
