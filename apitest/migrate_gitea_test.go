@@ -397,7 +397,8 @@ func TestRepoMigrateGiteaFailure(t *testing.T) {
 // TestRepoMigrateGiteaAfterCrash: a migration's job that finds the refs
 // of an earlier run already in the repository (moved before a crash
 // kept that run from recording them and the rows) records them with the
-// rows once: nothing is duplicated, the repository is complete.
+// rows once, and two runs of the job at once write it once: nothing is
+// duplicated, the repository is complete.
 func TestRepoMigrateGiteaAfterCrash(t *testing.T) {
 	t.Parallel()
 	srcEnv := apitest.New(t)
@@ -434,14 +435,22 @@ func TestRepoMigrateGiteaAfterCrash(t *testing.T) {
 	bob := dst.CreateUser("bob", false)
 	btok := dst.Token(bob)
 	cred := apitest.TokenCred(btok)
+	var made models.Repository
 	dst.Do("POST", "repos/migrate", map[string]any{"clone_addr": held.URL + "/alice/upstream.git", "repo_name": "copy",
 		"service": "gitea", "auth_token": src.token, "issues": true, "labels": true, "milestones": true, "releases": true,
-		"pull_requests": true}, cred).Expect(t, http.StatusCreated)
+		"pull_requests": true}, cred).Expect(t, http.StatusCreated).JSON(t, &made)
 	select {
 	case <-reached:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the migration did not start")
 	}
+	// A second run of the same job at once, as a worker that took over a
+	// lost lease would run it: one of the two records the migration.
+	second := make(chan error, 1)
+	go func() {
+		h := repo.Service{Deps: dst.Deps}.MigrateConsumer().Handle
+		second <- h(context.Background(), events.Event{Kind: events.RepoMigrateRequested, RepoID: made.ID})
+	}()
 	// What an earlier run left: every ref moved, nothing recorded.
 	dir, err := dst.Deps.Git.Path("bob", "copy")
 	if err != nil {
@@ -451,6 +460,9 @@ func TestRepoMigrateGiteaAfterCrash(t *testing.T) {
 	g.must(dir, "--git-dir="+dir, "fetch", "-q", gitURL(srcEnv, "", "", "alice", "upstream"),
 		"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", "+refs/pull/*:refs/pull/*")
 	close(resume)
+	if err := <-second; err != nil {
+		t.Fatalf("second run: %v", err)
+	}
 	dst.Do("GET", "repos/bob/copy", nil, cred).Expect(t, http.StatusOK)
 	alice := call(src.c.GetMyUserInfo()).ok(t)
 	dc := sdkClient(t, dst, gitea.SetToken(btok))

@@ -38,6 +38,9 @@ type RepoMigrationStore interface {
 	Create(ctx context.Context, m *RepoMigration) error
 	// Find is ErrNotFound when repoID has no migration under way.
 	Find(ctx context.Context, repoID int64) (*RepoMigration, error)
-	// Finish deletes the migration and marks its repository ready.
+	// Finish deletes the migration and marks its repository ready;
+	// ErrNotFound when repoID has no migration under way (another run of
+	// it finished it first). Its row lock, on PostgreSQL, makes a
+	// concurrent Finish of the same migration wait for this transaction.
 	Finish(ctx context.Context, repoID int64) error
 }

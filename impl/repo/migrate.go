@@ -158,9 +158,18 @@ func (s Service) MigrateConsumer() events.Consumer {
 				return err
 			}
 			if err := s.runMigration(ctx, r, m); err != nil {
+				if errors.Is(err, errMigrationDone) {
+					return nil
+				}
 				if ctx.Err() != nil {
 					// Stopping: the job goes back for another try.
 					return ctx.Err()
+				}
+				// A run that lost a race with another run of the same
+				// job (its refs moved under it) fails after the other
+				// finished: the repository is then complete and stays.
+				if _, ferr := s.Store.Migrations().Find(ctx, r.ID); errors.Is(ferr, store.ErrNotFound) {
+					return nil
 				}
 				s.Log.WarnContext(ctx, "migration failed; its repository is removed", "repo", r.FullName(), "from", m.CloneAddr, "err", err)
 				return s.Delete(ctx, nil, r)
@@ -168,6 +177,10 @@ func (s Service) MigrateConsumer() events.Consumer {
 			return nil
 		}}
 }
+
+// errMigrationDone stops a run of a migration that another run finished
+// while it worked.
+var errMigrationDone = errors.New("the migration was finished by another run")
 
 // Remote is how git reaches addr through the connect guard, with the
 // credentials in git's environment (an extra header), never on its
@@ -221,11 +234,16 @@ func (s Service) runMigration(ctx context.Context, r *store.Repository, m *store
 			cleanup()
 		}
 	}()
+	// The migration's row goes first: a second run of the same job
+	// (its lease lost to another worker) waits for this transaction, then
+	// finds the migration finished and writes nothing.
 	finish := func(ctx context.Context) error {
-		if err := write(ctx); err != nil {
+		if err := s.Store.Migrations().Finish(ctx, r.ID); errors.Is(err, store.ErrNotFound) {
+			return errMigrationDone
+		} else if err != nil {
 			return err
 		}
-		return s.Store.Migrations().Finish(ctx, r.ID)
+		return write(ctx)
 	}
 	if len(list) == 0 && len(pullRefs) == 0 {
 		err := s.Store.WithTx(ctx, finish)
