@@ -528,3 +528,36 @@ func TestRepoMigrateGiteaGuard(t *testing.T) {
 		t.Fatalf("%d issues through the redirect, want 3", len(issues))
 	}
 }
+
+// TestRepoMigrateGiteaSameServer: migrated from this very server, the
+// authors are the local users whose id and name match, as the reference
+// maps them, with no original author recorded.
+func TestRepoMigrateGiteaSameServer(t *testing.T) {
+	t.Parallel()
+	e := migrationTarget(t)
+	src := seedGiteaSource(t, e)
+	bob := e.CreateUser("bob", false)
+	btok := e.Token(bob)
+	dc := sdkClient(t, e, gitea.SetToken(btok))
+	call(dc.MigrateRepo(gitea.MigrateRepoOption{CloneAddr: gitURL(e, "", "", "alice", "upstream"), RepoName: "copy",
+		Service: gitea.GitServiceGitea, AuthToken: src.token, Issues: true, PullRequests: true})).ok(t)
+	e.Do("GET", "repos/bob/copy", nil, apitest.TokenCred(btok)).Expect(t, http.StatusOK)
+	si := call(src.c.ListRepoIssues("alice", "upstream", gitea.ListIssueOption{State: gitea.StateAll})).ok(t)
+	di := call(dc.ListRepoIssues("bob", "copy", gitea.ListIssueOption{State: gitea.StateAll})).ok(t)
+	byIndex(si)
+	byIndex(di)
+	if len(si) != 5 || len(di) != len(si) {
+		t.Fatalf("%d issues and pulls, want %d", len(di), len(si))
+	}
+	for i := range si {
+		if di[i].Index != si[i].Index || di[i].Poster.UserName != si[i].Poster.UserName || di[i].OriginalAuthor != "" ||
+			di[i].OriginalAuthorID != 0 {
+			t.Errorf("#%d: poster %s, original author %q; want %s and none", si[i].Index, di[i].Poster.UserName,
+				di[i].OriginalAuthor, si[i].Poster.UserName)
+		}
+	}
+	cs := call(dc.ListIssueComments("bob", "copy", 1, gitea.ListIssueCommentOptions{})).ok(t)
+	if len(cs) != 2 || cs[0].Poster.UserName != "carol" || cs[0].OriginalAuthor != "" {
+		t.Fatalf("comments %+v", cs)
+	}
+}

@@ -194,6 +194,8 @@ func (s Service) Remote(ctx context.Context, addr, user, secret string) (gitstor
 	if err != nil {
 		return gitstore.Remote{}, err
 	}
+	// Migrations name themselves to the source, git and API calls alike.
+	cfg = append(cfg, "-c", "http.userAgent="+migrationUserAgent)
 	rem := gitstore.Remote{URL: addr, Config: cfg}
 	if user != "" || secret != "" {
 		basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + secret))

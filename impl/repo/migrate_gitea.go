@@ -172,7 +172,7 @@ func (s Service) openGiteaSource(ctx context.Context, m *store.RepoMigration) (*
 	if err != nil {
 		return nil, err
 	}
-	opts := []gitea.ClientOption{gitea.SetHTTPClient(hc), gitea.SetContext(ctx), gitea.SetUserAgent("repohost-migration")}
+	opts := []gitea.ClientOption{gitea.SetHTTPClient(hc), gitea.SetContext(ctx), gitea.SetUserAgent(migrationUserAgent)}
 	switch {
 	case m.AuthUsername == "oauth2" && m.AuthSecret != "":
 		// A token given without a user name (see cloneAddr).
@@ -189,6 +189,9 @@ func (s Service) openGiteaSource(ctx context.Context, m *store.RepoMigration) (*
 	}
 	return &giteaSource{c: c, http: hc, base: base, owner: owner, name: name, user: m.AuthUsername, secret: m.AuthSecret}, nil
 }
+
+// migrationUserAgent is how a migration's requests name themselves.
+const migrationUserAgent = "repohost-migration"
 
 // pageSize is how many items one request of a migration asks for.
 const pageSize = 50
@@ -220,6 +223,7 @@ func (g *giteaSource) download(ctx context.Context, rawURL string) (io.ReadClose
 	if err != nil {
 		return nil, err
 	}
+	req.Header.Set("User-Agent", migrationUserAgent)
 	switch {
 	case g.user == "oauth2" && g.secret != "":
 		req.Header.Set("Authorization", "token "+g.secret)
