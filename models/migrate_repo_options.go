@@ -85,7 +85,7 @@ type MigrateRepoOptions struct {
 	// The user or organization to own the repository (default the caller).
 	RepoOwner string `json:"repo_owner,omitempty"`
 
-	// service
+	// The kind of server the repository comes from. With gitea (another Gitea, or this server) the items asked for (labels, milestones, releases with their files, issues and pull requests with their comments) come through its API as well, keeping numbers, dates, states and authors' names; with git they are ignored, and with any other service asking for them is refused (422), as is a wiki.
 	// Enum: ["git","github","gitea","gitlab","gogs","onedev","gitbucket","codebase","codecommit"]
 	Service string `json:"service,omitempty"`
 

@@ -33754,6 +33754,7 @@ func init() {
           "type": "string"
         },
         "service": {
+          "description": "The kind of server the repository comes from. With gitea (another Gitea, or this server) the items asked for (labels, milestones, releases with their files, issues and pull requests with their comments) come through its API as well, keeping numbers, dates, states and authors' names; with git they are ignored, and with any other service asking for them is refused (422), as is a wiki.",
           "type": "string",
           "enum": [
             "git",
@@ -85051,6 +85052,7 @@ func init() {
           "type": "string"
         },
         "service": {
+          "description": "The kind of server the repository comes from. With gitea (another Gitea, or this server) the items asked for (labels, milestones, releases with their files, issues and pull requests with their comments) come through its API as well, keeping numbers, dates, states and authors' names; with git they are ignored, and with any other service asking for them is refused (422), as is a wiki.",
           "type": "string",
           "enum": [
             "git",

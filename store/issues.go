@@ -43,10 +43,15 @@ type Issue struct {
 	PinOrder    int64
 	MilestoneID int64 // 0: none
 	NumComments int64
-	Deadline    *time.Time
-	ClosedAt    *time.Time
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// OriginalAuthor and OriginalAuthorID name the author on the server
+	// the issue was migrated from, when that author has no account here
+	// (PosterID is then the user who ran the migration).
+	OriginalAuthor   string
+	OriginalAuthorID int64
+	Deadline         *time.Time
+	ClosedAt         *time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // Comment is a real comment on an issue; timeline events are not stored.
@@ -55,11 +60,14 @@ type Comment struct {
 	IssueID int64
 	// RepoID is the issue's repository (a copy, so that a repository's
 	// comments are listed through one index).
-	RepoID    int64
-	PosterID  int64
-	Body      string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	RepoID   int64
+	PosterID int64
+	Body     string
+	// OriginalAuthor and OriginalAuthorID: as Issue's.
+	OriginalAuthor   string
+	OriginalAuthorID int64
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // Label belongs to one repository (RepoID) or to one organization (OrgID;
@@ -204,6 +212,10 @@ type IssueStore interface {
 	// transaction fails, dense.
 	NextIndex(ctx context.Context, repoID int64) (int64, error)
 	Create(ctx context.Context, is *Issue) error
+	// RaiseIndex makes the repository's counter at least index, so that
+	// the next number allocated follows issues created with their own
+	// numbers (a migration keeps the source's).
+	RaiseIndex(ctx context.Context, repoID, index int64) error
 	// CreateNumbered is NextIndex, Create and AdjustRepoCounts(total,
 	// closed) for a new issue, in the transaction in ctx; it sets is.ID
 	// and is.Index. It also appends evs to the outbox (in their order,

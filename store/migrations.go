@@ -27,7 +27,10 @@ type RepoMigration struct {
 	AuthUsername string
 	AuthSecret   string
 	Service      string
-	CreatedAt    time.Time
+	// Items are what the migration brings beyond the git data, from
+	// the source's API (MigrationItems, comma-separated).
+	Items     string
+	CreatedAt time.Time
 }
 
 // RepoMigrationStore keeps the migrations under way.
@@ -35,6 +38,9 @@ type RepoMigrationStore interface {
 	Create(ctx context.Context, m *RepoMigration) error
 	// Find is ErrNotFound when repoID has no migration under way.
 	Find(ctx context.Context, repoID int64) (*RepoMigration, error)
-	// Finish deletes the migration and marks its repository ready.
+	// Finish deletes the migration and marks its repository ready;
+	// ErrNotFound when repoID has no migration under way (another run of
+	// it finished it first). Its row lock, on PostgreSQL, makes a
+	// concurrent Finish of the same migration wait for this transaction.
 	Finish(ctx context.Context, repoID int64) error
 }

@@ -377,6 +377,17 @@ func (s Service) AddAsset(ctx context.Context, p *auth.Principal, r *store.Repos
 	return a, nil
 }
 
+// StoreAssetFile stores the bytes of an asset brought from elsewhere (a
+// migration's release assets) as an upload's are, within
+// Config.MaxAssetBytes, and returns its UUID and size; the caller writes
+// its row, and RemoveAssetFile takes the file back if that fails.
+func (s Service) StoreAssetFile(repoID int64, src io.Reader) (string, int64, error) {
+	return s.storeAttachmentFile(repoID, src)
+}
+
+// RemoveAssetFile removes the file of an asset whose row was not written.
+func (s Service) RemoveAssetFile(a *store.ReleaseAttachment) { s.removeAttachmentFile(a) }
+
 // DeleteAsset removes asset a: its row, then its file.
 func (s Service) DeleteAsset(ctx context.Context, a *store.ReleaseAttachment) error {
 	if err := s.Store.WithTx(ctx, func(ctx context.Context) error {

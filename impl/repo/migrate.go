@@ -86,6 +86,25 @@ func cloneAddr(in MigrateInput) (addr, user, secret string, err error) {
 	return u.String(), user, secret, nil
 }
 
+// checkedCloneAddr is the address and credentials of in's source
+// (cloneAddr), refused when the connect guard does not let it through.
+func (s Service) checkedCloneAddr(ctx context.Context, in MigrateInput) (addr, user, secret string, err error) {
+	if addr, user, secret, err = cloneAddr(in); err != nil {
+		return "", "", "", err
+	}
+	guard, err := s.MigrationGuard()
+	if err != nil {
+		return "", "", "", err
+	}
+	if _, err := guard.GitConfig(ctx, addr); err != nil {
+		if errors.Is(err, webhook.ErrForbiddenAddress) {
+			return "", "", "", apierr.Validation("You can not import from disallowed hosts.")
+		}
+		return "", "", "", apierr.Validation("Invalid URL: %v", err)
+	}
+	return addr, user, secret, nil
+}
+
 // errMirrorsDisabled is the reference's answer to a mirror where new pull
 // mirrors are off.
 var errMirrorsDisabled = apierr.Forbidden("MirrorsGlobalDisabled")
@@ -105,28 +124,18 @@ func (s Service) Migrate(ctx context.Context, doer, owner *store.User, in Migrat
 	if in.Mirror {
 		return s.migrateMirror(ctx, doer, owner, in)
 	}
-	if in.Service != "" && in.Service != "git" && (in.Wiki || in.Issues || in.Labels || in.Milestones || in.Releases || in.PullRequests) {
-		// Only the git data is brought over yet; asking for more is
-		// refused rather than silently left out.
-		return nil, apierr.Validation("only the git data can be migrated: wiki, issues, labels, milestones, releases and pull_requests are not supported")
-	}
-	addr, user, secret, err := cloneAddr(in)
+	items, err := itemsOf(in)
 	if err != nil {
 		return nil, err
 	}
-	guard, err := s.MigrationGuard()
+	addr, user, secret, err := s.checkedCloneAddr(ctx, in)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := guard.GitConfig(ctx, addr); err != nil {
-		if errors.Is(err, webhook.ErrForbiddenAddress) {
-			return nil, apierr.Validation("You can not import from disallowed hosts.")
-		}
-		return nil, apierr.Validation("Invalid URL: %v", err)
 	}
 	return s.Create(ctx, doer, owner, CreateInput{Name: in.Name, Description: in.Description, Private: in.Private, Migrating: true,
 		Also: func(ctx context.Context, r *store.Repository) error {
-			m := &store.RepoMigration{RepoID: r.ID, DoerID: doer.ID, CloneAddr: addr, AuthUsername: user, AuthSecret: secret, Service: in.Service}
+			m := &store.RepoMigration{RepoID: r.ID, DoerID: doer.ID, CloneAddr: addr, AuthUsername: user, AuthSecret: secret, Service: in.Service,
+				Items: items.String()}
 			if err := s.Store.Migrations().Create(ctx, m); err != nil {
 				return err
 			}
@@ -160,9 +169,18 @@ func (s Service) MigrateConsumer() events.Consumer {
 				return err
 			}
 			if err := s.runMigration(ctx, r, m); err != nil {
+				if errors.Is(err, errMigrationDone) {
+					return nil
+				}
 				if ctx.Err() != nil {
 					// Stopping: the job goes back for another try.
 					return ctx.Err()
+				}
+				// A run that lost a race with another run of the same
+				// job (its refs moved under it) fails after the other
+				// finished: the repository is then complete and stays.
+				if _, ferr := s.Store.Migrations().Find(ctx, r.ID); errors.Is(ferr, store.ErrNotFound) {
+					return nil
 				}
 				s.Log.WarnContext(ctx, "migration failed; its repository is removed", "repo", r.FullName(), "from", m.CloneAddr, "err", err)
 				return s.Delete(ctx, nil, r)
@@ -170,6 +188,10 @@ func (s Service) MigrateConsumer() events.Consumer {
 			return nil
 		}}
 }
+
+// errMigrationDone stops a run of a migration that another run finished
+// while it worked.
+var errMigrationDone = errors.New("the migration was finished by another run")
 
 // Remote is how git reaches addr through the connect guard, with the
 // credentials in git's environment (an extra header), never on its
@@ -183,6 +205,8 @@ func (s Service) Remote(ctx context.Context, addr, user, secret string) (gitstor
 	if err != nil {
 		return gitstore.Remote{}, err
 	}
+	// Migrations name themselves to the source, git and API calls alike.
+	cfg = append(cfg, "-c", "http.userAgent="+migrationUserAgent)
 	rem := gitstore.Remote{URL: addr, Config: cfg}
 	if user != "" || secret != "" {
 		basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + secret))
@@ -210,22 +234,58 @@ func (s Service) runMigration(ctx context.Context, r *store.Repository, m *store
 	if err != nil {
 		return err
 	}
-	finish := func(ctx context.Context) error { return s.Store.Migrations().Finish(ctx, r.ID) }
-	if len(list) == 0 {
-		return s.Store.WithTx(ctx, finish)
+	// The items beyond the git data (migrate_gitea.go) are read before
+	// anything is written, and written with the refs' record.
+	pullRefs, pullTips, write, cleanup, err := s.importGitea(ctx, r, doer, m, src)
+	if err != nil {
+		cleanup()
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			cleanup()
+		}
+	}()
+	// The migration's row goes first: a second run of the same job
+	// (its lease lost to another worker) waits for this transaction, then
+	// finds the migration finished and writes nothing.
+	finish := func(ctx context.Context) error {
+		if err := s.Store.Migrations().Finish(ctx, r.ID); errors.Is(err, store.ErrNotFound) {
+			return errMigrationDone
+		} else if err != nil {
+			return err
+		}
+		return write(ctx)
+	}
+	if len(list) == 0 && len(pullRefs) == 0 {
+		err := s.Store.WithTx(ctx, finish)
+		committed = err == nil
+		return err
 	}
 	g, err := s.OpenGit(r)
 	if err != nil {
 		return err
 	}
-	updates := make([]*gitstore.RefUpdate, 0, len(list))
-	tips := make([]plumbing.Hash, 0, len(list))
+	updates := make([]*gitstore.RefUpdate, 0, len(list)+len(pullRefs))
+	tips := make([]plumbing.Hash, 0, len(list)+len(pullTips))
 	for _, ref := range list {
 		updates = append(updates, &gitstore.RefUpdate{Name: ref.Name(), New: ref.Hash()})
 		tips = append(tips, ref.Hash())
 	}
+	updates = append(updates, pullRefs...)
+	tips = append(tips, pullTips...)
 	if err := g.FetchObjects(ctx, src, tips); err != nil {
 		return err
+	}
+	// A second run of the job (after a crash between the refs and their
+	// record) finds refs already made: each update starts from what is
+	// there (one already made is written again, unchanged), so the refs
+	// are recorded, with the rows, once.
+	for _, u := range updates {
+		if u.Old, err = g.RefHash(u.Name); err != nil {
+			return err
+		}
 	}
 	// The source's default branch stays the default: it is written
 	// first, so an empty repository takes it.
@@ -239,6 +299,7 @@ func (s Service) runMigration(ctx context.Context, r *store.Repository, m *store
 	}
 	_, err = refs.New(s.Deps).Apply(ctx, refs.Change{Repo: r, Git: g, Doer: &auth.Principal{User: doer, Signer: doer},
 		Updates: updates, Atomic: true, Also: finish})
+	committed = err == nil
 	return err
 }
 

@@ -94,25 +94,6 @@ func (s Service) checkRemoteHost(ctx context.Context, addr string) error {
 	return nil
 }
 
-// checkedCloneAddr is the address and credentials of in's source
-// (cloneAddr), refused when the connect guard does not let it through.
-func (s Service) checkedCloneAddr(ctx context.Context, in MigrateInput) (addr, user, secret string, err error) {
-	if addr, user, secret, err = cloneAddr(in); err != nil {
-		return "", "", "", err
-	}
-	guard, err := s.MigrationGuard()
-	if err != nil {
-		return "", "", "", err
-	}
-	if _, err := guard.GitConfig(ctx, addr); err != nil {
-		if errors.Is(err, webhook.ErrForbiddenAddress) {
-			return "", "", "", apierr.Validation("You can not import from disallowed hosts.")
-		}
-		return "", "", "", apierr.Validation("Invalid URL: %v", err)
-	}
-	return addr, user, secret, nil
-}
-
 // migrateMirror is Migrate with mirror set: the repository is created
 // empty, marked as being migrated and as a mirror of addr, and the
 // mirror_sync consumer fills it. As the reference, a mirror brings the

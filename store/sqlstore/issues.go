@@ -72,6 +72,13 @@ func (s issueStore) NextIndex(ctx context.Context, repoID int64) (int64, error) 
 	return next, nil
 }
 
+func (s issueStore) RaiseIndex(ctx context.Context, repoID, index int64) error {
+	err := s.d.conn(ctx).Exec(`INSERT INTO issue_indexes (repo_id, max_index) VALUES (?, ?)
+		ON CONFLICT (repo_id) DO UPDATE SET max_index = CASE WHEN issue_indexes.max_index < excluded.max_index
+			THEN excluded.max_index ELSE issue_indexes.max_index END`, repoID, index).Error
+	return translateRef(err, "raise issue number")
+}
+
 func (s issueStore) Create(ctx context.Context, is *store.Issue) error {
 	return translateRef(s.d.conn(ctx).Create(is).Error, "create issue")
 }

@@ -54,6 +54,7 @@ var migrations = []migration{
 	{37, "timeline events name the commit, issue or comment that refers to an issue, once each", migrateV37},
 	{38, "trigram indexes for the keyword searches of repositories and users", migrateV38},
 	{40, "pull mirrors and push mirrors", migrateV40},
+	{41, "issues and comments keep the name and id of an author on the server they were migrated from; migrations remember their items", migrateV41},
 }
 
 type schemaMigration struct {

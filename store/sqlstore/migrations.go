@@ -43,8 +43,12 @@ func (s migrationStore) Find(ctx context.Context, repoID int64) (*store.RepoMigr
 
 func (s migrationStore) Finish(ctx context.Context, repoID int64) error {
 	db := s.d.conn(ctx)
-	if err := db.Where("repo_id = ?", repoID).Delete(&store.RepoMigration{}).Error; err != nil {
-		return translate(err, "delete migration")
+	res := db.Where("repo_id = ?", repoID).Delete(&store.RepoMigration{})
+	if res.Error != nil {
+		return translate(res.Error, "delete migration")
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("finish migration: %w", store.ErrNotFound)
 	}
 	err := db.Model(&store.Repository{}).Where("id = ?", repoID).Update("status", store.RepoStatusReady).Error
 	return translate(err, "mark repository ready")

@@ -60,13 +60,14 @@ func (a anyTime) Scan(src any) error {
 // issueColumns are the columns scanIssue reads, in its order.
 const issueColumns = `issues.id, issues.repo_id, issues.number, issues.poster_id, issues.title, issues.body,
 	issues.content_version, issues.ref, issues.is_closed, issues.is_pull, issues.is_locked, issues.milestone_id,
-	issues.num_comments, issues.deadline, issues.closed_at, issues.created_at, issues.updated_at, issues.pin_order`
+	issues.num_comments, issues.deadline, issues.closed_at, issues.created_at, issues.updated_at, issues.pin_order,
+	issues.original_author, issues.original_author_id`
 
 func scanIssue(rows *sql.Rows) (*store.Issue, error) {
 	is := &store.Issue{}
 	err := rows.Scan(&is.ID, &is.RepoID, &is.Index, &is.PosterID, &is.Title, &is.Body, &is.ContentVersion, &is.Ref,
 		&is.IsClosed, &is.IsPull, &is.IsLocked, &is.MilestoneID, &is.NumComments, nullTime{&is.Deadline},
-		nullTime{&is.ClosedAt}, anyTime{&is.CreatedAt}, anyTime{&is.UpdatedAt}, &is.PinOrder)
+		nullTime{&is.ClosedAt}, anyTime{&is.CreatedAt}, anyTime{&is.UpdatedAt}, &is.PinOrder, &is.OriginalAuthor, &is.OriginalAuthorID)
 	return is, err
 }
 
