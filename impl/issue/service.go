@@ -48,6 +48,12 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	if err := checkRequired("Title", in.Title, MaxTitleLength); err != nil {
 		return nil, err
 	}
+	if !perm.IsAdmin() {
+		// A user the owner blocks cannot open issues or pull requests.
+		if err := s.RefuseBlocked(ctx, doer, r.OwnerID); err != nil {
+			return nil, err
+		}
+	}
 	if !perm.CanWrite(unit) {
 		in.LabelIDs, in.MilestoneID, in.Assignees, in.Deadline, in.ProjectIDs = nil, 0, nil, nil, nil
 	}
@@ -615,6 +621,13 @@ func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Reposit
 	}
 	if strings.TrimSpace(body) == "" {
 		return nil, apierr.Validation("[Body]: Required")
+	}
+	if !perm.IsAdmin() {
+		// Neither the owner's nor the issue's poster's blocked users may
+		// comment (the repository's administrators still may).
+		if err := s.RefuseBlocked(ctx, doer, r.OwnerID, is.PosterID); err != nil {
+			return nil, err
+		}
 	}
 	t := s.Clock.Now()
 	c := &store.Comment{IssueID: is.ID, RepoID: is.RepoID, PosterID: doer.ID, Body: body, CreatedAt: t, UpdatedAt: t}
