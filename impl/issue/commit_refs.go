@@ -169,7 +169,7 @@ func (s Service) recordIssueRefs(ctx context.Context, doer *store.User, r *store
 	case origin.IsPull:
 		typ = store.EventPullRef
 	}
-	p := &auth.Principal{User: doer, Signer: doer}
+	p := actingAs(ctx, doer)
 	for _, ref := range refs {
 		target, _, _, err := s.otherIssue(ctx, p, r, perm, ref)
 		if err != nil {
@@ -190,4 +190,15 @@ func (s Service) recordIssueRefs(ctx context.Context, doer *store.User, r *store
 		}
 	}
 	return nil
+}
+
+// actingAs is the principal doer acts through: the request's own when doer
+// is its user, so that its token's scope bounds what doer may read as in
+// every other access question; otherwise (a consumer acting for a pusher)
+// doer as signed in.
+func actingAs(ctx context.Context, doer *store.User) *auth.Principal {
+	if p := auth.FromContext(ctx); p != nil && p.User != nil && p.User.ID == doer.ID {
+		return p
+	}
+	return &auth.Principal{User: doer, Signer: doer}
 }

@@ -165,6 +165,25 @@ func (s dependencyStore) OpenDependencies(ctx context.Context, issueID int64) (i
 
 type pinStore struct{ d *DB }
 
+// pinLockClass is the first key of the PostgreSQL advisory lock that
+// orders the pin changes of one repository (the second is its id).
+const pinLockClass = 0x7069 // "pi"
+
+// lockPins makes the pin changes of repoID in the transaction of ctx run
+// one at a time: on PostgreSQL two transactions reading the highest
+// pin_order at once would otherwise give two issues the same place.
+// SQLite's immediate transactions already run one at a time.
+func (s pinStore) lockPins(ctx context.Context, repoID int64) error {
+	if !s.d.usesPostgres() {
+		return nil
+	}
+	if _, ok := ctx.Value(txKey{}).(*txState); !ok {
+		return errNoTx
+	}
+	err := s.d.conn(ctx).Exec(`SELECT pg_advisory_xact_lock(?, ?)`, pinLockClass, int32(repoID)).Error
+	return translate(err, "lock pins")
+}
+
 func (s pinStore) Pinned(ctx context.Context, repoID int64, isPull bool) ([]*store.Issue, error) {
 	return issueRows(s.d.conn(ctx).Table("issues").Select(issueColumns).
 		Where("issues.repo_id = ? AND issues.is_pull = ? AND issues.pin_order > 0", repoID, isPull).
@@ -172,6 +191,12 @@ func (s pinStore) Pinned(ctx context.Context, repoID int64, isPull bool) ([]*sto
 }
 
 func (s pinStore) CountPinned(ctx context.Context, repoID int64) (int64, error) {
+	if _, ok := ctx.Value(txKey{}).(*txState); ok {
+		// A count that decides a pin holds the lock the pin needs.
+		if err := s.lockPins(ctx, repoID); err != nil {
+			return 0, err
+		}
+	}
 	var n int64
 	err := s.d.conn(ctx).Raw(`SELECT
 		(SELECT COUNT(*) FROM issues WHERE repo_id = ? AND is_pull = ? AND pin_order > 0) +
@@ -181,6 +206,9 @@ func (s pinStore) CountPinned(ctx context.Context, repoID int64) (int64, error) 
 }
 
 func (s pinStore) Pin(ctx context.Context, is *store.Issue) error {
+	if err := s.lockPins(ctx, is.RepoID); err != nil {
+		return err
+	}
 	err := s.d.conn(ctx).Exec(`UPDATE issues SET pin_order = 1 + (SELECT COALESCE(MAX(p.pin_order), 0) FROM issues p
 		WHERE p.repo_id = ? AND p.is_pull = ? AND p.pin_order > 0) WHERE id = ? AND pin_order = 0`,
 		is.RepoID, is.IsPull, is.ID).Error
@@ -190,6 +218,9 @@ func (s pinStore) Pin(ctx context.Context, is *store.Issue) error {
 func (s pinStore) Unpin(ctx context.Context, is *store.Issue) error {
 	if is.PinOrder == 0 {
 		return nil
+	}
+	if err := s.lockPins(ctx, is.RepoID); err != nil {
+		return err
 	}
 	db := s.d.conn(ctx)
 	if err := db.Exec(`UPDATE issues SET pin_order = 0 WHERE id = ?`, is.ID).Error; err != nil {
@@ -203,6 +234,9 @@ func (s pinStore) Unpin(ctx context.Context, is *store.Issue) error {
 func (s pinStore) Move(ctx context.Context, is *store.Issue, pos int64) error {
 	if is.PinOrder == 0 {
 		return nil
+	}
+	if err := s.lockPins(ctx, is.RepoID); err != nil {
+		return err
 	}
 	db := s.d.conn(ctx)
 	var last int64
