@@ -173,7 +173,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		if err := s.record(ctx, doer, is, evs...); err != nil {
 			return err
 		}
-		if err := s.recordIssueRefs(ctx, doer, r, perm, is, 0, is.Body); err != nil {
+		if err := s.recordIssueRefs(ctx, doer, r, perm, is, 0, is.Title+"\n"+is.Body); err != nil {
 			return err
 		}
 		if in.Also != nil {
@@ -251,8 +251,8 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		if err := s.record(ctx, doer, is, editEvents(is, edit, oldMilestone, ch)...); err != nil {
 			return err
 		}
-		if edit.BodyFrom != nil {
-			if err := s.recordIssueRefs(ctx, doer, r, perm, is, 0, is.Body); err != nil {
+		if edit.BodyFrom != nil || edit.TitleFrom != nil {
+			if err := s.recordIssueRefs(ctx, doer, r, perm, is, 0, is.Title+"\n"+is.Body); err != nil {
 				return err
 			}
 		}

@@ -47,7 +47,7 @@ func (h OrgBlockHandlers) OrganizationListBlocks(ctx context.Context, params org
 		return h.Fail(err)
 	}
 	pg := h.Page(params.Page, params.Limit)
-	users, total, err := h.Store.Users().Search(ctx, store.UserSearch{Type: store.UserTypeIndividual, BlockedBy: o.ID}, pg.Store())
+	users, total, err := h.Store.Users().Search(ctx, store.UserSearch{Type: store.UserTypeIndividual, BlockedBy: o.ID, OrderBy: "id ASC"}, pg.Store())
 	if err != nil {
 		return h.Fail(err)
 	}

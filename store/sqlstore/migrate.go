@@ -52,6 +52,7 @@ var migrations = []migration{
 	{35, "repository status; migrations under way", migrateV35},
 	{36, "labels of organizations", migrateV36},
 	{37, "timeline events name the commit, issue or comment that refers to an issue, once each", migrateV37},
+	{39, "timeline events and comments share one id space; reference events record their close or reopen action", migrateV39},
 }
 
 type schemaMigration struct {

@@ -1,8 +1,10 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -45,6 +47,52 @@ func (s timelineStore) AddOnce(ctx context.Context, ev *store.IssueEvent) (bool,
 		return false, translateRef(res.Error, "record issue events")
 	}
 	return res.RowsAffected == 1, nil
+}
+
+func (s timelineStore) Reference(ctx context.Context, ev *store.IssueEvent) error {
+	if err := s.d.conn(ctx).Raw(`SELECT COALESCE(MAX(id), 0) FROM comments WHERE issue_id = ?`, ev.IssueID).
+		Scan(&ev.AfterCommentID).Error; err != nil {
+		return translate(err, "record issue reference")
+	}
+	err := s.d.conn(ctx).Clauses(clause.OnConflict{
+		Columns:     []clause.Column{{Name: "issue_id"}, {Name: "ref_issue_id"}, {Name: "ref_comment_id"}},
+		TargetWhere: clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "ref_issue_id <> 0"}}},
+		DoUpdates:   clause.AssignmentColumns([]string{"ref_action", "updated_at"}),
+	}).Create(ev).Error
+	return translateRef(err, "record issue reference")
+}
+
+func (s timelineStore) NeuterRefs(ctx context.Context, refIssueID, refCommentID int64, keep []int64, at time.Time) error {
+	db := s.d.conn(ctx).Model(&store.IssueEvent{}).
+		Where("ref_issue_id <> 0 AND ref_issue_id = ? AND ref_comment_id = ? AND ref_action <> ?", refIssueID, refCommentID, store.RefNeutered)
+	if len(keep) > 0 {
+		db = db.Where("issue_id NOT IN ?", keep)
+	}
+	err := db.Updates(map[string]any{"ref_action": store.RefNeutered, "updated_at": at}).Error
+	return translate(err, "neuter issue references")
+}
+
+func (s timelineStore) ResolvingRefs(ctx context.Context, refIssueID int64) ([]*store.IssueEvent, error) {
+	var list []*store.IssueEvent
+	err := s.d.conn(ctx).Where("ref_issue_id <> 0 AND ref_issue_id = ? AND ref_action IN ?", refIssueID, []int{store.RefCloses, store.RefReopens}).
+		Find(&list).Error
+	if err != nil {
+		return nil, translate(err, "list resolving references")
+	}
+	// One issue's references are few: ordered here, not by the database.
+	slices.SortFunc(list, func(a, b *store.IssueEvent) int { return cmp.Compare(a.ID, b.ID) })
+	// The newest of each issue's references decides.
+	var out []*store.IssueEvent
+	at := map[int64]int{}
+	for _, ev := range list {
+		if i, ok := at[ev.IssueID]; ok {
+			out[i] = ev
+			continue
+		}
+		at[ev.IssueID] = len(out)
+		out = append(out, ev)
+	}
+	return out, nil
 }
 
 // List merges the issue's comments and events. Each is read in
