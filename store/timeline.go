@@ -80,9 +80,9 @@ type IssueEvent struct {
 	// RefCloses, RefReopens, or RefNeutered once the referring text no
 	// longer names it.
 	RefAction int
-	Removed      bool
-	OldTitle     string
-	NewTitle     string
+	Removed   bool
+	OldTitle  string
+	NewTitle  string
 	// Body is the event's detail: the lock reason, the JSON of a push's
 	// commits.
 	Body      string
