@@ -715,6 +715,10 @@ func (s Service) DeleteComment(ctx context.Context, doer *store.User, r *store.R
 		if err := s.Store.Issues().AdjustComments(ctx, is.ID, -1, s.Clock.Now()); err != nil {
 			return err
 		}
+		// Its references no longer close or reopen anything.
+		if err := s.Store.Timeline().NeuterRefs(ctx, is.ID, c.ID, nil, s.Clock.Now()); err != nil {
+			return err
+		}
 		return s.emitComment(ctx, events.CommentDeleted, doer, is, c.ID)
 	})
 }
