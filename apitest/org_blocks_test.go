@@ -101,4 +101,8 @@ func TestUserBlockForbidsIssuesAndComments(t *testing.T) {
 	e.Do("POST", "repos/alice/proj/issues", map[string]any{"title": "mine"}, ac).Expect(t, http.StatusCreated).JSON(t, &is)
 	e.Do("POST", fmt.Sprintf("repos/alice/proj/issues/%d/comments", is.Index), map[string]any{"body": "spam"}, bc).
 		Expect(t, http.StatusForbidden)
+	e.Do("POST", fmt.Sprintf("repos/alice/proj/issues/%d/reactions", is.Index), map[string]any{"content": "+1"}, bc).
+		Expect(t, http.StatusForbidden)
+	e.Do("POST", fmt.Sprintf("repos/alice/proj/issues/%d/reactions", is.Index), map[string]any{"content": "+1"}, ac).
+		Expect(t, http.StatusCreated)
 }

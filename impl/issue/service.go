@@ -742,6 +742,19 @@ func (s Service) React(ctx context.Context, doer *store.User, r *store.Repositor
 	if !s.allowedReaction(content) {
 		return nil, false, apierr.Forbidden("'%s' is not an allowed reaction", content)
 	}
+	// Nor may a user react to the issue, or the comment, of one who
+	// blocks them, or in a repository whose owner does.
+	blockers := []int64{r.OwnerID, is.PosterID}
+	if commentID != 0 {
+		c, err := s.Store.Comments().FindByID(ctx, commentID)
+		if err != nil {
+			return nil, false, err
+		}
+		blockers = append(blockers, c.PosterID)
+	}
+	if err := s.RefuseBlocked(ctx, doer, blockers...); err != nil {
+		return nil, false, err
+	}
 	rc := &store.Reaction{Type: content, IssueID: is.ID, CommentID: commentID, UserID: doer.ID, CreatedAt: s.Clock.Now()}
 	var created bool
 	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
