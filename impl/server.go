@@ -69,10 +69,11 @@ type repositoryAPI struct {
 }
 
 // organizationAPI is the generated "organization" tag: organizations,
-// their teams and members in impl/org, the organization's hooks, and its
+// their teams and members in impl/org, its blocks in impl/user, the organization's hooks, and its
 // runners, runs and jobs in impl/actions.
 type organizationAPI struct {
 	org.Handlers
+	user.OrgBlockHandlers
 	webhook.OrgHandlers
 	actionsOrgHandlers
 }
@@ -125,7 +126,7 @@ func Config(d *app.Deps) restapi.Config {
 		IssueAPI:             issue.Handlers{Deps: d},
 		MiscellaneousAPI:     misc.Handlers{Deps: d, Users: s.Users},
 		NotificationAPI:      notification.Handlers{Deps: d},
-		OrganizationAPI:      organizationAPI{org.Handlers{Deps: d, Orgs: s.Orgs}, webhook.OrgHandlers{Deps: d}, actions.OrgHandlers{Deps: d, Actions: s.Actions}},
+		OrganizationAPI:      organizationAPI{org.Handlers{Deps: d, Orgs: s.Orgs}, user.OrgBlockHandlers{Handlers: user.Handlers{Deps: d, Users: s.Users}}, webhook.OrgHandlers{Deps: d}, actions.OrgHandlers{Deps: d, Actions: s.Actions}},
 		PackageOperationsAPI: packages.Handlers{Deps: d, Packages: s.Packages},
 		RepositoryAPI:        newRepositoryAPI(d, s),
 		SettingsAPI:          misc.Handlers{Deps: d, Users: s.Users},

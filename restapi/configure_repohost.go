@@ -388,6 +388,14 @@ type OrganizationAPI interface {
 	OrgRemoveTeamMember(ctx context.Context, params organization.OrgRemoveTeamMemberParams) middleware.Responder
 	/* OrgRemoveTeamRepository Take a repository away from a team (organization owners only). */
 	OrgRemoveTeamRepository(ctx context.Context, params organization.OrgRemoveTeamRepositoryParams) middleware.Responder
+	/* OrganizationBlockUser Make an organization block a user who is not one of its members (owners only). */
+	OrganizationBlockUser(ctx context.Context, params organization.OrganizationBlockUserParams) middleware.Responder
+	/* OrganizationCheckUserBlock Tell whether an organization blocks a user (204 if so, 404 if not; owners only). */
+	OrganizationCheckUserBlock(ctx context.Context, params organization.OrganizationCheckUserBlockParams) middleware.Responder
+	/* OrganizationListBlocks List the users an organization blocks (owners only). */
+	OrganizationListBlocks(ctx context.Context, params organization.OrganizationListBlocksParams) middleware.Responder
+	/* OrganizationUnblockUser End an organization's block of a user (owners only). */
+	OrganizationUnblockUser(ctx context.Context, params organization.OrganizationUnblockUserParams) middleware.Responder
 	/* TeamSearch Search an organization's teams the caller may see. */
 	TeamSearch(ctx context.Context, params organization.TeamSearchParams) middleware.Responder
 	/* UpdateOrgRunner Enable or disable a runner registered for an organization (its owners only). */
@@ -2493,6 +2501,34 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.OrgRemoveTeamRepository(ctx, params)
+	})
+
+	api.OrganizationOrganizationBlockUserHandler = organization.OrganizationBlockUserHandlerFunc(func(params organization.OrganizationBlockUserParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrganizationBlockUser(ctx, params)
+	})
+
+	api.OrganizationOrganizationCheckUserBlockHandler = organization.OrganizationCheckUserBlockHandlerFunc(func(params organization.OrganizationCheckUserBlockParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrganizationCheckUserBlock(ctx, params)
+	})
+
+	api.OrganizationOrganizationListBlocksHandler = organization.OrganizationListBlocksHandlerFunc(func(params organization.OrganizationListBlocksParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrganizationListBlocks(ctx, params)
+	})
+
+	api.OrganizationOrganizationUnblockUserHandler = organization.OrganizationUnblockUserHandlerFunc(func(params organization.OrganizationUnblockUserParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.OrganizationUnblockUser(ctx, params)
 	})
 
 	api.IssuePinIssueHandler = issue.PinIssueHandlerFunc(func(params issue.PinIssueParams, principal any) middleware.Responder {

@@ -4170,6 +4170,232 @@ func init() {
         }
       }
     },
+    "/orgs/{org}/blocks": {
+      "get": {
+        "tags": [
+          "organization"
+        ],
+        "summary": "List the users an organization blocks (owners only).",
+        "operationId": "organizationListBlocks",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the organization.",
+            "name": "org",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/User"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          }
+        }
+      }
+    },
+    "/orgs/{org}/blocks/{username}": {
+      "get": {
+        "tags": [
+          "organization"
+        ],
+        "summary": "Tell whether an organization blocks a user (204 if so, 404 if not; owners only).",
+        "operationId": "organizationCheckUserBlock",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the organization.",
+            "name": "org",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Login name of the user.",
+            "name": "username",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "empty"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "organization"
+        ],
+        "summary": "Make an organization block a user who is not one of its members (owners only).",
+        "operationId": "organizationBlockUser",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the organization.",
+            "name": "org",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Login name of the user.",
+            "name": "username",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A note for the organization's owners.",
+            "name": "note",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "empty"
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "organization"
+        ],
+        "summary": "End an organization's block of a user (owners only).",
+        "operationId": "organizationUnblockUser",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the organization.",
+            "name": "org",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Login name of the user.",
+            "name": "username",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "empty"
+          },
+          "400": {
+            "$ref": "#/responses/error"
+          },
+          "401": {
+            "$ref": "#/responses/unauthorized"
+          },
+          "403": {
+            "$ref": "#/responses/forbidden"
+          },
+          "404": {
+            "$ref": "#/responses/notFound"
+          },
+          "422": {
+            "$ref": "#/responses/validationError"
+          },
+          "429": {
+            "$ref": "#/responses/tooManyRequests"
+          },
+          "500": {
+            "$ref": "#/responses/internalError"
+          }
+        }
+      }
+    },
     "/orgs/{org}/hooks": {
       "get": {
         "tags": [
@@ -43361,6 +43587,334 @@ func init() {
                 "type": "integer",
                 "description": "Seconds to wait before trying again."
               }
+            }
+          }
+        }
+      }
+    },
+    "/orgs/{org}/blocks": {
+      "get": {
+        "tags": [
+          "organization"
+        ],
+        "summary": "List the users an organization blocks (owners only).",
+        "operationId": "organizationListBlocks",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the organization.",
+            "name": "org",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "integer",
+            "description": "Page number, starting at 1.",
+            "name": "page",
+            "in": "query"
+          },
+          {
+            "type": "integer",
+            "description": "Page size (default 30, at most 50).",
+            "name": "limit",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The requested page of items.",
+            "schema": {
+              "type": "array",
+              "items": {
+                "$ref": "#/definitions/User"
+              }
+            },
+            "headers": {
+              "Link": {
+                "type": "string",
+                "description": "RFC 8288 links: next and last when a later page exists, first and prev when an earlier one does. Absent when everything fits on one page."
+              },
+              "X-Total-Count": {
+                "type": "integer",
+                "format": "int64",
+                "description": "Number of items in the whole filtered set."
+              }
+            },
+            "x-optional-headers": [
+              "Link"
+            ]
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          }
+        }
+      }
+    },
+    "/orgs/{org}/blocks/{username}": {
+      "get": {
+        "tags": [
+          "organization"
+        ],
+        "summary": "Tell whether an organization blocks a user (204 if so, 404 if not; owners only).",
+        "operationId": "organizationCheckUserBlock",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the organization.",
+            "name": "org",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Login name of the user.",
+            "name": "username",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "empty"
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          }
+        }
+      },
+      "put": {
+        "tags": [
+          "organization"
+        ],
+        "summary": "Make an organization block a user who is not one of its members (owners only).",
+        "operationId": "organizationBlockUser",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the organization.",
+            "name": "org",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Login name of the user.",
+            "name": "username",
+            "in": "path",
+            "required": true
+          },
+          {
+            "maxLength": 255,
+            "type": "string",
+            "description": "A note for the organization's owners.",
+            "name": "note",
+            "in": "query"
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "empty"
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          }
+        }
+      },
+      "delete": {
+        "tags": [
+          "organization"
+        ],
+        "summary": "End an organization's block of a user (owners only).",
+        "operationId": "organizationUnblockUser",
+        "parameters": [
+          {
+            "type": "string",
+            "description": "Name of the organization.",
+            "name": "org",
+            "in": "path",
+            "required": true
+          },
+          {
+            "type": "string",
+            "description": "Login name of the user.",
+            "name": "username",
+            "in": "path",
+            "required": true
+          }
+        ],
+        "responses": {
+          "204": {
+            "description": "empty"
+          },
+          "400": {
+            "description": "The request cannot be carried out.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "401": {
+            "description": "No valid credentials were given, or they were wrong.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "403": {
+            "description": "The caller is known but may not do this.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "404": {
+            "description": "The resource does not exist or the caller may not see it.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "422": {
+            "description": "The input is malformed or breaks a rule.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            }
+          },
+          "429": {
+            "description": "Too many failed sign-in attempts for this account or address; retry after the given time.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
+            },
+            "headers": {
+              "Retry-After": {
+                "type": "integer",
+                "description": "Seconds to wait before trying again."
+              }
+            }
+          },
+          "500": {
+            "description": "The server failed; the body never carries internal detail.",
+            "schema": {
+              "$ref": "#/definitions/APIError"
             }
           }
         }

@@ -49,6 +49,10 @@ type NotificationFilter struct {
 	Sources  []string // empty: every subject
 	Since    *time.Time
 	Before   *time.Time
+	// Hidden leaves out, per repository id, the threads of the sources
+	// named: those of a unit (issues, pull requests, releases) the user
+	// may no longer read there.
+	Hidden map[int64][]string
 }
 
 // NotificationStore keeps notification threads.
@@ -65,9 +69,12 @@ type NotificationStore interface {
 	Count(ctx context.Context, f NotificationFilter) (int64, error)
 	// Find is thread id, or ErrNotFound.
 	Find(ctx context.Context, id int64) (*Notification, error)
-	// SetStatus gives thread id the status.
-	SetStatus(ctx context.Context, id int64, status int) error
+	// SetStatus gives thread id the status, updated at at.
+	SetStatus(ctx context.Context, id int64, status int, at time.Time) error
+	// RepoIDs are the repositories userID has threads of (or repoID's
+	// alone, when it is not 0 and has some).
+	RepoIDs(ctx context.Context, userID, repoID int64) ([]int64, error)
 	// SetStatuses gives the threads f selects that were updated at or
 	// before upTo the status, and returns them changed.
-	SetStatuses(ctx context.Context, f NotificationFilter, upTo time.Time, status int) ([]*Notification, error)
+	SetStatuses(ctx context.Context, f NotificationFilter, upTo time.Time, status int, at time.Time) ([]*Notification, error)
 }

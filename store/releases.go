@@ -63,6 +63,9 @@ type ReleaseStore interface {
 	// release for the tag.
 	Create(ctx context.Context, r *Release) error
 	FindByID(ctx context.Context, repoID, id int64) (*Release, error)
+	// FindByIDs is the releases among ids that exist, by id, without
+	// their attachments.
+	FindByIDs(ctx context.Context, ids []int64) (map[int64]*Release, error)
 	FindByTag(ctx context.Context, repoID int64, tag string) (*Release, error)
 	// FindLatest is the newest published release that is neither a draft nor
 	// a pre-release.

@@ -28,6 +28,18 @@ const (
 	EventPullRef          = "pull_ref"
 )
 
+// The actions of a reference event, numbered as the reference numbers
+// them.
+const (
+	RefNone = iota
+	RefCloses
+	RefReopens
+	RefNeutered
+)
+
+// RefActionNames are the actions' names in the API's ref_action.
+var RefActionNames = []string{"none", "closes", "reopens", "neutered"}
+
 // IssueEvent is one event of an issue's timeline (a change recorded in the
 // transaction that made it). Plain comments are Comment rows; the two are
 // listed together by TimelineStore.List.
@@ -64,9 +76,13 @@ type IssueEvent struct {
 	// pull_ref, comment_ref); an issue has one event per referring text.
 	RefIssueID   int64
 	RefCommentID int64
-	Removed      bool
-	OldTitle     string
-	NewTitle     string
+	// RefAction is what a reference asks of the issue it names: RefNone,
+	// RefCloses, RefReopens, or RefNeutered once the referring text no
+	// longer names it.
+	RefAction int
+	Removed   bool
+	OldTitle  string
+	NewTitle  string
 	// Body is the event's detail: the lock reason, the JSON of a push's
 	// commits.
 	Body      string
@@ -88,6 +104,19 @@ type TimelineStore interface {
 	// (CommitSHA), or of the same referring issue and comment, already; it
 	// reports whether it recorded it.
 	AddOnce(ctx context.Context, ev *IssueEvent) (bool, error)
+	// Reference records ev, a reference event (RefIssueID set), or when
+	// its issue already has one from the same referring issue and comment
+	// gives that one ev's RefAction.
+	Reference(ctx context.Context, ev *IssueEvent) error
+	// NeuterRefs marks the reference events made by issue refIssueID (its
+	// comment refCommentID, or 0 for its title and body) neutered, except
+	// those on the issues in keep; it reports the ids of the issues whose
+	// event it neutered.
+	NeuterRefs(ctx context.Context, refIssueID, refCommentID int64, keep []int64, at time.Time) error
+	// ResolvingRefs are the reference events made by issue refIssueID (its
+	// body or any of its comments) that close or reopen an issue, the
+	// newest of each issue only.
+	ResolvingRefs(ctx context.Context, refIssueID int64) ([]*IssueEvent, error)
 	// List returns a page of the issue's comments and events together,
 	// oldest first, updated within the optional bounds, and the size of
 	// the whole set.

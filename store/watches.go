@@ -40,6 +40,9 @@ type WatchStore interface {
 	Watch(ctx context.Context, userID, repoID int64) (bool, error)
 	// Unwatch ends it; false when there was none.
 	Unwatch(ctx context.Context, userID, repoID int64) (bool, error)
+	// UnwatchOwnedBy ends userID's watches of the repositories ownerID
+	// owns (a block), reporting how many went.
+	UnwatchOwnedBy(ctx context.Context, userID, ownerID int64) (int64, error)
 	// WatchNew makes the users in userIDs and, for an organization's
 	// repository (orgID > 0), the members of its teams that include all
 	// its repositories watch the new repository repoID; it returns the

@@ -48,6 +48,12 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 	if err := checkRequired("Title", in.Title, MaxTitleLength); err != nil {
 		return nil, err
 	}
+	if !perm.IsAdmin() {
+		// A user the owner blocks cannot open issues or pull requests.
+		if err := s.RefuseBlocked(ctx, doer, r.OwnerID); err != nil {
+			return nil, err
+		}
+	}
 	if !perm.CanWrite(unit) {
 		in.LabelIDs, in.MilestoneID, in.Assignees, in.Deadline, in.ProjectIDs = nil, 0, nil, nil, nil
 	}
@@ -167,7 +173,7 @@ func (s Service) Create(ctx context.Context, doer *store.User, r *store.Reposito
 		if err := s.record(ctx, doer, is, evs...); err != nil {
 			return err
 		}
-		if err := s.recordIssueRefs(ctx, doer, r, perm, is, 0, is.Body); err != nil {
+		if err := s.recordIssueRefs(ctx, doer, r, perm, is, 0, is.Title+"\n"+is.Body); err != nil {
 			return err
 		}
 		if in.Also != nil {
@@ -245,8 +251,8 @@ func (s Service) Edit(ctx context.Context, doer *store.User, r *store.Repository
 		if err := s.record(ctx, doer, is, editEvents(is, edit, oldMilestone, ch)...); err != nil {
 			return err
 		}
-		if edit.BodyFrom != nil {
-			if err := s.recordIssueRefs(ctx, doer, r, perm, is, 0, is.Body); err != nil {
+		if edit.BodyFrom != nil || edit.TitleFrom != nil {
+			if err := s.recordIssueRefs(ctx, doer, r, perm, is, 0, is.Title+"\n"+is.Body); err != nil {
 				return err
 			}
 		}
@@ -616,6 +622,13 @@ func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Reposit
 	if strings.TrimSpace(body) == "" {
 		return nil, apierr.Validation("[Body]: Required")
 	}
+	if !perm.IsAdmin() {
+		// Neither the owner's nor the issue's poster's blocked users may
+		// comment (the repository's administrators still may).
+		if err := s.RefuseBlocked(ctx, doer, r.OwnerID, is.PosterID); err != nil {
+			return nil, err
+		}
+	}
 	t := s.Clock.Now()
 	c := &store.Comment{IssueID: is.ID, RepoID: is.RepoID, PosterID: doer.ID, Body: body, CreatedAt: t, UpdatedAt: t}
 	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
@@ -702,6 +715,10 @@ func (s Service) DeleteComment(ctx context.Context, doer *store.User, r *store.R
 		if err := s.Store.Issues().AdjustComments(ctx, is.ID, -1, s.Clock.Now()); err != nil {
 			return err
 		}
+		// Its references no longer close or reopen anything.
+		if err := s.Store.Timeline().NeuterRefs(ctx, is.ID, c.ID, nil, s.Clock.Now()); err != nil {
+			return err
+		}
 		return s.emitComment(ctx, events.CommentDeleted, doer, is, c.ID)
 	})
 }
@@ -724,6 +741,19 @@ func (s Service) React(ctx context.Context, doer *store.User, r *store.Repositor
 	// The reference answers 403 here, not 422.
 	if !s.allowedReaction(content) {
 		return nil, false, apierr.Forbidden("'%s' is not an allowed reaction", content)
+	}
+	// Nor may a user react to the issue, or the comment, of one who
+	// blocks them, or in a repository whose owner does.
+	blockers := []int64{r.OwnerID, is.PosterID}
+	if commentID != 0 {
+		c, err := s.Store.Comments().FindByID(ctx, commentID)
+		if err != nil {
+			return nil, false, err
+		}
+		blockers = append(blockers, c.PosterID)
+	}
+	if err := s.RefuseBlocked(ctx, doer, blockers...); err != nil {
+		return nil, false, err
 	}
 	rc := &store.Reaction{Type: content, IssueID: is.ID, CommentID: commentID, UserID: doer.ID, CreatedAt: s.Clock.Now()}
 	var created bool

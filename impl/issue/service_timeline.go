@@ -229,6 +229,9 @@ func (s Service) Pinned(ctx context.Context, r *store.Repository, perm access.Pe
 type IssueRef struct {
 	Owner, Repo string
 	Index       int64
+	// Action is what a keyword before the reference asks of the issue
+	// (store.RefCloses, store.RefReopens), or store.RefNone.
+	Action int
 }
 
 // otherIssue loads the issue ref names as p sees it, with p's permission

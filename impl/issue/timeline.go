@@ -172,6 +172,9 @@ func (s Service) renderTimeline(ctx context.Context, base string, p *auth.Princi
 			CreatedAt: *convert.TimeOf(ev.CreatedAt), UpdatedAt: *convert.TimeOf(ev.UpdatedAt),
 			OldTitle: ev.OldTitle, NewTitle: ev.NewTitle, RemovedAssignee: ev.Removed,
 		}
+		if ev.RefIssueID != 0 && ev.RefAction >= 0 && ev.RefAction < len(store.RefActionNames) {
+			tc.RefAction = store.RefActionNames[ev.RefAction]
+		}
 		if l := labels[ev.LabelID]; l != nil {
 			tc.Label = convert.Label(base, r, l)
 		}

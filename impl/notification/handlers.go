@@ -2,7 +2,6 @@ package notification
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -70,8 +69,63 @@ func listFilter(p *auth.Principal, repoID int64, all *bool, st, subjects []strin
 	return f
 }
 
+// hidden is, per repository of p's threads (repoID's alone when not 0),
+// the thread sources of the units p may not read there: a user who may
+// read a repository's code but no longer its issues sees none of its
+// issue threads. Repositories p may not see at all are left out by the
+// store's visibility filter.
+func (h Handlers) hidden(ctx context.Context, p *auth.Principal, repoID int64) (map[int64][]string, error) {
+	ids, err := h.Store.Notifications().RepoIDs(ctx, p.User.ID, repoID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]string{}
+	for _, id := range ids {
+		r, err := h.Store.Repos().FindByID(ctx, id)
+		if app.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		perm, err := h.Access.Repo(ctx, p, r)
+		if err != nil {
+			return nil, err
+		}
+		if !perm.Pull {
+			continue
+		}
+		if src := hiddenSources(perm); len(src) > 0 {
+			out[id] = src
+		}
+	}
+	return out, nil
+}
+
+// unitOf is the unit a thread's source belongs to.
+var unitOf = map[string]access.Unit{
+	store.NotificationSourceIssue:      access.UnitIssues,
+	store.NotificationSourcePull:       access.UnitPulls,
+	store.NotificationSourceRepository: access.UnitReleases,
+}
+
+// hiddenSources are the thread sources whose unit perm cannot read.
+func hiddenSources(perm access.Permission) []string {
+	var out []string
+	for _, src := range []string{store.NotificationSourceIssue, store.NotificationSourcePull, store.NotificationSourceRepository} {
+		if !perm.CanRead(unitOf[src]) {
+			out = append(out, src)
+		}
+	}
+	return out
+}
+
 func (h Handlers) list(ctx context.Context, p *auth.Principal, req *http.Request, f store.NotificationFilter, page, limit *int64) ([]*models.NotificationThread, int64, string, error) {
 	pg := h.Page(page, limit)
+	var err error
+	if f.Hidden, err = h.hidden(ctx, p, f.RepoID); err != nil {
+		return nil, 0, "", err
+	}
 	ns, total, err := h.Store.Notifications().List(ctx, f, pg.Store())
 	if err != nil {
 		return nil, 0, "", err
@@ -127,11 +181,16 @@ func (h Handlers) mark(ctx context.Context, p *auth.Principal, req *http.Request
 	if toStatus != nil && *toStatus != "" {
 		to = statusOf[strings.ToLower(*toStatus)]
 	}
-	upTo := h.Clock.Now()
+	now := h.Clock.Now()
+	upTo := now
 	if lastRead != nil {
 		upTo = time.Time(*lastRead)
 	}
-	ns, err := h.Store.Notifications().SetStatuses(ctx, f, upTo, to)
+	var err error
+	if f.Hidden, err = h.hidden(ctx, p, repoID); err != nil {
+		return nil, err
+	}
+	ns, err := h.Store.Notifications().SetStatuses(ctx, f, upTo, to, now)
 	if err != nil {
 		return nil, err
 	}
@@ -171,8 +230,12 @@ func (h Handlers) NotifyNewAvailable(ctx context.Context, params notification.No
 	if err != nil {
 		return h.Fail(err)
 	}
+	hidden, err := h.hidden(ctx, p, 0)
+	if err != nil {
+		return h.Fail(err)
+	}
 	n, err := h.Store.Notifications().Count(ctx, store.NotificationFilter{UserID: p.User.ID, Viewer: access.Viewer(p),
-		Statuses: []int{store.NotificationUnread}})
+		Statuses: []int{store.NotificationUnread}, Hidden: hidden})
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -202,7 +265,7 @@ func (h Handlers) thread(ctx context.Context, p *auth.Principal, id string) (*st
 	if err != nil {
 		return nil, err
 	}
-	if !perm.Pull {
+	if !perm.Pull || !perm.CanRead(unitOf[n.Source]) {
 		return nil, apierr.NotFound("not found")
 	}
 	if n.IssueID != 0 {
@@ -242,10 +305,11 @@ func (h Handlers) NotifyReadThread(ctx context.Context, params notification.Noti
 	if params.ToStatus != nil && *params.ToStatus != "" {
 		to = statusOf[strings.ToLower(*params.ToStatus)]
 	}
-	if err := h.Store.Notifications().SetStatus(ctx, n.ID, to); err != nil {
+	now := h.Clock.Now()
+	if err := h.Store.Notifications().SetStatus(ctx, n.ID, to, now); err != nil {
 		return h.Fail(err)
 	}
-	n.Status = to
+	n.Status, n.UpdatedAt = to, now
 	out, err := h.render(ctx, p, app.BaseURL(params.HTTPRequest), []*store.Notification{n})
 	if err != nil {
 		return h.Fail(err)
@@ -293,9 +357,28 @@ func (h Handlers) render(ctx context.Context, p *auth.Principal, base string, ns
 	if err != nil {
 		return nil, err
 	}
+	// The pull requests of the closed ones (merged or not) and the
+	// releases, each read in one go.
+	var closedPulls, releaseIDs []int64
+	for _, n := range ns {
+		if is := issues[n.IssueID]; is != nil && is.IsPull && is.IsClosed {
+			closedPulls = append(closedPulls, is.ID)
+		}
+		if n.IssueID == 0 && n.ReleaseID != 0 {
+			releaseIDs = append(releaseIDs, n.ReleaseID)
+		}
+	}
+	pulls, err := h.Store.Pulls().ForIssues(ctx, closedPulls)
+	if err != nil {
+		return nil, err
+	}
+	releases, err := h.Store.Releases().FindByIDs(ctx, releaseIDs)
+	if err != nil {
+		return nil, err
+	}
 	for _, n := range ns {
 		r := byRepo[n.RepoID]
-		subj, err := h.subject(ctx, base, r, n, issues[n.IssueID])
+		subj, err := subject(base, r, n, issues[n.IssueID], pulls, releases)
 		if err != nil {
 			return nil, err
 		}
@@ -306,24 +389,20 @@ func (h Handlers) render(ctx context.Context, p *auth.Principal, base string, ns
 	return out, nil
 }
 
-func (h Handlers) subject(ctx context.Context, base string, r *store.Repository, n *store.Notification, is *store.Issue) (*models.NotificationSubject, error) {
+// subject is thread n's subject: its issue is (nil for a repository
+// thread), with the pull requests and releases read for the page.
+func subject(base string, r *store.Repository, n *store.Notification, is *store.Issue,
+	pulls map[int64]*store.PullRequest, releases map[int64]*store.Release) (*models.NotificationSubject, error) {
 	api := base + "api/v1/repos/" + r.FullName()
 	if n.IssueID == 0 {
 		s := &models.NotificationSubject{Type: "Repository", Title: r.FullName(), URL: api, HTMLURL: base + r.FullName()}
-		if n.ReleaseID != 0 {
-			rel, err := h.Store.Releases().FindByID(ctx, r.ID, n.ReleaseID)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-			case err != nil:
-				return nil, err
-			default:
-				s.Title = rel.Title
-				if s.Title == "" {
-					s.Title = rel.TagName
-				}
-				s.URL = fmt.Sprintf("%s/releases/%d", api, rel.ID)
-				s.HTMLURL = base + r.FullName() + "/releases/tag/" + rel.TagName
+		if rel := releases[n.ReleaseID]; n.ReleaseID != 0 && rel != nil && rel.RepoID == r.ID {
+			s.Title = rel.Title
+			if s.Title == "" {
+				s.Title = rel.TagName
 			}
+			s.URL = fmt.Sprintf("%s/releases/%d", api, rel.ID)
+			s.HTMLURL = base + r.FullName() + "/releases/tag/" + rel.TagName
 		}
 		return s, nil
 	}
@@ -337,14 +416,8 @@ func (h Handlers) subject(ctx context.Context, base string, r *store.Repository,
 	}
 	if is.IsPull {
 		s.Type, s.URL, s.HTMLURL = "Pull", fmt.Sprintf("%s/pulls/%d", api, is.Index), convert.PullHTMLURL(base, r, is.Index)
-		if is.IsClosed {
-			pr, err := h.Store.Pulls().FindByIssueID(ctx, is.ID)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return nil, err
-			}
-			if pr != nil && pr.HasMerged {
-				s.State = "merged"
-			}
+		if pr := pulls[is.ID]; is.IsClosed && pr != nil && pr.HasMerged {
+			s.State = "merged"
 		}
 	}
 	if n.CommentID != 0 {

@@ -249,6 +249,10 @@ func (s Service) AddTeamMember(ctx context.Context, doer *store.User, t *store.T
 		if err != nil || in {
 			return err
 		}
+		// A user the organization blocks cannot join its teams.
+		if err := s.RefuseBlocked(ctx, u, t.OrgID); err != nil {
+			return err
+		}
 		_, err = s.Store.Orgs().FindMember(ctx, t.OrgID, u.ID)
 		wasMember := err == nil
 		if err != nil && !errors.Is(err, store.ErrNotFound) {

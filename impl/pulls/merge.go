@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -444,34 +442,11 @@ func (s Service) squash(ctx context.Context, g *gitstore.GitRepo, is *store.Issu
 		Author: author, Committer: me, Signer: s.CommitSigner()})
 }
 
-// closingRefs finds "closes #N", "fixes #N" and "resolves #N" (and their
-// other forms) in a pull request's title and body.
-var closingRefs = regexp.MustCompile(`(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d+)\b`)
-
-// closeReferenced closes the issues of base that pull request is closes.
-func (s Service) closeReferenced(ctx context.Context, doer *store.User, base *store.Repository, is *store.Issue) error {
-	seen := map[int64]bool{}
-	for _, m := range closingRefs.FindAllStringSubmatch(is.Title+"\n"+is.Body, -1) {
-		n, err := strconv.ParseInt(m[1], 10, 64)
-		if err != nil || n == is.Index || seen[n] {
-			continue
-		}
-		seen[n] = true
-		target, err := s.Store.Issues().FindByIndex(ctx, base.ID, n)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if target.IsPull || target.IsClosed {
-			continue
-		}
-		if _, err := s.issues().SetState(ctx, doer, base, n, true); err != nil {
-			return err
-		}
-	}
-	return nil
+// closeReferenced closes or reopens the issues merged pull request is
+// asked to with keywords in its title, description or comments (the
+// references recorded with their action when they were written).
+func (s Service) closeReferenced(ctx context.Context, doer *store.User, _ *store.Repository, is *store.Issue) error {
+	return s.issues().ResolveRefs(ctx, doer, is)
 }
 
 // deleteHead deletes the head branch after a merge when p may; a refusal

@@ -82,6 +82,12 @@ func (h Handlers) RepoListSubscribers(ctx context.Context, params repository.Rep
 // SetWatch makes u watch r, or stop watching it; doing it again changes
 // nothing and emits nothing.
 func (s Service) SetWatch(ctx context.Context, u *store.User, r *store.Repository, watch bool) error {
+	if watch {
+		// A user the owner blocks cannot watch its repositories.
+		if err := s.RefuseBlocked(ctx, u, r.OwnerID); err != nil {
+			return err
+		}
+	}
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
 		change, kind := s.Store.Watches().Watch, events.RepoWatched
 		if !watch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"repohost/impl/apierr"
+	"repohost/impl/app"
 	"repohost/impl/events"
 	"repohost/impl/repo"
 	"repohost/store"
@@ -17,7 +18,7 @@ import (
 
 // errBlocked answers a star or follow that a block forbids, as the
 // reference does.
-func errBlocked() error { return apierr.Forbidden("user is blocked") }
+func errBlocked() error { return app.ErrBlocked() }
 
 // blocks tells whether blocker blocks blockee.
 func (s Service) blocks(ctx context.Context, blockerID, blockeeID int64) (bool, error) {
@@ -96,11 +97,12 @@ func (s Service) unfollow(doer, u *store.User) func(ctx context.Context) error {
 	}
 }
 
-// Block makes blocker (doer, or an organization doer acts for) block
-// blockee, with the reference's effects: the follows between the two end,
-// and each one's stars on the other's repositories go. An organization
-// cannot be blocked, nor oneself, nor someone blocked already (400, as
-// the reference answers).
+// Block makes blocker (doer, or an organization doer owns) block blockee,
+// with the reference's effects: the follows between the two end, and each
+// one's stars on and watches of the other's repositories go. An
+// organization cannot be blocked, nor oneself, nor someone blocked
+// already, nor (by an organization) one of its members (400, as the
+// reference answers).
 func (s Service) Block(ctx context.Context, doer, blocker, blockee *store.User, note string) error {
 	if blockee.IsOrganization() {
 		return apierr.BadRequest("cannot block an organization")
@@ -109,6 +111,15 @@ func (s Service) Block(ctx context.Context, doer, blocker, blockee *store.User, 
 		return apierr.BadRequest("cannot block the user")
 	}
 	return s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if blocker.IsOrganization() {
+			_, err := s.Store.Orgs().FindMember(ctx, blocker.ID, blockee.ID)
+			if err == nil {
+				return apierr.BadRequest("cannot block a member of the organization")
+			}
+			if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
 		added, err := s.Store.People().Block(ctx, &store.UserBlock{BlockerID: blocker.ID, BlockeeID: blockee.ID,
 			Note: note, CreatedAt: s.Clock.Now()})
 		if err != nil {
@@ -122,6 +133,9 @@ func (s Service) Block(ctx context.Context, doer, blocker, blockee *store.User, 
 				return err
 			}
 			if _, err := s.Store.People().UnstarOwnedBy(ctx, pair[0].ID, pair[1].ID); err != nil {
+				return err
+			}
+			if _, err := s.Store.Watches().UnwatchOwnedBy(ctx, pair[0].ID, pair[1].ID); err != nil {
 				return err
 			}
 		}

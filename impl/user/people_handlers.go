@@ -229,7 +229,7 @@ func (h Handlers) UserListBlocks(ctx context.Context, params user.UserListBlocks
 	pg := h.Page(params.Page, params.Limit)
 	// The caller blocked each of them, so each is listed whatever its
 	// visibility now.
-	users, total, err := h.Store.Users().Search(ctx, store.UserSearch{Type: store.UserTypeIndividual, BlockedBy: p.UserID()}, pg.Store())
+	users, total, err := h.Store.Users().Search(ctx, store.UserSearch{Type: store.UserTypeIndividual, BlockedBy: p.UserID(), OrderBy: "id ASC"}, pg.Store())
 	if err != nil {
 		return h.Fail(err)
 	}

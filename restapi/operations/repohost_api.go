@@ -1490,6 +1490,34 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation organization.OrgRemoveTeamRepository has not yet been implemented")
 		}),
 
+		OrganizationOrganizationBlockUserHandler: organization.OrganizationBlockUserHandlerFunc(func(params organization.OrganizationBlockUserParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrganizationBlockUser has not yet been implemented")
+		}),
+
+		OrganizationOrganizationCheckUserBlockHandler: organization.OrganizationCheckUserBlockHandlerFunc(func(params organization.OrganizationCheckUserBlockParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrganizationCheckUserBlock has not yet been implemented")
+		}),
+
+		OrganizationOrganizationListBlocksHandler: organization.OrganizationListBlocksHandlerFunc(func(params organization.OrganizationListBlocksParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrganizationListBlocks has not yet been implemented")
+		}),
+
+		OrganizationOrganizationUnblockUserHandler: organization.OrganizationUnblockUserHandlerFunc(func(params organization.OrganizationUnblockUserParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation organization.OrganizationUnblockUser has not yet been implemented")
+		}),
+
 		IssuePinIssueHandler: issue.PinIssueHandlerFunc(func(params issue.PinIssueParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -3493,6 +3521,14 @@ type RepohostAPI struct {
 	OrganizationOrgRemoveTeamMemberHandler organization.OrgRemoveTeamMemberHandler
 	// OrganizationOrgRemoveTeamRepositoryHandler sets the operation handler for the org remove team repository operation
 	OrganizationOrgRemoveTeamRepositoryHandler organization.OrgRemoveTeamRepositoryHandler
+	// OrganizationOrganizationBlockUserHandler sets the operation handler for the organization block user operation
+	OrganizationOrganizationBlockUserHandler organization.OrganizationBlockUserHandler
+	// OrganizationOrganizationCheckUserBlockHandler sets the operation handler for the organization check user block operation
+	OrganizationOrganizationCheckUserBlockHandler organization.OrganizationCheckUserBlockHandler
+	// OrganizationOrganizationListBlocksHandler sets the operation handler for the organization list blocks operation
+	OrganizationOrganizationListBlocksHandler organization.OrganizationListBlocksHandler
+	// OrganizationOrganizationUnblockUserHandler sets the operation handler for the organization unblock user operation
+	OrganizationOrganizationUnblockUserHandler organization.OrganizationUnblockUserHandler
 	// IssuePinIssueHandler sets the operation handler for the pin issue operation
 	IssuePinIssueHandler issue.PinIssueHandler
 	// RepositoryRejectRepoTransferHandler sets the operation handler for the reject repo transfer operation
@@ -4632,6 +4668,18 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.OrganizationOrgRemoveTeamRepositoryHandler == nil {
 		unregistered = append(unregistered, "organization.OrgRemoveTeamRepositoryHandler")
+	}
+	if o.OrganizationOrganizationBlockUserHandler == nil {
+		unregistered = append(unregistered, "organization.OrganizationBlockUserHandler")
+	}
+	if o.OrganizationOrganizationCheckUserBlockHandler == nil {
+		unregistered = append(unregistered, "organization.OrganizationCheckUserBlockHandler")
+	}
+	if o.OrganizationOrganizationListBlocksHandler == nil {
+		unregistered = append(unregistered, "organization.OrganizationListBlocksHandler")
+	}
+	if o.OrganizationOrganizationUnblockUserHandler == nil {
+		unregistered = append(unregistered, "organization.OrganizationUnblockUserHandler")
 	}
 	if o.IssuePinIssueHandler == nil {
 		unregistered = append(unregistered, "issue.PinIssueHandler")
@@ -6210,6 +6258,22 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["DELETE"] = make(map[string]http.Handler)
 	}
 	o.handlers["DELETE"]["/teams/{id}/repos/{org}/{repo}"] = organization.NewOrgRemoveTeamRepository(o.context, o.OrganizationOrgRemoveTeamRepositoryHandler)
+	if o.handlers["PUT"] == nil {
+		o.handlers["PUT"] = make(map[string]http.Handler)
+	}
+	o.handlers["PUT"]["/orgs/{org}/blocks/{username}"] = organization.NewOrganizationBlockUser(o.context, o.OrganizationOrganizationBlockUserHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/blocks/{username}"] = organization.NewOrganizationCheckUserBlock(o.context, o.OrganizationOrganizationCheckUserBlockHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/orgs/{org}/blocks"] = organization.NewOrganizationListBlocks(o.context, o.OrganizationOrganizationListBlocksHandler)
+	if o.handlers["DELETE"] == nil {
+		o.handlers["DELETE"] = make(map[string]http.Handler)
+	}
+	o.handlers["DELETE"]["/orgs/{org}/blocks/{username}"] = organization.NewOrganizationUnblockUser(o.context, o.OrganizationOrganizationUnblockUserHandler)
 	if o.handlers["POST"] == nil {
 		o.handlers["POST"] = make(map[string]http.Handler)
 	}

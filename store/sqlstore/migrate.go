@@ -53,6 +53,7 @@ var migrations = []migration{
 	{36, "labels of organizations", migrateV36},
 	{37, "timeline events name the commit, issue or comment that refers to an issue, once each", migrateV37},
 	{38, "trigram indexes for the keyword searches of repositories and users", migrateV38},
+	{39, "timeline events and comments share one id space; reference events record their close or reopen action", migrateV39},
 	{40, "pull mirrors and push mirrors", migrateV40},
 	{41, "issues and comments keep the name and id of an author on the server they were migrated from; migrations remember their items", migrateV41},
 }

@@ -51,6 +51,11 @@ func (s notificationStore) filter(ctx context.Context, f store.NotificationFilte
 	if f.Before != nil {
 		db = db.Where("notifications.updated_at < ?", f.Before.UTC())
 	}
+	for repoID, sources := range f.Hidden {
+		if len(sources) > 0 {
+			db = db.Where("NOT (notifications.repo_id = ? AND notifications.source IN ?)", repoID, sources)
+		}
+	}
 	db = db.Where("(notifications.issue_id = 0 OR EXISTS (SELECT 1 FROM issues WHERE issues.id = notifications.issue_id))")
 	if cond, args := visibilityOf(f.Viewer).cond(false); cond != "" {
 		db = db.Joins("JOIN repositories ON repositories.id = notifications.repo_id").Where(cond, args...)
@@ -82,12 +87,23 @@ func (s notificationStore) Find(ctx context.Context, id int64) (*store.Notificat
 	return &n, nil
 }
 
-func (s notificationStore) SetStatus(ctx context.Context, id int64, status int) error {
-	res := s.d.conn(ctx).Model(&store.Notification{}).Where("id = ?", id).UpdateColumn("status", status)
+func (s notificationStore) SetStatus(ctx context.Context, id int64, status int, at time.Time) error {
+	res := s.d.conn(ctx).Model(&store.Notification{}).Where("id = ?", id).
+		UpdateColumns(map[string]any{"status": status, "updated_at": at.UTC()})
 	return affected(res, "change notification")
 }
 
-func (s notificationStore) SetStatuses(ctx context.Context, f store.NotificationFilter, upTo time.Time, status int) ([]*store.Notification, error) {
+func (s notificationStore) RepoIDs(ctx context.Context, userID, repoID int64) ([]int64, error) {
+	var ids []int64
+	db := s.d.conn(ctx).Model(&store.Notification{}).Where("user_id = ?", userID)
+	if repoID != 0 {
+		db = db.Where("repo_id = ?", repoID)
+	}
+	err := db.Distinct("repo_id").Pluck("repo_id", &ids).Error
+	return ids, translate(err, "list notification repositories")
+}
+
+func (s notificationStore) SetStatuses(ctx context.Context, f store.NotificationFilter, upTo time.Time, status int, at time.Time) ([]*store.Notification, error) {
 	var out []*store.Notification
 	err := s.d.WithTx(ctx, func(ctx context.Context) error {
 		var ids []int64
@@ -98,10 +114,28 @@ func (s notificationStore) SetStatuses(ctx context.Context, f store.Notification
 		if len(ids) == 0 {
 			return nil
 		}
-		if err := s.d.conn(ctx).Model(&store.Notification{}).Where("id IN ?", ids).UpdateColumn("status", status).Error; err != nil {
+		if err := s.d.conn(ctx).Model(&store.Notification{}).Where("id IN ?", ids).
+			UpdateColumns(map[string]any{"status": status, "updated_at": at.UTC()}).Error; err != nil {
 			return translate(err, "change notifications")
 		}
 		return translate(s.d.conn(ctx).Where("id IN ?", ids).Order("updated_at DESC, id DESC").Find(&out).Error, "list notifications")
 	})
 	return out, err
+}
+
+// FindByIDs is the releases among ids, by id (a page of notification
+// threads reads its releases in one go).
+func (s releaseStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.Release, error) {
+	out := make(map[int64]*store.Release, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var list []*store.Release
+	if err := s.d.conn(ctx).Where("id IN ?", ids).Find(&list).Error; err != nil {
+		return nil, translate(err, "find releases")
+	}
+	for _, r := range list {
+		out[r.ID] = r
+	}
+	return out, nil
 }

@@ -264,6 +264,11 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Timeline().List(ctx, f.issue.ID, nil, nil, pg)
 			return err
 		}},
+		{name: "references an issue makes that close or reopen", searched: []string{"issue_events"}, list: func(ctx context.Context) error {
+			_, err := db.Timeline().ResolvingRefs(ctx, f.issue.ID)
+			return err
+		}},
+		people("users a user or organization blocks", "user_blocks", store.UserSearch{BlockedBy: f.alice.ID}),
 		{name: "pinned issues", searched: []string{"issues"}, list: func(ctx context.Context) error {
 			_, err := db.Pins().Pinned(ctx, f.repo.ID, false)
 			return err

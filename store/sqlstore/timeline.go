@@ -1,8 +1,10 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -45,6 +47,52 @@ func (s timelineStore) AddOnce(ctx context.Context, ev *store.IssueEvent) (bool,
 		return false, translateRef(res.Error, "record issue events")
 	}
 	return res.RowsAffected == 1, nil
+}
+
+func (s timelineStore) Reference(ctx context.Context, ev *store.IssueEvent) error {
+	if err := s.d.conn(ctx).Raw(`SELECT COALESCE(MAX(id), 0) FROM comments WHERE issue_id = ?`, ev.IssueID).
+		Scan(&ev.AfterCommentID).Error; err != nil {
+		return translate(err, "record issue reference")
+	}
+	err := s.d.conn(ctx).Clauses(clause.OnConflict{
+		Columns:     []clause.Column{{Name: "issue_id"}, {Name: "ref_issue_id"}, {Name: "ref_comment_id"}},
+		TargetWhere: clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "ref_issue_id <> 0"}}},
+		DoUpdates:   clause.AssignmentColumns([]string{"ref_action", "updated_at"}),
+	}).Create(ev).Error
+	return translateRef(err, "record issue reference")
+}
+
+func (s timelineStore) NeuterRefs(ctx context.Context, refIssueID, refCommentID int64, keep []int64, at time.Time) error {
+	db := s.d.conn(ctx).Model(&store.IssueEvent{}).
+		Where("ref_issue_id <> 0 AND ref_issue_id = ? AND ref_comment_id = ? AND ref_action <> ?", refIssueID, refCommentID, store.RefNeutered)
+	if len(keep) > 0 {
+		db = db.Where("issue_id NOT IN ?", keep)
+	}
+	err := db.Updates(map[string]any{"ref_action": store.RefNeutered, "updated_at": at}).Error
+	return translate(err, "neuter issue references")
+}
+
+func (s timelineStore) ResolvingRefs(ctx context.Context, refIssueID int64) ([]*store.IssueEvent, error) {
+	var list []*store.IssueEvent
+	err := s.d.conn(ctx).Where("ref_issue_id <> 0 AND ref_issue_id = ? AND ref_action IN ?", refIssueID, []int{store.RefCloses, store.RefReopens}).
+		Find(&list).Error
+	if err != nil {
+		return nil, translate(err, "list resolving references")
+	}
+	// One issue's references are few: ordered here, not by the database.
+	slices.SortFunc(list, func(a, b *store.IssueEvent) int { return cmp.Compare(a.ID, b.ID) })
+	// The newest of each issue's references decides.
+	var out []*store.IssueEvent
+	at := map[int64]int{}
+	for _, ev := range list {
+		if i, ok := at[ev.IssueID]; ok {
+			out[i] = ev
+			continue
+		}
+		at[ev.IssueID] = len(out)
+		out = append(out, ev)
+	}
+	return out, nil
 }
 
 // List merges the issue's comments and events. Each is read in
@@ -165,6 +213,25 @@ func (s dependencyStore) OpenDependencies(ctx context.Context, issueID int64) (i
 
 type pinStore struct{ d *DB }
 
+// pinLockClass is the first key of the PostgreSQL advisory lock that
+// orders the pin changes of one repository (the second is its id).
+const pinLockClass = 0x7069 // "pi"
+
+// lockPins makes the pin changes of repoID in the transaction of ctx run
+// one at a time: on PostgreSQL two transactions reading the highest
+// pin_order at once would otherwise give two issues the same place.
+// SQLite's immediate transactions already run one at a time.
+func (s pinStore) lockPins(ctx context.Context, repoID int64) error {
+	if !s.d.usesPostgres() {
+		return nil
+	}
+	if _, ok := ctx.Value(txKey{}).(*txState); !ok {
+		return errNoTx
+	}
+	err := s.d.conn(ctx).Exec(`SELECT pg_advisory_xact_lock(?, ?)`, pinLockClass, int32(repoID)).Error
+	return translate(err, "lock pins")
+}
+
 func (s pinStore) Pinned(ctx context.Context, repoID int64, isPull bool) ([]*store.Issue, error) {
 	return issueRows(s.d.conn(ctx).Table("issues").Select(issueColumns).
 		Where("issues.repo_id = ? AND issues.is_pull = ? AND issues.pin_order > 0", repoID, isPull).
@@ -172,6 +239,12 @@ func (s pinStore) Pinned(ctx context.Context, repoID int64, isPull bool) ([]*sto
 }
 
 func (s pinStore) CountPinned(ctx context.Context, repoID int64) (int64, error) {
+	if _, ok := ctx.Value(txKey{}).(*txState); ok {
+		// A count that decides a pin holds the lock the pin needs.
+		if err := s.lockPins(ctx, repoID); err != nil {
+			return 0, err
+		}
+	}
 	var n int64
 	err := s.d.conn(ctx).Raw(`SELECT
 		(SELECT COUNT(*) FROM issues WHERE repo_id = ? AND is_pull = ? AND pin_order > 0) +
@@ -181,6 +254,9 @@ func (s pinStore) CountPinned(ctx context.Context, repoID int64) (int64, error) 
 }
 
 func (s pinStore) Pin(ctx context.Context, is *store.Issue) error {
+	if err := s.lockPins(ctx, is.RepoID); err != nil {
+		return err
+	}
 	err := s.d.conn(ctx).Exec(`UPDATE issues SET pin_order = 1 + (SELECT COALESCE(MAX(p.pin_order), 0) FROM issues p
 		WHERE p.repo_id = ? AND p.is_pull = ? AND p.pin_order > 0) WHERE id = ? AND pin_order = 0`,
 		is.RepoID, is.IsPull, is.ID).Error
@@ -190,6 +266,9 @@ func (s pinStore) Pin(ctx context.Context, is *store.Issue) error {
 func (s pinStore) Unpin(ctx context.Context, is *store.Issue) error {
 	if is.PinOrder == 0 {
 		return nil
+	}
+	if err := s.lockPins(ctx, is.RepoID); err != nil {
+		return err
 	}
 	db := s.d.conn(ctx)
 	if err := db.Exec(`UPDATE issues SET pin_order = 0 WHERE id = ?`, is.ID).Error; err != nil {
@@ -203,6 +282,9 @@ func (s pinStore) Unpin(ctx context.Context, is *store.Issue) error {
 func (s pinStore) Move(ctx context.Context, is *store.Issue, pos int64) error {
 	if is.PinOrder == 0 {
 		return nil
+	}
+	if err := s.lockPins(ctx, is.RepoID); err != nil {
+		return err
 	}
 	db := s.d.conn(ctx)
 	var last int64

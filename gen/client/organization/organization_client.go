@@ -168,6 +168,14 @@ type ClientService interface {
 
 	OrgRemoveTeamRepository(params *OrgRemoveTeamRepositoryParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrgRemoveTeamRepositoryNoContent, error)
 
+	OrganizationBlockUser(params *OrganizationBlockUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrganizationBlockUserNoContent, error)
+
+	OrganizationCheckUserBlock(params *OrganizationCheckUserBlockParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrganizationCheckUserBlockNoContent, error)
+
+	OrganizationListBlocks(params *OrganizationListBlocksParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrganizationListBlocksOK, error)
+
+	OrganizationUnblockUser(params *OrganizationUnblockUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrganizationUnblockUserNoContent, error)
+
 	TeamSearch(params *TeamSearchParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*TeamSearchOK, error)
 
 	UpdateOrgRunner(params *UpdateOrgRunnerParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*UpdateOrgRunnerOK, error)
@@ -2640,6 +2648,182 @@ func (a *Client) OrgRemoveTeamRepository(params *OrgRemoveTeamRepositoryParams, 
 	//
 	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
 	msg := fmt.Sprintf("unexpected success response for orgRemoveTeamRepository: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+OrganizationBlockUser makes an organization block a user who is not one of its members owners only
+*/
+func (a *Client) OrganizationBlockUser(params *OrganizationBlockUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrganizationBlockUserNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewOrganizationBlockUserParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "organizationBlockUser",
+		Method:             "PUT",
+		PathPattern:        "/orgs/{org}/blocks/{username}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &OrganizationBlockUserReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*OrganizationBlockUserNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for organizationBlockUser: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+OrganizationCheckUserBlock tells whether an organization blocks a user 204 if so 404 if not owners only
+*/
+func (a *Client) OrganizationCheckUserBlock(params *OrganizationCheckUserBlockParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrganizationCheckUserBlockNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewOrganizationCheckUserBlockParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "organizationCheckUserBlock",
+		Method:             "GET",
+		PathPattern:        "/orgs/{org}/blocks/{username}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &OrganizationCheckUserBlockReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*OrganizationCheckUserBlockNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for organizationCheckUserBlock: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+OrganizationListBlocks lists the users an organization blocks owners only
+*/
+func (a *Client) OrganizationListBlocks(params *OrganizationListBlocksParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrganizationListBlocksOK, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewOrganizationListBlocksParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "organizationListBlocks",
+		Method:             "GET",
+		PathPattern:        "/orgs/{org}/blocks",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &OrganizationListBlocksReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*OrganizationListBlocksOK)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for organizationListBlocks: API contract not enforced by server. Client expected to get an error, but got: %T", result)
+	panic(msg)
+}
+
+/*
+OrganizationUnblockUser ends an organization s block of a user owners only
+*/
+func (a *Client) OrganizationUnblockUser(params *OrganizationUnblockUserParams, authInfo runtime.ClientAuthInfoWriter, opts ...ClientOption) (*OrganizationUnblockUserNoContent, error) {
+	// NOTE: parameters are not validated before sending
+	if params == nil {
+		params = NewOrganizationUnblockUserParams()
+	}
+	op := &runtime.ClientOperation{
+		ID:                 "organizationUnblockUser",
+		Method:             "DELETE",
+		PathPattern:        "/orgs/{org}/blocks/{username}",
+		ProducesMediaTypes: []string{"application/json"},
+		ConsumesMediaTypes: []string{"application/json"},
+		Schemes:            []string{"http", "https"},
+		Params:             params,
+		Reader:             &OrganizationUnblockUserReader{formats: a.formats},
+		AuthInfo:           authInfo,
+		Context:            params.Context,
+		Client:             params.HTTPClient,
+	}
+	for _, opt := range opts {
+		opt(op)
+	}
+	result, err := a.transport.Submit(op)
+	if err != nil {
+		return nil, err
+	}
+
+	// only one success response has to be checked
+	success, ok := result.(*OrganizationUnblockUserNoContent)
+	if ok {
+		return success, nil
+	}
+
+	// unexpected success response.
+
+	// no default response is defined.
+	//
+	// safeguard: normally, in the absence of a default response, unknown success responses return an error above: so this is a codegen issue
+	msg := fmt.Sprintf("unexpected success response for organizationUnblockUser: API contract not enforced by server. Client expected to get an error, but got: %T", result)
 	panic(msg)
 }
 

@@ -1,0 +1,105 @@
+package user
+
+import (
+	"context"
+
+	"github.com/go-openapi/runtime/middleware"
+
+	"repohost/impl/apierr"
+	"repohost/impl/app"
+	"repohost/impl/auth"
+	"repohost/impl/convert"
+	"repohost/impl/paging"
+	"repohost/restapi/operations/organization"
+	"repohost/store"
+)
+
+// OrgBlockHandlers are the organization's blocks (the "organization" tag's
+// /orgs/{org}/blocks routes): the same blocks as a user's, made by an
+// owner of the organization on its behalf.
+type OrgBlockHandlers struct{ Handlers }
+
+// blockingOrg loads an organization the signed-in caller may see and
+// checks that they own it (401 anonymous, 404 hidden, 403 not an owner).
+func (h OrgBlockHandlers) blockingOrg(ctx context.Context, name string) (*auth.Principal, *store.User, error) {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := h.VisibleOrg(ctx, p, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok, err := h.Access.IsOrgOwner(ctx, p, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, nil, apierr.Forbidden("Must be an organization owner")
+	}
+	return p, o, nil
+}
+
+// OrganizationListBlocks lists the users the organization blocks, by id.
+func (h OrgBlockHandlers) OrganizationListBlocks(ctx context.Context, params organization.OrganizationListBlocksParams) middleware.Responder {
+	p, o, err := h.blockingOrg(ctx, params.Org)
+	if err != nil {
+		return h.Fail(err)
+	}
+	pg := h.Page(params.Page, params.Limit)
+	users, total, err := h.Store.Users().Search(ctx, store.UserSearch{Type: store.UserTypeIndividual, BlockedBy: o.ID, OrderBy: "id ASC"}, pg.Store())
+	if err != nil {
+		return h.Fail(err)
+	}
+	return organization.NewOrganizationListBlocksOK().WithXTotalCount(total).WithLink(paging.Link(params.HTTPRequest, pg, total)).
+		WithPayload(convert.Users(app.BaseURL(params.HTTPRequest), users, p.User))
+}
+
+func (h OrgBlockHandlers) OrganizationCheckUserBlock(ctx context.Context, params organization.OrganizationCheckUserBlockParams) middleware.Responder {
+	p, o, err := h.blockingOrg(ctx, params.Org)
+	if err != nil {
+		return h.Fail(err)
+	}
+	u, err := h.blockee(ctx, p, params.Username, false)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if _, err := h.Store.People().FindBlock(ctx, o.ID, u.ID); err != nil {
+		return h.Fail(err)
+	}
+	return organization.NewOrganizationCheckUserBlockNoContent()
+}
+
+func (h OrgBlockHandlers) OrganizationBlockUser(ctx context.Context, params organization.OrganizationBlockUserParams) middleware.Responder {
+	p, o, err := h.blockingOrg(ctx, params.Org)
+	if err != nil {
+		return h.Fail(err)
+	}
+	u, err := h.blockee(ctx, p, params.Username, true)
+	if err != nil {
+		return h.Fail(err)
+	}
+	var note string
+	if params.Note != nil {
+		note = *params.Note
+	}
+	if err := h.Users.Block(ctx, p.User, o, u, note); err != nil {
+		return h.Fail(err)
+	}
+	return organization.NewOrganizationBlockUserNoContent()
+}
+
+func (h OrgBlockHandlers) OrganizationUnblockUser(ctx context.Context, params organization.OrganizationUnblockUserParams) middleware.Responder {
+	p, o, err := h.blockingOrg(ctx, params.Org)
+	if err != nil {
+		return h.Fail(err)
+	}
+	u, err := h.blockee(ctx, p, params.Username, false)
+	if err != nil {
+		return h.Fail(err)
+	}
+	if err := h.Users.Unblock(ctx, p.User, o, u); err != nil {
+		return h.Fail(err)
+	}
+	return organization.NewOrganizationUnblockUserNoContent()
+}
