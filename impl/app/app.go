@@ -177,6 +177,32 @@ func (d *Deps) VisibleOrg(ctx context.Context, p *auth.Principal, name string) (
 	return u, err
 }
 
+// OwnedOrg loads an organization the signed-in caller may see and checks
+// that they own it: 401 when anonymous, 404 when hidden, 403 when visible
+// but not owned.
+func (d *Deps) OwnedOrg(ctx context.Context, name string) (*auth.Principal, *store.User, error) {
+	p, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := d.VisibleOrg(ctx, p, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok, err := d.Access.IsOrgOwner(ctx, p, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, nil, ErrNotOrgOwner
+	}
+	return p, o, nil
+}
+
+// ErrNotOrgOwner is the reference's refusal of an owner's operation to
+// anyone else.
+var ErrNotOrgOwner = apierr.Forbidden("Must be an organization owner")
+
 // Repo loads owner/name with p's permission on it; a repository p may not
 // see answers 404 exactly like a missing one.
 func (d *Deps) Repo(ctx context.Context, p *auth.Principal, owner, name string) (*store.Repository, access.Permission, error) {

@@ -52,7 +52,7 @@ func (h Handlers) OrgGetLabel(ctx context.Context, params organization.OrgGetLab
 }
 
 func (h Handlers) OrgCreateLabel(ctx context.Context, params organization.OrgCreateLabelParams) middleware.Responder {
-	p, o, err := h.ownedOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -69,7 +69,7 @@ func (h Handlers) OrgCreateLabel(ctx context.Context, params organization.OrgCre
 }
 
 func (h Handlers) OrgEditLabel(ctx context.Context, params organization.OrgEditLabelParams) middleware.Responder {
-	p, o, err := h.ownedOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -86,7 +86,7 @@ func (h Handlers) OrgEditLabel(ctx context.Context, params organization.OrgEditL
 }
 
 func (h Handlers) OrgDeleteLabel(ctx context.Context, params organization.OrgDeleteLabelParams) middleware.Responder {
-	p, o, err := h.ownedOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}

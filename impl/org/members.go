@@ -135,7 +135,7 @@ func (h Handlers) OrgGetUserPermissions(ctx context.Context, params organization
 }
 
 func (h Handlers) OrgDeleteMember(ctx context.Context, params organization.OrgDeleteMemberParams) middleware.Responder {
-	p, o, err := h.ownedOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}

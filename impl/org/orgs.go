@@ -15,30 +15,6 @@ import (
 	"repohost/store"
 )
 
-func errNotOwner() error { return apierr.Forbidden("Must be an organization owner") }
-
-// ownedOrg loads an organization the signed-in caller may see and checks
-// that they own it: 401 when anonymous, 404 when hidden, 403 when visible
-// but not owned.
-func (h Handlers) ownedOrg(ctx context.Context, name string) (*auth.Principal, *store.User, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	o, err := h.VisibleOrg(ctx, p, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	ok, err := h.Access.IsOrgOwner(ctx, p, o)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !ok {
-		return nil, nil, errNotOwner()
-	}
-	return p, o, nil
-}
-
 func (h Handlers) OrgCreate(ctx context.Context, params organization.OrgCreateParams) middleware.Responder {
 	p, err := auth.RequireUser(ctx)
 	if err != nil {
@@ -127,7 +103,7 @@ func (h Handlers) OrgListUserOrgs(ctx context.Context, params organization.OrgLi
 }
 
 func (h Handlers) OrgEdit(ctx context.Context, params organization.OrgEditParams) middleware.Responder {
-	p, o, err := h.ownedOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -141,7 +117,7 @@ func (h Handlers) OrgEdit(ctx context.Context, params organization.OrgEditParams
 }
 
 func (h Handlers) OrgDelete(ctx context.Context, params organization.OrgDeleteParams) middleware.Responder {
-	p, o, err := h.ownedOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}

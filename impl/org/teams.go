@@ -114,7 +114,7 @@ func (h Handlers) ownedTeam(ctx context.Context, id int64) (*auth.Principal, *st
 		return nil, nil, err
 	}
 	if !owner {
-		return nil, nil, errNotOwner()
+		return nil, nil, app.ErrNotOrgOwner
 	}
 	return p, t, nil
 }
@@ -163,7 +163,7 @@ func (h Handlers) TeamSearch(ctx context.Context, params organization.TeamSearch
 }
 
 func (h Handlers) OrgCreateTeam(ctx context.Context, params organization.OrgCreateTeamParams) middleware.Responder {
-	p, o, err := h.ownedOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}

@@ -5,9 +5,7 @@ import (
 
 	"github.com/go-openapi/runtime/middleware"
 
-	"repohost/impl/apierr"
 	"repohost/impl/app"
-	"repohost/impl/auth"
 	"repohost/impl/convert"
 	"repohost/impl/paging"
 	"repohost/restapi/operations/organization"
@@ -19,30 +17,9 @@ import (
 // owner of the organization on its behalf.
 type OrgBlockHandlers struct{ Handlers }
 
-// blockingOrg loads an organization the signed-in caller may see and
-// checks that they own it (401 anonymous, 404 hidden, 403 not an owner).
-func (h OrgBlockHandlers) blockingOrg(ctx context.Context, name string) (*auth.Principal, *store.User, error) {
-	p, err := auth.RequireUser(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	o, err := h.VisibleOrg(ctx, p, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	ok, err := h.Access.IsOrgOwner(ctx, p, o)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !ok {
-		return nil, nil, apierr.Forbidden("Must be an organization owner")
-	}
-	return p, o, nil
-}
-
 // OrganizationListBlocks lists the users the organization blocks, by id.
 func (h OrgBlockHandlers) OrganizationListBlocks(ctx context.Context, params organization.OrganizationListBlocksParams) middleware.Responder {
-	p, o, err := h.blockingOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -56,7 +33,7 @@ func (h OrgBlockHandlers) OrganizationListBlocks(ctx context.Context, params org
 }
 
 func (h OrgBlockHandlers) OrganizationCheckUserBlock(ctx context.Context, params organization.OrganizationCheckUserBlockParams) middleware.Responder {
-	p, o, err := h.blockingOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -71,7 +48,7 @@ func (h OrgBlockHandlers) OrganizationCheckUserBlock(ctx context.Context, params
 }
 
 func (h OrgBlockHandlers) OrganizationBlockUser(ctx context.Context, params organization.OrganizationBlockUserParams) middleware.Responder {
-	p, o, err := h.blockingOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}
@@ -90,7 +67,7 @@ func (h OrgBlockHandlers) OrganizationBlockUser(ctx context.Context, params orga
 }
 
 func (h OrgBlockHandlers) OrganizationUnblockUser(ctx context.Context, params organization.OrganizationUnblockUserParams) middleware.Responder {
-	p, o, err := h.blockingOrg(ctx, params.Org)
+	p, o, err := h.OwnedOrg(ctx, params.Org)
 	if err != nil {
 		return h.Fail(err)
 	}

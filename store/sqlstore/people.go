@@ -72,15 +72,25 @@ func (s peopleStore) IsStarred(ctx context.Context, userID, repoID int64) (bool,
 }
 
 func (s peopleStore) UnstarOwnedBy(ctx context.Context, userID, ownerID int64) (int64, error) {
+	return s.d.undoOwnedBy(ctx, "stars", userID, ownerID, func(ctx context.Context, repoID int64) (bool, error) {
+		return s.Unstar(ctx, userID, repoID)
+	})
+}
+
+// undoOwnedBy runs undo (an unstar, an unwatch) on each repository of
+// ownerID that userID has a row of table (stars, watches) for, in one
+// transaction, so that each goes through the single-row path that keeps
+// its counter exact; it returns how many undo removed.
+func (d *DB) undoOwnedBy(ctx context.Context, table string, userID, ownerID int64, undo func(context.Context, int64) (bool, error)) (int64, error) {
 	var n int64
-	err := s.d.WithTx(ctx, func(ctx context.Context) error {
+	err := d.WithTx(ctx, func(ctx context.Context) error {
 		var ids []int64
-		if err := s.d.conn(ctx).Raw(`SELECT repo_id FROM stars WHERE user_id = ? AND repo_id IN
+		if err := d.conn(ctx).Raw(`SELECT repo_id FROM `+table+` WHERE user_id = ? AND repo_id IN
 			(SELECT id FROM repositories WHERE owner_id = ?) ORDER BY repo_id`, userID, ownerID).Scan(&ids).Error; err != nil {
-			return translate(err, "list stars")
+			return translate(err, "list "+table)
 		}
 		for _, id := range ids {
-			ok, err := s.Unstar(ctx, userID, id)
+			ok, err := undo(ctx, id)
 			if err != nil {
 				return err
 			}

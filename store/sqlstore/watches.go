@@ -55,25 +55,9 @@ func (s watchStore) Unwatch(ctx context.Context, userID, repoID int64) (bool, er
 }
 
 func (s watchStore) UnwatchOwnedBy(ctx context.Context, userID, ownerID int64) (int64, error) {
-	var n int64
-	err := s.d.WithTx(ctx, func(ctx context.Context) error {
-		var ids []int64
-		if err := s.d.conn(ctx).Raw(`SELECT repo_id FROM watches WHERE user_id = ? AND repo_id IN
-			(SELECT id FROM repositories WHERE owner_id = ?) ORDER BY repo_id`, userID, ownerID).Scan(&ids).Error; err != nil {
-			return translate(err, "list watches")
-		}
-		for _, id := range ids {
-			ok, err := s.Unwatch(ctx, userID, id)
-			if err != nil {
-				return err
-			}
-			if ok {
-				n++
-			}
-		}
-		return nil
+	return s.d.undoOwnedBy(ctx, "watches", userID, ownerID, func(ctx context.Context, repoID int64) (bool, error) {
+		return s.Unwatch(ctx, userID, repoID)
 	})
-	return n, err
 }
 
 func (s watchStore) WatchNew(ctx context.Context, repoID, orgID int64, userIDs ...int64) (int64, error) {
