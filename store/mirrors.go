@@ -56,7 +56,8 @@ type MirrorStore interface {
 	// Schedule sets when repoID's pull mirror is next due.
 	Schedule(ctx context.Context, repoID int64, next *time.Time) error
 	// Synced records a sync of repoID that ended at: the repository's
-	// mirror_updated, and the next time it is due.
+	// mirror_updated, and the next time it is due; the repository is
+	// ready (the first sync ends a mirror's creation).
 	Synced(ctx context.Context, repoID int64, at time.Time, next *time.Time) error
 	// Due lists up to limit repositories whose pull mirror is due at now.
 	Due(ctx context.Context, now time.Time, limit int) ([]int64, error)

@@ -171,7 +171,7 @@ func (s Service) MirrorSyncConsumer() events.Consumer {
 			if s.Config.Mirrors.Disabled && !creating {
 				return nil
 			}
-			if err := s.syncMirror(ctx, r, m, creating); err != nil {
+			if err := s.syncMirror(ctx, r, m); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -185,7 +185,7 @@ func (s Service) MirrorSyncConsumer() events.Consumer {
 		}}
 }
 
-func (s Service) syncMirror(ctx context.Context, r *store.Repository, m *store.Mirror, creating bool) error {
+func (s Service) syncMirror(ctx context.Context, r *store.Repository, m *store.Mirror) error {
 	fetchCtx, cancel := context.WithTimeout(ctx, mirrorTimeout)
 	defer cancel()
 	rem, err := s.Remote(ctx, m.RemoteAddress, m.AuthUsername, m.AuthSecret)
@@ -246,11 +246,6 @@ func (s Service) syncMirror(ctx context.Context, r *store.Repository, m *store.M
 	}
 	now := s.Clock.Now()
 	finish := func(ctx context.Context) error {
-		if creating {
-			if err := s.Store.Migrations().Finish(ctx, r.ID); err != nil {
-				return err
-			}
-		}
 		return s.Store.Mirrors().Synced(ctx, r.ID, now, nextUpdate(now, r.MirrorInterval))
 	}
 	if len(updates) == 0 {

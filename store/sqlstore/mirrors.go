@@ -68,7 +68,9 @@ func (s mirrorStore) Synced(ctx context.Context, repoID int64, at time.Time, nex
 		if err := db.Model(&store.Mirror{}).Where("repo_id = ?", repoID).Update("next_update", next).Error; err != nil {
 			return translate(err, "schedule mirror")
 		}
-		err := db.Model(&store.Repository{}).Where("id = ?", repoID).Update("mirror_updated", at).Error
+		// A synced mirror is ready: its first sync ends its creation.
+		err := db.Model(&store.Repository{}).Where("id = ?", repoID).
+			Updates(map[string]any{"mirror_updated": at, "status": store.RepoStatusReady}).Error
 		return translate(err, "record mirror update")
 	})
 }

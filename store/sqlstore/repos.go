@@ -289,6 +289,9 @@ func (d *DB) visibleIDs(ctx context.Context, filter func() *gorm.DB, vis visibil
 }
 
 func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page) ([]*store.Repository, int64, error) {
+	if err := checkKeyword(q.Keyword); err != nil {
+		return nil, 0, err
+	}
 	// Who sees what: a user sees all of its own repositories, a site
 	// admin everything, unless limited to public data (access steps 1
 	// to 3). An owner's list counted without a condition is read from the

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -18,6 +19,16 @@ import (
 // which walks the list's order index and stops when the page is full, and
 // counts by reading every row of the table (bounded by the table, not by
 // an index: the one fallback).
+
+// checkKeyword refuses a keyword no text column can hold (a NUL, which
+// PostgreSQL refuses in any text and FTS5 in a query) as invalid input on
+// both databases.
+func checkKeyword(kw string) error {
+	if strings.ContainsRune(kw, 0) {
+		return fmt.Errorf("search keyword: %w", store.ErrInvalid)
+	}
+	return nil
+}
 
 // trigramMin is the shortest keyword a trigram index can find.
 const trigramMin = 3

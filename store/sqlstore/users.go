@@ -94,6 +94,9 @@ func (s userStore) Count(ctx context.Context, t store.UserType) (int64, error) {
 }
 
 func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page) ([]*store.User, int64, error) {
+	if err := checkKeyword(q.Keyword); err != nil {
+		return nil, 0, err
+	}
 	db := s.d.conn(ctx).Model(&store.User{})
 	kw := strings.TrimSpace(q.Keyword)
 	// The rows tested come from the trigram index when the keyword is
