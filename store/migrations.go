@@ -43,4 +43,9 @@ type RepoMigrationStore interface {
 	// it finished it first). Its row lock, on PostgreSQL, makes a
 	// concurrent Finish of the same migration wait for this transaction.
 	Finish(ctx context.Context, repoID int64) error
+	// Abandon deletes the migration of a run that failed, reporting
+	// whether it was still there: false when another run of it finished
+	// (or abandoned) it first. It waits for such a run's transaction, so
+	// the answer is never read from before that run committed.
+	Abandon(ctx context.Context, repoID int64) (bool, error)
 }

@@ -177,10 +177,11 @@ func (s Service) MigrateConsumer() events.Consumer {
 					return ctx.Err()
 				}
 				// A run that lost a race with another run of the same
-				// job (its refs moved under it) fails after the other
-				// finished: the repository is then complete and stays.
-				if _, ferr := s.Store.Migrations().Find(ctx, r.ID); errors.Is(ferr, store.ErrNotFound) {
-					return nil
+				// job (its refs moved under it) fails while or after the
+				// other finishes: the repository is then complete and
+				// stays. Abandon waits for that run's transaction.
+				if mine, aerr := s.Store.Migrations().Abandon(ctx, r.ID); aerr != nil || !mine {
+					return aerr
 				}
 				s.Log.WarnContext(ctx, "migration failed; its repository is removed", "repo", r.FullName(), "from", m.CloneAddr, "err", err)
 				return s.Delete(ctx, nil, r)

@@ -53,3 +53,10 @@ func (s migrationStore) Finish(ctx context.Context, repoID int64) error {
 	err := db.Model(&store.Repository{}).Where("id = ?", repoID).Update("status", store.RepoStatusReady).Error
 	return translate(err, "mark repository ready")
 }
+
+func (s migrationStore) Abandon(ctx context.Context, repoID int64) (bool, error) {
+	// A write: on PostgreSQL it waits for the row lock of a run that is
+	// finishing, on SQLite for the one writer.
+	res := s.d.conn(ctx).Where("repo_id = ?", repoID).Delete(&store.RepoMigration{})
+	return res.RowsAffected > 0, translate(res.Error, "abandon migration")
+}
