@@ -1,0 +1,146 @@
+package sqlstore
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"repohost/store"
+)
+
+// openClasses are the classes of repositories (migrateV42) whose every
+// repository vis lets see through its open part: vis.all sees every
+// searched class. It asks the rule itself, evaluated over one row per
+// combination of the columns the open part reads, so the classes cannot
+// drift from visibilityOf (the one SQL restatement of impl/access's rule):
+// a class is open when each of its combinations passes.
+func (s issueStore) openClasses(ctx context.Context, vis visibility) ([]int, error) {
+	if vis.all {
+		return searchedClasses, nil
+	}
+	if vis.open == "" {
+		return nil, nil
+	}
+	var rows []string
+	want := map[int]int{}
+	for _, private := range []bool{false, true} {
+		for _, ov := range []store.Visibility{store.VisibilityPublic, store.VisibilityLimited, store.VisibilityPrivate} {
+			c := classPrivate
+			if !private {
+				c = map[store.Visibility]int{store.VisibilityPublic: classPublic, store.VisibilityLimited: classLimited,
+					store.VisibilityPrivate: classHidden}[ov]
+			}
+			want[c]++
+			p := "false"
+			if private {
+				p = "true"
+			}
+			rows = append(rows, "SELECT "+p+" AS is_private, "+strconv.Itoa(int(ov))+" AS owner_visibility, "+strconv.Itoa(c)+" AS class")
+		}
+	}
+	var got []int
+	err := s.d.conn(ctx).Raw("SELECT repositories.class FROM ("+strings.Join(rows, " UNION ALL ")+") repositories WHERE "+vis.open,
+		vis.openArgs...).Scan(&got).Error
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int]int{}
+	for _, c := range got {
+		seen[c]++
+	}
+	var out []int
+	for _, c := range searchedClasses {
+		if seen[c] == want[c] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// acrossPage selects the ids of a page (window w) of a cross-repository
+// search without a keyword, reading only what the page needs whoever asks:
+// it merges (a) the newest issues of each class the viewer sees wholesale
+// (anonymous: public repositories of public owners; signed in: those of
+// limited owners too; a site admin: every class), each read from the
+// range of idx_issues_class_closed_pull_created of that class, state and
+// type, with the page's end as its LIMIT; and (b) the newest of the
+// repositories the viewer was given besides (its own, its collaborations,
+// teams and organizations) or, for an owner's list, of that owner's
+// repositories it may see, read repository by repository through the
+// (repo_id, …) indexes. Neither steps over an issue the viewer may not
+// see, however many a private repository holds.
+func (s issueStore) acrossPage(ctx context.Context, f store.IssueFilter, w window) (*gorm.DB, error) {
+	vis := visibilityOf(f.Viewer)
+	rest := f
+	rest.AcrossRepos, rest.RepoID = false, 0
+	n := w.offset + w.limit
+	order := issueOrder.sql(w.reverse)
+	var arms []*gorm.DB
+	arm := func() *gorm.DB {
+		return s.filteredFrom(ctx, s.d.conn(ctx).Model(&store.Issue{}), rest, false).
+			Select("issues.id, issues.created_at").Order(order).Limit(n)
+	}
+	var open []int
+	var given *gorm.DB // the repositories read one by one
+	if f.OwnerID > 0 {
+		given = s.searchedRepos(ctx, f)
+	} else {
+		var err error
+		if open, err = s.openClasses(ctx, vis); err != nil {
+			return nil, err
+		}
+		if vis.given != "" {
+			given = s.searchable(ctx, f).Select("repositories.id").Where("("+vis.given+")", vis.givenArgs...)
+		}
+	}
+	states := []bool{false, true}
+	if f.IsClosed != nil {
+		states = []bool{*f.IsClosed}
+	}
+	types := []bool{false, true}
+	if f.IsPull != nil {
+		types = []bool{*f.IsPull}
+	}
+	for _, c := range open {
+		for _, closed := range states {
+			for _, pull := range types {
+				arms = append(arms, arm().Where("issues.repo_class = ? AND issues.is_closed = ? AND issues.is_pull = ?", c, closed, pull))
+			}
+		}
+	}
+	if given != nil {
+		var rest []int // the classes (a) did not read
+		for _, c := range searchedClasses {
+			if !slices.Contains(open, c) {
+				rest = append(rest, c)
+			}
+		}
+		if len(rest) > 0 {
+			if s.d.usesPostgres() {
+				// One bounded read per repository (a lateral subquery
+				// on its (repo_id, …) index), merged below.
+				per := arm().Where("issues.repo_id = g.id AND issues.repo_class IN ?", rest)
+				arms = append(arms, s.d.conn(ctx).Table("(?) g", given).
+					Joins("CROSS JOIN LATERAL (?) x", per).Select("x.id, x.created_at").Order(
+					strings.ReplaceAll(order, "issues.", "x.")).Limit(n))
+			} else {
+				arms = append(arms, arm().Where("issues.repo_id IN (?) AND issues.repo_class IN ?", given, rest))
+			}
+		}
+	}
+	if len(arms) == 0 {
+		return nil, nil
+	}
+	parts := make([]string, len(arms))
+	args := make([]any, len(arms))
+	for i, a := range arms {
+		parts[i] = "SELECT * FROM (?) a" + strconv.Itoa(i)
+		args[i] = a
+	}
+	union := s.d.conn(ctx).Raw(strings.Join(parts, " UNION ALL "), args...)
+	return s.d.conn(ctx).Table("(?) u", union).Select("u.id").
+		Order(strings.ReplaceAll(order, "issues.", "u.")).Offset(w.offset).Limit(w.limit), nil
+}
