@@ -92,8 +92,15 @@ func (s issueStore) acrossPage(ctx context.Context, f store.IssueFilter, w windo
 		if open, err = s.openClasses(ctx, vis); err != nil {
 			return nil, err
 		}
-		if vis.given != "" {
-			given = s.searchable(ctx, f).Select("repositories.id").Where("("+vis.given+")", vis.givenArgs...)
+		var rest []int // the classes (a) does not read
+		for _, c := range searchedClasses {
+			if !slices.Contains(open, c) {
+				rest = append(rest, c)
+			}
+		}
+		if vis.given != "" && len(rest) > 0 {
+			given = s.searchable(ctx, f).Select("repositories.id").Where("("+vis.given+")", vis.givenArgs...).
+				Where(repoClassOf("repositories")+" IN ?", rest)
 		}
 	}
 	states := []bool{false, true}
@@ -111,36 +118,65 @@ func (s issueStore) acrossPage(ctx context.Context, f store.IssueFilter, w windo
 			}
 		}
 	}
-	if given != nil {
-		var rest []int // the classes (a) did not read
-		for _, c := range searchedClasses {
-			if !slices.Contains(open, c) {
-				rest = append(rest, c)
-			}
+	switch {
+	case given == nil:
+	case s.d.usesPostgres():
+		// One bounded read per repository (a lateral subquery on its
+		// (repo_id, ...) index), merged below.
+		per := arm().Where("issues.repo_id = g.id")
+		arms = append(arms, s.d.conn(ctx).Table("(?) g", given).
+			Joins("CROSS JOIN LATERAL (?) x", per).Select("x.id, x.created_at").
+			Order(strings.ReplaceAll(order, "issues.", "x.")).Limit(n))
+	default:
+		// SQLite has no lateral subquery: the repositories' ids are
+		// gathered first and each is read by its own bounded arm.
+		var ids []int64
+		if err := given.Scan(&ids).Error; err != nil {
+			return nil, err
 		}
-		if len(rest) > 0 {
-			if s.d.usesPostgres() {
-				// One bounded read per repository (a lateral subquery
-				// on its (repo_id, …) index), merged below.
-				per := arm().Where("issues.repo_id = g.id AND issues.repo_class IN ?", rest)
-				arms = append(arms, s.d.conn(ctx).Table("(?) g", given).
-					Joins("CROSS JOIN LATERAL (?) x", per).Select("x.id, x.created_at").Order(
-					strings.ReplaceAll(order, "issues.", "x.")).Limit(n))
-			} else {
-				arms = append(arms, arm().Where("issues.repo_id IN (?) AND issues.repo_class IN ?", given, rest))
-			}
+		if len(ids) > maxGivenArms {
+			// Past that many, one statement would be too long to plan:
+			// the issues of those repositories are gathered and sorted
+			// (bounded by what the viewer may see, not by what it may not).
+			arms = append(arms, arm().Where("issues.repo_id IN ?", ids))
+			break
+		}
+		for _, id := range ids {
+			arms = append(arms, arm().Where("issues.repo_id = ?", id))
 		}
 	}
 	if len(arms) == 0 {
 		return nil, nil
 	}
-	parts := make([]string, len(arms))
-	args := make([]any, len(arms))
-	for i, a := range arms {
-		parts[i] = "SELECT * FROM (?) a" + strconv.Itoa(i)
-		args[i] = a
-	}
-	union := s.d.conn(ctx).Raw(strings.Join(parts, " UNION ALL "), args...)
+	union := s.unionAll(ctx, arms)
 	return s.d.conn(ctx).Table("(?) u", union).Select("u.id").
 		Order(strings.ReplaceAll(order, "issues.", "u.")).Offset(w.offset).Limit(w.limit), nil
+}
+
+// maxGivenArms bounds the repositories a viewer was given that SQLite
+// reads one arm each (see acrossPage).
+const maxGivenArms = 2000
+
+// unionAllChunk stays under SQLite's bound on the terms of one compound
+// SELECT (500).
+const unionAllChunk = 400
+
+// unionAll selects the rows of every arm, nested in chunks of
+// unionAllChunk.
+func (s issueStore) unionAll(ctx context.Context, arms []*gorm.DB) *gorm.DB {
+	for len(arms) > 1 {
+		var next []*gorm.DB
+		for i := 0; i < len(arms); i += unionAllChunk {
+			chunk := arms[i:min(i+unionAllChunk, len(arms))]
+			parts := make([]string, len(chunk))
+			args := make([]any, len(chunk))
+			for j, a := range chunk {
+				parts[j] = "SELECT * FROM (?) a" + strconv.Itoa(j)
+				args[j] = a
+			}
+			next = append(next, s.d.conn(ctx).Raw(strings.Join(parts, " UNION ALL "), args...))
+		}
+		arms = next
+	}
+	return arms[0]
 }
