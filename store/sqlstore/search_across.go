@@ -130,8 +130,10 @@ func (s issueStore) acrossPage(ctx context.Context, f store.IssueFilter, w windo
 	default:
 		// SQLite has no lateral subquery: the repositories' ids are
 		// gathered first and each is read by its own bounded arm.
+		// Only those with an issue: a repository without any costs its
+		// arm's planning and nothing else.
 		var ids []int64
-		if err := given.Scan(&ids).Error; err != nil {
+		if err := given.Where("EXISTS (SELECT 1 FROM issues WHERE issues.repo_id = repositories.id)").Scan(&ids).Error; err != nil {
 			return nil, err
 		}
 		if len(ids) > maxGivenArms {
@@ -155,11 +157,12 @@ func (s issueStore) acrossPage(ctx context.Context, f store.IssueFilter, w windo
 
 // maxGivenArms bounds the repositories a viewer was given that SQLite
 // reads one arm each (see acrossPage).
-const maxGivenArms = 2000
+const maxGivenArms = 250
 
-// unionAllChunk stays under SQLite's bound on the terms of one compound
-// SELECT (500).
-const unionAllChunk = 400
+// unionAllChunk bounds the terms of one compound SELECT: SQLite's limit
+// is 500, but the embedded build's stack overflows preparing a few
+// hundred subqueries in one compound.
+const unionAllChunk = 50
 
 // unionAll selects the rows of every arm, nested in chunks of
 // unionAllChunk.
