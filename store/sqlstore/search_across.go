@@ -133,7 +133,9 @@ func (s issueStore) acrossPage(ctx context.Context, f store.IssueFilter, w windo
 		// Only those with an issue: a repository without any costs its
 		// arm's planning and nothing else.
 		var ids []int64
-		if err := given.Where("EXISTS (SELECT 1 FROM issues WHERE issues.repo_id = repositories.id)").Scan(&ids).Error; err != nil {
+		err := s.d.conn(ctx).Table("(?) g", given).Select("g.id").
+			Where("EXISTS (SELECT 1 FROM issues WHERE issues.repo_id = g.id)").Scan(&ids).Error
+		if err != nil {
 			return nil, err
 		}
 		if len(ids) > maxGivenArms {
