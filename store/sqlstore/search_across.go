@@ -92,15 +92,15 @@ func (s issueStore) acrossPage(ctx context.Context, f store.IssueFilter, w windo
 		if open, err = s.openClasses(ctx, vis); err != nil {
 			return nil, err
 		}
-		var rest []int // the classes (a) does not read
+		var others []int // the classes (a) does not read
 		for _, c := range searchedClasses {
 			if !slices.Contains(open, c) {
-				rest = append(rest, c)
+				others = append(others, c)
 			}
 		}
-		if vis.given != "" && len(rest) > 0 {
+		if vis.given != "" && len(others) > 0 {
 			given = s.searchable(ctx, f).Select("repositories.id").Where("("+vis.given+")", vis.givenArgs...).
-				Where(repoClassOf("repositories")+" IN ?", rest)
+				Where(repoClassOf("repositories")+" IN ?", others)
 		}
 	}
 	states := []bool{false, true}
