@@ -15,7 +15,9 @@
 # Tunables: BENCH_DURATION (5s per measurement), BENCH_CONCURRENCY (16),
 # BENCH_ONLY (regular expression selecting scenarios), BENCH_USERS (5000),
 # BENCH_REPOS (10000), BENCH_ISSUES (100000), BENCH_SMALL_ISSUES (1000, the
-# small repository's issues), BENCH_DB (unset: SQLite),
+# small repository's issues), BENCH_BIG_PRIVATE (1: the big repository,
+# which holds the newest issues, is private; only the benchmark user and
+# admins see it), BENCH_DB (unset: SQLite),
 # BENCH_SERVER_FLAGS (extra flags for `repohost serve`), BENCH_UPLOAD_BYTES
 # (size of the generic package file uploaded once after the table, with the
 # server's resident memory sampled during it; 1 GiB, 0 for none),
@@ -116,7 +118,7 @@ fi
 echo "bench: seeding ($label)"
 "$tmp/repohost-bench" seed -data "$tmp/data" ${BENCH_DB:+-db "$BENCH_DB"} -out "$tmp/dataset.json" \
 	-users "${BENCH_USERS:-5000}" -repos "${BENCH_REPOS:-10000}" -big-issues "${BENCH_ISSUES:-100000}" \
-	-small-issues "${BENCH_SMALL_ISSUES:-1000}"
+	-small-issues "${BENCH_SMALL_ISSUES:-1000}" ${BENCH_BIG_PRIVATE:+-big-private="$BENCH_BIG_PRIVATE"}
 
 port=$(scripts/free-port.sh)
 base="http://127.0.0.1:$port"

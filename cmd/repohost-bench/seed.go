@@ -50,6 +50,7 @@ type Dataset struct {
 
 type seedSpec struct {
 	users, repos, userRepos, bigIssues, smallIssues int
+	bigPrivate                                      bool
 }
 
 func seedCmd(args []string) error {
@@ -63,6 +64,8 @@ func seedCmd(args []string) error {
 	fs.IntVar(&spec.userRepos, "user-repos", 1000, "repositories of the benchmark user (of -repos)")
 	fs.IntVar(&spec.bigIssues, "big-issues", 100000, "issues in the big repository")
 	fs.IntVar(&spec.smallIssues, "small-issues", 1000, "issues in the small repository")
+	fs.BoolVar(&spec.bigPrivate, "big-private", false,
+		"make the big repository, which holds the newest issues, private (cross-repository search past invisible issues)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -187,7 +190,7 @@ func seed(ctx context.Context, dsn, dataDir string, spec seedSpec) (*Dataset, er
 		t := base.Add(time.Duration(i) * time.Second)
 		repos[i] = &store.Repository{OwnerID: owner.ID, Name: name, LowerName: strings.ToLower(name),
 			Description: "benchmark repository " + name, DefaultBranch: "main", ObjectFormat: "sha1",
-			IsPrivate: i > 1 && i%4 == 0, IsEmpty: true,
+			IsPrivate: i > 1 && i%4 == 0 || i == 1 && spec.bigPrivate, IsEmpty: true,
 			HasIssues: true, HasWiki: true, HasPullRequests: true, HasProjects: true, HasReleases: true,
 			HasPackages: true, HasActions: true, HasCode: true, ProjectsMode: "all",
 			AllowMerge: true, AllowRebase: true, AllowRebaseMerge: true, AllowSquash: true,

@@ -466,12 +466,22 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 		// The keyword's matches, sorted (count found some).
 		m, _ := s.matched(ctx, f)
 		ids = m.Select("issues.id").Order(issueOrder.sql(w.reverse))
+	} else if f.AcrossRepos {
+		var err error
+		if ids, err = s.acrossPage(ctx, f, w); err != nil {
+			return nil, 0, translate(err, "list issues")
+		}
+		if ids == nil {
+			return out, total, nil
+		}
 	} else if driver, rest, ok := byLabel(f); ok {
 		ids = s.labelled(ctx, driver, rest).Select("il.issue_id").Order(labelledOrder.sql(w.reverse))
 	} else {
 		ids = s.filtered(ctx, f, false).Select("issues.id").Order(issueOrder.sql(w.reverse))
 	}
-	ids = ids.Offset(w.offset).Limit(w.limit)
+	if !f.AcrossRepos || f.Keyword != "" {
+		ids = ids.Offset(w.offset).Limit(w.limit)
+	}
 	page := s.d.conn(ctx).Table("issues").Select(issueColumns).Where("issues.id IN (?)", ids)
 	if err := eachRow(page, func(rows *sql.Rows) error {
 		is, err := scanIssue(rows)

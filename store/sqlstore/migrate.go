@@ -56,6 +56,7 @@ var migrations = []migration{
 	{39, "timeline events and comments share one id space; reference events record their close or reopen action", migrateV39},
 	{40, "pull mirrors and push mirrors", migrateV40},
 	{41, "issues and comments keep the name and id of an author on the server they were migrated from; migrations remember their items", migrateV41},
+	{42, "every issue carries its repository's class of visibility, kept by triggers, indexed for cross-repository search", migrateV42},
 }
 
 type schemaMigration struct {

@@ -133,6 +133,23 @@ func TestListQueryPlans(t *testing.T) {
 		}
 		return c
 	}
+	// A page across repositories (no keyword) merges the newest issues
+	// of each class of repositories the viewer sees wholesale, read from a
+	// range of the class index, with those of the repositories it was
+	// given, read from their (repo_id, ...) indexes: issues is searched,
+	// never walked, so a page cannot step over the issues of repositories
+	// the viewer may not see; only the merged candidates are sorted.
+	across := func(name string, flt store.IssueFilter) planCase {
+		p := pg
+		if strings.HasSuffix(name, "deep page") {
+			p = deep
+		}
+		return planCase{name: name, searched: []string{"issues"}, bounded: "the pages of the classes and given repositories",
+			list: func(ctx context.Context) error {
+				_, _, err := db.Issues().List(ctx, flt, p)
+				return err
+			}}
+	}
 	acrossCount := func(name string, flt store.IssueFilter) planCase {
 		return planCase{name: name, searched: []string{"repositories", "issues", "repo_issue_totals"}, list: func(ctx context.Context) error {
 			_, _, err := db.Issues().List(ctx, flt, store.Page{})
@@ -225,18 +242,15 @@ func TestListQueryPlans(t *testing.T) {
 		search("issues: keyword across repositories, count", store.IssueFilter{AcrossRepos: true, Viewer: member,
 			Keyword: "other"}, store.Page{}),
 		issues("issues: assignee", store.IssueFilter{RepoID: f.repo.ID, IsClosed: &no, AssigneeID: f.alice.ID}, pg),
-		{name: "issues: search across repositories", ordered: []string{"issues"}, list: func(ctx context.Context) error {
-			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no}, pg)
-			return err
-		}},
-		{name: "issues: search across repositories, all states", ordered: []string{"issues"}, list: func(ctx context.Context) error {
-			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member}, pg)
-			return err
-		}},
-		{name: "issues: search for pull requests", ordered: []string{"issues"}, list: func(ctx context.Context) error {
-			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no, IsPull: &yes}, pg)
-			return err
-		}},
+		across("issues: search across repositories", store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no}),
+		across("issues: search across repositories, all states", store.IssueFilter{AcrossRepos: true, Viewer: member}),
+		across("issues: search for pull requests", store.IssueFilter{AcrossRepos: true, Viewer: member, IsClosed: &no, IsPull: &yes}),
+		across("issues: search across repositories, admin", store.IssueFilter{AcrossRepos: true,
+			Viewer: store.RepoViewer{UserID: f.alice.ID, IsAdmin: true}, IsClosed: &no}),
+		across("issues: search across repositories, admin, deep page", store.IssueFilter{AcrossRepos: true,
+			Viewer: store.RepoViewer{UserID: f.alice.ID, IsAdmin: true}}),
+		across("issues: search across repositories, restricted", store.IssueFilter{AcrossRepos: true,
+			Viewer: store.RepoViewer{UserID: f.bob.ID, Restricted: true}}),
 		pulls("pull requests: open", store.PullFilter{RepoID: f.repo.ID, IsClosed: &no}, pg),
 		pulls("pull requests: closed, oldest", store.PullFilter{RepoID: f.repo.ID, IsClosed: &yes, Sort: "oldest"}, pg),
 		pulls("pull requests: all states", store.PullFilter{RepoID: f.repo.ID}, pg),
@@ -337,14 +351,9 @@ func TestListQueryPlans(t *testing.T) {
 			OwnerID: f.alice.ID, IsClosed: &no}),
 		acrossCount("issues: search across repositories, issues only, count", store.IssueFilter{AcrossRepos: true, Viewer: member,
 			IsPull: &no}),
-		{name: "issues: search across repositories, anonymous", ordered: []string{"issues"}, list: func(ctx context.Context) error {
-			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, IsClosed: &no}, pg)
-			return err
-		}},
-		{name: "issues: search across an owner's repositories", ordered: []string{"issues"}, list: func(ctx context.Context) error {
-			_, _, err := db.Issues().List(ctx, store.IssueFilter{AcrossRepos: true, Viewer: member, OwnerID: f.alice.ID, IsClosed: &no}, pg)
-			return err
-		}},
+		across("issues: search across repositories, anonymous", store.IssueFilter{AcrossRepos: true, IsClosed: &no}),
+		across("issues: search across repositories, anonymous, any type and state", store.IssueFilter{AcrossRepos: true}),
+		across("issues: search across an owner's repositories", store.IssueFilter{AcrossRepos: true, Viewer: member, OwnerID: f.alice.ID, IsClosed: &no}),
 		userSearch("users, by name", ""),
 		userSearch("users, by name descending", "lower_name DESC"),
 		userSearch("users, oldest", "created_at ASC"),
