@@ -303,3 +303,25 @@ func UserVisibilities(p *auth.Principal) ([]store.Visibility, int64) {
 	}
 	return []store.Visibility{store.VisibilityPublic, store.VisibilityLimited}, p.UserID()
 }
+
+// Blocked tells whether any of the users or organizations in blockerIDs
+// blocks the user doerID (ids of 0 and the doer's own are skipped). A
+// block stops a user from interacting with the blocker's repositories and
+// content: watching, opening issues or pull requests, commenting.
+func (c Checker) Blocked(ctx context.Context, doerID int64, blockerIDs ...int64) (bool, error) {
+	seen := map[int64]bool{}
+	for _, id := range blockerIDs {
+		if id == 0 || id == doerID || seen[id] {
+			continue
+		}
+		seen[id] = true
+		_, err := c.Store.People().FindBlock(ctx, id, doerID)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+	}
+	return false, nil
+}

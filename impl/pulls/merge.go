@@ -211,7 +211,9 @@ func (s Service) merge(ctx context.Context, p *auth.Principal, base *store.Repos
 		if _, err := s.issues().SetState(ctx, doer, base, is.Index, true); err != nil {
 			return err
 		}
-		return s.closeReferenced(ctx, doer, base, is)
+		// As the reference: what the pull request's keywords ask of the
+		// issues it names is done with the merge.
+		return s.issues().ResolveRefs(ctx, doer, is)
 	}
 	if in.Style == StyleManuallyMerged {
 		if err := s.Store.WithTx(ctx, record); err != nil {
@@ -440,13 +442,6 @@ func (s Service) squash(ctx context.Context, g *gitstore.GitRepo, is *store.Issu
 	}
 	return g.WriteCommit(gitstore.CommitSpec{Tree: st.merge.Tree, Parents: []plumbing.Hash{st.base}, Message: full,
 		Author: author, Committer: me, Signer: s.CommitSigner()})
-}
-
-// closeReferenced closes or reopens the issues merged pull request is
-// asked to with keywords in its title, description or comments (the
-// references recorded with their action when they were written).
-func (s Service) closeReferenced(ctx context.Context, doer *store.User, _ *store.Repository, is *store.Issue) error {
-	return s.issues().ResolveRefs(ctx, doer, is)
 }
 
 // deleteHead deletes the head branch after a merge when p may; a refusal
