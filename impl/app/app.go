@@ -80,6 +80,9 @@ type Deps struct {
 	// OAuth2KeyFile is the OAuth2 provider's signing key (see
 	// impl/oauth2.LoadKeys), made on first start.
 	OAuth2KeyFile string
+	// Objects are where each kind of large file is kept (see
+	// store/objects).
+	Objects ObjectStores
 	// Signer is the instance's signing key (--signing-key), nil when the
 	// server's commits go unsigned.
 	Signer *signing.Signer
@@ -287,6 +290,7 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		ArchiveDir:     filepath.Join(dataDir, "repo-archive"),
 		PackagesDir:    filepath.Join(dataDir, "packages"),
 		OAuth2KeyFile:  filepath.Join(dataDir, "oauth2", "jwt_private.pem"),
+		Objects:        LocalObjectStores(dataDir),
 	}, nil
 }
 
