@@ -86,6 +86,11 @@ func DefaultSQLitePath(dataDir string) string {
 }
 
 // Open connects to dsn: a postgres:// URL, or else the path of a SQLite file.
+// statementsNeverExpire is the statement lifetime GORM's cache takes to
+// mean "no expiry", the one value for which it starts no sweeping
+// goroutine.
+const statementsNeverExpire = 10 * 365 * 24 * time.Hour
+
 func Open(dsn string, opts Options) (*DB, error) {
 	clock := opts.Clock
 	if clock == nil {
@@ -98,10 +103,13 @@ func Open(dsn string, opts Options) (*DB, error) {
 			TranslateError:         true,
 			SkipDefaultTransaction: true,
 			// Queries with IN lists of varying length each prepare anew, so
-			// the statement cache (see DB.outsideTx) is bounded and idle
-			// statements expire.
+			// the statement cache (see DB.outsideTx) is bounded: the least
+			// recently used statement goes first. Statements do not expire
+			// by age: GORM sweeps expiring ones from a goroutine it never
+			// ends, which would keep every closed handle's memory (and
+			// its statements) alive, as the tests' many servers showed.
 			PrepareStmtMaxSize: 1000,
-			PrepareStmtTTL:     10 * time.Minute,
+			PrepareStmtTTL:     statementsNeverExpire,
 			NowFunc:            clock.Now,
 			Logger:             opts.Logger,
 		}
