@@ -3,6 +3,7 @@ package apitest_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -327,4 +328,50 @@ func TestPeopleCountersOnUserDelete(t *testing.T) {
 	if r := getRepo(t, e, "alice/proj", ac); r.Stars != 0 {
 		t.Fatalf("alice/proj after its stargazer went: %d", r.Stars)
 	}
+}
+
+// TestUserBlockEndsTies: as in the reference, a block also takes each of
+// the two off the assignees of the other's issues (a timeline entry each),
+// ends their collaborations on each other's repositories, and drops the
+// transfers of one's repositories waiting for the other.
+func TestUserBlockEndsTies(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice, bob := e.CreateUser("alice", false), e.CreateUser("bob", false)
+	ac, bc := apitest.Basic(alice), apitest.Basic(bob)
+	roCreateRepo(t, e, ac, map[string]any{"name": "proj"})
+	roCreateRepo(t, e, ac, map[string]any{"name": "gift"})
+	roCreateRepo(t, e, bc, map[string]any{"name": "mine"})
+	e.Do("PUT", "repos/alice/proj/collaborators/bob", map[string]any{"permission": "write"}, ac).Expect(t, http.StatusNoContent)
+	e.Do("PUT", "repos/bob/mine/collaborators/alice", map[string]any{"permission": "write"}, bc).Expect(t, http.StatusNoContent)
+	e.Do("POST", "repos/alice/proj/issues", map[string]any{"title": "both", "assignees": []string{"alice", "bob"}}, ac).
+		Expect(t, http.StatusCreated)
+	e.Do("POST", "repos/bob/mine/issues", map[string]any{"title": "hers", "assignees": []string{"alice"}}, bc).
+		Expect(t, http.StatusCreated)
+	e.Do("POST", "repos/alice/gift/transfer", map[string]any{"new_owner": "bob"}, ac).Expect(t, http.StatusAccepted)
+
+	e.Do("PUT", "user/blocks/bob", nil, ac).Expect(t, http.StatusNoContent)
+
+	var is models.Issue
+	e.Do("GET", "repos/alice/proj/issues/1", nil, ac).Expect(t, http.StatusOK).JSON(t, &is)
+	if len(is.Assignees) != 1 || is.Assignees[0].UserName != "alice" {
+		t.Errorf("alice/proj#1 assignees after the block: %+v", is.Assignees)
+	}
+	var list []*models.TimelineComment
+	e.Do("GET", "repos/alice/proj/issues/1/timeline", nil, ac).Expect(t, http.StatusOK).JSON(t, &list)
+	if got := timelineTypes(list); !strings.HasSuffix(got, "assignees:bob:true") {
+		t.Errorf("alice/proj#1 timeline after the block: %s", got)
+	}
+	e.Do("GET", "repos/bob/mine/issues/1", nil, bc).Expect(t, http.StatusOK).JSON(t, &is)
+	if len(is.Assignees) != 0 {
+		t.Errorf("bob/mine#1 assignees after the block: %+v", is.Assignees)
+	}
+	e.Do("GET", "repos/alice/proj/collaborators/bob", nil, ac).Expect(t, http.StatusNotFound)
+	e.Do("GET", "repos/bob/mine/collaborators/alice", nil, bc).Expect(t, http.StatusNotFound)
+	var gift models.Repository
+	e.Do("GET", "repos/alice/gift", nil, ac).Expect(t, http.StatusOK).JSON(t, &gift)
+	if gift.Owner.UserName != "alice" {
+		t.Errorf("gift owner %s", gift.Owner.UserName)
+	}
+	e.Do("POST", "repos/alice/gift/transfer/accept", nil, bc).Expect(t, http.StatusNotFound)
 }

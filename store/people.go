@@ -43,4 +43,27 @@ type PeopleStore interface {
 	IsBlocked(ctx context.Context, a, b int64) (bool, error)
 	// FindBlock is blockerID's block of blockeeID.
 	FindBlock(ctx context.Context, blockerID, blockeeID int64) (*UserBlock, error)
+	// Ties are what userID has on ownerID's side that a block between
+	// the two ends (see Ties).
+	Ties(ctx context.Context, userID, ownerID int64) (*Ties, error)
+}
+
+// Ties are one user's links to another's repositories that a block
+// between the two undoes, beyond stars, watches and follows.
+type Ties struct {
+	// Assigned are the issues and pull requests of the owner's
+	// repositories the user is assigned to.
+	Assigned []IssueRef
+	// Collaborations are the owner's repositories the user collaborates
+	// on, by id.
+	Collaborations []int64
+	// Transfers are the repositories, owned by the owner or whose
+	// transfer the owner started, waiting for the user to accept them.
+	Transfers []int64
+}
+
+// IssueRef names an issue by its repository and number.
+type IssueRef struct {
+	RepoID int64
+	Index  int64
 }

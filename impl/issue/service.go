@@ -430,6 +430,36 @@ func (s Service) replaceLinks(ctx context.Context, is *store.Issue, in EditInput
 	return nil
 }
 
+// Unassign takes u off the assignees of issue number index of r, as a
+// block does; the reference records it as u's own change. Nothing changes
+// when u is not assigned.
+func (s Service) Unassign(ctx context.Context, r *store.Repository, index int64, u *store.User) error {
+	return s.inLockedIssue(ctx, r, index, func(ctx context.Context, is *store.Issue) error {
+		links, err := s.Store.Issues().Links(ctx, []int64{is.ID})
+		if err != nil {
+			return err
+		}
+		was := links.Assignees[is.ID]
+		if !slices.Contains(was, u.ID) {
+			return nil
+		}
+		plan := editPlan{assignees: slices.DeleteFunc(slices.Clone(was), func(id int64) bool { return id == u.ID })}
+		var ch issueChanges
+		edit := events.Issue{ID: is.ID, Index: is.Index}
+		if err := s.replaceLinks(ctx, is, EditInput{SetAssignees: true}, plan, &ch, &edit); err != nil {
+			return err
+		}
+		if err := s.record(ctx, u, is, editEvents(is, edit, is.MilestoneID, ch)...); err != nil {
+			return err
+		}
+		out, err := s.Store.Issues().FindByID(ctx, is.ID)
+		if err != nil {
+			return err
+		}
+		return s.emitIssueEdit(ctx, u, out, edit, ch.kinds()...)
+	})
+}
+
 // SetState closes or reopens issue number index of r on its own for doer,
 // for callers other than an edit (such as a future pull-request merge).
 func (s Service) SetState(ctx context.Context, doer *store.User, r *store.Repository, index int64, closed bool) (*store.Issue, error) {

@@ -7,6 +7,7 @@ import (
 	"repohost/impl/apierr"
 	"repohost/impl/app"
 	"repohost/impl/events"
+	"repohost/impl/issue"
 	"repohost/impl/repo"
 	"repohost/store"
 )
@@ -99,7 +100,8 @@ func (s Service) unfollow(doer, u *store.User) func(ctx context.Context) error {
 
 // Block makes blocker (doer, or an organization doer owns) block blockee,
 // with the reference's effects: the follows between the two end, and each
-// one's stars on and watches of the other's repositories go. An
+// one's stars on, watches of, assignments in and collaborations on the
+// other's repositories go, as do transfers between them. An
 // organization cannot be blocked, nor oneself, nor someone blocked
 // already, nor (by an organization) one of its members (400, as the
 // reference answers).
@@ -138,9 +140,53 @@ func (s Service) Block(ctx context.Context, doer, blocker, blockee *store.User, 
 			if _, err := s.Store.Watches().UnwatchOwnedBy(ctx, pair[0].ID, pair[1].ID); err != nil {
 				return err
 			}
+			if err := s.untie(ctx, doer, pair[0], pair[1]); err != nil {
+				return err
+			}
 		}
 		return s.Events.Emit(ctx, events.UserBlocked, 0, doer.ID, events.Block{Blocker: Named(blocker), User: Named(blockee)})
 	})
+}
+
+// untie ends u's assignments to issues of owner's repositories, its
+// collaborations on them, and the transfers of owner's repositories
+// waiting for u, each through its own service so that each leaves its
+// event (and an assignment its timeline entry).
+func (s Service) untie(ctx context.Context, doer, u, owner *store.User) error {
+	ties, err := s.Store.People().Ties(ctx, u.ID, owner.ID)
+	if err != nil {
+		return err
+	}
+	issues := issue.Service{Deps: s.Deps}
+	find := func(id int64) (*store.Repository, error) { return s.Store.Repos().FindByID(ctx, id) }
+	for _, a := range ties.Assigned {
+		r, err := find(a.RepoID)
+		if err != nil {
+			return err
+		}
+		if err := issues.Unassign(ctx, r, a.Index, u); err != nil {
+			return err
+		}
+	}
+	for _, id := range ties.Collaborations {
+		r, err := find(id)
+		if err != nil {
+			return err
+		}
+		if err := s.Repos.RemoveCollaborator(ctx, doer, r, u); err != nil {
+			return err
+		}
+	}
+	for _, id := range ties.Transfers {
+		r, err := find(id)
+		if err != nil {
+			return err
+		}
+		if err := s.Repos.RejectTransfer(ctx, doer, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Unblock ends blocker's block of blockee; there must be one (400 as the

@@ -23,8 +23,9 @@ import (
 // command line and the first start).
 type Service struct {
 	*app.Deps
-	// Repos deletes the repositories of an account deleted with purge.
-	Repos RepositoryRemover
+	// Repos deletes the repositories of an account deleted with purge, and
+	// ends the collaborations and transfers a block undoes.
+	Repos Repositories
 	// Orgs deletes the organizations such an account was the last owner of.
 	Orgs OrgRemover
 }
@@ -34,6 +35,14 @@ type Service struct {
 // repository service satisfies it.
 type RepositoryRemover interface {
 	DeleteAllOf(ctx context.Context, doer, owner *store.User) error
+}
+
+// Repositories is what the account service asks of the repository
+// service: removals, and the grants a block ends.
+type Repositories interface {
+	RepositoryRemover
+	RemoveCollaborator(ctx context.Context, doer *store.User, r *store.Repository, u *store.User) error
+	RejectTransfer(ctx context.Context, doer *store.User, r *store.Repository) error
 }
 
 // OrgRemover deletes an organization; with purge its repositories go too,

@@ -167,3 +167,22 @@ func (s peopleStore) FindBlock(ctx context.Context, blockerID, blockeeID int64) 
 	}
 	return &b, nil
 }
+
+func (s peopleStore) Ties(ctx context.Context, userID, ownerID int64) (*store.Ties, error) {
+	var t store.Ties
+	conn := s.d.conn(ctx)
+	if err := conn.Raw(`SELECT i.repo_id, i.number AS "index" FROM issue_assignees a
+		JOIN issues i ON i.id = a.issue_id JOIN repositories r ON r.id = i.repo_id
+		WHERE a.assignee_id = ? AND r.owner_id = ? ORDER BY i.repo_id, i.number`, userID, ownerID).Scan(&t.Assigned).Error; err != nil {
+		return nil, translate(err, "list assignments")
+	}
+	if err := conn.Raw(`SELECT c.repo_id FROM collaborations c JOIN repositories r ON r.id = c.repo_id
+		WHERE c.user_id = ? AND r.owner_id = ? ORDER BY c.repo_id`, userID, ownerID).Scan(&t.Collaborations).Error; err != nil {
+		return nil, translate(err, "list collaborations")
+	}
+	if err := conn.Raw(`SELECT t.repo_id FROM repo_transfers t JOIN repositories r ON r.id = t.repo_id
+		WHERE t.recipient_id = ? AND (r.owner_id = ? OR t.doer_id = ?) ORDER BY t.repo_id`, userID, ownerID, ownerID).Scan(&t.Transfers).Error; err != nil {
+		return nil, translate(err, "list transfers")
+	}
+	return &t, nil
+}
