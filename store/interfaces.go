@@ -171,6 +171,9 @@ type RepoStore interface {
 	// case-insensitively) with its owner, in one statement.
 	FindByOwnerAndName(ctx context.Context, owner, name string) (*Repository, error)
 	FindByID(ctx context.Context, id int64) (*Repository, error)
+	// FindByIDs reads the repositories of ids that exist, with their
+	// owners, in one statement.
+	FindByIDs(ctx context.Context, ids []int64) ([]*Repository, error)
 	// FindByIDForUpdate is FindByID for a read-change-Update, with the same
 	// rules as UserStore.FindByIDForUpdate.
 	FindByIDForUpdate(ctx context.Context, id int64) (*Repository, error)

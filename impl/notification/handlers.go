@@ -79,24 +79,21 @@ func (h Handlers) hidden(ctx context.Context, p *auth.Principal, repoID int64) (
 	if err != nil {
 		return nil, err
 	}
+	repos, err := h.Store.Repos().FindByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	perms, err := h.Access.Repos(ctx, p, repos)
+	if err != nil {
+		return nil, err
+	}
 	out := map[int64][]string{}
-	for _, id := range ids {
-		r, err := h.Store.Repos().FindByID(ctx, id)
-		if app.IsNotFound(err) {
+	for i, r := range repos {
+		if !perms[i].Pull {
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		perm, err := h.Access.Repo(ctx, p, r)
-		if err != nil {
-			return nil, err
-		}
-		if !perm.Pull {
-			continue
-		}
-		if src := hiddenSources(perm); len(src) > 0 {
-			out[id] = src
+		if src := hiddenSources(perms[i]); len(src) > 0 {
+			out[r.ID] = src
 		}
 	}
 	return out, nil

@@ -58,6 +58,15 @@ func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, e
 
 func repoID(r *store.Repository) int64 { return r.ID }
 
+func (s repoStore) FindByIDs(ctx context.Context, ids []int64) ([]*store.Repository, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rs []*store.Repository
+	err := s.d.conn(ctx).InnerJoins("Owner").Where("repositories.id IN ?", ids).Order("repositories.id").Find(&rs).Error
+	return rs, translate(err, "find repositories")
+}
+
 func (s repoStore) FindByIDForUpdate(ctx context.Context, id int64) (*store.Repository, error) {
 	db, err := s.d.lockingConn(ctx)
 	if err != nil {
