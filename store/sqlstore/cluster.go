@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,6 +55,10 @@ type cluster struct {
 	cache *readCache
 	pool  *sql.DB
 	log   *slog.Logger
+
+	// listenerPID is the backend of the listening connection (tests end
+	// it to see the caches turn off).
+	listenerPID atomic.Uint32
 
 	mu     sync.Mutex
 	up     bool
@@ -136,6 +141,7 @@ func (cl *cluster) listenOnce(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	cl.listenerPID.Store(conn.PgConn().PID())
 	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
 		return err
 	}
