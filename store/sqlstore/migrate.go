@@ -73,6 +73,13 @@ func (d *DB) Migrate(ctx context.Context) (int, error) {
 
 // migrateUpTo applies the pending migrations up to version last.
 func (d *DB) migrateUpTo(ctx context.Context, last int) (int, error) {
+	// Processes starting together on one PostgreSQL migrate one after the
+	// other: the later ones find the work done.
+	unlock, err := d.locks.Lock(ctx, "migrate", false)
+	if err != nil {
+		return 0, fmt.Errorf("wait for other migrations: %w", err)
+	}
+	defer unlock()
 	g := d.gorm.WithContext(withSecrets(ctx, d.secrets))
 	if err := g.AutoMigrate(&schemaMigration{}); err != nil {
 		return 0, fmt.Errorf("prepare migrations table: %w", err)
