@@ -1,6 +1,7 @@
 package listcache
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -163,4 +164,52 @@ func TestServeRepo(t *testing.T) {
 	serve(1, func() { repos[1].Add(1) })
 	serve(1, nil)
 	expect("rendered across a write in the repository", 5)
+}
+
+// TestServeNotFresh: while the store says a request may not be served from
+// caches (Watch.Fresh: this process cannot tell it has heard of every
+// write made elsewhere), every request renders, and nothing rendered then
+// is kept for later ones.
+func TestServeNotFresh(t *testing.T) {
+	var fresh atomic.Bool
+	c := newCache(store.Watch{TTL: time.Minute, Generation: func() uint64 { return 1 },
+		Shared: func() uint64 { return 1 }, Repo: func(int64) uint64 { return 0 },
+		Fresh: func(context.Context) bool { return fresh.Load() }})
+	renders := 0
+	serve := func(repo bool) {
+		t.Helper()
+		render := func() (middleware.Responder, int64, error) {
+			renders++
+			return middleware.ResponderFunc(func(rw http.ResponseWriter, _ runtime.Producer) {
+				rw.WriteHeader(http.StatusOK)
+				_, _ = rw.Write([]byte(`[]`))
+			}), 0, nil
+		}
+		var r middleware.Responder
+		var err error
+		if repo {
+			r, err = c.ServeRepo(1, c.Shared(t.Context()), "r", func(int64) string { return "" }, render)
+		} else {
+			r, err = c.Serve("k", c.Generation(t.Context()), func(int64) string { return "" }, render)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.WriteResponse(httptest.NewRecorder(), runtime.JSONProducer())
+	}
+	for _, repo := range []bool{false, true} {
+		renders = 0
+		fresh.Store(false)
+		serve(repo)
+		serve(repo)
+		fresh.Store(true)
+		serve(repo)
+		if renders != 3 {
+			t.Errorf("repo %v: %d renderings, want 3: something was kept or served while not fresh", repo, renders)
+		}
+		serve(repo)
+		if renders != 3 {
+			t.Errorf("repo %v: not served from the cache once fresh", repo)
+		}
+	}
 }
