@@ -162,7 +162,9 @@ func TestClusterSyncsOncePerRequest(t *testing.T) {
 	if !b.cluster.fresh(ctx) {
 		t.Fatal("not fresh")
 	}
+	b.cluster.mu.Lock()
 	before := b.cluster.seq
+	b.cluster.mu.Unlock()
 	for range 10 {
 		if !b.cluster.fresh(ctx) {
 			t.Fatal("not fresh")

@@ -180,11 +180,7 @@ func Open(dsn string, opts Options) (*DB, error) {
 		}
 		if cache != nil {
 			d.cluster = newCluster(dsn, cache, sqlDB, opts.Log)
-			cache.published = func(ctx context.Context, ch change) {
-				if err := d.cluster.publish(context.WithoutCancel(ctx), sqlDB, ch); err != nil {
-					d.cluster.log.Warn("cluster: could not tell the other processes of a change", "err", err)
-				}
-			}
+			cache.published = d.cluster.publish
 			d.cluster.start()
 		}
 	}
@@ -261,18 +257,14 @@ func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) err
 	state := &txState{}
 	err := begin.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		state.tx = tx
-		if err := fn(context.WithValue(ctx, txKey{}, state)); err != nil {
-			return err
-		}
-		if d.cluster == nil {
-			return nil
-		}
-		// Delivered by PostgreSQL at commit, and only then.
-		return d.cluster.publish(ctx, tx.Statement.ConnPool, txChange(state))
+		return fn(context.WithValue(ctx, txKey{}, state))
 	})
 	// The tables it changed are retired again even when it failed: a
 	// commit whose answer was lost may still have committed.
 	d.cache.committed(state)
+	// The others are told likewise, also of a failure (a commit whose
+	// answer was lost), before the request is answered.
+	d.cluster.publish(ctx, txChange(state))
 	if err != nil {
 		if isCanceled(err) && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("transaction: %w (%v)", context.Canceled, err)
