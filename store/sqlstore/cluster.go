@@ -19,8 +19,7 @@ import (
 )
 
 // changesChannel is the PostgreSQL notification channel on which the
-// processes of a cluster tell each other what they changed, and through
-// which each one checks it has heard everything (syncs).
+// processes of a cluster tell each other what they changed.
 const changesChannel = "repohost_changes"
 
 // maxPayload bounds a notification's payload (PostgreSQL's limit is 8000
@@ -28,31 +27,41 @@ const changesChannel = "repohost_changes"
 const maxPayload = 7000
 
 // syncTimeout bounds how long a request waits for this process's listener
-// to hear its own sync; past it the request is served without the caches.
+// to hear the clock it read; past it the request is served without the
+// caches.
 const syncTimeout = 2 * time.Second
 
 // cluster keeps the read cache (and what watches it) of a process coherent
 // with the writes of the other processes sharing a PostgreSQL database.
 //
-// Every transaction that changed cached tables sends, once it has
-// committed and before its request is answered, one notification naming
-// them (the bits and repository scopes the local generations count); so
-// does a statement outside a transaction. (Sent inside the transaction it
-// would be delivered at commit, but PostgreSQL then holds its queue's lock
-// through the write's wait for the disk, serialising every write of the
-// cluster: issue creation fell from about 400 to 20 per second.) A process
-// that dies between a commit and its notification never acknowledged the
-// write; the others then follow the TTL for it. A dedicated
-// connection LISTENs and bumps the local generations of what the others
-// changed. Notifications reach a listener in commit order, so before a
-// request is served from a cache the process sends a notification of its
-// own (a sync) and waits until its listener hears it: every write
-// acknowledged before the request began committed before the sync, and
-// its notification has been heard, too. Syncs are shared: one issued after
-// a request began serves every request that began before it was issued,
-// so a busy process sends about one per round trip, and a request at most
-// one. While the listener is down (its connection lost, not yet back) no
-// cache serves or keeps anything; once it is back every entry is retired.
+// Every transaction that changed cached tables, once it has committed and
+// before its request is answered, moves the change clock (one row,
+// cluster_clock) and sends a notification naming what it changed (the
+// bits and repository scopes the local generations count) and the clock's
+// new number, in one short transaction of its own; so does a statement
+// outside a transaction. The row's lock makes the clock's order the order
+// of the notifications, which PostgreSQL delivers in commit order. A
+// dedicated connection LISTENs, bumps the local generations of what the
+// others changed, and remembers the highest number heard.
+//
+// Before a request is served from a cache, the process reads the clock
+// (one primary-key read) and waits until its listener has heard that
+// number: every write acknowledged before the request began moved the
+// clock before that read, and its notification has been heard. Reads are
+// shared: one made after a request began serves every request that began
+// before it was made, so a busy process reads about once per round trip,
+// and a request at most once. While the listener is down (its connection
+// lost, not yet back) no cache serves or keeps anything; once it is back
+// (what was missed is unknown) every entry is retired.
+//
+// Why not the notification inside the write's transaction: PostgreSQL
+// then holds its notification queue's lock through the write's wait for
+// the disk, serialising every write of the cluster (issue creation fell
+// from about 400 to 20 per second on the bench). The notifying
+// transaction here does not wait for the disk (a notification lost with
+// the server is lost either way). A process that dies between a commit
+// and its notification never acknowledged the write; the others follow
+// the TTL for it.
 type cluster struct {
 	dsn   string
 	proc  string
@@ -63,17 +72,21 @@ type cluster struct {
 	// listenerPID is the backend of the listening connection (tests end
 	// it to see the caches turn off).
 	listenerPID atomic.Uint32
+	// reads counts the clock reads (tests).
+	reads atomic.Int64
 
-	mu     sync.Mutex
-	up     bool
-	seq    uint64
-	rounds map[uint64]*syncRound
-	// latest is the sync issued last and not yet heard; doneAt is when
-	// the last sync heard was issued.
-	latest *syncRound
+	mu sync.Mutex
+	up bool
+	// heard is the highest clock number the listener has heard (or
+	// covered by retiring everything when it came back).
+	heard uint64
+	// rounds are the clock reads not finished; latest the one made last;
+	// doneAt when the last one finished well was made.
+	rounds map[*clockRound]bool
+	latest *clockRound
 	doneAt time.Time
-	// dropListener ends the listening connection (a sync it never heard
-	// suggests it is dead without knowing: a peer gone silent).
+	// dropListener ends the listening connection (a number it never
+	// hears suggests it is dead without knowing: a peer gone silent).
 	dropListener context.CancelFunc
 
 	stop context.CancelFunc
@@ -83,10 +96,14 @@ type cluster struct {
 	readyOnce sync.Once
 }
 
-type syncRound struct {
-	at   time.Time
-	done chan struct{}
-	ok   bool
+// clockRound is one read of the clock, and the wait until it was heard.
+type clockRound struct {
+	at time.Time
+	// n is the number read (0: not yet).
+	n        uint64
+	done     chan struct{}
+	ok       bool
+	finished bool
 }
 
 func newCluster(dsn string, cache *readCache, pool *sql.DB, log *slog.Logger) *cluster {
@@ -96,7 +113,7 @@ func newCluster(dsn string, cache *readCache, pool *sql.DB, log *slog.Logger) *c
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &cluster{dsn: dsn, proc: hex.EncodeToString(b[:]), cache: cache, pool: pool, log: log,
-		rounds: map[uint64]*syncRound{}, done: make(chan struct{}), ready: make(chan struct{})}
+		rounds: map[*clockRound]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
 }
 
 // start runs the listener until close, and waits (up to a few seconds) for
@@ -158,50 +175,49 @@ func (cl *cluster) listenOnce(ctx context.Context) error {
 		return err
 	}
 	// What changed while nobody listened is unknown: everything kept is
-	// retired, then the caches may serve again.
+	// retired, which covers every change up to the clock read now (read
+	// after LISTEN: later ones are heard); then the caches may serve.
+	var now int64
+	if err := conn.QueryRow(ctx, "SELECT n FROM cluster_clock WHERE id = 1").Scan(&now); err != nil {
+		return err
+	}
 	cl.cache.invalidateAll()
 	cl.mu.Lock()
 	cl.up = true
 	cl.mu.Unlock()
+	cl.heardUpTo(uint64(now))
 	cl.readyOnce.Do(func() { close(cl.ready) })
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
-		cl.heard(n.Payload)
+		cl.heardOne(n.Payload)
 	}
 }
 
-// setDown turns the caches off and fails the syncs under way.
+// setDown turns the caches off and fails the reads under way.
 func (cl *cluster) setDown() {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	cl.up = false
-	for seq, r := range cl.rounds {
-		delete(cl.rounds, seq)
-		close(r.done)
+	for r := range cl.rounds {
+		cl.finish(r, false)
 	}
-	cl.latest = nil
 }
 
-// heard applies one notification.
-func (cl *cluster) heard(payload string) {
+// heardOne applies one notification: "c PROC N CHANGE".
+func (cl *cluster) heardOne(payload string) {
 	kind, rest, _ := strings.Cut(payload, " ")
 	proc, rest, _ := strings.Cut(rest, " ")
-	switch kind {
-	case "s":
-		if proc != cl.proc {
-			return
-		}
-		seq, err := strconv.ParseUint(rest, 10, 64)
-		if err == nil {
-			cl.finish(seq, true)
-		}
-	case "c":
-		if proc == cl.proc {
-			return // applied when made
-		}
+	num, rest, _ := strings.Cut(rest, " ")
+	n, err := strconv.ParseUint(num, 10, 64)
+	if kind != "c" || err != nil {
+		cl.log.Warn("cluster: unreadable notification", "payload", payload)
+		cl.cache.invalidateAll()
+		return
+	}
+	if proc != cl.proc { // ours were applied when made
 		ch, err := decodeChange(rest)
 		if err != nil {
 			cl.log.Warn("cluster: unreadable change notification", "payload", payload, "err", err)
@@ -209,17 +225,32 @@ func (cl *cluster) heard(payload string) {
 		}
 		ch.apply(cl.cache)
 	}
+	// Only once applied: a request waiting for n then reads after it.
+	cl.heardUpTo(n)
 }
 
-// finish ends the sync seq.
-func (cl *cluster) finish(seq uint64, ok bool) {
+// heardUpTo records that every change up to clock number n was heard, and
+// finishes the reads waiting for it.
+func (cl *cluster) heardUpTo(n uint64) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	r := cl.rounds[seq]
-	if r == nil {
+	if n > cl.heard {
+		cl.heard = n
+	}
+	for r := range cl.rounds {
+		if r.n != 0 && r.n <= cl.heard {
+			cl.finish(r, true)
+		}
+	}
+}
+
+// finish ends round r; cl.mu is held.
+func (cl *cluster) finish(r *clockRound, ok bool) {
+	if r.finished {
 		return
 	}
-	delete(cl.rounds, seq)
+	r.finished = true
+	delete(cl.rounds, r)
 	r.ok = ok && cl.up
 	if r.ok && r.at.After(cl.doneAt) {
 		cl.doneAt = r.at
@@ -232,7 +263,7 @@ func (cl *cluster) finish(seq uint64, ok bool) {
 
 // fresh tells whether the caches may serve ctx: the listener is up and
 // has heard every write acknowledged before ctx's request began (before
-// now, outside a request). It sends at most one sync per request.
+// now, outside a request). It reads the clock at most once per request.
 func (cl *cluster) fresh(ctx context.Context) bool {
 	if cl == nil {
 		return true
@@ -260,12 +291,10 @@ func (cl *cluster) fresh(ctx context.Context) bool {
 	}
 	r := cl.latest
 	if r == nil || r.at.Before(since) {
-		cl.seq++
-		seq := cl.seq
-		r = &syncRound{at: time.Now(), done: make(chan struct{})}
-		cl.rounds[seq] = r
+		r = &clockRound{at: time.Now(), done: make(chan struct{})}
+		cl.rounds[r] = true
 		cl.latest = r
-		go cl.send(seq)
+		go cl.read(r)
 	}
 	cl.mu.Unlock()
 	t := time.NewTimer(syncTimeout)
@@ -275,9 +304,9 @@ func (cl *cluster) fresh(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	case <-t.C:
-		// The listener did not hear what the database took: start it
+		// The listener did not hear what the database holds: start it
 		// again (meanwhile the caches are off).
-		cl.log.Warn("cluster: a sync was not heard in time; reconnecting the change listener")
+		cl.log.Warn("cluster: the change listener did not catch up in time; reconnecting it")
 		cl.mu.Lock()
 		if cl.dropListener != nil {
 			cl.dropListener()
@@ -291,25 +320,23 @@ func (cl *cluster) fresh(ctx context.Context) bool {
 	return r.ok
 }
 
-// send issues sync seq.
-func (cl *cluster) send(seq uint64) {
+// read reads the clock for r, which ends once the listener has heard it.
+func (cl *cluster) read(r *clockRound) {
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
-	if err := cl.notify(ctx, "s "+cl.proc+" "+strconv.FormatUint(seq, 10)); err != nil {
-		cl.finish(seq, false)
+	cl.reads.Add(1)
+	var n int64
+	err := cl.pool.QueryRowContext(ctx, "SELECT n FROM cluster_clock WHERE id = 1").Scan(&n)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	switch {
+	case err != nil:
+		cl.finish(r, false)
+	case uint64(n) <= cl.heard:
+		cl.finish(r, true)
+	default:
+		r.n = uint64(n)
 	}
-}
-
-// notify sends one notification in a transaction of its own that commits
-// without waiting for its commit record to reach the disk: PostgreSQL
-// serialises the commits of notifying transactions (one lock on the queue
-// until the commit is done), and with the wait for the disk inside that
-// lock every write of the cluster would commit one at a time. A
-// notification lost with the server is lost either way.
-func (cl *cluster) notify(ctx context.Context, payload string) error {
-	_, err := cl.pool.ExecContext(ctx, "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
-		changesChannel, payload)
-	return err
 }
 
 // publish tells the others of ch, a write that has committed (and that
@@ -320,7 +347,10 @@ func (cl *cluster) publish(ctx context.Context, ch change) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	defer cancel()
-	if err := cl.notify(ctx, "c "+cl.proc+" "+ch.encode()); err != nil {
+	_, err := cl.pool.ExecContext(ctx, `WITH c AS (UPDATE cluster_clock SET n = n + 1 WHERE id = 1 RETURNING n)
+SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, 'c ' || $2::text || ' ' || c.n || ' ' || $3::text) FROM c`,
+		changesChannel, cl.proc, ch.encode())
+	if err != nil {
 		// The others follow the TTL for this change.
 		cl.log.Warn("cluster: could not tell the other processes of a change", "err", err)
 	}
