@@ -91,7 +91,8 @@ type cluster struct {
 
 	stop context.CancelFunc
 	done chan struct{}
-	// ready is closed once the listener has listened for the first time.
+	// ready is closed once the listener has listened, or failed to, for
+	// the first time.
 	ready     chan struct{}
 	readyOnce sync.Once
 }
@@ -143,6 +144,9 @@ func (cl *cluster) listen(ctx context.Context) {
 	pause := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		err := cl.listenOnce(ctx)
+		// A first attempt that fails (the clock's table not there yet,
+		// before the migrations) does not hold up the start.
+		cl.readyOnce.Do(func() { close(cl.ready) })
 		cl.setDown()
 		if ctx.Err() != nil {
 			return
