@@ -1,8 +1,10 @@
 // Package listcache keeps rendered list pages (the JSON body and the
 // total) for a moment, under the same rules as the store's read cache
 // (store.Watch): within this process an answer is retired as soon as any
-// table it was rendered from changes; across processes it is served for at
-// most the store's TTL. It never decides who may see an answer: the caller
+// table it was rendered from changes; across processes likewise in cluster
+// mode (store.Watch.Fresh, asked once per request through Generation or
+// Shared, turns the cache off for a request the store cannot vouch for),
+// and otherwise it is served for at most the store's TTL. It never decides who may see an answer: the caller
 // checks access on every request before asking it, and puts in the key
 // everything about the request and the caller that changes the bytes.
 // Each kind of list has its own Cache, over the tables it is read from
