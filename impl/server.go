@@ -348,7 +348,9 @@ func observeRequests(d *app.Deps, routes func(*http.Request) string, next http.H
 		id := requestid.Accept(r)
 		w.Header().Set(requestid.Header, id)
 		var route string
-		r = r.WithContext(context.WithValue(requestid.With(r.Context(), id), routeKey{}, &route))
+		// store.BeginRequest: the caches serve it only what includes every
+		// write acknowledged before now, by any process.
+		r = r.WithContext(context.WithValue(requestid.With(store.BeginRequest(r.Context()), id), routeKey{}, &route))
 		rec := &statusRecorder{ResponseWriter: w, requestID: id}
 		logIt := every == 1 || (every > 1 && (n.Add(1)-1)%uint64(every) == 0)
 		// Also for a request that panics (a download cut off midway is

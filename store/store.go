@@ -48,9 +48,11 @@ type Page struct {
 // fresh as the store's own read cache: within this process, Generation
 // grows as soon as a change to one of the watched tables is made (at the
 // statement, and again when its transaction ends), so an answer read after
-// Generation was taken is current while it is unchanged; across processes
-// sharing the database nothing is told, and an answer may be served for at
-// most TTL.
+// Generation was taken is current while it is unchanged. Across processes
+// sharing the database, the same holds in cluster mode (the processes tell
+// each other what they changed, and Fresh makes sure this one has heard
+// of every write acknowledged before a request began); otherwise nothing
+// is told, and an answer may be served for at most TTL.
 //
 // An answer read from one repository's rows may follow a finer rule:
 // Shared grows with every change not confined to one repository, and
@@ -61,7 +63,13 @@ type Page struct {
 // counters), never miss one of id's. Shared is taken before anything the
 // answer is read from, Repo(id) before the repository's own rows.
 type Watch struct {
-	TTL        time.Duration
+	TTL time.Duration
+	// Fresh, when set, is asked once per request before anything is read
+	// (Generation, Shared): false means the cache must neither serve nor
+	// keep anything for this request (several processes share the
+	// database and this one cannot tell it has heard of every write
+	// acknowledged before the request began).
+	Fresh      func(ctx context.Context) bool
 	Generation func() uint64
 	Shared     func() uint64
 	Repo       func(repoID int64) uint64
@@ -72,6 +80,9 @@ type Store interface {
 	// Watch watches the named tables; false when the store caches nothing
 	// (then nothing built on it may be cached either).
 	Watch(tables ...string) (Watch, bool, error)
+	// Locks serialises work per key across every process on the
+	// database (see Locker).
+	Locks() Locker
 	Tx
 	Users() UserStore
 	Emails() EmailStore

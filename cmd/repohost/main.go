@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -65,8 +66,12 @@ the file, with --secret-key it prints the key to configure; stop the servers
 first and restart them with the new key.
 Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN, REPOHOST_DATA, REPOHOST_DB,
 REPOHOST_ROOT_URL, REPOHOST_ACCESS_LOG, REPOHOST_LOG_LEVEL, REPOHOST_METRICS (true),
-REPOHOST_METRICS_TOKEN, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_EVENT_LEASE, REPOHOST_SIGNING_KEY, REPOHOST_SECRET_KEY, REPOHOST_PPROF
+REPOHOST_METRICS_TOKEN, REPOHOST_CLUSTER, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_EVENT_LEASE, REPOHOST_SIGNING_KEY, REPOHOST_SECRET_KEY, REPOHOST_PPROF
 and REPOHOST_MEMORY_LIMIT.
+--cluster (auto: on with PostgreSQL) lets several server processes share one
+PostgreSQL: each tells the others what it changed and hears of their
+changes before serving from its caches (see docs/deployment.md); on the
+embedded database one server process runs, and a second one is refused.
 --pprof serves Go's profiles (net/http/pprof, /debug/pprof/) on a separate
 listener, which must be a loopback address.
 --memory-limit is the Go runtime's soft memory limit (default ` + defaultMemoryLimit + `; off for
@@ -155,6 +160,8 @@ type storage struct {
 	data      string
 	db        string
 	secretKey string
+	// cluster turns the store's cluster mode on (serve, on PostgreSQL).
+	cluster bool
 }
 
 func (s *storage) register(fs *flag.FlagSet) {
@@ -190,7 +197,8 @@ func (s *storage) open(ctx context.Context, log *slog.Logger) (*sqlstore.DB, err
 	if err != nil {
 		return nil, err
 	}
-	db, err := sqlstore.Open(dsn, sqlstore.Options{CacheTTL: sqlstore.DefaultCacheTTL, Secrets: secrets})
+	db, err := sqlstore.Open(dsn, sqlstore.Options{CacheTTL: sqlstore.DefaultCacheTTL, Secrets: secrets,
+		Cluster: s.cluster, Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -334,6 +342,8 @@ func serve(args []string, log *slog.Logger) error {
 	pprofListen := fs.String("pprof", env("REPOHOST_PPROF", ""), "loopback address to serve Go's profiles (/debug/pprof/) on (default: none)")
 	sizeLimits := fs.String("size-limits", env("REPOHOST_SIZE_LIMITS", ""),
 		`upload limits (413 past them), "asset=2GiB,package=2GiB,npm=100MiB,generic=off": release assets, any package file, one package type`)
+	clusterMode := fs.String("cluster", env("REPOHOST_CLUSTER", "auto"),
+		"several processes on one PostgreSQL: on, off, or auto (on with PostgreSQL); see docs/deployment.md")
 	memoryLimit := fs.String("memory-limit", env("REPOHOST_MEMORY_LIMIT", defaultMemoryLimit),
 		"the Go runtime's soft memory limit: a size such as 64MiB or 1GiB, or off (GOMEMLIMIT, when set, wins)")
 	if err := fs.Parse(args); err != nil {
@@ -359,6 +369,24 @@ func serve(args []string, log *slog.Logger) error {
 	// Merges, rebases, forks and pull request diffs run the git binary.
 	if err := gitstore.CheckGit(); err != nil {
 		return err
+	}
+	switch *clusterMode {
+	case "auto":
+		st.cluster = sqlstore.IsPostgres(st.db)
+	case "on", "true":
+		st.cluster = true
+	case "off", "false":
+	default:
+		return fmt.Errorf("--cluster %q: want on, off or auto", *clusterMode)
+	}
+	if !sqlstore.IsPostgres(st.db) {
+		// The embedded database serves one process: a second one would
+		// keep caches and locks the first never hears of.
+		release, err := soleProcess(st.data, st.db)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -477,4 +505,28 @@ func serve(args []string, log *slog.Logger) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)
+}
+
+// soleProcess makes sure no other server process serves the embedded
+// database at dsn (default: in data): it holds an flock on a file beside
+// it until release, and refuses when another process holds it.
+func soleProcess(data, dsn string) (release func(), err error) {
+	if dsn == "" {
+		dsn = sqlstore.DefaultSQLitePath(data)
+	}
+	if err := os.MkdirAll(filepath.Dir(dsn), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(dsn+".serve-lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another server process serves %s: the embedded database serves one process (use PostgreSQL for several, see docs/deployment.md)", dsn)
+		}
+		return nil, fmt.Errorf("lock %s: %w", dsn, err)
+	}
+	return func() { f.Close() }, nil
 }

@@ -165,3 +165,25 @@ func TestSecretKeySources(t *testing.T) {
 		}
 	}
 }
+
+// TestSoleProcessOnSQLite: a second server on one embedded database is
+// refused while the first runs, and starts once it has stopped.
+func TestSoleProcessOnSQLite(t *testing.T) {
+	data := t.TempDir()
+	release, err := soleProcess(data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := soleProcess(data, ""); err == nil || !strings.Contains(err.Error(), "another server process") {
+		if r != nil {
+			r()
+		}
+		t.Fatalf("a second process on the embedded database: %v", err)
+	}
+	release()
+	again, err := soleProcess(data, "")
+	if err != nil {
+		t.Fatalf("after the first stopped: %v", err)
+	}
+	again()
+}

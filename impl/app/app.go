@@ -62,11 +62,13 @@ type Deps struct {
 	// PackagesDir holds the package registry's blobs, each named by its
 	// SHA-256 (see impl/packages).
 	PackagesDir string
-	// BranchLocks queues this process's contents commits to one branch,
-	// so they do not keep losing the compare-and-swap to each other.
+	// BranchLocks queues the contents commits to one branch (of every
+	// process on the database: the store's Locker), so they do not keep
+	// losing the compare-and-swap to each other.
 	BranchLocks KeyedMutex
-	// BlobLocks serialise this process's work on one package blob (by
-	// SHA-256): placing it and recording it, or removing it.
+	// BlobLocks serialise the work on one package blob (by SHA-256) of
+	// every process on the database: placing it and recording it, or
+	// removing it.
 	BlobLocks KeyedMutex
 	// IssueLists keeps rendered issue lists for a moment when the store
 	// keeps its read cache (nil otherwise); see impl/listcache.
@@ -273,7 +275,14 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	if l, ok := db.Locks().(interface{ AcrossHosts() bool }); ok && l.AcrossHosts() {
+		// Processes on several hosts may share the repository directory,
+		// where a file lock may not hold.
+		git.Locker = db.Locks()
+	}
 	return &Deps{
+		BranchLocks:    KeyedMutex{Locker: db.Locks(), Prefix: "branch:"},
+		BlobLocks:      KeyedMutex{Locker: db.Locks(), Prefix: "package-blob:"},
 		IssueLists:     issueLists,
 		RepoLists:      repoLists,
 		IssueSearches:  issueSearches,

@@ -7,11 +7,17 @@ import (
 	"time"
 
 	"repohost/impl/apierr"
+	"repohost/store"
 )
 
 // KeyedMutex serialises work per key within this process; its zero value
-// is ready. Keys are dropped once nobody holds or awaits them.
+// is ready. Keys are dropped once nobody holds or awaits them. With a
+// Locker it serialises through it instead (the store's, across every
+// process on the database), the key prefixed with Prefix.
 type KeyedMutex struct {
+	Locker store.Locker
+	Prefix string
+
 	mu    sync.Mutex
 	locks map[string]*keyedLock
 }
@@ -23,6 +29,9 @@ type keyedLock struct {
 
 // Lock waits for key, or for ctx to end; unlock releases it.
 func (k *KeyedMutex) Lock(ctx context.Context, key string) (unlock func(), err error) {
+	if k.Locker != nil {
+		return k.Locker.Lock(ctx, k.Prefix+key, false)
+	}
 	k.mu.Lock()
 	if k.locks == nil {
 		k.locks = make(map[string]*keyedLock)

@@ -77,12 +77,16 @@ func LoadHostKey(dataDir string) (ssh.Signer, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, err
 		}
-		// O_EXCL: two servers starting on one data directory keep one key.
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, os.ErrExist) {
-			return LoadHostKey(dataDir)
-		}
+		// Written whole under another name, then linked into place (which
+		// fails when the name exists): two servers starting on one data
+		// directory keep one key, and neither reads half of it.
+		f, err := os.CreateTemp(filepath.Dir(path), ".host_key.new.")
 		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(f.Name())
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
 			return nil, err
 		}
 		if _, err := f.Write(raw); err != nil {
@@ -90,6 +94,11 @@ func LoadHostKey(dataDir string) (ssh.Signer, error) {
 			return nil, err
 		}
 		if err := f.Close(); err != nil {
+			return nil, err
+		}
+		if err := os.Link(f.Name(), path); errors.Is(err, os.ErrExist) {
+			return LoadHostKey(dataDir)
+		} else if err != nil {
 			return nil, err
 		}
 	} else if err != nil {

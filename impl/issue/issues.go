@@ -171,7 +171,7 @@ func (h Handlers) IssueListIssues(ctx context.Context, params issue.IssueListIss
 	s := h.svc()
 	// Before anything the answer is read from, access included; the
 	// repository's own part is taken once it is known (repoList).
-	shared := h.IssueLists.Shared()
+	shared := h.IssueLists.Shared(ctx)
 	r, _, err := s.Tracker(ctx, p, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
@@ -271,7 +271,7 @@ func (s Service) milestoneFilter(ctx context.Context, r *store.Repository, param
 func (h Handlers) IssueSearchIssues(ctx context.Context, params issue.IssueSearchIssuesParams) middleware.Responder {
 	// Taken before anything the answer is read from (the owner, the
 	// caller's grants): see listcache.
-	gen := h.IssueSearches.Generation()
+	gen := h.IssueSearches.Generation(ctx)
 	p := auth.FromContext(ctx)
 	s := h.svc()
 	f := store.IssueFilter{AcrossRepos: true, Viewer: access.Viewer(p), IsClosed: stateFilter(params.State), IsPull: typeFilter(params.Type),

@@ -1,8 +1,10 @@
 // Package listcache keeps rendered list pages (the JSON body and the
 // total) for a moment, under the same rules as the store's read cache
 // (store.Watch): within this process an answer is retired as soon as any
-// table it was rendered from changes; across processes it is served for at
-// most the store's TTL. It never decides who may see an answer: the caller
+// table it was rendered from changes; across processes likewise in cluster
+// mode (store.Watch.Fresh, asked once per request through Generation or
+// Shared, turns the cache off for a request the store cannot vouch for),
+// and otherwise it is served for at most the store's TTL. It never decides who may see an answer: the caller
 // checks access on every request before asking it, and puts in the key
 // everything about the request and the caller that changes the bytes.
 // Each kind of list has its own Cache, over the tables it is read from
@@ -11,6 +13,7 @@ package listcache
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -70,11 +73,19 @@ func newCache(w store.Watch) *Cache {
 	return &Cache{watch: w, now: time.Now, entries: map[string]*entry{}}
 }
 
+// bypass is the generation handed out to a request the cache may not
+// serve (store.Watch.Fresh said no): it neither serves nor keeps anything.
+const bypass = ^uint64(0)
+
 // Generation is taken before anything an answer is rendered from is read
-// (the repository and the caller's access included), and handed to Put.
-func (c *Cache) Generation() uint64 {
+// (the repository and the caller's access included), and handed to Put;
+// ctx is the request's.
+func (c *Cache) Generation(ctx context.Context) uint64 {
 	if c == nil {
 		return 0
+	}
+	if c.watch.Fresh != nil && !c.watch.Fresh(ctx) {
+		return bypass
 	}
 	return c.watch.Generation()
 }
@@ -83,9 +94,12 @@ func (c *Cache) Generation() uint64 {
 // (ServeRepo), before anything it is read from, the repository and the
 // caller's access included: it follows the changes not confined to one
 // repository.
-func (c *Cache) Shared() uint64 {
+func (c *Cache) Shared(ctx context.Context) uint64 {
 	if c == nil {
 		return 0
+	}
+	if c.watch.Fresh != nil && !c.watch.Fresh(ctx) {
+		return bypass
 	}
 	if c.watch.Shared == nil {
 		return c.watch.Generation()
@@ -124,7 +138,7 @@ func (c *Cache) Put(key string, gen uint64, a Answer) {
 
 // put is Put for an answer of repo (0: of none), gen taken by repoGen.
 func (c *Cache) put(key string, repo int64, gen uint64, a Answer) {
-	if c == nil || len(a.Body) > MaxEntrySize {
+	if c == nil || len(a.Body) > MaxEntrySize || gen == bypass {
 		return
 	}
 	c.mu.Lock()
@@ -192,7 +206,7 @@ func (c *Cache) Serve(key string, gen uint64, link func(total int64) string,
 func (c *Cache) ServeRepo(repoID int64, shared uint64, key string, link func(total int64) string,
 	render func() (middleware.Responder, int64, error)) (middleware.Responder, error) {
 	gen := shared
-	if c != nil {
+	if c != nil && shared != bypass {
 		if c.watch.Shared == nil || c.watch.Repo == nil {
 			repoID = 0
 		} else {
@@ -204,6 +218,9 @@ func (c *Cache) ServeRepo(repoID int64, shared uint64, key string, link func(tot
 
 func (c *Cache) serve(key string, repo int64, gen uint64, link func(total int64) string,
 	render func() (middleware.Responder, int64, error)) (middleware.Responder, error) {
+	if gen == bypass {
+		c = nil
+	}
 	if c != nil {
 		if a, ok := c.Get(key); ok {
 			return cached{a, link(a.Total)}, nil

@@ -1,6 +1,7 @@
 package listcache
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +25,7 @@ func TestCacheRules(t *testing.T) {
 	c.now = func() time.Time { return now }
 	a := Answer{Body: []byte("[1]"), Total: 1}
 
-	g := c.Generation()
+	g := c.Generation(t.Context())
 	c.Put("k", g, a)
 	if got, ok := c.Get("k"); !ok || string(got.Body) != "[1]" || got.Total != 1 {
 		t.Fatalf("kept answer: %v %v", got, ok)
@@ -37,25 +38,25 @@ func TestCacheRules(t *testing.T) {
 	if _, ok := c.Get("k"); ok {
 		t.Error("kept an answer rendered across a change")
 	}
-	c.Put("k", c.Generation(), a)
+	c.Put("k", c.Generation(t.Context()), a)
 	now = now.Add(time.Second)
 	if _, ok := c.Get("k"); ok {
 		t.Error("served past the TTL")
 	}
-	c.Put("big", c.Generation(), Answer{Body: make([]byte, MaxEntrySize+1)})
+	c.Put("big", c.Generation(t.Context()), Answer{Body: make([]byte, MaxEntrySize+1)})
 	if _, ok := c.Get("big"); ok {
 		t.Error("kept an answer over MaxEntrySize")
 	}
 
 	for i := 0; i < 3*MaxEntries; i++ {
-		c.Put(fmt.Sprint(i), c.Generation(), Answer{Body: make([]byte, 100)})
+		c.Put(fmt.Sprint(i), c.Generation(t.Context()), Answer{Body: make([]byte, 100)})
 		if len(c.entries) > MaxEntries {
 			t.Fatalf("%d entries, bound %d", len(c.entries), MaxEntries)
 		}
 	}
 	body := make([]byte, MaxEntrySize)
 	for i := 0; i < 3*MaxBytes/MaxEntrySize; i++ {
-		c.Put(fmt.Sprint("large", i), c.Generation(), Answer{Body: body})
+		c.Put(fmt.Sprint("large", i), c.Generation(t.Context()), Answer{Body: body})
 		if c.bytes > MaxBytes {
 			t.Fatalf("%d bytes, bound %d", c.bytes, MaxBytes)
 		}
@@ -68,7 +69,7 @@ func TestCacheRules(t *testing.T) {
 		t.Errorf("counted %d bytes, kept %d", c.bytes, sum)
 	}
 	var none *Cache
-	none.Put("k", none.Generation(), a)
+	none.Put("k", none.Generation(t.Context()), a)
 	if _, ok := none.Get("k"); ok {
 		t.Error("a nil cache kept something")
 	}
@@ -82,7 +83,7 @@ func TestServeWritesWhatItKept(t *testing.T) {
 	renders := 0
 	serve := func(link string) *httptest.ResponseRecorder {
 		t.Helper()
-		r, err := c.Serve("k", c.Generation(), func(total int64) string { return fmt.Sprint(link, total) },
+		r, err := c.Serve("k", c.Generation(t.Context()), func(total int64) string { return fmt.Sprint(link, total) },
 			func() (middleware.Responder, int64, error) {
 				renders++
 				return middleware.ResponderFunc(func(rw http.ResponseWriter, _ runtime.Producer) {
@@ -107,7 +108,7 @@ func TestServeWritesWhatItKept(t *testing.T) {
 		first.Header().Get("X-Total-Count") != again.Header().Get("X-Total-Count") || again.Header().Get("Link") != "b2" {
 		t.Fatalf("kept answer differs: %d %q %v / %d %q %v", first.Code, first.Body, first.Header(), again.Code, again.Body, again.Header())
 	}
-	if _, err := c.Serve("e", c.Generation(), nil, func() (middleware.Responder, int64, error) {
+	if _, err := c.Serve("e", c.Generation(t.Context()), nil, func() (middleware.Responder, int64, error) {
 		return nil, 0, fmt.Errorf("boom")
 	}); err == nil {
 		t.Error("a failed rendering was not reported")
@@ -125,7 +126,7 @@ func TestServeRepo(t *testing.T) {
 	renders := 0
 	serve := func(repo int64, during func()) {
 		t.Helper()
-		r, err := c.ServeRepo(repo, c.Shared(), fmt.Sprint("k", repo), func(int64) string { return "" },
+		r, err := c.ServeRepo(repo, c.Shared(t.Context()), fmt.Sprint("k", repo), func(int64) string { return "" },
 			func() (middleware.Responder, int64, error) {
 				renders++
 				if during != nil {
@@ -163,4 +164,52 @@ func TestServeRepo(t *testing.T) {
 	serve(1, func() { repos[1].Add(1) })
 	serve(1, nil)
 	expect("rendered across a write in the repository", 5)
+}
+
+// TestServeNotFresh: while the store says a request may not be served from
+// caches (Watch.Fresh: this process cannot tell it has heard of every
+// write made elsewhere), every request renders, and nothing rendered then
+// is kept for later ones.
+func TestServeNotFresh(t *testing.T) {
+	var fresh atomic.Bool
+	c := newCache(store.Watch{TTL: time.Minute, Generation: func() uint64 { return 1 },
+		Shared: func() uint64 { return 1 }, Repo: func(int64) uint64 { return 0 },
+		Fresh: func(context.Context) bool { return fresh.Load() }})
+	renders := 0
+	serve := func(repo bool) {
+		t.Helper()
+		render := func() (middleware.Responder, int64, error) {
+			renders++
+			return middleware.ResponderFunc(func(rw http.ResponseWriter, _ runtime.Producer) {
+				rw.WriteHeader(http.StatusOK)
+				_, _ = rw.Write([]byte(`[]`))
+			}), 0, nil
+		}
+		var r middleware.Responder
+		var err error
+		if repo {
+			r, err = c.ServeRepo(1, c.Shared(t.Context()), "r", func(int64) string { return "" }, render)
+		} else {
+			r, err = c.Serve("k", c.Generation(t.Context()), func(int64) string { return "" }, render)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.WriteResponse(httptest.NewRecorder(), runtime.JSONProducer())
+	}
+	for _, repo := range []bool{false, true} {
+		renders = 0
+		fresh.Store(false)
+		serve(repo)
+		serve(repo)
+		fresh.Store(true)
+		serve(repo)
+		if renders != 3 {
+			t.Errorf("repo %v: %d renderings, want 3: something was kept or served while not fresh", repo, renders)
+		}
+		serve(repo)
+		if renders != 3 {
+			t.Errorf("repo %v: not served from the cache once fresh", repo)
+		}
+	}
 }

@@ -71,7 +71,7 @@ func (h Handlers) OrgListRepos(ctx context.Context, params organization.OrgListR
 	// Before anything the answer is read from, the organization's
 	// visibility included (checked on every request: the key holds only its
 	// id).
-	gen := h.RepoLists.Generation()
+	gen := h.RepoLists.Generation(ctx)
 	o, err := h.VisibleOrg(ctx, p, params.Org)
 	if err != nil {
 		return h.Fail(err)

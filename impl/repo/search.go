@@ -107,7 +107,7 @@ func searchQuery(p *auth.Principal, params repository.RepoSearchParams) (q store
 }
 
 func (h Handlers) RepoSearch(ctx context.Context, params repository.RepoSearchParams) middleware.Responder {
-	gen := h.RepoLists.Generation()
+	gen := h.RepoLists.Generation(ctx)
 	p := auth.FromContext(ctx)
 	q, none, err := searchQuery(p, params)
 	if err != nil {

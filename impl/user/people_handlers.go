@@ -31,7 +31,7 @@ func (h Handlers) starredList(ctx context.Context, gen uint64, p *auth.Principal
 }
 
 func (h Handlers) UserCurrentListStarred(ctx context.Context, params user.UserCurrentListStarredParams) middleware.Responder {
-	gen := h.RepoLists.Generation()
+	gen := h.RepoLists.Generation(ctx)
 	p, err := auth.RequireUser(ctx)
 	if err != nil {
 		return h.Fail(err)
@@ -43,7 +43,7 @@ func (h Handlers) UserCurrentListStarred(ctx context.Context, params user.UserCu
 }
 
 func (h Handlers) UserListStarred(ctx context.Context, params user.UserListStarredParams) middleware.Responder {
-	gen := h.RepoLists.Generation()
+	gen := h.RepoLists.Generation(ctx)
 	p := auth.FromContext(ctx)
 	u, err := h.VisibleUser(ctx, p, params.Username)
 	if err != nil {

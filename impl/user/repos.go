@@ -22,7 +22,7 @@ func (h Handlers) UserListRepos(ctx context.Context, params user.UserListReposPa
 	p := auth.FromContext(ctx)
 	// Before anything the answer is read from, the owner's visibility
 	// included (checked on every request: the key holds only its id).
-	gen := h.RepoLists.Generation()
+	gen := h.RepoLists.Generation(ctx)
 	owner, err := h.VisibleUser(ctx, p, params.Username)
 	if err != nil {
 		return h.Fail(err)
@@ -45,7 +45,7 @@ func (h Handlers) UserListRepos(ctx context.Context, params user.UserListReposPa
 // UserCurrentListRepos lists the repositories the caller owns or reaches
 // through an organization membership, by name as the reference does.
 func (h Handlers) UserCurrentListRepos(ctx context.Context, params user.UserCurrentListReposParams) middleware.Responder {
-	gen := h.RepoLists.Generation()
+	gen := h.RepoLists.Generation(ctx)
 	p, err := auth.RequireUser(ctx)
 	if err != nil {
 		return h.Fail(err)

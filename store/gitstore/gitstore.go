@@ -31,6 +31,11 @@ type Store struct {
 	// GitRepo.unpack); the same bound as uploadSlots, for the same
 	// reason: the work is git's, bound by CPU and disk.
 	receiveSlots chan struct{}
+	// Locker, when set, takes LockRepo's lock in the database instead of
+	// on a file: on PostgreSQL, whose processes may serve one shared
+	// repository directory from several hosts, where a file lock may
+	// not hold (see LockRepo).
+	Locker store.Locker
 }
 
 // New returns a Store rooted at root, creating the directory if needed.

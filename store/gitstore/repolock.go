@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,15 +23,23 @@ const repoLockFile = "repohost.lock"
 // an exclusive one waits for them all and keeps them waiting until it
 // releases. It waits until ctx ends.
 //
-// It is an flock(2) lock on a file in the repository's directory, so it
-// holds between goroutines and between processes alike: every process
-// serving a repository works on its directory, whichever database they
-// share, and the kernel releases the lock of a process that dies. No
-// database connection or transaction is held while git works.
+// Without a Locker it is an flock(2) lock on a file in the repository's
+// directory, so it holds between goroutines and between processes of one
+// host alike, and the kernel releases the lock of a process that dies. With
+// one (PostgreSQL: processes on several hosts may share the repository
+// directory over a network file system, where flock may be local to each
+// host or refused) it is the database's advisory lock on the repository's
+// name, held on a connection of its own while git works (no transaction).
 func (s *Store) LockRepo(ctx context.Context, owner, name string, exclusive bool) (unlock func(), err error) {
 	dir, err := s.Path(owner, name)
 	if err != nil {
 		return nil, err
+	}
+	if s.Locker != nil {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
+		}
+		return s.Locker.Lock(ctx, "repo:"+strings.ToLower(owner)+"/"+strings.ToLower(name), !exclusive)
 	}
 	f, err := os.OpenFile(filepath.Join(dir, repoLockFile), os.O_CREATE|os.O_RDWR, 0o644)
 	if errors.Is(err, os.ErrNotExist) {

@@ -128,6 +128,10 @@ type readCache struct {
 	scoped [rowStripes]atomic.Uint64
 	// targets remembers writtenTables of the statements seen.
 	targets writeTargets
+	// published, in cluster mode, tells the other processes of a write
+	// made outside a transaction (those of a transaction are told at
+	// its commit, see DB.WithTx).
+	published func(ctx context.Context, ch change)
 
 	mu      sync.RWMutex
 	entries map[string]cacheEntry
@@ -296,6 +300,18 @@ func (c *readCache) invalidate(tables int) {
 	}
 }
 
+// invalidateAll retires every entry, whatever it was read from.
+func (c *readCache) invalidateAll() {
+	if c == nil {
+		return
+	}
+	c.invalidate(allTables)
+	for i := range c.rows {
+		c.rows[i].Add(1)
+		c.scoped[i].Add(1)
+	}
+}
+
 // invalidateRepo retires every entry read from one of tables, and for a
 // watch only what was read from repository repo's rows (and its stripe's).
 func (c *readCache) invalidateRepo(tables int, repo int64) {
@@ -400,6 +416,9 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 			return
 		}
 		state, _ := db.Statement.Context.Value(txKey{}).(*txState)
+		if state == nil && c.published != nil {
+			defer func() { c.published(db.Statement.Context, statementChange(db.Statement.Context, tables)) }()
+		}
 		if id, ok := db.Statement.Context.Value(counterWriteKey{}).(int64); ok && tables&tRepos != 0 {
 			tables &^= tRepos
 			c.countersChanged([]int64{id})
@@ -447,6 +466,24 @@ func (c *readCache) watchWrites(g *gorm.DB) error {
 	return nil
 }
 
+// statementChange is what a statement outside a transaction that wrote to
+// tables changed, as wrote counts it.
+func statementChange(ctx context.Context, tables int) change {
+	var ch change
+	if id, ok := ctx.Value(counterWriteKey{}).(int64); ok && tables&tRepos != 0 {
+		tables &^= tRepos
+		ch.counters = []int64{id}
+	}
+	if repo, ok := store.ConfinedRepo(ctx); ok && tables&^scopedTables == 0 {
+		if tables != 0 {
+			ch.scoped = []scopedWrite{{repo, tables}}
+		}
+		return ch
+	}
+	ch.tables = tables
+	return ch
+}
+
 // committed retires, once a transaction has committed, the entries read
 // from the tables it changed: rows read while it was open were the
 // committed ones then, and may have been stored.
@@ -477,7 +514,7 @@ func cached[T any](ctx context.Context, d *DB, key string, tables int, clone fun
 // repoOf names that repository, whose counter writes retire the entry (see
 // counterWrite) although they do not count as changes to repositories.
 func cachedRow[T any](ctx context.Context, d *DB, key string, tables int, repoOf func(T) int64, clone func(T) T, load func() (T, error)) (T, error) {
-	if _, inTx := ctx.Value(txKey{}).(*txState); inTx || d.cache == nil {
+	if _, inTx := ctx.Value(txKey{}).(*txState); inTx || d.cache == nil || !d.cluster.fresh(ctx) {
 		return load()
 	}
 	if v, ok := d.cache.getRow(key, store.CountersLag(ctx)); ok {
@@ -520,7 +557,7 @@ func cachedByIDs[T any](ctx context.Context, d *DB, ids []int64, key func(int64)
 		return out, nil
 	}
 	c := d.cache
-	if _, inTx := ctx.Value(txKey{}).(*txState); inTx {
+	if _, inTx := ctx.Value(txKey{}).(*txState); inTx || (c != nil && !d.cluster.fresh(ctx)) {
 		c = nil
 	}
 	missing := ids
@@ -581,7 +618,11 @@ func (d *DB) Watch(tables ...string) (store.Watch, bool, error) {
 	if c == nil {
 		return store.Watch{}, false, nil
 	}
-	return store.Watch{TTL: c.ttl, Generation: func() uint64 { return c.sum(mask) },
+	var fresh func(context.Context) bool
+	if d.cluster != nil {
+		fresh = d.cluster.fresh
+	}
+	return store.Watch{TTL: c.ttl, Fresh: fresh, Generation: func() uint64 { return c.sum(mask) },
 		Shared: func() uint64 { return c.sumShared(mask &^ tRepoCounts) },
 		Repo:   func(repo int64) uint64 { return c.sumRepo(repo) }}, true, nil
 }

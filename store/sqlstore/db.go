@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"runtime"
@@ -49,6 +50,11 @@ type DB struct {
 	// secrets seals the columns kept encrypted at rest (a hook's
 	// authorization header); nil when no instance key was given.
 	secrets *secretbox.Box
+	// cluster keeps the read cache coherent with the other processes
+	// on the database (Options.Cluster); nil otherwise.
+	cluster *cluster
+	// locks serialises work per key (Locks).
+	locks *locker
 }
 
 var _ store.Store = (*DB)(nil)
@@ -73,6 +79,15 @@ type Options struct {
 	// a column can only be empty: writing a value, or a migration finding
 	// one to seal, fails.
 	Secrets *secretbox.Box
+	// Cluster (PostgreSQL only) makes the read cache, and what watches
+	// it, coherent across the processes sharing the database: each tells
+	// the others what it changed, and a request is served from a cache
+	// only once this process has heard of every write acknowledged
+	// before it began (see cluster). Every process on the database must
+	// run with it.
+	Cluster bool
+	// Log receives what the cluster listener has to say (lost, back).
+	Log *slog.Logger
 }
 
 // IsPostgres tells whether a --db value selects PostgreSQL.
@@ -165,6 +180,18 @@ func Open(dsn string, opts Options) (*DB, error) {
 	// On the embedded database, parsing SQL was a quarter of the CPU time
 	// of a simple GET before statements were reused.
 	d := &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true}), clock: clock, cache: cache, secrets: opts.Secrets}
+	d.locks = newLocker(dsn)
+	if opts.Cluster {
+		if !IsPostgres(dsn) {
+			sqlDB.Close()
+			return nil, errors.New("cluster mode needs PostgreSQL: the embedded database serves one process")
+		}
+		if cache != nil {
+			d.cluster = newCluster(dsn, cache, sqlDB, opts.Log)
+			cache.published = d.cluster.publish
+			d.cluster.start()
+		}
+	}
 	if IsPostgres(dsn) {
 		budget := opts.CommittedRetry
 		if budget <= 0 {
@@ -198,6 +225,8 @@ func sqliteConns(procs int) int {
 
 // Close releases the connection pool.
 func (d *DB) Close() error {
+	d.cluster.close()
+	d.locks.close()
 	sqlDB, err := d.gorm.DB()
 	if err != nil {
 		return err
@@ -241,6 +270,9 @@ func (d *DB) WithTx(ctx context.Context, fn func(ctx context.Context) error) err
 	// The tables it changed are retired again even when it failed: a
 	// commit whose answer was lost may still have committed.
 	d.cache.committed(state)
+	// The others are told likewise, also of a failure (a commit whose
+	// answer was lost), before the request is answered.
+	d.cluster.publish(ctx, txChange(state))
 	if err != nil {
 		if isCanceled(err) && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("transaction: %w (%v)", context.Canceled, err)

@@ -57,6 +57,7 @@ var migrations = []migration{
 	{40, "pull mirrors and push mirrors", migrateV40},
 	{41, "issues and comments keep the name and id of an author on the server they were migrated from; migrations remember their items", migrateV41},
 	{42, "every issue carries its repository's class of visibility, kept by triggers, indexed for cross-repository search", migrateV42},
+	{45, "the cluster's change clock, moved with every change the processes sharing the database tell each other of", migrateV45},
 }
 
 type schemaMigration struct {
@@ -73,6 +74,13 @@ func (d *DB) Migrate(ctx context.Context) (int, error) {
 
 // migrateUpTo applies the pending migrations up to version last.
 func (d *DB) migrateUpTo(ctx context.Context, last int) (int, error) {
+	// Processes starting together on one PostgreSQL migrate one after the
+	// other: the later ones find the work done.
+	unlock, err := d.locks.Lock(ctx, "migrate", false)
+	if err != nil {
+		return 0, fmt.Errorf("wait for other migrations: %w", err)
+	}
+	defer unlock()
 	g := d.gorm.WithContext(withSecrets(ctx, d.secrets))
 	if err := g.AutoMigrate(&schemaMigration{}); err != nil {
 		return 0, fmt.Errorf("prepare migrations table: %w", err)

@@ -1,0 +1,473 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"repohost/store"
+)
+
+// changesChannel is the PostgreSQL notification channel on which the
+// processes of a cluster tell each other what they changed.
+const changesChannel = "repohost_changes"
+
+// maxPayload bounds a notification's payload (PostgreSQL's limit is 8000
+// bytes); a change that does not fit is sent as "everything changed".
+const maxPayload = 7000
+
+// syncTimeout bounds how long a request waits for this process's listener
+// to hear the clock it read; past it the request is served without the
+// caches.
+const syncTimeout = 2 * time.Second
+
+// cluster keeps the read cache (and what watches it) of a process coherent
+// with the writes of the other processes sharing a PostgreSQL database.
+//
+// Every transaction that changed cached tables, once it has committed and
+// before its request is answered, moves the change clock (one row,
+// cluster_clock) and sends a notification naming what it changed (the
+// bits and repository scopes the local generations count) and the clock's
+// new number, in one short transaction of its own; so does a statement
+// outside a transaction. The row's lock makes the clock's order the order
+// of the notifications, which PostgreSQL delivers in commit order. A
+// dedicated connection LISTENs, bumps the local generations of what the
+// others changed, and remembers the highest number heard.
+//
+// Before a request is served from a cache, the process reads the clock
+// (one primary-key read) and waits until its listener has heard that
+// number: every write acknowledged before the request began moved the
+// clock before that read, and its notification has been heard. Reads are
+// shared: one made after a request began serves every request that began
+// before it was made, so a busy process reads about once per round trip,
+// and a request at most once. While the listener is down (its connection
+// lost, not yet back) no cache serves or keeps anything; once it is back
+// (what was missed is unknown) every entry is retired.
+//
+// Why not the notification inside the write's transaction: PostgreSQL
+// then holds its notification queue's lock through the write's wait for
+// the disk, serialising every write of the cluster (issue creation fell
+// from about 400 to 20 per second on the bench). The notifying
+// transaction here does not wait for the disk (a notification lost with
+// the server is lost either way). A process that dies between a commit
+// and its notification never acknowledged the write; the others follow
+// the TTL for it.
+type cluster struct {
+	dsn   string
+	proc  string
+	cache *readCache
+	pool  *sql.DB
+	log   *slog.Logger
+
+	// listenerPID is the backend of the listening connection (tests end
+	// it to see the caches turn off).
+	listenerPID atomic.Uint32
+	// reads counts the clock reads (tests).
+	reads atomic.Int64
+
+	mu sync.Mutex
+	up bool
+	// heard is the highest clock number the listener has heard (or
+	// covered by retiring everything when it came back).
+	heard uint64
+	// rounds are the clock reads not finished; latest the one made last;
+	// doneAt when the last one finished well was made.
+	rounds map[*clockRound]bool
+	latest *clockRound
+	doneAt time.Time
+	// dropListener ends the listening connection (a number it never
+	// hears suggests it is dead without knowing: a peer gone silent).
+	dropListener context.CancelFunc
+
+	stop context.CancelFunc
+	done chan struct{}
+	// ready is closed once the listener has listened, or failed to, for
+	// the first time.
+	ready     chan struct{}
+	readyOnce sync.Once
+}
+
+// clockRound is one read of the clock, and the wait until it was heard.
+type clockRound struct {
+	at time.Time
+	// n is the number read (0: not yet).
+	n        uint64
+	done     chan struct{}
+	ok       bool
+	finished bool
+}
+
+func newCluster(dsn string, cache *readCache, pool *sql.DB, log *slog.Logger) *cluster {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &cluster{dsn: dsn, proc: hex.EncodeToString(b[:]), cache: cache, pool: pool, log: log,
+		rounds: map[*clockRound]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
+}
+
+// start runs the listener until close, and waits (up to a few seconds) for
+// it to listen.
+func (cl *cluster) start() {
+	ctx, stop := context.WithCancel(context.Background())
+	cl.stop = stop
+	go cl.listen(ctx)
+	select {
+	case <-cl.ready:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+func (cl *cluster) close() {
+	if cl == nil || cl.stop == nil {
+		return
+	}
+	cl.stop()
+	<-cl.done
+}
+
+// listen keeps a connection LISTENing, reconnecting with a growing pause
+// when it is lost.
+func (cl *cluster) listen(ctx context.Context) {
+	defer close(cl.done)
+	pause := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := cl.listenOnce(ctx)
+		// A first attempt that fails (the clock's table not there yet,
+		// before the migrations) does not hold up the start.
+		cl.readyOnce.Do(func() { close(cl.ready) })
+		cl.setDown()
+		if ctx.Err() != nil {
+			return
+		}
+		cl.log.Warn("cluster: change listener lost; caches off until it is back", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+func (cl *cluster) listenOnce(ctx context.Context) error {
+	ctx, drop := context.WithCancel(ctx)
+	defer drop()
+	cl.mu.Lock()
+	cl.dropListener = drop
+	cl.mu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	conn, err := pgx.Connect(cctx, cl.dsn)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	cl.listenerPID.Store(conn.PgConn().PID())
+	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
+		return err
+	}
+	// What changed while nobody listened is unknown: everything kept is
+	// retired, which covers every change up to the clock read now (read
+	// after LISTEN: later ones are heard); then the caches may serve.
+	var now int64
+	if err := conn.QueryRow(ctx, "SELECT n FROM cluster_clock WHERE id = 1").Scan(&now); err != nil {
+		return err
+	}
+	cl.cache.invalidateAll()
+	cl.mu.Lock()
+	cl.up = true
+	cl.mu.Unlock()
+	cl.heardUpTo(uint64(now))
+	cl.readyOnce.Do(func() { close(cl.ready) })
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		cl.heardOne(n.Payload)
+	}
+}
+
+// setDown turns the caches off and fails the reads under way.
+func (cl *cluster) setDown() {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	cl.up = false
+	for r := range cl.rounds {
+		cl.finish(r, false)
+	}
+}
+
+// heardOne applies one notification: "c PROC N CHANGE".
+func (cl *cluster) heardOne(payload string) {
+	kind, rest, _ := strings.Cut(payload, " ")
+	proc, rest, _ := strings.Cut(rest, " ")
+	num, rest, _ := strings.Cut(rest, " ")
+	n, err := strconv.ParseUint(num, 10, 64)
+	if kind != "c" || err != nil {
+		cl.log.Warn("cluster: unreadable notification", "payload", payload)
+		cl.cache.invalidateAll()
+		return
+	}
+	if proc != cl.proc { // ours were applied when made
+		ch, err := decodeChange(rest)
+		if err != nil {
+			cl.log.Warn("cluster: unreadable change notification", "payload", payload, "err", err)
+			ch = change{all: true}
+		}
+		ch.apply(cl.cache)
+	}
+	// Only once applied: a request waiting for n then reads after it.
+	cl.heardUpTo(n)
+}
+
+// heardUpTo records that every change up to clock number n was heard, and
+// finishes the reads waiting for it.
+func (cl *cluster) heardUpTo(n uint64) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if n > cl.heard {
+		cl.heard = n
+	}
+	for r := range cl.rounds {
+		if r.n != 0 && r.n <= cl.heard {
+			cl.finish(r, true)
+		}
+	}
+}
+
+// finish ends round r; cl.mu is held.
+func (cl *cluster) finish(r *clockRound, ok bool) {
+	if r.finished {
+		return
+	}
+	r.finished = true
+	delete(cl.rounds, r)
+	r.ok = ok && cl.up
+	if r.ok && r.at.After(cl.doneAt) {
+		cl.doneAt = r.at
+	}
+	if cl.latest == r {
+		cl.latest = nil
+	}
+	close(r.done)
+}
+
+// fresh tells whether the caches may serve ctx: the listener is up and
+// has heard every write acknowledged before ctx's request began (before
+// now, outside a request). It reads the clock at most once per request.
+func (cl *cluster) fresh(ctx context.Context) bool {
+	if cl == nil {
+		return true
+	}
+	rp := store.ReadPointOf(ctx)
+	cl.mu.Lock()
+	if !cl.up {
+		cl.mu.Unlock()
+		return false
+	}
+	since := time.Now()
+	if rp != nil {
+		if rp.Synced() {
+			cl.mu.Unlock()
+			return true
+		}
+		since = rp.At
+	}
+	if !cl.doneAt.Before(since) {
+		cl.mu.Unlock()
+		if rp != nil {
+			rp.MarkSynced()
+		}
+		return true
+	}
+	r := cl.latest
+	if r == nil || r.at.Before(since) {
+		r = &clockRound{at: time.Now(), done: make(chan struct{})}
+		cl.rounds[r] = true
+		cl.latest = r
+		go cl.read(r)
+	}
+	cl.mu.Unlock()
+	t := time.NewTimer(syncTimeout)
+	defer t.Stop()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		// The listener did not hear what the database holds: start it
+		// again (meanwhile the caches are off).
+		cl.log.Warn("cluster: the change listener did not catch up in time; reconnecting it")
+		cl.mu.Lock()
+		if cl.dropListener != nil {
+			cl.dropListener()
+		}
+		cl.mu.Unlock()
+		return false
+	}
+	if r.ok && rp != nil {
+		rp.MarkSynced()
+	}
+	return r.ok
+}
+
+// read reads the clock for r, which ends once the listener has heard it.
+func (cl *cluster) read(r *clockRound) {
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	cl.reads.Add(1)
+	var n int64
+	err := cl.pool.QueryRowContext(ctx, "SELECT n FROM cluster_clock WHERE id = 1").Scan(&n)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	switch {
+	case err != nil:
+		cl.finish(r, false)
+	case uint64(n) <= cl.heard:
+		cl.finish(r, true)
+	default:
+		r.n = uint64(n)
+	}
+}
+
+// publish tells the others of ch, a write that has committed (and that
+// was not acknowledged yet: its request answers once this returns).
+func (cl *cluster) publish(ctx context.Context, ch change) {
+	if cl == nil || ch.empty() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	_, err := cl.pool.ExecContext(ctx, `WITH c AS (UPDATE cluster_clock SET n = n + 1 WHERE id = 1 RETURNING n)
+SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, 'c ' || $2::text || ' ' || c.n || ' ' || $3::text) FROM c`,
+		changesChannel, cl.proc, ch.encode())
+	if err != nil {
+		// The others follow the TTL for this change.
+		cl.log.Warn("cluster: could not tell the other processes of a change", "err", err)
+	}
+}
+
+// change is what one write (a transaction, or a statement outside one)
+// changed, as the read cache counts it.
+type change struct {
+	// all: anything may have changed.
+	all      bool
+	tables   int
+	counters []int64
+	scoped   []scopedWrite
+}
+
+func (ch change) empty() bool {
+	return !ch.all && ch.tables == 0 && len(ch.counters) == 0 && len(ch.scoped) == 0
+}
+
+// encode writes ch as "TABLES COUNTERS SCOPED": the table bits in hex,
+// the repository ids whose counters moved (comma separated, "-" for none),
+// and repo:bits pairs ("-" for none); "*" when anything changed.
+func (ch change) encode() string {
+	if ch.all {
+		return "*"
+	}
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(int64(ch.tables), 16))
+	b.WriteByte(' ')
+	if len(ch.counters) == 0 {
+		b.WriteByte('-')
+	}
+	for i, id := range ch.counters {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	b.WriteByte(' ')
+	if len(ch.scoped) == 0 {
+		b.WriteByte('-')
+	}
+	for i, w := range ch.scoped {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(w.repo, 10))
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatInt(int64(w.tables), 16))
+	}
+	if b.Len() > maxPayload {
+		return "*"
+	}
+	return b.String()
+}
+
+func decodeChange(s string) (change, error) {
+	if s == "*" {
+		return change{all: true}, nil
+	}
+	parts := strings.Split(s, " ")
+	if len(parts) != 3 {
+		return change{}, errors.New("want three fields")
+	}
+	var ch change
+	t, err := strconv.ParseInt(parts[0], 16, 64)
+	if err != nil {
+		return change{}, err
+	}
+	ch.tables = int(t)
+	if parts[1] != "-" {
+		for _, f := range strings.Split(parts[1], ",") {
+			id, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return change{}, err
+			}
+			ch.counters = append(ch.counters, id)
+		}
+	}
+	if parts[2] != "-" {
+		for _, f := range strings.Split(parts[2], ",") {
+			r, bits, ok := strings.Cut(f, ":")
+			if !ok {
+				return change{}, errors.New("bad scoped write")
+			}
+			repo, err := strconv.ParseInt(r, 10, 64)
+			if err != nil {
+				return change{}, err
+			}
+			tb, err := strconv.ParseInt(bits, 16, 64)
+			if err != nil {
+				return change{}, err
+			}
+			ch.scoped = append(ch.scoped, scopedWrite{repo: repo, tables: int(tb)})
+		}
+	}
+	return ch, nil
+}
+
+// apply retires in c what ch changed.
+func (ch change) apply(c *readCache) {
+	if ch.all {
+		c.invalidateAll()
+		return
+	}
+	c.invalidate(ch.tables)
+	c.countersChanged(ch.counters)
+	for _, w := range ch.scoped {
+		c.invalidateRepo(w.tables, w.repo)
+	}
+}
+
+// txChange is what the transaction of state changed.
+func txChange(state *txState) change {
+	return change{tables: state.wrote, counters: state.counters, scoped: state.scoped}
+}

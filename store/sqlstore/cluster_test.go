@@ -1,0 +1,255 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"repohost/store"
+	"repohost/store/sqlstore/sqltest"
+)
+
+func TestChangeEncoding(t *testing.T) {
+	for _, ch := range []change{
+		{all: true},
+		{tables: tUsers | tRepos},
+		{counters: []int64{3, 1024}},
+		{tables: tTokens, counters: []int64{7}, scoped: []scopedWrite{{repo: 9, tables: tIssues | tComments}, {repo: 2, tables: tLabels}}},
+	} {
+		got, err := decodeChange(ch.encode())
+		if err != nil || !reflect.DeepEqual(got, ch) {
+			t.Errorf("%q decodes to %+v (%v), want %+v", ch.encode(), got, err, ch)
+		}
+	}
+	big := change{counters: make([]int64, 2000)}
+	for i := range big.counters {
+		big.counters[i] = int64(1_000_000 + i)
+	}
+	if got := big.encode(); got != "*" {
+		t.Errorf("a change past the payload limit encodes to %d bytes, want everything", len(got))
+	}
+	for _, bad := range []string{"", "1 2", "zz - -", "1 x -", "1 - 3", "1 - 3:q"} {
+		if _, err := decodeChange(bad); err == nil {
+			t.Errorf("%q decoded", bad)
+		}
+	}
+}
+
+// openClusterPair opens two stores in cluster mode on one PostgreSQL
+// schema, as two processes would, keeping cached rows for an hour: what
+// one sees of the other's writes is not the TTL's doing.
+func openClusterPair(t *testing.T) (a, b *DB, dsn string) {
+	t.Helper()
+	if sqltest.Database() != "postgres" {
+		t.Skip("cluster mode runs on PostgreSQL")
+	}
+	dsn = sqltest.DSN(t, "")
+	open := func() *DB {
+		d, err := Open(dsn, Options{CacheTTL: time.Hour, Cluster: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	a = open()
+	if _, err := a.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return a, open(), dsn
+}
+
+func request() context.Context { return store.BeginRequest(context.Background()) }
+
+// TestClusterReadYourWrites: a write made through one store is seen by the
+// next request to the other, at once, whether made by a statement alone or
+// in a transaction, through its read cache and through a watch; while the
+// other's listener is lost, nothing stale is served, and once it is back
+// the cache serves again.
+func TestClusterReadYourWrites(t *testing.T) {
+	a, b, dsn := openClusterPair(t)
+	ctx := context.Background()
+	u := &store.User{Name: "ann", Email: "ann@example.com", IsActive: true, MaxRepoCreation: -1}
+	if err := a.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	seen := func(want string) {
+		t.Helper()
+		got, err := b.Users().FindByName(request(), "ann")
+		if err != nil || got.FullName != want {
+			t.Fatalf("the other store serves %q (%v), want %q", got.FullName, err, want)
+		}
+	}
+	seen("")
+	w, ok, err := b.Watch("users")
+	if err != nil || !ok || w.Fresh == nil {
+		t.Fatalf("watch: %v %v", ok, err)
+	}
+	for i := range 40 {
+		g := w.Generation()
+		name := fmt.Sprint("name ", i)
+		if i%2 == 0 {
+			u.FullName = name
+			err = a.Users().Update(ctx, u)
+		} else {
+			err = a.WithTx(ctx, func(ctx context.Context) error {
+				return a.conn(ctx).Exec("UPDATE users SET full_name = ? WHERE id = ?", name, u.ID).Error
+			})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !w.Fresh(request()) || w.Generation() == g {
+			t.Fatalf("round %d: the watch did not move (fresh %v)", i, w.Fresh(request()))
+		}
+		seen(name)
+	}
+	// The cache does serve (a row changed behind its back, with no
+	// notification, is still the old one): nothing above was the
+	// bypass's doing.
+	raw, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec("UPDATE users SET full_name = 'behind its back' WHERE id = $1", u.ID); err != nil {
+		t.Fatal(err)
+	}
+	seen("name 39")
+
+	// The listener lost: not one stale answer, then the cache is back.
+	pid := b.cluster.listenerPID.Load()
+	if err := a.ExecRaw(ctx, "SELECT pg_terminate_backend(?)", pid); err != nil {
+		t.Fatal(err)
+	}
+	u.FullName = "while the listener was lost"
+	if err := a.Users().Update(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	seen("while the listener was lost")
+	deadline := time.Now().Add(15 * time.Second)
+	for !b.cluster.fresh(request()) || b.cluster.listenerPID.Load() == pid {
+		if time.Now().After(deadline) {
+			t.Fatal("the listener did not come back")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	u.FullName = "after"
+	if err := a.Users().Update(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	seen("after")
+}
+
+func TestClusterNeedsPostgres(t *testing.T) {
+	t.Parallel()
+	if d, err := Open(filepath.Join(t.TempDir(), "x.db"), Options{CacheTTL: time.Second, Cluster: true}); err == nil {
+		d.Close()
+		t.Error("cluster mode opened on SQLite")
+	}
+}
+
+// TestClusterSyncsOncePerRequest: one request reads the change clock at
+// most once.
+func TestClusterSyncsOncePerRequest(t *testing.T) {
+	_, b, _ := openClusterPair(t)
+	ctx := request()
+	if !b.cluster.fresh(ctx) {
+		t.Fatal("not fresh")
+	}
+	before := b.cluster.reads.Load()
+	for range 10 {
+		if !b.cluster.fresh(ctx) {
+			t.Fatal("not fresh")
+		}
+	}
+	if after := b.cluster.reads.Load(); after != before || before > 1 {
+		t.Errorf("one request read the clock %d times", after)
+	}
+}
+
+// TestLockerExcludes: an exclusive lock keeps everyone else out, shared
+// ones run together and keep an exclusive one out, and a release lets the
+// next one in; on PostgreSQL between two stores (two processes), on SQLite
+// within the one.
+func TestLockerExcludes(t *testing.T) {
+	t.Parallel()
+	dsn := sqltest.DSN(t, "")
+	a, err := Open(dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b := a
+	if sqltest.Database() == "postgres" {
+		if b, err = Open(dsn, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		if !b.locks.AcrossHosts() {
+			t.Error("PostgreSQL locks hold only within the process")
+		}
+	}
+	key := "test:" + t.Name() + sqltest.DSN(t, t.TempDir())
+	refused := func(l store.Locker, k string, shared bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		if unlock, err := l.Lock(ctx, k, shared); err == nil {
+			unlock()
+			t.Fatalf("%s (shared %v) taken while held", k, shared)
+		} else if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			t.Logf("refused with %v", err)
+		}
+	}
+	ctx := context.Background()
+	unlock, err := a.Locks().Lock(ctx, key, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused(b.Locks(), key, false)
+	refused(b.Locks(), key, true)
+	got := make(chan func())
+	go func() {
+		u, err := b.Locks().Lock(ctx, key, false)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- u
+	}()
+	time.Sleep(100 * time.Millisecond)
+	unlock()
+	select {
+	case u := <-got:
+		u()
+	case <-time.After(5 * time.Second):
+		t.Fatal("a released lock was not handed on")
+	}
+
+	s1, err := a.Locks().Lock(ctx, key, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := b.Locks().Lock(ctx, key, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused(a.Locks(), key, false)
+	refused(b.Locks(), key, false)
+	s1()
+	refused(a.Locks(), key, false)
+	s2()
+	ex, err := a.Locks().Lock(ctx, key, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex()
+	if n := len(a.locks.local.locks); n != 0 {
+		t.Errorf("%d keys kept after every holder left", n)
+	}
+}
