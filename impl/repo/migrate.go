@@ -133,7 +133,7 @@ func (s Service) Migrate(ctx context.Context, doer, owner *store.User, in Migrat
 		return nil, err
 	}
 	return s.Create(ctx, doer, owner, CreateInput{Name: in.Name, Description: in.Description, Private: in.Private, Migrating: true,
-		Also: func(ctx context.Context, r *store.Repository) error {
+		OriginalURL: addr, Also: func(ctx context.Context, r *store.Repository) error {
 			m := &store.RepoMigration{RepoID: r.ID, DoerID: doer.ID, CloneAddr: addr, AuthUsername: user, AuthSecret: secret, Service: in.Service,
 				Items: items.String()}
 			if err := s.Store.Migrations().Create(ctx, m); err != nil {
