@@ -59,12 +59,17 @@ func TestRepoMigrateGitData(t *testing.T) {
 	bob := dst.CreateUser("bob", false)
 	cred := apitest.TokenCred(dst.Token(bob, "write:repository"))
 	var r models.Repository
+	// The credentials given in the address itself are used, and kept
+	// out of the address reported as the repository's origin.
 	dst.Do("POST", "repos/migrate", map[string]any{
-		"clone_addr": gitURL(src, "", "", "alice", "upstream"), "auth_username": "alice", "auth_password": c.token,
-		"repo_name": "copy", "service": "git", "private": true, "description": "moved in",
+		"clone_addr": gitURL(src, "alice", c.token, "alice", "upstream"),
+		"repo_name":  "copy", "service": "git", "private": true, "description": "moved in",
 	}, cred).Expect(t, http.StatusCreated).JSON(t, &r)
 	if r.Name != "copy" || r.Owner.UserName != "bob" || !r.Private || r.Description != "moved in" {
 		t.Fatalf("answer: %+v", r)
+	}
+	if want := gitURL(src, "", "", "alice", "upstream"); r.OriginalURL != want {
+		t.Fatalf("original_url %q, want %q", r.OriginalURL, want)
 	}
 	srcCred := c.cred
 	want := branchTips(t, src, srcCred, "alice", "upstream")
@@ -82,8 +87,8 @@ func TestRepoMigrateGitData(t *testing.T) {
 		t.Fatalf("tags %v, want %v", got, want)
 	}
 	dst.Do("GET", "repos/bob/copy", nil, cred).Expect(t, http.StatusOK).JSON(t, &r)
-	if r.Empty || r.DefaultBranch != "main" {
-		t.Fatalf("after the migration: empty %v, default branch %q", r.Empty, r.DefaultBranch)
+	if r.Empty || r.DefaultBranch != "main" || r.OriginalURL != gitURL(src, "", "", "alice", "upstream") {
+		t.Fatalf("after the migration: empty %v, default branch %q, original_url %q", r.Empty, r.DefaultBranch, r.OriginalURL)
 	}
 	// The migrated repository is an ordinary one: it takes pushes.
 	g := newGitCLI(t)
