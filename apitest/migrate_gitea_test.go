@@ -464,8 +464,9 @@ func TestRepoMigrateGitea(t *testing.T) {
 	}
 }
 
-// TestRepoMigrateGiteaFailure: a source that answers 500 on its issues
-// fails the migration in the background; it leaves no repository and no
+// TestRepoMigrateGiteaFailure: a source that answers 500 on the reviews
+// of its pull requests (the last items read, after every issue, comment
+// and reaction) fails the migration in the background; it leaves no repository and no
 // file behind, and asked again from a healthy source it succeeds. Asking
 // for the wiki is refused; plain git ignores the items, as the reference
 // does.
@@ -476,7 +477,7 @@ func TestRepoMigrateGiteaFailure(t *testing.T) {
 	target, _ := url.Parse(srcEnv.Server.URL)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/repos/alice/upstream/issues") {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/repos/alice/upstream/pulls/") && strings.HasSuffix(r.URL.Path, "/reviews") {
 			http.Error(w, "boom", http.StatusInternalServerError)
 			return
 		}
