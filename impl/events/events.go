@@ -115,8 +115,8 @@ const (
 	PushMirrorSyncRequested Kind = "repository.push_mirror_sync_requested" // PushMirrorSync
 	// PushMirrorDeleted: a push mirror was removed (RemoteName set).
 	PushMirrorDeleted Kind = "repository.push_mirror_deleted" // PushMirrorSync
-	KeyAdded                Kind = "key.added"                             // Key
-	KeyDeleted              Kind = "key.deleted"                           // Key
+	KeyAdded          Kind = "key.added"                      // Key
+	KeyDeleted        Kind = "key.deleted"                    // Key
 	// OAuth2 applications a user registers, and the grants users give
 	// them (a grant goes when it is revoked, or when an old refresh
 	// token is presented again).
