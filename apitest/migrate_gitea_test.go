@@ -52,8 +52,10 @@ func (c sdkCall[T]) ok(t *testing.T) T {
 }
 
 // seedGiteaSource makes alice/upstream on e: labels, milestones (one
-// closed), issues with labels, milestones and comments (one closed), a
-// release with an asset, an open pull request and a merged one.
+// closed), issues with labels, milestones, assignees, reactions and
+// comments (one closed, one comment with reactions), a release with an
+// asset, an open pull request (assigned, with reactions and two reviews
+// by carol, one with a line comment) and a merged one.
 func seedGiteaSource(t *testing.T, e *apitest.Env) giteaSource {
 	t.Helper()
 	c := newClonedRepo(t, e, "upstream", nil)
@@ -73,8 +75,13 @@ func seedGiteaSource(t *testing.T, e *apitest.Env) giteaSource {
 	due := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	v1 := call(api.CreateMilestone(o, r, gitea.CreateMilestoneOption{Title: "v1", Description: "first", Deadline: &due})).ok(t)
 	call(api.CreateMilestone(o, r, gitea.CreateMilestoneOption{Title: "v0", State: gitea.StateClosed})).ok(t)
-	i1 := call(api.CreateIssue(o, r, gitea.CreateIssueOption{Title: "first bug", Body: "it breaks", Labels: []int64{bug.ID}, Milestone: v1.ID})).ok(t)
-	call(capi.CreateIssueComment(o, r, i1.Index, gitea.CreateIssueCommentOption{Body: "me too"})).ok(t)
+	i1 := call(api.CreateIssue(o, r, gitea.CreateIssueOption{Title: "first bug", Body: "it breaks", Labels: []int64{bug.ID},
+		Milestone: v1.ID, Assignees: []string{"alice"}})).ok(t)
+	metoo := call(capi.CreateIssueComment(o, r, i1.Index, gitea.CreateIssueCommentOption{Body: "me too"})).ok(t)
+	call(api.PostIssueReaction(o, r, i1.Index, "+1")).ok(t)
+	call(capi.PostIssueReaction(o, r, i1.Index, "+1")).ok(t)
+	call(capi.PostIssueReaction(o, r, i1.Index, "heart")).ok(t)
+	call(api.PostIssueCommentReaction(o, r, metoo.ID, "laugh")).ok(t)
 	call(api.CreateIssueComment(o, r, i1.Index, gitea.CreateIssueCommentOption{Body: "looking"})).ok(t)
 	i2 := call(capi.CreateIssue(o, r, gitea.CreateIssueOption{Title: "done already", Body: "closed one", Milestone: v1.ID})).ok(t)
 	closed := gitea.StateClosed
@@ -83,8 +90,12 @@ func seedGiteaSource(t *testing.T, e *apitest.Env) giteaSource {
 	asset := []byte("the asset's bytes\x00\x01\x02")
 	call(api.CreateReleaseAttachment(o, r, rel.ID, bytes.NewReader(asset), "tool.bin")).ok(t)
 	pr := call(api.CreatePullRequest(o, r, gitea.CreatePullRequestOption{Head: "feature", Base: "main", Title: "add a feature",
-		Body: "please", Labels: []int64{bug.ID}, Milestone: v1.ID})).ok(t)
+		Body: "please", Labels: []int64{bug.ID}, Milestone: v1.ID, Assignees: []string{"alice"}})).ok(t)
 	call(capi.CreateIssueComment(o, r, pr.Index, gitea.CreateIssueCommentOption{Body: "looks good"})).ok(t)
+	call(capi.PostIssueReaction(o, r, pr.Index, "rocket")).ok(t)
+	call(capi.CreatePullReview(o, r, pr.Index, gitea.CreatePullReviewOptions{State: gitea.ReviewStateComment, Body: "a first look",
+		Comments: []gitea.CreatePullReviewComment{{Path: "feature.txt", Body: "why this line?", NewLineNum: 1}}})).ok(t)
+	call(capi.CreatePullReview(o, r, pr.Index, gitea.CreatePullReviewOptions{State: gitea.ReviewStateApproved, Body: "fine now"})).ok(t)
 	fix := call(api.CreatePullRequest(o, r, gitea.CreatePullRequestOption{Head: "fix", Base: "main", Title: "a fix"})).ok(t)
 	if ok := call(api.MergePullRequest(o, r, fix.Index, gitea.MergePullRequestOption{Style: gitea.MergeStyleMerge})).ok(t); !ok {
 		t.Fatal("merge refused")
@@ -250,6 +261,7 @@ func compareMigrated(t *testing.T, src giteaSource, dst *gitea.Client, dstToken 
 			}
 		}
 	}
+	compareExtras(t, sc, dst, numbers, sp, bobName, false)
 	// Releases and their files.
 	sr2 := call(sc.ListReleases(so, sr, gitea.ListReleasesOptions{})).ok(t)
 	dr2 := call(dst.ListReleases(do, dr, gitea.ListReleasesOptions{})).ok(t)
@@ -264,6 +276,120 @@ func compareMigrated(t *testing.T, src giteaSource, dst *gitea.Client, dstToken 
 	}
 	if got := download(t, b.Attachments[0].DownloadURL, dstToken); !bytes.Equal(got, src.asset) {
 		t.Errorf("asset bytes %q, want %q", got, src.asset)
+	}
+}
+
+// migratedAs is the name the copy shows for the source's user name: the
+// same user when the source is this server (local), else the migrating
+// user (poster) with the name kept as original author, or for a
+// reaction "name(gitea)".
+func migratedAs(name, poster string, local, reaction bool) string {
+	switch {
+	case local:
+		return name
+	case reaction:
+		return name + "(gitea)"
+	}
+	return poster
+}
+
+func sdkUserNames(us []*gitea.User) string {
+	var out []string
+	for _, u := range us {
+		out = append(out, u.UserName)
+	}
+	return strings.Join(out, ",")
+}
+
+func sameReactions(t *testing.T, what string, a, b []*gitea.Reaction, local bool) {
+	t.Helper()
+	if len(a) == 0 || len(b) != len(a) {
+		t.Errorf("%s: %d reactions, want %d (and some)", what, len(b), len(a))
+		return
+	}
+	key := func(r *gitea.Reaction, name string) string { return r.Reaction + " by " + name }
+	var want, got []string
+	for i := range a {
+		want = append(want, key(a[i], migratedAs(a[i].User.UserName, "", local, true))+" at "+a[i].Created.UTC().String())
+		got = append(got, key(b[i], b[i].User.UserName)+" at "+b[i].Created.UTC().String())
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s: reactions %v, want %v", what, got, want)
+	}
+}
+
+// compareExtras compares the reactions (of issues, pull requests and
+// comments), assignees and pull-request reviews with their line
+// comments of the issues and pull requests numbered.
+func compareExtras(t *testing.T, sc, dst *gitea.Client, numbers []int64, pulls []*gitea.PullRequest, bobName string, local bool) {
+	t.Helper()
+	const so, sr = "alice", "upstream"
+	do, dr := bobName, "copy"
+	reacted, commentReacted, assigned, reviewed := 0, 0, 0, 0
+	for _, n := range numbers {
+		a := call(sc.GetIssue(so, sr, n)).ok(t)
+		b := call(dst.GetIssue(do, dr, n)).ok(t)
+		// Assignees: those with an account here (only when the source is
+		// this server); the reference keeps none.
+		want := ""
+		if local {
+			want = sdkUserNames(a.Assignees)
+		}
+		if got := sdkUserNames(b.Assignees); got != want {
+			t.Errorf("#%d: assignees %q, want %q", n, got, want)
+		}
+		if len(a.Assignees) > 0 {
+			assigned++
+		}
+		sra := call(sc.ListIssueReactions(so, sr, n, gitea.ListIssueReactionsOptions{})).ok(t)
+		if len(sra) > 0 {
+			reacted++
+			sameReactions(t, fmt.Sprintf("#%d", n), sra, call(dst.ListIssueReactions(do, dr, n, gitea.ListIssueReactionsOptions{})).ok(t), local)
+		}
+		scs := call(sc.ListIssueComments(so, sr, n, gitea.ListIssueCommentOptions{})).ok(t)
+		dcs := call(dst.ListIssueComments(do, dr, n, gitea.ListIssueCommentOptions{})).ok(t)
+		for i := range scs {
+			src := call(sc.GetIssueCommentReactions(so, sr, scs[i].ID)).ok(t)
+			if len(src) > 0 {
+				commentReacted++
+				sameReactions(t, fmt.Sprintf("#%d comment %d", n, i), src, call(dst.GetIssueCommentReactions(do, dr, dcs[i].ID)).ok(t), local)
+			}
+		}
+	}
+	for _, pr := range pulls {
+		srv := call(sc.ListPullReviews(so, sr, pr.Index, gitea.ListPullReviewsOptions{})).ok(t)
+		drv := call(dst.ListPullReviews(do, dr, pr.Index, gitea.ListPullReviewsOptions{})).ok(t)
+		if len(drv) != len(srv) {
+			t.Fatalf("pull #%d: %d reviews, want %d", pr.Index, len(drv), len(srv))
+		}
+		for i := range srv {
+			a, b := srv[i], drv[i]
+			reviewed++
+			if a.State != b.State || a.Body != b.Body || a.CommitID != b.CommitID || a.Official != b.Official ||
+				a.Dismissed != b.Dismissed || a.Stale != b.Stale || a.CodeCommentsCount != b.CodeCommentsCount ||
+				!sameInstant(a.Submitted, b.Submitted) || b.Reviewer.UserName != migratedAs(a.Reviewer.UserName, bobName, local, false) {
+				t.Errorf("pull #%d review %d: %+v\nwant %+v", pr.Index, i, b, a)
+			}
+			sc := call(sc.ListPullReviewComments(so, sr, pr.Index, a.ID)).ok(t)
+			dc := call(dst.ListPullReviewComments(do, dr, pr.Index, b.ID)).ok(t)
+			if len(dc) != len(sc) {
+				t.Fatalf("pull #%d review %d: %d line comments, want %d", pr.Index, i, len(dc), len(sc))
+			}
+			for j := range sc {
+				x, y := sc[j], dc[j]
+				if x.Body != y.Body || x.Path != y.Path || x.LineNum != y.LineNum || x.OldLineNum != y.OldLineNum ||
+					x.CommitID != y.CommitID || x.OrigCommitID != y.OrigCommitID || x.DiffHunk != y.DiffHunk ||
+					!sameInstant(x.Created, y.Created) || !sameInstant(x.Updated, y.Updated) || y.ReviewID != b.ID ||
+					y.Reviewer.UserName != migratedAs(x.Reviewer.UserName, bobName, local, false) {
+					t.Errorf("pull #%d review %d line comment %d: %+v\nwant %+v", pr.Index, i, j, y, x)
+				}
+			}
+		}
+	}
+	if reacted < 2 || commentReacted < 1 || assigned < 2 || reviewed < 2 {
+		t.Errorf("the source has %d reacted issues, %d reacted comments, %d assigned, %d reviews: the seed changed", reacted, commentReacted, assigned, reviewed)
 	}
 }
 
@@ -338,8 +464,9 @@ func TestRepoMigrateGitea(t *testing.T) {
 	}
 }
 
-// TestRepoMigrateGiteaFailure: a source that answers 500 on its issues
-// fails the migration in the background; it leaves no repository and no
+// TestRepoMigrateGiteaFailure: a source that answers 500 on the reviews
+// of its pull requests (the last items read, after every issue, comment
+// and reaction) fails the migration in the background; it leaves no repository and no
 // file behind, and asked again from a healthy source it succeeds. Asking
 // for the wiki is refused; plain git ignores the items, as the reference
 // does.
@@ -350,7 +477,7 @@ func TestRepoMigrateGiteaFailure(t *testing.T) {
 	target, _ := url.Parse(srcEnv.Server.URL)
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/repos/alice/upstream/issues") {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/repos/alice/upstream/pulls/") && strings.HasSuffix(r.URL.Path, "/reviews") {
 			http.Error(w, "boom", http.StatusInternalServerError)
 			return
 		}
@@ -560,4 +687,11 @@ func TestRepoMigrateGiteaSameServer(t *testing.T) {
 	if len(cs) != 2 || cs[0].Poster.UserName != "carol" || cs[0].OriginalAuthor != "" {
 		t.Fatalf("comments %+v", cs)
 	}
+	// Reactions, assignees and reviews are the same users'.
+	var numbers []int64
+	for _, is := range si {
+		numbers = append(numbers, is.Index)
+	}
+	sp := call(src.c.ListRepoPullRequests("alice", "upstream", gitea.ListPullRequestsOptions{State: gitea.StateAll})).ok(t)
+	compareExtras(t, src.c, dc, numbers, sp, "bob", true)
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"code.gitea.io/sdk/gitea"
 
 	"repohost/apitest"
 	"repohost/impl/app"
@@ -59,12 +62,17 @@ func TestRepoMigrateGitData(t *testing.T) {
 	bob := dst.CreateUser("bob", false)
 	cred := apitest.TokenCred(dst.Token(bob, "write:repository"))
 	var r models.Repository
+	// The credentials given in the address itself are used, and kept
+	// out of the address reported as the repository's origin.
 	dst.Do("POST", "repos/migrate", map[string]any{
-		"clone_addr": gitURL(src, "", "", "alice", "upstream"), "auth_username": "alice", "auth_password": c.token,
-		"repo_name": "copy", "service": "git", "private": true, "description": "moved in",
+		"clone_addr": gitURL(src, "alice", c.token, "alice", "upstream"),
+		"repo_name":  "copy", "service": "git", "private": true, "description": "moved in",
 	}, cred).Expect(t, http.StatusCreated).JSON(t, &r)
 	if r.Name != "copy" || r.Owner.UserName != "bob" || !r.Private || r.Description != "moved in" {
 		t.Fatalf("answer: %+v", r)
+	}
+	if want := gitURL(src, "", "", "alice", "upstream"); r.OriginalURL != want {
+		t.Fatalf("original_url %q, want %q", r.OriginalURL, want)
 	}
 	srcCred := c.cred
 	want := branchTips(t, src, srcCred, "alice", "upstream")
@@ -82,8 +90,8 @@ func TestRepoMigrateGitData(t *testing.T) {
 		t.Fatalf("tags %v, want %v", got, want)
 	}
 	dst.Do("GET", "repos/bob/copy", nil, cred).Expect(t, http.StatusOK).JSON(t, &r)
-	if r.Empty || r.DefaultBranch != "main" {
-		t.Fatalf("after the migration: empty %v, default branch %q", r.Empty, r.DefaultBranch)
+	if r.Empty || r.DefaultBranch != "main" || r.OriginalURL != gitURL(src, "", "", "alice", "upstream") {
+		t.Fatalf("after the migration: empty %v, default branch %q, original_url %q", r.Empty, r.DefaultBranch, r.OriginalURL)
 	}
 	// The migrated repository is an ordinary one: it takes pushes.
 	g := newGitCLI(t)
@@ -222,4 +230,53 @@ func TestRepoMigratePushWaits(t *testing.T) {
 	}
 	stop()
 	waitFor(t, func() bool { return dst.Do("GET", "repos/bob/copy", nil, cred).Status == http.StatusNotFound })
+}
+
+// TestRepoMigrateWaits makes the calls of the SDK's
+// TestRepoMigrateAndLanguages (which mirrors a repository from the
+// internet) against a source on 127.0.0.1, through the SDK, which reads
+// the repository back at once: a server that waits for the migration
+// answers with the mirror filled, as the reference does. A migration that
+// fails is answered as failed, leaves no repository, and can be asked
+// for again.
+func TestRepoMigrateWaits(t *testing.T) {
+	t.Parallel()
+	src := apitest.New(t)
+	c := newClonedRepo(t, src, "upstream", nil)
+	c.git.commitFile(c.clone, "main.go", "package main\n\nfunc main() {}\n", "code")
+	c.git.commitFile(c.clone, "Makefile", "all:\n\tgo build\n", "build")
+	c.git.must(c.clone, "push", "-q", "origin", "main")
+	dst := apitest.NewWithConfig(t, func(cfg *app.Config) {
+		cfg.Migrations.AllowLocalNetworks = true
+		cfg.Migrations.Wait = time.Minute
+	})
+	bob := dst.CreateUser("bob", false)
+	btok := dst.Token(bob)
+	dc := sdkClient(t, dst, gitea.SetToken(btok))
+	repoM := call(dc.MigrateRepo(gitea.MigrateRepoOption{CloneAddr: gitURL(src, "", "", "alice", "upstream"), RepoName: "sdk-mirror",
+		RepoOwner: "bob", Mirror: true, Description: "mirror sdk"})).ok(t)
+	repoG := call(dc.GetRepo(repoM.Owner.UserName, repoM.Name)).ok(t)
+	if repoG.ID != repoM.ID || repoG.DefaultBranch != "main" || !repoG.Mirror || repoG.Empty || repoM.Empty ||
+		repoG.Watchers != 1 || repoG.MirrorUpdated.IsZero() || repoG.OriginalURL != gitURL(src, "", "", "alice", "upstream") {
+		t.Fatalf("answer %+v\nthen %+v", repoM, repoG)
+	}
+	waitFor(t, func() bool {
+		lang, _, err := dc.GetRepoLanguages("bob", "sdk-mirror")
+		return err == nil && len(lang) == 2 && lang["Go"] > 0 && lang["Makefile"] > 0
+	})
+
+	// A source that is not there: 422, no repository; then from one that
+	// is, under the same name.
+	_, resp, err := dc.MigrateRepo(gitea.MigrateRepoOption{CloneAddr: gitURL(src, "", "", "alice", "gone"), RepoName: "copy", Service: gitea.GitServicePlain})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("failed migration answered %v, %v", resp, err)
+	}
+	if _, resp, _ := dc.GetRepo("bob", "copy"); resp == nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a failed migration left its repository: %v", resp)
+	}
+	copyR := call(dc.MigrateRepo(gitea.MigrateRepoOption{CloneAddr: gitURL(src, "", "", "alice", "upstream"), RepoName: "copy",
+		Service: gitea.GitServicePlain})).ok(t)
+	if copyR.Empty || copyR.Mirror || copyR.DefaultBranch != "main" {
+		t.Fatalf("retried migration answered %+v", copyR)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"repohost/apitest"
 	"repohost/impl/app"
+	"repohost/impl/events"
 	"repohost/models"
 )
 
@@ -55,6 +56,10 @@ func TestPullMirror(t *testing.T) {
 		"clone_addr": gitURL(src, "", "", "alice", "upstream"), "auth_username": "alice", "auth_password": c.token,
 		"repo_name": "mirror", "mirror": true, "mirror_interval": "1h",
 	}, cred).Expect(t, http.StatusCreated).JSON(t, &r)
+	// Its origin is reported without the credentials.
+	if want := gitURL(src, "", "", "alice", "upstream"); r.OriginalURL != want {
+		t.Fatalf("original_url %q, want %q", r.OriginalURL, want)
+	}
 	if !r.Mirror || r.MirrorInterval != "1h0m0s" || r.MirrorUpdated != nil {
 		t.Fatalf("answer: mirror %v, interval %q, updated %v", r.Mirror, r.MirrorInterval, r.MirrorUpdated)
 	}
@@ -257,9 +262,28 @@ func TestPushMirror(t *testing.T) {
 	src.Do("GET", "repos/alice/proj/push_mirrors", nil, apitest.Basic(outsider)).Expect(t, http.StatusForbidden)
 	src.Do("GET", "repos/alice/proj/push_mirrors", nil, nil).Expect(t, http.StatusUnauthorized)
 
+	// Deleting one is announced, once; the other mirror still pushes,
+	// the deleted one no more.
+	log := src.RecordEvents()
 	src.Do("DELETE", "repos/alice/proj/push_mirrors/"+pm.RemoteName, nil, c.cred).Expect(t, http.StatusNoContent)
+	ev := log.ExpectKinds(t, "delete push mirror", events.PushMirrorDeleted)[0]
+	if p, ok := ev.Payload.(events.PushMirrorSync); !ok || p.RemoteName != pm.RemoteName || p.Repo.Name != "proj" || ev.ActorID != c.alice.User.ID {
+		t.Fatalf("event %+v by %d", ev.Payload, ev.ActorID)
+	}
 	src.Do("GET", "repos/alice/proj/push_mirrors/"+pm.RemoteName, nil, c.cred).Expect(t, http.StatusNotFound)
 	src.Do("DELETE", "repos/alice/proj/push_mirrors/"+pm.RemoteName, nil, c.cred).Expect(t, http.StatusNotFound)
+	log.ExpectKinds(t, "delete a missing push mirror")
+	c.git.must(c.clone, "checkout", "-q", "main")
+	after := c.git.commitFile(c.clone, "h.txt", "h\n", "after the deletion")
+	c.git.must(c.clone, "push", "-q", "origin", "main")
+	waitFor(t, func() bool { return branchTips(t, src, c.cred, "alice", "proj")["main"] == after })
+	src.Do("GET", "repos/alice/proj/push_mirrors", nil, c.cred).Expect(t, http.StatusOK).JSON(t, &list)
+	if len(list) != 1 || list[0].RemoteName != bad.RemoteName {
+		t.Fatalf("push mirrors after the deletion: %+v", list)
+	}
+	if got := dstTips()["main"]; got == after {
+		t.Fatal("the deleted push mirror was pushed to")
+	}
 }
 
 // TestPushMirrorGuard: push mirrors to loopback and private addresses

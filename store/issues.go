@@ -124,7 +124,11 @@ type Reaction struct {
 	IssueID   int64
 	CommentID int64
 	UserID    int64
-	CreatedAt time.Time
+	// OriginalAuthor and OriginalAuthorID: as Issue's (UserID is then the
+	// user who ran the migration).
+	OriginalAuthor   string
+	OriginalAuthorID int64
+	CreatedAt        time.Time
 }
 
 // TrackedTime is time (in seconds) a user spent on an issue.

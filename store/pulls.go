@@ -71,8 +71,12 @@ type Review struct {
 	Official    bool
 	Dismissed   bool
 	SubmittedAt *time.Time
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// OriginalAuthor and OriginalAuthorID: as Issue's (ReviewerID is then
+	// the user who ran the migration).
+	OriginalAuthor   string
+	OriginalAuthorID int64
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // ReviewComment is a line comment of a review.
@@ -91,8 +95,11 @@ type ReviewComment struct {
 	// ResolverID is who marked the comment's conversation resolved; 0
 	// while it is open.
 	ResolverID int64
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// OriginalAuthor and OriginalAuthorID: as Issue's.
+	OriginalAuthor   string
+	OriginalAuthorID int64
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // PullFilter selects the pull requests of one repository.

@@ -145,6 +145,9 @@ type Repository struct {
 	Status       int
 	ObjectFormat string
 	Size         int64
+	// OriginalURL is the address a migrated or mirrored repository came
+	// from, without credentials ("" for any other).
+	OriginalURL string
 
 	HasIssues       bool
 	HasWiki         bool

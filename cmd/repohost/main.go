@@ -37,7 +37,7 @@ import (
 const usage = `usage:
   repohost serve   [--listen ADDR] [--ssh-listen ADDR] [--data DIR] [--db DSN] [--root-url URL] [--access-log on|off|sample:N]
                    [--log-level debug|info|warn|error] [--metrics] [--metrics-token T] [--cron SETTINGS] [--cron-lease D]
-                   [--signing-key FILE] [--secret-key KEY] [--webhook-allowed-hosts LIST] [--migrations-allowed-domains LIST] [--migrations-blocked-domains LIST] [--migrations-allow-local-networks] [--disable-migrations] [--disable-mirrors] [--disable-new-pull-mirrors] [--disable-new-push-mirrors] [--mirror-min-interval D] [--mirror-default-interval D] [--pprof ADDR] [--memory-limit SIZE]
+                   [--signing-key FILE] [--secret-key KEY] [--webhook-allowed-hosts LIST] [--migrations-allowed-domains LIST] [--migrations-blocked-domains LIST] [--migrations-allow-local-networks] [--migrations-wait D] [--disable-migrations] [--disable-mirrors] [--disable-new-pull-mirrors] [--disable-new-push-mirrors] [--mirror-min-interval D] [--mirror-default-interval D] [--pprof ADDR] [--memory-limit SIZE]
                    [--event-lease D]
   repohost migrate [--data DIR] [--db DSN] [--secret-key KEY]
   repohost admin user create --username U --password P --email E [--admin] [--must-change-password]
@@ -327,6 +327,8 @@ func serve(args []string, log *slog.Logger) error {
 		"hosts migrations and mirrors may never connect to: host globs and CIDR ranges, comma-separated")
 	migLocal := fs.Bool("migrations-allow-local-networks", env("REPOHOST_MIGRATIONS_ALLOW_LOCAL_NETWORKS", "") == "true",
 		"let migrations and mirrors connect to loopback and private addresses")
+	migWait := fs.Duration("migrations-wait", durationEnv("REPOHOST_MIGRATIONS_WAIT", 10*time.Minute),
+		"how long POST /repos/migrate waits for the migration to finish before answering (0: at once)")
 	noMigrations := fs.Bool("disable-migrations", env("REPOHOST_DISABLE_MIGRATIONS", "") == "true",
 		"turn migrations (POST /repos/migrate) off")
 	noMirrors := fs.Bool("disable-mirrors", env("REPOHOST_DISABLE_MIRRORS", "") == "true",
@@ -440,7 +442,8 @@ func serve(args []string, log *slog.Logger) error {
 		return err
 	}
 	d.Config.Webhooks.AllowedHosts = *allowedHosts
-	d.Config.Migrations = app.MigrationConfig{Disabled: *noMigrations, AllowedDomains: *migAllowed, BlockedDomains: *migBlocked, AllowLocalNetworks: *migLocal}
+	d.Config.Migrations = app.MigrationConfig{Disabled: *noMigrations, AllowedDomains: *migAllowed, BlockedDomains: *migBlocked, AllowLocalNetworks: *migLocal,
+		Wait: *migWait}
 	d.Config.Mirrors = app.MirrorConfig{Disabled: *noMirrors, DisableNewPull: *noNewPull, DisableNewPush: *noNewPush,
 		MinInterval: *mirrorMin, DefaultInterval: *mirrorDefault}
 	if _, err := webhook.ParseMigrationGuard(*migAllowed, *migBlocked, *migLocal); err != nil {

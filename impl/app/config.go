@@ -169,6 +169,12 @@ type MigrationConfig struct {
 	BlockedDomains string
 	// AllowLocalNetworks adds loopback and private addresses.
 	AllowLocalNetworks bool
+	// Wait is how long POST /repos/migrate waits for the migration's job
+	// (or a mirror's first sync) before answering, as the reference
+	// answers once the repository is filled; 0 answers at once, with the
+	// repository still being migrated. The job does not depend on the
+	// request: it goes on (and survives a restart) either way.
+	Wait time.Duration
 }
 
 // WebhookConfig tunes webhook delivery.

@@ -211,7 +211,7 @@ func Repo(links Links, r *store.Repository, perm access.Permission, viewer *stor
 		Link:                          "",
 		SSHURL:                        links.SSHURL(full),
 		CloneURL:                      base + full + ".git",
-		OriginalURL:                   "",
+		OriginalURL:                   r.OriginalURL,
 		Website:                       r.Website,
 		Stars:                         r.NumStars,
 		Forks:                         r.NumForks,

@@ -17,6 +17,14 @@ func Ghost() *store.User {
 	return &store.User{ID: -1, Name: "Ghost", LowerName: "ghost", FullName: "Ghost"}
 }
 
+// MigratedUser stands for someone who has no account here, named by a
+// migration from a Gitea server: "name(gitea)", with no id, as the
+// reference shows the authors of migrated reactions.
+func MigratedUser(name string) *store.User {
+	n := name + "(gitea)"
+	return &store.User{Name: n, LowerName: strings.ToLower(n)}
+}
+
 // IssueAttrs is what rendering a page of issues needs besides the rows,
 // batch-loaded once per page (impl/issue does the loading).
 type IssueAttrs struct {

@@ -113,8 +113,10 @@ const (
 	// PushMirrorSyncRequested asks the push_mirror consumer to push a
 	// repository to its push mirrors.
 	PushMirrorSyncRequested Kind = "repository.push_mirror_sync_requested" // PushMirrorSync
-	KeyAdded                Kind = "key.added"                             // Key
-	KeyDeleted              Kind = "key.deleted"                           // Key
+	// PushMirrorDeleted: a push mirror was removed (RemoteName set).
+	PushMirrorDeleted Kind = "repository.push_mirror_deleted" // PushMirrorSync
+	KeyAdded          Kind = "key.added"                      // Key
+	KeyDeleted        Kind = "key.deleted"                    // Key
 	// OAuth2 applications a user registers, and the grants users give
 	// them (a grant goes when it is revoked, or when an old refresh
 	// token is presented again).

@@ -23,7 +23,7 @@ func init() {
 	register(func() any { return &Repo{} }, RepoCreated, RepoEdited, RepoDeleted,
 		RepoTransferStarted, RepoTransferred, RepoTransferDropped, RepoStarred, RepoUnstarred, RepoWatched, RepoUnwatched, RepoMigrateRequested,
 		RepoMirrorSyncRequested)
-	register(func() any { return &PushMirrorSync{} }, PushMirrorSyncRequested)
+	register(func() any { return &PushMirrorSync{} }, PushMirrorSyncRequested, PushMirrorDeleted)
 	register(func() any { return &Block{} }, UserBlocked, UserUnblocked)
 	register(func() any { return &Refs{} }, RefsChanged)
 	register(func() any { return &Issue{} }, IssueOpened, IssueEdited, IssueClosed, IssueReopened, IssueDeleted,

@@ -76,7 +76,11 @@ func (s Service) listReactions(ctx context.Context, base string, viewer *store.U
 	}
 	out := make([]*models.Reaction, 0, len(list))
 	for _, rc := range list {
-		out = append(out, convert.Reaction(base, rc, users[rc.UserID], viewer))
+		user := users[rc.UserID]
+		if rc.OriginalAuthor != "" {
+			user = convert.MigratedUser(rc.OriginalAuthor)
+		}
+		out = append(out, convert.Reaction(base, rc, user, viewer))
 	}
 	return out, total, nil
 }

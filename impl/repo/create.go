@@ -118,7 +118,7 @@ func newRow(owner *store.User, in CreateInput) *store.Repository {
 	if in.Migrating {
 		status = store.RepoStatusBeingMigrated
 	}
-	return &store.Repository{Status: status,
+	return &store.Repository{Status: status, OriginalURL: in.OriginalURL,
 		OwnerID: owner.ID, Owner: owner, Name: in.Name, Description: in.Description,
 		DefaultBranch: in.DefaultBranch, ObjectFormat: in.ObjectFormat,
 		IsPrivate: in.Private, IsTemplate: in.IsTemplate, IsEmpty: true,

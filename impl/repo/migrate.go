@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-openapi/runtime/middleware"
@@ -133,7 +134,7 @@ func (s Service) Migrate(ctx context.Context, doer, owner *store.User, in Migrat
 		return nil, err
 	}
 	return s.Create(ctx, doer, owner, CreateInput{Name: in.Name, Description: in.Description, Private: in.Private, Migrating: true,
-		Also: func(ctx context.Context, r *store.Repository) error {
+		OriginalURL: addr, Also: func(ctx context.Context, r *store.Repository) error {
 			m := &store.RepoMigration{RepoID: r.ID, DoerID: doer.ID, CloneAddr: addr, AuthUsername: user, AuthSecret: secret, Service: in.Service,
 				Items: items.String()}
 			if err := s.Store.Migrations().Create(ctx, m); err != nil {
@@ -188,6 +189,40 @@ func (s Service) MigrateConsumer() events.Consumer {
 			}
 			return nil
 		}}
+}
+
+// awaitMigration waits, up to the configured time, for the job filling r
+// (a migration, or a mirror's first sync) to end, and returns r as it
+// then is: ready, or still being migrated when the time ran out or the
+// request ended. A job that failed took its repository with it: that is
+// answered as the reference answers a failed migration.
+func (s Service) awaitMigration(ctx context.Context, r *store.Repository) (*store.Repository, error) {
+	if s.Config.Migrations.Wait <= 0 {
+		return r, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.Config.Migrations.Wait)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		fresh, err := s.Store.Repos().FindByID(ctx, r.ID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil, apierr.Validation("Migration failed: %s could not be brought over (the server's log tells why); it can be asked for again.", r.FullName())
+		case ctx.Err() != nil:
+			return r, nil
+		case err != nil:
+			return nil, err
+		case fresh.Status == store.RepoStatusReady:
+			return fresh, nil
+		}
+		r = fresh
+		select {
+		case <-ctx.Done():
+			return r, nil
+		case <-tick.C:
+		}
+	}
 }
 
 // errMigrationDone stops a run of a migration that another run finished
@@ -339,6 +374,9 @@ func (h Handlers) RepoMigrate(ctx context.Context, params repository.RepoMigrate
 		Milestones: o.Milestones, Releases: o.Releases, PullRequests: o.PullRequests}
 	r, err := h.svc().Migrate(ctx, p.User, owner, in)
 	if err != nil {
+		return h.Fail(err)
+	}
+	if r, err = h.svc().awaitMigration(ctx, r); err != nil {
 		return h.Fail(err)
 	}
 	perm, err := h.Access.Repo(ctx, p, r)

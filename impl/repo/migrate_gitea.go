@@ -3,7 +3,9 @@ package repo
 // A migration with service "gitea" (another Gitea, or this server, which
 // speaks the same API) brings, besides the git data, what the caller asked
 // for of the source repository's labels, milestones, releases (with their
-// files), issues and pull requests (with their comments). They are read
+// files), issues and pull requests (with their comments, reactions and
+// assignees, and the pull requests' reviews with their line comments).
+// They are read
 // through the official SDK, whose every connection is dialled through the
 // migrations' connect guard, and written here as the reference's migration
 // writes them: numbers, dates and states kept, authors who have no account
@@ -250,10 +252,21 @@ type sourceItems struct {
 	pulls      []*gitea.PullRequest
 	// comments are each issue's or pull request's comments, by number.
 	comments map[int64][]*gitea.Comment
+	// reactions are each issue's or pull request's reactions, by number;
+	// commentReactions each comment's, by the comment's id on the source.
+	reactions        map[int64][]*gitea.Reaction
+	commentReactions map[int64][]*gitea.Reaction
+	// reviews are each pull request's reviews, by number (team requests
+	// left out, as the reference does); reviewComments each review's line
+	// comments, by the review's id on the source.
+	reviews        map[int64][]*gitea.PullReview
+	reviewComments map[int64][]*gitea.PullReviewComment
 }
 
 func (g *giteaSource) read(items migrationItems) (*sourceItems, error) {
-	out := &sourceItems{comments: map[int64][]*gitea.Comment{}}
+	out := &sourceItems{comments: map[int64][]*gitea.Comment{}, reactions: map[int64][]*gitea.Reaction{},
+		commentReactions: map[int64][]*gitea.Reaction{}, reviews: map[int64][]*gitea.PullReview{},
+		reviewComments: map[int64][]*gitea.PullReviewComment{}}
 	var err error
 	if items.Labels {
 		if out.labels, err = all(func(o gitea.ListOptions) ([]*gitea.Label, *gitea.Response, error) {
@@ -310,6 +323,53 @@ func (g *giteaSource) read(items migrationItems) (*sourceItems, error) {
 			return nil, fmt.Errorf("read the comments of #%d: %w", n, err)
 		}
 		out.comments[n] = cs
+		// Each comment's reactions, as the reference reads them (the
+		// route answers them all at once).
+		for _, c := range cs {
+			rs, _, err := g.c.GetIssueCommentReactions(g.owner, g.name, c.ID)
+			if err != nil {
+				return nil, fmt.Errorf("read the reactions of a comment of #%d: %w", n, err)
+			}
+			if len(rs) > 0 {
+				out.commentReactions[c.ID] = rs
+			}
+		}
+	}
+	// Each issue's and pull request's reactions.
+	for n := range numbers {
+		rs, err := all(func(o gitea.ListOptions) ([]*gitea.Reaction, *gitea.Response, error) {
+			return g.c.ListIssueReactions(g.owner, g.name, n, gitea.ListIssueReactionsOptions{ListOptions: o})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read the reactions of #%d: %w", n, err)
+		}
+		if len(rs) > 0 {
+			out.reactions[n] = rs
+		}
+	}
+	// The pull requests' reviews, each with its line comments.
+	for _, pr := range out.pulls {
+		rvs, err := all(func(o gitea.ListOptions) ([]*gitea.PullReview, *gitea.Response, error) {
+			return g.c.ListPullReviews(g.owner, g.name, pr.Index, gitea.ListPullReviewsOptions{ListOptions: o})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read the reviews of #%d: %w", pr.Index, err)
+		}
+		for _, rv := range rvs {
+			if rv.Reviewer == nil {
+				// A request to a team: the reference leaves it out too.
+				continue
+			}
+			out.reviews[pr.Index] = append(out.reviews[pr.Index], rv)
+			if rv.CodeCommentsCount == 0 {
+				continue
+			}
+			cs, _, err := g.c.ListPullReviewComments(g.owner, g.name, pr.Index, rv.ID)
+			if err != nil {
+				return nil, fmt.Errorf("read the comments of a review of #%d: %w", pr.Index, err)
+			}
+			out.reviewComments[rv.ID] = cs
+		}
 	}
 	return out, nil
 }
@@ -333,23 +393,31 @@ func (a *authors) of(ctx context.Context, u *gitea.User, origName string, origID
 	if u == nil {
 		return a.doer.ID, "", 0, nil
 	}
-	if a.sameApp {
-		local, ok := a.local[u.ID]
-		if !ok {
-			lu, err := a.s.Store.Users().FindByID(ctx, u.ID)
-			switch {
-			case err == nil && lu.Name == u.UserName:
-				local = lu.ID
-			case err != nil && !errors.Is(err, store.ErrNotFound):
-				return 0, "", 0, err
-			}
-			a.local[u.ID] = local
-		}
-		if local != 0 {
-			return local, "", 0, nil
-		}
+	local, err := a.localID(ctx, u)
+	if err != nil || local != 0 {
+		return local, "", 0, err
 	}
 	return a.doer.ID, u.UserName, u.ID, nil
+}
+
+// localID is the account here of the source's user u: the user with the
+// same id and name when the source is this very server, else none (0).
+func (a *authors) localID(ctx context.Context, u *gitea.User) (int64, error) {
+	if !a.sameApp || u == nil || u.ID <= 0 {
+		return 0, nil
+	}
+	local, ok := a.local[u.ID]
+	if !ok {
+		lu, err := a.s.Store.Users().FindByID(ctx, u.ID)
+		switch {
+		case err == nil && lu.Name == u.UserName:
+			local = lu.ID
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return 0, err
+		}
+		a.local[u.ID] = local
+	}
+	return local, nil
 }
 
 // importGitea reads the source's items and returns the ref updates of
@@ -532,7 +600,23 @@ func (s Service) writeImported(ctx context.Context, r *store.Repository, doer *s
 		milestone          *gitea.Milestone
 		created, updated   time.Time
 		closedAt, deadline *time.Time
+		assignees          []*gitea.User
 		pull               *store.PullRequest
+	}
+	// react writes the reactions of an issue (commentID 0) or comment.
+	react := func(issueID, commentID int64, rs []*gitea.Reaction) error {
+		for _, rc := range rs {
+			user, name, id, err := au.of(ctx, rc.User, "", 0)
+			if err != nil {
+				return err
+			}
+			row := &store.Reaction{Type: rc.Reaction, IssueID: issueID, CommentID: commentID, UserID: user,
+				OriginalAuthor: name, OriginalAuthorID: id, CreatedAt: timeOr(&rc.Created, s.Clock.Now())}
+			if _, err := st.Reactions().Create(ctx, row); err != nil {
+				return fmt.Errorf("reaction %q: %w", rc.Reaction, err)
+			}
+		}
+		return nil
 	}
 	create := func(c common) error {
 		poster, name, id, err := au.of(ctx, c.poster, c.origName, c.origID)
@@ -566,6 +650,26 @@ func (s Service) writeImported(ctx context.Context, r *store.Repository, doer *s
 				return fmt.Errorf("labels of #%d: %w", c.index, err)
 			}
 		}
+		// Assignees who have an account here (see authors); the others
+		// have no place to be kept.
+		var assignees []int64
+		for _, u := range c.assignees {
+			id, err := au.localID(ctx, u)
+			if err != nil {
+				return err
+			}
+			if id != 0 && !slices.Contains(assignees, id) {
+				assignees = append(assignees, id)
+			}
+		}
+		if len(assignees) > 0 {
+			if err := st.Issues().SetAssignees(ctx, is.ID, assignees); err != nil {
+				return fmt.Errorf("assignees of #%d: %w", c.index, err)
+			}
+		}
+		if err := react(is.ID, 0, in.reactions[c.index]); err != nil {
+			return fmt.Errorf("reactions of #%d: %w", c.index, err)
+		}
 		for _, cm := range comments {
 			poster, name, id, err := au.of(ctx, cm.Poster, cm.OriginalAuthor, cm.OriginalAuthorID)
 			if err != nil {
@@ -576,11 +680,17 @@ func (s Service) writeImported(ctx context.Context, r *store.Repository, doer *s
 			if err := st.Comments().Create(ctx, row); err != nil {
 				return fmt.Errorf("comment of #%d: %w", c.index, err)
 			}
+			if err := react(is.ID, row.ID, in.commentReactions[cm.ID]); err != nil {
+				return fmt.Errorf("reactions of a comment of #%d: %w", c.index, err)
+			}
 		}
 		if c.pull != nil {
 			c.pull.IssueID = is.ID
 			if err := st.Pulls().Create(ctx, c.pull); err != nil {
 				return fmt.Errorf("pull request #%d: %w", c.index, err)
+			}
+			if err := s.writeReviews(ctx, is, in.reviews[c.index], in.reviewComments, au); err != nil {
+				return fmt.Errorf("reviews of #%d: %w", c.index, err)
 			}
 		}
 		maxIndex = max(maxIndex, c.index)
@@ -590,7 +700,8 @@ func (s Service) writeImported(ctx context.Context, r *store.Repository, doer *s
 		closed := is.State == gitea.StateClosed
 		if err := create(common{index: is.Index, poster: is.Poster, origName: is.OriginalAuthor, origID: is.OriginalAuthorID,
 			title: is.Title, body: is.Body, ref: is.Ref, closed: closed, locked: is.IsLocked, labels: is.Labels,
-			milestone: is.Milestone, created: is.Created, updated: is.Updated, closedAt: is.Closed, deadline: is.Deadline}); err != nil {
+			milestone: is.Milestone, created: is.Created, updated: is.Updated, closedAt: is.Closed, deadline: is.Deadline,
+			assignees: is.Assignees}); err != nil {
 			return err
 		}
 		issues++
@@ -625,7 +736,7 @@ func (s Service) writeImported(ctx context.Context, r *store.Repository, doer *s
 		created := timeOr(pr.Created, s.Clock.Now())
 		if err := create(common{index: pr.Index, poster: pr.Poster, title: pr.Title, body: pr.Body, closed: closed,
 			locked: pr.IsLocked, labels: pr.Labels, milestone: pr.Milestone, created: created, updated: timeOr(pr.Updated, created),
-			closedAt: pr.Closed, deadline: pr.Deadline, pull: row}); err != nil {
+			closedAt: pr.Closed, deadline: pr.Deadline, assignees: pr.Assignees, pull: row}); err != nil {
 			return err
 		}
 		pullsN++
@@ -643,6 +754,65 @@ func (s Service) writeImported(ctx context.Context, r *store.Repository, doer *s
 	}
 	if err := st.Issues().AdjustRepoPullCounts(ctx, r.ID, pullsN, closedPulls); err != nil {
 		return err
+	}
+	return nil
+}
+
+// reviewStates are the review states a migration keeps; any other is
+// written as pending, as the reference does.
+var reviewStates = map[gitea.ReviewStateType]string{
+	gitea.ReviewStateApproved:       store.ReviewApproved,
+	gitea.ReviewStatePending:        store.ReviewPending,
+	gitea.ReviewStateComment:        store.ReviewCommented,
+	gitea.ReviewStateRequestChanges: store.ReviewRequestChanges,
+	gitea.ReviewStateRequestReview:  store.ReviewRequest,
+}
+
+// writeReviews writes a pull request's reviews as the reference's
+// migration records them: state, body, commit, whether official (and
+// dismissed), the time submitted, the reviewer as any author (see
+// authors), and each review's line comments on their path, lines,
+// commits and diff hunk.
+func (s Service) writeReviews(ctx context.Context, is *store.Issue, rvs []*gitea.PullReview,
+	comments map[int64][]*gitea.PullReviewComment, au *authors) error {
+	for _, rv := range rvs {
+		reviewer, name, id, err := au.of(ctx, rv.Reviewer, "", 0)
+		if err != nil {
+			return err
+		}
+		state, ok := reviewStates[rv.State]
+		if !ok {
+			state = store.ReviewPending
+		}
+		created := timeOr(&rv.Submitted, is.CreatedAt)
+		row := &store.Review{IssueID: is.ID, ReviewerID: reviewer, State: state, Body: rv.Body, CommitID: rv.CommitID,
+			Official: rv.Official, Dismissed: rv.Dismissed, OriginalAuthor: name, OriginalAuthorID: id,
+			CreatedAt: created, UpdatedAt: created}
+		if state != store.ReviewPending && state != store.ReviewRequest {
+			row.SubmittedAt = &created
+		}
+		if err := s.Store.Pulls().CreateReview(ctx, row); err != nil {
+			return err
+		}
+		cs := make([]*store.ReviewComment, 0, len(comments[rv.ID]))
+		for _, c := range comments[rv.ID] {
+			poster, name, id := reviewer, row.OriginalAuthor, row.OriginalAuthorID
+			if c.Reviewer != nil {
+				if poster, name, id, err = au.of(ctx, c.Reviewer, "", 0); err != nil {
+					return err
+				}
+			}
+			ccreated := timeOr(&c.Created, created)
+			cs = append(cs, &store.ReviewComment{ReviewID: row.ID, IssueID: is.ID, PosterID: poster, Path: c.Path, Body: c.Body,
+				Line: int64(c.LineNum), OldLine: int64(c.OldLineNum), CommitID: c.CommitID, OriginalCommitID: c.OrigCommitID,
+				DiffHunk: c.DiffHunk, OriginalAuthor: name, OriginalAuthorID: id, CreatedAt: ccreated,
+				UpdatedAt: timeOr(&c.Updated, ccreated)})
+		}
+		if len(cs) > 0 {
+			if err := s.Store.Pulls().CreateReviewComments(ctx, cs); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

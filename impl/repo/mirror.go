@@ -111,7 +111,7 @@ func (s Service) migrateMirror(ctx context.Context, doer, owner *store.User, in 
 		return nil, err
 	}
 	return s.Create(ctx, doer, owner, CreateInput{Name: in.Name, Description: in.Description, Private: in.Private, Migrating: true,
-		Also: func(ctx context.Context, r *store.Repository) error {
+		OriginalURL: addr, Also: func(ctx context.Context, r *store.Repository) error {
 			r.IsMirror, r.MirrorInterval = true, interval
 			if err := s.Store.Repos().Update(ctx, r); err != nil {
 				return err
@@ -436,10 +436,19 @@ func (s Service) AddPushMirror(ctx context.Context, doer *store.User, r *store.R
 	return pm, nil
 }
 
-// DeletePushMirror removes r's push mirror remoteName; a push under way
-// ends as it would have, and its outcome is recorded nowhere.
-func (s Service) DeletePushMirror(ctx context.Context, r *store.Repository, remoteName string) error {
-	err := s.Store.Mirrors().DeletePush(ctx, r.ID, remoteName)
+// DeletePushMirror removes r's push mirror remoteName, with
+// PushMirrorDeleted in the same transaction; a push under way ends as it
+// would have, and its outcome is recorded nowhere. As the reference's,
+// removing it is all: no git remote is kept for it (each push names its
+// address).
+func (s Service) DeletePushMirror(ctx context.Context, doer *store.User, r *store.Repository, remoteName string) error {
+	err := s.Store.WithTx(ctx, func(ctx context.Context) error {
+		if err := s.Store.Mirrors().DeletePush(ctx, r.ID, remoteName); err != nil {
+			return err
+		}
+		return s.Events.Emit(ctx, events.PushMirrorDeleted, r.ID, events.ActorID(doer),
+			events.PushMirrorSync{Repo: EventOf(r), RemoteName: remoteName})
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return apierr.NotFound("push mirror not found")
 	}

@@ -92,11 +92,11 @@ func (h Handlers) RepoGetPushMirrorByRemoteName(ctx context.Context, params repo
 }
 
 func (h Handlers) RepoDeletePushMirror(ctx context.Context, params repository.RepoDeletePushMirrorParams) middleware.Responder {
-	_, r, err := h.pushMirrorRepo(ctx, params.Owner, params.Repo)
+	p, r, err := h.pushMirrorRepo(ctx, params.Owner, params.Repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	if err := h.svc().DeletePushMirror(ctx, r, params.Name); err != nil {
+	if err := h.svc().DeletePushMirror(ctx, p, r, params.Name); err != nil {
 		return h.Fail(err)
 	}
 	return repository.NewRepoDeletePushMirrorNoContent()

@@ -75,7 +75,10 @@ type CreateInput struct {
 	// the transaction that inserts the row (the migration's own row and
 	// event).
 	Migrating bool
-	Also      func(ctx context.Context, r *store.Repository) error
+	// OriginalURL is the address a migration brings the repository from,
+	// without credentials.
+	OriginalURL string
+	Also        func(ctx context.Context, r *store.Repository) error
 	// LinkBase is the server's address ("https://host/"), for the links a
 	// template's (or a README template's) variables expand to; "" means
 	// the configured root URL.

@@ -21,8 +21,8 @@ func (s reactionStore) Create(ctx context.Context, r *store.Reaction) (bool, err
 		return true, nil
 	}
 	var existing store.Reaction
-	err := s.d.conn(ctx).Where("issue_id = ? AND comment_id = ? AND user_id = ? AND type = ?",
-		r.IssueID, r.CommentID, r.UserID, r.Type).Take(&existing).Error
+	err := s.d.conn(ctx).Where("issue_id = ? AND comment_id = ? AND user_id = ? AND type = ? AND original_author = ?",
+		r.IssueID, r.CommentID, r.UserID, r.Type, r.OriginalAuthor).Take(&existing).Error
 	if err != nil {
 		return false, translate(err, "find reaction")
 	}
@@ -31,7 +31,9 @@ func (s reactionStore) Create(ctx context.Context, r *store.Reaction) (bool, err
 }
 
 func (s reactionStore) Delete(ctx context.Context, issueID, commentID, userID int64, typ string) error {
-	err := s.d.conn(ctx).Where("issue_id = ? AND comment_id = ? AND user_id = ? AND type = ?",
+	// Only the user's own reaction: those a migration brought in the
+	// name of someone elsewhere (original_author) stay.
+	err := s.d.conn(ctx).Where("issue_id = ? AND comment_id = ? AND user_id = ? AND type = ? AND original_author = ''",
 		issueID, commentID, userID, typ).Delete(&store.Reaction{}).Error
 	return translate(err, "delete reaction")
 }
