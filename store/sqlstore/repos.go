@@ -301,6 +301,16 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 	if !self && !(q.Viewer.IsAdmin && !q.Viewer.PublicOnly) {
 		vis = visibilityOf(q.Viewer)
 	}
+	// A keyword long enough for the trigram index names its candidates
+	// (search_names.go): few, each tested by its key. Visibility is then
+	// tested on each candidate row (probeCond), not by gathering every
+	// repository the viewer was given (a thousand ids for an owner of a
+	// thousand) to compare the few candidates with.
+	kwCond, kwArgs := keywordCond(q)
+	ids, idArgs, candidates := "", []any(nil), false
+	if kwCond != "" {
+		ids, idArgs, candidates = s.d.repoCandidates(q)
+	}
 	filter := func() *gorm.DB {
 		db := s.d.conn(ctx).Model(&store.Repository{})
 		if q.OwnerID > 0 {
@@ -312,13 +322,11 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		if q.RelatedUserID > 0 {
 			db = s.d.related(db, q)
 		}
-		if cond, args := keywordCond(q); cond != "" {
-			// The rows tested come from the trigram index when the
-			// keyword is long enough for it (search_names.go).
-			if ids, idArgs, ok := s.d.repoCandidates(q); ok {
-				db = db.Where(s.d.idIn(ids), idArgs...)
-			}
-			db = db.Where(cond, args...)
+		if candidates {
+			db = db.Where(s.d.idIn(ids), idArgs...)
+		}
+		if kwCond != "" {
+			db = db.Where(kwCond, kwArgs...)
 		}
 		for _, f := range []struct {
 			col string
@@ -340,8 +348,17 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		}
 		return db
 	}
+	cond := vis.cond
+	counted := s.d.visibleAggregate(ctx, filter, vis, "COUNT(*)")
+	if candidates {
+		cond = vis.probeCond
+		counted = filter().Select("COUNT(*)")
+		if c, args := vis.probeCond(false); c != "" {
+			counted = counted.Where(c, args...)
+		}
+	}
 	var total int64
-	if err := s.d.visibleAggregate(ctx, filter, vis, "COUNT(*)").Scan(&total).Error; err != nil {
+	if err := counted.Scan(&total).Error; err != nil {
 		return nil, 0, translate(err, "count repositories")
 	}
 	order := q.OrderBy
@@ -354,7 +371,7 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		order = fmt.Sprintf("CASE WHEN repositories.owner_id = %d THEN 0 ELSE 1 END, %s", q.PriorityOwnerID, order)
 	}
 	db := filter()
-	if cond, args := vis.cond(!s.d.usesPostgres()); cond != "" {
+	if cond, args := cond(!s.d.usesPostgres()); cond != "" {
 		db = db.Where(cond, args...)
 	}
 	out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"),
