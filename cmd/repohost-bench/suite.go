@@ -240,10 +240,13 @@ func suiteCmd(args []string) error {
 			}
 			return g.run(*conc, *dur)
 		}
-		var bg *result
+		var bg, alone *result
 		var bgDone chan struct{}
 		note := ""
 		if b := s.background; b != nil {
+			// The same list without the background, just before: the
+			// ratio of the two holds however busy the machine is.
+			alone = measure(*base)
 			g := &generator{client: client, base: *base, target: target{method: b.method, paths: b.paths, body: []byte(b.body), auth: authOf(*b)},
 				perSecond: b.perSecond}
 			bgDone = make(chan struct{})
@@ -260,7 +263,9 @@ func suiteCmd(args []string) error {
 			if b := s.background; b.perSecond > 0 {
 				pace = fmt.Sprintf("paced to %.0f/s", b.perSecond)
 			}
-			note = fmt.Sprintf("  (with %.0f background requests/s, %s: %s %s)\n", bg.rate(), pace, s.background.method, s.background.paths[0])
+			note = fmt.Sprintf("  (with %.0f background requests/s, %s: %s %s; without them just before: %.0f req/s, p99 %s; with/without %.2f)\n",
+				bg.rate(), pace, s.background.method, s.background.paths[0], alone.rate(), fmtDur(alone.hist.quantile(0.99)),
+				got.rate()/max(alone.rate(), 1e-9))
 		}
 		floor := measure(floorBase)
 		rate, floorRate := got.rate(), floor.rate()
