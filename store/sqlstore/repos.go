@@ -348,19 +348,6 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		}
 		return db
 	}
-	cond := vis.cond
-	counted := s.d.visibleAggregate(ctx, filter, vis, "COUNT(*)")
-	if candidates {
-		cond = vis.probeCond
-		counted = filter().Select("COUNT(*)")
-		if c, args := vis.probeCond(false); c != "" {
-			counted = counted.Where(c, args...)
-		}
-	}
-	var total int64
-	if err := counted.Scan(&total).Error; err != nil {
-		return nil, 0, translate(err, "count repositories")
-	}
 	order := q.OrderBy
 	if order == "" {
 		order = "repositories.id ASC"
@@ -370,13 +357,42 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		// the other ORDER BY columns when given an expression with vars.
 		order = fmt.Sprintf("CASE WHEN repositories.owner_id = %d THEN 0 ELSE 1 END, %s", q.PriorityOwnerID, order)
 	}
-	db := filter()
-	if cond, args := cond(!s.d.usesPostgres()); cond != "" {
-		db = db.Where(cond, args...)
+	cond := vis.cond
+	counted := func() *gorm.DB { return s.d.visibleAggregate(ctx, filter, vis, "COUNT(*)") }
+	if candidates {
+		cond = vis.probeCond
+		counted = func() *gorm.DB {
+			db := filter().Select("COUNT(*)")
+			if c, args := vis.probeCond(false); c != "" {
+				db = db.Where(c, args...)
+			}
+			return db
+		}
 	}
-	out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"),
-		parseOrder(order).tieBreak("repositories.id"), p, total)
-	return out, total, translate(err, "search repositories")
+	count := func() (int64, error) {
+		var total int64
+		err := counted().Scan(&total).Error
+		return total, translate(err, "count repositories")
+	}
+	page := func(total int64) ([]*store.Repository, error) {
+		db := filter()
+		if cond, args := cond(!s.d.usesPostgres()); cond != "" {
+			db = db.Where(cond, args...)
+		}
+		out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"),
+			parseOrder(order).tieBreak("repositories.id"), p, total)
+		return out, translate(err, "search repositories")
+	}
+	if candidates {
+		// A keyword's few candidates: the first page may be the whole set.
+		return pageThenCount(p, page, count)
+	}
+	total, err := count()
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := page(total)
+	return out, total, err
 }
 
 // ownedOrMember keeps the repositories a user owns, those of the
