@@ -155,6 +155,10 @@ type generator struct {
 	client *http.Client
 	base   string
 	target target
+	// perSecond, when above 0, paces the workers together to that many
+	// requests per second (a steady load) instead of as fast as answers
+	// come back.
+	perSecond float64
 }
 
 type result struct {
@@ -184,7 +188,16 @@ func (g *generator) run(conc int, d time.Duration) *result {
 			defer wg.Done()
 			// Workers start at different paths so that they do not all hit
 			// the same row at the same moment.
-			for i := w; time.Now().Before(deadline); i++ {
+			for i, k := w, 0; time.Now().Before(deadline); i, k = i+1, k+1 {
+				if g.perSecond > 0 {
+					// Request k of worker w is due at its turn among all
+					// the workers' requests.
+					due := start.Add(time.Duration(float64(k*conc+w) / g.perSecond * float64(time.Second)))
+					if !due.Before(deadline) {
+						break
+					}
+					time.Sleep(time.Until(due))
+				}
 				g.one(ctx, g.target.paths[i%len(g.target.paths)], r)
 			}
 		}(w)

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -107,4 +108,26 @@ func readPage[T any](db *gorm.DB, o listOrder, p store.Page, total int64) ([]*T,
 		slices.Reverse(out)
 	}
 	return out, nil
+}
+
+// pageThenCount reads page p of a set and its size. On the first page it
+// reads the page before counting: a page not filled is the whole set, and
+// the count (which would find every row again) is not run. For sets an
+// index narrows to a keyword's few candidates, where both statements cost
+// the same lookup. page reads the window of a set of total rows.
+func pageThenCount[T any](p store.Page, page func(total int64) ([]*T, error), count func() (int64, error)) ([]*T, int64, error) {
+	if p.Offset == 0 && p.Limit > 0 {
+		out, err := page(math.MaxInt64)
+		if err != nil || len(out) < p.Limit {
+			return out, int64(len(out)), err
+		}
+		total, err := count()
+		return out, total, err
+	}
+	total, err := count()
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := page(total)
+	return out, total, err
 }

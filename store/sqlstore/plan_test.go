@@ -79,6 +79,10 @@ type planCase struct {
 	// viewer was given): never scanned, never a range of another index
 	// (a class of repositories, a type of users).
 	trigram []string
+	// probed: the repositories the viewer was given are tested on each
+	// candidate row, never gathered through the index on owner_id (an
+	// owner of thousands would read them all for a few candidates).
+	probed bool
 }
 
 // TestListQueryPlans holds every paged list to an index for its filter and
@@ -185,6 +189,11 @@ func TestListQueryPlans(t *testing.T) {
 				_, _, err := db.Repos().Search(ctx, q, p)
 				return err
 			}}
+	}
+	probedSearch := func(name string, q store.RepoSearch, p store.Page) planCase {
+		c := keywordSearch(name, q, p)
+		c.probed = true
+		return c
 	}
 	userKeyword := func(name string, q store.UserSearch) planCase {
 		q.Type = store.UserTypeIndividual
@@ -326,6 +335,10 @@ func TestListQueryPlans(t *testing.T) {
 			OrderBy: "repositories.id ASC"}, pg),
 		keywordSearch("repository search, keyword, count", store.RepoSearch{Viewer: member, Keyword: "alice/r",
 			OrderBy: "repositories.id ASC"}, store.Page{}),
+		probedSearch("repository search, keyword, viewer's repositories probed", store.RepoSearch{Viewer: member, Keyword: "lice",
+			OrderBy: "repositories.lower_name ASC"}, pg),
+		probedSearch("repository search, keyword, count, viewer's repositories probed", store.RepoSearch{Viewer: member,
+			Keyword: "lice", OrderBy: "repositories.id ASC"}, store.Page{}),
 		userKeyword("users, keyword (trigram index)", store.UserSearch{Keyword: "ALI", OrderBy: "lower_name ASC"}),
 		userKeyword("users, keyword in addresses", store.UserSearch{Keyword: "example", KeywordEmail: true, HideKeptEmails: true,
 			Self: f.bob.ID, Visibilities: []store.Visibility{store.VisibilityPublic}, OrderBy: "created_at DESC"}),
@@ -723,6 +736,9 @@ func sqlitePlanProblems(plan []string, c planCase) []string {
 				out = append(out, "reaches "+t+" otherwise than by its key")
 			}
 		}
+		if c.probed && strings.Contains(line, "idx_repository_owner_id") {
+			out = append(out, "gathers the viewer's repositories by owner")
+		}
 		for _, t := range c.trigram {
 			if regexp.MustCompile(`^(SCAN|SEARCH) `+t+`\b`).MatchString(line) && !strings.Contains(line, "INTEGER PRIMARY KEY") &&
 				!strings.Contains(line, "id=?)") && !strings.Contains(line, "owner_id=?") {
@@ -784,6 +800,9 @@ func pgPlanProblems(t *testing.T, raw string, c planCase) []string {
 			if n.Relation == tb && n.IndexName != tb+"_pkey" {
 				out = append(out, n.NodeType+" of "+tb+" otherwise than by its key")
 			}
+		}
+		if c.probed && n.Relation == "repositories" && strings.Contains(n.IndexName, "owner_id") {
+			out = append(out, n.NodeType+" of repositories by owner: gathers the viewer's repositories")
 		}
 		for _, tb := range c.trigram {
 			if n.Relation != tb {

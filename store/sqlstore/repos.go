@@ -310,6 +310,16 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 	if !self && !(q.Viewer.IsAdmin && !q.Viewer.PublicOnly) {
 		vis = visibilityOf(q.Viewer)
 	}
+	// A keyword long enough for the trigram index names its candidates
+	// (search_names.go): few, each tested by its key. Visibility is then
+	// tested on each candidate row (probeCond), not by gathering every
+	// repository the viewer was given (a thousand ids for an owner of a
+	// thousand) to compare the few candidates with.
+	kwCond, kwArgs := keywordCond(q)
+	ids, idArgs, candidates := "", []any(nil), false
+	if kwCond != "" {
+		ids, idArgs, candidates = s.d.repoCandidates(q)
+	}
 	filter := func() *gorm.DB {
 		db := s.d.conn(ctx).Model(&store.Repository{})
 		if q.OwnerID > 0 {
@@ -321,13 +331,11 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		if q.RelatedUserID > 0 {
 			db = s.d.related(db, q)
 		}
-		if cond, args := keywordCond(q); cond != "" {
-			// The rows tested come from the trigram index when the
-			// keyword is long enough for it (search_names.go).
-			if ids, idArgs, ok := s.d.repoCandidates(q); ok {
-				db = db.Where(s.d.idIn(ids), idArgs...)
-			}
-			db = db.Where(cond, args...)
+		if candidates {
+			db = db.Where(s.d.idIn(ids), idArgs...)
+		}
+		if kwCond != "" {
+			db = db.Where(kwCond, kwArgs...)
 		}
 		for _, f := range []struct {
 			col string
@@ -349,10 +357,6 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		}
 		return db
 	}
-	var total int64
-	if err := s.d.visibleAggregate(ctx, filter, vis, "COUNT(*)").Scan(&total).Error; err != nil {
-		return nil, 0, translate(err, "count repositories")
-	}
 	order := q.OrderBy
 	if order == "" {
 		order = "repositories.id ASC"
@@ -362,13 +366,42 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		// the other ORDER BY columns when given an expression with vars.
 		order = fmt.Sprintf("CASE WHEN repositories.owner_id = %d THEN 0 ELSE 1 END, %s", q.PriorityOwnerID, order)
 	}
-	db := filter()
-	if cond, args := vis.cond(!s.d.usesPostgres()); cond != "" {
-		db = db.Where(cond, args...)
+	cond := vis.cond
+	counted := func() *gorm.DB { return s.d.visibleAggregate(ctx, filter, vis, "COUNT(*)") }
+	if candidates {
+		cond = vis.probeCond
+		counted = func() *gorm.DB {
+			db := filter().Select("COUNT(*)")
+			if c, args := vis.probeCond(false); c != "" {
+				db = db.Where(c, args...)
+			}
+			return db
+		}
 	}
-	out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"),
-		parseOrder(order).tieBreak("repositories.id"), p, total)
-	return out, total, translate(err, "search repositories")
+	count := func() (int64, error) {
+		var total int64
+		err := counted().Scan(&total).Error
+		return total, translate(err, "count repositories")
+	}
+	page := func(total int64) ([]*store.Repository, error) {
+		db := filter()
+		if cond, args := cond(!s.d.usesPostgres()); cond != "" {
+			db = db.Where(cond, args...)
+		}
+		out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"),
+			parseOrder(order).tieBreak("repositories.id"), p, total)
+		return out, translate(err, "search repositories")
+	}
+	if candidates {
+		// A keyword's few candidates: the first page may be the whole set.
+		return pageThenCount(p, page, count)
+	}
+	total, err := count()
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := page(total)
+	return out, total, err
 }
 
 // ownedOrMember keeps the repositories a user owns, those of the

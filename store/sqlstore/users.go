@@ -103,7 +103,9 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 	// long enough for it (search_names.go). On SQLite, which has no
 	// statistics, the unary + keeps the type's indexes out of it: it would
 	// rather walk every user of the type in the page's order.
-	if ids, idArgs, ok := s.d.userCandidates(kw, q.KeywordEmail); kw != "" && ok {
+	ids, idArgs, candidates := s.d.userCandidates(kw, q.KeywordEmail)
+	candidates = candidates && kw != ""
+	if candidates {
 		db = db.Where(s.d.columnIn("id", ids), idArgs...)
 		if !s.d.usesPostgres() {
 			db = db.Where("+type = ?", q.Type)
@@ -159,10 +161,6 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 			db = db.Where(col+" = ?", *v)
 		}
 	}
-	var total int64
-	if err := db.Count(&total).Error; err != nil {
-		return nil, 0, translate(err, "count users")
-	}
 	order := parseOrder(q.OrderBy)
 	switch {
 	case len(order) == 0:
@@ -171,6 +169,25 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 		// lower_name is unique; any other key needs the id after it.
 		order = order.tieBreak("id")
 	}
-	users, err := readPage[store.User](db, order, p, total)
-	return users, total, translate(err, "search users")
+	// Each statement starts from the filter afresh.
+	db = db.Session(&gorm.Session{})
+	count := func() (int64, error) {
+		var total int64
+		err := db.Count(&total).Error
+		return total, translate(err, "count users")
+	}
+	page := func(total int64) ([]*store.User, error) {
+		users, err := readPage[store.User](db, order, p, total)
+		return users, translate(err, "search users")
+	}
+	if candidates {
+		// A keyword's few candidates: the first page may be the whole set.
+		return pageThenCount(p, page, count)
+	}
+	total, err := count()
+	if err != nil {
+		return nil, 0, err
+	}
+	users, err := page(total)
+	return users, total, err
 }
