@@ -28,6 +28,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/githttp"
+	"repohost/impl/lfs"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -36,6 +37,7 @@ import (
 type Server struct {
 	d      *app.Deps
 	git    *githttp.Transport
+	lfs    *lfs.Service
 	config *ssh.ServerConfig
 
 	mu    sync.Mutex
@@ -100,7 +102,7 @@ func LoadHostKey(dataDir string) (ssh.Signer, error) {
 
 // New returns a server with hostKey over d.
 func New(d *app.Deps, hostKey ssh.Signer) *Server {
-	s := &Server{d: d, git: githttp.NewTransport(d), conns: map[net.Conn]bool{}, preAuth: map[string]int{}}
+	s := &Server{d: d, git: githttp.NewTransport(d), lfs: lfs.NewService(d), conns: map[net.Conn]bool{}, preAuth: map[string]int{}}
 	s.config = &ssh.ServerConfig{PublicKeyCallback: s.authenticate, MaxAuthTries: 6}
 	s.config.AddHostKey(hostKey)
 	return s
@@ -397,6 +399,9 @@ func (s *Server) exec(perms *ssh.Permissions, ch ssh.Channel, command, protocol 
 	fail := func(msg string) uint32 {
 		fmt.Fprintf(ch.Stderr(), "repohost: %s\n", msg)
 		return 1
+	}
+	if owner, name, op, ok := parseLFSAuthenticate(command); ok {
+		return s.lfsAuthenticate(ctx, perms, ch, owner, name, op, fail)
 	}
 	service, owner, name, ok := parseCommand(command)
 	if !ok {

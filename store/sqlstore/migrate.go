@@ -57,6 +57,7 @@ var migrations = []migration{
 	{40, "pull mirrors and push mirrors", migrateV40},
 	{41, "issues and comments keep the name and id of an author on the server they were migrated from; migrations remember their items", migrateV41},
 	{42, "every issue carries its repository's class of visibility, kept by triggers, indexed for cross-repository search", migrateV42},
+	{43, "Git LFS: objects linked to repositories, and locks", migrateV43},
 }
 
 type schemaMigration struct {
