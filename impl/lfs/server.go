@@ -270,7 +270,13 @@ func (h *Handlers) Batch(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 				if accessible {
-					if err := h.d.Store.LFS().Link(ctx, req.repo.ID, p.Oid, p.Size); err != nil {
+					err := h.svc.Link(ctx, req.repo, p)
+					var big *ErrTooLarge
+					if errors.As(err, &big) {
+						out = append(out, &objectResponse{Pointer: p, Error: &objectError{Code: http.StatusRequestEntityTooLarge, Message: big.Message}})
+						continue
+					}
+					if err != nil {
 						h.internal(w, r, "link object", err)
 						return
 					}

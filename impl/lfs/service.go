@@ -251,7 +251,32 @@ func (s *Service) Upload(ctx context.Context, caller *auth.Principal, repo *stor
 			return err
 		}
 	}
-	return s.d.Store.LFS().Link(ctx, repo.ID, p.Oid, p.Size)
+	return s.Link(ctx, repo, p)
+}
+
+// Link records that repo has the object p. Under an owner's limit the
+// check and the link are one transaction holding the owner's row, so
+// concurrent uploads (of any process) cannot pass the limit together.
+func (s *Service) Link(ctx context.Context, repo *store.Repository, p Pointer) error {
+	if s.d.Config.LFSOwnerBytes < 0 {
+		return s.d.Store.LFS().Link(ctx, repo.ID, p.Oid, p.Size)
+	}
+	return s.d.Store.WithTx(ctx, func(ctx context.Context) error {
+		if _, err := s.d.Store.Users().FindByIDForUpdate(ctx, repo.OwnerID); err != nil {
+			return err
+		}
+		_, err := s.d.Store.LFS().Meta(ctx, repo.ID, p.Oid)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := s.CheckLimits(ctx, repo, p.Size); err != nil {
+			return err
+		}
+		return s.d.Store.LFS().Link(ctx, repo.ID, p.Oid, p.Size)
+	})
 }
 
 // verifier reads an upload, hashing it; at its end it reads as
