@@ -10,8 +10,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"repohost/apitest"
+	"repohost/impl/app"
+	"repohost/impl/lfs"
+	"repohost/store/objects"
 )
 
 // lfsCall is one request to the LFS API of e, with the LFS media type.
@@ -245,5 +249,39 @@ func TestLFSBatchAPI(t *testing.T) {
 	e.Do("DELETE", "repos/carol/mine", nil, C).Expect(t, http.StatusNoContent)
 	if n, err := e.Deps.Store.LFS().OwnerBytes(t.Context(), carol.User.ID); err != nil || n != 0 {
 		t.Fatalf("carol's LFS bytes after deleting her repository: %d %v", n, err)
+	}
+}
+
+// TestLFSGC runs gc_lfs: it removes an object no repository links once
+// it is old enough, and keeps linked ones.
+func TestLFSGC(t *testing.T) {
+	t.Parallel()
+	e := apitest.NewWithConfig(t, func(c *app.Config) { c.LFSGCOlderThan = time.Millisecond })
+	alice := e.CreateUser("alice", false)
+	A := apitest.Basic(alice)
+	roCreateRepo(t, e, A, map[string]any{"name": "keep", "private": true})
+	roCreateRepo(t, e, A, map[string]any{"name": "drop", "private": true})
+	kept, dropped := []byte("kept object"), []byte("dropped object")
+	for _, c := range []struct {
+		repo string
+		body []byte
+	}{{"alice/keep", kept}, {"alice/drop", dropped}} {
+		if s, _, raw := lfsCall(t, e, "PUT", fmt.Sprintf("/%s.git/info/lfs/objects/%s/%d", c.repo, oidOf(c.body), len(c.body)), c.body, A); s != http.StatusOK {
+			t.Fatalf("PUT to %s: %d %s", c.repo, s, raw)
+		}
+	}
+	e.Do("DELETE", "repos/alice/drop", nil, A).Expect(t, http.StatusNoContent)
+	// The server's clock counts whole seconds.
+	time.Sleep(1200 * time.Millisecond)
+	runCron(t, e, "gc_lfs")
+	ctx := t.Context()
+	if _, err := e.Deps.Objects.LFS.Stat(ctx, lfs.Key(oidOf(kept))); err != nil {
+		t.Fatalf("gc_lfs removed a linked object: %v", err)
+	}
+	if _, err := e.Deps.Objects.LFS.Stat(ctx, lfs.Key(oidOf(dropped))); !objects.IsNotExist(err) {
+		t.Fatalf("gc_lfs kept an orphan: %v", err)
+	}
+	if s, _, raw := lfsCall(t, e, "GET", "/alice/keep.git/info/lfs/objects/"+oidOf(kept), nil, A); s != http.StatusOK || string(raw) != string(kept) {
+		t.Fatalf("the kept object after gc_lfs: %d %q", s, raw)
 	}
 }

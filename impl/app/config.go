@@ -112,6 +112,10 @@ type Config struct {
 	// LFSAuthExpiry is how long a token from git-lfs-authenticate (SSH)
 	// is accepted (the reference's LFS_HTTP_AUTH_EXPIRY).
 	LFSAuthExpiry time.Duration
+	// LFSGCOlderThan is the age past which gc_lfs removes a stored LFS
+	// object no repository links (the reference's [cron.gc_lfs]
+	// OLDER_THAN).
+	LFSGCOlderThan time.Duration
 	// EventRetention is how long the outbox keeps an event every consumer
 	// has finished with before cleanup_events deletes it (the reference
 	// keeps its queues' items until handled, and its hook tasks for the
@@ -246,6 +250,7 @@ func DefaultConfig() Config {
 		LFSMaxFileBytes: -1,
 		LFSOwnerBytes:   -1,
 		LFSAuthExpiry:   24 * time.Hour,
+		LFSGCOlderThan:  7 * 24 * time.Hour,
 		Webhooks: WebhookConfig{
 			Timeout:      5 * time.Second,
 			MaxAttempts:  8,

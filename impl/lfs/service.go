@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/url"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -310,3 +311,35 @@ func pathEscape(s string) string { return url.PathEscape(s) }
 func isNotExist(err error) bool { return objects.IsNotExist(err) }
 
 func isShort(err error) bool { return errors.Is(err, objects.ErrShort) }
+
+// GC is the gc_lfs task: it removes the stored objects no repository
+// links any more (their repositories were deleted, or an upload was
+// refused after its bytes arrived), once they are older than
+// Config.LFSGCOlderThan, so that an upload whose link is still being
+// recorded is never taken for an orphan.
+func (s *Service) GC(ctx context.Context) error {
+	cutoff := s.d.Clock.Now().Add(-s.d.Config.LFSGCOlderThan)
+	removed := 0
+	err := s.d.Objects.LFS.Walk(ctx, "", func(key string, _ int64, modified time.Time) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		oid := strings.ReplaceAll(key, "/", "")
+		if !oidPattern.MatchString(oid) || Key(oid) != key || !modified.Before(cutoff) {
+			return nil
+		}
+		linked, err := s.d.Store.LFS().Linked(ctx, oid)
+		if err != nil || linked {
+			return err
+		}
+		if err := s.d.Objects.LFS.Delete(ctx, key); err != nil {
+			return err
+		}
+		removed++
+		return nil
+	})
+	if removed > 0 {
+		s.d.Log.Info("gc_lfs: removed objects no repository links", "count", removed)
+	}
+	return err
+}
