@@ -92,6 +92,21 @@ func TestLFSGitClientHTTP(t *testing.T) {
 		t.Fatalf("raw of an LFS file: %q, want the pointer", raw.Body)
 	}
 
+	// media answers the LFS object, and an ordinary file as raw does.
+	media := e.Do("GET", "repos/alice/big/media/data.bin", nil, apitest.Basic(alice)).Expect(t, http.StatusOK)
+	if !bytes.Equal(media.Body, data) {
+		t.Fatalf("media of an LFS file: %d bytes, not the %d pushed", len(media.Body), len(data))
+	}
+	media = e.Do("GET", "repos/alice/big/media/main/data.bin", nil, apitest.Basic(bob)).Expect(t, http.StatusOK)
+	if !bytes.Equal(media.Body, data) {
+		t.Fatalf("media with the ref in the path: %d bytes", len(media.Body))
+	}
+	readme := e.Do("GET", "repos/alice/big/raw/README.md", nil, apitest.Basic(alice)).Expect(t, http.StatusOK)
+	if m := e.Do("GET", "repos/alice/big/media/README.md?ref=main", nil, apitest.Basic(alice)).Expect(t, http.StatusOK); !bytes.Equal(m.Body, readme.Body) {
+		t.Fatalf("media of an ordinary file: %q, want %q", m.Body, readme.Body)
+	}
+	e.Do("GET", "repos/alice/big/media/data.bin", nil, nil).Expect(t, http.StatusNotFound)
+
 	// A clone elsewhere smudges the content back, for bob too.
 	other := t.TempDir()
 	g2 := newGitCLI(t)

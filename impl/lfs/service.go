@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -342,4 +343,69 @@ func (s *Service) GC(ctx context.Context) error {
 		s.d.Log.Info("gc_lfs: removed objects no repository links", "count", removed)
 	}
 	return err
+}
+
+// PointerMaxSize is the largest blob read as a possible pointer (the
+// reference's blobSizeCutoff).
+const PointerMaxSize = 1024
+
+const pointerVersion = "version https://git-lfs.github.com/spec/v1"
+
+// ReadPointer reads an LFS pointer file: its version line, then "oid
+// sha256:…" and "size …" lines (other keys are allowed, as the spec
+// says); ok is false for anything else.
+func ReadPointer(b []byte) (p Pointer, ok bool) {
+	if len(b) > PointerMaxSize {
+		return Pointer{}, false
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) < 3 || lines[0] != pointerVersion {
+		return Pointer{}, false
+	}
+	haveSize := false
+	for _, line := range lines[1:] {
+		key, value, found := strings.Cut(line, " ")
+		if !found {
+			return Pointer{}, false
+		}
+		switch key {
+		case "oid":
+			oid, cut := strings.CutPrefix(value, "sha256:")
+			if !cut {
+				return Pointer{}, false
+			}
+			p.Oid = oid
+		case "size":
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil {
+				return Pointer{}, false
+			}
+			p.Size, haveSize = n, true
+		}
+	}
+	return p, haveSize && p.Valid()
+}
+
+// OpenContent opens the LFS object a pointer of repo names, when repo
+// links it; ok is false when it does not (the pointer is then served as
+// it is, as the reference does).
+func (s *Service) OpenContent(ctx context.Context, repo *store.Repository, p Pointer) (objects.Object, bool, error) {
+	m, err := s.Meta(ctx, repo, p.Oid)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if m.Size != p.Size {
+		return nil, false, nil
+	}
+	obj, err := s.d.Objects.LFS.Open(ctx, Key(p.Oid))
+	if isNotExist(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return obj, true, nil
 }
