@@ -92,6 +92,16 @@ func TestLFSGitClientHTTP(t *testing.T) {
 		t.Fatalf("raw of an LFS file: %q, want the pointer", raw.Body)
 	}
 
+	// The contents API names the object a pointer points at.
+	var cr struct {
+		LfsOid  string `json:"lfs_oid"`
+		LfsSize int64  `json:"lfs_size"`
+	}
+	e.Do("GET", "repos/alice/big/contents/data.bin", nil, apitest.Basic(alice)).Expect(t, http.StatusOK).JSON(t, &cr)
+	if cr.LfsOid != oidOf(data) || cr.LfsSize != int64(len(data)) {
+		t.Fatalf("contents of an LFS pointer: %+v", cr)
+	}
+
 	// media answers the LFS object, and an ordinary file as raw does.
 	media := e.Do("GET", "repos/alice/big/media/data.bin", nil, apitest.Basic(alice)).Expect(t, http.StatusOK)
 	if !bytes.Equal(media.Body, data) {

@@ -60,6 +60,9 @@ func contentsOf(g *gitstore.GitRepo, ref *gitstore.Resolved, e *gitstore.Entry, 
 				return ce, err
 			}
 			ce.Content, ce.HasContent = b, true
+			if ptr, ok := lfs.ReadPointer(b); ok {
+				ce.LFSOid, ce.LFSSize = ptr.Oid, ptr.Size
+			}
 		}
 	case gitstore.EntrySymlink:
 		t, err := g.SymlinkTarget(e)
