@@ -5438,7 +5438,7 @@ func (o *RepohostAPI) HandlerFor(method, path string) (http.Handler, bool) {
 // Context returns the middleware context for the repohost API
 func (o *RepohostAPI) Context() *middleware.Context {
 	if o.context == nil {
-		o.context = middleware.NewRoutableContext(o.spec, o, nil)
+		o.context = middleware.NewRoutableContextWithAnalyzedSpec(o.spec, o.spec.Analyzer, o, nil)
 	}
 
 	return o.context
