@@ -285,3 +285,48 @@ func TestLFSGC(t *testing.T) {
 		t.Fatalf("the kept object after gc_lfs: %d %q", s, raw)
 	}
 }
+
+// TestLFSTokens checks the tokens git-lfs-authenticate hands out: they
+// reach their repository only, and a download token uploads nothing.
+func TestLFSTokens(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice := e.CreateUser("alice", false)
+	A := apitest.Basic(alice)
+	roCreateRepo(t, e, A, map[string]any{"name": "one", "private": true})
+	roCreateRepo(t, e, A, map[string]any{"name": "two", "private": true})
+	ctx := t.Context()
+	one, err := e.Deps.Store.Repos().FindByOwnerAndName(ctx, "alice", "one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := lfs.NewService(e.Deps)
+	bearer := func(op string) apitest.Cred {
+		tok, err := svc.IssueToken(one, alice.User.ID, op, e.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.Href != e.URL+"alice/one.git/info/lfs" {
+			t.Fatalf("token href %s", tok.Href)
+		}
+		return func(r *http.Request) { r.Header.Set("Authorization", tok.Header["Authorization"]) }
+	}
+	obj := map[string]any{"oid": strings.Repeat("c", 64), "size": 3}
+	down, up := bearer("download"), bearer("upload")
+	if s, _, _ := batch(t, e, "alice/one", "download", down, obj); s != http.StatusOK {
+		t.Fatalf("download batch with a download token: %d", s)
+	}
+	if s, _, _ := batch(t, e, "alice/one", "upload", down, obj); s != http.StatusUnauthorized {
+		t.Fatalf("upload batch with a download token: %d, want 401", s)
+	}
+	if s, _, _ := batch(t, e, "alice/one", "upload", up, obj); s != http.StatusOK {
+		t.Fatalf("upload batch with an upload token: %d", s)
+	}
+	if s, _, _ := batch(t, e, "alice/two", "download", up, obj); s != http.StatusUnauthorized {
+		t.Fatalf("a token of another repository: %d, want 401", s)
+	}
+	forged := func(r *http.Request) { r.Header.Set("Authorization", "Bearer aaa.bbb.ccc") }
+	if s, _, _ := batch(t, e, "alice/one", "download", forged, obj); s != http.StatusUnauthorized {
+		t.Fatalf("a forged token: %d, want 401", s)
+	}
+}
