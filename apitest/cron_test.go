@@ -60,7 +60,7 @@ func runCron(t *testing.T, e *apitest.Env, task string) *models.Cron {
 // more than 15.
 var builtinCronTasks = []string{"update_mirrors", "repo_health_check", "check_repo_stats", "archive_cleanup", "cleanup_hook_task_table", "cleanup_events", "cleanup_packages",
 	"delete_inactive_accounts", "delete_repo_archives", "git_gc_repos", "reinit_missing_repos", "delete_missing_repos",
-	"delete_old_actions", "delete_old_system_notices", "cleanup_actions", "stop_zombie_tasks", "stop_endless_tasks", "cancel_abandoned_jobs"}
+	"delete_old_actions", "delete_old_system_notices", "gc_lfs", "cleanup_actions", "stop_zombie_tasks", "stop_endless_tasks", "cancel_abandoned_jobs"}
 
 func TestCronListAccessAndPaging(t *testing.T) {
 	t.Parallel()

@@ -22,7 +22,7 @@ func TestSettingsTellWhatTheServerDoes(t *testing.T) {
 	e := apitest.NewWithConfig(t, func(c *app.Config) { c.MaxContentsBlob = 4096; c.MaxAssetBytes = 3 << 20 })
 	var repo models.GeneralRepoSettings
 	e.Do("GET", "settings/repository", nil, nil).Expect(t, http.StatusOK).JSON(t, &repo)
-	want := models.GeneralRepoSettings{LFSDisabled: true}
+	want := models.GeneralRepoSettings{}
 	if repo != want {
 		t.Errorf("settings/repository %+v, want %+v", repo, want)
 	}

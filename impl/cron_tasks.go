@@ -5,6 +5,7 @@ import (
 
 	"repohost/impl/app"
 	"repohost/impl/cron"
+	"repohost/impl/lfs"
 	"repohost/impl/refs"
 	"repohost/impl/repo"
 	"repohost/impl/webhook"
@@ -28,8 +29,7 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 	// authorized_keys file, no hook scripts: keys and pushes are checked
 	// in the server), deleted_branches_cleanup (deleted branches are not
 	// kept), delete_generated_repository_avatars (repositories have no
-	// avatars), gc_lfs and sync_external_users (no LFS or external
-	// sources yet).
+	// avatars), sync_external_users (no external sources yet).
 	tasks := []cron.Task{
 		cron.RepoHealthCheck(e),
 		cron.CheckRepoStats(e),
@@ -46,6 +46,8 @@ func CronTasks(d *app.Deps, s Services) []cron.Task {
 		cron.DeleteMissingRepos(e),
 		{Name: "delete_old_actions", Schedule: "@every 168h", Enabled: false, Run: s.Actions.DeleteOldRuns},
 		cron.DeleteOldSystemNotices(e),
+		// Off by default, as in the reference.
+		{Name: "gc_lfs", Schedule: "@every 24h", Enabled: false, Run: lfs.NewService(d).GC},
 		{Name: "cleanup_actions", Schedule: "@midnight", Enabled: true, Run: s.Actions.CleanupActions},
 		{Name: "stop_zombie_tasks", Schedule: "@every 5m", Enabled: true, Run: s.Actions.CleanupActions},
 		{Name: "stop_endless_tasks", Schedule: "@every 30m", Enabled: true, Run: s.Actions.StopEndlessTasks},

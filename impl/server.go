@@ -27,6 +27,7 @@ import (
 	"repohost/impl/githttp"
 	"repohost/impl/issue"
 	"repohost/impl/keys"
+	"repohost/impl/lfs"
 	"repohost/impl/misc"
 	"repohost/impl/notification"
 	"repohost/impl/oauth2"
@@ -228,6 +229,9 @@ func NewHandler(d *app.Deps, opts ...Option) (http.Handler, error) {
 	web.HandleFunc("GET /{owner}/{repo}/info/refs", gitHTTP.InfoRefs)
 	web.HandleFunc("POST /{owner}/{repo}/git-upload-pack", gitHTTP.UploadPack)
 	web.HandleFunc("POST /{owner}/{repo}/git-receive-pack", gitHTTP.ReceivePack)
+	// Git LFS beside it, authenticated the same way (and by the tokens
+	// git-lfs-authenticate hands out over SSH).
+	lfs.NewHandlers(d, authn, lfs.NewService(d)).Mount(web)
 	mux.Handle("/", web)
 	// For load balancers (the reference's path), outside authentication.
 	mux.HandleFunc("GET /api/healthz", healthz(d))

@@ -13,6 +13,7 @@ import (
 var slashParamRoutes = []string{
 	"/api/v1/repos/{owner}/{repo}/contents/{rest...}",
 	"/api/v1/repos/{owner}/{repo}/raw/{rest...}",
+	"/api/v1/repos/{owner}/{repo}/media/{rest...}",
 	"/api/v1/repos/{owner}/{repo}/archive/{rest...}",
 	"/api/v1/repos/{owner}/{repo}/tags/{rest...}",
 	"/api/v1/repos/{owner}/{repo}/releases/tags/{rest...}",

@@ -628,6 +628,8 @@ type RepositoryAPI interface {
 	RepoGetPushMirrorByRemoteName(ctx context.Context, params repository.RepoGetPushMirrorByRemoteNameParams) middleware.Responder
 	/* RepoGetRawFile Download a file's raw content. */
 	RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder
+	/* RepoGetRawFileOrLFS Download a file's content, the LFS object's when the file is an LFS pointer. */
+	RepoGetRawFileOrLFS(ctx context.Context, params repository.RepoGetRawFileOrLFSParams) middleware.Responder
 	/* RepoGetRelease Show one release. */
 	RepoGetRelease(ctx context.Context, params repository.RepoGetReleaseParams) middleware.Responder
 	/* RepoGetReleaseAttachment Show one release asset. */
@@ -3075,6 +3077,13 @@ func HandlerAPI(c Config) (http.Handler, *operations.RepohostAPI, error) {
 		ctx = storeAuth(ctx, principal)
 
 		return c.RepoGetRawFile(ctx, params)
+	})
+
+	api.RepositoryRepoGetRawFileOrLFSHandler = repository.RepoGetRawFileOrLFSHandlerFunc(func(params repository.RepoGetRawFileOrLFSParams, principal any) middleware.Responder {
+		ctx := params.HTTPRequest.Context()
+		ctx = storeAuth(ctx, principal)
+
+		return c.RepoGetRawFileOrLFS(ctx, params)
 	})
 
 	api.RepositoryRepoGetReleaseHandler = repository.RepoGetReleaseHandlerFunc(func(params repository.RepoGetReleaseParams, principal any) middleware.Responder {

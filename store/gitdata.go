@@ -23,6 +23,9 @@ type GitData interface {
 	Migrations() RepoMigrationStore
 	// Mirrors keeps pull and push mirrors.
 	Mirrors() MirrorStore
+	// LFS keeps which repositories link which Git LFS objects, and
+	// the LFS locks.
+	LFS() LFSStore
 }
 
 // ProtectedBranch is one branch protection rule of a repository. RuleName is

@@ -346,6 +346,8 @@ func serve(args []string, log *slog.Logger) error {
 		`upload limits (413 past them), "asset=2GiB,package=2GiB,npm=100MiB,generic=off": release assets, any package file, one package type`)
 	clusterMode := fs.String("cluster", env("REPOHOST_CLUSTER", "auto"),
 		"several processes on one PostgreSQL: on, off, or auto (on with PostgreSQL); see docs/deployment.md")
+	lfsMaxFile := fs.String("lfs-max-file-size", env("REPOHOST_LFS_MAX_FILE_SIZE", "off"),
+		"the largest Git LFS object accepted, a size such as 100MiB, or off (the reference's LFS_MAX_FILE_SIZE; 413 past it)")
 	memoryLimit := fs.String("memory-limit", env("REPOHOST_MEMORY_LIMIT", defaultMemoryLimit),
 		"the Go runtime's soft memory limit: a size such as 64MiB or 1GiB, or off (GOMEMLIMIT, when set, wins)")
 	if err := fs.Parse(args); err != nil {
@@ -450,7 +452,7 @@ func serve(args []string, log *slog.Logger) error {
 		ln.Close()
 		return err
 	}
-	if err := applySizeLimits(*sizeLimits, &d.Config); err != nil {
+	if err := applySizeLimits("lfs="+*lfsMaxFile+","+*sizeLimits, &d.Config); err != nil {
 		return err
 	}
 	if d.Config.RootURL == "" {

@@ -82,7 +82,9 @@ func applyMemoryLimit(value string, log *slog.Logger) (int64, error) {
 // applySizeLimits sets the upload limits of c from a --size-limits value:
 // comma-separated name=size pairs, where name is "asset" (a release
 // asset, Config.MaxAssetBytes), "package" (any package file,
-// MaxPackageFileBytes) or a package type such as "npm" or "generic"
+// MaxPackageFileBytes), "lfs" (one Git LFS object, LFSMaxFileBytes, also
+// set by --lfs-max-file-size), "lfs-owner" (all LFS objects of one owner,
+// LFSOwnerBytes) or a package type such as "npm" or "generic"
 // (PackageTypeLimits, as the reference's LIMIT_SIZE_<TYPE>), and size is
 // as parseSize reads it ("off": no limit).
 func applySizeLimits(value string, c *app.Config) error {
@@ -110,6 +112,10 @@ func applySizeLimits(value string, c *app.Config) error {
 			c.MaxAssetBytes = n
 		case "package":
 			c.MaxPackageFileBytes = n
+		case "lfs":
+			c.LFSMaxFileBytes = n
+		case "lfs-owner":
+			c.LFSOwnerBytes = n
 		default:
 			if c.PackageTypeLimits == nil {
 				c.PackageTypeLimits = map[string]int64{}

@@ -65,6 +65,16 @@ func TestApplySizeLimits(t *testing.T) {
 	if c.MaxAssetBytes != 100<<20 || c.MaxPackageFileBytes != 1<<30 || c.PackageTypeLimits["npm"] != 40<<20 || c.PackageTypeLimits["generic"] != -1 {
 		t.Fatalf("limits %d %d %v", c.MaxAssetBytes, c.MaxPackageFileBytes, c.PackageTypeLimits)
 	}
+	if c.LFSMaxFileBytes != -1 || c.LFSOwnerBytes != -1 {
+		t.Fatalf("LFS limits by default: %d %d, want none", c.LFSMaxFileBytes, c.LFSOwnerBytes)
+	}
+	// main puts --lfs-max-file-size first: --size-limits lfs= wins.
+	if err := applySizeLimits("lfs=off,lfs=5MiB,lfs-owner=1GiB", &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.LFSMaxFileBytes != 5<<20 || c.LFSOwnerBytes != 1<<30 {
+		t.Fatalf("LFS limits %d %d", c.LFSMaxFileBytes, c.LFSOwnerBytes)
+	}
 	for _, bad := range []string{"asset", "asset=", "=1MiB", "npm=-1", "npm=lots"} {
 		if err := applySizeLimits(bad, &c); err == nil {
 			t.Errorf("--size-limits %q accepted", bad)

@@ -103,6 +103,19 @@ type Config struct {
 	// [packages] LIMIT_SIZE_GENERIC and LIMIT_TOTAL_OWNER_SIZE.
 	MaxPackageFileBytes  int64
 	MaxPackageOwnerBytes int64
+	// LFSMaxFileBytes is the largest Git LFS object accepted (the
+	// reference's [server] LFS_MAX_FILE_SIZE) and LFSOwnerBytes the most
+	// the LFS objects of one owner's repositories may take together (413
+	// past either; -1: no limit).
+	LFSMaxFileBytes int64
+	LFSOwnerBytes   int64
+	// LFSAuthExpiry is how long a token from git-lfs-authenticate (SSH)
+	// is accepted (the reference's LFS_HTTP_AUTH_EXPIRY).
+	LFSAuthExpiry time.Duration
+	// LFSGCOlderThan is the age past which gc_lfs removes a stored LFS
+	// object no repository links (the reference's [cron.gc_lfs]
+	// OLDER_THAN).
+	LFSGCOlderThan time.Duration
 	// EventRetention is how long the outbox keeps an event every consumer
 	// has finished with before cleanup_events deletes it (the reference
 	// keeps its queues' items until handled, and its hook tasks for the
@@ -239,6 +252,11 @@ func DefaultConfig() Config {
 		// filling the disk by accident.
 		MaxPackageFileBytes:  2 << 30,
 		MaxPackageOwnerBytes: 50 << 30,
+		// The reference leaves LFS objects unlimited too.
+		LFSMaxFileBytes: -1,
+		LFSOwnerBytes:   -1,
+		LFSAuthExpiry:   24 * time.Hour,
+		LFSGCOlderThan:  7 * 24 * time.Hour,
 		Webhooks: WebhookConfig{
 			Timeout:      5 * time.Second,
 			MaxAttempts:  8,

@@ -22,6 +22,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/impl/lfs"
 	"repohost/models"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
@@ -59,6 +60,9 @@ func contentsOf(g *gitstore.GitRepo, ref *gitstore.Resolved, e *gitstore.Entry, 
 				return ce, err
 			}
 			ce.Content, ce.HasContent = b, true
+			if ptr, ok := lfs.ReadPointer(b); ok {
+				ce.LFSOid, ce.LFSSize = ptr.Oid, ptr.Size
+			}
 		}
 	case gitstore.EntrySymlink:
 		t, err := g.SymlinkTarget(e)
@@ -204,12 +208,29 @@ func (d download) WriteResponse(rw http.ResponseWriter, p runtime.Producer) {
 }
 
 func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetRawFileParams) middleware.Responder {
+	return h.rawFile(ctx, params.Owner, params.Repo, conv.Value(params.Ref), params.Filepath, false, func(body io.ReadCloser) middleware.Responder {
+		return repository.NewRepoGetRawFileOK().WithPayload(body)
+	})
+}
+
+// RepoGetRawFileOrLFS is raw, except that a file that is an LFS pointer
+// answers with the LFS object it names, when the repository has it (the
+// reference's media route).
+func (h Handlers) RepoGetRawFileOrLFS(ctx context.Context, params repository.RepoGetRawFileOrLFSParams) middleware.Responder {
+	return h.rawFile(ctx, params.Owner, params.Repo, conv.Value(params.Ref), params.Filepath, true, func(body io.ReadCloser) middleware.Responder {
+		return repository.NewRepoGetRawFileOrLFSOK().WithPayload(body)
+	})
+}
+
+// rawFile serves a file of owner/repo at refName (or at the ref rawPath
+// starts with); with media, an LFS pointer's object instead of the
+// pointer.
+func (h Handlers) rawFile(ctx context.Context, owner, repo, refName, rawPath string, media bool, ok func(io.ReadCloser) middleware.Responder) middleware.Responder {
 	p := auth.FromContext(ctx)
-	_, g, err := h.CodeRepo(ctx, p, params.Owner, params.Repo)
+	rp, g, err := h.CodeRepo(ctx, p, owner, repo)
 	if err != nil {
 		return h.Fail(err)
 	}
-	refName, rawPath := conv.Value(params.Ref), params.Filepath
 	if refName == "" {
 		// Without ?ref the path may start with the ref, as clients of the
 		// reference send it ("main/docs/a.md").
@@ -235,6 +256,11 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 	if e.Type != gitstore.EntryFile && e.Type != gitstore.EntrySymlink {
 		return h.Fail(apierr.NotFound("not found"))
 	}
+	if media && e.Size <= lfs.PointerMaxSize {
+		if resp, served := h.lfsContent(ctx, rp, g, e, ok); served {
+			return resp
+		}
+	}
 	// A large blob streams from disk, but the download is heavy all the
 	// same: it takes one of the few slots archives use.
 	release := func() {}
@@ -255,7 +281,44 @@ func (h Handlers) RepoGetRawFile(ctx context.Context, params repository.RepoGetR
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Content-Length", strconv.FormatInt(size, 10))
 	hdr.Set("Content-Disposition", app.ContentDisposition("inline", e.Name))
-	return h.download(hdr, repository.NewRepoGetRawFileOK().WithPayload(releasingReader{rd, release}))
+	return h.download(hdr, ok(releasingReader{rd, release}))
+}
+
+// lfsContent answers with the LFS object the blob e points at, when it is
+// a pointer and the repository has the object; served is false
+// otherwise.
+func (h Handlers) lfsContent(ctx context.Context, rp *store.Repository, g *gitstore.GitRepo, e *gitstore.Entry, ok func(io.ReadCloser) middleware.Responder) (resp middleware.Responder, served bool) {
+	rd, _, err := g.Blob(e.Hash)
+	if err != nil {
+		return h.Fail(err), true
+	}
+	raw, err := io.ReadAll(io.LimitReader(rd, lfs.PointerMaxSize+1))
+	rd.Close()
+	if err != nil {
+		return h.Fail(err), true
+	}
+	ptr, isPointer := lfs.ReadPointer(raw)
+	if !isPointer {
+		return nil, false
+	}
+	obj, found, err := lfs.NewService(h.Deps).OpenContent(ctx, rp, ptr)
+	if err != nil {
+		return h.Fail(err), true
+	}
+	if !found {
+		return nil, false
+	}
+	release, err := h.Heavy().Acquire(ctx)
+	if err != nil {
+		obj.Close()
+		return h.Fail(err), true
+	}
+	hdr := http.Header{}
+	hdr.Set("Content-Type", "application/octet-stream")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Content-Length", strconv.FormatInt(obj.Size(), 10))
+	hdr.Set("Content-Disposition", app.ContentDisposition("inline", e.Name))
+	return h.download(hdr, ok(releasingReader{obj, release})), true
 }
 
 // releasingReader frees a heavy-request slot when the producer, which

@@ -148,6 +148,10 @@ type ContentsEntry struct {
 	// Content is sent base64-encoded when HasContent is set (files).
 	Content    []byte
 	HasContent bool
+	// LFSOid and LFSSize name the LFS object a file that is an LFS
+	// pointer points at ("" when it is none).
+	LFSOid  string
+	LFSSize int64
 	// Target is a symlink's target.
 	Target string
 }
@@ -178,6 +182,9 @@ func Contents(base string, r *store.Repository, c ContentsEntry) *models.Content
 	}
 	if e.Type == gitstore.EntrySymlink {
 		out.Target = c.Target
+	}
+	if c.LFSOid != "" {
+		out.LfsOid, out.LfsSize = c.LFSOid, c.LFSSize
 	}
 	if c.HasContent {
 		out.Encoding = "base64"

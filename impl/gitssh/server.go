@@ -28,6 +28,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/githttp"
+	"repohost/impl/lfs"
 	"repohost/store"
 	"repohost/store/gitstore"
 )
@@ -36,6 +37,7 @@ import (
 type Server struct {
 	d      *app.Deps
 	git    *githttp.Transport
+	lfs    *lfs.Service
 	config *ssh.ServerConfig
 
 	mu    sync.Mutex
@@ -109,7 +111,7 @@ func LoadHostKey(dataDir string) (ssh.Signer, error) {
 
 // New returns a server with hostKey over d.
 func New(d *app.Deps, hostKey ssh.Signer) *Server {
-	s := &Server{d: d, git: githttp.NewTransport(d), conns: map[net.Conn]bool{}, preAuth: map[string]int{}}
+	s := &Server{d: d, git: githttp.NewTransport(d), lfs: lfs.NewService(d), conns: map[net.Conn]bool{}, preAuth: map[string]int{}}
 	s.config = &ssh.ServerConfig{PublicKeyCallback: s.authenticate, MaxAuthTries: 6}
 	s.config.AddHostKey(hostKey)
 	return s
@@ -351,16 +353,26 @@ func parseCommand(cmd string) (service, owner, name string, ok bool) {
 	if !found || (verb != gitstore.ServiceUploadPack && verb != gitstore.ServiceReceivePack) {
 		return "", "", "", false
 	}
+	owner, name, ok = parseRepoArg(arg)
+	if !ok {
+		return "", "", "", false
+	}
+	return verb, owner, name, true
+}
+
+// parseRepoArg reads the repository argument of a command: owner/repo
+// (".git" optional), quoted or not, with or without a leading slash.
+func parseRepoArg(arg string) (owner, name string, ok bool) {
 	arg = strings.TrimSpace(arg)
 	if len(arg) >= 2 && (arg[0] == '\'' || arg[0] == '"') && arg[len(arg)-1] == arg[0] {
 		arg = arg[1 : len(arg)-1]
 	}
 	arg = strings.TrimPrefix(strings.TrimPrefix(arg, "~"), "/")
-	owner, name, found = strings.Cut(arg, "/")
+	owner, name, found := strings.Cut(arg, "/")
 	if !found || owner == "" || name == "" || strings.Contains(name, "/") {
-		return "", "", "", false
+		return "", "", false
 	}
-	return verb, owner, name, true
+	return owner, name, true
 }
 
 // errKeyGone is a session of a connection whose key was removed, or whose
@@ -407,9 +419,12 @@ func (s *Server) exec(perms *ssh.Permissions, ch ssh.Channel, command, protocol 
 		fmt.Fprintf(ch.Stderr(), "repohost: %s\n", msg)
 		return 1
 	}
+	lfsOp := ""
 	service, owner, name, ok := parseCommand(command)
 	if !ok {
-		return fail("only git-upload-pack and git-receive-pack of owner/repo.git are served")
+		if owner, name, lfsOp, ok = parseLFSAuthenticate(command); !ok {
+			return fail("only git-upload-pack, git-receive-pack and git-lfs-authenticate of owner/repo.git are served")
+		}
 	}
 	c, err := s.caller(ctx, perms)
 	if errors.Is(err, errKeyGone) {
@@ -419,7 +434,10 @@ func (s *Server) exec(perms *ssh.Permissions, ch ssh.Channel, command, protocol 
 		s.d.Log.Error("git ssh: caller", "err", err)
 		return fail("internal server error")
 	}
-	write := service == gitstore.ServiceReceivePack
+	if lfsOp != "" && c.Principal == nil {
+		return fail("git-lfs-authenticate needs a user's key; deploy keys cannot use LFS")
+	}
+	write := service == gitstore.ServiceReceivePack || lfsOp == "upload"
 	repo, err := s.git.Authorize(ctx, c, owner, name, write)
 	var no *githttp.Refusal
 	if errors.As(err, &no) {
@@ -428,6 +446,9 @@ func (s *Server) exec(perms *ssh.Permissions, ch ssh.Channel, command, protocol 
 	if err != nil {
 		s.d.Log.Error("git ssh: authorize", "err", err)
 		return fail("internal server error")
+	}
+	if lfsOp != "" {
+		return s.lfsAuthenticate(c, repo, lfsOp, ch, fail)
 	}
 	if write {
 		return s.receivePack(ctx, c, repo, ch, fail)

@@ -54,15 +54,14 @@ func (h Handlers) GetGeneralAPISettings(ctx context.Context, _ settings.GetGener
 
 func (h Handlers) GetGeneralRepositorySettings(ctx context.Context, _ settings.GetGeneralRepositorySettingsParams) middleware.Responder {
 	// What this server really offers: git over HTTP, time tracking,
-	// stars, migrations and mirrors (each unless turned off); no LFS (its
-	// routes do not exist), so clients do not try it.
+	// stars, migrations and mirrors (each unless turned off), and Git LFS.
 	return settings.NewGetGeneralRepositorySettingsOK().WithPayload(&models.GeneralRepoSettings{
 		HTTPGitDisabled:      false,
 		TimeTrackingDisabled: false,
 		StarsDisabled:        false,
 		MirrorsDisabled:      h.Config.Mirrors.Disabled,
 		MigrationsDisabled:   h.Config.Migrations.Disabled,
-		LFSDisabled:          true,
+		LFSDisabled:          false,
 	})
 }
 

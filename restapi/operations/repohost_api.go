@@ -2064,6 +2064,13 @@ func NewRepohostAPI(spec *loads.Document) *RepohostAPI {
 			return middleware.NotImplemented("operation repository.RepoGetRawFile has not yet been implemented")
 		}),
 
+		RepositoryRepoGetRawFileOrLFSHandler: repository.RepoGetRawFileOrLFSHandlerFunc(func(params repository.RepoGetRawFileOrLFSParams, principal any) middleware.Responder {
+			_ = params
+			_ = principal
+
+			return middleware.NotImplemented("operation repository.RepoGetRawFileOrLFS has not yet been implemented")
+		}),
+
 		RepositoryRepoGetReleaseHandler: repository.RepoGetReleaseHandlerFunc(func(params repository.RepoGetReleaseParams, principal any) middleware.Responder {
 			_ = params
 			_ = principal
@@ -3685,6 +3692,8 @@ type RepohostAPI struct {
 	RepositoryRepoGetPushMirrorByRemoteNameHandler repository.RepoGetPushMirrorByRemoteNameHandler
 	// RepositoryRepoGetRawFileHandler sets the operation handler for the repo get raw file operation
 	RepositoryRepoGetRawFileHandler repository.RepoGetRawFileHandler
+	// RepositoryRepoGetRawFileOrLFSHandler sets the operation handler for the repo get raw file or l f s operation
+	RepositoryRepoGetRawFileOrLFSHandler repository.RepoGetRawFileOrLFSHandler
 	// RepositoryRepoGetReleaseHandler sets the operation handler for the repo get release operation
 	RepositoryRepoGetReleaseHandler repository.RepoGetReleaseHandler
 	// RepositoryRepoGetReleaseAttachmentHandler sets the operation handler for the repo get release attachment operation
@@ -4914,6 +4923,9 @@ func (o *RepohostAPI) Validate() error {
 	}
 	if o.RepositoryRepoGetRawFileHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetRawFileHandler")
+	}
+	if o.RepositoryRepoGetRawFileOrLFSHandler == nil {
+		unregistered = append(unregistered, "repository.RepoGetRawFileOrLFSHandler")
 	}
 	if o.RepositoryRepoGetReleaseHandler == nil {
 		unregistered = append(unregistered, "repository.RepoGetReleaseHandler")
@@ -6586,6 +6598,10 @@ func (o *RepohostAPI) initHandlerCache() {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}
 	o.handlers["GET"]["/repos/{owner}/{repo}/raw/{filepath}"] = repository.NewRepoGetRawFile(o.context, o.RepositoryRepoGetRawFileHandler)
+	if o.handlers["GET"] == nil {
+		o.handlers["GET"] = make(map[string]http.Handler)
+	}
+	o.handlers["GET"]["/repos/{owner}/{repo}/media/{filepath}"] = repository.NewRepoGetRawFileOrLFS(o.context, o.RepositoryRepoGetRawFileOrLFSHandler)
 	if o.handlers["GET"] == nil {
 		o.handlers["GET"] = make(map[string]http.Handler)
 	}

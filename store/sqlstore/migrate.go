@@ -57,6 +57,7 @@ var migrations = []migration{
 	{40, "pull mirrors and push mirrors", migrateV40},
 	{41, "issues and comments keep the name and id of an author on the server they were migrated from; migrations remember their items", migrateV41},
 	{42, "every issue carries its repository's class of visibility, kept by triggers, indexed for cross-repository search", migrateV42},
+	{43, "Git LFS: objects linked to repositories, and locks", migrateV43},
 	{45, "the cluster's change clock, moved with every change the processes sharing the database tell each other of", migrateV45},
 	{46, "the trigram tables of repository and user keyword search (SQLite) merge their segments sooner", migrateV46},
 	{47, "reactions, reviews and review comments keep the original author of migrated ones; repositories keep the address they were migrated from", migrateV47},

@@ -401,6 +401,14 @@ func TestListQueryPlans(t *testing.T) {
 			_, _, err := db.Mirrors().ListPush(ctx, f.repo.ID, pg)
 			return err
 		}},
+		{name: "LFS locks of a repository", searched: []string{"lfs_locks"}, keyed: []string{"users"}, list: func(ctx context.Context) error {
+			_, err := db.LFS().Locks(ctx, f.repo.ID, 0, 50)
+			return err
+		}},
+		{name: "repositories linking an LFS object", searched: []string{"lfs_meta_objects"}, list: func(ctx context.Context) error {
+			_, err := db.LFS().ReposWith(ctx, strings.Repeat("a", 64), 50)
+			return err
+		}},
 		{name: "watchers of a repository", searched: []string{"watches"}, keyed: []string{"users"}, list: func(ctx context.Context) error {
 			_, _, err := db.Watches().ListWatchers(ctx, f.repo.ID, pg)
 			return err
