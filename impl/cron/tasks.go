@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"repohost/store"
-	"repohost/store/objects"
 	"repohost/store/gitstore"
+	"repohost/store/objects"
 )
 
 // Env is what the built-in tasks work on. It names its dependencies one by

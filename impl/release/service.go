@@ -16,8 +16,8 @@ import (
 	"repohost/impl/events"
 	"repohost/impl/refs"
 	"repohost/store"
-	"repohost/store/objects"
 	"repohost/store/gitstore"
+	"repohost/store/objects"
 )
 
 // Service is the only place releases and their assets are created,

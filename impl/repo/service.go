@@ -14,8 +14,8 @@ import (
 	"repohost/impl/templates"
 	"repohost/impl/webhook"
 	"repohost/store"
-	"repohost/store/objects"
 	"repohost/store/gitstore"
+	"repohost/store/objects"
 )
 
 // Service is the only place repositories are created, changed and deleted.
