@@ -57,11 +57,11 @@ test-postgres:
 	scripts/with-postgres.sh $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
 
 bench:
-	scripts/bench.sh
+	scripts/with-s3.sh scripts/bench.sh
 
 # The same measurement with the server on a throwaway PostgreSQL.
 bench-postgres:
-	scripts/with-postgres.sh sh -c 'BENCH_DB="$$REPOHOST_TEST_PG" scripts/bench.sh'
+	scripts/with-postgres.sh scripts/with-s3.sh sh -c 'BENCH_DB="$$REPOHOST_TEST_PG" scripts/bench.sh'
 
 lint:
 	@unformatted=$$(gofmt -l .); \
