@@ -117,14 +117,14 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64) error
 	// The reader is cut at size+1 bytes: one more than promised means the
 	// content is longer, and the put is refused before it completes.
 	cr := &countingReader{r: io.LimitReader(r, size+1)}
-	body := io.Reader(&strictReader{c: cr, size: size})
+	body := &strictReader{c: cr, size: size}
 	_, err = s.client.PutObject(ctx, s.bucket, name, body, size, minio.PutObjectOptions{
 		PartSize:    S3PartSize,
 		ContentType: "application/octet-stream",
 	})
 	if err != nil {
-		if errors.Is(err, ErrShort) {
-			return err
+		if body.short != nil {
+			return body.short // the client may not pass the reader's error on as it was
 		}
 		if cr.n < size {
 			return fmt.Errorf("%w: %d bytes, want %d: %v", ErrShort, cr.n, size, err)
@@ -142,9 +142,19 @@ type strictReader struct {
 	c       *countingReader
 	size    int64
 	checked bool
+	// short is the ErrShort this reader failed with, if any.
+	short error
 }
 
 func (s *strictReader) Read(p []byte) (int, error) {
+	n, err := s.read(p)
+	if errors.Is(err, ErrShort) {
+		s.short = err
+	}
+	return n, err
+}
+
+func (s *strictReader) read(p []byte) (int, error) {
 	if s.c.n >= s.size {
 		if err := s.checkEnd(); err != nil {
 			return 0, err
