@@ -72,6 +72,7 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 key=repohost
+bucket=repohost-test
 secret=$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
 cat >"$dir/s3.json" <<JSON
 {"identities": [{"name": "repohost", "credentials": [{"accessKey": "$key", "secretKey": "$secret"}],
@@ -82,7 +83,7 @@ mkdir -p "$dir/data"
 # A port taken between free-port.sh and the start makes weed fail: retry.
 for attempt in 1 2 3; do
 	ports=()
-	for _ in 1 2 3 4 5 6 7; do
+	for _ in 1 2 3 4 5 6 7 8; do
 		ports+=("$("$here/free-port.sh")")
 	done
 	s3port=${ports[0]}
@@ -91,19 +92,26 @@ for attempt in 1 2 3; do
 		-volume.port="${ports[3]}" -volume.port.grpc="${ports[4]}" \
 		-master.volumeSizeLimitMB=64 -volume.max=32 \
 		-filer -filer.port="${ports[5]}" -filer.port.grpc="${ports[6]}" \
-		-s3 -s3.port="$s3port" -s3.config="$dir/s3.json" \
+		-s3 -s3.port="$s3port" -s3.port.grpc="${ports[7]}" -s3.config="$dir/s3.json" \
+		-s3.port.iceberg=0 -s3.port.lance=0 \
 		>"$dir/weed.log" 2>&1 &
 	pid=$!
 	ready=
-	for _ in $(seq 1 600); do
+	for _ in $(seq 1 1200); do
 		if ! kill -0 "$pid" 2>/dev/null; then
 			break
 		fi
-		# Ready once the gateway answers and the filer takes a bucket.
-		code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$s3port/" || true)
-		if [ "$code" != "000" ] && [ -n "$code" ]; then
-			ready=1
-			break
+		# Ready once the bucket can be made and an object written (the
+		# gateway may answer before the filer and the volumes are up).
+		if curl -fsS -o /dev/null --aws-sigv4 "aws:amz:us-east-1:s3" --user "$key:$secret" \
+			-X PUT "http://127.0.0.1:$s3port/$bucket" 2>/dev/null ||
+			curl -fsS -o /dev/null --aws-sigv4 "aws:amz:us-east-1:s3" --user "$key:$secret" \
+				"http://127.0.0.1:$s3port/$bucket?location" 2>/dev/null; then
+			if printf ready | curl -fsS -o /dev/null --aws-sigv4 "aws:amz:us-east-1:s3" --user "$key:$secret" \
+				-X PUT --data-binary @- "http://127.0.0.1:$s3port/$bucket/probe" 2>/dev/null; then
+				ready=1
+				break
+			fi
 		fi
 		sleep 0.1
 	done
@@ -120,7 +128,7 @@ for attempt in 1 2 3; do
 	fi
 done
 
-export REPOHOST_TEST_S3="http://$key:$secret@127.0.0.1:$s3port/repohost-test"
+export REPOHOST_TEST_S3="http://$key:$secret@127.0.0.1:$s3port/$bucket"
 
 status=0
 "$@" || status=$?
