@@ -108,6 +108,7 @@ for attempt in 1 2 3; do
 			curl -fsS -o /dev/null --aws-sigv4 "aws:amz:us-east-1:s3" --user "$key:$secret" \
 				"http://127.0.0.1:$s3port/$bucket?location" 2>/dev/null; then
 			if printf ready | curl -fsS -o /dev/null --aws-sigv4 "aws:amz:us-east-1:s3" --user "$key:$secret" \
+				-H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
 				-X PUT --data-binary @- "http://127.0.0.1:$s3port/$bucket/probe" 2>/dev/null; then
 				ready=1
 				break

@@ -167,13 +167,16 @@ func (s *strictReader) read(p []byte) (int, error) {
 	n, err := s.c.Read(p)
 	if errors.Is(err, io.EOF) {
 		if s.c.n < s.size {
-			return n, fmt.Errorf("%w: %d bytes, want %d", ErrShort, s.c.n, s.size)
+			return 0, fmt.Errorf("%w: %d bytes, want %d", ErrShort, s.c.n, s.size)
 		}
 		err = nil
 	}
 	if err == nil && s.c.n == s.size {
+		// The bytes completing the object are held back when more
+		// follow: a caller reading "at least n" (io.ReadFull) would
+		// otherwise drop the error along with them.
 		if cerr := s.checkEnd(); cerr != nil {
-			return n, cerr
+			return 0, cerr
 		}
 	}
 	return n, err
