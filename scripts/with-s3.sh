@@ -90,7 +90,7 @@ for attempt in 1 2 3; do
 	"$weed" server -dir="$dir/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
 		-master.port="${ports[1]}" -master.port.grpc="${ports[2]}" \
 		-volume.port="${ports[3]}" -volume.port.grpc="${ports[4]}" \
-		-master.volumeSizeLimitMB=64 -volume.max=32 \
+		-master.volumeSizeLimitMB=64 -volume.max=32 -volume.preStopSeconds=0 \
 		-filer -filer.port="${ports[5]}" -filer.port.grpc="${ports[6]}" \
 		-s3 -s3.port="$s3port" -s3.port.grpc="${ports[7]}" -s3.config="$dir/s3.json" \
 		-s3.port.iceberg=0 -s3.port.lance=0 \
