@@ -96,8 +96,7 @@ func notExist(key string, err error) error {
 	return err
 }
 
-// countingReader counts what it has read, and notices when the source
-// goes on after the promised size.
+// countingReader counts what it has read.
 type countingReader struct {
 	r io.Reader
 	n int64
@@ -122,16 +121,10 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, size int64) error
 		PartSize:    S3PartSize,
 		ContentType: "application/octet-stream",
 	})
-	if err != nil {
-		if body.short != nil {
-			return body.short // the client may not pass the reader's error on as it was
-		}
-		if cr.n < size {
-			return fmt.Errorf("%w: %d bytes, want %d: %v", ErrShort, cr.n, size, err)
-		}
-		return err
+	if err != nil && body.short != nil {
+		return body.short // the client may not pass the reader's error on as it was
 	}
-	return nil
+	return err
 }
 
 // strictReader fails the put when the content ends before size bytes or
