@@ -31,17 +31,20 @@ run: build
 
 # Both passes always run, so one `make test` reports failures on both
 # databases; it fails if either failed. An empty REPOHOST_TEST_PG selects
-# SQLite even when the caller's environment has one set.
+# SQLite even when the caller's environment has one set. Each pass runs
+# beside a throwaway S3-compatible service (scripts/with-s3.sh, SeaweedFS,
+# built once into ~/.cache/repohost), so the object-storage tests run on S3
+# as well as on the local disk.
 test:
 	$(GO) vet ./...
 	@status=0; \
 	echo "==> go test on SQLite"; \
 	start=$$(date +%s); \
-	REPOHOST_TEST_PG= $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) || status=1; \
+	REPOHOST_TEST_PG= scripts/with-s3.sh $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) || status=1; \
 	echo "==> SQLite pass took $$(( $$(date +%s) - start ))s"; \
 	echo "==> go test on PostgreSQL"; \
 	start=$$(date +%s); \
-	scripts/with-postgres.sh $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) || status=1; \
+	scripts/with-postgres.sh scripts/with-s3.sh $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) || status=1; \
 	echo "==> PostgreSQL pass took $$(( $$(date +%s) - start ))s"; \
 	if [ $$status -ne 0 ]; then echo "==> FAILED (see above)"; fi; \
 	exit $$status
@@ -54,11 +57,11 @@ test-postgres:
 	scripts/with-postgres.sh $(GO) test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
 
 bench:
-	scripts/bench.sh
+	scripts/with-s3.sh scripts/bench.sh
 
 # The same measurement with the server on a throwaway PostgreSQL.
 bench-postgres:
-	scripts/with-postgres.sh sh -c 'BENCH_DB="$$REPOHOST_TEST_PG" scripts/bench.sh'
+	scripts/with-postgres.sh scripts/with-s3.sh sh -c 'BENCH_DB="$$REPOHOST_TEST_PG" scripts/bench.sh'
 
 lint:
 	@unformatted=$$(gofmt -l .); \

@@ -19,6 +19,7 @@ import (
 	"repohost/impl/cron"
 	"repohost/models"
 	"repohost/store"
+	"repohost/store/objects"
 )
 
 // cronTasks reads GET /admin/cron (one page of 50) by name.
@@ -229,16 +230,7 @@ func TestCronTasksDoTheirWork(t *testing.T) {
 	})
 
 	t.Run("archive_cleanup and delete_repo_archives remove kept archives", func(t *testing.T) {
-		kept := func() []string {
-			var files []string
-			_ = filepath.Walk(e.Deps.ArchiveDir, func(p string, info os.FileInfo, err error) error {
-				if err == nil && !info.IsDir() {
-					files = append(files, p)
-				}
-				return nil
-			})
-			return files
-		}
+		kept := func() []string { return apitest.Keys(t, e.Deps.Objects.Archives, "") }
 		first := e.Do("GET", "repos/admin/healthy/archive/main.tar.gz", nil, admin).Expect(t, http.StatusOK)
 		e.Do("GET", "repos/admin/healthy/archive/main.zip", nil, admin).Expect(t, http.StatusOK)
 		files := kept()
@@ -252,7 +244,8 @@ func TestCronTasksDoTheirWork(t *testing.T) {
 		}
 		// One of them is old; archive_cleanup removes it alone.
 		old := time.Now().Add(-2 * time.Hour)
-		if err := os.Chtimes(files[0], old, old); err != nil {
+		local := e.Deps.Objects.Archives.(objects.Local)
+		if err := os.Chtimes(filepath.Join(local.Root, files[0]), old, old); err != nil {
 			t.Fatal(err)
 		}
 		runCron(t, e, "archive_cleanup")

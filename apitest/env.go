@@ -144,8 +144,8 @@ func (e *Env) Twin(t testing.TB) *Env {
 	t.Helper()
 	twin := &Env{T: t, checker: e.checker, Admin: e.Admin, cacheTTL: e.cacheTTL}
 	// The same settings, as a second process started alike would have.
-	config := e.Deps.Config
-	twin.start(t, e.dsn, e.dataDir, func(d *app.Deps) { d.Config = config })
+	config, stores := e.Deps.Config, e.Deps.Objects
+	twin.start(t, e.dsn, e.dataDir, func(d *app.Deps) { d.Config, d.Objects = config, stores })
 	return twin
 }
 

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -495,8 +494,8 @@ func TestRepoMigrateGiteaFailure(t *testing.T) {
 	dst.Do("POST", "repos/migrate", body(broken.URL+"/alice/upstream.git"), cred).Expect(t, http.StatusCreated)
 	waitFor(t, func() bool { return dst.Do("GET", "repos/bob/copy", nil, cred).Status == http.StatusNotFound })
 	// Its release files went with it.
-	if files, _ := os.ReadDir(dst.Deps.AttachmentsDir); len(files) != 0 {
-		t.Fatalf("attachment directories left: %v", files)
+	if files := apitest.Keys(t, dst.Deps.Objects.Attachments, ""); len(files) != 0 {
+		t.Fatalf("attachment files left: %v", files)
 	}
 	// Retried from the source itself.
 	dst.Do("POST", "repos/migrate", body(gitURL(srcEnv, "", "", "alice", "upstream")), cred).Expect(t, http.StatusCreated)

@@ -7,10 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,26 +36,13 @@ func pkUpload(t *testing.T, e *apitest.Env, cred apitest.Cred, owner, name, vers
 	return e.Do("PUT", pkGeneric(owner, name, version, file), body, cred)
 }
 
-// pkFiles lists what the package storage holds on disk: blob files and
-// temporary uploads, by path relative to the packages directory.
+// pkFiles lists what the package storage holds: blobs by key, and
+// staged uploads (under "tmp/").
 func pkFiles(t *testing.T, e *apitest.Env) []string {
 	t.Helper()
-	var out []string
-	err := filepath.WalkDir(e.Deps.PackagesDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		if !d.IsDir() {
-			rel, _ := filepath.Rel(e.Deps.PackagesDir, path)
-			out = append(out, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	out := apitest.Keys(t, e.Deps.Objects.Packages, "")
+	for _, name := range e.TempFiles() {
+		out = append(out, "tmp/"+name)
 	}
 	return out
 }
@@ -275,11 +260,8 @@ func TestPackagesBlobsAreSharedAndCleanedUp(t *testing.T) {
 
 	// A blob file without a row (a crash between placing and recording
 	// it) goes too; uploading the same bytes afterwards works.
-	stray := filepath.Join(e.Deps.PackagesDir, "blobs", "ab", "cd", "abcd"+strings.Repeat("0", 60))
-	if err := os.MkdirAll(filepath.Dir(stray), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(stray, []byte("x"), 0o644); err != nil {
+	stray := packages.BlobKey("abcd" + strings.Repeat("0", 60))
+	if err := e.Deps.Objects.Packages.Put(context.Background(), stray, strings.NewReader("x"), 1); err != nil {
 		t.Fatal(err)
 	}
 	cleanup()

@@ -7,7 +7,6 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -32,19 +31,9 @@ func TestReleaseAssetUploadsAreCapped(t *testing.T) {
 	repo := roCreateRepo(t, e, owner, map[string]any{"name": "pub", "auto_init": true})
 	rel := rlCreate(t, e, owner, "alice/pub", map[string]any{"tag_name": "v1"})
 	assets := fmt.Sprintf("repos/alice/pub/releases/%d/assets", rel.ID)
-	dir := e.Deps.RepoAttachmentsDir(repo.ID)
-
-	// files lists the attachment directory (temporary files included).
+	// files lists the repository's stored files and the staged uploads.
 	files := func() []string {
-		entries, err := os.ReadDir(dir)
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, en := range entries {
-			names = append(names, en.Name())
-		}
-		return names
+		return append(apitest.Keys(t, e.Deps.Objects.Attachments, app.RepoKeyPrefix(repo.ID)), e.TempFiles()...)
 	}
 	// nothingLeft waits for the server to have finished with a refused
 	// upload and checks that only the accepted assets remain.

@@ -14,15 +14,16 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"code.gitea.io/sdk/gitea"
 
 	"repohost/apitest"
+	"repohost/impl/app"
 	"repohost/models"
 	"repohost/store"
+	"repohost/store/objects"
 )
 
 func rlCreate(t *testing.T, e *apitest.Env, cred apitest.Cred, repo string, body map[string]any) *models.Release {
@@ -293,14 +294,14 @@ func TestReleaseAssets(t *testing.T) {
 	// Delete one: row and file go.
 	var rr models.Repository
 	e.Do("GET", "repos/alice/pub", nil, nil).Expect(t, http.StatusOK).JSON(t, &rr)
-	file := filepath.Join(e.Deps.AttachmentsDir, strconv.FormatInt(rr.ID, 10), a2.UUID)
-	if _, err := os.Stat(file); err != nil {
+	file := app.AttachmentKey(rr.ID, a2.UUID)
+	if _, err := e.Deps.Objects.Attachments.Stat(context.Background(), file); err != nil {
 		t.Fatalf("attachment file: %v", err)
 	}
 	e.Do("DELETE", fmt.Sprintf("%s/%d", assets, a2.ID), nil, w.outsider).Expect(t, http.StatusForbidden)
 	e.Do("DELETE", fmt.Sprintf("%s/%d", assets, a2.ID), nil, w.owner).Expect(t, http.StatusNoContent)
 	e.Do("GET", fmt.Sprintf("%s/%d", assets, a2.ID), nil, nil).Expect(t, http.StatusNotFound)
-	if _, err := os.Stat(file); !os.IsNotExist(err) {
+	if _, err := e.Deps.Objects.Attachments.Stat(context.Background(), file); !objects.IsNotExist(err) {
 		t.Fatalf("attachment file left behind: %v", err)
 	}
 	if status, _, _ := rlFetch(t, e, nil, a2.DownloadURL); status != http.StatusNotFound {

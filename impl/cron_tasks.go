@@ -18,7 +18,7 @@ import (
 func CronTasks(d *app.Deps, s Services) []cron.Task {
 	repos := repo.Service{Deps: d}
 	e := cron.Env{Store: d.Store, Git: d.Git, Log: d.Log, Clock: d.Clock, Metrics: d.Metrics,
-		ArchiveDir: d.ArchiveDir, ArchiveMaxAge: d.Config.ArchiveMaxAge, InactiveAccountAge: d.Config.InactiveAccountAge,
+		Archives: d.Objects.Archives, ArchiveMaxAge: d.Config.ArchiveMaxAge, InactiveAccountAge: d.Config.InactiveAccountAge,
 		NoticeMaxAge: d.Config.NoticeMaxAge,
 		DeleteUser:   func(ctx context.Context, u *store.User) error { return s.Users.Delete(ctx, nil, u, false) },
 		DeleteRepo:   func(ctx context.Context, r *store.Repository) error { return repos.Delete(ctx, nil, r) },

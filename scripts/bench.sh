@@ -24,6 +24,12 @@
 # BENCH_WEBHOOK_EVENTS (1000 issue events for the webhook delay, API call to
 # receiver; 0 for none).
 #
+# Last, storage backends: BENCH_STORAGE_BYTES (256 MiB; 0 for none) of a
+# generic package file uploaded and downloaded with the server's resident
+# memory sampled during each, first on the local disk, then with the server
+# restarted on the S3-compatible service of REPOHOST_TEST_S3 (make bench
+# runs the script under scripts/with-s3.sh, SeaweedFS), side by side.
+#
 # After the table, whatever BENCH_ONLY says: git over smart HTTP with the
 # real git client (needs git; skipped with a note without it), on a private
 # repository of BENCH_GIT_COMMITS commits (300, each adding a 4 KiB file and
@@ -123,29 +129,42 @@ echo "bench: seeding ($label)"
 port=$(scripts/free-port.sh)
 base="http://127.0.0.1:$port"
 
-# The server logs one line per request; keep that out of the report but
-# available for a failure message.
-# shellcheck disable=SC2086 # BENCH_SERVER_FLAGS is a list of flags
-# Loopback receivers are allowed for the webhook measurement.
-"$tmp/repohost" serve --listen "127.0.0.1:$port" --data "$tmp/data" "${db_flag[@]}" --webhook-allowed-hosts loopback ${BENCH_SERVER_FLAGS:-} \
-	>"$tmp/server.log" 2>&1 &
-server_pid=$!
+# start_server starts the server on the data directory with the extra flags
+# given and waits until it answers.
+start_server() {
+	# The server logs one line per request; keep that out of the report but
+	# available for a failure message.
+	# shellcheck disable=SC2086 # BENCH_SERVER_FLAGS is a list of flags
+	# Loopback receivers are allowed for the webhook measurement.
+	"$tmp/repohost" serve --listen "127.0.0.1:$port" --data "$tmp/data" "${db_flag[@]}" --webhook-allowed-hosts loopback ${BENCH_SERVER_FLAGS:-} "$@" \
+		>>"$tmp/server.log" 2>&1 &
+	server_pid=$!
 
-for i in $(seq 1 150); do
-	if curl -fsS -o /dev/null "$base/api/v1/version" 2>/dev/null; then
-		break
-	fi
-	if ! kill -0 "$server_pid" 2>/dev/null; then
-		server_log_tail
-		server_pid=
-		die "the server exited during start-up"
-	fi
-	if [ "$i" -eq 150 ]; then
-		server_log_tail
-		die "the server did not answer $base/api/v1/version within 30s"
-	fi
-	sleep 0.2
-done
+	for i in $(seq 1 150); do
+		if curl -fsS -o /dev/null "$base/api/v1/version" 2>/dev/null; then
+			break
+		fi
+		if ! kill -0 "$server_pid" 2>/dev/null; then
+			server_log_tail
+			server_pid=
+			die "the server exited during start-up"
+		fi
+		if [ "$i" -eq 150 ]; then
+			server_log_tail
+			die "the server did not answer $base/api/v1/version within 30s"
+		fi
+		sleep 0.2
+	done
+}
+
+# stop_server stops the server this script started, by its PID.
+stop_server() {
+	kill -TERM "$server_pid" 2>/dev/null || true
+	wait "$server_pid" 2>/dev/null || true
+	server_pid=
+}
+
+start_server
 echo "bench: serving on $base (data in $tmp/data${BENCH_DB:+, database $BENCH_DB})"
 
 if ! "$tmp/repohost-bench" suite -base "$base" -dataset "$tmp/dataset.json" -c "$concurrency" -d "$duration" \
@@ -201,5 +220,27 @@ if [ "${BENCH_ABUSE:-1}" != 0 ]; then
 		-archives "${BENCH_ABUSE_ARCHIVES:-20}" \
 		-json-bodies "${BENCH_ABUSE_JSON:-32}" -json-mib "${BENCH_ABUSE_JSON_MIB:-7}"; then
 		server_failed
+	fi
+fi
+
+# Storage backends (see the header): a package file up and down with the
+# server on the local disk, then the same server restarted on the S3
+# service scripts/with-s3.sh started (make bench runs under it).
+storage_bytes=${BENCH_STORAGE_BYTES:-268435456}
+if [ "$storage_bytes" -gt 0 ] && { [ -z "${BENCH_ONLY:-}" ] || [[ "storage" =~ ${BENCH_ONLY} ]]; }; then
+	echo
+	if ! "$tmp/repohost-bench" storage -base "$base" -dataset "$tmp/dataset.json" -server-pid "$server_pid" \
+		-bytes "$storage_bytes" -label local; then
+		server_failed
+	fi
+	if [ -n "${REPOHOST_TEST_S3:-}" ]; then
+		stop_server
+		start_server --storage "$REPOHOST_TEST_S3/bench"
+		if ! "$tmp/repohost-bench" storage -base "$base" -dataset "$tmp/dataset.json" -server-pid "$server_pid" \
+			-bytes "$storage_bytes" -label s3; then
+			server_failed
+		fi
+	else
+		echo "storage s3: skipped (no REPOHOST_TEST_S3; make bench runs under scripts/with-s3.sh)"
 	fi
 fi

@@ -50,6 +50,8 @@ func main() {
 		err = pushesCmd(args[1:])
 	case len(args) > 0 && args[0] == "abuse":
 		err = abuseCmd(args[1:])
+	case len(args) > 0 && args[0] == "storage":
+		err = storageCmd(args[1:])
 	case len(args) > 0 && args[0] == "floor":
 		err = floorCmd(args[1:])
 	default:

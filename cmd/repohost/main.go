@@ -66,12 +66,20 @@ the file, with --secret-key it prints the key to configure; stop the servers
 first and restart them with the new key.
 Each flag can also come from REPOHOST_LISTEN, REPOHOST_SSH_LISTEN, REPOHOST_DATA, REPOHOST_DB,
 REPOHOST_ROOT_URL, REPOHOST_ACCESS_LOG, REPOHOST_LOG_LEVEL, REPOHOST_METRICS (true),
-REPOHOST_METRICS_TOKEN, REPOHOST_CLUSTER, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_EVENT_LEASE, REPOHOST_SIGNING_KEY, REPOHOST_SECRET_KEY, REPOHOST_PPROF
-and REPOHOST_MEMORY_LIMIT.
+REPOHOST_METRICS_TOKEN, REPOHOST_CLUSTER, REPOHOST_CRON, REPOHOST_CRON_LEASE, REPOHOST_EVENT_LEASE, REPOHOST_SIGNING_KEY, REPOHOST_SECRET_KEY, REPOHOST_PPROF,
+REPOHOST_MEMORY_LIMIT, REPOHOST_STORAGE and REPOHOST_STORAGE_<KIND> (LFS, PACKAGES, ATTACHMENTS, REPO_ARCHIVE).
 --cluster (auto: on with PostgreSQL) lets several server processes share one
 PostgreSQL: each tells the others what it changed and hears of their
 changes before serving from its caches (see docs/deployment.md); on the
 embedded database one server process runs, and a second one is refused.
+--storage says where large files live (LFS objects, package blobs, release
+files, repository archives): local (the default, under DIR), local:DIR, or an
+S3-compatible service, http(s)://HOST:PORT/BUCKET[/BASE][?location=REGION&serve_direct=true]
+(each kind under BASE/KIND/; the bucket is created when missing). --storage-KIND
+gives one kind its own place, used as given. The keys come from
+REPOHOST_STORAGE_ACCESS_KEY_ID and REPOHOST_STORAGE_SECRET_ACCESS_KEY (or
+REPOHOST_STORAGE_SECRET_ACCESS_KEY_FILE), or KEY:SECRET@ in the address.
+serve_direct=true redirects downloads to presigned addresses of the service.
 --pprof serves Go's profiles (net/http/pprof, /debug/pprof/) on a separate
 listener, which must be a loopback address.
 --memory-limit is the Go runtime's soft memory limit (default ` + defaultMemoryLimit + `; off for
@@ -162,6 +170,9 @@ type storage struct {
 	secretKey string
 	// cluster turns the store's cluster mode on (serve, on PostgreSQL).
 	cluster bool
+	// objects are the storage addresses of large files: "" the default
+	// (--storage), else each kind's own (--storage-KIND).
+	objects map[string]*string
 }
 
 func (s *storage) register(fs *flag.FlagSet) {
@@ -169,6 +180,29 @@ func (s *storage) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.db, "db", env("REPOHOST_DB", ""), "postgres:// URL or SQLite file path")
 	fs.StringVar(&s.secretKey, "secret-key", env("REPOHOST_SECRET_KEY", ""),
 		"instance secret key sealing secrets kept in the database (default: generated once into DIR/"+secretbox.KeyFile+")")
+	s.objects = map[string]*string{"": fs.String("storage", env("REPOHOST_STORAGE", "local"),
+		"where large files live: local (under DIR), local:DIR, or an S3-compatible service http(s)://[KEY:SECRET@]HOST:PORT/BUCKET[/BASE][?location=REGION&serve_direct=true]")}
+	for _, kind := range app.ObjectKinds {
+		name := "REPOHOST_STORAGE_" + strings.ToUpper(strings.ReplaceAll(kind, "-", "_"))
+		s.objects[kind] = fs.String("storage-"+kind, env(name, ""), "where "+kind+" files live, as --storage (default: --storage, under the base path "+kind+"/)")
+	}
+}
+
+// objectStores opens the stores of large files the flags choose.
+func (s *storage) objectStores() (app.ObjectStores, error) {
+	settings := app.StorageSettings{Kinds: map[string]string{}}
+	if err := app.StorageFromEnv(&settings); err != nil {
+		return app.ObjectStores{}, err
+	}
+	if s.objects != nil {
+		settings.Default = *s.objects[""]
+		for _, kind := range app.ObjectKinds {
+			settings.Kinds[kind] = *s.objects[kind]
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return app.OpenObjectStores(ctx, s.data, settings)
 }
 
 // secrets is the box sealing database secrets with the instance key: the
@@ -219,6 +253,9 @@ func (s *storage) open(ctx context.Context, log *slog.Logger) (*sqlstore.DB, err
 func (s *storage) deps(db store.Store, log *slog.Logger) (*app.Deps, *impl.Background, error) {
 	d, err := app.New(db, s.data, auth.Hasher{}, log)
 	if err != nil {
+		return nil, nil, err
+	}
+	if d.Objects, err = s.objectStores(); err != nil {
 		return nil, nil, err
 	}
 	opts := events.DefaultOptions()

@@ -47,21 +47,14 @@ type Deps struct {
 	Config Config
 	// Events is where every service announces its changes.
 	Events *events.Bus
-	// AttachmentsDir holds uploaded release files, one directory per
-	// repository id, each file named by its UUID.
-	AttachmentsDir string
-	// ArchiveDir keeps generated repository archives, one directory per
-	// repository id (see impl/contents); the cron tasks archive_cleanup and
-	// delete_repo_archives remove them.
-	ArchiveDir string
+	// TempDir stages uploads (see TempFile) before they go to their
+	// store in Objects.
+	TempDir string
 	// Cron runs the maintenance tasks (impl.StartCron registers and starts
 	// them); nil until then.
 	Cron *cron.Scheduler
 	// Metrics counts what an operator watches (nil: not collected).
 	Metrics *metrics.Metrics
-	// PackagesDir holds the package registry's blobs, each named by its
-	// SHA-256 (see impl/packages).
-	PackagesDir string
 	// BranchLocks queues the contents commits to one branch (of every
 	// process on the database: the store's Locker), so they do not keep
 	// losing the compare-and-swap to each other.
@@ -281,25 +274,23 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		git.Locker = db.Locks()
 	}
 	return &Deps{
-		BranchLocks:    KeyedMutex{Locker: db.Locks(), Prefix: "branch:"},
-		BlobLocks:      KeyedMutex{Locker: db.Locks(), Prefix: "package-blob:"},
-		IssueLists:     issueLists,
-		RepoLists:      repoLists,
-		IssueSearches:  issueSearches,
-		Store:          db,
-		Git:            git,
-		Access:         access.Checker{Store: db},
-		Hasher:         hasher,
-		Errors:         apierr.Translator{Log: log},
-		Log:            log,
-		Clock:          clock,
-		Config:         DefaultConfig(),
-		Events:         bus,
-		AttachmentsDir: filepath.Join(dataDir, "attachments"),
-		ArchiveDir:     filepath.Join(dataDir, "repo-archive"),
-		PackagesDir:    filepath.Join(dataDir, "packages"),
-		OAuth2KeyFile:  filepath.Join(dataDir, "oauth2", "jwt_private.pem"),
-		Objects:        LocalObjectStores(dataDir),
+		BranchLocks:   KeyedMutex{Locker: db.Locks(), Prefix: "branch:"},
+		BlobLocks:     KeyedMutex{Locker: db.Locks(), Prefix: "package-blob:"},
+		IssueLists:    issueLists,
+		RepoLists:     repoLists,
+		IssueSearches: issueSearches,
+		Store:         db,
+		Git:           git,
+		Access:        access.Checker{Store: db},
+		Hasher:        hasher,
+		Errors:        apierr.Translator{Log: log},
+		Log:           log,
+		Clock:         clock,
+		Config:        DefaultConfig(),
+		Events:        bus,
+		TempDir:       filepath.Join(dataDir, "tmp"),
+		OAuth2KeyFile: filepath.Join(dataDir, "oauth2", "jwt_private.pem"),
+		Objects:       LocalObjectStores(dataDir),
 	}, nil
 }
 

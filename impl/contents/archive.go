@@ -69,11 +69,11 @@ func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, 
 		return nil, err
 	}
 	write := func(w io.Writer) error { return g.WriteArchive(w, ref.Commit, format, prefix, keep) }
-	if len(keep) == 0 && h.ArchiveDir != "" {
+	if len(keep) == 0 && h.Objects.Archives != nil {
 		// A whole commit's archive is kept for the next download.
-		path := archivePath(h.ArchiveDir, r.ID, ref.Commit.Hash.String(), format, prefix)
+		key := archiveKey(r.ID, ref.Commit.Hash.String(), format, prefix)
 		build := write
-		write = func(w io.Writer) error { return cachedArchive(w, path, build) }
+		write = func(w io.Writer) error { return cachedArchive(ctx, h.Deps, w, key, build) }
 	}
 	return &archiveJob{header: hdr, release: release, write: write}, nil
 }

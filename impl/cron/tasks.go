@@ -3,9 +3,7 @@ package cron
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -15,6 +13,7 @@ import (
 
 	"repohost/store"
 	"repohost/store/gitstore"
+	"repohost/store/objects"
 )
 
 // Env is what the built-in tasks work on. It names its dependencies one by
@@ -27,9 +26,9 @@ type Env struct {
 	Clock store.Clock
 	// Metrics counts the git commands the tasks run (nil: not counted).
 	Metrics interface{ GitOperation(op string, err error) }
-	// ArchiveDir holds the generated repository archives (see
-	// impl/contents), "" when they are not kept.
-	ArchiveDir string
+	// Archives holds the generated repository archives (see
+	// impl/contents), nil when they are not kept.
+	Archives objects.Store
 	// ArchiveMaxAge is how old a kept archive archive_cleanup removes.
 	ArchiveMaxAge time.Duration
 	// InactiveAccountAge is how long an account may stay unactivated
@@ -179,48 +178,32 @@ func GitGCRepos(e Env) Task {
 }
 
 // removeArchives deletes the kept archives last written before cutoff
-// (every one when cutoff is zero), and the directories left empty.
+// (every one when cutoff is zero).
 func (e Env) removeArchives(ctx context.Context, cutoff time.Time) error {
-	if e.ArchiveDir == "" {
+	if e.Archives == nil {
 		return nil
 	}
-	removed := 0
-	err := filepath.WalkDir(e.ArchiveDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil // removed meanwhile
-		}
-		if cutoff.IsZero() || info.ModTime().Before(cutoff) {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			removed++
+	// The keys are gathered first: a store's listing is not to be
+	// changed under it.
+	var old []string
+	err := e.Archives.Walk(ctx, "", func(key string, _ int64, modified time.Time) error {
+		if cutoff.IsZero() || modified.Before(cutoff) {
+			old = append(old, key)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	// Empty per-repository directories go too (the root stays).
-	entries, _ := os.ReadDir(e.ArchiveDir)
-	for _, d := range entries {
-		if d.IsDir() {
-			_ = os.Remove(filepath.Join(e.ArchiveDir, d.Name())) // fails, as meant, when not empty
+	for _, key := range old {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := e.Archives.Delete(ctx, key); err != nil {
+			return err
 		}
 	}
-	e.Log.Info("removed repository archives", "count", removed)
+	e.Log.Info("removed repository archives", "count", len(old))
 	return nil
 }
 

@@ -115,17 +115,11 @@ func (h Handlers) DownloadGeneric(w http.ResponseWriter, r *http.Request) {
 // serveFile sends a package file's bytes: ETag is the SHA-256, so
 // If-None-Match and If-Range work across every copy of the same bytes.
 func (h Handlers) serveFile(w http.ResponseWriter, r *http.Request, f *store.PackageFile) {
-	body, err := h.Packages.OpenBlob(f)
+	err := h.ServeObject(w, r, app.Download{Store: h.Objects.Packages, Direct: h.Objects.Direct.Packages,
+		Key: BlobKey(f.Blob.HashSHA256), Name: f.Name, ETag: f.Blob.HashSHA256, Modified: f.CreatedAt})
 	if err != nil {
 		h.Errors.Write(w, err)
-		return
 	}
-	defer body.Close()
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Disposition", app.ContentDisposition("attachment", f.Name))
-	w.Header().Set("ETag", `"`+f.Blob.HashSHA256+`"`)
-	http.ServeContent(w, r, "", f.CreatedAt, body)
 }
 
 // DeleteGeneric answers DELETE of a generic package file, or of a whole

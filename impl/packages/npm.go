@@ -208,7 +208,7 @@ func (h Handlers) npmPublish(req npmRequest) error {
 		return err
 	}
 	defer release()
-	tmp, err := h.Packages.tempFile()
+	tmp, err := h.TempFile()
 	if err != nil {
 		return err
 	}

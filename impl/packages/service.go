@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/events"
 	"repohost/store"
+	"repohost/store/objects"
 )
 
 // Types are the package types the reference knows, in its order.
@@ -51,13 +53,14 @@ type Service struct {
 // one untouched this long belongs to a process that died.
 const staleUploadAge = 24 * time.Hour
 
-func (s Service) blobsDir() string { return filepath.Join(s.PackagesDir, "blobs") }
-func (s Service) tmpDir() string   { return filepath.Join(s.PackagesDir, "tmp") }
+// blobsPrefix is the part of every blob key before its hash.
+const blobsPrefix = "blobs/"
 
-// BlobPath is where the bytes with this SH-256 (hex) live: two levels of
-// directories by prefix keep any one directory small.
-func (s Service) BlobPath(sha string) string {
-	return filepath.Join(s.blobsDir(), sha[0:2], sha[2:4], sha)
+// BlobKey is where the bytes with this SHA-256 (hex) live in
+// Objects.Packages: two levels by prefix keep any one directory of the
+// local disk small (PACKAGES/blobs/ab/cd/<sha256>, as always).
+func BlobKey(sha string) string {
+	return blobsPrefix + sha[0:2] + "/" + sha[2:4] + "/" + sha
 }
 
 // FileUpload is one file to add to a package version.
@@ -156,23 +159,11 @@ func (s Service) checkOwnerQuota(ctx context.Context, ownerID, size int64) error
 	return nil
 }
 
-// tempFile is a new temporary file where uploads are staged; the caller
-// removes it.
-func (s Service) tempFile() (*os.File, error) {
-	if err := os.MkdirAll(s.tmpDir(), 0o755); err != nil {
-		return nil, err
-	}
-	return os.CreateTemp(s.tmpDir(), "upload-*")
-}
-
 // writeTemp streams body into a temporary file, hashing it on the way and
 // holding at most a copy buffer in memory. The file is removed again unless
 // the whole body arrived within the per-file limit.
 func (s Service) writeTemp(body io.Reader, limit int64, typ string) (_ *tempBlob, err error) {
-	if err := os.MkdirAll(s.tmpDir(), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(s.tmpDir(), "upload-*")
+	f, err := s.TempFile()
 	if err != nil {
 		return nil, err
 	}
@@ -221,8 +212,9 @@ func UploadError(err error) error {
 }
 
 // AddFile stores one uploaded file. The bytes go to a temporary file
-// first; only a complete upload within the limits is moved to its blob's
-// place (unless the same bytes are there already) and recorded, all under
+// first (hashed on the way); only a complete upload within the limits is
+// put in the store under its blob's key (unless the same bytes are there
+// already) and recorded, all under
 // the blob's lock, so a failed, aborted or refused upload leaves no file
 // and no row behind, and the cleanup never removes a blob being recorded.
 func (s Service) AddFile(ctx context.Context, in FileUpload) (*store.PackageVersion, *store.PackageFile, error) {
@@ -253,13 +245,10 @@ func (s Service) AddFile(ctx context.Context, in FileUpload) (*store.PackageVers
 		return nil, nil, err
 	}
 	defer unlock()
-	final := s.BlobPath(blob.HashSHA256)
+	key := BlobKey(blob.HashSHA256)
 	placed := false
-	if _, err := os.Stat(final); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-			return nil, nil, err
-		}
-		if err := os.Rename(tmp.path, final); err != nil {
+	if _, err := s.Objects.Packages.Stat(ctx, key); objects.IsNotExist(err) {
+		if err := objects.PutFile(ctx, s.Objects.Packages, key, tmp.path); err != nil {
 			return nil, nil, err
 		}
 		placed = true
@@ -269,8 +258,9 @@ func (s Service) AddFile(ctx context.Context, in FileUpload) (*store.PackageVers
 	v, f, err := s.record(ctx, in, &blob)
 	if err != nil && placed {
 		// Nothing refers to the bytes this upload brought.
-		if exists, xerr := s.Store.Packages().BlobExists(context.WithoutCancel(ctx), blob.HashSHA256); xerr == nil && !exists {
-			os.Remove(final)
+		bg := context.WithoutCancel(ctx)
+		if exists, xerr := s.Store.Packages().BlobExists(bg, blob.HashSHA256); xerr == nil && !exists {
+			_ = s.Objects.Packages.Delete(bg, key)
 		}
 	}
 	return v, f, err
@@ -480,7 +470,7 @@ func (s Service) removeBlob(ctx context.Context, sha string, drop func(ctx conte
 	if err != nil || !ok {
 		return false, err
 	}
-	if err := os.Remove(s.BlobPath(sha)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.Objects.Packages.Delete(ctx, BlobKey(sha)); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -488,22 +478,24 @@ func (s Service) removeBlob(ctx context.Context, sha string, drop func(ctx conte
 
 // sweepBlobFiles removes blob files that have no row.
 func (s Service) sweepBlobFiles(ctx context.Context) error {
-	err := filepath.WalkDir(s.blobsDir(), func(path string, d fs.DirEntry, err error) error {
+	// The keys are gathered first: a store's listing is not to be
+	// changed under it.
+	var orphans []string
+	err := s.Objects.Packages.Walk(ctx, blobsPrefix, func(key string, _ int64, _ time.Time) error {
+		if sha := path.Base(key); isSHA256(sha) && key == BlobKey(sha) {
+			orphans = append(orphans, sha)
+		}
+		return nil
+	})
+	for _, sha := range orphans {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
+			break
 		}
-		if d.IsDir() || !isSHA256(d.Name()) {
-			return nil
-		}
-		_, err = s.removeBlob(ctx, d.Name(), func(ctx context.Context) (bool, error) {
-			exists, err := s.Store.Packages().BlobExists(ctx, d.Name())
+		_, err = s.removeBlob(ctx, sha, func(ctx context.Context) (bool, error) {
+			exists, err := s.Store.Packages().BlobExists(ctx, sha)
 			return !exists, err
 		})
-		return err
-	})
+	}
 	if err != nil {
 		return fmt.Errorf("sweep package blobs: %w", err)
 	}
@@ -511,7 +503,7 @@ func (s Service) sweepBlobFiles(ctx context.Context) error {
 }
 
 func (s Service) sweepTemp() error {
-	entries, err := os.ReadDir(s.tmpDir())
+	entries, err := os.ReadDir(s.TempDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
@@ -522,7 +514,7 @@ func (s Service) sweepTemp() error {
 		if err != nil || !strings.HasPrefix(e.Name(), "upload-") || time.Since(info.ModTime()) < staleUploadAge {
 			continue
 		}
-		if err := os.Remove(filepath.Join(s.tmpDir(), e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(filepath.Join(s.TempDir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
@@ -535,16 +527,6 @@ func isSHA256(name string) bool {
 	}
 	_, err := hex.DecodeString(name)
 	return err == nil
-}
-
-// OpenBlob opens the bytes of a file for reading.
-func (s Service) OpenBlob(f *store.PackageFile) (*os.File, error) {
-	r, err := os.Open(s.BlobPath(f.Blob.HashSHA256))
-	if errors.Is(err, fs.ErrNotExist) {
-		s.Log.Error("package blob missing", "sha256", f.Blob.HashSHA256, "file", f.ID)
-		return nil, apierr.NotFound("not found")
-	}
-	return r, err
 }
 
 // Link links pkg to the repository repoID of its owner, or unlinks it (0).

@@ -3,12 +3,10 @@ package release
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +23,7 @@ import (
 	"repohost/impl/paging"
 	"repohost/restapi/operations/repository"
 	"repohost/store"
+	"repohost/store/objects"
 )
 
 func newUUID() (string, error) {
@@ -204,23 +203,23 @@ func (h Handlers) ServeAttachment(w http.ResponseWriter, req *http.Request) {
 		h.Errors.Write(w, err)
 		return
 	}
-	f, err := os.Open(h.AttachmentPath(a.RepoID, a.UUID))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			h.Log.ErrorContext(req.Context(), "attachment file missing", "uuid", a.UUID, "release", rel.ID)
+	key := app.AttachmentKey(a.RepoID, a.UUID)
+	if _, err := h.Objects.Attachments.Stat(ctx, key); err != nil {
+		if objects.IsNotExist(err) {
+			h.Log.ErrorContext(ctx, "attachment file missing", "uuid", a.UUID, "release", rel.ID)
 			err = apierr.NotFound("not found")
 		}
 		h.Errors.Write(w, err)
 		return
 	}
-	defer f.Close()
 	if err := h.Store.ReleaseAttachments().CountDownload(ctx, a.ID); err != nil {
-		h.Log.ErrorContext(req.Context(), "count attachment download", "uuid", a.UUID, "err", err)
+		h.Log.ErrorContext(ctx, "count attachment download", "uuid", a.UUID, "err", err)
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Disposition", app.ContentDisposition("attachment", a.Name))
-	http.ServeContent(w, req, "", a.CreatedAt.In(time.UTC), f)
+	err = h.ServeObject(w, req, app.Download{Store: h.Objects.Attachments, Direct: h.Objects.Direct.Attachments,
+		Key: key, Name: a.Name, Modified: a.CreatedAt.In(time.UTC)})
+	if err != nil {
+		h.Errors.Write(w, err)
+	}
 }
 
 // downloadable finds an attachment p may download; anything p may not see

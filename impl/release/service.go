@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -18,6 +17,7 @@ import (
 	"repohost/impl/refs"
 	"repohost/store"
 	"repohost/store/gitstore"
+	"repohost/store/objects"
 )
 
 // Service is the only place releases and their assets are created,
@@ -279,7 +279,8 @@ func (s Service) emitRelease(ctx context.Context, kind events.Kind, doer *store.
 // removeAttachmentFile deletes a file whose row is gone; a failure only
 // leaves an unreachable file behind, so it is logged.
 func (s Service) removeAttachmentFile(a *store.ReleaseAttachment) {
-	if err := os.Remove(s.AttachmentPath(a.RepoID, a.UUID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	// Not cancelled with a request: the row is gone already.
+	if err := s.Objects.Attachments.Delete(context.Background(), app.AttachmentKey(a.RepoID, a.UUID)); err != nil {
 		s.Log.Error("remove attachment file", "uuid", a.UUID, "err", err)
 	}
 }
@@ -320,25 +321,21 @@ func (s Service) uploadStatus(err error) error {
 	return err
 }
 
-// storeAttachmentFile streams an upload into a new file under the
-// repository's directory, never holding it in memory, and returns its UUID
-// and size. The bytes land in a temporary file first, removed unless the
-// upload completes within Config.MaxAssetBytes, so a failed or oversized
-// upload leaves nothing behind and a half-written one never carries a UUID.
-func (s Service) storeAttachmentFile(repoID int64, src io.Reader) (string, int64, error) {
+// storeAttachmentFile streams an upload into the attachments store under a
+// new UUID, never holding it in memory, and returns the UUID and size. The
+// bytes land in a temporary file first, removed unless the upload completes
+// within Config.MaxAssetBytes, so a failed or oversized upload leaves
+// nothing behind and a half-written one never carries a UUID.
+func (s Service) storeAttachmentFile(ctx context.Context, repoID int64, src io.Reader) (string, int64, error) {
 	id, err := newUUID()
 	if err != nil {
 		return "", 0, err
 	}
-	final := s.AttachmentPath(repoID, id)
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return "", 0, err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(final), ".upload-*")
+	tmp, err := s.TempFile()
 	if err != nil {
 		return "", 0, err
 	}
-	defer os.Remove(tmp.Name())
+	defer os.Remove(tmp.Name()) // gone already when moved into place
 	limit := s.Config.MaxAssetBytes
 	n, err := io.Copy(tmp, uploadReader{io.LimitReader(src, limit+1)})
 	if cerr := tmp.Close(); err == nil {
@@ -350,7 +347,7 @@ func (s Service) storeAttachmentFile(repoID int64, src io.Reader) (string, int64
 	if n > limit {
 		return "", 0, s.tooLarge()
 	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	if err := objects.PutFile(ctx, s.Objects.Attachments, app.AttachmentKey(repoID, id), tmp.Name()); err != nil {
 		return "", 0, err
 	}
 	return id, n, nil
@@ -363,7 +360,7 @@ func (s Service) AddAsset(ctx context.Context, p *auth.Principal, r *store.Repos
 	if err := checkAttachmentName(name); err != nil {
 		return nil, err
 	}
-	uuid, size, err := s.storeAttachmentFile(r.ID, src)
+	uuid, size, err := s.storeAttachmentFile(ctx, r.ID, src)
 	if err != nil {
 		return nil, err
 	}
@@ -381,8 +378,8 @@ func (s Service) AddAsset(ctx context.Context, p *auth.Principal, r *store.Repos
 // migration's release assets) as an upload's are, within
 // Config.MaxAssetBytes, and returns its UUID and size; the caller writes
 // its row, and RemoveAssetFile takes the file back if that fails.
-func (s Service) StoreAssetFile(repoID int64, src io.Reader) (string, int64, error) {
-	return s.storeAttachmentFile(repoID, src)
+func (s Service) StoreAssetFile(ctx context.Context, repoID int64, src io.Reader) (string, int64, error) {
+	return s.storeAttachmentFile(ctx, repoID, src)
 }
 
 // RemoveAssetFile removes the file of an asset whose row was not written.

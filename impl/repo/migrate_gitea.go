@@ -454,7 +454,7 @@ func (s Service) importGitea(ctx context.Context, r *store.Repository, doer *sto
 			if err != nil {
 				return nil, nil, nil, cleanup, err
 			}
-			uuid, size, err := rels.StoreAssetFile(r.ID, body)
+			uuid, size, err := rels.StoreAssetFile(ctx, r.ID, body)
 			body.Close()
 			if err != nil {
 				return nil, nil, nil, cleanup, fmt.Errorf("store release asset %q: %w", at.Name, err)

@@ -3,7 +3,6 @@ package repo
 import (
 	"context"
 	"errors"
-	"os"
 
 	"repohost/impl/access"
 	"repohost/impl/apierr"
@@ -16,6 +15,7 @@ import (
 	"repohost/impl/webhook"
 	"repohost/store"
 	"repohost/store/gitstore"
+	"repohost/store/objects"
 )
 
 // Service is the only place repositories are created, changed and deleted.
@@ -299,8 +299,12 @@ func (s Service) removeFiles(owner, name string, id int64) {
 	if err := s.Git.Delete(owner, name); err != nil {
 		s.Log.Error("remove repository directory", "repo", owner+"/"+name, "err", err)
 	}
-	if err := os.RemoveAll(s.RepoAttachmentsDir(id)); err != nil {
+	ctx := context.Background() // the row is gone: finish whatever the request does
+	if err := objects.DeletePrefix(ctx, s.Objects.Attachments, app.RepoKeyPrefix(id)); err != nil {
 		s.Log.Error("remove release files", "repo", owner+"/"+name, "err", err)
+	}
+	if err := objects.DeletePrefix(ctx, s.Objects.Archives, app.RepoKeyPrefix(id)); err != nil {
+		s.Log.Error("remove repository archives", "repo", owner+"/"+name, "err", err)
 	}
 }
 

@@ -59,10 +59,26 @@ func (l Local) Put(ctx context.Context, key string, r io.Reader, size int64) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return err
+	return placeFile(f.Name(), final)
+}
+
+// placeFile renames the file at tmp to final, making final's directory.
+// A Delete may remove that directory, emptied, in between: then it is
+// made again.
+func placeFile(tmp, final string) error {
+	var err error
+	for range 3 {
+		if err = os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+			return err
+		}
+		if err = os.Rename(tmp, final); !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if _, serr := os.Stat(tmp); serr != nil {
+			return err // the source is gone, not the directory
+		}
 	}
-	return os.Rename(f.Name(), final)
+	return err
 }
 
 // localObject is an open file with the size and time it had when opened.
@@ -118,6 +134,13 @@ func (l Local) Delete(_ context.Context, key string) error {
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
+	}
+	// Directories the removal left empty go too, up to the root (a
+	// removal fails, as meant, while a directory holds anything).
+	for dir := filepath.Dir(p); dir != l.Root && strings.HasPrefix(dir, l.Root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			break
+		}
 	}
 	return nil
 }
@@ -188,4 +211,26 @@ func (l Local) RemoveStaleTemp(age time.Duration, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// PutFile moves the file at path into place when it is on the same file
+// system as the store, and copies it otherwise.
+func (l Local) PutFile(ctx context.Context, key, path string) error {
+	final, err := l.path(key)
+	if err != nil {
+		return err
+	}
+	if err := placeFile(path, final); err == nil {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return l.Put(ctx, key, f, st.Size())
 }

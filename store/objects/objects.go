@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 	"time"
 )
@@ -68,3 +69,47 @@ func checkKey(key string) error {
 
 // IsNotExist tells whether err says there is no such object.
 func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// filePutter is a store that can take a finished local file whole (the
+// local disk renames it into place instead of copying it).
+type filePutter interface {
+	PutFile(ctx context.Context, key, path string) error
+}
+
+// PutFile stores the local file at path under key. The file may be gone
+// afterwards (moved into the store); the caller removes it if it is not.
+func PutFile(ctx context.Context, s Store, key, path string) error {
+	if fp, ok := s.(filePutter); ok {
+		return fp.PutFile(ctx, key, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return s.Put(ctx, key, f, st.Size())
+}
+
+// DeletePrefix removes every object whose key starts with prefix (all of
+// a repository's files, say). The keys are gathered first, so the store's
+// listing is never changed while it is read.
+func DeletePrefix(ctx context.Context, s Store, prefix string) error {
+	var keys []string
+	err := s.Walk(ctx, prefix, func(key string, _ int64, _ time.Time) error {
+		keys = append(keys, key)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := s.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

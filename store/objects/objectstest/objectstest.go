@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -104,6 +106,21 @@ func Run(t *testing.T, s objects.Store) {
 	}
 	if got := walk("nothing/"); len(got) != 0 {
 		t.Errorf("walk nothing/: %v", got)
+	}
+
+	// A finished local file is taken whole (moved or copied).
+	file := filepath.Join(t.TempDir(), "staged")
+	if err := os.WriteFile(file, content[:100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := objects.PutFile(ctx, s, "ab/gh/five", file); err != nil {
+		t.Fatalf("put file: %v", err)
+	}
+	if n, err := s.Stat(ctx, "ab/gh/five"); err != nil || n != 100 {
+		t.Errorf("stat of a put file: %d, %v", n, err)
+	}
+	if err := s.Delete(ctx, "ab/gh/five"); err != nil {
+		t.Fatal(err)
 	}
 
 	if err := s.Delete(ctx, "ab/cd/one"); err != nil {
