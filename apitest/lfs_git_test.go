@@ -66,10 +66,43 @@ func lfsLimits(c *app.Config) {
 
 // TestLFSGitClientHTTP drives the real git-lfs client over HTTP: track,
 // push, clone with smudge, locks, and the limits.
+// Each runs on every storage backend: the local disk, and S3 when a
+// service is given, streamed through the server and served direct.
 func TestLFSGitClientHTTP(t *testing.T) {
 	t.Parallel()
 	requireGitLFS(t)
-	e := apitest.NewWithConfig(t, lfsLimits)
+	for _, b := range lfsBackends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			lfsGitClientHTTP(t, b)
+		})
+	}
+}
+
+// lfsBackends are apitest.Backends and, with S3, S3 serving downloads
+// direct (the batch answer points the client at presigned addresses).
+func lfsBackends(t *testing.T) []apitest.Backend {
+	out := apitest.Backends(t)
+	if os.Getenv(apitest.S3Env) != "" {
+		out = append(out, apitest.Backend{Name: "s3-direct", Configure: func(d *app.Deps) { d.Objects = apitest.S3Stores(t, true) }})
+	}
+	return out
+}
+
+// withBackend configures the server's stores as b says, after configure.
+func withBackend(b apitest.Backend, configure func(*app.Deps)) func(*app.Deps) {
+	return func(d *app.Deps) {
+		if configure != nil {
+			configure(d)
+		}
+		if b.Configure != nil {
+			b.Configure(d)
+		}
+	}
+}
+
+func lfsGitClientHTTP(t *testing.T, b apitest.Backend) {
+	e := apitest.NewWithDeps(t, withBackend(b, func(d *app.Deps) { lfsLimits(&d.Config) }))
 	alice := e.CreateUser("alice", false)
 	bob := e.CreateUser("bob", false)
 	roCreateRepo(t, e, apitest.Basic(alice), map[string]any{"name": "big", "auto_init": true, "private": true})
@@ -167,7 +200,16 @@ func TestLFSGitClientSSH(t *testing.T) {
 	t.Parallel()
 	requireGitLFS(t)
 	requireTools(t, "ssh")
-	e := apitest.New(t)
+	for _, b := range lfsBackends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			lfsGitClientSSH(t, b)
+		})
+	}
+}
+
+func lfsGitClientSSH(t *testing.T, b apitest.Backend) {
+	e := apitest.NewWithDeps(t, withBackend(b, nil))
 	addr := startSSH(t, e)
 	alice := e.CreateUser("alice", false)
 	bob := e.CreateUser("bob", false)
