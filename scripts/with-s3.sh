@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Usage: scripts/with-s3.sh CMD [ARGS...]
+#        scripts/with-s3.sh --build   (only build weed when missing; make test
+#                                      runs it beside the first pass)
 #
 # Starts a throwaway S3-compatible service (SeaweedFS: master, volume, filer
 # and S3 gateway in one `weed server` process, on free 127.0.0.1 ports, in a
@@ -46,6 +48,10 @@ if [ ! -x "$weed" ]; then
 	mv "$weed.tmp.$$" "$weed"
 	rm -rf "$build"
 	echo "with-s3: built SeaweedFS in $(($(date +%s) - start))s" >&2
+fi
+
+if [ "$1" = "--build" ]; then
+	exit 0
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/repohost-s3.XXXXXX")

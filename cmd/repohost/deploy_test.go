@@ -120,6 +120,14 @@ func TestDeployment(t *testing.T) {
 	data := t.TempDir()
 	dsn := sqltest.DSN(t, data)
 	args := []string{"--db", dsn, "--event-lease", "2s", "--cluster", "on"}
+	// Large files on the S3 service when there is one (make test's
+	// PostgreSQL pass runs beside one), else on the shared data directory.
+	if s3 := os.Getenv("REPOHOST_TEST_S3"); s3 != "" {
+		suffix := make([]byte, 4)
+		rand.Read(suffix)
+		args = append(args, "--storage", fmt.Sprintf("%s/deploy-%x", s3, suffix))
+		t.Log("large files on S3")
+	}
 	// One after the other: the first creates the site admin.
 	a := startProc(t, "a", bin, data, nil, args...)
 	b := startProc(t, "b", bin, data, nil, args...)
@@ -302,6 +310,39 @@ func TestDeployment(t *testing.T) {
 		wg.Wait()
 		if created.Load() != 1 {
 			t.Errorf("the same file uploaded twice at once was created %d times", created.Load())
+		}
+	})
+
+	t.Run("lfs", func(t *testing.T) {
+		// An LFS object uploaded through one process downloads whole
+		// through each of the others.
+		blob := make([]byte, 2<<20)
+		rand.Read(blob)
+		oid := fmt.Sprintf("%x", sha256.Sum256(blob))
+		lfs := func(p *proc, method, path string, body []byte) (int, []byte) {
+			t.Helper()
+			req, _ := http.NewRequest(method, "http://"+p.addr+"/admin/shared.git/info/lfs/objects/"+path, bytes.NewReader(body))
+			req.SetBasicAuth("admin", "first-admin-pw")
+			req.Header.Set("Accept", "application/vnd.git-lfs")
+			if body != nil {
+				req.Header.Set("Content-Type", "application/octet-stream")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s through %s: %v", method, path, p.name, err)
+			}
+			defer resp.Body.Close()
+			out, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, out
+		}
+		if st, body := lfs(a, "PUT", fmt.Sprintf("%s/%d", oid, len(blob)), blob); st != http.StatusOK {
+			t.Fatalf("LFS upload through a: %d %s", st, body)
+		}
+		for _, p := range []*proc{b, c} {
+			st, got := lfs(p, "GET", oid, nil)
+			if st != http.StatusOK || !bytes.Equal(got, blob) {
+				t.Fatalf("LFS object uploaded through a, downloaded through %s: %d, %d bytes", p.name, st, len(got))
+			}
 		}
 	})
 
