@@ -143,7 +143,9 @@ func (s *rssSampler) finish() (before, peak int64) {
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.before, s.peak
+	// A transfer shorter than one sampling interval has no sample of its
+	// own: its peak is what was there before it.
+	return s.before, max(s.peak, s.before)
 }
 
 // report stops the sampling and prints the figures of load.

@@ -1,13 +1,15 @@
 package main
 
-// The storage measurement: one generic package file uploaded and then
-// downloaded (streamed, generated as it is sent and discarded as it
-// arrives), with the server's resident memory sampled during each
-// transfer. scripts/bench.sh runs it once with the server on the local
+// The storage measurement: one generic package file, then one Git LFS
+// object, uploaded and then downloaded (streamed, generated as it is sent
+// and discarded as it arrives), with the server's resident memory sampled
+// during each transfer. scripts/bench.sh runs it once with the server on the local
 // disk and once with it on an S3-compatible service (--storage), and the
 // lines are printed one under the other.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -35,16 +37,42 @@ func storageCmd(args []string) error {
 		return err
 	}
 	version := strconv.FormatInt(time.Now().UnixNano(), 10)
-	url := *base + "/api/packages/" + ds.User + "/generic/bench-storage/" + version
 	auth := func(r *http.Request) { r.Header.Set("Authorization", "token "+ds.Token) }
+	content := func() io.Reader { return &patternReader{left: *size, rng: rand.NewChaCha8([32]byte{2})} }
 
-	// Upload.
-	s := sampleRSS(*pid)
-	req, err := http.NewRequest(http.MethodPut, url+"/blob.bin", &patternReader{left: *size, rng: rand.NewChaCha8([32]byte{2})})
+	pkg := *base + "/api/packages/" + ds.User + "/generic/bench-storage/" + version
+	defer func() {
+		del, _ := http.NewRequest(http.MethodDelete, pkg, nil)
+		auth(del)
+		if resp, err := http.DefaultClient.Do(del); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	if err := transfer("package", *label, *pid, *size, content(), pkg+"/blob.bin", pkg+"/blob.bin", http.StatusCreated, auth); err != nil {
+		return err
+	}
+
+	// An LFS object is named by its content's SHA-256, read once first.
+	h := sha256.New()
+	if _, err := io.Copy(h, content()); err != nil {
+		return err
+	}
+	oid := hex.EncodeToString(h.Sum(nil))
+	objects := *base + "/" + ds.User + "/" + ds.Small + ".git/info/lfs/objects/" + oid
+	return transfer("lfs", *label, *pid, *size, content(), objects+"/"+strconv.FormatInt(*size, 10), objects, http.StatusOK, auth)
+}
+
+// transfer uploads size bytes of content to put (expecting created), then
+// downloads them from get (following a redirect to the store when it
+// serves direct), and prints both rates with the server's memory.
+func transfer(kind, label string, pid int, size int64, content io.Reader, put, get string, created int, auth func(*http.Request)) error {
+	s := sampleRSS(pid)
+	req, err := http.NewRequest(http.MethodPut, put, content)
 	if err != nil {
 		return err
 	}
-	req.ContentLength = *size
+	req.ContentLength = size
+	req.Header.Set("Content-Type", "application/octet-stream")
 	auth(req)
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
@@ -55,20 +83,12 @@ func storageCmd(args []string) error {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("upload answered %d: %.300s", resp.StatusCode, body)
+	if resp.StatusCode != created {
+		return fmt.Errorf("%s upload answered %d: %.300s", kind, resp.StatusCode, body)
 	}
-	defer func() {
-		del, _ := http.NewRequest(http.MethodDelete, url, nil)
-		auth(del)
-		if resp, err := http.DefaultClient.Do(del); err == nil {
-			resp.Body.Close()
-		}
-	}()
 
-	// Download (following a redirect to the store when it serves direct).
-	s = sampleRSS(*pid)
-	req, _ = http.NewRequest(http.MethodGet, url+"/blob.bin", nil)
+	s = sampleRSS(pid)
+	req, _ = http.NewRequest(http.MethodGet, get, nil)
 	auth(req)
 	start = time.Now()
 	resp, err = http.DefaultClient.Do(req)
@@ -82,12 +102,12 @@ func storageCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode != http.StatusOK || n != *size {
-		return fmt.Errorf("download answered %d with %d bytes", resp.StatusCode, n)
+	if resp.StatusCode != http.StatusOK || n != size {
+		return fmt.Errorf("%s download answered %d with %d bytes", kind, resp.StatusCode, n)
 	}
-	mib := float64(*size) / (1 << 20)
-	fmt.Printf("storage %-6s %4.0f MiB  upload %6.1fs %6.0f MiB/s  RSS %4d→%4d MiB   download %6.1fs %6.0f MiB/s  RSS %4d→%4d MiB\n",
-		*label, mib, up.Seconds(), mib/up.Seconds(), upBefore>>10, upPeak>>10,
+	mib := float64(size) / (1 << 20)
+	fmt.Printf("storage %-6s %-7s %4.0f MiB  upload %6.1fs %6.0f MiB/s  RSS %4d→%4d MiB   download %6.1fs %6.0f MiB/s  RSS %4d→%4d MiB\n",
+		label, kind, mib, up.Seconds(), mib/up.Seconds(), upBefore>>10, upPeak>>10,
 		down.Seconds(), mib/down.Seconds(), downBefore>>10, downPeak>>10)
 	return nil
 }
