@@ -334,11 +334,7 @@ func (h *Handlers) Upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Size = size
-	if !p.Valid() {
-		h.writeError(w, http.StatusUnprocessableEntity, "Oid or size are invalid")
-		return
-	}
-	req, ok := h.resolve(w, r, true)
+	req, ok := h.resolveObject(w, r, p, true)
 	if !ok {
 		return
 	}
@@ -357,6 +353,16 @@ func (h *Handlers) Upload(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.internal(w, r, "upload", err)
 	}
+}
+
+// resolveObject refuses an invalid pointer (422), then resolves the
+// request as resolve does.
+func (h *Handlers) resolveObject(w http.ResponseWriter, r *http.Request, p Pointer, write bool) (*request, bool) {
+	if !p.Valid() {
+		h.writeError(w, http.StatusUnprocessableEntity, "Oid or size are invalid")
+		return nil, false
+	}
+	return h.resolve(w, r, write)
 }
 
 // meta resolves the object a request names for repo, answering 422 or
@@ -378,11 +384,7 @@ func (h *Handlers) meta(w http.ResponseWriter, r *http.Request, req *request, p 
 // ranges.
 func (h *Handlers) Download(w http.ResponseWriter, r *http.Request) {
 	p := Pointer{Oid: r.PathValue("oid")}
-	if !p.Valid() {
-		h.writeError(w, http.StatusUnprocessableEntity, "Oid or size are invalid")
-		return
-	}
-	req, ok := h.resolve(w, r, false)
+	req, ok := h.resolveObject(w, r, p, false)
 	if !ok {
 		return
 	}
@@ -410,11 +412,7 @@ func (h *Handlers) Verify(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, http.StatusUnprocessableEntity, "malformed verify request: "+err.Error())
 		return
 	}
-	if !p.Valid() {
-		h.writeError(w, http.StatusUnprocessableEntity, "Oid or size are invalid")
-		return
-	}
-	req, ok := h.resolve(w, r, true)
+	req, ok := h.resolveObject(w, r, p, true)
 	if !ok {
 		return
 	}

@@ -223,14 +223,5 @@ func (l Local) PutFile(ctx context.Context, key, path string) error {
 	if err := placeFile(path, final); err == nil {
 		return nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	return l.Put(ctx, key, f, st.Size())
+	return putFromFile(ctx, l, key, path)
 }

@@ -82,6 +82,11 @@ func PutFile(ctx context.Context, s Store, key, path string) error {
 	if fp, ok := s.(filePutter); ok {
 		return fp.PutFile(ctx, key, path)
 	}
+	return putFromFile(ctx, s, key, path)
+}
+
+// putFromFile streams the file at path into s under key.
+func putFromFile(ctx context.Context, s Store, key, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
