@@ -134,11 +134,20 @@ func TestObjectStorageServeDirect(t *testing.T) {
 	rlUpload(t, e, owner, fmt.Sprintf("repos/alice/pub/releases/%d/assets", rel.ID), "notes.txt", "", content).
 		Expect(t, http.StatusCreated).JSON(t, &a)
 
+	// An archive is streamed the first time and kept; the kept one is
+	// served by the store, through the API and the web route alike.
+	archive := e.Do("GET", "repos/alice/pub/archive/main.zip", nil, owner).Expect(t, http.StatusOK).Body
+
 	noFollow := e.HTTPClient()
 	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	for _, c := range []struct{ url, name string }{
-		{strings.TrimSuffix(e.URL, "/") + pkGeneric("alice", "tool", "1.0", "tool.bin"), "tool.bin"},
-		{a.DownloadURL, "notes.txt"},
+	for _, c := range []struct {
+		url, name string
+		content   []byte
+	}{
+		{strings.TrimSuffix(e.URL, "/") + pkGeneric("alice", "tool", "1.0", "tool.bin"), "tool.bin", content},
+		{a.DownloadURL, "notes.txt", content},
+		{e.URL + "api/v1/repos/alice/pub/archive/main.zip", "pub-main.zip", archive},
+		{e.URL + "alice/pub/archive/main.zip", "pub-main.zip", archive},
 	} {
 		req, _ := http.NewRequest("GET", c.url, nil)
 		owner(req)
@@ -158,7 +167,7 @@ func TestObjectStorageServeDirect(t *testing.T) {
 		body := new(bytes.Buffer)
 		_, _ = body.ReadFrom(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !bytes.Equal(body.Bytes(), content) ||
+		if resp.StatusCode != http.StatusOK || !bytes.Equal(body.Bytes(), c.content) ||
 			!strings.Contains(resp.Header.Get("Content-Disposition"), c.name) {
 			t.Fatalf("presigned GET: %d %q, Content-Disposition %q", resp.StatusCode, body, resp.Header.Get("Content-Disposition"))
 		}

@@ -9037,6 +9037,15 @@ func init() {
               "type": "file"
             }
           },
+          "303": {
+            "description": "The archive, kept in object storage that serves downloads itself (serve_direct), at a presigned address.",
+            "headers": {
+              "Location": {
+                "type": "string",
+                "description": "The presigned address of the archive."
+              }
+            }
+          },
           "401": {
             "$ref": "#/responses/unauthorized"
           },
@@ -50865,6 +50874,15 @@ func init() {
             "description": "The archive (gzip-compressed tar or zip).",
             "schema": {
               "type": "file"
+            }
+          },
+          "303": {
+            "description": "The archive, kept in object storage that serves downloads itself (serve_direct), at a presigned address.",
+            "headers": {
+              "Location": {
+                "type": "string",
+                "description": "The presigned address of the archive."
+              }
             }
           },
           "401": {

@@ -22,6 +22,9 @@ type archiveJob struct {
 	header  http.Header
 	write   func(io.Writer) error
 	release func()
+	// redirect, when set, is the presigned address of the kept archive
+	// (its store serves downloads direct); nothing else is set then.
+	redirect string
 }
 
 // prepareArchive checks p's access and resolves file ("<ref>.tar.gz" or
@@ -63,15 +66,22 @@ func (h Handlers) prepareArchive(ctx context.Context, p *auth.Principal, owner, 
 	download := r.Name + "-" + strings.ReplaceAll(refName, "/", "-") + "." + string(format)
 	hdr.Set("Content-Disposition", app.ContentDisposition("attachment", download))
 	prefix := r.Name + "/"
+	// A whole commit's archive is kept for the next download, which its
+	// store may serve itself.
+	key := ""
+	if len(keep) == 0 && h.Objects.Archives != nil {
+		key = archiveKey(r.ID, ref.Commit.Hash.String(), format, prefix)
+		if u := keptArchiveURL(ctx, h.Deps, key, download); u != "" {
+			return &archiveJob{redirect: u}, nil
+		}
+	}
 	// Last, so a refused or missing archive never waits for a slot.
 	release, err := h.Heavy().Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	write := func(w io.Writer) error { return g.WriteArchive(w, ref.Commit, format, prefix, keep) }
-	if len(keep) == 0 && h.Objects.Archives != nil {
-		// A whole commit's archive is kept for the next download.
-		key := archiveKey(r.ID, ref.Commit.Hash.String(), format, prefix)
+	if key != "" {
 		build := write
 		write = func(w io.Writer) error { return cachedArchive(ctx, h.Deps, w, key, build) }
 	}
@@ -133,6 +143,9 @@ func (h Handlers) RepoGetArchive(ctx context.Context, params repository.RepoGetA
 	if err != nil {
 		return h.Fail(err)
 	}
+	if job.redirect != "" {
+		return repository.NewRepoGetArchiveSeeOther().WithLocation(job.redirect)
+	}
 	return h.download(job.header, repository.NewRepoGetArchiveOK().WithPayload(&archiveStream{job: job}))
 }
 
@@ -149,6 +162,10 @@ func (h Handlers) ServeArchive(w http.ResponseWriter, req *http.Request) {
 	job, err := h.prepareArchive(ctx, p, req.PathValue("owner"), req.PathValue("repo"), req.PathValue("file"), req.URL.Query()["path"])
 	if err != nil {
 		h.Errors.Write(w, err)
+		return
+	}
+	if job.redirect != "" {
+		http.Redirect(w, req, job.redirect, http.StatusSeeOther)
 		return
 	}
 	defer job.release()

@@ -63,6 +63,24 @@ func cachedArchive(ctx context.Context, d *app.Deps, w io.Writer, key string, bu
 	return err
 }
 
+// keptArchiveURL is the presigned address of the archive kept at key,
+// named name, when the archives' store serves downloads direct and has it;
+// "" otherwise (the archive is then streamed, and kept if it was not).
+func keptArchiveURL(ctx context.Context, d *app.Deps, key, name string) string {
+	if !d.Objects.Direct.Archives {
+		return ""
+	}
+	if _, err := d.Objects.Archives.Stat(ctx, key); err != nil {
+		return ""
+	}
+	u, err := d.Objects.Archives.URL(ctx, key, name, app.PresignTTL)
+	if err != nil {
+		d.Log.WarnContext(ctx, "presign a kept archive", "key", key, "err", err)
+		return ""
+	}
+	return u
+}
+
 // dropOnError writes to w until a write fails, then swallows the rest and
 // clears *keeping (the copy is not kept).
 type dropOnError struct {

@@ -34,6 +34,12 @@ func (o *RepoGetArchiveReader) ReadResponse(response runtime.ClientResponse, con
 			return nil, err
 		}
 		return result, nil
+	case 303:
+		result := NewRepoGetArchiveSeeOther()
+		if err := result.readResponse(response, consumer, o.formats); err != nil {
+			return nil, err
+		}
+		return nil, result
 	case 401:
 		result := NewRepoGetArchiveUnauthorized()
 		if err := result.readResponse(response, consumer, o.formats); err != nil {
@@ -145,6 +151,73 @@ func (o *RepoGetArchiveOK) readResponse(response runtime.ClientResponse, consume
 	// response payload
 	if err := consumer.Consume(response.Body(), o.Payload); err != nil && !stderrors.Is(err, io.EOF) {
 		return err
+	}
+
+	return nil
+}
+
+// NewRepoGetArchiveSeeOther creates a RepoGetArchiveSeeOther with default headers values
+func NewRepoGetArchiveSeeOther() *RepoGetArchiveSeeOther {
+	return &RepoGetArchiveSeeOther{}
+}
+
+/*
+RepoGetArchiveSeeOther describes a response with status code 303, with default header values.
+
+The archive, kept in object storage that serves downloads itself (serve_direct), at a presigned address.
+*/
+type RepoGetArchiveSeeOther struct {
+
+	/* The presigned address of the archive.
+	 */
+	Location string
+}
+
+// IsSuccess returns true when this repo get archive see other response has a 2xx status code
+func (o *RepoGetArchiveSeeOther) IsSuccess() bool {
+	return false
+}
+
+// IsRedirect returns true when this repo get archive see other response has a 3xx status code
+func (o *RepoGetArchiveSeeOther) IsRedirect() bool {
+	return true
+}
+
+// IsClientError returns true when this repo get archive see other response has a 4xx status code
+func (o *RepoGetArchiveSeeOther) IsClientError() bool {
+	return false
+}
+
+// IsServerError returns true when this repo get archive see other response has a 5xx status code
+func (o *RepoGetArchiveSeeOther) IsServerError() bool {
+	return false
+}
+
+// IsCode returns true when this repo get archive see other response a status code equal to that given
+func (o *RepoGetArchiveSeeOther) IsCode(code int) bool {
+	return code == 303
+}
+
+// Code gets the status code for the repo get archive see other response
+func (o *RepoGetArchiveSeeOther) Code() int {
+	return 303
+}
+
+func (o *RepoGetArchiveSeeOther) Error() string {
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/archive/{archive}][%d] repoGetArchiveSeeOther", 303)
+}
+
+func (o *RepoGetArchiveSeeOther) String() string {
+	return fmt.Sprintf("[GET /repos/{owner}/{repo}/archive/{archive}][%d] repoGetArchiveSeeOther", 303)
+}
+
+func (o *RepoGetArchiveSeeOther) readResponse(response runtime.ClientResponse, consumer runtime.Consumer, formats strfmt.Registry) error {
+
+	// hydrates response header Location
+	hdrLocation := response.GetHeader("Location")
+
+	if hdrLocation != "" {
+		o.Location = hdrLocation
 	}
 
 	return nil

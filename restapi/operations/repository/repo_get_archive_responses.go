@@ -58,6 +58,53 @@ func (o *RepoGetArchiveOK) WriteResponse(rw http.ResponseWriter, producer runtim
 	}
 }
 
+// RepoGetArchiveSeeOtherCode is the HTTP code returned for type RepoGetArchiveSeeOther
+const RepoGetArchiveSeeOtherCode int = 303
+
+/*
+RepoGetArchiveSeeOther The archive, kept in object storage that serves downloads itself (serve_direct), at a presigned address.
+
+swagger:response repoGetArchiveSeeOther
+*/
+type RepoGetArchiveSeeOther struct {
+	/*The presigned address of the archive.
+
+	 */
+	Location string `json:"Location"`
+}
+
+// NewRepoGetArchiveSeeOther creates RepoGetArchiveSeeOther with default headers values
+func NewRepoGetArchiveSeeOther() *RepoGetArchiveSeeOther {
+
+	return &RepoGetArchiveSeeOther{}
+}
+
+// WithLocation adds the location to the repo get archive see other response
+func (o *RepoGetArchiveSeeOther) WithLocation(location string) *RepoGetArchiveSeeOther {
+	o.Location = location
+	return o
+}
+
+// SetLocation sets the location to the repo get archive see other response
+func (o *RepoGetArchiveSeeOther) SetLocation(location string) {
+	o.Location = location
+}
+
+// WriteResponse to the client
+func (o *RepoGetArchiveSeeOther) WriteResponse(rw http.ResponseWriter, producer runtime.Producer) {
+
+	// response header Location
+
+	location := o.Location
+	if location != "" {
+		rw.Header().Set("Location", location)
+	}
+
+	rw.Header().Del(runtime.HeaderContentType) // Remove Content-Type on empty responses
+
+	rw.WriteHeader(303)
+}
+
 // RepoGetArchiveUnauthorizedCode is the HTTP code returned for type RepoGetArchiveUnauthorized
 const RepoGetArchiveUnauthorizedCode int = 401
 
