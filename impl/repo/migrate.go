@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,6 +156,17 @@ func (s Service) Migrate(ctx context.Context, doer, owner *store.User, in Migrat
 func (s Service) MigrateConsumer() events.Consumer {
 	return events.Consumer{Name: "repo_migrate", Kinds: []events.Kind{events.RepoMigrateRequested}, Workers: 2,
 		Handle: func(ctx context.Context, e events.Event) error {
+			// One run of a migration at a time, across processes: a run
+			// that took over a lost lease while the first still works
+			// waits for it, then finds the migration done (or its
+			// repository removed) and has nothing left to do. Two runs at
+			// once raced: one failing early removed the repository the
+			// other then recorded.
+			unlock, err := s.Store.Locks().Lock(ctx, "migration:"+strconv.FormatInt(e.RepoID, 10), false)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			m, err := s.Store.Migrations().Find(ctx, e.RepoID)
 			if errors.Is(err, store.ErrNotFound) {
 				return nil
