@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -19,8 +21,13 @@ import (
 )
 
 // changesChannel is the PostgreSQL notification channel on which the
-// processes of a cluster tell each other what they changed.
-const changesChannel = "repohost_changes"
+// processes of a cluster tell each other what they changed; each schema
+// (namespace) has its own, as notifications go to the whole database.
+func changesChannel(namespace string) string {
+	h := fnv.New32a()
+	h.Write([]byte(namespace))
+	return fmt.Sprintf("repohost_changes_%08x", h.Sum32())
+}
 
 // maxPayload bounds a notification's payload (PostgreSQL's limit is 8000
 // bytes); a change that does not fit is sent as "everything changed".
@@ -63,8 +70,10 @@ const syncTimeout = 2 * time.Second
 // and its notification never acknowledged the write; the others follow
 // the TTL for it.
 type cluster struct {
-	dsn   string
-	proc  string
+	dsn string
+	// channel is this schema's notification channel.
+	channel string
+	proc    string
 	cache *readCache
 	pool  *sql.DB
 	log   *slog.Logger
@@ -107,13 +116,13 @@ type clockRound struct {
 	finished bool
 }
 
-func newCluster(dsn string, cache *readCache, pool *sql.DB, log *slog.Logger) *cluster {
+func newCluster(dsn, namespace string, cache *readCache, pool *sql.DB, log *slog.Logger) *cluster {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &cluster{dsn: dsn, proc: hex.EncodeToString(b[:]), cache: cache, pool: pool, log: log,
+	return &cluster{dsn: dsn, channel: changesChannel(namespace), proc: hex.EncodeToString(b[:]), cache: cache, pool: pool, log: log,
 		rounds: map[*clockRound]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
 }
 
@@ -175,7 +184,7 @@ func (cl *cluster) listenOnce(ctx context.Context) error {
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	cl.listenerPID.Store(conn.PgConn().PID())
-	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+cl.channel); err != nil {
 		return err
 	}
 	// What changed while nobody listened is unknown: everything kept is
@@ -353,7 +362,7 @@ func (cl *cluster) publish(ctx context.Context, ch change) {
 	defer cancel()
 	_, err := cl.pool.ExecContext(ctx, `WITH c AS (UPDATE cluster_clock SET n = n + 1 WHERE id = 1 RETURNING n)
 SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, 'c ' || $2::text || ' ' || c.n || ' ' || $3::text) FROM c`,
-		changesChannel, cl.proc, ch.encode())
+		cl.channel, cl.proc, ch.encode())
 	if err != nil {
 		// The others follow the TTL for this change.
 		cl.log.Warn("cluster: could not tell the other processes of a change", "err", err)

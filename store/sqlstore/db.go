@@ -180,14 +180,24 @@ func Open(dsn string, opts Options) (*DB, error) {
 	// On the embedded database, parsing SQL was a quarter of the CPU time
 	// of a simple GET before statements were reused.
 	d := &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true}), clock: clock, cache: cache, secrets: opts.Secrets}
-	d.locks = newLocker(dsn)
+	// The schema names this instance within its database: advisory
+	// locks and notifications are the database's, and other schemas hold
+	// other instances (the tests' servers, each in a schema of its own).
+	namespace := ""
+	if IsPostgres(dsn) {
+		if err := sqlDB.QueryRow("SELECT COALESCE(current_schema(), '')").Scan(&namespace); err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("read the schema: %w", err)
+		}
+	}
+	d.locks = newLocker(dsn, namespace)
 	if opts.Cluster {
 		if !IsPostgres(dsn) {
 			sqlDB.Close()
 			return nil, errors.New("cluster mode needs PostgreSQL: the embedded database serves one process")
 		}
 		if cache != nil {
-			d.cluster = newCluster(dsn, cache, sqlDB, opts.Log)
+			d.cluster = newCluster(dsn, namespace, cache, sqlDB, opts.Log)
 			cache.published = d.cluster.publish
 			d.cluster.start()
 		}

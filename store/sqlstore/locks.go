@@ -26,12 +26,15 @@ type locker struct {
 	local localLocks
 	// db is the pool of lock connections; nil on SQLite.
 	db *sql.DB
+	// namespace is the schema: advisory locks are the whole database's,
+	// and instances in other schemas of it are not this one's peers.
+	namespace string
 }
 
 var _ store.Locker = (*locker)(nil)
 
-func newLocker(dsn string) *locker {
-	l := &locker{}
+func newLocker(dsn, namespace string) *locker {
+	l := &locker{namespace: namespace}
 	if IsPostgres(dsn) {
 		db, err := sql.Open("pgx", dsn)
 		if err == nil {
@@ -57,10 +60,12 @@ func (l *locker) AcrossHosts() bool { return l.db != nil }
 // Locks is the store's Locker.
 func (d *DB) Locks() store.Locker { return d.locks }
 
-// lockID turns a key into an advisory lock's number.
-func lockID(key string) int64 {
+// lockID turns a key of namespace into an advisory lock's number.
+func lockID(namespace, key string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte("repohost\x00"))
+	h.Write([]byte(namespace))
+	h.Write([]byte{0})
 	h.Write([]byte(key))
 	return int64(h.Sum64())
 }
@@ -82,7 +87,7 @@ func (l *locker) Lock(ctx context.Context, key string, shared bool) (func(), err
 	if shared {
 		take, give = "SELECT pg_advisory_lock_shared($1)", "SELECT pg_advisory_unlock_shared($1)"
 	}
-	id := lockID(key)
+	id := lockID(l.namespace, key)
 	if _, err := conn.ExecContext(ctx, take, id); err != nil {
 		// A wait cut short may have left the session in any state: it is
 		// not reused.
