@@ -74,9 +74,9 @@ type cluster struct {
 	// channel is this schema's notification channel.
 	channel string
 	proc    string
-	cache *readCache
-	pool  *sql.DB
-	log   *slog.Logger
+	cache   *readCache
+	pool    *sql.DB
+	log     *slog.Logger
 
 	// listenerPID is the backend of the listening connection (tests end
 	// it to see the caches turn off).
