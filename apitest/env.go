@@ -217,6 +217,10 @@ func (e *Env) start(t testing.TB, dsn, dataDir string, configure func(*app.Deps)
 	e.URL = e.Server.URL + "/"
 }
 
+// settleBound is the longest a test server's request waits for the
+// consumers (see settled).
+const settleBound = 15 * time.Second
+
 // settled makes every request wait until the consumers of the events
 // committed so far are done (events.Bus.Settle): tests read the state the
 // server converges to after a change (pull requests refreshed, workflow
@@ -225,13 +229,18 @@ func (e *Env) start(t testing.TB, dsn, dataDir string, configure func(*app.Deps)
 // A migration's own requests (git's and the SDK's, named by their user
 // agent) do not wait: one to this very server comes from a consumer,
 // which would wait for itself.
+//
+// The wait is bounded by settleBound, below the job lease (30 s) and the
+// outage test's latency bound: a job a database restart left claimed
+// (its claim's answer lost) is only taken again when its lease ends, and
+// the requests of that test must not carry that wait as their own.
 func settled(d *app.Deps, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.UserAgent() == "repohost-migration" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), settleBound)
 		_ = d.Events.Settle(ctx)
 		cancel()
 		next.ServeHTTP(w, r)

@@ -112,6 +112,9 @@ type EventJobStore interface {
 	// Release hands back every claim (due at once): for a process that
 	// knows no other one shares the queue (the embedded database).
 	Release(ctx context.Context) (int64, error)
+	// ReleaseToken hands back, due at once, whatever is claimed under
+	// token: the claim of a worker that never read its claim's answer.
+	ReleaseToken(ctx context.Context, token int64) error
 }
 
 // Clock tells the time. Services take it instead of calling time.Now, so

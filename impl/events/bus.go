@@ -301,6 +301,14 @@ func (w *worker) round(ctx context.Context) (int, error) {
 	token := newToken()
 	now := b.clock.Precise()
 	batch, err := jobs.Claim(ctx, w.c.Name, now.UnixMilli(), now.Add(b.opts.Lease).UnixMilli(), token, 4*w.c.Workers, w.c.Ordered)
+	if err != nil && ctx.Err() == nil {
+		// The claim may have been made with its answer lost (the
+		// database restarting): what it took goes back at once rather
+		// than when its lease runs out.
+		if rerr := b.retryUnavailable(ctx, func() error { return jobs.ReleaseToken(ctx, token) }); rerr != nil {
+			b.log.Error("event consumer: hand back a claim whose answer was lost", "consumer", w.c.Name, "err", rerr)
+		}
+	}
 	if err != nil || len(batch) == 0 {
 		return 0, err
 	}
@@ -364,8 +372,33 @@ func (w *worker) round(ctx context.Context) (int, error) {
 		_ = jobs.Extend(context.WithoutCancel(ctx), ids, token, 0)
 		return len(batch), nil
 	}
-	_, err = jobs.Finish(ctx, done, token)
+	err = b.retryUnavailable(ctx, func() error {
+		_, err := jobs.Finish(ctx, done, token)
+		return err
+	})
 	return len(batch), err
+}
+
+// retryUnavailable runs write, one of the bus's own bookkeeping writes
+// (finishing jobs, recording a failure), again while the database is
+// unavailable, for up to half a lease: a restart of the database takes
+// moments, and a job whose end was lost would wait for its lease to run
+// out before anyone handled the events behind it.
+func (b *Bus) retryUnavailable(ctx context.Context, write func() error) error {
+	deadline := b.clock.Precise().Add(b.opts.Lease / 2)
+	wait := 50 * time.Millisecond
+	for {
+		err := write()
+		if !errors.Is(err, store.ErrUnavailable) || b.clock.Precise().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // handle runs the handler on the job's event; finished tells that the
@@ -404,7 +437,10 @@ func (w *worker) fail(ctx context.Context, j *store.EventJob, token int64, cause
 	}
 	b.log.Log(ctx, level, "event consumer failed", "consumer", w.c.Name, "event", j.EventID, "attempt", j.Attempts,
 		"dead", dead, "err", cause)
-	if err := b.store.EventJobs().Fail(ctx, j.ID, token, now.Add(b.opts.Backoff(j.Attempts)).UnixMilli(), dead, reason, now); err != nil {
+	err := b.retryUnavailable(ctx, func() error {
+		return b.store.EventJobs().Fail(ctx, j.ID, token, now.Add(b.opts.Backoff(j.Attempts)).UnixMilli(), dead, reason, now)
+	})
+	if err != nil {
 		b.log.Error("event consumer: record failure", "consumer", w.c.Name, "event", j.EventID, "err", err)
 	}
 }

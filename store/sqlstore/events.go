@@ -221,6 +221,13 @@ func (s eventJobStore) Retry(ctx context.Context, consumer string, id int64, now
 	return res.RowsAffected, translate(res.Error, "retry dead letters")
 }
 
+func (s eventJobStore) ReleaseToken(ctx context.Context, token int64) error {
+	// The table holds only unfinished jobs and dead letters: a scan of it
+	// is a scan of the backlog.
+	return translate(s.d.conn(ctx).Exec(`UPDATE event_jobs SET token = 0, run_at = 0 WHERE state = 'pending' AND token = ?`, token).Error,
+		"release event jobs")
+}
+
 func (s eventJobStore) Release(ctx context.Context) (int64, error) {
 	res := s.d.conn(ctx).Exec(`UPDATE event_jobs SET token = 0, run_at = 0 WHERE state = 'pending' AND token <> 0`)
 	return res.RowsAffected, translate(res.Error, "release event jobs")
