@@ -143,18 +143,15 @@ func (s *Service) Accessible(ctx context.Context, p *auth.Principal, oid string)
 	if p.IsAdmin() {
 		return true, nil
 	}
-	for _, id := range ids {
-		r, err := s.d.Store.Repos().FindByID(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		perm, err := s.d.Access.Repo(ctx, p, r)
-		if err != nil {
-			return false, err
-		}
+	repos, err := s.d.Store.Repos().FindByIDs(ctx, ids)
+	if err != nil {
+		return false, err
+	}
+	perms, err := s.d.Access.Repos(ctx, p, repos)
+	if err != nil {
+		return false, err
+	}
+	for _, perm := range perms {
 		if perm.CanRead(access.UnitCode) {
 			return true, nil
 		}
