@@ -59,11 +59,17 @@ type Options struct {
 	// SoleProcess says no other process shares the queue (the embedded
 	// database): claims left by an earlier run are handed back at start.
 	SoleProcess bool
+	// Gather is how long a worker woken by a commit of its own process
+	// waits before it claims, so that the jobs of the changes committed
+	// meanwhile are claimed and finished together: a claim and a finish
+	// for a batch rather than for each event. Settle cuts it short.
+	Gather time.Duration
 }
 
 // DefaultOptions are the settings `repohost serve` starts with.
 func DefaultOptions() Options {
-	return Options{Lease: 30 * time.Second, Poll: time.Second, Attempts: 8, Backoff: ExponentialBackoff(time.Second, 10*time.Minute)}
+	return Options{Lease: 30 * time.Second, Poll: time.Second, Attempts: 8, Backoff: ExponentialBackoff(time.Second, 10*time.Minute),
+		Gather: 20 * time.Millisecond}
 }
 
 // ExponentialBackoff doubles the wait from first after each failure, up
@@ -125,7 +131,7 @@ func (b *Bus) Register(c Consumer) {
 	}
 	c.Workers = max(c.Workers, 1)
 	b.consumers = append(b.consumers, c)
-	b.workers[c.Name] = &worker{bus: b, c: c, wakeup: make(chan struct{}, 1)}
+	b.workers[c.Name] = &worker{bus: b, c: c, wakeup: make(chan struct{}, 1), hurry: make(chan struct{}, 1)}
 	for _, k := range c.Kinds {
 		if !slices.Contains(b.routes[k], c.Name) {
 			b.routes[k] = append(b.routes[k], c.Name)
@@ -188,6 +194,9 @@ func (b *Bus) Settle(ctx context.Context) error {
 	// is sure to see it.
 	idle := 0
 	for {
+		for _, w := range b.workers {
+			w.poke(w.hurry)
+		}
 		busy, err := b.store.EventJobs().Busy(ctx, b.clock.Precise().UnixMilli())
 		if err != nil {
 			return err
@@ -263,33 +272,61 @@ type worker struct {
 	bus    *Bus
 	c      Consumer
 	wakeup chan struct{}
+	// hurry ends a gathering wait at once (Settle).
+	hurry chan struct{}
 }
 
-func (w *worker) wake() {
+func (w *worker) wake() { w.poke(w.wakeup) }
+
+func (w *worker) poke(ch chan struct{}) {
 	select {
-	case w.wakeup <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
+
+// batchSize is how many jobs a worker claims at once: enough for its
+// handlers to run side by side, and for a burst of events to be claimed
+// and finished in a few statements.
+func (w *worker) batchSize() int { return max(32, 4*w.c.Workers) }
 
 // run claims and handles jobs until ctx ends, sleeping when there are
 // none until woken or the poll interval passes.
 func (w *worker) run(ctx context.Context) {
 	poll := time.NewTicker(w.bus.opts.Poll)
 	defer poll.Stop()
+	gather := time.NewTimer(0)
+	defer gather.Stop()
 	for ctx.Err() == nil {
 		n, err := w.round(ctx)
 		if err != nil && ctx.Err() == nil {
 			w.bus.log.Error("event consumer: claim jobs", "consumer", w.c.Name, "err", err)
 		}
-		if n > 0 && err == nil {
-			continue // there may be more
+		if n == w.batchSize() && err == nil {
+			continue // a full batch: there are likely more
 		}
+		// A commit that came while the batch was handled left its
+		// wake-up in the channel, so nothing waits for the poll.
 		select {
 		case <-ctx.Done():
-		case <-w.wakeup:
 		case <-poll.C:
+		case <-w.wakeup:
+			w.gather(ctx, gather)
 		}
+	}
+}
+
+// gather waits Options.Gather after a wake-up, unless Settle hurries it,
+// so that the commits of the next moments are claimed in the same round.
+func (w *worker) gather(ctx context.Context, t *time.Timer) {
+	if w.bus.opts.Gather <= 0 {
+		return
+	}
+	t.Reset(w.bus.opts.Gather)
+	select {
+	case <-ctx.Done():
+	case <-w.hurry:
+	case <-t.C:
 	}
 }
 
@@ -300,7 +337,7 @@ func (w *worker) round(ctx context.Context) (int, error) {
 	jobs := b.store.EventJobs()
 	token := newToken()
 	now := b.clock.Precise()
-	batch, err := jobs.Claim(ctx, w.c.Name, now.UnixMilli(), now.Add(b.opts.Lease).UnixMilli(), token, 4*w.c.Workers, w.c.Ordered)
+	batch, err := jobs.Claim(ctx, w.c.Name, now.UnixMilli(), now.Add(b.opts.Lease).UnixMilli(), token, w.batchSize(), w.c.Ordered)
 	if err != nil && ctx.Err() == nil {
 		// The claim may have been made with its answer lost (the
 		// database restarting): what it took goes back at once rather

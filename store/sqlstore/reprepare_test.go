@@ -1,0 +1,71 @@
+package sqlstore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ncruces/go-sqlite3"
+	sqlitedriver "github.com/ncruces/go-sqlite3/driver"
+
+	"repohost/store/sqlstore/sqltest"
+)
+
+// TestStatementsAreNotCompiledAgain: on the embedded database a prepared
+// statement whose plan could depend on a bound value (LIMIT ?, a column
+// LIKE ?) runs again as prepared, instead of being compiled anew on
+// each execution (stablePlans).
+func TestStatementsAreNotCompiledAgain(t *testing.T) {
+	d, err := Open(sqltest.DSN(t, ""), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.usesPostgres() {
+		t.Skip("PostgreSQL plans a prepared statement once by itself")
+	}
+	ctx := context.Background()
+	if _, err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sqlDB, err := d.gorm.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{
+		`SELECT id FROM issues WHERE repo_id = ? ORDER BY id LIMIT ?`,
+		`SELECT id FROM users WHERE lower_name LIKE ? LIMIT ?`,
+	} {
+		err := conn.Raw(func(dc any) error {
+			s, _, err := dc.(sqlitedriver.Conn).Raw().Prepare(q)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			for i := range 3 {
+				if err := s.BindInt64(1, int64(i)); err != nil {
+					return err
+				}
+				if err := s.BindInt64(2, int64(10+i)); err != nil {
+					return err
+				}
+				for s.Step() {
+				}
+				if err := s.Reset(); err != nil {
+					return err
+				}
+			}
+			if n := s.Status(sqlite3.STMTSTATUS_REPREPARE, false); n != 0 {
+				t.Errorf("%s: compiled again %d times in 3 runs", q, n)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
