@@ -35,11 +35,13 @@ type DB struct {
 	gorm *gorm.DB
 	// outsideTx runs statements that are not part of a transaction with
 	// prepared statements, which saves parsing the SQL again each time.
-	// Transactions never use the statement cache: a transaction waiting for
-	// a statement that another request is still preparing would hold its
-	// connection while that request waits for one — with the pool full of
-	// such transactions, nothing moves (seen on PostgreSQL under
-	// concurrent issue updates).
+	// Transactions never use this statement cache: a transaction waiting
+	// for a statement that another request is still preparing would hold
+	// its connection while that request waits for one — with the pool full
+	// of such transactions, nothing moves (seen on PostgreSQL under
+	// concurrent issue updates). Their statements are kept by each
+	// connection instead: pgx does so on PostgreSQL, keptStatements on
+	// SQLite.
 	outsideTx *gorm.DB
 	// retrying, on PostgreSQL only, runs the statements outside a
 	// transaction of a request that has already committed a write: they
@@ -147,13 +149,12 @@ func Open(dsn string, opts Options) (*DB, error) {
 		// the operating system's file cache holds anyway (the server's
 		// resident memory after a load fell by about 12 MB, the lists'
 		// throughput did not move).
-		sqlDB, err := sqlitedriver.Open("file:"+dsn+
-			"?_pragma=busy_timeout(20000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(on)&_pragma=synchronous(normal)&_pragma=cache_size(-512)&_txlock=immediate",
-			stablePlans)
+		connector, err := (&sqlitedriver.SQLite{}).OpenConnector("file:" + dsn +
+			"?_pragma=busy_timeout(20000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(on)&_pragma=synchronous(normal)&_pragma=cache_size(-512)&_txlock=immediate")
 		if err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
-		dialector = gormlite.OpenDB(sqlDB)
+		dialector = gormlite.OpenDB(sql.OpenDB(keptStatements{connector}))
 	}
 	g, err := gorm.Open(dialector, config())
 	if err != nil {
@@ -225,19 +226,6 @@ func Open(dsn string, opts Options) (*DB, error) {
 		}
 	}
 	return d, nil
-}
-
-// stablePlans turns on SQLite's query planner stability guarantee on a new
-// connection. Without it, a statement whose plan could depend on a bound
-// value (a LIMIT ?, a column LIKE ?) is compiled again on every execution,
-// since each binding expires it: the event queue's claim, a tenth of the
-// CPU time of issue creation under load, was parsed anew each time, the
-// statement cache notwithstanding. The plans do not lose anything: the
-// file keeps no statistics (see Analyze), and the columns' LIKE is
-// case-insensitive, which no index range serves.
-func stablePlans(c *sqlite3.Conn) error {
-	_, err := c.Config(sqlite3.DBCONFIG_ENABLE_QPSG, true)
-	return err
 }
 
 // sqliteConns sizes the pool of embedded database connections: two per

@@ -69,3 +69,60 @@ func TestStatementsAreNotCompiledAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionsReuseStatements: on the embedded database a statement
+// run in transaction after transaction is prepared once by its connection
+// (keptStatements).
+func TestTransactionsReuseStatements(t *testing.T) {
+	d, err := Open(sqltest.DSN(t, ""), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.usesPostgres() {
+		t.Skip("pgx keeps PostgreSQL's statements itself")
+	}
+	ctx := context.Background()
+	if _, err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sqlDB, err := d.gorm.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const q = `UPDATE users SET num_followers = num_followers + ? WHERE id = ?`
+	for i := range 5 {
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, q, 1, i); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = conn.Raw(func(dc any) error {
+		e, ok := dc.(*keepingConn).byText[q]
+		if !ok {
+			t.Fatal("the statement was not kept")
+		}
+		s := e.Value.(*keptStmt)
+		runs := s.Stmt.(interface {
+			Status(sqlite3.StmtStatus, bool) int
+		}).Status(sqlite3.STMTSTATUS_RUN, false)
+		if runs != 5 || s.inUse {
+			t.Errorf("the kept statement ran %d times of 5 (in use: %v)", runs, s.inUse)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
