@@ -330,6 +330,13 @@ func TestSHA256Workflow(t *testing.T) {
 	e.Do("POST", "repos/alice/w/pulls", map[string]any{"head": "other", "base": "main", "title": "Other"}, cred).
 		Expect(t, http.StatusCreated).JSON(t, &squashed)
 	e.Do("POST", fmt.Sprintf("repos/alice/w/pulls/%d/merge", squashed.Index), map[string]any{"Do": "squash"}, cred).Expect(t, http.StatusOK)
+	squash := ghBranch(t, e, cred, "alice", "w", "main").Commit.ID
+	e.Do("POST", "repos/alice/w/contents/r.txt", map[string]any{"content": b64("r\n"), "message": "Add r", "branch": "feature", "new_branch": "third"}, cred).
+		Expect(t, http.StatusCreated)
+	var rebased models.PullRequest
+	e.Do("POST", "repos/alice/w/pulls", map[string]any{"head": "third", "base": "main", "title": "Third"}, cred).
+		Expect(t, http.StatusCreated).JSON(t, &rebased)
+	e.Do("POST", fmt.Sprintf("repos/alice/w/pulls/%d/merge", rebased.Index), map[string]any{"Do": "rebase"}, cred).Expect(t, http.StatusOK)
 	head := ghBranch(t, e, cred, "alice", "w", "main")
 
 	// The git client fetches the result: the merge commit has both
@@ -341,14 +348,17 @@ func TestSHA256Workflow(t *testing.T) {
 	if parents := strings.Fields(g.must(clone, "log", "-1", "--format=%P", mergeCommit)); len(parents) != 2 || parents[1] != feature {
 		t.Fatalf("merge commit parents %v", parents)
 	}
-	if parents := strings.Fields(g.must(clone, "log", "-1", "--format=%P", "origin/main")); len(parents) != 1 || parents[0] != mergeCommit {
+	if parents := strings.Fields(g.must(clone, "log", "-1", "--format=%P", squash)); len(parents) != 1 || parents[0] != mergeCommit {
 		t.Fatalf("squash commit parents %v", parents)
+	}
+	if parents := strings.Fields(g.must(clone, "log", "-1", "--format=%P", "origin/main")); len(parents) != 1 || parents[0] != squash {
+		t.Fatalf("rebased commit parents %v, want %s", parents, squash)
 	}
 	if b, err := os.ReadFile(filepath.Join(clone, "o.txt")); err != nil || string(b) != "other\n" {
 		t.Fatalf("o.txt on other: %q %v", b, err)
 	}
 	g.must(clone, "checkout", "-q", "-B", "main", "origin/main")
-	for _, f := range []string{"src/f.txt", "src/g.txt", "o.txt", "README.md"} {
+	for _, f := range []string{"src/f.txt", "src/g.txt", "o.txt", "r.txt", "README.md"} {
 		if _, err := os.Stat(filepath.Join(clone, f)); err != nil {
 			t.Fatalf("%s after the merges: %v", f, err)
 		}
