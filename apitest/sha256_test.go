@@ -383,6 +383,23 @@ func TestSHA256Workflow(t *testing.T) {
 	if b := ghBranch(t, e, cred, "alice", "w-fork", "main"); b.Commit.ID != head.Commit.ID {
 		t.Fatalf("fork main at %s, want %s", b.Commit.ID, head.Commit.ID)
 	}
+
+	// So is a repository generated from it as a template.
+	e.Do("PATCH", "repos/alice/w", map[string]any{"template": true}, cred).Expect(t, http.StatusOK)
+	gen := genPost(t, e, cred, "alice/w", map[string]any{"owner": "alice", "name": "w-gen", "git_content": true}, http.StatusCreated)
+	if gen.ObjectFormatName != "sha256" {
+		t.Fatalf("generated format %q", gen.ObjectFormatName)
+	}
+	var readme models.ContentsResponse
+	e.Do("GET", "repos/alice/w-gen/contents/o.txt", nil, cred).Expect(t, http.StatusOK).JSON(t, &readme)
+	if readme.Content != b64("other\n") || !sha256ID.MatchString(readme.LastCommitSHA) {
+		t.Fatalf("generated o.txt %+v", readme)
+	}
+	gdir, err := e.Deps.Git.Path("alice", "w-gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.must(gdir, "fsck", "--strict")
 }
 
 // TestSHA256MigrateAndMirror: a migration and a pull mirror of a SHA-256
