@@ -13,8 +13,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v6"
+	"github.com/go-git/go-git/v6/plumbing"
 
 	"repohost/apitest"
 	"repohost/gen/client/repository"
@@ -200,8 +200,6 @@ func TestRepoCreate(t *testing.T) {
 			{"name": "tpl", "default_branch": "a..b"},
 			{"name": "tpl", "default_branch": "-x"},
 			{"name": "tpl", "object_format_name": "md5"},
-			// A SHA-256 repository starts empty (see TestSHA256Repositories).
-			{"name": "tpl", "object_format_name": "sha256", "auto_init": true},
 		} {
 			r := e.Do("POST", "user/repos", body, cred)
 			if r.Status != http.StatusUnprocessableEntity {

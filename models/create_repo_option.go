@@ -46,7 +46,7 @@ type CreateRepoOption struct {
 	// Pattern: ^[-_.a-zA-Z0-9]+$
 	Name *string `json:"name"`
 
-	// The hash naming the new repository's objects: sha1 (the default, also when empty) or sha256. A sha256 repository starts empty (auto_init is refused with 422); it can be cloned and fetched over HTTP and SSH and adopted with its history, while pushing to it (403) and the operations reading or writing its objects (422) are refused.
+	// The hash naming the new repository's objects: sha1 (the default, also when empty) or sha256, whose object ids are 64 hexadecimal digits.
 	// Enum: ["","sha1","sha256"]
 	ObjectFormatName *string `json:"object_format_name,omitempty"`
 

@@ -31020,7 +31020,7 @@ func init() {
           "x-go-name": "Name"
         },
         "object_format_name": {
-          "description": "The hash naming the new repository's objects: sha1 (the default, also when empty) or sha256. A sha256 repository starts empty (auto_init is refused with 422); it can be cloned and fetched over HTTP and SSH and adopted with its history, while pushing to it (403) and the operations reading or writing its objects (422) are refused.",
+          "description": "The hash naming the new repository's objects: sha1 (the default, also when empty) or sha256, whose object ids are 64 hexadecimal digits.",
           "type": "string",
           "enum": [
             "",
@@ -82759,7 +82759,7 @@ func init() {
           "x-go-name": "Name"
         },
         "object_format_name": {
-          "description": "The hash naming the new repository's objects: sha1 (the default, also when empty) or sha256. A sha256 repository starts empty (auto_init is refused with 422); it can be cloned and fetched over HTTP and SSH and adopted with its history, while pushing to it (403) and the operations reading or writing its objects (422) are refused.",
+          "description": "The hash naming the new repository's objects: sha1 (the default, also when empty) or sha256, whose object ids are 64 hexadecimal digits.",
           "type": "string",
           "enum": [
             "",

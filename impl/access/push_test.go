@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/object"
 
 	"repohost/store"
 	"repohost/store/gitstore"
@@ -85,7 +85,7 @@ func (f fakeContent) BroughtCommits(*gitstore.RefUpdate) ([]*object.Commit, erro
 func goodSignatures(commits []*object.Commit) ([]bool, error) {
 	out := make([]bool, len(commits))
 	for i, c := range commits {
-		out[i] = c.PGPSignature == "good"
+		out[i] = c.Signature == "good"
 	}
 	return out, nil
 }
@@ -126,8 +126,8 @@ func TestPushPolicyFilesAndSignatures(t *testing.T) {
 		{"locked: a rewrite stays a force push", &gitstore.RefUpdate{Name: plumbing.NewBranchReferenceName("locked"), Old: a, New: b},
 			fakeContent{files: []string{"docs/a.txt"}}, ForcePush, ""},
 		{"signed: nothing brought", ff("signed"), fakeContent{}, 0, ""},
-		{"signed: all verified", ff("signed"), fakeContent{commits: []*object.Commit{{Hash: b, PGPSignature: "good"}, {Hash: a, PGPSignature: "good"}}}, 0, ""},
-		{"signed: one not verified", ff("signed"), fakeContent{commits: []*object.Commit{{Hash: b, PGPSignature: "good"}, {Hash: a, PGPSignature: "forged"}}}, UnverifiedCommit, a.String()},
+		{"signed: all verified", ff("signed"), fakeContent{commits: []*object.Commit{{Hash: b, Signature: "good"}, {Hash: a, Signature: "good"}}}, 0, ""},
+		{"signed: one not verified", ff("signed"), fakeContent{commits: []*object.Commit{{Hash: b, Signature: "good"}, {Hash: a, Signature: "forged"}}}, UnverifiedCommit, a.String()},
 		{"signed: one unsigned", ff("signed"), fakeContent{commits: []*object.Commit{{Hash: b}}}, UnverifiedCommit, b.String()},
 		{"signed: too much history", ff("signed"), fakeContent{err: gitstore.ErrTooMuchHistory}, Unchecked, ""},
 		{"signed: nothing to read it with", ff("signed"), nil, Unchecked, ""},

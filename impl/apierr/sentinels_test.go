@@ -27,7 +27,6 @@ var sentinels = map[string]error{
 	"gitstore.ErrUnsupported": gitstore.ErrUnsupported, "gitstore.ErrRefused": gitstore.ErrRefused,
 	"gitstore.ErrBadRefName": gitstore.ErrBadRefName, "gitstore.ErrProtocol": gitstore.ErrProtocol,
 	"gitstore.ErrTooMuchHistory": gitstore.ErrTooMuchHistory, "gitstore.ErrMergeConflict": gitstore.ErrMergeConflict,
-	"gitstore.ErrSHA256": gitstore.ErrSHA256,
 }
 
 // TestSentinelsAreTranslated: every exported Err* of store and

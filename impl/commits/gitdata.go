@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag/conv"
@@ -208,7 +208,7 @@ func (h Handlers) GetAnnotatedTag(ctx context.Context, params repository.GetAnno
 			Date: t.Tagger.When.UTC().Format("2006-01-02T15:04:05Z07:00")},
 		Object: &models.AnnotatedTagObject{Type: t.TargetType.String(), SHA: t.Target.String(),
 			URL: api + "/git/" + t.TargetType.String() + "s/" + t.Target.String()},
-		Verification: tagVerification(t.PGPSignature)}
+		Verification: tagVerification(t.Signature)}
 	return repository.NewGetAnnotatedTagOK().WithPayload(out)
 }
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/object"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 	"github.com/go-openapi/swag/conv"
@@ -100,7 +100,7 @@ func (h Handlers) RepoGetSingleCommit(ctx context.Context, params repository.Rep
 	if err != nil {
 		return h.Fail(err)
 	}
-	if plumbing.NewBranchReferenceName(params.Sha).Validate() != nil {
+	if gitstore.ValidRefName(plumbing.NewBranchReferenceName(params.Sha)) != nil {
 		return h.Fail(apierr.Validation(msgBadRef))
 	}
 	c, err := g.Resolve(params.Sha)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing/object"
 
 	"repohost/impl/access"
 	"repohost/impl/apierr"

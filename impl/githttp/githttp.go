@@ -228,7 +228,7 @@ func (h *Handler) fail(w http.ResponseWriter, what string, err error) {
 		return
 	}
 	if errors.Is(err, gitstore.ErrUnsupported) {
-		// Pushing to a SHA-256 repository (see gitstore.ErrSHA256).
+		// A git feature this server lacks.
 		refuse(w, http.StatusForbidden, err.Error())
 		return
 	}

@@ -483,7 +483,7 @@ func (s *Server) uploadPack(ctx context.Context, repo *store.Repository, protoco
 func (s *Server) receivePack(ctx context.Context, c githttp.Caller, repo *store.Repository, ch ssh.Channel, fail func(string) uint32) uint32 {
 	g, err := s.d.OpenGit(repo)
 	if errors.Is(err, gitstore.ErrUnsupported) {
-		// Pushing to a SHA-256 repository (see gitstore.ErrSHA256).
+		// A git feature this server lacks.
 		return fail(err.Error())
 	}
 	if err != nil {

@@ -6,9 +6,10 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v6/plumbing"
 
 	"repohost/impl/apierr"
+	"repohost/store/gitstore"
 )
 
 const (
@@ -93,7 +94,7 @@ func CheckNewBranch(field, name string) error {
 // CheckBranch validates a branch name as git does for refs/heads/<name>.
 func CheckBranch(field, name string) error {
 	if name == "" || len(name) > 255 || strings.HasPrefix(name, "-") ||
-		plumbing.NewBranchReferenceName(name).Validate() != nil {
+		gitstore.ValidRefName(plumbing.NewBranchReferenceName(name)) != nil {
 		return apierr.Validation("[%s]: invalid branch name %q", field, name)
 	}
 	return nil

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
 

@@ -17,8 +17,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/object"
 
 	"repohost/impl/app"
 	"repohost/impl/auth"
@@ -348,7 +348,7 @@ func (s *Service) plan(g *gitstore.GitRepo, r *store.Repository, applied []*gits
 	var p recordPlan
 	p.changes = make([]events.RefChange, 0, len(applied))
 	for _, u := range applied {
-		p.changes = append(p.changes, events.RefChange{Name: u.Name.String(), Old: u.Old.String(), New: u.New.String()})
+		p.changes = append(p.changes, events.RefChange{Name: u.Name.String(), Old: refID(g, u.Old), New: refID(g, u.New)})
 		if b := u.Branch(); b != "" && !u.IsDelete() {
 			p.written = append(p.written, b)
 		}
@@ -434,4 +434,13 @@ func (s *Service) undo(g *gitstore.GitRepo, r *store.Repository, applied []*gits
 	for _, u := range applied {
 		u.Err = why
 	}
+}
+
+// refID is h in hex, the zero id written in the repository's object
+// format (64 digits in a SHA-256 repository).
+func refID(g *gitstore.GitRepo, h plumbing.Hash) string {
+	if h.IsZero() {
+		return gitstore.ZeroID(g.ObjectFormat())
+	}
+	return h.String()
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
 
@@ -25,7 +25,7 @@ func checkTagName(field, name string) error {
 	if name == "" {
 		return apierr.Validation("[%s]: Required", field)
 	}
-	if len(name) > 255 || plumbing.NewTagReferenceName(name).Validate() != nil {
+	if len(name) > 255 || gitstore.ValidRefName(plumbing.NewTagReferenceName(name)) != nil {
 		return apierr.Validation("[%s]: invalid tag name %q", field, name)
 	}
 	return nil

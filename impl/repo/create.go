@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v6/plumbing"
 
 	"repohost/impl/apierr"
 	"repohost/impl/app"
@@ -88,8 +88,6 @@ func (s Service) checkCreate(owner *store.User, in *CreateInput) (startWith, err
 	}
 	if !in.AutoInit {
 		files = nil
-	} else if in.ObjectFormat == gitstore.FormatSHA256 {
-		return startWith{}, apierr.Validation("auto_init is not supported for SHA-256 repositories by this server; create the repository empty and push its first commit")
 	}
 	return startWith{files: files, labels: labels}, nil
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing/object"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
 

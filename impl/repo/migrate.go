@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v6/plumbing"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/swag/conv"
 
@@ -278,6 +279,10 @@ func (s Service) runMigration(ctx context.Context, r *store.Repository, m *store
 		return err
 	}
 	defer done()
+	recordFormat, err := s.takeSourceFormat(ctx, r, src)
+	if err != nil {
+		return err
+	}
 	list, err := src.BranchAndTagRefs()
 	if err != nil {
 		return err
@@ -302,6 +307,9 @@ func (s Service) runMigration(ctx context.Context, r *store.Repository, m *store
 		if err := s.Store.Migrations().Finish(ctx, r.ID); errors.Is(err, store.ErrNotFound) {
 			return errMigrationDone
 		} else if err != nil {
+			return err
+		}
+		if err := recordFormat(ctx); err != nil {
 			return err
 		}
 		return write(ctx)
@@ -396,4 +404,37 @@ func (h Handlers) RepoMigrate(ctx context.Context, params repository.RepoMigrate
 		return h.Fail(err)
 	}
 	return repository.NewRepoMigrateCreated().WithPayload(convert.Repo(h.Links(app.BaseURL(params.HTTPRequest)), r, perm, app.Viewer(p)))
+}
+
+// takeSourceFormat gives r, a migration or mirror still without refs, the
+// object format of its source's clone src when the two differ: r's
+// directory is made anew in src's format, and the returned record writes
+// that format to r's row, in the transaction that records the first refs
+// (a run that stops before it finds the directory in the new format and
+// the row in the old one, and makes the directory again, empty).
+func (s Service) takeSourceFormat(ctx context.Context, r *store.Repository, src *gitstore.GitRepo) (record func(context.Context) error, err error) {
+	none := func(context.Context) error { return nil }
+	cur := r.ObjectFormat
+	if cur == "" {
+		cur = gitstore.FormatSHA1
+	}
+	want := src.ObjectFormat()
+	if want == cur {
+		return none, nil
+	}
+	if !r.IsEmpty {
+		return nil, fmt.Errorf("the source of %s is now a %s repository, this one %s", r.FullName(), want, cur)
+	}
+	if err := s.Git.Reinit(r.Owner.Name, r.Name, gitstore.InitOptions{DefaultBranch: r.DefaultBranch, ObjectFormat: want}); err != nil {
+		return nil, err
+	}
+	r.ObjectFormat = want
+	return func(ctx context.Context) error {
+		row, err := s.Store.Repos().FindByIDForUpdate(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		row.ObjectFormat = want
+		return s.Store.Repos().Update(ctx, row)
+	}, nil
 }

@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"code.gitea.io/sdk/gitea"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v6/plumbing"
 
 	"repohost/impl/apierr"
 	"repohost/impl/pulls"

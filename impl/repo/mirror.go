@@ -27,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v6/plumbing"
 
 	"repohost/impl/apierr"
 	"repohost/impl/auth"
@@ -197,6 +197,10 @@ func (s Service) syncMirror(ctx context.Context, r *store.Repository, m *store.M
 		return err
 	}
 	defer done()
+	recordFormat, err := s.takeSourceFormat(ctx, r, src)
+	if err != nil {
+		return err
+	}
 	theirs, err := src.BranchAndTagRefs()
 	if err != nil {
 		return err
@@ -246,6 +250,9 @@ func (s Service) syncMirror(ctx context.Context, r *store.Repository, m *store.M
 	}
 	now := s.Clock.Now()
 	finish := func(ctx context.Context) error {
+		if err := recordFormat(ctx); err != nil {
+			return err
+		}
 		return s.Store.Mirrors().Synced(ctx, r.ID, now, nextUpdate(now, r.MirrorInterval))
 	}
 	if len(updates) == 0 {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing/object"
 
 	"repohost/store"
 )
@@ -96,7 +96,13 @@ func (s *Signer) Sign(c *object.Commit) error {
 	if err != nil {
 		return err
 	}
-	c.PGPSignature = sig
+	if c.TreeHash.Size() == 32 {
+		// A SHA-256 repository's commits carry their signature in
+		// gpgsig-sha256, as git writes and reads it.
+		c.SignatureSHA256 = sig
+		return nil
+	}
+	c.Signature = sig
 	return nil
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing/object"
 
 	"repohost/store"
 )
@@ -78,14 +78,14 @@ func TestParseSigner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := ReadSignature(c.PGPSignature)
+	sig, err := ReadSignature(c.Signature)
 	if err != nil || !s.has(IssuerKeyID(sig)) {
 		t.Fatalf("signature %v names %s", err, IssuerKeyID(sig))
 	}
-	if _, err := CheckDetached(openpgp.EntityList{ent}, payload, c.PGPSignature); err != nil {
+	if _, err := CheckDetached(openpgp.EntityList{ent}, payload, c.Signature); err != nil {
 		t.Errorf("signature does not check out: %v", err)
 	}
-	if _, err := CheckDetached(openpgp.EntityList{ent}, append(payload, 'x'), c.PGPSignature); err == nil {
+	if _, err := CheckDetached(openpgp.EntityList{ent}, append(payload, 'x'), c.Signature); err == nil {
 		t.Error("signature checks out over other content")
 	}
 }

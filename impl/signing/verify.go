@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing/object"
 
 	"repohost/store"
 )
@@ -62,6 +62,15 @@ type signed struct {
 	keyID   string
 }
 
+// CommitSignature is the signature of c: its gpgsig header, or in a
+// SHA-256 repository its gpgsig-sha256 one ("" when unsigned).
+func CommitSignature(c *object.Commit) string {
+	if c.Signature != "" {
+		return c.Signature
+	}
+	return c.SignatureSHA256
+}
+
 // Verify judges commits, in a fixed number of statements whatever their
 // number: the keys their signatures name are read at once, then those
 // keys' owners. The result is in the order of commits.
@@ -70,7 +79,8 @@ func (v Verifier) Verify(ctx context.Context, commits []*object.Commit) ([]*Veri
 	var pending []*signed
 	keyIDs := map[string]bool{}
 	for i, c := range commits {
-		if c.PGPSignature == "" {
+		signature := CommitSignature(c)
+		if signature == "" {
 			out[i] = &Verification{Reason: ReasonNotSigned}
 			continue
 		}
@@ -78,15 +88,15 @@ func (v Verifier) Verify(ctx context.Context, commits []*object.Commit) ([]*Veri
 		if err != nil {
 			return nil, err
 		}
-		vr := &Verification{Signature: c.PGPSignature, Payload: string(payload)}
+		vr := &Verification{Signature: signature, Payload: string(payload)}
 		out[i] = vr
-		if strings.HasPrefix(strings.TrimSpace(c.PGPSignature), "-----BEGIN SSH SIGNATURE-----") {
+		if strings.HasPrefix(strings.TrimSpace(signature), "-----BEGIN SSH SIGNATURE-----") {
 			// SSH signatures are not checked by this server: no key of
 			// ours can vouch for them.
 			vr.Reason = ReasonNoKey
 			continue
 		}
-		sig, err := ReadSignature(c.PGPSignature)
+		sig, err := ReadSignature(signature)
 		if err != nil {
 			vr.Reason = ReasonExtractSign
 			continue

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/object"
 	"github.com/go-openapi/strfmt"
 
 	"repohost/impl/access"
@@ -23,6 +23,7 @@ import (
 	"repohost/impl/rooturl"
 	"repohost/models"
 	"repohost/store"
+	"repohost/store/gitstore"
 )
 
 // The payloads, field for field the reference's (modules/structs/hook.go).
@@ -138,8 +139,6 @@ type hookEvent struct {
 	// of the repository the domain event is about (a fork's parent's).
 	Hooks []*store.Hook
 }
-
-const zeroSHA = "0000000000000000000000000000000000000000"
 
 // builder renders the payloads of one domain event.
 type builder struct {
@@ -482,7 +481,7 @@ const maxPushCommits = 20
 func (b *builder) push(ctx context.Context, ch events.RefChange, repo *models.Repository, sender *models.User) (*pushPayload, error) {
 	before := ch.Old
 	if isZero(before) {
-		before = zeroSHA
+		before = gitstore.ZeroID(repo.ObjectFormatName)
 	}
 	p := &pushPayload{Ref: ch.Name, Before: before, After: ch.New, Commits: []*models.PayloadCommit{},
 		Repo: repo, Pusher: sender, Sender: sender}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	formatcfg "github.com/go-git/go-git/v6/plumbing/format/config"
 	"io"
 	"io/fs"
 	"os"
@@ -11,13 +12,13 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-billy/v6/osfs"
+	"github.com/go-git/go-git/v6"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/cache"
+	"github.com/go-git/go-git/v6/plumbing/filemode"
+	"github.com/go-git/go-git/v6/plumbing/object"
+	"github.com/go-git/go-git/v6/storage/filesystem"
 
 	"repohost/store"
 )
@@ -49,6 +50,8 @@ type GitRepo struct {
 	// main the repository opened without it (see withQuarantine).
 	q    *quarantine
 	main *GitRepo
+	// format is the object format (FormatSHA1 or FormatSHA256).
+	format string
 }
 
 // Memory bounds of one opened repository (one request): objects larger
@@ -78,22 +81,50 @@ func (s *Store) OpenGit(owner, name string) (*GitRepo, error) {
 	// others is small.
 	fs := &repoFS{Filesystem: osfs.New(p), root: p}
 	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(objectCacheSize),
-		filesystem.Options{LargeObjectThreshold: streamThreshold})
+		filesystem.Options{LargeObjectThreshold: streamThreshold, Pool: s.packFiles})
 	r, err := git.Open(retryRefs{Storage: st, dir: p}, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, fmt.Errorf("repository %s/%s: %w", owner, name, store.ErrNotFound)
 	}
-	if errors.Is(err, git.ErrUnknownExtension) {
-		// go-git knows no extensions.objectFormat: a SHA-256 repository
-		// (see ErrSHA256), or one using an extension git itself added.
-		if f, ferr := configObjectFormat(p); ferr == nil && f == FormatSHA256 {
-			return nil, fmt.Errorf("%s/%s %w", owner, name, ErrSHA256)
-		}
-	}
 	if err != nil {
 		return nil, fmt.Errorf("open repository: %w", err)
 	}
-	return &GitRepo{r: r, path: p, fs: fs, receiveSlots: s.receiveSlots}, nil
+	// The storage read extensions.objectFormat when it was made: the ids
+	// it computes tell the format without reading the config again.
+	format := FormatSHA1
+	if st.NewEncodedObject().Hash().Size() == formatcfg.SHA256Size {
+		format = FormatSHA256
+	}
+	return &GitRepo{r: r, path: p, fs: fs, receiveSlots: s.receiveSlots, format: format}, nil
+}
+
+// formatName is FormatSHA256 for go-git's SHA-256, else FormatSHA1.
+func formatName(of formatcfg.ObjectFormat) string {
+	if of == formatcfg.SHA256 {
+		return FormatSHA256
+	}
+	return FormatSHA1
+}
+
+// ObjectFormat is the repository's object format: FormatSHA1 or
+// FormatSHA256.
+func (g *GitRepo) ObjectFormat() string { return g.format }
+
+// formatConfig is the repository's object format as go-git names it.
+func (g *GitRepo) formatConfig() formatcfg.ObjectFormat {
+	if g.format == FormatSHA256 {
+		return formatcfg.SHA256
+	}
+	return formatcfg.SHA1
+}
+
+// hexSize is the number of hexadecimal digits of the repository's object
+// ids: 40 or 64.
+func (g *GitRepo) hexSize() int {
+	if g.format == FormatSHA256 {
+		return 64
+	}
+	return 40
 }
 
 // notFound maps go-git's many "missing" errors to store.ErrNotFound, so a
@@ -232,7 +263,7 @@ func (g *GitRepo) Resolve(ref string) (*Resolved, error) {
 			return nil, fmt.Errorf("default branch: %w", store.ErrNotFound)
 		}
 	}
-	if plumbing.NewBranchReferenceName(ref).Validate() == nil {
+	if ValidRefName(plumbing.NewBranchReferenceName(ref)) == nil {
 		if r, err := g.r.Storer.Reference(plumbing.NewBranchReferenceName(ref)); err == nil {
 			c, err := g.peel(r.Hash())
 			if err != nil {
@@ -248,10 +279,10 @@ func (g *GitRepo) Resolve(ref string) (*Resolved, error) {
 			return &Resolved{Name: ref, Kind: RefTag, Commit: c}, nil
 		}
 	}
-	if len(ref) >= 4 && len(ref) <= 64 && isHex(ref) {
+	if len(ref) >= 4 && len(ref) <= g.hexSize() && isHex(ref) {
 		var h plumbing.Hash
-		if len(ref) == 40 || len(ref) == 64 {
-			h = plumbing.NewHash(ref)
+		if len(ref) == g.hexSize() {
+			h = plumbing.NewHash(strings.ToLower(ref))
 		} else {
 			// Abbreviated ids are looked up by go-git's revision parser, fed
 			// only hex digits, so no other revision syntax gets through.
@@ -280,7 +311,7 @@ func (g *GitRepo) SplitRefPath(p string) (ref, rest string, ok bool) {
 		for i := 1; i < len(segs); i++ {
 			cand := strings.Join(segs[:i], "/")
 			name := kind(cand)
-			if name.Validate() != nil {
+			if ValidRefName(name) != nil {
 				continue
 			}
 			if _, err := g.r.Storer.Reference(name); err == nil {

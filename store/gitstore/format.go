@@ -19,17 +19,8 @@ const (
 	FormatSHA256 = "sha256"
 )
 
-// ErrSHA256 is the refusal of an operation the server cannot do on a
-// SHA-256 repository. go-git, which reads and writes the server's
-// repositories, names objects with one hash chosen when it is compiled
-// (SHA-1 here), so a SHA-256 repository is never opened through it:
-// OpenGit refuses with this error, and what works on such a repository
-// (creating, deleting, renaming, fetching and cloning, which git's own
-// upload-pack serves) goes through git's binary instead.
-var ErrSHA256 = fmt.Errorf("is a SHA-256 repository, which this server serves for clone and fetch only: this operation is %w", ErrUnsupported)
-
 // SupportsObjectFormat tells whether repositories with the object format
-// can be created: "sha1" through go-git, "sha256" through git's binary.
+// can be created: go-git reads and writes both.
 func (s *Store) SupportsObjectFormat(format string) bool {
 	return format == FormatSHA1 || format == FormatSHA256
 }

@@ -8,9 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/filemode"
+	"github.com/go-git/go-git/v6/plumbing/object"
 )
 
 // RefInfo is one ref with the id and type of the object it points at.
@@ -61,8 +61,8 @@ type TreeEntryInfo struct {
 // ResolveTree finds the tree rev names: a tree id, or a commit id or ref
 // whose tree it is (a tag is peeled to its commit).
 func (g *GitRepo) ResolveTree(rev string) (*object.Tree, error) {
-	if isHex(rev) && len(rev) == 40 {
-		if t, err := g.r.TreeObject(plumbing.NewHash(rev)); err == nil {
+	if isHex(rev) && len(rev) == g.hexSize() {
+		if t, err := g.r.TreeObject(plumbing.NewHash(strings.ToLower(rev))); err == nil {
 			return t, nil
 		}
 	}
@@ -175,9 +175,10 @@ func (g *GitRepo) WriteCommitDiff(ctx context.Context, w io.Writer, c *object.Co
 	return err
 }
 
-// ParseID reads a full object id; ok is false for anything else.
+// ParseID reads a full object id (40 hexadecimal digits for SHA-1, 64 for
+// SHA-256); ok is false for anything else.
 func ParseID(s string) (plumbing.Hash, bool) {
-	if len(s) != 40 || !isHex(s) {
+	if (len(s) != 40 && len(s) != 64) || !isHex(s) {
 		return plumbing.ZeroHash, false
 	}
 	return plumbing.NewHash(strings.ToLower(s)), true

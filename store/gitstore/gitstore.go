@@ -3,20 +3,20 @@
 package gitstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"github.com/go-git/go-git/v6/x/fdpool"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v6"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/filemode"
+	"github.com/go-git/go-git/v6/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing/storer"
 
 	"repohost/store"
 )
@@ -36,6 +36,10 @@ type Store struct {
 	// repository directory from several hosts, where a file lock may
 	// not hold (see LockRepo).
 	Locker store.Locker
+	// packFiles bounds the pack, index and reverse-index files that the
+	// repositories opened (one go-git storage per request) keep open:
+	// the least recently used beyond its capacity are closed.
+	packFiles *fdpool.Pool
 }
 
 // New returns a Store rooted at root, creating the directory if needed.
@@ -47,8 +51,14 @@ func New(root string) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("create repositories root: %w", err)
 	}
-	return &Store{root: abs, uploadSlots: make(chan struct{}, uploadPackSlots()), receiveSlots: make(chan struct{}, uploadPackSlots())}, nil
+	return &Store{root: abs, uploadSlots: make(chan struct{}, uploadPackSlots()), receiveSlots: make(chan struct{}, uploadPackSlots()), packFiles: fdpool.New(packFileSlots)}, nil
 }
+
+// packFileSlots is the capacity of Store.packFiles. Each request opens
+// the repository anew, so a file left open serves no later request: the
+// pool only needs to cover the files in use at once (three a pack), and
+// bounds the rest.
+const packFileSlots = 128
 
 // Root is the directory that holds every repository.
 func (s *Store) Root() string { return s.root }
@@ -98,7 +108,7 @@ type InitOptions struct {
 }
 
 // CommitSigner signs the commits the server writes (the instance key):
-// Sign sets c's PGPSignature over the rest of c.
+// Sign sets c's signature over the rest of c.
 type CommitSigner interface {
 	Sign(c *object.Commit) error
 }
@@ -123,10 +133,6 @@ func writeCommit(s storer.EncodedObjectStorer, c *object.Commit, signer CommitSi
 // with store.ErrDuplicate if the directory already exists, and leaves
 // nothing behind when it fails.
 func (s *Store) Create(owner, name string, opts InitOptions) (initial plumbing.Hash, err error) {
-	if len(opts.Files) > 0 && opts.ObjectFormat == FormatSHA256 {
-		// The first commit would be written through go-git.
-		return plumbing.ZeroHash, fmt.Errorf("a first commit in a SHA-256 repository is %w", ErrUnsupported)
-	}
 	if err := s.create(owner, name, opts); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -171,10 +177,7 @@ func (s *Store) create(owner, name string, opts InitOptions) (err error) {
 	if opts.ObjectFormat == FormatSHA256 {
 		return initSHA256(path, opts.DefaultBranch)
 	}
-	repo, err := git.PlainInitWithOptions(path, &git.PlainInitOptions{
-		Bare:        true,
-		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(opts.DefaultBranch)},
-	})
+	repo, err := git.PlainInit(path, true, git.WithDefaultBranch(plumbing.NewBranchReferenceName(opts.DefaultBranch)))
 	if err != nil {
 		return fmt.Errorf("init repository: %w", err)
 	}
@@ -247,6 +250,34 @@ func (s *Store) Delete(owner, name string) error {
 	return os.RemoveAll(path)
 }
 
+// Reinit replaces owner/name with a new empty repository (see
+// Repos.Reinit); it refuses, with store.ErrConflict, a repository that
+// has a ref.
+func (s *Store) Reinit(owner, name string, opts InitOptions) error {
+	g, err := s.OpenGit(owner, name)
+	if err != nil {
+		return err
+	}
+	refs, err := g.r.Storer.IterReferences()
+	if err != nil {
+		return err
+	}
+	hasRef := false
+	_ = refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() == plumbing.HashReference {
+			hasRef = true
+		}
+		return nil
+	})
+	if hasRef {
+		return fmt.Errorf("reinit %s/%s: the repository has refs: %w", owner, name, store.ErrConflict)
+	}
+	if err := s.Delete(owner, name); err != nil {
+		return err
+	}
+	return s.create(owner, name, opts)
+}
+
 // Rename moves a repository to a new owner and/or name.
 func (s *Store) Rename(owner, name, newOwner, newName string) error {
 	from, err := s.Path(owner, name)
@@ -308,12 +339,6 @@ func (s *Store) SetDefaultBranch(owner, name, branch string) error {
 		return err
 	}
 	repo, err := git.PlainOpen(path)
-	if errors.Is(err, git.ErrUnknownExtension) {
-		// A SHA-256 repository, which go-git does not open (see
-		// ErrSHA256): HEAD is the same file in either format.
-		_, _, err = onDir(path).run(context.Background(), nil, nil, "symbolic-ref", "HEAD", plumbing.NewBranchReferenceName(branch).String())
-		return err
-	}
 	if err != nil {
 		return fmt.Errorf("open repository: %w", err)
 	}

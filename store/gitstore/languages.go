@@ -4,8 +4,8 @@ import (
 	"io"
 
 	"github.com/go-enry/go-enry/v2"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing/filemode"
+	"github.com/go-git/go-git/v6/plumbing/object"
 )
 
 // languageSniff is how much of a file the detector reads when its name

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/filemode"
+	"github.com/go-git/go-git/v6/plumbing/object"
 
 	"repohost/store/gitstore"
 )
@@ -92,7 +92,7 @@ func (w *commitWriter) commit(files map[string]string, signed bool, parents ...p
 	sig := object.Signature{Name: "a", Email: "a@example.com", When: w.when}
 	c := &object.Commit{Author: sig, Committer: sig, Message: "m\n", TreeHash: w.tree(files), ParentHashes: parents}
 	if signed {
-		c.PGPSignature = "-----BEGIN PGP SIGNATURE-----\n\nnot checked\n-----END PGP SIGNATURE-----\n"
+		c.Signature = "-----BEGIN PGP SIGNATURE-----\n\nnot checked\n-----END PGP SIGNATURE-----\n"
 	}
 	obj := w.r.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {

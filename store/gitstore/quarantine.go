@@ -11,14 +11,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage"
-	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+	"github.com/go-git/go-git/v6"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/cache"
+	"github.com/go-git/go-git/v6/storage"
+	"github.com/go-git/go-git/v6/storage/filesystem"
+	"github.com/go-git/go-git/v6/storage/filesystem/dotgit"
 
-	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-billy/v6/osfs"
 )
 
 // quarantine is where a push's objects wait until one of its ref updates
@@ -78,8 +78,11 @@ func (g *GitRepo) newQuarantine() (*quarantine, error) {
 		_ = os.RemoveAll(root)
 		return nil, err
 	}
-	q.sto = filesystem.NewObjectStorageWithOptions(dotgit.New(osfs.New(root)), cache.NewObjectLRU(objectCacheSize),
-		filesystem.Options{LargeObjectThreshold: streamThreshold})
+	of := g.formatConfig()
+	q.sto = filesystem.NewObjectStorageWithOptions(
+		dotgit.NewWithOptions(osfs.New(root), dotgit.Options{ObjectFormat: of, ReadReverseIndex: true, WriteReverseIndex: true}),
+		cache.NewObjectLRU(objectCacheSize),
+		filesystem.Options{LargeObjectThreshold: streamThreshold, ObjectFormat: of})
 	return q, nil
 }
 
@@ -182,6 +185,13 @@ func (q *quarantine) remove() {
 type quarantineStorer struct {
 	storage.Storer
 	q *quarantine
+}
+
+// SupportsExtension is the repository's (go-git opens a SHA-256
+// repository only through a storage that supports extensions.objectFormat).
+func (s quarantineStorer) SupportsExtension(name, value string) bool {
+	c, ok := s.Storer.(interface{ SupportsExtension(name, value string) bool })
+	return ok && c.SupportsExtension(name, value)
 }
 
 func (s quarantineStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/pktline"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/format/pktline"
 
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v6/plumbing/protocol/capability"
+	"github.com/go-git/go-git/v6/plumbing/protocol/packp"
 )
 
 // Push is one receive-pack request as read: its objects are stored, its
@@ -74,7 +74,7 @@ func (g *GitRepo) ReadPush(ctx context.Context, body io.Reader) (*Push, error) {
 	if head, err := br.Peek(4); err == nil && string(head) == "0000" {
 		return &Push{unpack: "ok", repo: g}, nil
 	}
-	req, err := readUpdateRequest(br)
+	req, err := readUpdateRequest(br, g.hexSize())
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +270,7 @@ type updateRequest struct {
 // commands, the first carrying the capabilities after a NUL; every line
 // may end in LF (stock git ends shallow lines with one, which go-git's
 // decoder refuses, hence this reader).
-func readUpdateRequest(r io.Reader) (*updateRequest, error) {
+func readUpdateRequest(r io.Reader, hexSize int) (*updateRequest, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrProtocol, fmt.Sprintf(format, a...))
 	}
@@ -290,7 +290,7 @@ func readUpdateRequest(r io.Reader) (*updateRequest, error) {
 		}
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		if rest, ok := bytes.CutPrefix(line, []byte("shallow ")); ok && len(req.updates) == 0 {
-			h, ok := parseOID(rest)
+			h, ok := parseOID(rest, hexSize)
 			if !ok {
 				return nil, bad("invalid shallow line %q", line)
 			}
@@ -304,11 +304,11 @@ func readUpdateRequest(r io.Reader) (*updateRequest, error) {
 			}
 			for _, c := range bytes.Fields(caps) {
 				switch string(c) {
-				case capability.ReportStatus.String(), capReportStatusV2:
+				case capability.ReportStatus, capReportStatusV2:
 					req.report = true
-				case capability.Atomic.String():
+				case capability.Atomic:
 					req.atomic = true
-				case capability.PushOptions.String():
+				case capability.PushOptions:
 					req.pushOptions = true
 				}
 			}
@@ -318,8 +318,8 @@ func readUpdateRequest(r io.Reader) (*updateRequest, error) {
 		if len(parts) != 3 || len(parts[2]) == 0 {
 			return nil, bad("invalid command %q", line)
 		}
-		old, ok1 := parseOID(parts[0])
-		nw, ok2 := parseOID(parts[1])
+		old, ok1 := parseOID(parts[0], hexSize)
+		nw, ok2 := parseOID(parts[1], hexSize)
 		if !ok1 || !ok2 || (old.IsZero() && nw.IsZero()) {
 			return nil, bad("invalid command %q", line)
 		}
@@ -365,16 +365,16 @@ func readPushOptions(r io.Reader) ([]string, error) {
 	}
 }
 
-// parseOID reads a 40-digit hexadecimal object id.
-func parseOID(b []byte) (plumbing.Hash, bool) {
-	var h plumbing.Hash
-	if len(b) != 2*len(h) {
-		return h, false
+// parseOID reads a hexadecimal object id of hexSize digits (40 for
+// SHA-1, 64 for SHA-256).
+func parseOID(b []byte, hexSize int) (plumbing.Hash, bool) {
+	if len(b) != hexSize {
+		return plumbing.ZeroHash, false
 	}
-	if _, err := hex.Decode(h[:], b); err != nil {
-		return h, false
+	if _, err := hex.Decode(make([]byte, len(b)/2), b); err != nil {
+		return plumbing.ZeroHash, false
 	}
-	return h, true
+	return plumbing.FromHex(string(b))
 }
 
 // WriteReport writes the report-status the client asked for (nothing when
@@ -383,7 +383,7 @@ func (p *Push) WriteReport(w io.Writer) error {
 	if !p.report {
 		return nil
 	}
-	rs := packp.NewReportStatus()
+	rs := &packp.ReportStatus{}
 	rs.UnpackStatus = p.unpack
 	for _, u := range p.Updates {
 		status := "ok"

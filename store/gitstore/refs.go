@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/object"
 
 	"repohost/store"
 )
@@ -38,7 +39,7 @@ func (g *GitRepo) BranchNames() ([]string, error) {
 // GetBranch loads one branch; a missing one is store.ErrNotFound.
 func (g *GitRepo) GetBranch(name string) (*BranchInfo, error) {
 	refName := plumbing.NewBranchReferenceName(name)
-	if refName.Validate() != nil {
+	if ValidRefName(refName) != nil {
 		return nil, fmt.Errorf("branch %q: %w", name, store.ErrNotFound)
 	}
 	ref, err := g.r.Storer.Reference(refName)
@@ -83,7 +84,7 @@ func (g *GitRepo) BranchesNewestFirst(names []string) ([]*BranchInfo, error) {
 // (or cannot: an invalid name).
 func (g *GitRepo) BranchHash(name string) (plumbing.Hash, error) {
 	refName := plumbing.NewBranchReferenceName(name)
-	if refName.Validate() != nil {
+	if ValidRefName(refName) != nil {
 		return plumbing.ZeroHash, nil
 	}
 	ref, err := g.r.Storer.Reference(refName)
@@ -145,4 +146,25 @@ func (g *GitRepo) BranchAndTagRefs() ([]*plumbing.Reference, error) {
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out, err
+}
+
+// ValidRefName checks a full reference name by git's check-ref-format
+// rules (go-git's ReferenceName.Validate), and, as this server always
+// has, refuses more: a component that is just "@", and a branch or tag
+// whose name starts with "-" (which git's branch and tag commands refuse
+// to create, since it reads as an option).
+func ValidRefName(n plumbing.ReferenceName) error {
+	if err := n.Validate(); err != nil {
+		return err
+	}
+	if n == plumbing.HEAD {
+		return nil
+	}
+	parts := strings.Split(string(n), "/")
+	for i, part := range parts {
+		if part == "@" || (n.IsBranch() || n.IsTag()) && i == 2 && strings.HasPrefix(part, "-") {
+			return fmt.Errorf("%w: %q", plumbing.ErrInvalidReferenceName, string(n))
+		}
+	}
+	return nil
 }

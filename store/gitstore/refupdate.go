@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/storage"
 
 	"repohost/store"
 )
@@ -125,7 +125,7 @@ func (s *Store) UpdateRefs(g *GitRepo, updates []*RefUpdate, decide func(open []
 
 // inspect checks an update against the repository before any policy.
 func (g *GitRepo) inspect(u *RefUpdate) *RefError {
-	if !strings.HasPrefix(u.Name.String(), "refs/") || u.Name.Validate() != nil {
+	if !strings.HasPrefix(u.Name.String(), "refs/") || ValidRefName(u.Name) != nil {
 		return refErr("refusing to update an invalid reference name", ErrBadRefName)
 	}
 	if u.IsCreate() && u.IsDelete() {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v6"
 )
 
 // Remote is how git reaches another server: Config are git -c settings
@@ -54,7 +54,12 @@ func CloneRemote(ctx context.Context, rem Remote) (g *GitRepo, done func(), err 
 		done()
 		return nil, nil, fmt.Errorf("open the clone: %w", err)
 	}
-	return &GitRepo{r: r, path: path}, done, nil
+	cfg, err := r.Config()
+	if err != nil {
+		done()
+		return nil, nil, fmt.Errorf("open the clone: %w", err)
+	}
+	return &GitRepo{r: r, path: path, format: formatName(cfg.Extensions.ObjectFormat)}, done, nil
 }
 
 // remoteEnv is git's environment for talking to another server: no

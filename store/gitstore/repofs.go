@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v6"
 )
 
 // repoFS is a repository's directory as go-git sees it, with two
@@ -27,13 +27,13 @@ type repoFS struct {
 	root string
 }
 
-func (fsys *repoFS) ReadDir(dir string) ([]os.FileInfo, error) {
+func (fsys *repoFS) ReadDir(dir string) ([]fs.DirEntry, error) {
 	entries, err := os.ReadDir(filepath.Join(fsys.root, filepath.FromSlash(dir)))
 	if err != nil {
 		return nil, err
 	}
 	underRefs := dir == "refs" || strings.HasPrefix(filepath.ToSlash(dir), "refs/")
-	infos := make([]os.FileInfo, 0, len(entries))
+	infos := make([]fs.DirEntry, 0, len(entries))
 	for _, e := range entries {
 		if underRefs && strings.HasSuffix(e.Name(), ".lock") && !e.IsDir() {
 			continue
@@ -45,7 +45,7 @@ func (fsys *repoFS) ReadDir(dir string) ([]os.FileInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		infos = append(infos, fi)
+		infos = append(infos, fs.FileInfoToDirEntry(fi))
 	}
 	return infos, nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v6/plumbing"
 
 	"repohost/store"
 )
@@ -33,6 +33,10 @@ type Repos interface {
 	// from tips and no ref.
 	CreateFork(ctx context.Context, src *GitRepo, owner, name string, opts InitOptions, tips []plumbing.Hash) error
 	Delete(owner, name string) error
+	// Reinit replaces owner/name, which must hold no ref, with a new
+	// empty repository made as opts says (a migration taking its
+	// source's object format).
+	Reinit(owner, name string, opts InitOptions) error
 	Rename(owner, name, newOwner, newName string) error
 	RenameOwner(owner, newOwner string) error
 	SetDefaultBranch(owner, name, branch string) error

@@ -3,13 +3,15 @@ package gitstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"sort"
 
-	"github.com/go-git/go-git/v5/plumbing/format/pktline"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/plumbing/transport/server"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/format/pktline"
+	"github.com/go-git/go-git/v6/plumbing/protocol/capability"
+	"github.com/go-git/go-git/v6/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v6/plumbing/storer"
 )
 
 // The two services of git's smart protocol.
@@ -21,19 +23,9 @@ const (
 // ErrProtocol means a git client sent something the protocol does not allow.
 var ErrProtocol = errors.New("malformed git protocol request")
 
-// fixedLoader hands go-git's server the repository already opened.
-type fixedLoader struct{ sto storer.Storer }
-
-func (l fixedLoader) Load(*transport.Endpoint) (storer.Storer, error) { return l.sto, nil }
-
-func (g *GitRepo) server() (transport.Transport, *transport.Endpoint) {
-	ep, _ := transport.NewEndpoint("/repository")
-	return server.NewServer(fixedLoader{g.r.Storer}), ep
-}
-
 // AdvertiseReceivePack writes the smart-HTTP reference advertisement of
-// receive-pack, "# service=..." header included: go-git's, asking pushers
-// for self-contained packs (no-thin), which is what the pack writer stores.
+// receive-pack, "# service=..." header included, asking pushers for
+// self-contained packs (no-thin), which is what the pack writer stores.
 // Fetches are advertised and served by git's own upload-pack (see
 // Store.UploadPack).
 func (g *GitRepo) AdvertiseReceivePack(ctx context.Context, w io.Writer) error {
@@ -47,28 +39,66 @@ func (g *GitRepo) AdvertiseReceivePackStream(ctx context.Context, w io.Writer) e
 	return g.advertiseReceivePack(ctx, false, w)
 }
 
+// advertiseReceivePack builds the advertisement with go-git's packp
+// encoder: every branch, tag and other reference, HEAD first (with its
+// symref), and the capabilities ReadPush handles: report-status (and -v2),
+// delete-refs, ofs-delta, atomic, push-options, no-thin (a thin pack would
+// be completed from the repository, yet clients are asked for
+// self-contained ones) and the repository's object-format, without which
+// a git client refuses to push a SHA-256 repository.
 func (g *GitRepo) advertiseReceivePack(ctx context.Context, smartHTTP bool, w io.Writer) error {
-	srv, ep := g.server()
-	sess, err := srv.NewReceivePackSession(ep, nil)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ar := &packp.AdvRefs{}
+	ar.Capabilities.Set(capability.Agent, capability.DefaultAgent())
+	for _, c := range []capability.Capability{capability.ReportStatus, capReportStatusV2, capability.DeleteRefs, capability.OFSDelta, capability.Atomic, capability.PushOptions, capability.NoThin} {
+		ar.Capabilities.Set(c)
+	}
+	format := g.ObjectFormat()
+	ar.Capabilities.Set(capability.ObjectFormat, format)
+	refs, err := g.r.Storer.IterReferences()
 	if err != nil {
 		return err
 	}
-	ar, err := sess.AdvertisedReferencesContext(ctx)
-	if err != nil {
+	var head *plumbing.Reference
+	if err := refs.ForEach(func(r *plumbing.Reference) error {
+		switch {
+		case r.Name() == plumbing.HEAD:
+			if r.Type() != plumbing.SymbolicReference {
+				return nil
+			}
+			t, err := storer.ResolveReference(g.r.Storer, r.Target())
+			if errors.Is(err, plumbing.ErrReferenceNotFound) {
+				return nil // unborn
+			} else if err != nil {
+				return err
+			}
+			ar.Capabilities.Set(capability.SymRef, plumbing.HEAD.String()+":"+t.Name().String())
+			head = plumbing.NewHashReference(plumbing.HEAD, t.Hash())
+		case r.Type() == plumbing.HashReference && r.Name().IsUnderRefs():
+			ar.References = append(ar.References, r)
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
-	// go-git's session offers report-status, delete-refs and ofs-delta;
-	// ReadPush also takes atomic pushes, push options and
-	// report-status-v2. A thin pack is completed from the repository
-	// (index-pack --fix-thin), yet clients are asked for self-contained
-	// ones (no-thin), as before.
-	for _, c := range []capability.Capability{capReportStatusV2, capability.Atomic, capability.PushOptions, "no-thin"} {
-		if err := ar.Capabilities.Add(c); err != nil {
+	sort.Slice(ar.References, func(i, j int) bool { return ar.References[i].Name() < ar.References[j].Name() })
+	if head != nil {
+		ar.References = append([]*plumbing.Reference{head}, ar.References...)
+	}
+	if smartHTTP {
+		if err := (&packp.SmartReply{Service: ServiceReceivePack}).Encode(w); err != nil {
 			return err
 		}
 	}
-	if smartHTTP {
-		ar.Prefix = [][]byte{[]byte("# service=" + ServiceReceivePack), pktline.Flush}
+	if len(ar.References) == 0 {
+		// packp writes a SHA-1 zero id before "capabilities^{}"; a
+		// client reads that id in the object format advertised.
+		if _, err := pktline.WriteString(w, fmt.Sprintf("%s capabilities^{}\x00%s\n", ZeroID(format), ar.Capabilities.String())); err != nil {
+			return err
+		}
+		return pktline.WriteFlush(w)
 	}
 	return ar.Encode(w)
 }

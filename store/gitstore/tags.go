@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v6/plumbing"
+	"github.com/go-git/go-git/v6/plumbing/object"
 
 	"repohost/store"
 )
@@ -82,7 +82,7 @@ func (g *GitRepo) Tags() ([]*TagInfo, error) {
 // Tag reads one tag; a missing one is store.ErrNotFound.
 func (g *GitRepo) Tag(name string) (*TagInfo, error) {
 	rn := plumbing.NewTagReferenceName(name)
-	if rn.Validate() != nil {
+	if ValidRefName(rn) != nil {
 		return nil, fmt.Errorf("tag %q: %w", name, store.ErrNotFound)
 	}
 	ref, err := g.r.Storer.Reference(rn)
@@ -98,7 +98,7 @@ func (g *GitRepo) Tag(name string) (*TagInfo, error) {
 // lightweight tag); the ref is created by impl/refs.
 func (g *GitRepo) MakeTag(name string, target plumbing.Hash, message string, tagger object.Signature) (plumbing.Hash, error) {
 	rn := plumbing.NewTagReferenceName(name)
-	if err := rn.Validate(); err != nil {
+	if err := ValidRefName(rn); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("tag %q: %w", name, ErrBadRefName)
 	}
 	if message == "" {
