@@ -36,7 +36,7 @@ func checkKeyword(kw string) error {
 // (for its LIKE optimisation), and a prepared statement whose parameter
 // the planner looked at is compiled again whenever another value is bound:
 // each search with a new keyword parsed and planned its statement twice.
-// The pattern joined to '' is an expression the planner does not look
+// The pattern joined to ” is an expression the planner does not look
 // into; LIKE compares the same text.
 func (d *DB) likeArg() string {
 	if d.usesPostgres() {
