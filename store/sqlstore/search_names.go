@@ -36,8 +36,8 @@ func checkKeyword(kw string) error {
 // (for its LIKE optimisation), and a prepared statement whose parameter
 // the planner looked at is compiled again whenever another value is bound:
 // each search with a new keyword parsed and planned its statement twice.
-// The pattern joined to ” is an expression the planner does not look
-// into; LIKE compares the same text.
+// The pattern joined to an empty string is an expression the planner
+// does not look into; LIKE compares the same text.
 func (d *DB) likeArg() string {
 	if d.usesPostgres() {
 		return "?"
