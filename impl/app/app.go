@@ -72,6 +72,9 @@ type Deps struct {
 	// IssueSearches keeps rendered searches of issues across
 	// repositories (IssueSearchTables) the same way.
 	IssueSearches *listcache.Cache
+	// UserSearches keeps rendered searches of users (UserSearchTables)
+	// the same way.
+	UserSearches *listcache.Cache
 	// OAuth2KeyFile is the OAuth2 provider's signing key (see
 	// impl/oauth2.LoadKeys), made on first start.
 	OAuth2KeyFile string
@@ -245,6 +248,11 @@ var IssueSearchTables = append(slices.Clone(IssueListTables), "collaborations", 
 // repositories.
 var RepoListTables = []string{"repositories", "users", "collaborations", "org_members", "teams", "team_users", "team_repos"}
 
+// UserSearchTables are the tables a rendered search of users is read from
+// (the store's Users().Search with a keyword or an id, convert.User): the
+// users, whose columns hold all it shows and filters on.
+var UserSearchTables = []string{"users"}
+
 // New builds the dependencies of a server over db whose files live under
 // dataDir (repositories/, attachments/ and packages/), with the default configuration;
 // main and the API tests share it so they cannot drift apart.
@@ -268,6 +276,10 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	userSearches, err := listcache.New(db, UserSearchTables...)
+	if err != nil {
+		return nil, err
+	}
 	if l, ok := db.Locks().(interface{ AcrossHosts() bool }); ok && l.AcrossHosts() {
 		// Processes on several hosts may share the repository directory,
 		// where a file lock may not hold.
@@ -279,6 +291,7 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		IssueLists:    issueLists,
 		RepoLists:     repoLists,
 		IssueSearches: issueSearches,
+		UserSearches:  userSearches,
 		Store:         db,
 		Git:           git,
 		Access:        access.Checker{Store: db},

@@ -9,6 +9,7 @@ import (
 	"repohost/impl/app"
 	"repohost/impl/auth"
 	"repohost/impl/convert"
+	"repohost/impl/listcache"
 	"repohost/impl/paging"
 	"repohost/models"
 	"repohost/restapi/operations/user"
@@ -36,7 +37,12 @@ func (h Handlers) UserGet(ctx context.Context, params user.UserGetParams) middle
 
 // UserSearch finds individual accounts the caller may see. The keyword also
 // matches email addresses, but only those the result would show the caller.
+// Answers are kept for a moment in d.UserSearches (see impl/listcache):
+// the key holds the store query (with the caller's visibilities and
+// self), the page, the root URL and the facts convert.User renders by
+// (signed in, user id, site admin).
 func (h Handlers) UserSearch(ctx context.Context, params user.UserSearchParams) middleware.Responder {
+	gen := h.UserSearches.Generation(ctx)
 	p := auth.FromContext(ctx)
 	pg := h.Page(params.Page, params.Limit)
 	vis, self := access.UserVisibilities(p)
@@ -55,15 +61,39 @@ func (h Handlers) UserSearch(ctx context.Context, params user.UserSearchParams) 
 	if params.UID != nil {
 		q.UID = *params.UID
 	}
-	users, total, err := h.Store.Users().Search(ctx, q, pg.Store())
+	base := app.BaseURL(params.HTTPRequest)
+	viewer := app.Viewer(p)
+	type caller struct {
+		SignedIn bool
+		ID       int64
+		Admin    bool
+	}
+	c := caller{SignedIn: viewer != nil}
+	if viewer != nil {
+		c.ID, c.Admin = viewer.ID, viewer.IsAdmin
+	}
+	key := listcache.Key(struct {
+		Base   string
+		Query  store.UserSearch
+		Page   paging.Params
+		Caller caller
+	}{base, q, pg, c})
+	link := func(total int64) string { return paging.Link(params.HTTPRequest, pg, total) }
+	r, err := h.UserSearches.Serve(key, gen, link, func() (middleware.Responder, int64, error) {
+		users, total, err := h.Store.Users().Search(ctx, q, pg.Store())
+		if err != nil {
+			return nil, 0, err
+		}
+		return user.NewUserSearchOK().
+			WithXTotalCount(total).
+			WithLink(link(total)).
+			WithPayload(&models.UserSearchResults{
+				Ok:   true,
+				Data: convert.Users(base, users, viewer),
+			}), total, nil
+	})
 	if err != nil {
 		return h.Fail(err)
 	}
-	return user.NewUserSearchOK().
-		WithXTotalCount(total).
-		WithLink(paging.Link(params.HTTPRequest, pg, total)).
-		WithPayload(&models.UserSearchResults{
-			Ok:   true,
-			Data: convert.Users(app.BaseURL(params.HTTPRequest), users, app.Viewer(p)),
-		})
+	return r
 }

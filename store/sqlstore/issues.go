@@ -448,10 +448,31 @@ func (s issueStore) List(ctx context.Context, f store.IssueFilter, p store.Page)
 	if f.None {
 		return []*store.Issue{}, 0, nil
 	}
+	if f.Keyword != "" {
+		// A keyword's matches are few, and its first page usually holds
+		// them all: read the page first, and count only when it is full.
+		if _, ok := s.matched(ctx, f); !ok {
+			return []*store.Issue{}, 0, nil
+		}
+		page := func(total int64) ([]*store.Issue, error) {
+			out, _, err := s.page(ctx, f, p, total)
+			return out, err
+		}
+		count := func() (int64, error) {
+			total, err := s.count(ctx, f)
+			return total, translate(err, "count issues")
+		}
+		return pageThenCount(p, page, count)
+	}
 	total, err := s.count(ctx, f)
 	if err != nil {
 		return nil, 0, translate(err, "count issues")
 	}
+	return s.page(ctx, f, p, total)
+}
+
+// page reads page p of the issues f selects, which number total.
+func (s issueStore) page(ctx context.Context, f store.IssueFilter, p store.Page, total int64) ([]*store.Issue, int64, error) {
 	w := windowOf(p, total)
 	out := []*store.Issue{}
 	if w.empty {

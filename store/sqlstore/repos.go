@@ -315,7 +315,7 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 	// tested on each candidate row (probeCond), not by gathering every
 	// repository the viewer was given (a thousand ids for an owner of a
 	// thousand) to compare the few candidates with.
-	kwCond, kwArgs := keywordCond(q)
+	kwCond, kwArgs := s.d.keywordCond(q)
 	ids, idArgs, candidates := "", []any(nil), false
 	if kwCond != "" {
 		ids, idArgs, candidates = s.d.repoCandidates(q)
@@ -443,7 +443,8 @@ func (d *DB) related(db *gorm.DB, q store.RepoSearch) *gorm.DB {
 
 // keywordCond builds the condition for q.Keyword: its comma-separated parts
 // are alternatives.
-func keywordCond(q store.RepoSearch) (string, []any) {
+func (d *DB) keywordCond(q store.RepoSearch) (string, []any) {
+	like := ` LIKE ` + d.likeArg() + ` ESCAPE '\'`
 	var conds []string
 	var args []any
 	for _, kw := range strings.Split(q.Keyword, ",") {
@@ -452,21 +453,21 @@ func keywordCond(q store.RepoSearch) (string, []any) {
 			continue
 		}
 		if q.TopicOnly {
-			conds = append(conds, `(',' || LOWER(repositories.topics) || ',') LIKE ? ESCAPE '\'`)
+			conds = append(conds, `(',' || LOWER(repositories.topics) || ',')`+like)
 			args = append(args, "%,"+escapeLike(strings.ToLower(kw))+",%")
 			continue
 		}
 		pat := likePattern(kw)
-		conds = append(conds, `repositories.lower_name LIKE ? ESCAPE '\'`, `LOWER(repositories.topics) LIKE ? ESCAPE '\'`)
+		conds = append(conds, `repositories.lower_name`+like, `LOWER(repositories.topics)`+like)
 		args = append(args, pat, pat)
 		if q.IncludeDescription {
-			conds = append(conds, `LOWER(repositories.description) LIKE ? ESCAPE '\'`)
+			conds = append(conds, `LOWER(repositories.description)`+like)
 			args = append(args, pat)
 		}
 		if ownerPart, namePart, ok := strings.Cut(kw, "/"); ok && !strings.Contains(namePart, "/") {
 			// The owner probed by its key, for each repository tested.
-			conds = append(conds, `(repositories.lower_name LIKE ? ESCAPE '\' AND EXISTS (SELECT 1 FROM users owner
-				WHERE owner.id = repositories.owner_id AND owner.lower_name LIKE ? ESCAPE '\'))`)
+			conds = append(conds, `(repositories.lower_name`+like+` AND EXISTS (SELECT 1 FROM users owner
+				WHERE owner.id = repositories.owner_id AND owner.lower_name`+like+`))`)
 			args = append(args, likePattern(namePart), likePattern(ownerPart))
 		}
 	}

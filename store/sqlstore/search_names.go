@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -30,6 +31,20 @@ func checkKeyword(kw string) error {
 	return nil
 }
 
+// likeArg is the placeholder of a LIKE pattern bound as an argument. On
+// SQLite, a bare parameter lets the planner look at the pattern bound
+// (for its LIKE optimisation), and a prepared statement whose parameter
+// the planner looked at is compiled again whenever another value is bound:
+// each search with a new keyword parsed and planned its statement twice.
+// The pattern joined to an empty string is an expression the planner
+// does not look into; LIKE compares the same text.
+func (d *DB) likeArg() string {
+	if d.usesPostgres() {
+		return "?"
+	}
+	return "(? || '')"
+}
+
 // trigramMin is the shortest keyword a trigram index can find.
 const trigramMin = 3
 
@@ -45,17 +60,74 @@ func ftsColumns(phrase string, cols ...string) string {
 	return "({" + strings.Join(cols, " ") + "} : " + phrase + ")"
 }
 
-// candidates gathers the arms of an id-selecting subquery: on SQLite
-// OR-ed phrases of one FTS5 MATCH (plus subqueries of other tables), on
+// candidates gathers the arms of an id-selecting subquery: on SQLite one
+// FTS5 MATCH per keyword (plus subqueries of other tables), on
 // PostgreSQL one SELECT per indexed expression, joined by UNION ALL (an
 // OR of several columns' LIKEs is not read through their indexes when the
 // page is ordered by another).
 type candidates struct {
-	pg      bool
-	fts     string // the FTS5 table (SQLite)
-	matches []string
-	arms    []string
-	args    []any
+	pg   bool
+	fts  string // the FTS5 table (SQLite)
+	arms []string
+	args []any
+}
+
+// The rows of an FTS5 trigram table holding a keyword are found by
+// walking the lists of every trigram of the keyword side by side, and
+// those lists step one row at a time: a trigram most names share ("use",
+// "ser" of "user001" among 5,000 users named userNNNN) makes the lookup
+// read every row, about 0.8 ms per search on 5,000 users, for the ten
+// found. The rows holding one rare trigram of the keyword ("001": 15 rows)
+// are a superset of those holding the keyword too (the LIKE conditions
+// still decide), read in a twentieth of the time. Which trigram is rare
+// is measured when searching: up to trigramProbes of them (the last one
+// first, where names tend to differ) are each counted up to
+// trigramRareRows rows, and the first found in fewer rows is looked up;
+// when none is, the whole phrase is, as before. SQLite evaluates the
+// arguments of COALESCE in turn, so a search whose first probe is rare
+// runs one probe. Each probe reads at most trigramRareRows entries: the
+// cost stays bounded by the keyword, not the table.
+const (
+	trigramProbes   = 4
+	trigramRareRows = 64
+)
+
+// probeOrder is the trigrams of kw (at least one) to probe, in order.
+func probeOrder(kw string) []string {
+	r := []rune(kw)
+	n := len(r) - 2
+	tri := func(i int) string { return string(r[i : i+3]) }
+	out := []string{tri(n - 1)}
+	if n > 1 {
+		out = append(out, tri(0))
+	}
+	for i := 1; i < n-1 && len(out) < trigramProbes; i++ {
+		out = append(out, tri(i))
+	}
+	return out
+}
+
+// match adds, on SQLite, the rows of the FTS5 table whose columns cols
+// hold kw (trigramUsable): those of a rare trigram of kw when one is
+// found, else those of the phrase kw.
+func (c *candidates) match(kw string, cols ...string) {
+	c.arms = append(c.arms, "SELECT rowid FROM "+c.fts+" WHERE "+c.fts+" MATCH "+c.rareMatch(c.fts, kw, cols...))
+}
+
+// rareMatch is the argument of a MATCH of the FTS5 table fts that finds
+// the rows whose columns cols hold kw (see match), adding its arguments.
+func (c *candidates) rareMatch(fts, kw string, cols ...string) string {
+	probes := probeOrder(kw)
+	parts := make([]string, 0, len(probes)+1)
+	for _, t := range probes {
+		parts = append(parts, "(SELECT ? WHERE (SELECT count(*) FROM (SELECT 1 FROM "+fts+" WHERE "+fts+
+			" MATCH ? LIMIT "+strconv.Itoa(trigramRareRows)+")) < "+strconv.Itoa(trigramRareRows)+")")
+		m := ftsColumns(ftsPhrase(t), cols...)
+		c.args = append(c.args, m, m)
+	}
+	parts = append(parts, "?")
+	c.args = append(c.args, ftsColumns(ftsPhrase(kw), cols...))
+	return "COALESCE(" + strings.Join(parts, ", ") + ")"
 }
 
 // like adds, on PostgreSQL, the rows of table whose expr contains kw.
@@ -66,12 +138,7 @@ func (c *candidates) like(table, expr, kw string) {
 
 // sql is the subquery and its arguments ("" when nothing was added).
 func (c *candidates) sql() (string, []any) {
-	arms, args := c.arms, c.args
-	if len(c.matches) > 0 {
-		arms = append([]string{"SELECT rowid FROM " + c.fts + " WHERE " + c.fts + " MATCH ?"}, arms...)
-		args = append([]any{strings.Join(c.matches, " OR ")}, args...)
-	}
-	return strings.Join(arms, " UNION ALL "), args
+	return strings.Join(c.arms, " UNION ALL "), c.args
 }
 
 // repoCandidates selects the ids of the repositories a trigram index finds
@@ -103,7 +170,7 @@ func (d *DB) repoCandidates(q store.RepoSearch) (string, []any, bool) {
 				c.like("repositories", expr, kw)
 			}
 		} else {
-			c.matches = append(c.matches, ftsColumns(ftsPhrase(kw), cols...))
+			c.match(kw, cols...)
 		}
 		if q.TopicOnly {
 			continue
@@ -117,7 +184,7 @@ func (d *DB) repoCandidates(q store.RepoSearch) (string, []any, bool) {
 			if c.pg {
 				c.like("repositories", "lower_name", namePart)
 			} else {
-				c.matches = append(c.matches, ftsColumns(ftsPhrase(namePart), "lower_name"))
+				c.match(namePart, "lower_name")
 			}
 		case trigramUsable(ownerPart): // the owner's name holds ownerPart
 			if c.pg {
@@ -126,8 +193,7 @@ func (d *DB) repoCandidates(q store.RepoSearch) (string, []any, bool) {
 				c.args = append(c.args, likePattern(ownerPart))
 			} else {
 				c.arms = append(c.arms, `SELECT id FROM repositories WHERE owner_id IN
-					(SELECT rowid FROM users_trgm WHERE users_trgm MATCH ?)`)
-				c.args = append(c.args, ftsColumns(ftsPhrase(ownerPart), "lower_name"))
+					(SELECT rowid FROM users_trgm WHERE users_trgm MATCH `+c.rareMatch("users_trgm", ownerPart, "lower_name")+`)`)
 			}
 		default:
 			return "", nil, false
@@ -158,7 +224,7 @@ func (d *DB) userCandidates(keyword string, email bool) (string, []any, bool) {
 			c.like("users", "LOWER(email)", kw)
 		}
 	} else {
-		c.matches = append(c.matches, ftsColumns(ftsPhrase(kw), cols...))
+		c.match(kw, cols...)
 	}
 	s, args := c.sql()
 	return s, args, true

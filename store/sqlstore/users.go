@@ -117,14 +117,15 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 	}
 	if kw != "" {
 		pat := likePattern(kw)
+		like := ` LIKE ` + s.d.likeArg() + ` ESCAPE '\'`
 		switch {
 		case q.KeywordEmail && q.HideKeptEmails:
-			db = db.Where(`(lower_name LIKE ? ESCAPE '\' OR LOWER(full_name) LIKE ? ESCAPE '\'
-				OR (LOWER(email) LIKE ? ESCAPE '\' AND (keep_email_private = ? OR id = ?)))`, pat, pat, pat, false, q.Self)
+			db = db.Where(`(lower_name`+like+` OR LOWER(full_name)`+like+`
+				OR (LOWER(email)`+like+` AND (keep_email_private = ? OR id = ?)))`, pat, pat, pat, false, q.Self)
 		case q.KeywordEmail:
-			db = db.Where(`(lower_name LIKE ? ESCAPE '\' OR LOWER(full_name) LIKE ? ESCAPE '\' OR LOWER(email) LIKE ? ESCAPE '\')`, pat, pat, pat)
+			db = db.Where(`(lower_name`+like+` OR LOWER(full_name)`+like+` OR LOWER(email)`+like+`)`, pat, pat, pat)
 		default:
-			db = db.Where(`(lower_name LIKE ? ESCAPE '\' OR LOWER(full_name) LIKE ? ESCAPE '\')`, pat, pat)
+			db = db.Where(`(lower_name`+like+` OR LOWER(full_name)`+like+`)`, pat, pat)
 		}
 	}
 	if q.UID > 0 {
