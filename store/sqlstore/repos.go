@@ -444,7 +444,7 @@ func (d *DB) related(db *gorm.DB, q store.RepoSearch) *gorm.DB {
 // keywordCond builds the condition for q.Keyword: its comma-separated parts
 // are alternatives.
 func (d *DB) keywordCond(q store.RepoSearch) (string, []any) {
-	like := ` LIKE ` + d.likeArg() + ` ESCAPE '\'`
+	like := ` LIKE ? ESCAPE '\'` // stablePlans: the pattern bound does not recompile it
 	var conds []string
 	var args []any
 	for _, kw := range strings.Split(q.Keyword, ",") {

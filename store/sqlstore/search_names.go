@@ -31,20 +31,6 @@ func checkKeyword(kw string) error {
 	return nil
 }
 
-// likeArg is the placeholder of a LIKE pattern bound as an argument. On
-// SQLite, a bare parameter lets the planner look at the pattern bound
-// (for its LIKE optimisation), and a prepared statement whose parameter
-// the planner looked at is compiled again whenever another value is bound:
-// each search with a new keyword parsed and planned its statement twice.
-// The pattern joined to an empty string is an expression the planner
-// does not look into; LIKE compares the same text.
-func (d *DB) likeArg() string {
-	if d.usesPostgres() {
-		return "?"
-	}
-	return "(? || '')"
-}
-
 // trigramMin is the shortest keyword a trigram index can find.
 const trigramMin = 3
 

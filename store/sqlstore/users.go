@@ -117,7 +117,7 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 	}
 	if kw != "" {
 		pat := likePattern(kw)
-		like := ` LIKE ` + s.d.likeArg() + ` ESCAPE '\'`
+		like := ` LIKE ? ESCAPE '\'` // stablePlans: the pattern bound does not recompile it
 		switch {
 		case q.KeywordEmail && q.HideKeptEmails:
 			db = db.Where(`(lower_name`+like+` OR LOWER(full_name)`+like+`
