@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/ncruces/go-sqlite3"
@@ -10,18 +11,18 @@ import (
 	"repohost/store/sqlstore/sqltest"
 )
 
-// TestStatementsAreNotCompiledAgain: on the embedded database a prepared
-// statement whose plan could depend on a bound value (LIMIT ?, a column
-// LIKE ?) runs again as prepared, instead of being compiled anew on
-// each execution (stablePlans).
-func TestStatementsAreNotCompiledAgain(t *testing.T) {
+// embeddedConn is one connection of a migrated store on the embedded
+// database; the test is skipped on PostgreSQL, whose statements pgx keeps
+// and PostgreSQL plans once.
+func embeddedConn(t *testing.T) *sql.Conn {
+	t.Helper()
 	d, err := Open(sqltest.DSN(t, ""), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	t.Cleanup(func() { d.Close() })
 	if d.usesPostgres() {
-		t.Skip("PostgreSQL plans a prepared statement once by itself")
+		t.Skip("the embedded database's statements only")
 	}
 	ctx := context.Background()
 	if _, err := d.Migrate(ctx); err != nil {
@@ -35,7 +36,16 @@ func TestStatementsAreNotCompiledAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// TestStatementsAreNotCompiledAgain: on the embedded database a prepared
+// statement whose plan could depend on a bound value (LIMIT ?, a column
+// LIKE ?) runs again as prepared, instead of being compiled anew on
+// each execution (stablePlans).
+func TestStatementsAreNotCompiledAgain(t *testing.T) {
+	conn := embeddedConn(t)
 	for _, q := range []string{
 		`SELECT id FROM issues WHERE repo_id = ? ORDER BY id LIMIT ?`,
 		`SELECT id FROM users WHERE lower_name LIKE ? LIMIT ?`,
@@ -74,27 +84,8 @@ func TestStatementsAreNotCompiledAgain(t *testing.T) {
 // run in transaction after transaction is prepared once by its connection
 // (keptStatements).
 func TestTransactionsReuseStatements(t *testing.T) {
-	d, err := Open(sqltest.DSN(t, ""), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if d.usesPostgres() {
-		t.Skip("pgx keeps PostgreSQL's statements itself")
-	}
+	conn := embeddedConn(t)
 	ctx := context.Background()
-	if _, err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	sqlDB, err := d.gorm.DB()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := sqlDB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	const q = `UPDATE users SET num_followers = num_followers + ? WHERE id = ?`
 	for i := range 5 {
 		tx, err := conn.BeginTx(ctx, nil)
@@ -108,7 +99,7 @@ func TestTransactionsReuseStatements(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err = conn.Raw(func(dc any) error {
+	err := conn.Raw(func(dc any) error {
 		e, ok := dc.(*keepingConn).byText[q]
 		if !ok {
 			t.Fatal("the statement was not kept")
