@@ -367,6 +367,21 @@ func TestSHA256Workflow(t *testing.T) {
 		t.Fatal("the deleted note is back")
 	}
 	g.must(clone, "fsck", "--strict")
+
+	// The git client merges too: a branch of its own merged into main
+	// with a merge commit, pushed, is main on the server.
+	g.must(clone, "checkout", "-q", "-b", "local", "origin/main")
+	local := g.commitFile(clone, "l.txt", "local\n", "Add l")
+	g.must(clone, "checkout", "-q", "main")
+	g.commitFile(clone, "m.txt", "main\n", "Add m")
+	g.must(clone, "merge", "-q", "--no-ff", "-m", "Merge local", "local")
+	merged := strings.TrimSpace(g.must(clone, "rev-parse", "HEAD"))
+	g.must(clone, "push", "-q", "origin", "main")
+	var mergedCommit models.Commit
+	e.Do("GET", "repos/alice/w/git/commits/"+merged, nil, cred).Expect(t, http.StatusOK).JSON(t, &mergedCommit)
+	if len(mergedCommit.Parents) != 2 || mergedCommit.Parents[1].SHA != local || ghBranch(t, e, cred, "alice", "w", "main").Commit.ID != merged {
+		t.Fatalf("the client's merge %s on the server: %+v", merged, mergedCommit.Parents)
+	}
 	dir, err := e.Deps.Git.Path("alice", "w")
 	if err != nil {
 		t.Fatal(err)
@@ -380,8 +395,8 @@ func TestSHA256Workflow(t *testing.T) {
 	if fork.ObjectFormatName != "sha256" {
 		t.Fatalf("fork format %q", fork.ObjectFormatName)
 	}
-	if b := ghBranch(t, e, cred, "alice", "w-fork", "main"); b.Commit.ID != head.Commit.ID {
-		t.Fatalf("fork main at %s, want %s", b.Commit.ID, head.Commit.ID)
+	if b := ghBranch(t, e, cred, "alice", "w-fork", "main"); b.Commit.ID != merged {
+		t.Fatalf("fork main at %s, want %s", b.Commit.ID, merged)
 	}
 
 	// So is a repository generated from it as a template.
