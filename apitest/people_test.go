@@ -195,6 +195,49 @@ func TestFollowsConcurrent(t *testing.T) {
 	e.Do("PUT", "user/following/nobody", nil, ac).Expect(t, http.StatusNotFound)
 }
 
+// TestFollowOrganizations: an organization may be followed, as the
+// reference allows; whom a user follows lists it beside people, its
+// followers list the user, and a private organization stays unseen by
+// those outside it.
+func TestFollowOrganizations(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t)
+	alice := e.CreateUser("alice", false)
+	ac := apitest.Basic(alice)
+	bob := e.CreateUser("bob", false)
+	bc := apitest.Basic(bob)
+	e.Do("POST", "orgs", map[string]any{"username": "acme"}, ac).Expect(t, http.StatusCreated)
+	e.Do("POST", "orgs", map[string]any{"username": "hidden", "visibility": "private"}, ac).Expect(t, http.StatusCreated)
+
+	e.Do("PUT", "user/following/acme", nil, bc).Expect(t, http.StatusNoContent)
+	e.Do("PUT", "user/following/alice", nil, bc).Expect(t, http.StatusNoContent)
+	e.Do("GET", "user/following/acme", nil, bc).Expect(t, http.StatusNoContent)
+	e.Do("GET", "users/bob/following/acme", nil, nil).Expect(t, http.StatusNoContent)
+	var following []*models.User
+	r := e.Do("GET", "users/bob/following", nil, nil).Expect(t, http.StatusOK)
+	r.JSON(t, &following)
+	if len(following) != 2 || r.Header.Get("X-Total-Count") != "2" || following[0].UserName != "alice" || following[1].UserName != "acme" {
+		t.Fatalf("bob follows %d (total %q): %+v", len(following), r.Header.Get("X-Total-Count"), following)
+	}
+	var followers []*models.User
+	e.Do("GET", "users/acme/followers", nil, nil).Expect(t, http.StatusOK).JSON(t, &followers)
+	if len(followers) != 1 || followers[0].UserName != "bob" {
+		t.Fatalf("acme's followers: %+v", followers)
+	}
+	if u := getUser(t, e, "bob", bc); u.Following != 2 {
+		t.Fatalf("bob follows %d", u.Following)
+	}
+
+	// A private organization answers as a missing one to an outsider.
+	e.Do("PUT", "user/following/hidden", nil, bc).Expect(t, http.StatusNotFound)
+	e.Do("DELETE", "user/following/acme", nil, bc).Expect(t, http.StatusNoContent)
+	e.Do("GET", "user/following/acme", nil, bc).Expect(t, http.StatusNotFound)
+	e.Do("GET", "users/bob/following", nil, nil).Expect(t, http.StatusOK).JSON(t, &following)
+	if len(following) != 1 || following[0].UserName != "alice" {
+		t.Fatalf("bob follows after unfollowing acme: %+v", following)
+	}
+}
+
 func TestUserBlocks(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t)

@@ -4,7 +4,10 @@ import "context"
 
 // UserSearch filters users and organizations. Nil pointers mean "any".
 type UserSearch struct {
-	Type          UserType
+	Type UserType
+	// AnyType keeps individuals and organizations alike, whatever Type
+	// says: whom a user follows may be either.
+	AnyType       bool
 	Keyword       string // matches name, full name and (if KeywordInEmail) email
 	KeywordEmail  bool
 	UID           int64

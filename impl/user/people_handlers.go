@@ -120,7 +120,7 @@ func (h Handlers) UserCurrentListFollowing(ctx context.Context, params user.User
 	if err != nil {
 		return h.Fail(err)
 	}
-	return h.followList(ctx, p, params.HTTPRequest, store.UserSearch{FollowedBy: p.UserID()}, params.Page, params.Limit,
+	return h.followList(ctx, p, params.HTTPRequest, store.UserSearch{FollowedBy: p.UserID(), AnyType: true}, params.Page, params.Limit,
 		func(out []*models.User, total int64, link string) middleware.Responder {
 			return user.NewUserCurrentListFollowingOK().WithXTotalCount(total).WithLink(link).WithPayload(out)
 		})
@@ -144,7 +144,7 @@ func (h Handlers) UserListFollowing(ctx context.Context, params user.UserListFol
 	if err != nil {
 		return h.Fail(err)
 	}
-	return h.followList(ctx, p, params.HTTPRequest, store.UserSearch{FollowedBy: u.ID}, params.Page, params.Limit,
+	return h.followList(ctx, p, params.HTTPRequest, store.UserSearch{FollowedBy: u.ID, AnyType: true}, params.Page, params.Limit,
 		func(out []*models.User, total int64, link string) middleware.Responder {
 			return user.NewUserListFollowingOK().WithXTotalCount(total).WithLink(link).WithPayload(out)
 		})
@@ -194,8 +194,8 @@ func (h Handlers) UserCurrentPutFollow(ctx context.Context, params user.UserCurr
 	if err != nil {
 		return h.Fail(err)
 	}
-	// Individual accounts only: followers and following list those.
-	target, err := h.VisibleIndividual(ctx, p, params.Username)
+	// An organization may be followed too, as the reference allows.
+	target, err := h.VisibleUser(ctx, p, params.Username)
 	if err != nil {
 		return h.Fail(err)
 	}

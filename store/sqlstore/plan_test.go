@@ -396,6 +396,7 @@ func TestListQueryPlans(t *testing.T) {
 		people("stargazers of a repository", "stars", store.UserSearch{StargazersOf: f.repo.ID}),
 		people("followers of a user", "follows", store.UserSearch{FollowersOf: f.alice.ID}),
 		people("users a user follows", "follows", store.UserSearch{FollowedBy: f.bob.ID}),
+		people("users and organizations a user follows", "follows", store.UserSearch{FollowedBy: f.bob.ID, AnyType: true}),
 		people("users a user blocks", "user_blocks", store.UserSearch{BlockedBy: f.alice.ID}),
 		{name: "push mirrors of a repository", searched: []string{"push_mirrors"}, list: func(ctx context.Context) error {
 			_, _, err := db.Mirrors().ListPush(ctx, f.repo.ID, pg)

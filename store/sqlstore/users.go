@@ -107,12 +107,12 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 	candidates = candidates && kw != ""
 	if candidates {
 		db = db.Where(s.d.columnIn("id", ids), idArgs...)
-		if !s.d.usesPostgres() {
-			db = db.Where("+type = ?", q.Type)
-		} else {
-			db = db.Where("type = ?", q.Type)
-		}
-	} else {
+	}
+	switch {
+	case q.AnyType:
+	case candidates && !s.d.usesPostgres():
+		db = db.Where("+type = ?", q.Type)
+	default:
 		db = db.Where("type = ?", q.Type)
 	}
 	if kw != "" {
