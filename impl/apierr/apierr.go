@@ -157,8 +157,6 @@ func (t Translator) classify(err error) *Error {
 		return NotFound("%s", err.Error())
 	case errors.Is(err, gitstore.ErrBadName):
 		return NotFound("not found")
-	case errors.Is(err, gitstore.ErrUnsupported):
-		return Validation("%s", err.Error())
 	case errors.Is(err, gitstore.ErrProtocol):
 		return BadRequest("%s", err.Error())
 	default:

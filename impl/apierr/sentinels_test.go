@@ -24,7 +24,7 @@ var sentinels = map[string]error{
 	"gitstore.ErrPathConflict": gitstore.ErrPathConflict, "gitstore.ErrSHAMismatch": gitstore.ErrSHAMismatch,
 	"gitstore.ErrBranchExists": gitstore.ErrBranchExists, "gitstore.ErrTagExists": gitstore.ErrTagExists,
 	"gitstore.ErrNotACommit": gitstore.ErrNotACommit, "gitstore.ErrBadName": gitstore.ErrBadName,
-	"gitstore.ErrUnsupported": gitstore.ErrUnsupported, "gitstore.ErrRefused": gitstore.ErrRefused,
+	"gitstore.ErrRefused":    gitstore.ErrRefused,
 	"gitstore.ErrBadRefName": gitstore.ErrBadRefName, "gitstore.ErrProtocol": gitstore.ErrProtocol,
 	"gitstore.ErrTooMuchHistory": gitstore.ErrTooMuchHistory, "gitstore.ErrMergeConflict": gitstore.ErrMergeConflict,
 }

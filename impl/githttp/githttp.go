@@ -227,11 +227,6 @@ func (h *Handler) fail(w http.ResponseWriter, what string, err error) {
 		refuse(w, http.StatusNotFound, "repository not found")
 		return
 	}
-	if errors.Is(err, gitstore.ErrUnsupported) {
-		// A git feature this server lacks.
-		refuse(w, http.StatusForbidden, err.Error())
-		return
-	}
 	h.d.Log.Error("git http: "+what, "err", err, "request_id", requestid.FromWriter(w))
 	refuse(w, http.StatusInternalServerError, "internal server error")
 }

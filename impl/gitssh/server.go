@@ -482,10 +482,6 @@ func (s *Server) uploadPack(ctx context.Context, repo *store.Repository, protoco
 // the shared Transport, then git's report.
 func (s *Server) receivePack(ctx context.Context, c githttp.Caller, repo *store.Repository, ch ssh.Channel, fail func(string) uint32) uint32 {
 	g, err := s.d.OpenGit(repo)
-	if errors.Is(err, gitstore.ErrUnsupported) {
-		// A git feature this server lacks.
-		return fail(err.Error())
-	}
 	if err != nil {
 		s.d.Log.Error("git ssh: open repository", "err", err)
 		return fail("internal server error")

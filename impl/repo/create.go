@@ -252,8 +252,6 @@ func (s Service) createError(ctx context.Context, owner *store.User, name string
 			return ErrExists
 		}
 		return apierr.Conflict("The repository files already exist on disk; a site admin must adopt or delete them first.")
-	case errors.Is(err, gitstore.ErrUnsupported):
-		return apierr.Validation("%s", err.Error())
 	case errors.Is(err, gitstore.ErrBadName):
 		return apierr.Validation("[Name]: invalid repository name")
 	}

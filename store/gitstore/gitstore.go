@@ -5,7 +5,6 @@ package gitstore
 import (
 	"errors"
 	"fmt"
-	"github.com/go-git/go-git/v6/x/fdpool"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v6/plumbing/filemode"
 	"github.com/go-git/go-git/v6/plumbing/object"
 	"github.com/go-git/go-git/v6/plumbing/storer"
+	"github.com/go-git/go-git/v6/x/fdpool"
 
 	"repohost/store"
 )
@@ -91,9 +91,6 @@ func (s *Store) Path(owner, name string) (string, error) {
 	}
 	return p, nil
 }
-
-// ErrUnsupported means the request needs a git feature this build lacks.
-var ErrUnsupported = errors.New("not supported by this server")
 
 // InitOptions shape a new repository.
 type InitOptions struct {
@@ -263,12 +260,12 @@ func (s *Store) Reinit(owner, name string, opts InitOptions) error {
 		return err
 	}
 	hasRef := false
-	_ = refs.ForEach(func(r *plumbing.Reference) error {
-		if r.Type() == plumbing.HashReference {
-			hasRef = true
-		}
+	if err := refs.ForEach(func(r *plumbing.Reference) error {
+		hasRef = hasRef || r.Type() == plumbing.HashReference
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
 	if hasRef {
 		return fmt.Errorf("reinit %s/%s: the repository has refs: %w", owner, name, store.ErrConflict)
 	}
