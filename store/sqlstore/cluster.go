@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +95,15 @@ type cluster struct {
 	rounds map[*clockRound]bool
 	latest *clockRound
 	doneAt time.Time
+	// next is the round that requests waiting for a read join while
+	// another read is under way; reading tells whether one is.
+	next    *clockRound
+	reading bool
+	// pending gathers the changes committed while a publication is
+	// under way, to go out together in the next; publishing tells
+	// whether one is.
+	pending    *publication
+	publishing bool
 	// dropListener ends the listening connection (a number it never
 	// hears suggests it is dead without knowing: a peer gone silent).
 	dropListener context.CancelFunc
@@ -108,9 +118,12 @@ type cluster struct {
 
 // clockRound is one read of the clock, and the wait until it was heard.
 type clockRound struct {
+	// at is when the read was sent (zero while it waits its turn).
 	at time.Time
 	// n is the number read (0: not yet).
-	n        uint64
+	n uint64
+	// waiters counts the fresh calls waiting for it (tests).
+	waiters  int
 	done     chan struct{}
 	ok       bool
 	finished bool
@@ -304,10 +317,20 @@ func (cl *cluster) fresh(ctx context.Context) bool {
 	}
 	r := cl.latest
 	if r == nil || r.at.Before(since) {
-		r = &clockRound{at: time.Now(), done: make(chan struct{})}
-		cl.rounds[r] = true
-		cl.latest = r
-		go cl.read(r)
+		// One read is under way at a time: a request that cannot use the
+		// one under way (sent before it began) joins the next, sent as
+		// that one returns, so a busy process reads about once per round
+		// trip, not once per request.
+		if cl.next == nil {
+			cl.next = &clockRound{done: make(chan struct{})}
+			cl.rounds[cl.next] = true
+		}
+		r = cl.next
+		r.waiters++
+		if !cl.reading {
+			cl.reading = true
+			go cl.readLoop()
+		}
 	}
 	cl.mu.Unlock()
 	t := time.NewTimer(syncTimeout)
@@ -333,6 +356,31 @@ func (cl *cluster) fresh(ctx context.Context) bool {
 	return r.ok
 }
 
+// readLoop sends the waiting round's read, one at a time, until none
+// waits.
+func (cl *cluster) readLoop() {
+	for {
+		cl.mu.Lock()
+		r := cl.next
+		cl.next = nil
+		if r == nil {
+			cl.reading = false
+			cl.mu.Unlock()
+			return
+		}
+		// Every request that joined r began before now.
+		r.at = time.Now()
+		live := !r.finished // (it fails when the listener is set down)
+		if live {
+			cl.latest = r
+		}
+		cl.mu.Unlock()
+		if live {
+			cl.read(r)
+		}
+	}
+}
+
 // read reads the clock for r, which ends once the listener has heard it.
 func (cl *cluster) read(r *clockRound) {
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
@@ -352,13 +400,61 @@ func (cl *cluster) read(r *clockRound) {
 	}
 }
 
+// publication is the changes sent in one notification, and the wait of
+// the writes they come from.
+type publication struct {
+	ch   change
+	done chan struct{}
+	// writes counts the writes it tells of (tests).
+	writes int
+}
+
 // publish tells the others of ch, a write that has committed (and that
 // was not acknowledged yet: its request answers once this returns).
+// Publications go out one at a time; the changes committed while one is
+// under way go out together in the next (one clock move and notification
+// for them all), as a database groups commits.
 func (cl *cluster) publish(ctx context.Context, ch change) {
 	if cl == nil || ch.empty() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	cl.mu.Lock()
+	p := cl.pending
+	if p == nil {
+		p = &publication{done: make(chan struct{})}
+		cl.pending = p
+	}
+	p.ch = p.ch.merge(ch)
+	p.writes++
+	if !cl.publishing {
+		cl.publishing = true
+		go cl.publishLoop()
+	}
+	cl.mu.Unlock()
+	<-p.done
+}
+
+// publishLoop sends the pending publication, one at a time, until none is
+// left.
+func (cl *cluster) publishLoop() {
+	for {
+		cl.mu.Lock()
+		p := cl.pending
+		cl.pending = nil
+		if p == nil {
+			cl.publishing = false
+			cl.mu.Unlock()
+			return
+		}
+		cl.mu.Unlock()
+		cl.send(p.ch)
+		close(p.done)
+	}
+}
+
+// send moves the clock and notifies the others of ch.
+func (cl *cluster) send(ch change) {
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
 	_, err := cl.pool.ExecContext(ctx, `WITH c AS (UPDATE cluster_clock SET n = n + 1 WHERE id = 1 RETURNING n)
 SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, 'c ' || $2::text || ' ' || c.n || ' ' || $3::text) FROM c`,
@@ -377,6 +473,27 @@ type change struct {
 	tables   int
 	counters []int64
 	scoped   []scopedWrite
+}
+
+// merge is what ch and o changed together.
+func (ch change) merge(o change) change {
+	if ch.all || o.all {
+		return change{all: true}
+	}
+	out := change{tables: ch.tables | o.tables, counters: ch.counters, scoped: ch.scoped}
+	for _, id := range o.counters {
+		if !slices.Contains(out.counters, id) {
+			out.counters = append(out.counters, id)
+		}
+	}
+	for _, w := range o.scoped {
+		if i := slices.IndexFunc(out.scoped, func(x scopedWrite) bool { return x.repo == w.repo }); i >= 0 {
+			out.scoped[i].tables |= w.tables
+		} else {
+			out.scoped = append(out.scoped, w)
+		}
+	}
+	return out
 }
 
 func (ch change) empty() bool {

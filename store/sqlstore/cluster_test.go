@@ -40,6 +40,22 @@ func TestChangeEncoding(t *testing.T) {
 	}
 }
 
+func TestChangeMerge(t *testing.T) {
+	a := change{tables: tUsers, counters: []int64{1}, scoped: []scopedWrite{{repo: 9, tables: tIssues}}}
+	b := change{tables: tTokens, counters: []int64{1, 2}, scoped: []scopedWrite{{repo: 9, tables: tComments}, {repo: 3, tables: tLabels}}}
+	want := change{tables: tUsers | tTokens, counters: []int64{1, 2},
+		scoped: []scopedWrite{{repo: 9, tables: tIssues | tComments}, {repo: 3, tables: tLabels}}}
+	if got := (change{}).merge(a).merge(b); !reflect.DeepEqual(got, want) {
+		t.Errorf("merged: %+v, want %+v", got, want)
+	}
+	if !reflect.DeepEqual(a, change{tables: tUsers, counters: []int64{1}, scoped: []scopedWrite{{repo: 9, tables: tIssues}}}) {
+		t.Errorf("merging changed its operand: %+v", a)
+	}
+	if got := a.merge(change{all: true}); !got.all {
+		t.Errorf("with everything: %+v", got)
+	}
+}
+
 // openClusterPair opens two stores in cluster mode on one PostgreSQL
 // schema, as two processes would, keeping cached rows for an hour: what
 // one sees of the other's writes is not the TTL's doing.
@@ -170,6 +186,120 @@ func TestClusterSyncsOncePerRequest(t *testing.T) {
 	}
 	if after := b.cluster.reads.Load(); after != before || before > 1 {
 		t.Errorf("one request read the clock %d times", after)
+	}
+}
+
+// holdClock takes the change clock's table until release, so that the
+// clock reads and moves of every store wait.
+func holdClock(t *testing.T, dsn string) (release func()) {
+	t.Helper()
+	raw, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := raw.Begin()
+	if err == nil {
+		_, err = tx.Exec("LOCK TABLE cluster_clock IN ACCESS EXCLUSIVE MODE")
+	}
+	if err != nil {
+		raw.Close()
+		t.Fatal(err)
+	}
+	return func() {
+		_ = tx.Rollback()
+		raw.Close()
+	}
+}
+
+// waitFor polls cond, under the cluster's lock, for up to ten seconds.
+func waitFor(t *testing.T, cl *cluster, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		cl.mu.Lock()
+		ok := cond()
+		cl.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited in vain for %s", what)
+		}
+	}
+}
+
+// TestClusterGroupsClockWork: requests that begin while a clock read is
+// under way share the next one, and writes committed while a publication
+// is under way go out together in the next, which the other store hears
+// whole.
+func TestClusterGroupsClockWork(t *testing.T) {
+	a, b, dsn := openClusterPair(t)
+	ctx := context.Background()
+	const n = 12
+	users := make([]*store.User, n)
+	for i := range users {
+		users[i] = &store.User{Name: fmt.Sprint("u", i), Email: fmt.Sprint("u", i, "@example.com"), IsActive: true, MaxRepoCreation: -1}
+		if err := a.Users().Create(ctx, users[i]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Users().FindByName(request(), users[i].Name); err != nil { // kept by b
+			t.Fatal(err)
+		}
+	}
+
+	// Reads: one under way, held; n requests begun after it join the next.
+	release := holdClock(t, dsn)
+	before := b.cluster.reads.Load()
+	results := make(chan bool, n+1)
+	go func() { results <- b.cluster.fresh(request()) }()
+	waitFor(t, b.cluster, "the first read", func() bool { return b.cluster.reading && b.cluster.latest != nil })
+	for range n {
+		go func() { results <- b.cluster.fresh(request()) }()
+	}
+	waitFor(t, b.cluster, "the requests to join", func() bool { return b.cluster.next != nil && b.cluster.next.waiters == n })
+	release()
+	for range n + 1 {
+		if !<-results {
+			t.Fatal("a request was not served fresh")
+		}
+	}
+	if got := b.cluster.reads.Load() - before; got != 2 {
+		t.Errorf("%d requests read the clock %d times, want 2", n+1, got)
+	}
+
+	// Writes: the first publication held; the n writes after it go out
+	// in one.
+	clock := func() (c int64) {
+		if err := a.conn(ctx).Raw("SELECT n FROM cluster_clock WHERE id = 1").Scan(&c).Error; err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	start := clock()
+	release = holdClock(t, dsn)
+	errs := make(chan error, n)
+	for i, u := range users {
+		if i == 1 {
+			waitFor(t, a.cluster, "the first publication", func() bool { return a.cluster.publishing && a.cluster.pending == nil })
+		}
+		go func() {
+			u.FullName = "renamed"
+			errs <- a.Users().Update(ctx, u)
+		}()
+	}
+	waitFor(t, a.cluster, "the writes to gather", func() bool { return a.cluster.pending != nil && a.cluster.pending.writes == n-1 })
+	release()
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := clock() - start; got != 2 {
+		t.Errorf("%d writes moved the clock %d times, want 2", n, got)
+	}
+	for _, u := range users {
+		if got, err := b.Users().FindByName(request(), u.Name); err != nil || got.FullName != "renamed" {
+			t.Errorf("the other store serves %s as %q (%v)", u.Name, got.FullName, err)
+		}
 	}
 }
 
