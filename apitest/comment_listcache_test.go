@@ -16,7 +16,8 @@ import (
 // lists (an issue's and a repository's, impl/listcache) answers a repeated
 // list from memory, yet after any change the list shows (a comment
 // created, edited or deleted, its poster renamed or given another full
-// name) or a repository made private, the next list of the server that made
+// name), its issue deleted, the issue unit turned off or a repository made
+// private, the next list of the server that made
 // the change, and within a second that of any other server on the same
 // database, answers as the change says. (A comment shows neither its
 // reactions nor its attachments.)
@@ -130,6 +131,29 @@ func TestCommentListCacheFollowsChanges(t *testing.T) {
 				t.Fatalf("an admin's list is a plain user's:\n%s", adm.Body)
 			}
 		}
+
+		// An issue deleted, or the issue unit turned off, answers 404.
+		isCreate(t, a, "alice/pub", al, map[string]any{"title": "doomed"})
+		isComment(t, a, "alice/pub", 2, al, "doomed")
+		const doomed = "repos/alice/pub/issues/2/comments"
+		a.Do(http.MethodGet, doomed, nil, al).Expect(t, http.StatusOK)
+		a.Do(http.MethodGet, doomed, nil, al).Expect(t, http.StatusOK)
+		b.Do(http.MethodDelete, "repos/alice/pub/issues/2", nil, al).Expect(t, http.StatusNoContent)
+		apitest.Eventually(t, within, "a deleted issue", func() (bool, string) {
+			got := a.Do(http.MethodGet, doomed, nil, al).Status
+			return got == http.StatusNotFound, fmt.Sprintf("GET %s answered %d", doomed, got)
+		})
+		a.Do(http.MethodGet, path, nil, al).Expect(t, http.StatusOK)
+		b.Do(http.MethodPatch, "repos/alice/pub", map[string]any{"has_issues": false}, al).Expect(t, http.StatusOK)
+		apitest.Eventually(t, within, "the issue unit turned off", func() (bool, string) {
+			got := a.Do(http.MethodGet, path, nil, al).Status
+			return got == http.StatusNotFound, fmt.Sprintf("GET %s answered %d", path, got)
+		})
+		b.Do(http.MethodPatch, "repos/alice/pub", map[string]any{"has_issues": true}, al).Expect(t, http.StatusOK)
+		apitest.Eventually(t, within, "the issue unit turned on", func() (bool, string) {
+			got := a.Do(http.MethodGet, path, nil, al).Status
+			return got == http.StatusOK, fmt.Sprintf("GET %s answered %d", path, got)
+		})
 
 		// A repository made private is refused to outsiders.
 		for _, p := range []string{path, repoPath} {

@@ -16,8 +16,8 @@ import (
 )
 
 // IssueGetComments lists an issue's comments, from the rendered lists kept
-// in Deps.CommentLists when it holds the answer; access and the issue are
-// looked up on every request.
+// in Deps.CommentLists when it holds the answer; access is checked on every
+// request.
 func (h Handlers) IssueGetComments(ctx context.Context, params issue.IssueGetCommentsParams) middleware.Responder {
 	p := auth.FromContext(ctx)
 	s := h.svc()
@@ -28,20 +28,23 @@ func (h Handlers) IssueGetComments(ctx context.Context, params issue.IssueGetCom
 	if err != nil {
 		return h.Fail(err)
 	}
-	// Read before the repository's part of the generation: of the issue,
-	// the answer shows only its index and kind, which never change.
-	is, err := s.issue(ctx, r, params.Index)
-	if err != nil {
-		return h.Fail(err)
-	}
 	pg := h.Page(params.Page, params.Limit)
 	base, viewer := app.BaseURL(params.HTTPRequest), app.Viewer(p)
+	// The issue is looked up with the list, as it is one of the
+	// repository's rows: a kept answer is one of an issue that existed
+	// and is retired with it. Whether an issue (not a pull request) may be
+	// listed depends on the repository's issue unit, hence in the key.
 	query := struct {
-		Issue         int64
+		Repo, Index   int64
+		IssuesOn      bool
 		Since, Before *time.Time
-	}{is.ID, QueryTime(params.Since), QueryTime(params.Before)}
+	}{r.ID, params.Index, IssuesEnabled(r), QueryTime(params.Since), QueryTime(params.Before)}
 	return s.keptList(h.CommentLists, params.HTTPRequest, shared, r.ID, listKey(base, viewer, query, pg), pg,
 		func(link func(int64) string) (middleware.Responder, int64, error) {
+			is, err := s.issue(ctx, r, params.Index)
+			if err != nil {
+				return nil, 0, err
+			}
 			list, total, err := h.Store.Comments().List(ctx, is.ID, query.Since, query.Before, pg.Store())
 			if err != nil {
 				return nil, 0, err
