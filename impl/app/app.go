@@ -75,6 +75,9 @@ type Deps struct {
 	// UserSearches keeps rendered searches of users (UserSearchTables)
 	// the same way.
 	UserSearches *listcache.Cache
+	// CommentLists keeps rendered comment lists (an issue's, a
+	// repository's: CommentListTables) the same way.
+	CommentLists *listcache.Cache
 	// OAuth2KeyFile is the OAuth2 provider's signing key (see
 	// impl/oauth2.LoadKeys), made on first start.
 	OAuth2KeyFile string
@@ -253,6 +256,14 @@ var RepoListTables = []string{"repositories", "users", "collaborations", "org_me
 // users, whose columns hold all it shows and filters on.
 var UserSearchTables = []string{"users"}
 
+// CommentListTables are the tables a rendered comment list is read from
+// (the store's Comments().List and ListByRepo, convert.Comment): the
+// comments, their issues (the index and kind in each link), their posters,
+// and the repository (its full name in each link). A comment shows neither
+// its reactions nor its attachments (an empty list): should it ever, their
+// tables belong here.
+var CommentListTables = []string{"comments", "issues", "users", "repositories"}
+
 // New builds the dependencies of a server over db whose files live under
 // dataDir (repositories/, attachments/ and packages/), with the default configuration;
 // main and the API tests share it so they cannot drift apart.
@@ -280,6 +291,10 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	commentLists, err := listcache.New(db, CommentListTables...)
+	if err != nil {
+		return nil, err
+	}
 	if l, ok := db.Locks().(interface{ AcrossHosts() bool }); ok && l.AcrossHosts() {
 		// Processes on several hosts may share the repository directory,
 		// where a file lock may not hold.
@@ -292,6 +307,7 @@ func New(db store.Store, dataDir string, hasher auth.Hasher, log *slog.Logger) (
 		RepoLists:     repoLists,
 		IssueSearches: issueSearches,
 		UserSearches:  userSearches,
+		CommentLists:  commentLists,
 		Store:         db,
 		Git:           git,
 		Access:        access.Checker{Store: db},

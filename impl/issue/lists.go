@@ -22,14 +22,25 @@ import (
 // another repository does not retire it.
 func (s Service) repoList(req *http.Request, shared uint64, repoID int64, base string, viewer *store.User, query any, pg paging.Params,
 	render func() ([]*models.Issue, int64, error)) middleware.Responder {
+	return s.keptList(s.IssueLists, req, shared, repoID, listKey(base, viewer, query, pg), pg,
+		func(link func(int64) string) (middleware.Responder, int64, error) {
+			out, total, err := render()
+			if err != nil {
+				return nil, 0, err
+			}
+			return issue.NewIssueListIssuesOK().WithPayload(out).WithXTotalCount(total).WithLink(link(total)), total, nil
+		})
+}
+
+// keptList answers a page of a list read from repository repoID's rows
+// and shared ones through c (listcache.Cache.ServeRepo): render returns the
+// route's OK answer, its Link set to link(total), with the total. shared
+// was taken before anything the answer is read from, access included, and
+// key holds everything besides the rows that changes the bytes (listKey).
+func (s Service) keptList(c *listcache.Cache, req *http.Request, shared uint64, repoID int64, key string, pg paging.Params,
+	render func(link func(total int64) string) (middleware.Responder, int64, error)) middleware.Responder {
 	link := func(total int64) string { return paging.Link(req, pg, total) }
-	r, err := s.IssueLists.ServeRepo(repoID, shared, listKey(base, viewer, query, pg), link, func() (middleware.Responder, int64, error) {
-		out, total, err := render()
-		if err != nil {
-			return nil, 0, err
-		}
-		return issue.NewIssueListIssuesOK().WithPayload(out).WithXTotalCount(total).WithLink(link(total)), total, nil
-	})
+	r, err := c.ServeRepo(repoID, shared, key, link, func() (middleware.Responder, int64, error) { return render(link) })
 	if err != nil {
 		return s.Fail(err)
 	}

@@ -8,7 +8,7 @@
 // checks access on every request before asking it, and puts in the key
 // everything about the request and the caller that changes the bytes.
 // Each kind of list has its own Cache, over the tables it is read from
-// (see impl/app: issue lists, repository lists).
+// (see impl/app: issue lists, repository lists, comment lists).
 package listcache
 
 import (
