@@ -124,6 +124,19 @@ func TestNotifications(t *testing.T) {
 	if got := ntList(t, e, "notifications?all=true", cc); len(got) != 1 {
 		t.Fatalf("carol, the commenter: %s", ntSubjects(got))
 	}
+	// alice, who watches the repository, unsubscribes from the issue and
+	// reads her threads: the next comment tells her nothing, and still
+	// tells dave.
+	e.Do("DELETE", "repos/alice/proj/issues/1/subscriptions/alice", nil, ac).Expect(t, http.StatusCreated)
+	e.Do("PUT", "notifications", nil, ac).Expect(t, http.StatusResetContent)
+	e.Do("POST", "repos/alice/proj/issues/1/comments", map[string]any{"body": "still on it"}, cc).Expect(t, http.StatusCreated)
+	ntDrained(t, e, rc)
+	if got := ntList(t, e, "notifications", ac); len(got) != 0 {
+		t.Fatalf("alice, unsubscribed: %s", ntSubjects(got))
+	}
+	if got := ntSubjects(ntList(t, e, "notifications", dc)); got != "Issue:bug:unread" {
+		t.Fatalf("dave after the second comment: %s", got)
+	}
 
 	// A review request: the reviewer alone (alice opens and asks).
 	e.Do("POST", "repos/alice/proj/contents/f.txt", map[string]any{"content": "aGk=", "branch": "main", "new_branch": "feature"}, ac).

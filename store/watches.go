@@ -67,10 +67,9 @@ type WatchStore interface {
 	// (those who chose to, and the participants who did not choose
 	// otherwise), by id, with their total.
 	ListIssueSubscribers(ctx context.Context, issue *Issue, p Page) ([]*User, int64, error)
-	// IssueSubscriberIDs are the ids of every user subscribed to issue,
-	// as ListIssueSubscribers counts them.
-	IssueSubscriberIDs(ctx context.Context, issue *Issue) ([]int64, error)
-	// IssueUnsubscribedIDs are the ids of the users who unsubscribed
-	// from issueID.
-	IssueUnsubscribedIDs(ctx context.Context, issueID int64) ([]int64, error)
+	// IssueAudienceIDs are the ids, ascending, of everyone told of
+	// activity on issue: the users subscribed to it (as
+	// ListIssueSubscribers counts them) and those watching its repository
+	// who did not unsubscribe from it.
+	IssueAudienceIDs(ctx context.Context, issue *Issue) ([]int64, error)
 }

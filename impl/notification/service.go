@@ -80,25 +80,9 @@ func (s Service) issueActivity(ctx context.Context, e events.Event, issueID, com
 	}
 	users := only
 	if len(users) == 0 {
-		w := s.Store.Watches()
-		subscribed, err := w.IssueSubscriberIDs(ctx, is)
-		if err != nil {
+		if users, err = s.Store.Watches().IssueAudienceIDs(ctx, is); err != nil {
 			return err
 		}
-		watchers, err := w.WatcherIDs(ctx, is.RepoID)
-		if err != nil {
-			return err
-		}
-		out, err := w.IssueUnsubscribedIDs(ctx, is.ID)
-		if err != nil {
-			return err
-		}
-		for _, id := range watchers {
-			if !slices.Contains(out, id) {
-				subscribed = append(subscribed, id)
-			}
-		}
-		users = subscribed
 	}
 	source := store.NotificationSourceIssue
 	if is.IsPull {

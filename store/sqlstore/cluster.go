@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"repohost/store"
 )
@@ -75,9 +76,12 @@ type cluster struct {
 	// channel is this schema's notification channel.
 	channel string
 	proc    string
-	cache   *readCache
-	pool    *sql.DB
-	log     *slog.Logger
+	// app is the application_name of this process's connections, prefix
+	// that of its namespace's processes (see cluster_alone.go).
+	app, prefix string
+	cache       *readCache
+	pool        *sql.DB
+	log         *slog.Logger
 
 	// listenerPID is the backend of the listening connection (tests end
 	// it to see the caches turn off).
@@ -87,6 +91,10 @@ type cluster struct {
 
 	mu sync.Mutex
 	up bool
+	// alone: the process is alone on the database (cluster_alone.go),
+	// trusted until aloneUntil.
+	alone      bool
+	aloneUntil time.Time
 	// heard is the highest clock number the listener has heard (or
 	// covered by retiring everything when it came back).
 	heard uint64
@@ -129,14 +137,22 @@ type clockRound struct {
 	finished bool
 }
 
-func newCluster(dsn, namespace string, cache *readCache, pool *sql.DB, log *slog.Logger) *cluster {
+// newProc names a process of a cluster.
+func newProc() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// newCluster is the cluster of process proc of namespace, whose
+// connections (dsn and pool's) are named appPrefix(namespace) + proc.
+func newCluster(dsn, namespace, proc string, cache *readCache, pool *sql.DB, log *slog.Logger) *cluster {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &cluster{dsn: dsn, channel: changesChannel(namespace), proc: hex.EncodeToString(b[:]), cache: cache, pool: pool, log: log,
-		rounds: map[*clockRound]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
+	prefix := appPrefix(namespace)
+	return &cluster{dsn: dsn, channel: changesChannel(namespace), proc: proc, app: prefix + proc, prefix: prefix,
+		cache: cache, pool: pool, log: log, rounds: map[*clockRound]bool{}, done: make(chan struct{}), ready: make(chan struct{})}
 }
 
 // start runs the listener until close, and waits (up to a few seconds) for
@@ -200,6 +216,15 @@ func (cl *cluster) listenOnce(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+cl.channel); err != nil {
 		return err
 	}
+	// Nobody may be alone once this process serves from its caches (or
+	// writes: see cluster_alone.go). A claim of its own is from before
+	// its listener was lost.
+	if err := cl.free(ctx, conn); err != nil {
+		return err
+	}
+	if err := cl.awaitNobodyAlone(ctx); err != nil {
+		return err
+	}
 	// What changed while nobody listened is unknown: everything kept is
 	// retired, which covers every change up to the clock read now (read
 	// after LISTEN: later ones are heard); then the caches may serve.
@@ -213,13 +238,55 @@ func (cl *cluster) listenOnce(ctx context.Context) error {
 	cl.mu.Unlock()
 	cl.heardUpTo(uint64(now))
 	cl.readyOnce.Do(func() { close(cl.ready) })
+	// Every aloneRenew, the process tries to be alone or renews its lease.
+	tick := time.Now()
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		if !time.Now().Before(tick) {
+			cl.mu.Lock()
+			alone := cl.alone
+			cl.mu.Unlock()
+			var err error
+			if alone {
+				err = cl.renewAlone(ctx, conn)
+			} else {
+				err = cl.tryAlone(ctx, conn)
+			}
+			if err != nil {
+				return err
+			}
+			tick = time.Now().Add(aloneRenew)
+		}
+		wctx, cancel := context.WithDeadline(ctx, tick)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
 		if err != nil {
+			if ctx.Err() == nil && pgconn.Timeout(err) {
+				continue
+			}
 			return err
 		}
-		cl.heardOne(n.Payload)
+		if err := cl.hear(ctx, conn, n.Payload); err != nil {
+			return err
+		}
 	}
+}
+
+// hear applies a notification: a change, or a process joining. Either
+// from another process ends this one's being alone.
+func (cl *cluster) hear(ctx context.Context, conn *pgx.Conn, payload string) error {
+	kind, rest, _ := strings.Cut(payload, " ")
+	proc, _, _ := strings.Cut(rest, " ")
+	if kind != "j" {
+		cl.heardOne(payload)
+	}
+	cl.mu.Lock()
+	alone := cl.alone
+	cl.mu.Unlock()
+	if alone && proc != cl.proc {
+		// (A change heard was applied: nothing else to retire.)
+		return cl.leaveAlone(ctx, conn, false)
+	}
+	return nil
 }
 
 // setDown turns the caches off and fails the reads under way.
@@ -227,6 +294,7 @@ func (cl *cluster) setDown() {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	cl.up = false
+	cl.alone = false
 	for r := range cl.rounds {
 		cl.finish(r, false)
 	}
@@ -299,6 +367,10 @@ func (cl *cluster) fresh(ctx context.Context) bool {
 	if !cl.up {
 		cl.mu.Unlock()
 		return false
+	}
+	if cl.aloneNow() {
+		cl.mu.Unlock()
+		return true
 	}
 	since := time.Now()
 	if rp != nil {
@@ -419,6 +491,10 @@ func (cl *cluster) publish(ctx context.Context, ch change) {
 		return
 	}
 	cl.mu.Lock()
+	if cl.aloneNow() { // nobody to tell
+		cl.mu.Unlock()
+		return
+	}
 	p := cl.pending
 	if p == nil {
 		p = &publication{done: make(chan struct{})}
@@ -456,9 +532,17 @@ func (cl *cluster) publishLoop() {
 func (cl *cluster) send(ch change) {
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
-	_, err := cl.pool.ExecContext(ctx, `WITH c AS (UPDATE cluster_clock SET n = n + 1 WHERE id = 1 RETURNING n)
-SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, 'c ' || $2::text || ' ' || c.n || ' ' || $3::text) FROM c`,
-		cl.channel, cl.proc, ch.encode())
+	// The row tells whether another process is alone (and so hears
+	// nothing before it serves): see cluster_alone.go.
+	var otherAlone bool
+	var setting, notified any
+	err := cl.pool.QueryRowContext(ctx, `WITH c AS (UPDATE cluster_clock SET n = n + 1 WHERE id = 1 RETURNING n, alone_proc, alone_until)
+SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, 'c ' || $2::text || ' ' || c.n || ' ' || $3::text),
+	COALESCE(c.alone_until > `+dbMillis+` AND c.alone_proc IS DISTINCT FROM $2::text, false) FROM c`,
+		cl.channel, cl.proc, ch.encode()).Scan(&setting, &notified, &otherAlone)
+	if err == nil && otherAlone {
+		err = cl.awaitNobodyAlone(ctx)
+	}
 	if err != nil {
 		// The others follow the TTL for this change.
 		cl.log.Warn("cluster: could not tell the other processes of a change", "err", err)

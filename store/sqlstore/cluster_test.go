@@ -61,23 +61,33 @@ func TestChangeMerge(t *testing.T) {
 // one sees of the other's writes is not the TTL's doing.
 func openClusterPair(t *testing.T) (a, b *DB, dsn string) {
 	t.Helper()
+	a, dsn = openClusterStore(t, "")
+	b, _ = openClusterStore(t, dsn)
+	return a, b, dsn
+}
+
+// openClusterStore opens a store in cluster mode on dsn (a new schema,
+// migrated, when empty), keeping cached rows for an hour.
+func openClusterStore(t *testing.T, dsn string) (*DB, string) {
+	t.Helper()
 	if sqltest.Database() != "postgres" {
 		t.Skip("cluster mode runs on PostgreSQL")
 	}
-	dsn = sqltest.DSN(t, "")
-	open := func() *DB {
-		d, err := Open(dsn, Options{CacheTTL: time.Hour, Cluster: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-		return d
+	fresh := dsn == ""
+	if fresh {
+		dsn = sqltest.DSN(t, "")
 	}
-	a = open()
-	if _, err := a.Migrate(context.Background()); err != nil {
+	d, err := Open(dsn, Options{CacheTTL: time.Hour, Cluster: true})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return a, open(), dsn
+	t.Cleanup(func() { d.Close() })
+	if fresh {
+		if _, err := d.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d, dsn
 }
 
 func request() context.Context { return store.BeginRequest(context.Background()) }
@@ -186,6 +196,145 @@ func TestClusterSyncsOncePerRequest(t *testing.T) {
 	}
 	if after := b.cluster.reads.Load(); after != before || before > 1 {
 		t.Errorf("one request read the clock %d times", after)
+	}
+}
+
+// isAlone tells whether d's process is alone on its database.
+func isAlone(d *DB) bool {
+	d.cluster.mu.Lock()
+	defer d.cluster.mu.Unlock()
+	return d.cluster.alone
+}
+
+// eventually waits up to ten seconds for cond.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	start := time.Now()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited in vain for %s", what)
+		}
+	}
+	t.Logf("waited %v for %s", time.Since(start), what)
+}
+
+// TestClusterAlone: a process alone on its database serves its caches
+// without reading the clock and publishes nothing; a second process that
+// opens on the database is served only once the first is no longer
+// alone, and each then sees the other's writes at once; alone again when
+// the second has gone; a client that is not a repohost process (one of an
+// earlier version) ends it, retiring what it kept, and so does losing the
+// listener.
+func TestClusterAlone(t *testing.T) {
+	a, dsn := openClusterStore(t, "")
+	ctx := context.Background()
+	eventually(t, "the process to be alone", func() bool { return isAlone(a) })
+	u := &store.User{Name: "ann", Email: "ann@example.com", IsActive: true, MaxRepoCreation: -1}
+	if err := a.Users().Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	clock := func() (n int64) {
+		if err := a.conn(ctx).Raw("SELECT n FROM cluster_clock WHERE id = 1").Scan(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	seen := func(d *DB, want string) {
+		t.Helper()
+		got, err := d.Users().FindByName(request(), "ann")
+		if err != nil || got.FullName != want {
+			t.Fatalf("the store serves %q (%v), want %q", got.FullName, err, want)
+		}
+	}
+	rename := func(d *DB, name string) {
+		t.Helper()
+		u.FullName = name
+		if err := d.Users().Update(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads, moved := a.cluster.reads.Load(), clock()
+	for i := range 20 {
+		rename(a, fmt.Sprint("alone ", i))
+		seen(a, fmt.Sprint("alone ", i))
+	}
+	if got := a.cluster.reads.Load() - reads; got != 0 {
+		t.Errorf("alone, 20 requests read the clock %d times", got)
+	}
+	if got := clock() - moved; got != 0 {
+		t.Errorf("alone, 20 writes moved the clock %d times", got)
+	}
+
+	// A second process: a is not alone by the time b serves.
+	b, _ := openClusterStore(t, dsn)
+	if isAlone(a) {
+		t.Fatal("a is still alone once b opened")
+	}
+	seen(b, "alone 19")
+	for i := range 10 {
+		rename(a, fmt.Sprint("by a ", i))
+		seen(b, fmt.Sprint("by a ", i))
+		rename(b, fmt.Sprint("by b ", i))
+		seen(a, fmt.Sprint("by b ", i))
+	}
+	if isAlone(a) || isAlone(b) {
+		t.Fatal("one of two processes is alone")
+	}
+	b.Close()
+	eventually(t, "a to be alone again", func() bool { return isAlone(a) })
+
+	// A client that does not name itself as a repohost process.
+	legacyDSN, err := namedDSN(dsn, "legacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, err := sql.Open("pgx", legacyDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer legacy.Close()
+	seen(a, "by b 9")
+	if _, err := legacy.Exec("UPDATE users SET full_name = 'by legacy' WHERE id = $1", u.ID); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a to see the other client", func() bool { return !isAlone(a) })
+	seen(a, "by legacy")
+	legacy.Close()
+	eventually(t, "a to be alone once the other client left", func() bool { return isAlone(a) })
+
+	// The listener lost: alone no more at once; alone again once back.
+	pid := a.cluster.listenerPID.Load()
+	raw, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("SELECT pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	eventually(t, "a to notice", func() bool { return !isAlone(a) })
+	eventually(t, "a to be alone with a new listener", func() bool { return isAlone(a) && a.cluster.listenerPID.Load() != pid })
+	rename(a, "after")
+	seen(a, "after")
+}
+
+// TestClusterWriteWaitsForTheAlone: a write published while another
+// process holds the clock's row as alone is acknowledged only once that
+// process is no longer alone.
+func TestClusterWriteWaitsForTheAlone(t *testing.T) {
+	a, dsn := openClusterStore(t, "")
+	eventually(t, "the process to be alone", func() bool { return isAlone(a) })
+	pool, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	// A process that cannot listen (no cluster of its own started).
+	other := newCluster(dsn, "", "other", a.cache, pool, nil)
+	other.channel = a.cluster.channel
+	other.send(change{tables: tUsers})
+	if isAlone(a) {
+		t.Fatal("a write was acknowledged while another process was alone")
 	}
 }
 

@@ -136,9 +136,25 @@ func Open(dsn string, opts Options) (*DB, error) {
 		}
 		return cfg
 	}
+	// The schema names this instance within its database: advisory
+	// locks and notifications are the database's, and other schemas hold
+	// other instances (the tests' servers, each in a schema of its own).
+	// On PostgreSQL a process names its connections after its namespace
+	// and itself: cluster mode sees by the names who else is there
+	// (cluster_alone.go).
+	namespace, proc, connDSN := "", newProc(), dsn
+	if IsPostgres(dsn) {
+		var err error
+		if namespace, err = readNamespace(context.Background(), dsn); err != nil {
+			return nil, fmt.Errorf("connect to database: %w", err)
+		}
+		if connDSN, err = namedDSN(dsn, appPrefix(namespace)+proc); err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+	}
 	var dialector gorm.Dialector
 	if IsPostgres(dsn) {
-		dialector = postgres.Open(dsn)
+		dialector = postgres.Open(connDSN)
 	} else {
 		// WAL lets readers run beside the one writer; busy_timeout makes a
 		// second writer wait instead of failing with "database is locked";
@@ -187,24 +203,14 @@ func Open(dsn string, opts Options) (*DB, error) {
 	// On the embedded database, parsing SQL was a quarter of the CPU time
 	// of a simple GET before statements were reused.
 	d := &DB{gorm: g, outsideTx: g.Session(&gorm.Session{PrepareStmt: true}), clock: clock, cache: cache, secrets: opts.Secrets}
-	// The schema names this instance within its database: advisory
-	// locks and notifications are the database's, and other schemas hold
-	// other instances (the tests' servers, each in a schema of its own).
-	namespace := ""
-	if IsPostgres(dsn) {
-		if err := sqlDB.QueryRow("SELECT COALESCE(current_schema(), '')").Scan(&namespace); err != nil {
-			sqlDB.Close()
-			return nil, fmt.Errorf("read the schema: %w", err)
-		}
-	}
-	d.locks = newLocker(dsn, namespace)
+	d.locks = newLocker(connDSN, namespace)
 	if opts.Cluster {
 		if !IsPostgres(dsn) {
 			sqlDB.Close()
 			return nil, errors.New("cluster mode needs PostgreSQL: the embedded database serves one process")
 		}
 		if cache != nil {
-			d.cluster = newCluster(dsn, namespace, cache, sqlDB, opts.Log)
+			d.cluster = newCluster(connDSN, namespace, proc, cache, sqlDB, opts.Log)
 			cache.published = d.cluster.publish
 			d.cluster.start()
 		}

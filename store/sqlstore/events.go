@@ -105,13 +105,19 @@ func (s eventJobStore) Claim(ctx context.Context, consumer string, now, leaseUnt
 		order = ` AND (j.repo_id = 0 OR NOT EXISTS (SELECT 1 FROM event_jobs p
 			WHERE p.consumer = j.consumer AND p.repo_id = j.repo_id AND p.id < j.id AND p.state = 'pending'))`
 	}
+	// The jobs are walked in idx_event_jobs_next's order (migrateV50),
+	// the consumer's pending ones by id, so that a claim reads its batch
+	// and not the backlog. With "consumer = ?" the planners see the
+	// primary key's order as the same and walk it instead, through every
+	// other consumer's jobs (and those deleted since the last vacuum):
+	// the range of one consumer keeps its index the only ordered path.
 	var out []*store.EventJob
 	err := s.d.conn(ctx).Raw(`WITH due AS MATERIALIZED (SELECT j.id FROM event_jobs j
-			WHERE j.consumer = ? AND j.state = 'pending' AND j.run_at <= ?`+order+`
-			ORDER BY j.id LIMIT ?`+lock+`)
+			WHERE j.consumer BETWEEN ? AND ? AND j.state = 'pending' AND j.run_at <= ?`+order+`
+			ORDER BY j.consumer, j.id LIMIT ?`+lock+`)
 		UPDATE event_jobs SET run_at = ?, token = ?, attempts = attempts + 1
 		WHERE id IN (SELECT id FROM due)
-		RETURNING *`, consumer, now, n, leaseUntil, token).Scan(&out).Error
+		RETURNING *`, consumer, consumer, now, n, leaseUntil, token).Scan(&out).Error
 	slices.SortFunc(out, func(a, b *store.EventJob) int { return int(a.ID - b.ID) })
 	return out, translate(err, "claim event jobs")
 }

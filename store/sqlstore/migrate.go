@@ -61,6 +61,8 @@ var migrations = []migration{
 	{45, "the cluster's change clock, moved with every change the processes sharing the database tell each other of", migrateV45},
 	{46, "the trigram tables of repository and user keyword search (SQLite) merge their segments sooner", migrateV46},
 	{47, "reactions, reviews and review comments keep the original author of migrated ones; repositories keep the address they were migrated from", migrateV47},
+	{49, "the cluster's change clock records the process alone on the database, if any, and until when", migrateV49},
+	{50, "event jobs are claimed in the outbox's order from an index of it, not sorted from every due one", migrateV50},
 }
 
 type schemaMigration struct {

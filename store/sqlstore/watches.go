@@ -182,15 +182,16 @@ func (s watchStore) ListIssueSubscribers(ctx context.Context, issue *store.Issue
 	return out, total, translate(err, "list subscribers")
 }
 
-func (s watchStore) IssueSubscriberIDs(ctx context.Context, issue *store.Issue) ([]int64, error) {
+// IssueAudienceIDs reads, in one statement (the notification consumer
+// asks for every event on an issue), the subscribers and the repository's
+// watchers less those who unsubscribed.
+func (s watchStore) IssueAudienceIDs(ctx context.Context, issue *store.Issue) ([]int64, error) {
 	var ids []int64
-	err := s.subscribers(s.d.conn(ctx).Model(&store.User{}), issue).Order("users.id").Pluck("users.id", &ids).Error
-	return ids, translate(err, "list subscribers")
-}
-
-func (s watchStore) IssueUnsubscribedIDs(ctx context.Context, issueID int64) ([]int64, error) {
-	var ids []int64
-	err := s.d.conn(ctx).Model(&store.IssueWatch{}).Where("issue_id = ? AND is_watching = ?", issueID, false).
-		Order("user_id").Pluck("user_id", &ids).Error
-	return ids, translate(err, "list unsubscribed")
+	id := issue.ID
+	err := s.d.conn(ctx).Model(&store.User{}).Where("users.id IN ("+participants+`
+		UNION SELECT user_id FROM issue_watches WHERE issue_id = ? AND is_watching = ?
+		UNION SELECT user_id FROM watches WHERE repo_id = ?)
+		AND users.id NOT IN (SELECT user_id FROM issue_watches WHERE issue_id = ? AND is_watching = ?)`,
+		id, id, id, id, id, true, issue.RepoID, id, false).Order("users.id").Pluck("users.id", &ids).Error
+	return ids, translate(err, "list the audience of an issue")
 }

@@ -44,7 +44,16 @@ func DSN(t testing.TB, dir string) string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	schema := "t_" + hex.EncodeToString(b)
-	conn, err := sql.Open("pgx", base)
+	// Connections of the tests bear a repohost name of no namespace: a
+	// server in cluster mode does not take them for another process.
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("parse %s: %v", PostgresEnv, err)
+	}
+	q := u.Query()
+	q.Set("application_name", "repohost-test")
+	u.RawQuery = q.Encode()
+	conn, err := sql.Open("pgx", u.String())
 	if err != nil {
 		t.Fatalf("connect to test PostgreSQL: %v", err)
 	}
@@ -67,11 +76,6 @@ func DSN(t testing.TB, dir string) string {
 		_, _ = conn.Exec("DROP SCHEMA " + schema + " CASCADE")
 		conn.Close()
 	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("parse %s: %v", PostgresEnv, err)
-	}
-	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
