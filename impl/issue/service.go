@@ -665,16 +665,18 @@ func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Reposit
 		if err := s.Store.Comments().Create(ctx, c); err != nil {
 			return err
 		}
-		if err := s.Store.Issues().AdjustComments(ctx, is.ID, 1, t); err != nil {
-			return err
-		}
 		if err := s.Store.Issues().AddMentions(ctx, is.ID, mentions(body)); err != nil {
 			return err
 		}
 		if err := s.recordIssueRefs(ctx, doer, r, perm, is, c.ID, body); err != nil {
 			return err
 		}
-		return s.emitComment(ctx, events.CommentCreated, doer, is, c.ID)
+		if err := s.emitComment(ctx, events.CommentCreated, doer, is, c.ID); err != nil {
+			return err
+		}
+		// Last: the count locks the issue's row until the commit, and
+		// other comments on the issue wait for it.
+		return s.Store.Issues().AdjustComments(ctx, is.ID, 1, t)
 	})
 	if err != nil {
 		return nil, err
