@@ -833,8 +833,9 @@ func (s issueStore) Repos(ctx context.Context, repoIDs []int64) (map[int64]*stor
 	if len(repoIDs) == 0 {
 		return out, nil
 	}
+	// The owners in the same statement: one round trip per page rendered.
 	var list []*store.Repository
-	if err := s.d.conn(ctx).Preload("Owner").Where("id IN ?", repoIDs).Find(&list).Error; err != nil {
+	if err := s.d.conn(ctx).InnerJoins("Owner").Where("repositories.id IN ?", repoIDs).Find(&list).Error; err != nil {
 		return nil, translate(err, "find repositories")
 	}
 	for _, r := range list {

@@ -766,6 +766,7 @@ func sqlitePlanProblems(plan []string, c planCase) []string {
 
 type pgNode struct {
 	NodeType  string   `json:"Node Type"`
+	Parent    string   `json:"Parent Relationship"`
 	Relation  string   `json:"Relation Name"`
 	IndexCond string   `json:"Index Cond"`
 	IndexName string   `json:"Index Name"`
@@ -821,7 +822,9 @@ func pgPlanProblems(t *testing.T, raw string, c planCase) []string {
 			switch {
 			case n.NodeType == "Bitmap Heap Scan":
 				// Its indexes are its children's (Bitmap Index Scans,
-				// perhaps under a BitmapOr).
+				// perhaps under a BitmapOr), beside the InitPlans that
+				// compute what they look up (a pattern kept out of the
+				// planner's sight, see opaquePattern).
 				var bad func(n pgNode) bool
 				bad = func(n pgNode) bool {
 					if n.NodeType == "Bitmap Index Scan" {
@@ -831,7 +834,8 @@ func pgPlanProblems(t *testing.T, raw string, c planCase) []string {
 						}
 						return !strings.Contains(n.IndexName, "owner_id")
 					}
-					return len(n.Plans) == 0 || slices.ContainsFunc(n.Plans, bad)
+					kids := slices.DeleteFunc(slices.Clone(n.Plans), func(k pgNode) bool { return k.Parent == "InitPlan" })
+					return len(kids) == 0 || slices.ContainsFunc(kids, bad)
 				}
 				if bad(n) {
 					out = append(out, "Bitmap Heap Scan of "+tb+" not through its trigram index")

@@ -118,9 +118,21 @@ func (c *candidates) rareMatch(fts, kw string, cols ...string) string {
 
 // like adds, on PostgreSQL, the rows of table whose expr contains kw.
 func (c *candidates) like(table, expr, kw string) {
-	c.arms = append(c.arms, "SELECT id FROM "+table+" WHERE "+expr+` LIKE ? ESCAPE '\'`)
+	c.arms = append(c.arms, "SELECT id FROM "+table+" WHERE "+expr+" LIKE "+opaquePattern+` ESCAPE '\'`)
 	c.args = append(c.args, likePattern(kw))
 }
+
+// opaquePattern is the bound pattern of a candidates arm on PostgreSQL,
+// read through a subquery so that the planner does not see its value.
+// Whatever the pattern, the plan is the same (the trigram index finds the
+// candidates, each then read by its key), yet PostgreSQL plans a prepared
+// statement afresh for every execution while a plan that knows the
+// pattern's value (which it estimates to match about one row) looks
+// cheaper than the generic one (which assumes 0.5% of the table): about
+// 1 ms of planning per search under load, twice its execution. With the
+// value out of sight, both estimates agree and each connection keeps the
+// generic plan after its first five executions (plan_cache_mode auto).
+const opaquePattern = "(SELECT CAST(? AS TEXT))"
 
 // sql is the subquery and its arguments ("" when nothing was added).
 func (c *candidates) sql() (string, []any) {
@@ -175,7 +187,7 @@ func (d *DB) repoCandidates(q store.RepoSearch) (string, []any, bool) {
 		case trigramUsable(ownerPart): // the owner's name holds ownerPart
 			if c.pg {
 				c.arms = append(c.arms, `SELECT id FROM repositories WHERE owner_id IN
-					(SELECT id FROM users WHERE lower_name LIKE ? ESCAPE '\')`)
+					(SELECT id FROM users WHERE lower_name LIKE `+opaquePattern+` ESCAPE '\')`)
 				c.args = append(c.args, likePattern(ownerPart))
 			} else {
 				c.arms = append(c.arms, `SELECT id FROM repositories WHERE owner_id IN

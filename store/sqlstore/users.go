@@ -157,9 +157,14 @@ func (s userStore) Search(ctx context.Context, q store.UserSearch, p store.Page)
 	case len(q.Visibilities) > 0:
 		db = db.Where("visibility IN ?", q.Visibilities)
 	}
-	for col, v := range map[string]*bool{"is_active": q.IsActive, "is_admin": q.IsAdmin, "restricted": q.IsRestricted, "prohibit_login": q.ProhibitLogin} {
-		if v != nil {
-			db = db.Where(col+" = ?", *v)
+	// In a fixed order: the same filters make the same SQL text, and so
+	// reuse one prepared statement (and its plan).
+	for _, f := range []struct {
+		col string
+		v   *bool
+	}{{"is_active", q.IsActive}, {"is_admin", q.IsAdmin}, {"restricted", q.IsRestricted}, {"prohibit_login", q.ProhibitLogin}} {
+		if f.v != nil {
+			db = db.Where(f.col+" = ?", *f.v)
 		}
 	}
 	order := parseOrder(q.OrderBy)
