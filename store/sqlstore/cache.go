@@ -48,6 +48,9 @@ const (
 	// tRepoCounts is not a table: it counts writes that only moved a
 	// repository's counters (see counterWrite).
 	tRepoCounts
+	// (Bits added later come last: processes of a cluster exchange
+	// them, see change.encode.)
+	tWebhooks
 	numTables = iota
 	allTables = 1<<numTables - 1
 )
@@ -57,7 +60,7 @@ var cachedTables = map[string]int{"users": tUsers, "access_tokens": tTokens, "re
 	"milestones": tMilestones, "issue_assignees": tAssignees, "issue_mentions": tMentions,
 	"pull_requests": tPulls, "projects": tProjects, "project_issues": tProjectIssues, "reactions": tReactions,
 	"collaborations": tCollaborations, "org_members": tOrgMembers, "teams": tTeams, "team_users": tTeamUsers,
-	"team_repos": tTeamRepos}
+	"team_repos": tTeamRepos, "webhooks": tWebhooks}
 
 // generations is one counter per counted table.
 type generations [numTables]uint64

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -140,21 +141,38 @@ func (s hookStore) List(ctx context.Context, f store.HookFilter, p store.Page) (
 	return out, total, nil
 }
 
+// ForRepo is kept in the read cache: the webhook consumer asks for every
+// event, and most repositories have no hook at all. Deleting a repository
+// or an owner deletes its hooks through ON DELETE CASCADE, which names no
+// hook: their writes retire the entry too.
 func (s hookStore) ForRepo(ctx context.Context, repoID, ownerID int64) ([]*store.Hook, error) {
-	var out []*store.Hook
-	// Three index lookups instead of one OR that neither database serves
-	// from an index.
-	// repo_id <> 0: an event of no repository (repoID 0) must not reach
-	// every owner's and default hook, which have repo_id 0.
-	err := s.d.conn(ctx).Raw(`SELECT * FROM webhooks WHERE repo_id = ? AND repo_id <> 0 AND active
-		UNION ALL SELECT * FROM webhooks WHERE owner_id = ? AND repo_id = 0 AND active
-		UNION ALL SELECT * FROM webhooks WHERE owner_id = 0 AND repo_id = 0 AND is_system AND active
-		ORDER BY id`, repoID, ownerID).Scan(&out).Error
-	if err != nil {
-		return nil, translate(err, "hooks of repository")
+	key := "hooks:" + strconv.FormatInt(repoID, 10) + ":" + strconv.FormatInt(ownerID, 10)
+	return cached(ctx, s.d, key, tWebhooks|tRepos|tUsers, cloneHooks, func() ([]*store.Hook, error) {
+		var out []*store.Hook
+		// Three index lookups instead of one OR that neither database
+		// serves from an index.
+		// repo_id <> 0: an event of no repository (repoID 0) must not
+		// reach every owner's and default hook, which have repo_id 0.
+		err := s.d.conn(ctx).Raw(`SELECT * FROM webhooks WHERE repo_id = ? AND repo_id <> 0 AND active
+			UNION ALL SELECT * FROM webhooks WHERE owner_id = ? AND repo_id = 0 AND active
+			UNION ALL SELECT * FROM webhooks WHERE owner_id = 0 AND repo_id = 0 AND is_system AND active
+			ORDER BY id`, repoID, ownerID).Scan(&out).Error
+		if err != nil {
+			return nil, translate(err, "hooks of repository")
+		}
+		s.open(out...)
+		return out, nil
+	})
+}
+
+// cloneHooks copies hooks (values only) for a caller of the cache.
+func cloneHooks(hooks []*store.Hook) []*store.Hook {
+	out := make([]*store.Hook, len(hooks))
+	for i, h := range hooks {
+		c := *h
+		out[i] = &c
 	}
-	s.open(out...)
-	return out, nil
+	return out
 }
 
 func (s hookStore) Defaults(ctx context.Context) ([]*store.Hook, error) {
