@@ -53,7 +53,7 @@ func TestReadCacheGenerations(t *testing.T) {
 		table, sql string
 		want       int
 	}{
-		{"users", "", tUsers}, {"issues", "", tIssues}, {"issue_labels il", "", tIssueLabels}, {`"users"`, "", tUsers}, {"webhooks", "", 0}, {"", "UPDATE repositories SET num_issues = 1", tRepos},
+		{"users", "", tUsers}, {"issues", "", tIssues}, {"issue_labels il", "", tIssueLabels}, {`"users"`, "", tUsers}, {"webhooks", "", tWebhooks}, {"hook_deliveries", "", 0}, {"", "UPDATE repositories SET num_issues = 1", tRepos},
 		{"", "update `access_tokens` set x = 1", tTokens}, {"", "DELETE FROM users WHERE id = 1", tUsers},
 		{"", `INSERT INTO "issues" (a) VALUES (1)`, tIssues}, {"", "WITH n AS (INSERT INTO x) INSERT INTO issues", tIssues},
 		{"", "WITH n AS (INSERT INTO x ON CONFLICT DO UPDATE SET a = 1), c AS (UPDATE repositories SET b = 2) INSERT INTO issues", tRepos | tIssues},
@@ -144,7 +144,7 @@ func TestWatchCountsWrites(t *testing.T) {
 	t.Parallel()
 	d := openCached(t)
 	ctx := context.Background()
-	if _, _, err := d.Watch("issues", "webhooks"); err == nil {
+	if _, _, err := d.Watch("issues", "hook_deliveries"); err == nil {
 		t.Error("watched a table whose changes are not counted")
 	}
 	w, ok, err := d.Watch("labels", "issue_labels")
