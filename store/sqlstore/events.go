@@ -107,17 +107,27 @@ func (s eventJobStore) Claim(ctx context.Context, consumer string, now, leaseUnt
 	}
 	// The jobs are walked in idx_event_jobs_next's order (migrateV50),
 	// the consumer's pending ones by id, so that a claim reads its batch
-	// and not the backlog. With "consumer = ?" the planners see the
-	// primary key's order as the same and walk it instead, through every
-	// other consumer's jobs (and those deleted since the last vacuum):
-	// the range of one consumer keeps its index the only ordered path.
+	// and not the backlog; each planner needs its own nudge there. With
+	// "consumer = ?", PostgreSQL sees the primary key's order as the same
+	// and walks it instead, through every other consumer's jobs (and those
+	// deleted since the last vacuum): the range of one consumer keeps its
+	// index the only ordered path. SQLite, given that range, reads the
+	// consumer's jobs from idx_event_jobs_due and sorts them; given the
+	// equality it ranges over run_at there and sorts: "+run_at" keeps that
+	// index out.
+	due, args := "j.consumer = ? AND j.state = 'pending' AND +j.run_at <= ?", []any{consumer, now}
+	orderBy := "j.id"
+	if s.d.usesPostgres() {
+		due, args = "j.consumer BETWEEN ? AND ? AND j.state = 'pending' AND j.run_at <= ?", []any{consumer, consumer, now}
+		orderBy = "j.consumer, j.id"
+	}
 	var out []*store.EventJob
 	err := s.d.conn(ctx).Raw(`WITH due AS MATERIALIZED (SELECT j.id FROM event_jobs j
-			WHERE j.consumer BETWEEN ? AND ? AND j.state = 'pending' AND j.run_at <= ?`+order+`
-			ORDER BY j.consumer, j.id LIMIT ?`+lock+`)
+			WHERE `+due+order+`
+			ORDER BY `+orderBy+` LIMIT ?`+lock+`)
 		UPDATE event_jobs SET run_at = ?, token = ?, attempts = attempts + 1
 		WHERE id IN (SELECT id FROM due)
-		RETURNING *`, consumer, consumer, now, n, leaseUntil, token).Scan(&out).Error
+		RETURNING *`, append(args, n, leaseUntil, token)...).Scan(&out).Error
 	slices.SortFunc(out, func(a, b *store.EventJob) int { return int(a.ID - b.ID) })
 	return out, translate(err, "claim event jobs")
 }
