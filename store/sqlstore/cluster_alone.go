@@ -156,7 +156,9 @@ func (cl *cluster) tryAlone(ctx context.Context, conn *pgx.Conn) error {
 		if cl.joining(nt.Payload) {
 			return cl.free(ctx, conn)
 		}
-		cl.heardOne(nt.Payload)
+		if !strings.HasPrefix(nt.Payload, "j ") { // (not a join of its own)
+			cl.heardOne(nt.Payload)
+		}
 	}
 	cl.mu.Lock()
 	cl.alone, cl.aloneUntil = true, sent.Add(aloneTrust)
