@@ -26,9 +26,15 @@ import (
 // processes of a cluster tell each other what they changed; each schema
 // (namespace) has its own, as notifications go to the whole database.
 func changesChannel(namespace string) string {
+	return fmt.Sprintf("repohost_changes_%08x", namespaceHash(namespace))
+}
+
+// namespaceHash names a namespace (a schema) where identifiers must stay
+// short: the notification channel, the connections' application_name.
+func namespaceHash(namespace string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(namespace))
-	return fmt.Sprintf("repohost_changes_%08x", h.Sum32())
+	return h.Sum32()
 }
 
 // maxPayload bounds a notification's payload (PostgreSQL's limit is 8000

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"net/url"
 	"strings"
 	"time"
@@ -56,9 +55,7 @@ const dbMillis = `(extract(epoch from clock_timestamp()) * 1000)::bigint`
 // appPrefix begins the application_name of every connection of the
 // processes of namespace.
 func appPrefix(namespace string) string {
-	h := fnv.New32a()
-	h.Write([]byte(namespace))
-	return fmt.Sprintf("repohost-%08x-", h.Sum32())
+	return fmt.Sprintf("repohost-%08x-", namespaceHash(namespace))
 }
 
 // startAppName names the connection that reads the namespace, before the
