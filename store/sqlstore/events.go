@@ -112,9 +112,10 @@ func (s eventJobStore) Claim(ctx context.Context, consumer string, now, leaseUnt
 	// and walks it instead, through every other consumer's jobs (and those
 	// deleted since the last vacuum): the range of one consumer keeps its
 	// index the only ordered path. SQLite, given that range, reads the
-	// consumer's jobs from idx_event_jobs_due and sorts them; given the
-	// equality it ranges over run_at there and sorts: "+run_at" keeps that
-	// index out.
+	// consumer's jobs and sorts them; it is given the equality, and
+	// "+run_at" keeps run_at out of its choice of index. No index holds
+	// run_at (migrateV51): a claim, which moves it, updates its rows in
+	// place on PostgreSQL.
 	due, args := "j.consumer = ? AND j.state = 'pending' AND +j.run_at <= ?", []any{consumer, now}
 	orderBy := "j.id"
 	if s.d.usesPostgres() {

@@ -63,6 +63,7 @@ var migrations = []migration{
 	{47, "reactions, reviews and review comments keep the original author of migrated ones; repositories keep the address they were migrated from", migrateV47},
 	{49, "the cluster's change clock records the process alone on the database, if any, and until when", migrateV49},
 	{50, "event jobs are claimed in the outbox's order from an index of it, not sorted from every due one", migrateV50},
+	{51, "a claimed event job is updated in place: no index holds its lease", migrateV51},
 }
 
 type schemaMigration struct {
