@@ -275,7 +275,8 @@ type IssueStore interface {
 	List(ctx context.Context, f IssueFilter, p Page) ([]*Issue, int64, error)
 	// Repos loads the repositories (with owners) of a page of issues in a
 	// fixed number of statements, for rendering lists that span
-	// repositories.
+	// repositories; from the read cache as FindByID does (with
+	// CountersMayLag, one whose counters have moved is served).
 	Repos(ctx context.Context, repoIDs []int64) (map[int64]*Repository, error)
 	// CheckCounters is a consistency check (a "doctor"): for each stored
 	// counter it reports how many rows disagree with a COUNT over the rows

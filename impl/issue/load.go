@@ -45,7 +45,8 @@ func (s Service) render(ctx context.Context, base string, viewer *store.User, is
 	a := &convert.IssueAttrs{Repos: repos}
 	var err error
 	if len(missingRepos) > 0 {
-		more, err := st.Issues().Repos(ctx, missingRepos)
+		// An issue names its repository and shows none of its counters.
+		more, err := st.Issues().Repos(store.CountersMayLag(ctx), missingRepos)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -552,9 +552,10 @@ const tRepoRows = tRepos
 // under key(id). The rows a page shows (posters, labels, milestones) are
 // mostly the same few from one request to the next, so a render then reads
 // none of them. Ids of no row are left out of the map; callers get copies
-// (clone), which they may change.
+// (clone), which they may change. A row that holds a repository's
+// counters names it by repoOf (nil for other rows), as for cachedRow.
 func cachedByIDs[T any](ctx context.Context, d *DB, ids []int64, key func(int64) string, tables int,
-	clone func(T) T, id func(T) int64, load func(missing []int64) ([]T, error)) (map[int64]T, error) {
+	clone func(T) T, id func(T) int64, repoOf func(T) int64, load func(missing []int64) ([]T, error)) (map[int64]T, error) {
 	out := make(map[int64]T, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -564,10 +565,12 @@ func cachedByIDs[T any](ctx context.Context, d *DB, ids []int64, key func(int64)
 		c = nil
 	}
 	missing := ids
+	var hints map[int64]rowHint
 	if c != nil {
 		missing = make([]int64, 0, len(ids))
+		lag := store.CountersLag(ctx)
 		for _, i := range ids {
-			if v, ok := c.get(key(i)); ok {
+			if v, ok := c.getRow(key(i), lag); ok {
 				out[i] = clone(v.(T))
 			} else {
 				missing = append(missing, i)
@@ -575,6 +578,12 @@ func cachedByIDs[T any](ctx context.Context, d *DB, ids []int64, key func(int64)
 		}
 		if len(missing) == 0 {
 			return out, nil
+		}
+		if repoOf != nil {
+			hints = make(map[int64]rowHint, len(missing))
+			for _, i := range missing {
+				hints[i] = c.hint(key(i))
+			}
 		}
 	}
 	// Taken before the read: a row changed while it ran is not stored.
@@ -585,7 +594,11 @@ func cachedByIDs[T any](ctx context.Context, d *DB, ids []int64, key func(int64)
 	}
 	for _, v := range rows {
 		// The map gets the row read, the cache a copy of its own.
-		c.put(key(id(v)), tables, g, clone(v))
+		var repo int64
+		if repoOf != nil {
+			repo = repoOf(v)
+		}
+		c.putRow(key(id(v)), tables, repo, g, hints[id(v)], clone(v))
 		out[id(v)] = v
 	}
 	return out, nil

@@ -343,6 +343,35 @@ func TestCounterWritesRetireTheirRepository(t *testing.T) {
 	if r := byID(a.ID); r.NumForks != 1 {
 		t.Errorf("after a fork: %d forks", r.NumForks)
 	}
+
+	// An issue page's repositories are kept under FindByID's entries,
+	// and follow the same counter rule.
+	pageRepos := func(ctx context.Context) *store.Repository {
+		t.Helper()
+		m, err := d.Issues().Repos(ctx, []int64{a.ID})
+		if err != nil || m[a.ID] == nil || m[a.ID].Owner == nil {
+			t.Fatalf("page repositories: %v, %v", m, err)
+		}
+		return m[a.ID]
+	}
+	if _, err := raw.Exec(fmt.Sprintf("UPDATE repositories SET description = 'again' WHERE id = %d", a.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if r := pageRepos(ctx); r.Description != "behind" || r.NumForks != 1 {
+		t.Errorf("a page's repository was not served from FindByID's entry: %q, %d forks", r.Description, r.NumForks)
+	}
+	if err := d.Issues().AdjustRepoCounts(ctx, a.ID, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r := pageRepos(store.CountersMayLag(ctx)); r.Description != "behind" {
+		t.Error("a page that lets counters lag read its repository again after a counter write")
+	}
+	if r := pageRepos(ctx); r.Description != "again" || r.NumIssues != 4 {
+		t.Errorf("after a counter write: %q, %d issues", r.Description, r.NumIssues)
+	}
+	if r := byID(a.ID); r.Description != "again" {
+		t.Error("FindByID did not see the entry the page stored")
+	}
 }
 
 // TestWatchOfOneRepository: an issue created in repository b (in a

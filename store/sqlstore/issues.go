@@ -829,19 +829,15 @@ func (s issueStore) acrossSum(ctx context.Context, f store.IssueFilter, sum stri
 const givenTables = tRepos | tRepoCounts | tUsers | tCollaborations | tOrgMembers | tTeams | tTeamUsers | tTeamRepos
 
 func (s issueStore) Repos(ctx context.Context, repoIDs []int64) (map[int64]*store.Repository, error) {
-	out := make(map[int64]*store.Repository, len(repoIDs))
-	if len(repoIDs) == 0 {
-		return out, nil
-	}
-	// The owners in the same statement: one round trip per page rendered.
-	var list []*store.Repository
-	if err := s.d.conn(ctx).InnerJoins("Owner").Where("repositories.id IN ?", repoIDs).Find(&list).Error; err != nil {
-		return nil, translate(err, "find repositories")
-	}
-	for _, r := range list {
-		out[r.ID] = r
-	}
-	return out, nil
+	// Kept as FindByID keeps them: a page names the same few
+	// repositories from one request to the next. Those not kept come with
+	// their owners in one statement.
+	return cachedByIDs(ctx, s.d, repoIDs, repoIDKey, tRepos|tUsers, cloneRepo, repoID, repoID,
+		func(missing []int64) ([]*store.Repository, error) {
+			var list []*store.Repository
+			err := s.d.conn(ctx).InnerJoins("Owner").Where("repositories.id IN ?", missing).Find(&list).Error
+			return list, translate(err, "find repositories")
+		})
 }
 
 // counterChecks pairs each stored counter with a query counting the rows

@@ -73,7 +73,7 @@ func (s labelStore) FindByIDs(ctx context.Context, repoID int64, ids []int64) ([
 }
 
 func (s labelStore) ByIDs(ctx context.Context, ids []int64) (map[int64]*store.Label, error) {
-	return cachedByIDs(ctx, s.d, ids, labelIDKey, tLabels|tRepoRows, cloneLabel, func(l *store.Label) int64 { return l.ID },
+	return cachedByIDs(ctx, s.d, ids, labelIDKey, tLabels|tRepoRows, cloneLabel, func(l *store.Label) int64 { return l.ID }, nil,
 		rowsByID[*store.Label](ctx, s.d, "find labels"))
 }
 

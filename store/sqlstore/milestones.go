@@ -32,7 +32,7 @@ func (s milestoneStore) FindByTitle(ctx context.Context, repoID int64, title str
 }
 
 func (s milestoneStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.Milestone, error) {
-	return cachedByIDs(ctx, s.d, ids, milestoneIDKey, tMilestones|tRepoRows, cloneMilestone, func(m *store.Milestone) int64 { return m.ID },
+	return cachedByIDs(ctx, s.d, ids, milestoneIDKey, tMilestones|tRepoRows, cloneMilestone, func(m *store.Milestone) int64 { return m.ID }, nil,
 		func(missing []int64) ([]*store.Milestone, error) {
 			var found []*store.Milestone
 			q := s.d.conn(ctx).Table("milestones").Select(milestoneColumns).Where("milestones.id IN ?", missing)

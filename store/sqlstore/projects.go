@@ -39,7 +39,7 @@ func (s projectStore) FindByIDs(ctx context.Context, repoID int64, ids []int64) 
 }
 
 func (s projectStore) ByIDs(ctx context.Context, ids []int64) (map[int64]*store.Project, error) {
-	return cachedByIDs(ctx, s.d, ids, projectIDKey, tProjects|tRepoRows, cloneProject, func(pr *store.Project) int64 { return pr.ID },
+	return cachedByIDs(ctx, s.d, ids, projectIDKey, tProjects|tRepoRows, cloneProject, func(pr *store.Project) int64 { return pr.ID }, nil,
 		rowsByID[*store.Project](ctx, s.d, "find projects"))
 }
 

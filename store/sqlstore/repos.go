@@ -43,7 +43,7 @@ func (s repoStore) FindByOwnerAndName(ctx context.Context, owner, name string) (
 }
 
 func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, error) {
-	r, err := cachedRow(ctx, s.d, "repo#"+strconv.FormatInt(id, 10), tRepos|tUsers, repoID, cloneRepo, func() (*store.Repository, error) {
+	r, err := cachedRow(ctx, s.d, repoIDKey(id), tRepos|tUsers, repoID, cloneRepo, func() (*store.Repository, error) {
 		// The owner in the same statement (a lock, which would spread
 		// to the owner, is findRepoByID's).
 		var r store.Repository
@@ -57,6 +57,30 @@ func (s repoStore) FindByID(ctx context.Context, id int64) (*store.Repository, e
 }
 
 func repoID(r *store.Repository) int64 { return r.ID }
+
+// withOwners sets the owner of each of repos from the users the read cache
+// keeps (userStore.FindByIDs), reading those it does not keep in one
+// statement: a page's repositories have few owners, the same from one page
+// to the next.
+func (d *DB) withOwners(ctx context.Context, repos []*store.Repository) error {
+	ids := make([]int64, 0, len(repos))
+	for _, r := range repos {
+		if !slices.Contains(ids, r.OwnerID) {
+			ids = append(ids, r.OwnerID)
+		}
+	}
+	owners, err := userStore{d}.FindByIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range repos {
+		r.Owner = owners[r.OwnerID]
+	}
+	return nil
+}
+
+// repoIDKey is the read cache's key of a repository (with its owner) by id.
+func repoIDKey(id int64) string { return "repo#" + strconv.FormatInt(id, 10) }
 
 func (s repoStore) FindByIDs(ctx context.Context, ids []int64) ([]*store.Repository, error) {
 	if len(ids) == 0 {
@@ -388,9 +412,11 @@ func (s repoStore) Search(ctx context.Context, q store.RepoSearch, p store.Page)
 		if cond, args := cond(!s.d.usesPostgres()); cond != "" {
 			db = db.Where(cond, args...)
 		}
-		out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"),
-			parseOrder(order).tieBreak("repositories.id"), p, total)
-		return out, translate(err, "search repositories")
+		out, err := readPage[store.Repository](db.Select("repositories.*"), parseOrder(order).tieBreak("repositories.id"), p, total)
+		if err != nil {
+			return nil, translate(err, "search repositories")
+		}
+		return out, s.d.withOwners(ctx, out)
 	}
 	if candidates {
 		// A keyword's few candidates: the first page may be the whole set.

@@ -303,6 +303,9 @@ func (s teamStore) ListRepos(ctx context.Context, t *store.Team, v store.RepoVie
 	if err := db.Count(&total).Error; err != nil {
 		return nil, 0, translate(err, "count team repositories")
 	}
-	out, err := readPage[store.Repository](db.Select("repositories.*").Preload("Owner"), listOrder{{"repositories.id", false}}, p, total)
-	return out, total, translate(err, "list team repositories")
+	out, err := readPage[store.Repository](db.Select("repositories.*"), listOrder{{"repositories.id", false}}, p, total)
+	if err != nil {
+		return nil, 0, translate(err, "list team repositories")
+	}
+	return out, total, s.d.withOwners(ctx, out)
 }

@@ -55,7 +55,7 @@ func (s userStore) FindByName(ctx context.Context, name string) (*store.User, er
 }
 
 func (s userStore) FindByIDs(ctx context.Context, ids []int64) (map[int64]*store.User, error) {
-	return cachedByIDs(ctx, s.d, ids, userIDKey, tUsers, cloneUser, func(u *store.User) int64 { return u.ID },
+	return cachedByIDs(ctx, s.d, ids, userIDKey, tUsers, cloneUser, func(u *store.User) int64 { return u.ID }, nil,
 		rowsByID[*store.User](ctx, s.d, "find users"))
 }
 
