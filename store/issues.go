@@ -232,9 +232,12 @@ type IssueStore interface {
 	CreateNumbered(ctx context.Context, is *Issue, total, closed int64, evs ...*Event) error
 	// CreateNumberedAlone is CreateNumbered for an issue that nothing
 	// else is written with: it joins the transaction in ctx if there is
-	// one, and otherwise runs in one of its own. On PostgreSQL that is its
-	// one statement, which commits on its own: the locks every creator in
-	// the repository waits for are then held for no round trip at all.
+	// one, and otherwise runs in one of its own. On PostgreSQL that is one
+	// statement, which commits on its own: the locks every creator in the
+	// repository waits for are then held for no round trip at all, and
+	// the repository's creates that arrive meanwhile are written together
+	// by the next statement (numbered in their order of arrival). If ctx
+	// ends first, the issue may still be created.
 	CreateNumberedAlone(ctx context.Context, is *Issue, total, closed int64, evs ...*Event) error
 	FindByIndex(ctx context.Context, repoID, index int64) (*Issue, error)
 	FindByID(ctx context.Context, id int64) (*Issue, error)

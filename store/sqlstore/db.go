@@ -58,6 +58,9 @@ type DB struct {
 	cluster *cluster
 	// locks serialises work per key (Locks).
 	locks *locker
+	// creates groups a repository's concurrent issue creates into one
+	// statement (PostgreSQL's CreateNumberedAlone).
+	creates createGroups
 }
 
 var _ store.Store = (*DB)(nil)

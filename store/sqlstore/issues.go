@@ -116,95 +116,7 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 		}
 		return nil
 	}
-	return s.createNumbered(ctx, is, total, closed, evs)
-}
-
-// createNumbered is CreateNumbered's one statement on PostgreSQL.
-func (s issueStore) createNumbered(ctx context.Context, is *store.Issue, total, closed int64, evs []*store.Event) error {
-	ctx = repoWrite(ctx, is.RepoID)
-	// The counter is taken first, then the repository row, as NextIndex
-	// and AdjustRepoCounts take them; the issue is inserted only if both
-	// rows exist, and the events only with the issue. One row comes back
-	// per event (one with no event id when there is none).
-	args := map[string]any{"repo": is.RepoID, "total": total, "closed": closed, "poster": is.PosterID, "title": is.Title,
-		"body": is.Body, "version": is.ContentVersion, "ref": is.Ref, "closedState": is.IsClosed, "pull": is.IsPull,
-		"locked": is.IsLocked, "milestone": is.MilestoneID, "comments": is.NumComments, "deadline": is.Deadline,
-		"closedAt": is.ClosedAt, "created": is.CreatedAt, "updated": is.UpdatedAt}
-	// e holds the appended events' ids (none without events).
-	events := "e AS (SELECT NULL::bigint AS id WHERE false)"
-	if len(evs) > 0 {
-		// Each event's jobs (store.Event.Consumers) are written by the
-		// same statement: the events' ids follow v.ord, so the n-th id
-		// drawn is the n-th event's.
-		var owners []string
-		for i, e := range evs {
-			for _, c := range e.Consumers {
-				owners = append(owners, fmt.Sprintf("(%d, CAST(@c%d_%d AS text))", i, i, len(owners)))
-				args[fmt.Sprintf("c%d_%d", i, len(owners)-1)] = c
-			}
-		}
-		jobs := ""
-		if len(owners) > 0 {
-			jobs = `, ej AS (INSERT INTO event_jobs (consumer, event_id, repo_id, state, attempts, run_at, token, last_error, created_at, updated_at)
-				SELECT c.consumer, ev.id, ev.repo_id, 'pending', 0, 0, 0, '', ev.created_at, ev.created_at
-				FROM (SELECT id, repo_id, created_at, row_number() OVER (ORDER BY id) - 1 AS ord FROM ea) ev
-				JOIN (VALUES ` + strings.Join(owners, ", ") + `) AS c(ord, consumer) ON c.ord = ev.ord
-				RETURNING id)`
-		}
-		values := make([]string, len(evs))
-		for i, e := range evs {
-			// (A name ends at a space, a comma or a parenthesis: no ::.)
-			values[i] = fmt.Sprintf("(%d, CAST(@k%d AS text), CAST(@r%d AS bigint), CAST(@a%d AS bigint), CAST(@p%d AS bytea), CAST(@t%d AS timestamptz))",
-				i, i, i, i, i, i)
-			args[fmt.Sprint("k", i)], args[fmt.Sprint("r", i)], args[fmt.Sprint("a", i)] = e.Kind, e.RepoID, e.ActorID
-			args[fmt.Sprint("p", i)], args[fmt.Sprint("t", i)] = e.Payload, e.CreatedAt
-		}
-		// Ids are drawn in the order the rows are inserted, which is
-		// v.ord's; the payload gets the issue's id and number.
-		events = `ea AS (INSERT INTO events (kind, repo_id, actor_id, payload, created_at)
-			SELECT v.kind, v.repo_id, v.actor_id,
-				convert_to(jsonb_set(jsonb_set(convert_from(v.payload, 'UTF8')::jsonb,
-					'{id}', to_jsonb(i.id)), '{index}', to_jsonb(i.number))::text, 'UTF8'),
-				v.created_at
-			FROM i, (VALUES ` + strings.Join(values, ", ") + `) AS v(ord, kind, repo_id, actor_id, payload, created_at)
-			ORDER BY v.ord
-			RETURNING id, repo_id, created_at)` + jobs + `, e AS (SELECT id FROM ea)`
-	}
-	var rows []struct {
-		ID      int64
-		Number  int64
-		EventID *int64
-	}
-	err := s.d.conn(counterWrite(ctx, is.RepoID)).Raw(`WITH n AS (
-			INSERT INTO issue_indexes (repo_id, max_index) VALUES (@repo, 1)
-			ON CONFLICT (repo_id) DO UPDATE SET max_index = issue_indexes.max_index + 1
-			RETURNING max_index
-		), c AS (
-			UPDATE repositories SET num_issues = num_issues + @total, num_closed_issues = num_closed_issues + @closed
-			WHERE id = @repo RETURNING id
-		), i AS (
-			INSERT INTO issues (repo_id, number, poster_id, title, body, content_version, ref, is_closed, is_pull,
-				is_locked, milestone_id, num_comments, deadline, closed_at, created_at, updated_at)
-			SELECT @repo, n.max_index, @poster, @title, @body, @version, @ref, @closedState, @pull,
-				@locked, @milestone, @comments, @deadline, @closedAt, @created, @updated
-			FROM n, c
-			RETURNING id, number
-		), `+events+`
-		SELECT i.id, i.number, e.id AS event_id FROM i LEFT JOIN e ON true ORDER BY e.id`, args).Scan(&rows).Error
-	if err != nil {
-		return translateRef(err, "create issue")
-	}
-	if len(rows) == 0 || rows[0].ID == 0 {
-		return translate(gorm.ErrRecordNotFound, "create issue")
-	}
-	if len(evs) > 0 && len(rows) != len(evs) {
-		return fmt.Errorf("create issue: %d events appended, %d asked for", len(rows), len(evs))
-	}
-	is.ID, is.Index = rows[0].ID, rows[0].Number
-	for i, e := range evs {
-		e.ID = *rows[i].EventID
-	}
-	return nil
+	return s.createNumbered(ctx, is.RepoID, []numbered{{is, total, closed, evs}})
 }
 
 func (s issueStore) CreateNumberedAlone(ctx context.Context, is *store.Issue, total, closed int64, evs ...*store.Event) error {
@@ -212,8 +124,9 @@ func (s issueStore) CreateNumberedAlone(ctx context.Context, is *store.Issue, to
 		return s.d.WithTx(ctx, func(ctx context.Context) error { return s.CreateNumbered(ctx, is, total, closed, evs...) })
 	}
 	// A statement outside a transaction is one on its own: all of it or
-	// nothing is committed, and its locks are released as it ends.
-	return s.createNumbered(ctx, is, total, closed, evs)
+	// nothing is committed, and its locks are released as it ends. It
+	// also writes the repository's other creates waiting for it.
+	return s.d.creates.create(ctx, s, numbered{is, total, closed, evs})
 }
 
 // withIssue is payload, a JSON object, with its top-level "id" and

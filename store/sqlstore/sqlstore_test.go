@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -521,5 +522,105 @@ func TestCreateNumberedAlone(t *testing.T) {
 	}
 	if err := db.Issues().CreateNumberedAlone(ctx, &store.Issue{RepoID: r.ID + 1000, Title: "orphan"}, 1, 0); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("issue of a missing repository: %v, want ErrNotFound", err)
+	}
+}
+
+// TestCreateNumberedAloneConcurrently: creates of one repository at once,
+// which PostgreSQL writes in grouped statements, each get their own number
+// (dense, one per issue written), their events and jobs with their own
+// issue in the payload, and their own answer: on PostgreSQL, a title that
+// is not UTF-8 refuses its own issue and no other.
+func TestCreateNumberedAloneConcurrently(t *testing.T) {
+	t.Parallel()
+	db, dsn := open(t)
+	ctx := context.Background()
+	u := mustCreateUser(t, db, newUser("numbered-at-once"))
+	r := &store.Repository{OwnerID: u.ID, Name: "r"}
+	if err := db.Repos().Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	const n = 60
+	bad := func(i int) bool { return sqlstore.IsPostgres(dsn) && i%12 == 5 }
+	now := time.Now().UTC().Truncate(time.Second)
+	issues := make([]*store.Issue, n)
+	evs := make([]*store.Event, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		title := fmt.Sprint("issue ", i)
+		if bad(i) {
+			title = "not UTF-8 \xff"
+		}
+		issues[i] = &store.Issue{RepoID: r.ID, PosterID: u.ID, Title: title, IsClosed: i%2 == 0, CreatedAt: now, UpdatedAt: now}
+		evs[i] = &store.Event{Kind: "issue.opened", RepoID: r.ID, ActorID: u.ID, Payload: []byte(fmt.Sprintf(`{"id":0,"index":0,"n":%d}`, i)),
+			CreatedAt: now, Consumers: []string{"at-once"}}
+		wg.Go(func() {
+			errs[i] = db.Issues().CreateNumberedAlone(ctx, issues[i], 1, int64(1-i%2), evs[i])
+		})
+	}
+	wg.Wait()
+	numbers := map[int64]bool{}
+	var written, closed int64
+	byEvent := map[int64]int{}
+	for i, is := range issues {
+		if bad(i) {
+			if errs[i] == nil {
+				t.Errorf("issue %d: a title that is not UTF-8 was written", i)
+			}
+			continue
+		}
+		if errs[i] != nil || is.ID == 0 || evs[i].ID == 0 || numbers[is.Index] {
+			t.Fatalf("issue %d: %v, id %d, number %d (taken: %v), event %d", i, errs[i], is.ID, is.Index, numbers[is.Index], evs[i].ID)
+		}
+		numbers[is.Index] = true
+		written++
+		closed += int64(1 - i%2)
+		byEvent[evs[i].ID] = i
+		got, err := db.Issues().FindByIndex(ctx, r.ID, is.Index)
+		if err != nil || got.ID != is.ID || got.Title != is.Title {
+			t.Errorf("issue %d read back as %+v, %v", i, got, err)
+		}
+	}
+	for k := int64(1); k <= written; k++ {
+		if !numbers[k] {
+			t.Errorf("number %d of %d not used", k, written)
+		}
+	}
+	stored, err := db.Events().ListAfter(ctx, 0, 2*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range stored {
+		i, ok := byEvent[e.ID]
+		if !ok {
+			t.Errorf("event %d of no issue written: %s", e.ID, e.Payload)
+			continue
+		}
+		var p struct{ ID, Index, N int64 }
+		if err := json.Unmarshal(e.Payload, &p); err != nil || p.ID != issues[i].ID || p.Index != issues[i].Index || p.N != int64(i) {
+			t.Errorf("event %d of issue %d (id %d, number %d): %s", e.ID, i, issues[i].ID, issues[i].Index, e.Payload)
+		}
+	}
+	jobs, err := db.EventJobs().Claim(ctx, "at-once", time.Now().Unix()+60, time.Now().Unix()+120, 7, 2*n, false)
+	if err != nil || int64(len(jobs)) != written || int64(len(stored)) != written {
+		t.Fatalf("%d jobs and %d events for %d issues (%v)", len(jobs), len(stored), written, err)
+	}
+	for _, j := range jobs {
+		if _, ok := byEvent[j.EventID]; !ok {
+			t.Errorf("job %d of event %d, no issue's", j.ID, j.EventID)
+		}
+	}
+	got, err := db.Repos().FindByID(ctx, r.ID)
+	if err != nil || got.NumIssues != written || got.NumClosedIssues != closed {
+		t.Fatalf("counters %d/%d, want %d/%d (%v)", got.NumIssues, got.NumClosedIssues, written, closed, err)
+	}
+	counters, err := db.Issues().CheckCounters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, k := range counters {
+		if k != 0 {
+			t.Errorf("%s: %d rows disagree", name, k)
+		}
 	}
 }
