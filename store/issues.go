@@ -301,6 +301,13 @@ type IssueStore interface {
 // CommentStore reads and writes comments.
 type CommentStore interface {
 	Create(ctx context.Context, c *Comment) error
+	// CreateCounted is Create, IssueStore.AdjustComments(+1, c.CreatedAt)
+	// and the append of evs (in their order, setting their IDs), each
+	// payload (a JSON object) with its top-level "id" set to the new
+	// comment's; in the transaction in ctx if there is one, and otherwise
+	// in one of its own, on PostgreSQL one statement. A missing issue is
+	// ErrNotFound.
+	CreateCounted(ctx context.Context, c *Comment, evs ...*Event) error
 	FindByID(ctx context.Context, id int64) (*Comment, error)
 	Update(ctx context.Context, c *Comment) error
 	Delete(ctx context.Context, id int64) error

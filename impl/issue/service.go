@@ -661,26 +661,33 @@ func (s Service) Comment(ctx context.Context, doer *store.User, r *store.Reposit
 	}
 	t := s.Clock.Now()
 	c := &store.Comment{IssueID: is.ID, RepoID: is.RepoID, PosterID: doer.ID, Body: body, CreatedAt: t, UpdatedAt: t}
-	err := s.Store.WithTx(store.ConfinedTo(ctx, r.ID), func(ctx context.Context) error {
-		if err := s.Store.Comments().Create(ctx, c); err != nil {
-			return err
-		}
-		if err := s.Store.Issues().AddMentions(ctx, is.ID, mentions(body)); err != nil {
-			return err
-		}
-		if err := s.recordIssueRefs(ctx, doer, r, perm, is, c.ID, body); err != nil {
-			return err
-		}
-		if err := s.emitComment(ctx, events.CommentCreated, doer, is, c.ID); err != nil {
-			return err
-		}
-		// Last: the count locks the issue's row until the commit, and
-		// other comments on the issue wait for it.
-		return s.Store.Issues().AdjustComments(ctx, is.ID, 1, t)
-	})
+	// The event is encoded first and appended with the comment (its
+	// payload gets the comment's id there).
+	row, err := s.Events.Prepare(events.CommentCreated, is.RepoID, actorID(doer), events.Comment{IssueID: is.ID, IssueIndex: is.Index})
 	if err != nil {
 		return nil, err
 	}
+	ctx = store.ConfinedTo(ctx, r.ID)
+	names := mentions(body)
+	if len(names) == 0 && len(IssueRefs(body)) == 0 {
+		// Nothing is written with the comment: no transaction is held
+		// open around its statement (see CreateCounted).
+		err = s.Store.Comments().CreateCounted(ctx, c, row)
+	} else {
+		err = s.Store.WithTx(ctx, func(ctx context.Context) error {
+			if err := s.Store.Issues().AddMentions(ctx, is.ID, names); err != nil {
+				return err
+			}
+			if err := s.Store.Comments().CreateCounted(ctx, c, row); err != nil {
+				return err
+			}
+			return s.recordIssueRefs(ctx, doer, r, perm, is, c.ID, body)
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Events.Appended(ctx, row)
 	return c, nil
 }
 

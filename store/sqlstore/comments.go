@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -13,6 +15,72 @@ type commentStore struct{ d *DB }
 
 func (s commentStore) Create(ctx context.Context, c *store.Comment) error {
 	return translateRef(s.d.conn(ctx).Create(c).Error, "create comment")
+}
+
+func (s commentStore) CreateCounted(ctx context.Context, c *store.Comment, evs ...*store.Event) error {
+	if _, inTx := ctx.Value(txKey{}).(*txState); inTx || !s.d.usesPostgres() {
+		return s.d.WithTx(ctx, func(ctx context.Context) error {
+			if err := s.Create(ctx, c); err != nil {
+				return err
+			}
+			for _, e := range evs {
+				row := *e
+				var err error
+				if row.Payload, err = withFields(e.Payload, map[string]int64{"id": c.ID}); err != nil {
+					return err
+				}
+				if err := (eventStore{s.d}).Append(ctx, &row); err != nil {
+					return err
+				}
+				e.ID = row.ID
+			}
+			// Last: the count locks the issue's row until the commit,
+			// and other comments on the issue wait for it.
+			return issueStore{s.d}.AdjustComments(ctx, c.IssueID, 1, c.CreatedAt)
+		})
+	}
+	// One statement, which commits on its own: the issue's row is locked
+	// for no round trip. The comment is written only if its issue is
+	// there, and the events only with the comment.
+	args := map[string]any{"issue": c.IssueID, "repo": c.RepoID, "poster": c.PosterID, "body": c.Body,
+		"author": c.OriginalAuthor, "authorID": c.OriginalAuthorID, "created": c.CreatedAt, "updated": c.UpdatedAt}
+	events := outboxCTE(args, evs, make([]int, len(evs)), "c", "true",
+		"jsonb_set(convert_from(v.payload, 'UTF8')::jsonb, '{id}', to_jsonb(c.id))")
+	var rows []struct {
+		ID      *int64
+		EventID *int64
+	}
+	err := s.d.conn(repoWrite(ctx, c.RepoID)).Raw(`WITH u AS (
+			UPDATE issues SET num_comments = num_comments + 1, updated_at = @created WHERE id = @issue RETURNING id
+		), c AS (
+			INSERT INTO comments (issue_id, repo_id, poster_id, body, original_author, original_author_id, created_at, updated_at)
+			SELECT u.id, @repo, @poster, @body, @author, @authorID, @created, @updated FROM u
+			RETURNING id
+		), `+events+`
+		SELECT c.id, NULL::bigint AS event_id FROM c
+		UNION ALL SELECT NULL, e.id FROM e`, args).Scan(&rows).Error
+	if err != nil {
+		return translateRef(err, "create comment")
+	}
+	var eventIDs []int64
+	for _, r := range rows {
+		if r.ID != nil {
+			c.ID = *r.ID
+		} else if r.EventID != nil {
+			eventIDs = append(eventIDs, *r.EventID)
+		}
+	}
+	if c.ID == 0 {
+		return translate(gorm.ErrRecordNotFound, "create comment")
+	}
+	if len(eventIDs) != len(evs) {
+		return fmt.Errorf("create comment: %d events appended, %d asked for", len(eventIDs), len(evs))
+	}
+	slices.Sort(eventIDs)
+	for i, e := range evs {
+		e.ID = eventIDs[i]
+	}
+	return nil
 }
 
 func (s commentStore) FindByID(ctx context.Context, id int64) (*store.Comment, error) {

@@ -103,7 +103,7 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 			return err
 		}
 		for _, e := range evs {
-			payload, err := withIssue(e.Payload, is.ID, is.Index)
+			payload, err := withFields(e.Payload, map[string]int64{"id": is.ID, "index": is.Index})
 			if err != nil {
 				return err
 			}
@@ -129,14 +129,16 @@ func (s issueStore) CreateNumberedAlone(ctx context.Context, is *store.Issue, to
 	return s.d.creates.create(ctx, s, numbered{is, total, closed, evs})
 }
 
-// withIssue is payload, a JSON object, with its top-level "id" and
-// "index" set to id and number.
-func withIssue(payload []byte, id, number int64) ([]byte, error) {
+// withFields is payload, a JSON object, with the top-level fields named
+// in set given their numbers.
+func withFields(payload []byte, set map[string]int64) ([]byte, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &m); err != nil {
 		return nil, fmt.Errorf("event payload: %w", err)
 	}
-	m["id"], m["index"] = json.RawMessage(strconv.FormatInt(id, 10)), json.RawMessage(strconv.FormatInt(number, 10))
+	for k, v := range set {
+		m[k] = json.RawMessage(strconv.FormatInt(v, 10))
+	}
 	return json.Marshal(m)
 }
 

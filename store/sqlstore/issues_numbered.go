@@ -54,50 +54,16 @@ func (s issueStore) createNumbered(ctx context.Context, repo int64, items []numb
 	// The item's number is its place after the counter's value before
 	// this statement.
 	const number = "n.max_index - @k + 1"
-	// e holds the appended events' ids (none without events).
-	events := "e AS (SELECT NULL::bigint AS id WHERE false)"
 	var evs []*store.Event
-	var values, owners []string
+	var of []int // the item of each event
 	for item, it := range items {
 		for _, e := range it.evs {
-			// Each event's jobs (store.Event.Consumers) are written by
-			// the same statement: the events' ids follow v.ord, so the
-			// n-th id drawn is the n-th event's.
-			i := len(evs)
-			evs = append(evs, e)
-			for _, c := range e.Consumers {
-				owners = append(owners, fmt.Sprintf("(%d, CAST(@c%d_%d AS text))", i, i, len(owners)))
-				args[fmt.Sprintf("c%d_%d", i, len(owners)-1)] = c
-			}
-			values = append(values, fmt.Sprintf(
-				"(%d, %d, CAST(@k%d AS text), CAST(@r%d AS bigint), CAST(@a%d AS bigint), CAST(@p%d AS bytea), CAST(@t%d AS timestamptz))",
-				i, item, i, i, i, i, i))
-			args[fmt.Sprint("k", i)], args[fmt.Sprint("r", i)], args[fmt.Sprint("a", i)] = e.Kind, e.RepoID, e.ActorID
-			args[fmt.Sprint("p", i)], args[fmt.Sprint("t", i)] = e.Payload, e.CreatedAt
+			evs, of = append(evs, e), append(of, item)
 		}
 	}
-	if len(evs) > 0 {
-		jobs := ""
-		if len(owners) > 0 {
-			jobs = `, ej AS (INSERT INTO event_jobs (consumer, event_id, repo_id, state, attempts, run_at, token, last_error, created_at, updated_at)
-				SELECT c.consumer, ev.id, ev.repo_id, 'pending', 0, 0, 0, '', ev.created_at, ev.created_at
-				FROM (SELECT id, repo_id, created_at, row_number() OVER (ORDER BY id) - 1 AS ord FROM ea) ev
-				JOIN (VALUES ` + strings.Join(owners, ", ") + `) AS c(ord, consumer) ON c.ord = ev.ord
-				RETURNING id)`
-		}
-		// Ids are drawn in the order the rows are inserted, which is
-		// v.ord's; each payload gets its issue's id and number.
-		events = `ea AS (INSERT INTO events (kind, repo_id, actor_id, payload, created_at)
-			SELECT v.kind, v.repo_id, v.actor_id,
-				convert_to(jsonb_set(jsonb_set(convert_from(v.payload, 'UTF8')::jsonb,
-					'{id}', to_jsonb(i.id)), '{index}', to_jsonb(i.number))::text, 'UTF8'),
-				v.created_at
-			FROM n, (VALUES ` + strings.Join(values, ", ") + `) AS v(ord, item, kind, repo_id, actor_id, payload, created_at)
-			JOIN i ON true
-			WHERE i.number = ` + number + ` + v.item
-			ORDER BY v.ord
-			RETURNING id, repo_id, created_at)` + jobs + `, e AS (SELECT id FROM ea)`
-	}
+	// Each payload gets its issue's id and number.
+	events := outboxCTE(args, evs, of, "n, i", "i.number = "+number+" + v.item",
+		"jsonb_set(jsonb_set(convert_from(v.payload, 'UTF8')::jsonb, '{id}', to_jsonb(i.id)), '{index}', to_jsonb(i.number))")
 	// One row per issue (no event id), then one per event (no issue id).
 	var rows []struct {
 		ID      *int64
@@ -151,6 +117,48 @@ func (s issueStore) createNumbered(ctx context.Context, repo int64, items []numb
 		e.ID = eventIDs[i]
 	}
 	return nil
+}
+
+// outboxCTE is the part of a data-modifying WITH that appends evs to the
+// outbox with their jobs (store.Event.Consumers), for a statement that
+// writes the rows they are about: ea, the events, ej, their jobs, and e,
+// their ids. Each event's row v (v.payload, and v.item: of[i] for evs[i])
+// is joined with from where cond holds, and its payload is the JSON of the
+// expression payload. The ids are drawn in evs' order: the n-th id of e
+// is the n-th event's. args receives the values. With no event, e is
+// empty.
+func outboxCTE(args map[string]any, evs []*store.Event, of []int, from, cond, payload string) string {
+	if len(evs) == 0 {
+		return "e AS (SELECT NULL::bigint AS id WHERE false)"
+	}
+	var values, owners []string
+	for i, e := range evs {
+		for _, c := range e.Consumers {
+			owners = append(owners, fmt.Sprintf("(%d, CAST(@c%d_%d AS text))", i, i, len(owners)))
+			args[fmt.Sprintf("c%d_%d", i, len(owners)-1)] = c
+		}
+		// (A name ends at a space, a comma or a parenthesis: no ::.)
+		values = append(values, fmt.Sprintf(
+			"(%d, %d, CAST(@k%d AS text), CAST(@r%d AS bigint), CAST(@a%d AS bigint), CAST(@p%d AS bytea), CAST(@t%d AS timestamptz))",
+			i, of[i], i, i, i, i, i))
+		args[fmt.Sprint("k", i)], args[fmt.Sprint("r", i)], args[fmt.Sprint("a", i)] = e.Kind, e.RepoID, e.ActorID
+		args[fmt.Sprint("p", i)], args[fmt.Sprint("t", i)] = e.Payload, e.CreatedAt
+	}
+	jobs := ""
+	if len(owners) > 0 {
+		jobs = `, ej AS (INSERT INTO event_jobs (consumer, event_id, repo_id, state, attempts, run_at, token, last_error, created_at, updated_at)
+			SELECT c.consumer, ev.id, ev.repo_id, 'pending', 0, 0, 0, '', ev.created_at, ev.created_at
+			FROM (SELECT id, repo_id, created_at, row_number() OVER (ORDER BY id) - 1 AS ord FROM ea) ev
+			JOIN (VALUES ` + strings.Join(owners, ", ") + `) AS c(ord, consumer) ON c.ord = ev.ord
+			RETURNING id)`
+	}
+	// Ids are drawn in the order the rows are inserted, which is v.ord's.
+	return `ea AS (INSERT INTO events (kind, repo_id, actor_id, payload, created_at)
+		SELECT v.kind, v.repo_id, v.actor_id, convert_to((` + payload + `)::text, 'UTF8'), v.created_at
+		FROM ` + from + `, (VALUES ` + strings.Join(values, ", ") + `) AS v(ord, item, kind, repo_id, actor_id, payload, created_at)
+		WHERE ` + cond + `
+		ORDER BY v.ord
+		RETURNING id, repo_id, created_at)` + jobs + `, e AS (SELECT id FROM ea)`
 }
 
 // maxGroupedCreates bounds the issues one grouped statement creates.

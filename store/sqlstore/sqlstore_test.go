@@ -525,6 +525,83 @@ func TestCreateNumberedAlone(t *testing.T) {
 	}
 }
 
+// TestCreateCounted: a comment written with its count and its event, as
+// one statement or in the transaction in ctx; a missing issue refuses it
+// and appends nothing.
+func TestCreateCounted(t *testing.T) {
+	t.Parallel()
+	db, _ := open(t)
+	ctx := context.Background()
+	u := mustCreateUser(t, db, newUser("counted"))
+	r := &store.Repository{OwnerID: u.ID, Name: "r"}
+	if err := db.Repos().Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	is := &store.Issue{RepoID: r.ID, PosterID: u.ID, Title: "t", CreatedAt: now, UpdatedAt: now}
+	if err := db.Issues().CreateNumberedAlone(ctx, is, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(time.Hour)
+	comment := func(ctx context.Context, issueID int64, body string) (*store.Comment, *store.Event, error) {
+		c := &store.Comment{IssueID: issueID, RepoID: r.ID, PosterID: u.ID, Body: body, CreatedAt: later, UpdatedAt: later}
+		ev := &store.Event{Kind: "comment.created", RepoID: r.ID, ActorID: u.ID, Payload: []byte(`{"id":0,"issue_id":7}`),
+			CreatedAt: later, Consumers: []string{"counted"}}
+		return c, ev, db.Comments().CreateCounted(ctx, c, ev)
+	}
+	c1, ev1, err := comment(ctx, is.ID, "alone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c2 *store.Comment
+	var ev2 *store.Event
+	if err := db.WithTx(ctx, func(ctx context.Context) error {
+		var err error
+		c2, ev2, err = comment(ctx, is.ID, "in a transaction")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Issues().FindByID(ctx, is.ID)
+	if err != nil || got.NumComments != 2 || !got.UpdatedAt.Equal(later) {
+		t.Fatalf("issue after two comments: %+v, %v", got, err)
+	}
+	for _, w := range []struct {
+		c  *store.Comment
+		ev *store.Event
+	}{{c1, ev1}, {c2, ev2}} {
+		stored, err := db.Comments().FindByID(ctx, w.c.ID)
+		if err != nil || stored.Body != w.c.Body || stored.IssueID != is.ID {
+			t.Errorf("comment %d read back as %+v, %v", w.c.ID, stored, err)
+		}
+		evs, err := db.Events().ListAfter(ctx, w.ev.ID-1, 1)
+		if err != nil || len(evs) != 1 || evs[0].ID != w.ev.ID {
+			t.Fatalf("event %d: %+v, %v", w.ev.ID, evs, err)
+		}
+		var p struct {
+			ID      int64
+			IssueID int64 `json:"issue_id"`
+		}
+		if err := json.Unmarshal(evs[0].Payload, &p); err != nil || p.ID != w.c.ID || p.IssueID != 7 {
+			t.Errorf("event of comment %d: %s", w.c.ID, evs[0].Payload)
+		}
+	}
+	jobs, err := db.EventJobs().Claim(ctx, "counted", time.Now().Unix()+60, time.Now().Unix()+120, 7, 10, false)
+	if err != nil || len(jobs) != 2 || jobs[0].EventID != ev1.ID || jobs[1].EventID != ev2.ID {
+		t.Fatalf("jobs %+v, %v", jobs, err)
+	}
+	before, err := db.Events().ListAfter(ctx, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := comment(ctx, is.ID+1000, "orphan"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("comment on a missing issue: %v, want ErrNotFound", err)
+	}
+	if after, err := db.Events().ListAfter(ctx, 0, 100); err != nil || len(after) != len(before) {
+		t.Errorf("events after a refused comment: %d, want %d (%v)", len(after), len(before), err)
+	}
+}
+
 // TestCreateNumberedAloneConcurrently: creates of one repository at once,
 // which PostgreSQL writes in grouped statements, each get their own number
 // (dense, one per issue written), their events and jobs with their own
