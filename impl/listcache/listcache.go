@@ -41,7 +41,15 @@ type Cache struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	bytes   int
+	// rendering holds, by key, the renders under way: a request that
+	// misses while one is waits for it instead of rendering the same
+	// answer again (many, when a popular entry expires under load).
+	rendering map[string]chan struct{}
 }
+
+// maxRenderWait bounds how long a request waits for another's render of
+// the same answer before it renders its own.
+const maxRenderWait = time.Second
 
 // Answer is a rendered list: the body as sent and the size of the whole
 // filtered set.
@@ -70,7 +78,7 @@ func New(st store.Store, tables ...string) (*Cache, error) {
 }
 
 func newCache(w store.Watch) *Cache {
-	return &Cache{watch: w, now: time.Now, entries: map[string]*entry{}}
+	return &Cache{watch: w, now: time.Now, entries: map[string]*entry{}, rendering: map[string]chan struct{}{}}
 }
 
 // bypass is the generation handed out to a request the cache may not
@@ -221,16 +229,58 @@ func (c *Cache) serve(key string, repo int64, gen uint64, link func(total int64)
 	if gen == bypass {
 		c = nil
 	}
-	if c != nil {
+	if c == nil {
+		ok, _, err := render()
+		return ok, err
+	}
+	if a, ok := c.Get(key); ok {
+		return cached{a, link(a.Total)}, nil
+	}
+	c.mu.Lock()
+	wait, busy := c.rendering[key]
+	done := make(chan struct{})
+	if !busy {
+		c.rendering[key] = done
+	}
+	c.mu.Unlock()
+	if busy {
+		// Kept by the other render unless what it read has changed
+		// since (then this one renders too).
+		select {
+		case <-wait:
+		case <-time.After(maxRenderWait):
+			// A render whose answer was never written: the next
+			// requests do not wait for it.
+			c.mu.Lock()
+			if c.rendering[key] == wait {
+				delete(c.rendering, key)
+			}
+			c.mu.Unlock()
+		}
 		if a, ok := c.Get(key); ok {
 			return cached{a, link(a.Total)}, nil
 		}
+		done = nil
+	}
+	// finish ends this request's render of key, if it is the one others
+	// wait for.
+	finish := func() {
+		if done != nil {
+			c.mu.Lock()
+			if c.rendering[key] == done {
+				delete(c.rendering, key)
+			}
+			c.mu.Unlock()
+			close(done)
+		}
 	}
 	ok, total, err := render()
-	if err != nil || c == nil {
+	if err != nil {
+		finish()
 		return ok, err
 	}
 	return middleware.ResponderFunc(func(rw http.ResponseWriter, p runtime.Producer) {
+		defer finish()
 		tee := &teeWriter{ResponseWriter: rw}
 		ok.WriteResponse(tee, p)
 		c.put(key, repo, gen, Answer{Body: tee.body.Bytes(), Total: total})

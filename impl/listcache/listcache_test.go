@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -112,6 +113,70 @@ func TestServeWritesWhatItKept(t *testing.T) {
 		return nil, 0, fmt.Errorf("boom")
 	}); err == nil {
 		t.Error("a failed rendering was not reported")
+	}
+}
+
+// TestServeRendersOnceAtATime: requests that miss the same key while it is
+// being rendered wait for that render and serve its answer; after a change
+// the waiters render for themselves; a render never written does not keep
+// later requests waiting.
+func TestServeRendersOnceAtATime(t *testing.T) {
+	var gen atomic.Uint64
+	c := newCache(store.Watch{TTL: time.Minute, Generation: gen.Load})
+	var renders atomic.Int32
+	release := make(chan struct{})
+	serve := func(key string, written bool) (string, error) {
+		r, err := c.Serve(key, c.Generation(t.Context()), func(int64) string { return "" },
+			func() (middleware.Responder, int64, error) {
+				n := renders.Add(1)
+				<-release
+				return middleware.ResponderFunc(func(rw http.ResponseWriter, _ runtime.Producer) {
+					_, _ = fmt.Fprint(rw, "render ", n)
+				}), 1, nil
+			})
+		if err != nil || !written {
+			return "", err
+		}
+		rec := httptest.NewRecorder()
+		r.WriteResponse(rec, runtime.JSONProducer())
+		return rec.Body.String(), nil
+	}
+	const n = 8
+	bodies := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { bodies[i], _ = serve("k", true) })
+	}
+	for renders.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // the others are waiting by now
+	close(release)
+	wg.Wait()
+	if renders.Load() != 1 {
+		t.Errorf("%d renders of one key at once, want 1", renders.Load())
+	}
+	for i, b := range bodies {
+		if b != "render 1" {
+			t.Errorf("request %d served %q", i, b)
+		}
+	}
+
+	// The first render's answer is not written (nothing is kept): the
+	// next request waits at most maxRenderWait, and the one after that
+	// not at all.
+	renders.Store(0)
+	if _, err := serve("lost", false); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if b, _ := serve("lost", true); b != "render 2" || time.Since(start) > 3*maxRenderWait {
+		t.Errorf("after a lost render: %q in %v", b, time.Since(start))
+	}
+	start = time.Now()
+	gen.Add(1)
+	if b, _ := serve("lost", true); b != "render 3" || time.Since(start) > maxRenderWait/2 {
+		t.Errorf("a request waited for a render that was over: %q in %v", b, time.Since(start))
 	}
 }
 
