@@ -205,16 +205,24 @@ func (g *generator) run(conc int, d time.Duration) *result {
 		}(w)
 	}
 	wg.Wait()
-	total := &result{elapsed: time.Since(start)}
+	total := &result{}
 	for _, r := range parts {
-		total.requests += r.requests
-		total.errors += r.errors
-		if total.firstError == "" {
-			total.firstError = r.firstError
-		}
-		total.hist.merge(&r.hist)
+		total.add(r)
 	}
+	total.elapsed = time.Since(start)
 	return total
+}
+
+// add counts o's requests, errors and latencies in r, and its time (for
+// measurements made one after another).
+func (r *result) add(o *result) {
+	r.requests += o.requests
+	r.errors += o.errors
+	if r.firstError == "" {
+		r.firstError = o.firstError
+	}
+	r.hist.merge(&o.hist)
+	r.elapsed += o.elapsed
 }
 
 func (g *generator) one(ctx context.Context, path string, r *result) {

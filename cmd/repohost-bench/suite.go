@@ -41,6 +41,10 @@ type scenario struct {
 // backgroundConc is how many connections send a scenario's background.
 const backgroundConc = 2
 
+// backgroundRounds is how many times a scenario with a background is
+// measured without it and then with it.
+const backgroundRounds = 2
+
 // createsPerSecond is the pace of the issues created beside the list of
 // another repository: a busy repository's.
 const createsPerSecond = 100
@@ -240,21 +244,27 @@ func suiteCmd(args []string) error {
 			}
 			return g.run(*conc, *dur)
 		}
-		var bg, alone *result
-		var bgDone chan struct{}
+		var got *result
 		note := ""
 		if b := s.background; b != nil {
 			// The same list without the background, just before: the
-			// ratio of the two holds however busy the machine is.
-			alone = measure(*base)
-			g := &generator{client: client, base: *base, target: target{method: b.method, paths: b.paths, body: []byte(b.body), auth: authOf(*b)},
-				perSecond: b.perSecond}
-			bgDone = make(chan struct{})
-			go func() { defer close(bgDone); bg = g.run(backgroundConc, *warm+*dur) }()
-		}
-		got := measure(*base)
-		if bgDone != nil {
-			<-bgDone
+			// ratio of the two holds however busy the machine is. The
+			// two alternate backgroundRounds times, each pair summed, so
+			// that a machine whose speed drifts during the scenario
+			// favours neither.
+			alone, bg := &result{}, &result{}
+			got = &result{}
+			for range backgroundRounds {
+				alone.add(measure(*base))
+				g := &generator{client: client, base: *base, target: target{method: b.method, paths: b.paths, body: []byte(b.body), auth: authOf(*b)},
+					perSecond: b.perSecond}
+				bgDone := make(chan struct{})
+				var round *result
+				go func() { defer close(bgDone); round = g.run(backgroundConc, *warm+*dur) }()
+				got.add(measure(*base))
+				<-bgDone
+				bg.add(round)
+			}
 			if bg.errors > 0 {
 				got.errors += bg.errors
 				got.firstError = "background: " + bg.firstError
@@ -263,9 +273,12 @@ func suiteCmd(args []string) error {
 			if b := s.background; b.perSecond > 0 {
 				pace = fmt.Sprintf("paced to %.0f/s", b.perSecond)
 			}
-			note = fmt.Sprintf("  (with %.0f background requests/s, %s: %s %s; without them just before: %.0f req/s, p99 %s; with/without %.2f)\n",
+			note = fmt.Sprintf("  (with %.0f background requests/s, %s: %s %s; without them, measured in turn: %.0f req/s, p99 %s; with/without %.2f)\n",
 				bg.rate(), pace, s.background.method, s.background.paths[0], alone.rate(), fmtDur(alone.hist.quantile(0.99)),
 				got.rate()/max(alone.rate(), 1e-9))
+		}
+		if got == nil {
+			got = measure(*base)
 		}
 		floor := measure(floorBase)
 		rate, floorRate := got.rate(), floor.rate()
