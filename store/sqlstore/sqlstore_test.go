@@ -365,11 +365,7 @@ func TestCreateNumbered(t *testing.T) {
 	t.Parallel()
 	db, _ := open(t)
 	ctx := context.Background()
-	u := mustCreateUser(t, db, newUser("numbers"))
-	r := &store.Repository{OwnerID: u.ID, Name: "r"}
-	if err := db.Repos().Create(ctx, r); err != nil {
-		t.Fatal(err)
-	}
+	u, r := ownedRepo(t, db)
 	if err := db.Issues().CreateNumbered(ctx, &store.Issue{RepoID: r.ID, Title: "x"}, 1, 0); err == nil {
 		t.Fatal("created outside a transaction")
 	}
@@ -418,11 +414,7 @@ func TestCreateNumberedAppendsEvents(t *testing.T) {
 	t.Parallel()
 	db, _ := open(t)
 	ctx := context.Background()
-	u := mustCreateUser(t, db, newUser("numbered-events"))
-	r := &store.Repository{OwnerID: u.ID, Name: "r"}
-	if err := db.Repos().Create(ctx, r); err != nil {
-		t.Fatal(err)
-	}
+	u, r := ownedRepo(t, db)
 	now := time.Now().UTC().Truncate(time.Second)
 	for n := int64(1); n <= 2; n++ {
 		is := &store.Issue{RepoID: r.ID, PosterID: u.ID, Title: "t", CreatedAt: now, UpdatedAt: now}
@@ -477,11 +469,7 @@ func TestCreateNumberedAlone(t *testing.T) {
 	t.Parallel()
 	db, _ := open(t)
 	ctx := context.Background()
-	u := mustCreateUser(t, db, newUser("numbered-alone"))
-	r := &store.Repository{OwnerID: u.ID, Name: "r"}
-	if err := db.Repos().Create(ctx, r); err != nil {
-		t.Fatal(err)
-	}
+	u, r := ownedRepo(t, db)
 	now := time.Now().UTC().Truncate(time.Second)
 	ev := &store.Event{Kind: "issue.opened", RepoID: r.ID, Payload: []byte(`{"id":0,"index":0}`), CreatedAt: now}
 	is := &store.Issue{RepoID: r.ID, PosterID: u.ID, Title: "alone", IsClosed: true, ClosedAt: &now, CreatedAt: now, UpdatedAt: now}
@@ -532,11 +520,7 @@ func TestCreateCounted(t *testing.T) {
 	t.Parallel()
 	db, _ := open(t)
 	ctx := context.Background()
-	u := mustCreateUser(t, db, newUser("counted"))
-	r := &store.Repository{OwnerID: u.ID, Name: "r"}
-	if err := db.Repos().Create(ctx, r); err != nil {
-		t.Fatal(err)
-	}
+	u, r := ownedRepo(t, db)
 	now := time.Now().UTC().Truncate(time.Second)
 	is := &store.Issue{RepoID: r.ID, PosterID: u.ID, Title: "t", CreatedAt: now, UpdatedAt: now}
 	if err := db.Issues().CreateNumberedAlone(ctx, is, 1, 0); err != nil {
@@ -611,11 +595,7 @@ func TestCreateNumberedAloneConcurrently(t *testing.T) {
 	t.Parallel()
 	db, dsn := open(t)
 	ctx := context.Background()
-	u := mustCreateUser(t, db, newUser("numbered-at-once"))
-	r := &store.Repository{OwnerID: u.ID, Name: "r"}
-	if err := db.Repos().Create(ctx, r); err != nil {
-		t.Fatal(err)
-	}
+	u, r := ownedRepo(t, db)
 	const n = 60
 	bad := func(i int) bool { return sqlstore.IsPostgres(dsn) && i%12 == 5 }
 	now := time.Now().UTC().Truncate(time.Second)
