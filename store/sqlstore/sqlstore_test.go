@@ -449,19 +449,28 @@ func TestCreateNumberedAppendsEvents(t *testing.T) {
 			}
 		}
 	}
+	refusedAppendsNothing(t, db, "issue of a missing repository", func() error {
+		return db.WithTx(ctx, func(ctx context.Context) error {
+			return db.Issues().CreateNumbered(ctx, &store.Issue{RepoID: r.ID + 1000, Title: "orphan"}, 1, 0,
+				&store.Event{Kind: "issue.opened", RepoID: r.ID + 1000, Payload: []byte(`{}`), CreatedAt: now})
+		})
+	})
+}
+
+// refusedAppendsNothing checks that write is refused as not found and
+// appends no event.
+func refusedAppendsNothing(t *testing.T, db *sqlstore.DB, what string, write func() error) {
+	t.Helper()
+	ctx := context.Background()
 	before, err := db.Events().ListAfter(ctx, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.WithTx(ctx, func(ctx context.Context) error {
-		return db.Issues().CreateNumbered(ctx, &store.Issue{RepoID: r.ID + 1000, Title: "orphan"}, 1, 0,
-			&store.Event{Kind: "issue.opened", RepoID: r.ID + 1000, Payload: []byte(`{}`), CreatedAt: now})
-	})
-	if !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("issue of a missing repository: %v, want ErrNotFound", err)
+	if err := write(); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("%s: %v, want ErrNotFound", what, err)
 	}
 	if after, err := db.Events().ListAfter(ctx, 0, 1000); err != nil || len(after) != len(before) {
-		t.Errorf("events after a refused issue: %d, want %d (%v)", len(after), len(before), err)
+		t.Errorf("events after a refused %s: %d, want %d (%v)", what, len(after), len(before), err)
 	}
 }
 
@@ -574,16 +583,10 @@ func TestCreateCounted(t *testing.T) {
 	if err != nil || len(jobs) != 2 || jobs[0].EventID != ev1.ID || jobs[1].EventID != ev2.ID {
 		t.Fatalf("jobs %+v, %v", jobs, err)
 	}
-	before, err := db.Events().ListAfter(ctx, 0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := comment(ctx, is.ID+1000, "orphan"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("comment on a missing issue: %v, want ErrNotFound", err)
-	}
-	if after, err := db.Events().ListAfter(ctx, 0, 100); err != nil || len(after) != len(before) {
-		t.Errorf("events after a refused comment: %d, want %d (%v)", len(after), len(before), err)
-	}
+	refusedAppendsNothing(t, db, "comment on a missing issue", func() error {
+		_, _, err := comment(ctx, is.ID+1000, "orphan")
+		return err
+	})
 }
 
 // TestCreateNumberedAloneConcurrently: creates of one repository at once,
