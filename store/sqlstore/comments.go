@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -23,16 +21,8 @@ func (s commentStore) CreateCounted(ctx context.Context, c *store.Comment, evs .
 			if err := s.Create(ctx, c); err != nil {
 				return err
 			}
-			for _, e := range evs {
-				row := *e
-				var err error
-				if row.Payload, err = withFields(e.Payload, map[string]int64{"id": c.ID}); err != nil {
-					return err
-				}
-				if err := (eventStore{s.d}).Append(ctx, &row); err != nil {
-					return err
-				}
-				e.ID = row.ID
+			if err := (eventStore{s.d}).appendAbout(ctx, evs, map[string]int64{"id": c.ID}); err != nil {
+				return err
 			}
 			// Last: the count locks the issue's row until the commit,
 			// and other comments on the issue wait for it.
@@ -73,14 +63,7 @@ func (s commentStore) CreateCounted(ctx context.Context, c *store.Comment, evs .
 	if c.ID == 0 {
 		return translate(gorm.ErrRecordNotFound, "create comment")
 	}
-	if len(eventIDs) != len(evs) {
-		return fmt.Errorf("create comment: %d events appended, %d asked for", len(eventIDs), len(evs))
-	}
-	slices.Sort(eventIDs)
-	for i, e := range evs {
-		e.ID = eventIDs[i]
-	}
-	return nil
+	return setEventIDs(evs, eventIDs, "create comment")
 }
 
 func (s commentStore) FindByID(ctx context.Context, id int64) (*store.Comment, error) {

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -39,6 +40,39 @@ func (s eventStore) Append(ctx context.Context, e *store.Event) error {
 		return translate(err, "append event")
 	}
 	return s.appendJobs(ctx, e)
+}
+
+// appendAbout appends evs in their order, setting their IDs, each payload
+// (a JSON object) with the top-level fields of set given their numbers:
+// the id (and number) of the row they are about, known only once it is
+// written. The caller's events keep their payloads.
+func (s eventStore) appendAbout(ctx context.Context, evs []*store.Event, set map[string]int64) error {
+	for _, e := range evs {
+		payload, err := withFields(e.Payload, set)
+		if err != nil {
+			return err
+		}
+		row := *e
+		row.Payload = payload
+		if err := s.Append(ctx, &row); err != nil {
+			return err
+		}
+		e.ID = row.ID
+	}
+	return nil
+}
+
+// setEventIDs gives evs the ids a statement of outboxCTE appended them
+// with (ids, in any order): the n-th id drawn is the n-th event's.
+func setEventIDs(evs []*store.Event, ids []int64, what string) error {
+	if len(ids) != len(evs) {
+		return fmt.Errorf("%s: %d events appended, %d asked for", what, len(ids), len(evs))
+	}
+	slices.Sort(ids)
+	for i, e := range evs {
+		e.ID = ids[i]
+	}
+	return nil
 }
 
 // appendJobs writes the pending jobs of e (already appended).

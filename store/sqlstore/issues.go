@@ -102,19 +102,7 @@ func (s issueStore) CreateNumbered(ctx context.Context, is *store.Issue, total, 
 		if err := s.AdjustRepoCounts(ctx, is.RepoID, total, closed); err != nil {
 			return err
 		}
-		for _, e := range evs {
-			payload, err := withFields(e.Payload, map[string]int64{"id": is.ID, "index": is.Index})
-			if err != nil {
-				return err
-			}
-			row := *e
-			row.Payload = payload
-			if err := (eventStore{s.d}).Append(ctx, &row); err != nil {
-				return err
-			}
-			e.ID = row.ID
-		}
-		return nil
+		return eventStore{s.d}.appendAbout(ctx, evs, map[string]int64{"id": is.ID, "index": is.Index})
 	}
 	return s.createNumbered(ctx, is.RepoID, []numbered{{is, total, closed, evs}})
 }
@@ -748,11 +736,7 @@ func (s issueStore) Repos(ctx context.Context, repoIDs []int64) (map[int64]*stor
 	// repositories from one request to the next. Those not kept come with
 	// their owners in one statement.
 	return cachedByIDs(ctx, s.d, repoIDs, repoIDKey, tRepos|tUsers, cloneRepo, repoID, repoID,
-		func(missing []int64) ([]*store.Repository, error) {
-			var list []*store.Repository
-			err := s.d.conn(ctx).InnerJoins("Owner").Where("repositories.id IN ?", missing).Find(&list).Error
-			return list, translate(err, "find repositories")
-		})
+		func(missing []int64) ([]*store.Repository, error) { return repoStore{s.d}.FindByIDs(ctx, missing) })
 }
 
 // counterChecks pairs each stored counter with a query counting the rows

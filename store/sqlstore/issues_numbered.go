@@ -106,17 +106,12 @@ func (s issueStore) createNumbered(ctx context.Context, repo int64, items []numb
 	if len(ids) != len(items) || len(eventIDs) != len(evs) {
 		return fmt.Errorf("create issue: %d issues and %d events written, %d and %d asked for", len(ids), len(eventIDs), len(items), len(evs))
 	}
-	// The numbers are consecutive from the first item's; ids and event
-	// ids were drawn in the items' order.
+	// The numbers are consecutive from the first item's.
 	first := slices.Min(numbers)
 	for k, n := range numbers {
 		items[n-first].is.ID, items[n-first].is.Index = ids[k], n
 	}
-	slices.Sort(eventIDs)
-	for i, e := range evs {
-		e.ID = eventIDs[i]
-	}
-	return nil
+	return setEventIDs(evs, eventIDs, "create issue")
 }
 
 // outboxCTE is the part of a data-modifying WITH that appends evs to the
