@@ -67,9 +67,18 @@ type WatchStore interface {
 	// (those who chose to, and the participants who did not choose
 	// otherwise), by id, with their total.
 	ListIssueSubscribers(ctx context.Context, issue *Issue, p Page) ([]*User, int64, error)
-	// IssueAudienceIDs are the ids, ascending, of everyone told of
-	// activity on issue: the users subscribed to it (as
-	// ListIssueSubscribers counts them) and those watching its repository
-	// who did not unsubscribe from it.
-	IssueAudienceIDs(ctx context.Context, issue *Issue) ([]int64, error)
+	// IssueAudience reads, in one statement, who is told of activity on
+	// issue issueID, with what a notification of it names; ErrNotFound
+	// when the issue is gone.
+	IssueAudience(ctx context.Context, issueID int64) (*IssueAudience, error)
+}
+
+// IssueAudience is who is told of activity on an issue: the users
+// subscribed to it (as ListIssueSubscribers counts them) and those
+// watching its repository who did not unsubscribe from it.
+type IssueAudience struct {
+	RepoID int64
+	IsPull bool
+	// UserIDs are the users' ids, ascending.
+	UserIDs []int64
 }

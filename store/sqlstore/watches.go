@@ -182,16 +182,36 @@ func (s watchStore) ListIssueSubscribers(ctx context.Context, issue *store.Issue
 	return out, total, translate(err, "list subscribers")
 }
 
-// IssueAudienceIDs reads, in one statement (the notification consumer
-// asks for every event on an issue), the subscribers and the repository's
-// watchers less those who unsubscribed.
-func (s watchStore) IssueAudienceIDs(ctx context.Context, issue *store.Issue) ([]int64, error) {
-	var ids []int64
-	id := issue.ID
-	err := s.d.conn(ctx).Model(&store.User{}).Where("users.id IN ("+participants+`
-		UNION SELECT user_id FROM issue_watches WHERE issue_id = ? AND is_watching = ?
-		UNION SELECT user_id FROM watches WHERE repo_id = ?)
-		AND users.id NOT IN (SELECT user_id FROM issue_watches WHERE issue_id = ? AND is_watching = ?)`,
-		id, id, id, id, id, true, issue.RepoID, id, false).Order("users.id").Pluck("users.id", &ids).Error
-	return ids, translate(err, "list the audience of an issue")
+// IssueAudience is one statement: the notification consumer asks for
+// every event on an issue.
+func (s watchStore) IssueAudience(ctx context.Context, issueID int64) (*store.IssueAudience, error) {
+	var rows []struct {
+		RepoID int64
+		IsPull bool
+		UserID *int64
+	}
+	id := issueID
+	// A plain SELECT, not a WITH: the read cache takes a statement it
+	// cannot tell from a write for one.
+	err := s.d.conn(ctx).Raw(`SELECT i.repo_id, i.is_pull, a.id AS user_id FROM issues i LEFT JOIN (
+			SELECT users.id FROM users WHERE users.id IN (`+participants+`
+				UNION SELECT user_id FROM issue_watches WHERE issue_id = ? AND is_watching = ?
+				UNION SELECT user_id FROM watches WHERE repo_id = (SELECT repo_id FROM issues WHERE id = ?))
+			AND users.id NOT IN (SELECT user_id FROM issue_watches WHERE issue_id = ? AND is_watching = ?)
+		) a ON 1 = 1
+		WHERE i.id = ?
+		ORDER BY a.id`, id, id, id, id, id, true, id, id, false, id).Scan(&rows).Error
+	if err != nil {
+		return nil, translate(err, "list the audience of an issue")
+	}
+	if len(rows) == 0 {
+		return nil, store.ErrNotFound
+	}
+	out := &store.IssueAudience{RepoID: rows[0].RepoID, IsPull: rows[0].IsPull}
+	for _, r := range rows {
+		if r.UserID != nil {
+			out.UserIDs = append(out.UserIDs, *r.UserID)
+		}
+	}
+	return out, nil
 }
