@@ -85,11 +85,13 @@ type JobStats struct {
 
 // EventJobStore is the consumers' queue over the outbox.
 type EventJobStore interface {
-	// Claim takes up to n due jobs of consumer, oldest first, leasing
-	// them to token until leaseUntil (Unix ms); with ordered, a job is
-	// taken only when no earlier pending job of its repository is left.
-	// Several processes may claim at once: each job goes to one.
-	Claim(ctx context.Context, consumer string, now, leaseUntil, token int64, n int, ordered bool) ([]*EventJob, error)
+	// Claim takes up to n due jobs of each of consumers, oldest first,
+	// leasing them to token until leaseUntil (Unix ms); with ordered, a
+	// job is taken only when no earlier pending job of its repository is
+	// left. Several processes may claim at once: each job goes to one.
+	// It returns the jobs by id and their events by id (an event deleted
+	// since is missing), read with them.
+	Claim(ctx context.Context, consumers []string, now, leaseUntil, token int64, n int, ordered bool) ([]*EventJob, map[int64]*Event, error)
 	// Extend moves the lease of the jobs token holds to leaseUntil.
 	Extend(ctx context.Context, ids []int64, token, leaseUntil int64) error
 	// Finish deletes the jobs token still holds (joining the

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,13 @@ type Consumer struct {
 	// Workers is how many of its jobs one process handles at once (at
 	// least 1).
 	Workers int
+	// Quick consumers finish a job in moments with the database alone (a
+	// log line, a few rows written): the bus takes the jobs of all of
+	// them together, one claim and one finish a round for the lot rather
+	// than for each, which is most of what an event costs them. A slow
+	// handler would hold up the others' next round, so a consumer that
+	// calls out (git, the network) is not quick; nor is an Ordered one.
+	Quick bool
 	// Handle does the work; an error is retried later.
 	Handle func(ctx context.Context, e Event) error
 }
@@ -93,10 +101,13 @@ type Bus struct {
 	opts  Options
 
 	// routes and workers are filled by Register before Start, and only
-	// read after.
+	// read after. workers holds each consumer's worker by name; pool the
+	// workers, each once (the quick consumers share quick).
 	routes    map[Kind][]string
 	consumers []Consumer
 	workers   map[string]*worker
+	pool      []*worker
+	quick     *worker
 	started   bool
 
 	cancel context.CancelFunc
@@ -126,12 +137,23 @@ func (b *Bus) Register(c Consumer) {
 	if b.started {
 		panic("events: consumer " + c.Name + " registered after Start")
 	}
-	if _, dup := b.workers[c.Name]; dup || c.Name == "" || c.Handle == nil {
-		panic("events: consumer name missing, taken, or without a handler: " + c.Name)
+	if _, dup := b.workers[c.Name]; dup || c.Name == "" || c.Handle == nil || (c.Quick && c.Ordered) {
+		panic("events: consumer name missing, taken, without a handler, or quick and ordered: " + c.Name)
 	}
 	c.Workers = max(c.Workers, 1)
 	b.consumers = append(b.consumers, c)
-	b.workers[c.Name] = &worker{bus: b, c: c, wakeup: make(chan struct{}, 1), hurry: make(chan struct{}, 1)}
+	w := b.quick
+	if w == nil || !c.Quick {
+		w = &worker{bus: b, consumers: map[string]Consumer{}, ordered: c.Ordered,
+			wakeup: make(chan struct{}, 1), hurry: make(chan struct{}, 1)}
+		b.pool = append(b.pool, w)
+		if c.Quick {
+			b.quick = w
+		}
+	}
+	w.consumers[c.Name] = c
+	w.names = append(w.names, c.Name)
+	b.workers[c.Name] = w
 	for _, k := range c.Kinds {
 		if !slices.Contains(b.routes[k], c.Name) {
 			b.routes[k] = append(b.routes[k], c.Name)
@@ -163,8 +185,7 @@ func (b *Bus) Start() error {
 			return fmt.Errorf("hand back the claims of an earlier run: %w", err)
 		}
 	}
-	for _, c := range b.consumers {
-		w := b.workers[c.Name]
+	for _, w := range b.pool {
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
@@ -194,7 +215,7 @@ func (b *Bus) Settle(ctx context.Context) error {
 	// is sure to see it.
 	idle := 0
 	for {
-		for _, w := range b.workers {
+		for _, w := range b.pool {
 			w.poke(w.hurry)
 		}
 		busy, err := b.store.EventJobs().Busy(ctx, b.clock.Precise().UnixMilli())
@@ -267,11 +288,16 @@ func Complete(ctx context.Context) error {
 	return nil
 }
 
-// worker runs one consumer's jobs in this process.
+// worker runs the jobs of one consumer, or of every quick one, in this
+// process.
 type worker struct {
-	bus    *Bus
-	c      Consumer
-	wakeup chan struct{}
+	bus *Bus
+	// consumers are the worker's by name, and names them in
+	// registration order.
+	consumers map[string]Consumer
+	names     []string
+	ordered   bool
+	wakeup    chan struct{}
 	// hurry ends a gathering wait at once (Settle).
 	hurry chan struct{}
 }
@@ -285,10 +311,19 @@ func (w *worker) poke(ch chan struct{}) {
 	}
 }
 
-// batchSize is how many jobs a worker claims at once: enough for its
-// handlers to run side by side, and for a burst of events to be claimed
-// and finished in a few statements.
-func (w *worker) batchSize() int { return max(32, 4*w.c.Workers) }
+// batchSize is how many jobs of each consumer a worker claims at once:
+// enough for its handlers to run side by side, and for a burst of events
+// to be claimed and finished in a few statements.
+func (w *worker) batchSize() int {
+	n := 32
+	for _, c := range w.consumers {
+		n = max(n, 4*c.Workers)
+	}
+	return n
+}
+
+// name names the worker's consumers in log lines.
+func (w *worker) name() string { return strings.Join(w.names, ",") }
 
 // run claims and handles jobs until ctx ends, sleeping when there are
 // none until woken or the poll interval passes.
@@ -298,11 +333,11 @@ func (w *worker) run(ctx context.Context) {
 	gather := time.NewTimer(0)
 	defer gather.Stop()
 	for ctx.Err() == nil {
-		n, err := w.round(ctx)
+		full, err := w.round(ctx)
 		if err != nil && ctx.Err() == nil {
-			w.bus.log.Error("event consumer: claim jobs", "consumer", w.c.Name, "err", err)
+			w.bus.log.Error("event consumer: claim jobs", "consumer", w.name(), "err", err)
 		}
-		if n == w.batchSize() && err == nil {
+		if full && err == nil {
 			continue // a full batch: there are likely more
 		}
 		// A commit that came while the batch was handled left its
@@ -330,29 +365,32 @@ func (w *worker) gather(ctx context.Context, t *time.Timer) {
 	}
 }
 
-// round claims a batch of due jobs and handles it; it returns how many it
-// claimed.
-func (w *worker) round(ctx context.Context) (int, error) {
+// round claims a batch of due jobs and handles it; full tells that some
+// consumer's share of the batch was as large as a claim takes.
+func (w *worker) round(ctx context.Context) (full bool, err error) {
 	b := w.bus
 	jobs := b.store.EventJobs()
 	token := newToken()
 	now := b.clock.Precise()
-	batch, err := jobs.Claim(ctx, w.c.Name, now.UnixMilli(), now.Add(b.opts.Lease).UnixMilli(), token, w.batchSize(), w.c.Ordered)
+	n := w.batchSize()
+	batch, rows, err := jobs.Claim(ctx, w.names, now.UnixMilli(), now.Add(b.opts.Lease).UnixMilli(), token, n, w.ordered)
 	if err != nil && ctx.Err() == nil {
 		// The claim may have been made with its answer lost (the
 		// database restarting): what it took goes back at once rather
 		// than when its lease runs out.
 		if rerr := b.retryUnavailable(ctx, func() error { return jobs.ReleaseToken(ctx, token) }); rerr != nil {
-			b.log.Error("event consumer: hand back a claim whose answer was lost", "consumer", w.c.Name, "err", rerr)
+			b.log.Error("event consumer: hand back a claim whose answer was lost", "consumer", w.name(), "err", rerr)
 		}
 	}
 	if err != nil || len(batch) == 0 {
-		return 0, err
+		return false, err
 	}
 	ids := make([]int64, len(batch))
-	eventIDs := make([]int64, len(batch))
+	byConsumer := map[string][]*store.EventJob{}
 	for i, j := range batch {
-		ids[i], eventIDs[i] = j.ID, j.EventID
+		ids[i] = j.ID
+		byConsumer[j.Consumer] = append(byConsumer[j.Consumer], j)
+		full = full || len(byConsumer[j.Consumer]) == n
 	}
 	// The lease is renewed while the batch is handled, so a long job
 	// (a push to a branch with hundreds of pull requests) is not taken
@@ -368,38 +406,43 @@ func (w *worker) round(ctx context.Context) (int, error) {
 				return
 			case <-t.C:
 				if err := jobs.Extend(ctx, ids, token, b.clock.Precise().Add(b.opts.Lease).UnixMilli()); err != nil && ctx.Err() == nil {
-					b.log.Error("event consumer: extend lease", "consumer", w.c.Name, "err", err)
+					b.log.Error("event consumer: extend lease", "consumer", w.name(), "err", err)
 				}
 			}
 		}
 	}()
-	rows, err := b.store.Events().FindByIDs(ctx, eventIDs)
-	if err != nil {
-		return len(batch), err
-	}
 	var (
 		mu   sync.Mutex
 		done []int64
-		sem  = make(chan struct{}, w.c.Workers)
 		wg   sync.WaitGroup
 	)
-	for _, j := range batch {
-		sem <- struct{}{}
+	// Each consumer's jobs start in order, Workers of them at a time;
+	// the consumers side by side.
+	for name, list := range byConsumer {
+		c := w.consumers[name]
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			finished, err := w.handle(ctx, j, rows[j.EventID], token)
-			if ctx.Err() != nil {
-				return // cut off: the job goes back when its lease ends
-			}
-			if err != nil {
-				w.fail(ctx, j, token, err)
-				return
-			}
-			if !finished {
-				mu.Lock()
-				done = append(done, j.ID)
-				mu.Unlock()
+			defer wg.Done()
+			sem := make(chan struct{}, c.Workers)
+			for _, j := range list {
+				sem <- struct{}{}
+				wg.Add(1)
+				go func() {
+					defer func() { <-sem; wg.Done() }()
+					finished, err := w.handle(ctx, c, j, rows[j.EventID], token)
+					if ctx.Err() != nil {
+						return // cut off: the job goes back when its lease ends
+					}
+					if err != nil {
+						w.fail(ctx, j, token, err)
+						return
+					}
+					if !finished {
+						mu.Lock()
+						done = append(done, j.ID)
+						mu.Unlock()
+					}
+				}()
 			}
 		}()
 	}
@@ -407,13 +450,13 @@ func (w *worker) round(ctx context.Context) (int, error) {
 	if ctx.Err() != nil {
 		// Hand back what is left, due at once, for whoever runs next.
 		_ = jobs.Extend(context.WithoutCancel(ctx), ids, token, 0)
-		return len(batch), nil
+		return full, nil
 	}
 	err = b.retryUnavailable(ctx, func() error {
 		_, err := jobs.Finish(ctx, done, token)
 		return err
 	})
-	return len(batch), err
+	return full, err
 }
 
 // retryUnavailable runs write, one of the bus's own bookkeeping writes
@@ -440,7 +483,7 @@ func (b *Bus) retryUnavailable(ctx context.Context, write func() error) error {
 
 // handle runs the handler on the job's event; finished tells that the
 // handler completed the job itself (Complete).
-func (w *worker) handle(ctx context.Context, j *store.EventJob, row *store.Event, token int64) (finished bool, err error) {
+func (w *worker) handle(ctx context.Context, c Consumer, j *store.EventJob, row *store.Event, token int64) (finished bool, err error) {
 	if row == nil {
 		return false, nil // the event is gone: nothing left to do
 	}
@@ -448,14 +491,14 @@ func (w *worker) handle(ctx context.Context, j *store.EventJob, row *store.Event
 	if err != nil {
 		return false, err
 	}
-	c := &claim{jobs: w.bus.store.EventJobs(), tx: w.bus.store, id: j.ID, token: token}
+	cl := &claim{jobs: w.bus.store.EventJobs(), tx: w.bus.store, id: j.ID, token: token}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("consumer panicked: %v", r)
 		}
 	}()
-	err = w.c.Handle(context.WithValue(ctx, claimKey{}, c), ev)
-	return c.done, err
+	err = c.Handle(context.WithValue(ctx, claimKey{}, cl), ev)
+	return cl.done, err
 }
 
 // fail records a failed attempt: the job is tried again after the
@@ -472,13 +515,13 @@ func (w *worker) fail(ctx context.Context, j *store.EventJob, token int64, cause
 	if dead {
 		level = slog.LevelError
 	}
-	b.log.Log(ctx, level, "event consumer failed", "consumer", w.c.Name, "event", j.EventID, "attempt", j.Attempts,
+	b.log.Log(ctx, level, "event consumer failed", "consumer", j.Consumer, "event", j.EventID, "attempt", j.Attempts,
 		"dead", dead, "err", cause)
 	err := b.retryUnavailable(ctx, func() error {
 		return b.store.EventJobs().Fail(ctx, j.ID, token, now.Add(b.opts.Backoff(j.Attempts)).UnixMilli(), dead, reason, now)
 	})
 	if err != nil {
-		b.log.Error("event consumer: record failure", "consumer", w.c.Name, "event", j.EventID, "err", err)
+		b.log.Error("event consumer: record failure", "consumer", j.Consumer, "event", j.EventID, "err", err)
 	}
 }
 
@@ -529,7 +572,7 @@ func (b *Bus) DeadLetters(ctx context.Context, consumer string, offset, limit in
 func (b *Bus) Retry(ctx context.Context, consumer string, id int64) (int64, error) {
 	n, err := b.store.EventJobs().Retry(ctx, consumer, id, b.clock.Precise().UnixMilli())
 	if n > 0 {
-		for _, w := range b.workers {
+		for _, w := range b.pool {
 			w.wake()
 		}
 	}

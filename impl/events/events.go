@@ -486,7 +486,7 @@ func (b *Bus) Appended(ctx context.Context, row *store.Event) {
 
 // Logger is the consumer that writes one log line per committed event.
 func Logger(log *slog.Logger) Consumer {
-	return Consumer{Name: "log", Kinds: AllKinds(), Workers: 1,
+	return Consumer{Name: "log", Kinds: AllKinds(), Workers: 1, Quick: true,
 		Handle: func(_ context.Context, e Event) error {
 			log.Info("event", "id", e.ID, "kind", string(e.Kind), "repo_id", e.RepoID, "actor_id", e.ActorID)
 			return nil

@@ -242,6 +242,78 @@ func TestAFailingConsumerIsRetriedThenDead(t *testing.T) {
 	}
 }
 
+// TestQuickConsumersShareARound: quick consumers are claimed and finished
+// together, each still getting every event of its kinds once, a failing
+// one retried on its own, beside a consumer with its own worker; a burst
+// larger than a claim is taken in several rounds.
+func TestQuickConsumersShareARound(t *testing.T) {
+	db := openStore(t, sqltest.DSN(t, ""))
+	bus := newBus(t, db, quick())
+	logs, hooks, own := &recorder{}, &recorder{}, &recorder{}
+	retried := &flaky{fails: 2, attempts: map[int64]int{}, done: map[int64]bool{}}
+	kinds := []events.Kind{events.UserCreated}
+	bus.Register(events.Consumer{Name: "logs", Kinds: kinds, Quick: true, Handle: logs.handle})
+	bus.Register(events.Consumer{Name: "hooks", Kinds: kinds, Quick: true, Workers: 4, Handle: hooks.handle})
+	bus.Register(events.Consumer{Name: "retried", Kinds: kinds, Quick: true, Handle: retried.handle})
+	bus.Register(events.Consumer{Name: "own", Kinds: kinds, Handle: own.handle})
+	if err := bus.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Stop()
+	ctx := context.Background()
+	const n = 70 // over two claims' worth of each consumer
+	for i := range n {
+		if err := bus.Emit(ctx, events.UserCreated, 0, 1, events.Named{ID: int64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle(t, bus)
+	for name, r := range map[string]*recorder{"logs": logs, "hooks": hooks, "own": own} {
+		seen := map[int64]int{}
+		for _, e := range r.events() {
+			seen[e.Payload.(events.Named).ID]++
+		}
+		if len(seen) != n {
+			t.Errorf("%s saw %d events, want %d", name, len(seen), n)
+		}
+		for id, k := range seen {
+			if k != 1 {
+				t.Errorf("%s handled event %d %d times", name, id, k)
+			}
+		}
+	}
+	retried.mu.Lock()
+	if len(retried.done) != n {
+		t.Errorf("the failing quick consumer finished %d events, want %d", len(retried.done), n)
+	}
+	for id, k := range retried.attempts {
+		if k != 3 {
+			t.Errorf("the failing quick consumer tried event %d %d times, want 3", id, k)
+		}
+	}
+	retried.mu.Unlock()
+	st, err := bus.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st {
+		if s.Pending != 0 || s.Dead != 0 {
+			t.Errorf("jobs left: %+v", s)
+		}
+	}
+}
+
+func TestAQuickConsumerIsNotOrdered(t *testing.T) {
+	bus := newBus(t, openStore(t, sqltest.DSN(t, "")), quick())
+	defer func() {
+		if recover() == nil {
+			t.Error("a quick and ordered consumer was registered")
+		}
+	}()
+	bus.Register(events.Consumer{Name: "both", Kinds: []events.Kind{events.UserCreated}, Quick: true, Ordered: true,
+		Handle: func(context.Context, events.Event) error { return nil }})
+}
+
 func TestOrderedConsumerKeepsEachRepositorysOrder(t *testing.T) {
 	db := openStore(t, sqltest.DSN(t, ""))
 	bus := newBus(t, db, quick())
@@ -306,7 +378,7 @@ func TestCompleteMakesTheEffectExactlyOnce(t *testing.T) {
 	}
 	// A worker that then stalls holds the job, its lease already over.
 	now := time.Now().UnixMilli()
-	jobs, err := db.EventJobs().Claim(ctx, "effects", now, now-1, 11, 10, false)
+	jobs, _, err := db.EventJobs().Claim(ctx, []string{"effects"}, now, now-1, 11, 10, false)
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("claim: %+v, %v", jobs, err)
 	}

@@ -111,7 +111,8 @@ func (r *Runner) Stop() {
 
 // Consumer is the outbox consumer that turns events into deliveries.
 func (r *Runner) Consumer() events.Consumer {
-	return events.Consumer{Name: "webhooks", Kinds: relevant, Workers: eventHandlers,
+	// Quick: it writes the deliveries; the delivery loop sends them.
+	return events.Consumer{Name: "webhooks", Kinds: relevant, Workers: eventHandlers, Quick: true,
 		Handle: func(ctx context.Context, e events.Event) error {
 			n, err := r.s.enqueueEvent(ctx, e)
 			if n > 0 {

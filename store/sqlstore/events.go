@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -123,7 +124,10 @@ type eventJobStore struct{ d *DB }
 
 func (d *DB) EventJobs() store.EventJobStore { return eventJobStore{d} }
 
-func (s eventJobStore) Claim(ctx context.Context, consumer string, now, leaseUntil, token int64, n int, ordered bool) ([]*store.EventJob, error) {
+func (s eventJobStore) Claim(ctx context.Context, consumers []string, now, leaseUntil, token int64, n int, ordered bool) ([]*store.EventJob, map[int64]*store.Event, error) {
+	if len(consumers) == 0 {
+		return nil, map[int64]*store.Event{}, nil
+	}
 	// As with webhook deliveries: the rows are chosen once (a
 	// materialized CTE) and, on PostgreSQL, rows another process holds
 	// locked are skipped, so processes share the queue without waiting.
@@ -139,32 +143,87 @@ func (s eventJobStore) Claim(ctx context.Context, consumer string, now, leaseUnt
 		order = ` AND (j.repo_id = 0 OR NOT EXISTS (SELECT 1 FROM event_jobs p
 			WHERE p.consumer = j.consumer AND p.repo_id = j.repo_id AND p.id < j.id AND p.state = 'pending'))`
 	}
-	// The jobs are walked in idx_event_jobs_next's order (migrateV50),
-	// the consumer's pending ones by id, so that a claim reads its batch
-	// and not the backlog; each planner needs its own nudge there. With
-	// "consumer = ?", PostgreSQL sees the primary key's order as the same
-	// and walks it instead, through every other consumer's jobs (and those
-	// deleted since the last vacuum): the range of one consumer keeps its
-	// index the only ordered path. SQLite, given that range, reads the
-	// consumer's jobs and sorts them; it is given the equality, and
-	// "+run_at" keeps run_at out of its choice of index. No index holds
-	// run_at (migrateV51): a claim, which moves it, updates its rows in
-	// place on PostgreSQL.
-	due, args := "j.consumer = ? AND j.state = 'pending' AND +j.run_at <= ?", []any{consumer, now}
-	orderBy := "j.id"
-	if s.d.usesPostgres() {
-		due, args = "j.consumer BETWEEN ? AND ? AND j.state = 'pending' AND j.run_at <= ?", []any{consumer, consumer, now}
-		orderBy = "j.consumer, j.id"
+	// Each consumer's jobs are walked in idx_event_jobs_next's order
+	// (migrateV50), its pending ones by id, so that a claim reads its
+	// batch and not the backlog; each planner needs its own nudge there.
+	// With "consumer = ?", PostgreSQL sees the primary key's order as the
+	// same and walks it instead, through every other consumer's jobs (and
+	// those deleted since the last vacuum): the range of one consumer
+	// keeps its index the only ordered path. SQLite, given that range,
+	// reads the consumer's jobs and sorts them; it is given the equality,
+	// and "+run_at" keeps run_at out of its choice of index. No index
+	// holds run_at (migrateV51): a claim, which moves it, updates its rows
+	// in place on PostgreSQL.
+	var (
+		with, union strings.Builder
+		args        []any
+	)
+	for i, c := range consumers {
+		due, dueArgs := "j.consumer = ? AND j.state = 'pending' AND +j.run_at <= ?", []any{c, now}
+		orderBy := "j.id"
+		if s.d.usesPostgres() {
+			due, dueArgs = "j.consumer BETWEEN ? AND ? AND j.state = 'pending' AND j.run_at <= ?", []any{c, c, now}
+			orderBy = "j.consumer, j.id"
+		}
+		if i > 0 {
+			with.WriteString(", ")
+			union.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&with, "due%d AS MATERIALIZED (SELECT j.id FROM event_jobs j WHERE %s%s ORDER BY %s LIMIT ?%s)", i, due, order, orderBy, lock)
+		fmt.Fprintf(&union, "SELECT id FROM due%d", i)
+		args = append(append(args, dueArgs...), n)
 	}
-	var out []*store.EventJob
-	err := s.d.conn(ctx).Raw(`WITH due AS MATERIALIZED (SELECT j.id FROM event_jobs j
-			WHERE `+due+order+`
-			ORDER BY `+orderBy+` LIMIT ?`+lock+`)
-		UPDATE event_jobs SET run_at = ?, token = ?, attempts = attempts + 1
-		WHERE id IN (SELECT id FROM due)
-		RETURNING *`, append(args, n, leaseUntil, token)...).Scan(&out).Error
-	slices.SortFunc(out, func(a, b *store.EventJob) int { return int(a.ID - b.ID) })
-	return out, translate(err, "claim event jobs")
+	claim := `UPDATE event_jobs SET run_at = ?, token = ?, attempts = attempts + 1
+		WHERE id IN (` + union.String() + `)
+		RETURNING *`
+	args = append(args, leaseUntil, token)
+	if !s.d.usesPostgres() {
+		// In process: the events are read by a second statement.
+		var jobs []*store.EventJob
+		if err := s.d.conn(ctx).Raw("WITH "+with.String()+" "+claim, args...).Scan(&jobs).Error; err != nil {
+			return nil, nil, translate(err, "claim event jobs")
+		}
+		slices.SortFunc(jobs, func(a, b *store.EventJob) int { return cmp.Compare(a.ID, b.ID) })
+		ids := make([]int64, len(jobs))
+		for i, j := range jobs {
+			ids[i] = j.EventID
+		}
+		evs, err := s.d.Events().FindByIDs(ctx, ids)
+		return jobs, evs, err
+	}
+	// Over the network the events come with the claim, a round trip
+	// fewer for every batch.
+	var rows []*claimedJob
+	err := s.d.conn(ctx).Raw("WITH "+with.String()+", claimed AS ("+claim+`)
+		SELECT c.*, e.id IS NOT NULL AS event_found, COALESCE(e.kind, '') AS event_kind,
+			COALESCE(e.repo_id, 0) AS event_repo_id, COALESCE(e.actor_id, 0) AS event_actor_id,
+			e.payload AS event_payload, COALESCE(e.created_at, c.created_at) AS event_created_at
+		FROM claimed c LEFT JOIN events e ON e.id = c.event_id
+		ORDER BY c.id`, args...).Scan(&rows).Error
+	if err != nil {
+		return nil, nil, translate(err, "claim event jobs")
+	}
+	jobs, evs := make([]*store.EventJob, len(rows)), make(map[int64]*store.Event, len(rows))
+	for i, r := range rows {
+		jobs[i] = &r.EventJob
+		if r.EventFound {
+			evs[r.EventID] = &store.Event{ID: r.EventID, Kind: r.EventKind, RepoID: r.EventRepoID, ActorID: r.EventActorID,
+				Payload: r.EventPayload, CreatedAt: r.EventCreatedAt}
+		}
+	}
+	return jobs, evs, nil
+}
+
+// claimedJob is a claimed job with the columns of its event (EventFound
+// false: the event is gone), as PostgreSQL's claim returns them.
+type claimedJob struct {
+	store.EventJob `gorm:"embedded"`
+	EventFound     bool
+	EventKind      string
+	EventRepoID    int64
+	EventActorID   int64
+	EventPayload   []byte
+	EventCreatedAt time.Time
 }
 
 func (s eventJobStore) Extend(ctx context.Context, ids []int64, token, leaseUntil int64) error {

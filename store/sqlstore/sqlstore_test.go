@@ -571,7 +571,7 @@ func TestCreateCounted(t *testing.T) {
 			t.Errorf("event of comment %d: %s", w.c.ID, evs[0].Payload)
 		}
 	}
-	jobs, err := db.EventJobs().Claim(ctx, "counted", time.Now().Unix()+60, time.Now().Unix()+120, 7, 10, false)
+	jobs, _, err := db.EventJobs().Claim(ctx, []string{"counted"}, time.Now().Unix()+60, time.Now().Unix()+120, 7, 10, false)
 	if err != nil || len(jobs) != 2 || jobs[0].EventID != ev1.ID || jobs[1].EventID != ev2.ID {
 		t.Fatalf("jobs %+v, %v", jobs, err)
 	}
@@ -653,7 +653,7 @@ func TestCreateNumberedAloneConcurrently(t *testing.T) {
 			t.Errorf("event %d of issue %d (id %d, number %d): %s", e.ID, i, issues[i].ID, issues[i].Index, e.Payload)
 		}
 	}
-	jobs, err := db.EventJobs().Claim(ctx, "at-once", time.Now().Unix()+60, time.Now().Unix()+120, 7, 2*n, false)
+	jobs, _, err := db.EventJobs().Claim(ctx, []string{"at-once"}, time.Now().Unix()+60, time.Now().Unix()+120, 7, 2*n, false)
 	if err != nil || int64(len(jobs)) != written || int64(len(stored)) != written {
 		t.Fatalf("%d jobs and %d events for %d issues (%v)", len(jobs), len(stored), written, err)
 	}
