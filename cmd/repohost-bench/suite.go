@@ -43,7 +43,7 @@ const backgroundConc = 2
 
 // backgroundRounds is how many times a scenario with a background is
 // measured without it and then with it.
-const backgroundRounds = 2
+const backgroundRounds = 3
 
 // createsPerSecond is the pace of the issues created beside the list of
 // another repository: a busy repository's.
