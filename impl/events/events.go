@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"repohost/store"
@@ -476,8 +477,12 @@ func (b *Bus) Appended(ctx context.Context, row *store.Event) {
 		return
 	}
 	b.store.AfterCommit(ctx, func() {
+		// Once per worker: the quick consumers share one, and it counts
+		// the commits that woke it.
+		woken := make([]*worker, 0, len(row.Consumers))
 		for _, name := range row.Consumers {
-			if w := b.workers[name]; w != nil {
+			if w := b.workers[name]; w != nil && !slices.Contains(woken, w) {
+				woken = append(woken, w)
 				w.wake()
 			}
 		}

@@ -303,6 +303,41 @@ func TestQuickConsumersShareARound(t *testing.T) {
 	}
 }
 
+// TestGatheringEndsAfterEnoughCommits: a worker woken by a commit waits
+// up to Options.Gather for more, but no longer once GatherCommits commits
+// have woken it.
+func TestGatheringEndsAfterEnoughCommits(t *testing.T) {
+	db := openStore(t, sqltest.DSN(t, ""))
+	opts := quick()
+	opts.Poll, opts.Gather = time.Hour, time.Hour
+	bus := newBus(t, db, opts)
+	rec := &recorder{}
+	// Two quick consumers: their worker is woken once per commit.
+	bus.Register(events.Consumer{Name: "rec", Kinds: []events.Kind{events.UserCreated}, Quick: true, Handle: rec.handle})
+	bus.Register(events.Consumer{Name: "log", Kinds: []events.Kind{events.UserCreated}, Quick: true,
+		Handle: func(context.Context, events.Event) error { return nil }})
+	if err := bus.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Stop()
+	ctx := context.Background()
+	for i := range events.GatherCommits {
+		if len(rec.events()) != 0 {
+			t.Fatalf("handled after %d commits, before the gathering ended", i)
+		}
+		if err := bus.Emit(ctx, events.UserCreated, 0, 1, events.Named{ID: int64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rec.events()) < events.GatherCommits {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d events handled: the gathering did not end", len(rec.events()), events.GatherCommits)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func TestAQuickConsumerIsNotOrdered(t *testing.T) {
 	bus := newBus(t, openStore(t, sqltest.DSN(t, "")), quick())
 	defer func() {

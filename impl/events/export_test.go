@@ -1,0 +1,4 @@
+package events
+
+// GatherCommits is gatherCommits, for the external tests.
+const GatherCommits = gatherCommits
