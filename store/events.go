@@ -89,8 +89,8 @@ type EventJobStore interface {
 	// leasing them to token until leaseUntil (Unix ms); with ordered, a
 	// job is taken only when no earlier pending job of its repository is
 	// left. Several processes may claim at once: each job goes to one.
-	// It returns the jobs by id and their events by id (an event deleted
-	// since is missing), read with them.
+	// It returns the jobs in id order and, read with them, their events
+	// by id (an event deleted since is missing).
 	Claim(ctx context.Context, consumers []string, now, leaseUntil, token int64, n int, ordered bool) ([]*EventJob, map[int64]*Event, error)
 	// Extend moves the lease of the jobs token holds to leaseUntil.
 	Extend(ctx context.Context, ids []int64, token, leaseUntil int64) error
