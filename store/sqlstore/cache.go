@@ -364,8 +364,8 @@ func (c *readCache) sumRepo(repo int64) uint64 {
 
 // writtenTables names the cached tables a statement may have changed: the
 // targets of every INSERT, UPDATE and DELETE in it (a data-modifying WITH
-// has several), none when the cache holds nothing of them, all of them when
-// no target can be told.
+// has several), none when the cache holds nothing of them or the statement
+// is a WITH that writes nothing, all of them when no target can be told.
 func (w *writeTargets) writtenTables(table, sql string) int {
 	if table != "" {
 		// Aliased ("issue_labels il") or quoted, the table is its first word.
@@ -381,6 +381,8 @@ func (w *writeTargets) writtenTables(table, sql string) int {
 		for _, m := range targets {
 			tables |= cachedTables[strings.ToLower(m[1])]
 		}
+	} else if withQuery.MatchString(sql) && !writeWord.MatchString(sql) {
+		tables = 0 // WITH … SELECT: a query
 	}
 	// Statements are mostly the same few texts (their values are
 	// parameters), and the longest (a data-modifying WITH) are the
@@ -406,7 +408,13 @@ const (
 	maxTargetText   = 4096
 )
 
-var writeTarget = regexp.MustCompile("(?is)\\b(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM)\\s+[\"`]?(\\w+)")
+var (
+	writeTarget = regexp.MustCompile("(?is)\\b(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM)\\s+[\"`]?(\\w+)")
+	// withQuery and writeWord tell a WITH that only reads: it names no
+	// write at all (FOR UPDATE counts as one, to be safe).
+	withQuery = regexp.MustCompile(`(?i)^[\s(]*WITH\b`)
+	writeWord = regexp.MustCompile(`(?i)\b(?:INSERT|UPDATE|DELETE|MERGE|TRUNCATE)\b`)
+)
 
 // watchWrites makes every statement that may have changed rows retire the
 // entries read from its table, now and when its transaction commits.

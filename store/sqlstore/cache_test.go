@@ -61,6 +61,9 @@ func TestReadCacheGenerations(t *testing.T) {
 		{"", "INSERT INTO issue_indexes (repo_id) VALUES (1)", 0}, {"", "DELETE FROM hook_event_marks", 0},
 		{"", "DELETE FROM team_repos WHERE team_id = 1", tTeamRepos}, {"team_users", "", tTeamUsers},
 		{"collaborations", "", tCollaborations}, {"org_members", "", tOrgMembers}, {"teams", "", tTeams},
+		{"", "WITH i AS (SELECT repo_id FROM issues) SELECT * FROM users", 0},
+		{"", " (WITH i AS (SELECT 1) SELECT * FROM users FOR UPDATE)", allTables},
+		{"", "WITH i AS (SELECT 1) MERGE INTO users", allTables},
 	} {
 		if got := (&writeTargets{}).writtenTables(w.table, w.sql); got != w.want {
 			t.Errorf("writtenTables(%q, %q) = %b, want %b", w.table, w.sql, got, w.want)

@@ -191,8 +191,6 @@ func (s watchStore) IssueAudience(ctx context.Context, issueID int64) (*store.Is
 		UserID *int64
 	}
 	id := issueID
-	// A plain SELECT, not a WITH: the read cache takes a statement it
-	// cannot tell from a write for one.
 	err := s.d.conn(ctx).Raw(`SELECT i.repo_id, i.is_pull, a.id AS user_id FROM issues i LEFT JOIN (
 			SELECT users.id FROM users WHERE users.id IN (`+participants+`
 				UNION SELECT user_id FROM issue_watches WHERE issue_id = ? AND is_watching = ?
